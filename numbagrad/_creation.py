@@ -1,0 +1,287 @@
+"""Tensor creation: from data, filled, ranges and random (NumPy's generator underneath)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad._device import device as _device
+from numbagrad._tensor import Tensor
+
+__all__ = [
+    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
+    "linspace", "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "randperm", "scalar_tensor", "tensor", "zeros",
+    "zeros_like",
+]
+
+
+def _finish(arr, requires_grad, device):
+    if device is not None:
+        _device(device)  # validates: only 'cpu' for now
+    t = Tensor._make(arr)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _infer_np_dtype(data):
+    """The dtype PyTorch infers for nested Python data: bool, int64 or the default float."""
+    a = np.asarray(data)
+    if a.dtype == object:
+        raise TypeError("could not build a tensor: ragged or mixed nested sequences "
+                        "(all rows must have the same length)")
+    k = a.dtype.kind
+    if k == "b":
+        return a, np.bool_
+    if k in "iu":
+        return a, np.int64
+    if k == "f":
+        return a, D.get_default_dtype().np
+    raise TypeError(f"could not convert data of type {a.dtype} to a tensor")
+
+
+def _unwrap_nested(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple))
+                                                for x in data):
+        return [_unwrap_nested(x) for x in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """Build a tensor from data (nested lists, numbers, arrays or tensors), always copying.
+
+    Parameters
+    ----------
+    data : array_like
+    dtype : dtype, optional
+        Inferred like PyTorch when omitted: floats give the default dtype, ints int64.
+    requires_grad : bool, default False
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tensor([[1, 2], [3, 4]])
+    tensor([[1, 2],
+            [3, 4]])
+    """
+    if isinstance(data, Tensor):
+        arr = data._data
+        npd = arr.dtype if dtype is None else D.as_dtype(dtype).np
+    elif isinstance(data, np.ndarray):
+        arr = data
+        npd = D.from_numpy_dtype(arr.dtype).np if dtype is None else D.as_dtype(dtype).np
+    else:
+        data = _unwrap_nested(data)
+        arr, inferred = _infer_np_dtype(data)
+        npd = inferred if dtype is None else D.as_dtype(dtype).np
+    return _finish(np.array(arr, dtype=npd, copy=True, order="C"), requires_grad, device)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like :func:`tensor` but shares memory with a NumPy array (or tensor) when possible."""
+    if isinstance(data, Tensor):
+        return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or D.as_dtype(dtype).np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(ndarray):
+    """Wrap a NumPy array as a tensor **without copying**: writes show on both sides.
+
+    Examples
+    --------
+    >>> import numpy as np, numbagrad
+    >>> a = np.zeros(3)
+    >>> t = numbagrad.from_numpy(a)
+    >>> t += 1
+    >>> a.tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    if not ndarray.dtype.isnative:
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
+    return Tensor._make(ndarray)
+
+
+def scalar_tensor(value, *, dtype=None, requires_grad=False):
+    """A 0-d tensor holding ``value``."""
+    return tensor(value, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for s in size:
+        if not isinstance(s, (int, np.integer)):
+            raise TypeError(f"size must be a tuple of ints, but got an element of type "
+                            f"{type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(size)}")
+    return tuple(int(s) for s in size)
+
+
+def _dt(dtype):
+    return (D.get_default_dtype() if dtype is None else D.as_dtype(dtype)).np
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros of the given size (default float dtype)."""
+    return _finish(np.zeros(_size(size), _dt(dtype)), requires_grad, device)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones of the given size (default float dtype)."""
+    return _finish(np.ones(_size(size), _dt(dtype)), requires_grad, device)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    """An uninitialised tensor of the given size."""
+    return _finish(np.empty(_size(size), _dt(dtype)), requires_grad, device)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor filled with ``fill_value``; its dtype is inferred from the value."""
+    if dtype is None:
+        dtype = D.scalar_dtype(fill_value)
+    return _finish(np.full(_size((size,)), fill_value, _dt(dtype)), requires_grad, device)
+
+
+def _like(t, dtype):
+    return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    """Zeros with ``input``'s shape and dtype."""
+    shape, dt = _like(input, dtype)
+    return _finish(np.zeros(shape, dt), requires_grad, device)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    """Ones with ``input``'s shape and dtype."""
+    shape, dt = _like(input, dtype)
+    return _finish(np.ones(shape, dt), requires_grad, device)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    """Uninitialised, with ``input``'s shape and dtype."""
+    shape, dt = _like(input, dtype)
+    return _finish(np.empty(shape, dt), requires_grad, device)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    """Filled with ``fill_value``, with ``input``'s shape and dtype."""
+    shape, dt = _like(input, dtype)
+    return _finish(np.full(shape, fill_value, dt), requires_grad, device)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 for integer args."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        isint = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
+        dtype = D.int64 if isint else D.get_default_dtype()
+    n = max(math.ceil((end - start) / step), 0)
+    arr = (start + step * np.arange(n, dtype=np.float64)).astype(_dt(dtype)) \
+        if not D.as_dtype(dtype).np.kind in "iu" else np.arange(start, end, step, _dt(dtype))
+    return _finish(arr, requires_grad, device)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad, device)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """The ``n x m`` identity matrix."""
+    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad, device)
+
+
+# -- random -------------------------------------------------------------------------------
+class _RNG:
+    """The global generator: NumPy's PCG64, reseeded by :func:`manual_seed`."""
+
+    gen = np.random.default_rng()
+
+
+def manual_seed(seed: int):
+    """Seed the global random generator; the same seed gives the same stream.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> _ = numbagrad.manual_seed(0); a = numbagrad.rand(3)
+    >>> _ = numbagrad.manual_seed(0); b = numbagrad.rand(3)
+    >>> bool((a == b).all())
+    True
+    """
+    _RNG.gen = np.random.default_rng(int(seed))
+    return _RNG
+
+
+def seed() -> int:
+    """Seed the generator from OS entropy; returns the seed used."""
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Standard normal samples of the given size."""
+    g = (generator or _RNG).gen
+    arr = g.standard_normal(_size(size), dtype=np.float64).astype(_dt(dtype), copy=False)
+    return _finish(arr, requires_grad, device)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    """Uniform samples on ``[0, 1)`` of the given size."""
+    g = (generator or _RNG).gen
+    arr = g.random(_size(size), dtype=np.float64).astype(_dt(dtype), copy=False)
+    return _finish(arr, requires_grad, device)
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None):
+    """Uniform integers in ``[low, high)``; ``randint(high, size)`` is accepted too."""
+    if size is None:
+        if high is None or not isinstance(high, (tuple, list)):
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    elif high is None:
+        low, high = 0, low
+    g = (generator or _RNG).gen
+    dt = np.int64 if dtype is None else D.as_dtype(dtype).np
+    return _finish(g.integers(low, high, _size((size,))).astype(dt), requires_grad, device)
+
+
+def randperm(n, *, dtype=None, device=None, generator=None):
+    """A random permutation of ``0 .. n-1``."""
+    g = (generator or _RNG).gen
+    dt = np.int64 if dtype is None else D.as_dtype(dtype).np
+    return _finish(g.permutation(n).astype(dt), False, device)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, *, dtype=None, device=None):  # noqa: A002
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)

@@ -1,0 +1,200 @@
+"""Data types and PyTorch's type-promotion rules.
+
+NOTE [Type promotion]
+PyTorch promotes in three priority groups: tensors with one or more dimensions, zero-dim
+tensors, and Python scalars ("wrapped numbers"). A lower group only changes the result when
+it belongs to a higher *category* (bool < integer < floating), so ``float32_tensor * 2.5``
+stays float32 while ``int64_tensor * 2.5`` becomes the default float dtype. Python floats
+take the default dtype, Python ints int64. ``result_type`` below implements exactly that.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "bool",
+    "dtype",
+    "float32",
+    "float64",
+    "get_default_dtype",
+    "int32",
+    "int64",
+    "promote_types",
+    "set_default_dtype",
+]
+
+_builtin_bool = bool
+
+
+class dtype:  # noqa: N801 - mirrors ``torch.dtype``
+    """A tensor element type (``numbagrad.float32``, ``float64``, ``int32``, ``int64``, ``bool``).
+
+    Attributes
+    ----------
+    is_floating_point : bool
+        True for ``float32`` and ``float64``.
+    itemsize : int
+        Bytes per element.
+    """
+
+    __slots__ = ("_category", "_name", "is_floating_point", "is_signed", "itemsize", "np")
+
+    def __init__(self, name: str, np_dtype, category: int):
+        self._name = name
+        self.np = np.dtype(np_dtype)
+        self._category = category  # 0 bool, 1 integer, 2 floating
+        self.is_floating_point = category == 2
+        self.is_signed = name != "bool"
+        self.itemsize = self.np.itemsize
+
+    def __repr__(self) -> str:
+        return f"numbagrad.{self._name}"
+
+    def __reduce__(self):
+        return (_by_name, (self._name,))
+
+    @property
+    def is_complex(self) -> _builtin_bool:
+        return False
+
+
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+bool = dtype("bool", np.bool_, 0)  # noqa: A001 - the public name is ``numbagrad.bool``
+
+_ALL = (float32, float64, int32, int64, bool)
+_FROM_NP = {d.np: d for d in _ALL}
+_BY_NAME = {d._name: d for d in _ALL}
+# aliases PyTorch also accepts
+_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32})
+
+
+def _by_name(name: str) -> dtype:
+    return _BY_NAME[name]
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """Return the default floating dtype (``float32`` unless changed).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.get_default_dtype()
+    numbagrad.float32
+    """
+    return _default[0]
+
+
+def set_default_dtype(d: dtype) -> None:
+    """Set the default floating dtype used for Python floats and new float tensors.
+
+    Parameters
+    ----------
+    d : dtype
+        ``numbagrad.float32`` or ``numbagrad.float64``.
+
+    Raises
+    ------
+    TypeError
+        If ``d`` is not a floating dtype.
+    """
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def as_dtype(d) -> dtype:
+    """Convert a numbagrad dtype, NumPy dtype, type or name to a numbagrad ``dtype``."""
+    if isinstance(d, dtype):
+        return d
+    if d is _builtin_bool:
+        return bool
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if isinstance(d, str) and d in _BY_NAME:
+        return _BY_NAME[d]
+    try:
+        npd = np.dtype(d)
+    except TypeError:
+        raise TypeError(f"cannot interpret {d!r} as a numbagrad dtype") from None
+    try:
+        return _FROM_NP[npd]
+    except KeyError:
+        raise TypeError(
+            f"unsupported dtype {npd}; numbagrad supports float32, float64, int32, int64 and bool"
+        ) from None
+
+
+def from_numpy_dtype(npd) -> dtype:
+    """The numbagrad dtype of a NumPy dtype, or TypeError naming the supported ones."""
+    try:
+        return _FROM_NP[npd]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type {npd}. The only supported types are: "
+            "float64, float32, int64, int32 and bool."
+        ) from None
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` convert to safely (``torch.promote_types``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.promote_types(numbagrad.int64, numbagrad.float32)
+    numbagrad.float32
+    """
+    if a is b:
+        return a
+    ca, cb = a._category, b._category
+    if ca != cb:
+        return a if ca > cb else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
+    # torch's combine_categories: a lower priority group only wins a higher category
+    if higher is None:
+        return lower
+    if lower is None or higher._category == 2:
+        return higher
+    if higher is bool or lower._category == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype PyTorch gives a Python scalar taking part in an op."""
+    if isinstance(value, _builtin_bool):
+        return bool
+    if isinstance(value, int):
+        return int64
+    return _default[0]
+
+
+def result_type(*operands) -> dtype:
+    """Promote tensors and Python scalars as PyTorch does (see NOTE [Type promotion])."""
+    dim = zero = scalar = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if isinstance(d, dtype):
+            if x.ndim:
+                dim = d if dim is None else promote_types(dim, d)
+            else:
+                zero = d if zero is None else promote_types(zero, d)
+        elif isinstance(x, (int, float, np.number, np.bool_)):
+            s = scalar_dtype(x.item() if isinstance(x, (np.number, np.bool_)) else x)
+            scalar = s if scalar is None else promote_types(scalar, s)
+        else:
+            raise TypeError(f"unsupported operand type {type(x).__name__}")
+    return _combine(dim, _combine(zero, scalar))

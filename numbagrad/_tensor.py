@@ -1,0 +1,499 @@
+"""The Tensor: flat NumPy storage, a view onto it, and autograd metadata. No math here.
+
+NOTE [Storage and views]
+Every tensor owns a ``_Storage``: one flat, contiguous NumPy array plus the version
+counter that all views of it share. ``_data`` is the NumPy view (shape, strides, offset)
+that this tensor reads; views made by ``reshape``/``transpose``/``__getitem__`` are NumPy
+views of the same storage and share ``_storage``. ``.numpy()`` returns ``_data`` itself
+(zero copy) and ``from_numpy`` wraps an array without copying, so user kernels (``@njit``
+loops) read and write tensor memory directly. Every in-place op bumps ``_storage.version``;
+a tensor saved for backward records the version it saw (NOTE [Graph layout]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad._device import CPU
+
+__all__ = ["Tensor"]
+
+# The op namespace; ``numbagrad.ops`` fills it in at import (this layer holds no math).
+_F = None
+
+
+class _Storage:
+    """A flat contiguous array shared by a tensor and all its views, with a version counter."""
+
+    __slots__ = ("array", "version")
+
+    def __init__(self, array):
+        self.array = array
+        self.version = 0
+
+
+class Tensor:
+    """A multi-dimensional array with autograd support (``numbagrad.Tensor``).
+
+    Create tensors with :func:`numbagrad.tensor`, :func:`numbagrad.zeros`,
+    :func:`numbagrad.from_numpy` and friends; ``Tensor(data)`` is accepted as a shorthand
+    for ``numbagrad.tensor(data)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 4., 6.])
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_accumulator",
+        "_data",
+        "_grad",
+        "_grad_fn",
+        "_hist_version",
+        "_hooks",
+        "_output_nr",
+        "_requires_grad",
+        "_retains_grad",
+        "_storage",
+        "_view_of",
+    )
+
+    __array_priority__ = 1000  # make ``ndarray * Tensor`` defer to Tensor.__rmul__
+
+    def __init__(self, *args, **kwargs):
+        from numbagrad._creation import tensor as _tensor
+
+        src = _tensor(*args, **kwargs) if args else _tensor([], **kwargs)
+        Tensor._init_from(self, src._data, src._storage)
+
+    # -- construction (internal) ---------------------------------------------------------
+    def _init_from(self, data, storage):
+        self._data = data
+        self._storage = storage
+        self._requires_grad = False
+        self._grad = None
+        self._grad_fn = None
+        self._output_nr = 0
+        self._hooks = None
+        self._retains_grad = False
+        self._accumulator = None
+        self._view_of = None
+        self._hist_version = 0
+
+    @classmethod
+    def _make(cls, data: np.ndarray, storage: _Storage | None = None) -> Tensor:
+        """Wrap an ndarray (no copy); ``storage`` is given for views of an existing tensor."""
+        t = object.__new__(cls)
+        t._data = data
+        t._storage = _Storage(data) if storage is None else storage
+        t._requires_grad = False
+        t._grad = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._hooks = None
+        t._retains_grad = False
+        t._accumulator = None
+        t._view_of = None
+        t._hist_version = 0
+        return t
+
+    # -- metadata --------------------------------------------------------------------------
+    @property
+    def shape(self):
+        """The tensor's shape, a tuple of ints (PyTorch's ``torch.Size``)."""
+        return Size(self._data.shape)
+
+    @property
+    def dtype(self) -> D.dtype:
+        """The element type."""
+        return D._FROM_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        """Where the storage lives (``device(type='cpu')``)."""
+        return CPU
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self._data.ndim
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's storage, detached from the graph."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be a Tensor, got {type(value).__name__}")
+        self._data = value._data
+        self._storage = value._storage
+
+    def size(self, dim: int | None = None):
+        """The shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    def dim(self) -> int:
+        """Number of dimensions."""
+        return self._data.ndim
+
+    def numel(self) -> int:
+        """Number of elements."""
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
+
+    def stride(self, dim: int | None = None):
+        """Strides in elements (of the flat storage), as PyTorch reports them."""
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def storage_offset(self) -> int:
+        """Offset of the first element in the flat storage, in elements."""
+        base = self._storage.array
+        return (self._data.__array_interface__["data"][0]
+                - base.__array_interface__["data"][0]) // self._data.itemsize
+
+    def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in row-major order without gaps."""
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self) -> bool:
+        return self._data.dtype.kind == "f"
+
+    def untyped_storage(self) -> np.ndarray:
+        """The flat NumPy array that holds this tensor's elements (shared with its views)."""
+        return self._storage.array.reshape(-1)
+
+    @property
+    def _version(self) -> int:
+        return self._storage.version
+
+    # -- autograd metadata -----------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        value = bool(value)
+        if self._grad_fn is not None:
+            if value:
+                return
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use "
+                "a computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if value and self._data.dtype.kind != "f":
+            raise RuntimeError(
+                f"only Tensors of floating point dtype can require gradients, got {self.dtype}"
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set ``requires_grad`` in place and return ``self``."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient (leaf tensors, or after ``retain_grad``)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad must be a Tensor or None, got {type(value)}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: expected "
+                    f"{list(self._data.shape)}, got {list(value._data.shape)}"
+                )
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError(
+                    f"assigned grad has data of a different type: expected {self.dtype}, "
+                    f"got {value.dtype}"
+                )
+        self._grad = value
+
+    @property
+    def grad_fn(self):
+        """The graph node that produced this tensor, or None for leaves."""
+        return self._grad_fn
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded op."""
+        return self._grad_fn is None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._grad_fn is not None and not self._retains_grad:
+            import weakref
+
+            self._retains_grad = True
+            self._node_hooks().append(_RetainGrad(weakref.ref(self)))
+
+    def _node_hooks(self):
+        """The list of tensor hooks kept on ``grad_fn`` for this output (non-leaf tensors)."""
+        hooks = self._grad_fn.__dict__.setdefault("_tensor_hooks", {})
+        return hooks.setdefault(self._output_nr, [])
+
+    def register_hook(self, hook):
+        """Register ``hook(grad)`` run when this tensor's gradient is computed.
+
+        The hook may return a new gradient to use in its place. Returns a handle whose
+        ``remove()`` unregisters it.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = x.register_hook(lambda g: g * 10)
+        >>> (x * 3).sum().backward()
+        >>> x.grad
+        tensor([30., 30.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from numbagrad.autograd.graph import _Handle
+
+        if self._grad_fn is not None:
+            hooks = self._node_hooks()
+            # tensor hooks run before the retain_grad capture, as in PyTorch
+            pos = next((i for i, h in enumerate(hooks) if isinstance(h, _RetainGrad)),
+                       len(hooks))
+            hooks.insert(pos, hook)
+            return _Handle(hooks, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _Handle(self._hooks, hook)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing storage (and version counter) with this one, without history."""
+        return Tensor._make(self._data, self._storage)
+
+    def detach_(self) -> Tensor:
+        """Detach this tensor from the graph in place."""
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the leaves' ``.grad``.
+
+        See :func:`numbagrad.autograd.backward`.
+        """
+        from numbagrad.autograd.engine import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # -- interop ---------------------------------------------------------------------------
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The tensor's memory as a NumPy array (no copy: writes show in the tensor).
+
+        Raises
+        ------
+        RuntimeError
+            If the tensor requires grad while grad mode is on: use ``.detach().numpy()``.
+        """
+        if self._requires_grad and not force:
+            from numbagrad.autograd.grad_mode import is_grad_enabled
+
+            if is_grad_enabled():
+                raise RuntimeError(
+                    "Can't call numpy() on Tensor that requires grad. "
+                    "Use tensor.detach().numpy() instead."
+                )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        """The elements as (nested) Python lists."""
+        return self._data.tolist()
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                "Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return bool(self._data.reshape(()))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return _format(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._data.copy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the "
+                "deepcopy protocol at the moment."
+            )
+        t = Tensor._make(self._data.copy())
+        t._requires_grad = self._requires_grad
+        if self._grad is not None:
+            t._grad = Tensor._make(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+
+class _RetainGrad:
+    """The tensor hook behind ``retain_grad``: stores (a copy of) the gradient in ``.grad``."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __call__(self, g):
+        t = self.ref()
+        if t is not None:
+            if t._grad is None:
+                t._grad = g if g._requires_grad else Tensor._make(g._data.copy())
+            else:
+                t._grad = t._grad + g
+        return None
+
+
+def _rebuild(data, requires_grad):
+    t = Tensor._make(data)
+    t._requires_grad = requires_grad
+    return t
+
+
+class Size(tuple):
+    """A tensor's shape (a tuple), printed like ``numbagrad.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"numbagrad.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    """Normalise a possibly negative ``dim``; IndexError (as PyTorch) when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+        )
+    return dim + n if dim < 0 else dim
+
+
+def _format(t: Tensor) -> str:
+    """A repr close to PyTorch's: 4 decimals, integral floats as ``1.``, extra fields after."""
+    a = t._data
+    kind = a.dtype.kind
+    if a.size == 0:
+        body = "[]" if a.ndim <= 1 else np.array2string(a, separator=", ")
+    elif kind == "f":
+        finite = a[np.isfinite(a)]
+        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
+        amax = float(np.abs(finite).max()) if finite.size else 0.0
+        amin = float(np.abs(finite[finite != 0]).min()) if np.any(finite != 0) else 0.0
+        sci = amax >= 1e8 or (amin and (amin < 1e-4 or amax / amin > 1000)) and not integral
+        if integral and amax < 1e8:
+            fmt = lambda v: (f"{v:.0f}." if np.isfinite(v) else str(v))  # noqa: E731
+        elif sci:
+            fmt = lambda v: f"{v:.4e}"  # noqa: E731
+        else:
+            fmt = lambda v: f"{v:.4f}"  # noqa: E731
+        body = np.array2string(a, separator=", ", formatter={"float_kind": fmt},
+                               prefix="tensor(", threshold=1000, edgeitems=3,
+                               max_line_width=79)
+        body = body.replace("nan.", "nan").replace("inf.", "inf")
+    else:
+        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
+                               max_line_width=79)
+        if kind == "b":
+            body = body.replace("True", "True").replace("False", "False")
+    extras = []
+    default = D.get_default_dtype()
+    dt = t.dtype
+    if a.size == 0 and a.ndim != 1:
+        extras.append(f"size={tuple(a.shape)}")
+    if dt is not default and dt is not D.int64 and dt is not D.bool:
+        extras.append(f"dtype={dt!r}")
+    if t._grad_fn is not None:
+        extras.append(f"grad_fn=<{t._grad_fn.name()}>")
+    elif t._requires_grad:
+        extras.append("requires_grad=True")
+    inner = ", ".join([body, *extras])
+    return f"tensor({inner})"

@@ -1,0 +1,433 @@
+"""The backward engine: dependency counting, then a queue of ready nodes.
+
+NOTE [Engine]
+1. Walk the graph from the roots iteratively (no recursion: 100,000-op chains are fine),
+   counting for every node how many edges point at it, in post-order so that, when only
+   some inputs' gradients are wanted (``autograd.grad``, ``backward(inputs=)``), nodes
+   that cannot reach them are pruned.
+2. Pop ready nodes from a heap, latest sequence number first (PyTorch's order), sum the
+   gradients that arrived in the node's buffer, run tensor hooks and pre-hooks, the node's
+   rule, post-hooks, then reduce each gradient to its input's shape (``_validate``) and send
+   it along the edge. Saved tensors are freed unless ``retain_graph``.
+3. Leaves: ``AccumulateGrad`` adds into ``.grad`` with the in-place JIT kernel. A gradient
+   array is stored in ``.grad`` without copying only when nothing else can hold it (a
+   fresh, owned, contiguous array not already stored elsewhere in this run).
+``create_graph=True`` runs the rules with grad mode on, so the gradients have history.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from numbagrad._tensor import Tensor
+from numbagrad.autograd.grad_mode import _GRAD_ENABLED
+from numbagrad.autograd.graph import AccumulateGrad, accumulator_of
+from numbagrad.kernels.cpu import accumulate as KA
+from numbagrad.kernels.cpu.elementwise import PARALLEL_MIN
+
+__all__ = ["backward", "grad"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def _root_edge(t, i):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"element {i} of tensors is not a Tensor (got {type(t).__name__})")
+    if not t._requires_grad:
+        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
+                           "grad_fn")
+    if t._grad_fn is None:
+        return (accumulator_of(t), 0)
+    from numbagrad.ops._op import _edge
+
+    return _edge(t)
+
+
+def _make_grads(outputs, grad_outputs, create_graph):
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if out._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out._data.dtype.kind != "f":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {out.dtype}")
+            g = Tensor._make(np.ones(out._data.shape, out._data.dtype))
+        else:
+            if not isinstance(g, Tensor):
+                if isinstance(g, (int, float)):
+                    g = Tensor._make(np.full(out._data.shape, g, out._data.dtype))
+                else:
+                    raise TypeError(f"gradients can be either Tensors or None, but got "
+                                    f"{type(g).__name__}")
+            if g._data.shape != out._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+            if g._data.dtype.kind != out._data.dtype.kind:
+                raise RuntimeError(f"For complex/float mismatch: grad_output[{i}] has dtype "
+                                   f"{g.dtype} and output[{i}] has dtype {out.dtype}.")
+        grads.append(g)
+    return grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Compute the gradient of ``tensors`` and accumulate it into the leaves' ``.grad``.
+
+    Parameters
+    ----------
+    tensors : Tensor or sequence of Tensor
+        Outputs to differentiate.
+    grad_tensors : Tensor or sequence, optional
+        The vector in the vector-Jacobian product; may be omitted for scalar outputs.
+    retain_graph : bool, optional
+        Keep saved tensors so the graph can be differentiated again (default:
+        ``create_graph``).
+    create_graph : bool, default False
+        Record the backward itself, for higher-order derivatives.
+    inputs : Tensor or sequence, optional
+        Only accumulate into these tensors.
+
+    Raises
+    ------
+    RuntimeError
+        For outputs that do not require grad, non-scalar outputs without a gradient,
+        gradients of the wrong shape, or a graph whose saved tensors were freed.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor(3.0, requires_grad=True)
+    >>> numbagrad.autograd.backward(x * x)
+    >>> x.grad
+    tensor(6.)
+    """
+    outputs = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(outputs)} tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    grads = _make_grads(outputs, grads, create_graph)
+    targets = None
+    if inputs is not None:
+        inputs = _as_tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        targets = []
+        for t in inputs:
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.append(_root_edge(t, 0))
+    _execute(roots, grads, retain_graph, create_graph, targets, accumulate=True,
+             input_tensors=inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` change).
+
+    Parameters
+    ----------
+    outputs, inputs : Tensor or sequence of Tensor
+    grad_outputs : Tensor or sequence, optional
+        The vector in the vector-Jacobian product (omit for scalar outputs).
+    retain_graph, create_graph : bool
+        As in :func:`backward`.
+    allow_unused : bool, optional
+        Return None for inputs that do not reach the outputs instead of raising.
+    materialize_grads : bool, default False
+        Return zeros instead of None for unused inputs (implies ``allow_unused``).
+
+    Returns
+    -------
+    tuple of Tensor
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor(2.0, requires_grad=True)
+    >>> (g,) = numbagrad.autograd.grad(x ** 3, x, create_graph=True)
+    >>> g, numbagrad.autograd.grad(g, x)[0]
+    (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
+    """
+    if is_grads_batched:
+        raise RuntimeError("is_grads_batched=True needs numbagrad.func.vmap, which is not "
+                           "available yet")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("grad requires non-empty inputs.")
+    gos = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if len(gos) != len(outputs):
+        raise RuntimeError(f"grad requires one grad_output per output: got {len(gos)} "
+                           f"grad_outputs for {len(outputs)} outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    gos = _make_grads(outputs, gos, create_graph)
+    targets = []
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs[{i}] is not a Tensor")
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        targets.append(_root_edge(t, i))
+    captured = _execute(roots, gos, retain_graph, create_graph, targets, accumulate=False)
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if materialize_grads:
+                g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        result.append(g)
+    return tuple(result)
+
+
+def _discover(roots, targets):
+    """Dependency counts, and (when ``targets`` is given) the set of nodes worth running."""
+    deps = {}
+    order = []  # post-order: children before parents
+    seen = set()
+    stack = []
+    for node, _ in roots:
+        if node not in seen:
+            seen.add(node)
+            stack.append((node, iter(node._next)))
+    while stack:
+        node, it = stack[-1]
+        for edge in it:
+            if edge is None:
+                continue
+            child = edge[0]
+            deps[child] = deps.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append((child, iter(child._next)))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    if targets is None:
+        return deps, None
+    tset = {n for n, _ in targets}
+    needed = set()
+    for node in order:
+        if node in tset or any(e is not None and e[0] in needed for e in node._next):
+            needed.add(node)
+    # only edges from needed parents count
+    deps = {}
+    for node in needed:
+        for e in node._next:
+            if e is not None and e[0] in needed:
+                deps[e[0]] = deps.get(e[0], 0) + 1
+    return deps, needed
+
+
+def _sum_grads(a, b, create_graph, owned):
+    """``a + b`` for two gradients of one slot; in place only into engine-made buffers."""
+    if create_graph or a._requires_grad or b._requires_grad:
+        return a + b, False
+    ad, bd = a._data, b._data
+    if owned and ad.shape == np.broadcast_shapes(ad.shape, bd.shape) and ad.dtype == bd.dtype:
+        np.add(ad, bd, out=ad)
+        return a, True
+    if ad.shape == bd.shape and ad.dtype == bd.dtype and ad.flags.c_contiguous \
+            and bd.flags.c_contiguous:
+        out = np.empty(ad.shape, ad.dtype)
+        k = KA.add_into_new_par if out.size >= PARALLEL_MIN else KA.add_into_new
+        k(ad.reshape(-1), bd.reshape(-1), out.reshape(-1))
+        return Tensor._make(out), True
+    return Tensor._make(np.add(ad, bd)), True
+
+
+def _validate(node, grads, create_graph):
+    """Reduce broadcast gradients to each input's shape; refuse wrong shapes and dtypes."""
+    meta = node._in_meta
+    if len(grads) < len(node._next):
+        grads = list(grads) + [None] * (len(node._next) - len(grads))
+    for i, g in enumerate(grads):
+        if g is None or node._next[i] is None:
+            continue
+        shape, dtype = meta[i]
+        gd = g._data
+        if gd.shape != shape:
+            from numbagrad.ops.shape import is_expandable_to, sum_to
+
+            if not is_expandable_to(shape, gd.shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(gd.shape)} but expected shape compatible with {list(shape)}")
+            g = sum_to(g, shape)
+            gd = g._data
+        if gd.dtype != dtype:
+            if gd.dtype.kind != dtype.kind:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - "
+                    f"expected dtype {dtype} but got {gd.dtype}")
+            g = g.to(dtype)
+        grads[i] = g
+    return grads
+
+
+def _store_leaf_grad(leaf, g, create_graph, stored):
+    """Accumulate ``g`` into ``leaf.grad`` (see NOTE [Engine], point 3)."""
+    old = leaf._grad
+    if old is None:
+        if create_graph:
+            leaf._grad = g
+            return
+        arr = g._data
+        if (arr.base is not None or not arr.flags.c_contiguous or not arr.flags.writeable
+                or id(arr) in stored or arr.dtype != leaf._data.dtype):
+            arr = np.array(arr, dtype=leaf._data.dtype, order="C")
+        stored.add(id(arr))
+        leaf._grad = Tensor._make(arr)
+        return
+    if create_graph or old._requires_grad or g._requires_grad:
+        leaf._grad = old + g
+        return
+    od, gd = old._data, g._data
+    if od.flags.c_contiguous and od.flags.writeable and gd.dtype == od.dtype and (
+            gd.shape == od.shape and gd.flags.c_contiguous):
+        k = KA.accumulate_par if od.size >= PARALLEL_MIN else KA.accumulate
+        k(od.reshape(-1), gd.reshape(-1))
+    else:
+        np.add(od, gd, out=od, casting="unsafe")
+    old._storage.version += 1
+
+
+def _run_tensor_hooks(hooks, g):
+    for h in hooks:
+        r = h(g)
+        if r is not None:
+            g = r
+    return g
+
+
+def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
+    deps, needed = _discover(roots, targets)
+    capture = None
+    if targets is not None:
+        capture = {}
+        for i, (node, nr) in enumerate(targets):
+            capture.setdefault(node, []).append((nr, i))
+    captured = [None] * (len(targets) if targets is not None else 0)
+
+    buffers = {}
+    owned = set()
+    for (node, nr), g in zip(roots, grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._n_out
+        if buf[nr] is None:
+            buf[nr] = g
+        else:
+            buf[nr], _ = _sum_grads(buf[nr], g, create_graph, False)
+    ready = []
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-node._seq, node))
+    stored = {id(g._data) for g in grads}  # never store the caller's gradients in .grad
+
+    token = _GRAD_ENABLED.set(bool(create_graph))
+    try:
+        while ready:
+            _, node = heapq.heappop(ready)
+            buf = buffers.pop(node, None) or [None] * node._n_out
+            th = node.__dict__.get("_tensor_hooks") if not isinstance(node, AccumulateGrad) \
+                else None
+            if th:
+                for nr, hooks in th.items():
+                    if buf[nr] is not None:
+                        buf[nr] = _run_tensor_hooks(list(hooks), buf[nr])
+            if node._pre_hooks:
+                for h in list(node._pre_hooks):
+                    r = h(tuple(buf))
+                    if r is not None:
+                        buf = list(r)
+            if capture is not None and node in capture:
+                for nr, i in capture[node]:
+                    g = buf[nr]
+                    if isinstance(node, AccumulateGrad) and g is not None and \
+                            node.variable._hooks:
+                        g = _run_tensor_hooks(list(node.variable._hooks), g)
+                    captured[i] = g
+                    if accumulate and g is not None and not isinstance(node, AccumulateGrad):
+                        t = input_tensors[i]
+                        t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+            if isinstance(node, AccumulateGrad):
+                g = buf[0]
+                if accumulate and g is not None and (capture is None or node in capture):
+                    leaf = node.variable
+                    if leaf._hooks:
+                        g = _run_tensor_hooks(list(leaf._hooks), g)
+                    _store_leaf_grad(leaf, g, create_graph, stored)
+                    if node._hooks:
+                        for h in list(node._hooks):
+                            h((leaf._grad,), (g,))
+                continue
+            if needed is not None and node not in needed:
+                continue
+            if all(g is None for g in buf):
+                out = [None] * len(node._next)
+            else:
+                out = node._backward(buf, create_graph)
+                if len(out) > len(node._next):
+                    extra = out[len(node._next):]
+                    if any(g is not None for g in extra):
+                        raise RuntimeError(f"function {node.name()} returned an incorrect number "
+                                           f"of gradients (expected {len(node._next)}, got "
+                                           f"{len(out)})")
+                    out = out[: len(node._next)]
+                out = _validate(node, out, create_graph)
+            if node._hooks:
+                for h in list(node._hooks):
+                    r = h(tuple(out), tuple(buf))
+                    if r is not None:
+                        out = list(r)
+            if not retain_graph:
+                node._release()
+            for edge, g in zip(node._next, out):
+                if edge is None:
+                    continue
+                child, nr = edge
+                if needed is not None and child not in needed:
+                    continue
+                if g is not None:
+                    cbuf = buffers.get(child)
+                    if cbuf is None:
+                        cbuf = buffers[child] = [None] * child._n_out
+                    if cbuf[nr] is None:
+                        cbuf[nr] = g
+                    else:
+                        key = (child, nr)
+                        cbuf[nr], made = _sum_grads(cbuf[nr], g, create_graph, key in owned)
+                        if made:
+                            owned.add(key)
+                d = deps[child] - 1
+                deps[child] = d
+                if d == 0:
+                    heapq.heappush(ready, (-child._seq, child))
+    finally:
+        _GRAD_ENABLED.reset(token)
+    return captured

@@ -1,0 +1,664 @@
+"""Custom differentiable functions: ``Function``, its ``ctx``, ``once_differentiable`` and
+the legacy ``NestedIOFunction``.
+
+NOTE [Custom Function application]
+``Function.apply`` is one op (``_FunctionApply``) bound through the current interpreter,
+so the transforms can give it their own rules. Under the eager interpreter it:
+
+1. makes the ctx, which is also the graph node (``<Name>Backward``, as in PyTorch), and
+   fixes ``ctx.needs_input_grad`` from the inputs as they are now;
+2. runs ``forward`` with grad mode off (``forward(ctx, ...)``, or ``forward(...)`` then
+   ``setup_context(ctx, inputs, output)``);
+3. wires the outputs: an input returned unchanged comes back as a new tensor sharing its
+   storage; a dirty (``mark_dirty``) input comes back as the same object with its history
+   replaced (a view's base is re-based as for any in-place op, NOTE [In-place ops and
+   views]); non-differentiable and integer outputs never require grad;
+4. turns ``save_for_backward``'s tensors into saved tensors with their version, outputs
+   saved without a reference cycle (NOTE [Graph layout]).
+
+On backward the node materialises missing gradients as zeros (``set_materialize_grads``),
+calls the user's ``backward``/``vjp`` and checks the count of what it returned; the engine
+checks shapes and dtypes and names this Function in its errors. Beyond PyTorch: a
+floating-point tensor stored directly on ctx (``ctx.t = t``) cannot be read by a backward
+that is itself being differentiated, because its history is not tracked and the second
+derivative would silently be wrong.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from numbagrad._tensor import Tensor
+from numbagrad.autograd.grad_mode import is_grad_enabled, no_grad
+from numbagrad.autograd.graph import Node, SavedTensor, _FREED_MSG
+from numbagrad.ops._op import Op, _edge, bind
+
+__all__ = [
+    "BackwardCFunction", "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",
+    "once_differentiable",
+]
+
+
+class FunctionCtx:
+    """The ``ctx`` passed to ``forward``/``setup_context``/``backward`` of a Function.
+
+    It carries tensors saved for backward (``save_for_backward``/``saved_tensors``), the
+    ``needs_input_grad`` flags, marks for in-place and non-differentiable outputs, and any
+    Python attribute you set on it (``ctx.dim = dim``).
+    """
+
+    def save_for_backward(self, *tensors):
+        """Save tensors (or None) for ``backward``; read them back with ``saved_tensors``.
+
+        Call it at most once, in ``forward`` or ``setup_context``. Inputs, outputs and
+        intermediates may be saved; a saved tensor modified in place before backward makes
+        ``saved_tensors`` raise.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> class Square(numbagrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> x = numbagrad.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).sum().backward()
+        >>> x.grad
+        tensor([6.])
+        """
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save tensors (or None), but "
+                                f"argument {i} is a {type(t).__name__}; store other values as "
+                                "ctx attributes")
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        """Save tensors (or None) for ``jvp``; they are read back with ``saved_tensors``."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward expects all arguments to be tensors or "
+                                f"None, but argument {i} is a {type(t).__name__}")
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *args):
+        """Mark input tensors that ``forward`` modified in place; return them as outputs.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> class MulTwo_(numbagrad.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         x.mul_(2)
+        ...         ctx.mark_dirty(x)
+        ...         return x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         return g * 2
+        >>> a = numbagrad.ones(2, requires_grad=True)
+        >>> b = a.clone()
+        >>> MulTwo_.apply(b) is b
+        True
+        """
+        self.dirty_tensors = args
+
+    def mark_non_differentiable(self, *args):
+        """Mark outputs that do not require grad; backward receives zeros (or None) for
+        them."""
+        self.non_differentiable = args
+
+    def set_materialize_grads(self, value: bool):
+        """Whether missing output gradients reach ``backward`` as zeros (default True) or
+        as None."""
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self):
+        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED_MSG)
+        if saved is _IN_FORWARD:
+            return tuple(getattr(self, "to_save", ()))
+        return tuple(None if s is None else s.unpack(self, i) for i, s in enumerate(saved))
+
+    @property
+    def saved_variables(self):
+        return self.saved_tensors
+
+
+_IN_FORWARD = object()  # ``_saved`` while forward runs: saved_tensors gives what was saved
+_CTX_INTERNAL = frozenset((
+    "to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
+    "materialize_grads", "needs_input_grad", "_ctx_tensors", "_double", "_out_meta",
+    "_tensor_hooks",
+))
+
+
+class _CustomNode(FunctionCtx, Node):
+    """A ctx that is also the graph node of one Function application."""
+
+    def __getattr__(self, name):
+        # only reached for attributes not in __dict__: tensors moved to _ctx_tensors
+        d = self.__dict__
+        ct = d.get("_ctx_tensors")
+        if ct is not None and name in ct:
+            if d.get("_double"):
+                raise RuntimeError(
+                    f"{self.name()}: the backward is being differentiated (create_graph=True) "
+                    f"but reads ctx.{name}, a tensor stored directly on ctx. Its history is not "
+                    "tracked, so the higher-order gradient would silently be wrong. Save it "
+                    f"with ctx.save_for_backward(...) and read it from ctx.saved_tensors.")
+            return ct[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        ct = self.__dict__.get("_ctx_tensors")
+        if ct is not None and name in ct:
+            del ct[name]
+        object.__setattr__(self, name, value)
+
+    def _call_backward(self, grads):
+        raise NotImplementedError
+
+    def _backward(self, grads, create_graph):
+        if self.__dict__.get("materialize_grads", True):
+            grads = [g if g is not None or m is None else
+                     Tensor._make(np.zeros(m[0], m[1])) for g, m in zip(grads, self._out_meta)]
+        self._double = bool(create_graph)
+        try:
+            res = self._call_backward(grads)
+        finally:
+            self._double = False
+        if type(res) is not tuple:
+            res = (res,) if not isinstance(res, list) else tuple(res)
+        n = len(self._next)
+        if len(res) > n:
+            if any(r is not None for r in res[n:]):
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                                   f"gradients (expected {n}, got {len(res)})")
+            res = res[:n]
+        elif len(res) < n:
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {n}, got {len(res)})")
+        out = []
+        for i, (r, edge, meta) in enumerate(zip(res, self._next, self._in_meta)):
+            if r is not None and not isinstance(r, Tensor):
+                raise TypeError(f"function {self.name()} returned a {type(r).__name__} as the "
+                                f"gradient at index {i}; gradients must be Tensors or None")
+            if r is not None and meta is None:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                                   f"None at position {i}, but the corresponding forward input "
+                                   "was not a Tensor")
+            out.append(r if edge is not None else None)
+        return out
+
+
+class BackwardCFunction(_CustomNode):
+    """Base of the per-Function node classes (``<Name>Backward``)."""
+
+    _forward_cls = None
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def _call_backward(self, grads):
+        return self._forward_cls._backward_impl(self, *grads)
+
+    def apply(self, *grads):
+        """Call the Function's backward with this ctx (PyTorch's ``grad_fn.apply``)."""
+        return self._forward_cls._backward_impl(self, *grads)
+
+
+class FunctionMeta(type):
+    """Makes the ``<Name>Backward`` node class of each Function subclass."""
+
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
+                                 {"_forward_cls": cls, "__module__": cls.__module__})
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class for custom differentiable operations (``torch.autograd.Function``).
+
+    Subclass it with static methods and call ``MyFunction.apply(*args)``:
+
+    - ``forward(ctx, *args, **kwargs)``, or ``forward(*args, **kwargs)`` together with
+      ``setup_context(ctx, inputs, output)``;
+    - ``backward(ctx, *grad_outputs)`` (or ``vjp``): one gradient per forward input, None
+      for non-tensor or non-differentiable inputs;
+    - ``jvp`` and ``vmap`` (with ``generate_vmap_rule``) for the ``numbagrad.func``
+      transforms.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> class Exp(numbagrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = x.exp()
+    ...         ctx.save_for_backward(y)
+    ...         return y
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (y,) = ctx.saved_tensors
+    ...         return g * y
+    >>> x = numbagrad.tensor([0.0, 1.0], requires_grad=True)
+    >>> Exp.apply(x).sum().backward()
+    >>> x.grad
+    tensor([1.0000, 2.7183])
+    """
+
+    generate_vmap_rule = False
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            f"Legacy autograd function with non-static forward method is not supported: "
+            f"calling an instance {type(self).__name__}()(...) does not work. Define forward "
+            f"and backward as @staticmethod and call {type(self).__name__}.apply(...) instead."
+        )
+
+    @staticmethod
+    def forward(*args, **kwargs):
+        """Compute the outputs (see the class docstring for the two styles)."""
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Save what backward needs; override together with a ctx-less ``forward``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        """Gradients of the inputs given gradients of the outputs (or define ``vjp``)."""
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Tangents of the outputs given tangents of the inputs (forward-mode AD)."""
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The batching rule under ``numbagrad.func.vmap``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either "
+                                  "override the vmap staticmethod or set generate_vmap_rule=True.")
+
+    @classmethod
+    def _backward_impl(cls, ctx, *grads):
+        # ``backward`` and ``vjp`` are aliases: use whichever the subclass defined
+        user_bw = inspect.getattr_static(cls, "backward")
+        user_vjp = inspect.getattr_static(cls, "vjp")
+        base_bw = Function.__dict__["backward"]
+        if user_bw is not base_bw and user_vjp is not base_bw and user_vjp is not user_bw:
+            raise RuntimeError(f"Implementing both 'backward' and 'vjp' for a custom Function "
+                               f"is not allowed. You should only implement one of them "
+                               f"({cls.__name__}).")
+        fn = cls.backward if user_bw is not base_bw else cls.vjp
+        return fn(ctx, *grads)
+
+    @classmethod
+    def _uses_setup_context(cls) -> bool:
+        return inspect.getattr_static(cls, "setup_context") is not \
+            Function.__dict__["setup_context"]
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run the Function on ``args`` and record it for backward.
+
+        Tensors may appear at any position among other values (numbers, None, strings,
+        tuples); only tensor arguments are differentiated.
+        """
+        if not isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
+            raise RuntimeError(
+                f"{cls.__name__}.forward must be a @staticmethod: numbagrad supports only "
+                f"new-style autograd Functions, defined with static forward/backward and "
+                f"called as {cls.__name__}.apply(...)."
+            )
+        return bind(_FunctionApply, args, {"fn": cls, "kwargs": kwargs})
+
+
+def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
+    """Steps 1-4 of NOTE [Custom Function application]; returns the outputs as given."""
+    tensors_in = [a for a in args if isinstance(a, Tensor)]
+    grad_on = is_grad_enabled()
+    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
+    executable = grad_on and any(ctx.needs_input_grad)
+    ctx._saved = _IN_FORWARD
+    with no_grad():
+        raw = forward_call()
+        if setup is not None:
+            setup(raw)
+    is_tuple = isinstance(raw, tuple)
+    outs = list(raw) if is_tuple else [raw]
+    d = ctx.__dict__
+    dirty = d.get("dirty_tensors", ())
+    nondiff = {id(t) for t in d.get("non_differentiable", ()) if isinstance(t, Tensor)}
+    name = type(ctx).__name__
+    fname = name[:-len("Backward")] if name.endswith("Backward") else name
+    for i, o in enumerate(outs):
+        if isinstance(o, np.ndarray):
+            raise TypeError(f"{fname}.forward returned a numpy.ndarray as output {i}; wrap it "
+                            "with numbagrad.from_numpy(...) (zero copy) so it is a Tensor")
+    if executable and not any(isinstance(o, Tensor) for o in outs):
+        raise RuntimeError(f"{fname}.forward returned no Tensor, but its inputs require grad: "
+                           "return the result as a Tensor (numbagrad.from_numpy wraps arrays)")
+    in_ids = {id(a): a for a in tensors_in}
+    for i, t in enumerate(dirty):
+        if not isinstance(t, Tensor) or id(t) not in in_ids:
+            raise RuntimeError(f"mark_dirty only accepts input tensors, but argument {i} isn't "
+                               "one")
+        if not any(o is t for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+        if grad_on and t._requires_grad and t._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
+    out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
+    for t in d.get("non_differentiable", ()):
+        if isinstance(t, Tensor) and id(t) not in out_ids:
+            raise ValueError("mark_non_differentiable only accepts output tensors")
+    dirty_ids = {id(t) for t in dirty}
+
+    # edges and input metadata (one per positional argument)
+    edges, meta = [], []
+    for a in args:
+        if isinstance(a, Tensor):
+            meta.append((a._data.shape, a._data.dtype))
+            edges.append(_edge(a) if executable and a._requires_grad else None)
+        else:
+            meta.append(None)
+            edges.append(None)
+    ctx._init_node(tuple(edges), tuple(meta), len(outs))
+
+    from numbagrad.ops.inplace import AsStridedPut, _geometry
+
+    out_meta = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            out_meta.append(None)
+            continue
+        if id(o) in in_ids and id(o) not in dirty_ids:
+            # an input returned unchanged: a new tensor on the same storage (as PyTorch)
+            alias = Tensor._make(o._data, o._storage)
+            alias._view_of = o if o._view_of is None else o._view_of
+            alias._hist_version = o._storage.version
+            o = outs[i] = alias
+        out_meta.append((o._data.shape, o._data.dtype))
+        differentiable = executable and o._data.dtype.kind == "f" and id(o) not in nondiff
+        if id(o) in dirty_ids:
+            if differentiable:
+                o._grad_fn = ctx
+                o._output_nr = i
+                o._requires_grad = True
+                base = o._view_of
+                if base is not None:
+                    AsStridedPut._record((base, o), {"geom": _geometry(o, base)}, (base,))
+                o._hist_version = o._storage.version
+            elif id(o) in nondiff:
+                o._grad_fn = None
+                o._requires_grad = False
+            continue
+        if differentiable:
+            o._grad_fn = ctx
+            o._output_nr = i
+            o._requires_grad = True
+    ctx._out_meta = out_meta
+
+    # saved tensors: outputs without a reference back to themselves (NOTE [Graph layout])
+    out_pos = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
+    saved = []
+    for t in d.get("to_save", ()):
+        if t is None:
+            saved.append(None)
+        elif id(t) in out_pos and t._grad_fn is ctx:
+            saved.append(SavedTensor(t, True, out_pos[id(t)]))
+        else:
+            saved.append(SavedTensor(t))
+    ctx._saved = saved
+    if "to_save" in d:
+        del d["to_save"]
+    # float tensors stored directly on ctx: guarded against double backward
+    ct = {k: v for k, v in d.items() if k not in _CTX_INTERNAL and not k.startswith("_")
+          and isinstance(v, Tensor) and v._data.dtype.kind == "f"}
+    if ct:
+        for k in ct:
+            del d[k]
+        d["_ctx_tensors"] = ct
+    return tuple(outs) if is_tuple else outs[0]
+
+
+class _FunctionApply(Op):
+    """The op that ``Function.apply`` binds (one rule per interpreter: eager here)."""
+
+    @classmethod
+    def _eval(cls, args, params):
+        fn, kwargs = params["fn"], params["kwargs"]
+        ctx = fn._backward_cls.__new__(fn._backward_cls)
+        if fn._uses_setup_context():
+            return _run_custom(ctx, args, lambda: fn.forward(*args, **kwargs),
+                               setup=lambda out: fn.setup_context(ctx, args, out))
+        return _run_custom(ctx, args, lambda: fn.forward(ctx, *args, **kwargs))
+
+
+class InplaceFunction(Function):
+    """A Function with an ``inplace`` flag (kept for compatibility with PyTorch)."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+
+# -- once_differentiable ------------------------------------------------------------------
+class _DelayedError(Node):
+    """Stands where a once-differentiable backward's result would need differentiating."""
+
+    def __init__(self, msg, edges, meta):
+        self._init_node(edges, meta, 1)
+        self.msg = msg
+
+    def name(self) -> str:
+        return "DelayedError"
+
+    def _backward(self, grads, create_graph):
+        raise RuntimeError(self.msg)
+
+
+def once_differentiable(fn):
+    """Decorate a ``backward`` that cannot itself be differentiated.
+
+    It runs with grad mode off; if the gradients it returns are later differentiated
+    (double backward), a clear RuntimeError is raised instead of a wrong answer.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.autograd.function import once_differentiable
+    >>> class Cube(numbagrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 3 * x ** 2 * g
+    >>> x = numbagrad.tensor(2.0, requires_grad=True)
+    >>> Cube.apply(x).backward()
+    >>> x.grad
+    tensor(12.)
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled():
+            return outputs
+        # create_graph=True: make the results refuse to be differentiated
+        edges = tuple(e for e in ctx._next if e is not None)
+        if not edges:
+            return outputs
+        meta = tuple(m for e, m in zip(ctx._next, ctx._in_meta) if e is not None)
+        msg = ("trying to differentiate twice a function that was marked with "
+               f"@once_differentiable ({ctx.name()})")
+        is_tuple = isinstance(outputs, tuple)
+        outs = list(outputs) if is_tuple else [outputs]
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor) and o._data.dtype.kind == "f":
+                t = Tensor._make(o._data, o._storage)
+                t._grad_fn = _DelayedError(msg, edges, meta)
+                t._requires_grad = True
+                outs[i] = t
+        return tuple(outs) if is_tuple else outs[0]
+
+    return wrapper
+
+
+# -- NestedIOFunction (legacy) ----------------------------------------------------------------
+def _iter_tensors(obj):
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _iter_tensors(o)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            yield from _iter_tensors(o)
+
+
+def _iter_none_tensors(obj):
+    if obj is None or isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            yield from _iter_none_tensors(o)
+    else:
+        raise TypeError(f"backward_extended must return tensors, None or nested sequences of "
+                        f"them, got {type(obj).__name__}")
+
+
+def _unflatten(flat, structure):
+    """Rebuild ``structure``'s nesting (tensors replaced, in order, from ``flat``)."""
+    it = iter(flat)
+
+    def rec(s):
+        if isinstance(s, Tensor) or s is None:
+            return next(it)
+        if isinstance(s, (list, tuple)):
+            return type(s)(rec(x) for x in s)
+        return s
+
+    return rec(structure)
+
+
+class NestedIOFunction(_CustomNode):
+    """Legacy custom function with nested inputs and outputs (kept for old code).
+
+    Subclass it, define ``forward_extended(*inputs)`` and ``backward_extended(*grads)``
+    as *instance* methods, and call an instance: ``MyFn()(x, (y, z))``. Inputs and outputs
+    may be nested tuples/lists of tensors; ``save_for_backward`` accepts nested structures
+    too and ``saved_tensors`` returns them with the same nesting. New code should use
+    :class:`Function`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.autograd.function import NestedIOFunction
+    >>> class AddMul(NestedIOFunction):
+    ...     def forward_extended(self, x, pair):
+    ...         y, z = pair
+    ...         self.save_for_backward(x, (y, z))
+    ...         return x + y, x * z
+    ...     def backward_extended(self, g_sum, g_prod):
+    ...         x, (y, z) = self.saved_tensors
+    ...         return g_sum + g_prod * z, (g_sum, g_prod * x)
+    >>> x, y, z = (numbagrad.tensor([v], requires_grad=True) for v in (1.0, 2.0, 3.0))
+    >>> s, p = AddMul()(x, (y, z))
+    >>> (s + p).sum().backward()
+    >>> x.grad, y.grad, z.grad
+    (tensor([4.]), tensor([1.]), tensor([1.]))
+    """
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def name(self) -> str:
+        return type(self).__name__ + "Backward"
+
+    def __call__(self, *nested_input):
+        if self.__dict__.get("_used"):
+            raise RuntimeError(f"{type(self).__name__} instances can be applied only once; "
+                               "make a new instance for each call")
+        self._used = True
+        self._nested_input = nested_input
+        flat = tuple(_iter_tensors(nested_input))
+        out = _run_custom(self, flat, lambda: self.forward(*flat))
+        flat_out = out if isinstance(out, tuple) else (out,)
+        return _unflatten(flat_out, self._nested_output)
+
+    _do_forward = __call__
+
+    def forward(self, *args):
+        """Shared forward utility: calls ``forward_extended`` with the nested inputs."""
+        nested = _unflatten(args, self._nested_input)
+        del self._nested_input
+        result = self.forward_extended(*nested)
+        self._nested_output = result
+        return tuple(_iter_tensors(result))
+
+    def backward(self, *gradients):
+        """Shared backward utility: calls ``backward_extended`` with nested gradients."""
+        nested = _unflatten(gradients, self._nested_output)
+        result = self.backward_extended(*nested)
+        return tuple(_iter_none_tensors(result))
+
+    def _call_backward(self, grads):
+        return self.backward(*grads)
+
+    def forward_extended(self, *input):  # noqa: A002
+        """User-defined forward on nested inputs (override it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define forward_extended")
+
+    def backward_extended(self, *grad_output):
+        """User-defined backward on nested gradients (override it)."""
+        raise NotImplementedError(f"{type(self).__name__} must define backward_extended")
+
+    def save_for_backward(self, *args):
+        """Save (possibly nested) tensors; ``saved_tensors`` returns the same nesting."""
+        self.to_save = tuple(_iter_tensors(args))
+        self._to_save_nested = args
+
+    @property
+    def saved_tensors(self):
+        flat = FunctionCtx.saved_tensors.fget(self)
+        return _unflatten(flat, self.__dict__.get("_to_save_nested", ()))
+
+    def mark_dirty(self, *args, **kwargs):
+        """Mark (possibly nested) inputs modified in place."""
+        self.dirty_tensors = tuple(_iter_tensors((args, kwargs)))
+
+    def mark_non_differentiable(self, *args, **kwargs):
+        """Mark (possibly nested) outputs as non-differentiable."""
+        self.non_differentiable = tuple(_iter_tensors((args, kwargs)))

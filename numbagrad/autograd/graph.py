@@ -1,0 +1,208 @@
+"""Graph nodes, saved tensors and leaf accumulators.
+
+NOTE [Graph layout]
+A Node is one recorded application of a differentiable op. ``_next`` holds one edge per
+op input: ``(node, output_nr)`` for an input that requires grad (its ``grad_fn``, or the
+leaf's ``AccumulateGrad``), or ``None``. ``_in_meta`` holds ``(shape, dtype)`` per input so
+the engine can reduce a broadcast gradient to the input's shape in one place
+(``validate_grad``). Saved tensors remember the storage version seen at save time; the
+engine releases them after a backward without ``retain_graph``. Nodes never point at their
+outputs (an output saved for backward keeps only its array), so the graph has no cycles and
+memory is freed by reference counting alone.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+__all__ = ["AccumulateGrad", "Node", "SavedTensor"]
+
+_seq = itertools.count()
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class _Handle:
+    """What ``register_hook`` returns; ``remove()`` unregisters the hook."""
+
+    __slots__ = ("_fn", "_list")
+
+    def __init__(self, lst, fn):
+        self._list = lst
+        self._fn = fn
+
+    def remove(self):
+        try:
+            self._list.remove(self._fn)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """Base class of graph nodes (a tensor's ``grad_fn``).
+
+    Subclasses implement ``_backward(grads, create_graph)``: given one gradient per output
+    (``None`` for outputs that received none), return one gradient per input.
+    """
+
+    __slots__ = (
+        "__dict__",
+        "__weakref__",
+        "_hooks",
+        "_in_meta",
+        "_n_out",
+        "_next",
+        "_pre_hooks",
+        "_saved",
+        "_seq",
+    )
+
+    def _init_node(self, next_edges, in_meta, n_out=1):
+        self._next = next_edges
+        self._in_meta = in_meta
+        self._n_out = n_out
+        self._seq = next(_seq)
+        self._hooks = None
+        self._pre_hooks = None
+        self._saved = ()
+
+    # -- PyTorch's public Node API -------------------------------------------------------
+    def name(self) -> str:
+        """The node's name, e.g. ``'MulBackward0'``."""
+        return type(self).__name__ + "Backward0"
+
+    @property
+    def next_functions(self):
+        """One ``(node, output_nr)`` pair per input; ``(None, 0)`` where no gradient flows."""
+        return tuple(e if e is not None else (None, 0) for e in self._next)
+
+    def register_hook(self, fn):
+        """Register ``fn(grad_inputs, grad_outputs)``, run after the node; it may return
+        replacement ``grad_inputs``."""
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return _Handle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """Register ``fn(grad_outputs)``, run before the node; it may return replacements."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        self._pre_hooks.append(fn)
+        return _Handle(self._pre_hooks, fn)
+
+    def __call__(self, *grads):
+        """Run the node's backward directly (as ``grad_fn(grad)`` does in PyTorch)."""
+        from numbagrad.autograd.grad_mode import is_grad_enabled
+
+        out = self._backward(list(grads), is_grad_enabled())
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    # -- saved tensors -------------------------------------------------------------------
+    def _release(self):
+        """Free saved tensors (after a backward without ``retain_graph``); a node that saved
+        nothing stays usable, so such a graph can run backward twice."""
+        if self._saved:
+            self._saved = None
+
+    def _unpack(self, i):
+        saved = self._saved
+        if saved is None:
+            raise RuntimeError(_FREED_MSG)
+        return saved[i].unpack(self, i)
+
+    def _backward(self, grads, create_graph):
+        raise NotImplementedError(f"{type(self).__name__} defines no backward")
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the storage version seen when it was saved.
+
+    An op's *output* is saved without a reference to the tensor object (that would form a
+    cycle through ``grad_fn``): ``unpack`` rebuilds a tensor on the same array whose
+    ``grad_fn`` is the saving node, which is what double backward needs.
+    """
+
+    __slots__ = ("data", "is_output", "output_nr", "requires_grad", "storage", "tensor",
+                 "version")
+
+    def __init__(self, t, is_output=False, output_nr=0):
+        self.storage = t._storage
+        self.version = t._storage.version
+        self.is_output = is_output
+        self.output_nr = output_nr
+        if is_output:
+            self.tensor = None
+            self.data = t._data
+            self.requires_grad = t._requires_grad
+        else:
+            self.tensor = t
+            self.data = None
+
+    def _check(self, node, index):
+        if self.storage.version != self.version:
+            data = self.data if self.tensor is None else self.tensor._data
+            what = f"output {self.output_nr} of {node.name()}" if self.is_output else "an input"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{data.dtype} {list(data.shape)}] (saved tensor {index} of "
+                f"{node.name()}, {what}) is at version {self.storage.version}; expected version "
+                f"{self.version} instead. Hint: clone the tensor before modifying it in place, "
+                "or modify it before it is saved."
+            )
+
+    def unpack(self, node, index=0):
+        self._check(node, index)
+        if self.tensor is not None:
+            return self.tensor
+        from numbagrad._tensor import Tensor
+
+        t = Tensor._make(self.data, self.storage)
+        if self.requires_grad:
+            t._requires_grad = True
+            t._grad_fn = node
+            t._output_nr = self.output_nr
+        return t
+
+    def array(self, node, index=0):
+        self._check(node, index)
+        return self.data if self.tensor is None else self.tensor._data
+
+
+class AccumulateGrad(Node):
+    """The node that adds incoming gradients into a leaf tensor's ``.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self._init_node((), ((variable._data.shape, variable._data.dtype),), 1)
+        self.variable = variable
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+
+def accumulator_of(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, shared while any graph holds it (as in PyTorch)."""
+    ref = leaf._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._accumulator = weakref.ref(node)
+    return node

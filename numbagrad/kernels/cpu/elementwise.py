@@ -1,0 +1,196 @@
+"""Elementwise kernels: fused forward maps NumPy has no single ufunc for, and fused
+backward formulas (one pass instead of the two or three NumPy would need).
+
+NOTE [Elementwise kernel conventions]
+Kernels work on flat contiguous 1-D arrays and write into ``out``. A gradient argument
+``g`` is either as long as ``out`` or has length 1 (a broadcast scalar, which is what
+``sum().backward()`` sends); ``_gi`` picks the element. Integer literals (``1 - v * v``) keep
+float32 arithmetic in float32; the few float constants compute in float64 and are rounded
+on store, which only adds accuracy. Serial kernels below ``PARALLEL_MIN`` elements;
+``*_par`` twins use ``prange`` above it (measured in asv_bench/benchmarks/bench_kernels.py).
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+# Element count from which the ``prange`` twins pay (two cores; start cost ~3-7 us).
+PARALLEL_MIN = 200_000
+
+
+@njit(cache=True, inline="always")
+def _gi(g, i):
+    return g[i] if g.size != 1 else g[0]
+
+
+# -- forward maps ----------------------------------------------------------------------------
+@njit(cache=True)
+def sigmoid_forward(x, out):
+    for i in range(x.size):
+        v = x[i]
+        if v >= 0:
+            out[i] = 1 / (1 + math.exp(-v))
+        else:
+            e = math.exp(v)
+            out[i] = e / (1 + e)
+
+
+@njit(cache=True, parallel=True)
+def sigmoid_forward_par(x, out):
+    for i in prange(x.size):
+        v = x[i]
+        if v >= 0:
+            out[i] = 1 / (1 + math.exp(-v))
+        else:
+            e = math.exp(v)
+            out[i] = e / (1 + e)
+
+
+@njit(cache=True)
+def softplus_forward(x, out):
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|
+    for i in range(x.size):
+        v = x[i]
+        out[i] = max(v, 0) + math.log1p(math.exp(-abs(v)))
+
+
+@njit(cache=True)
+def erf_forward(x, out):
+    for i in range(x.size):
+        out[i] = math.erf(x[i])
+
+
+@njit(cache=True)
+def rsqrt_forward(x, out):
+    for i in range(x.size):
+        out[i] = 1 / math.sqrt(x[i])
+
+
+@njit(cache=True)
+def relu_forward(x, out):
+    for i in range(x.size):
+        v = x[i]
+        out[i] = v if v > 0 else 0.0
+
+
+# -- fused backward formulas --------------------------------------------------------------
+@njit(cache=True)
+def tanh_backward(g, y, out):
+    for i in range(y.size):
+        v = y[i]
+        out[i] = _gi(g, i) * (1 - v * v)
+
+
+@njit(cache=True, parallel=True)
+def tanh_backward_par(g, y, out):
+    for i in prange(y.size):
+        v = y[i]
+        out[i] = _gi(g, i) * (1 - v * v)
+
+
+@njit(cache=True)
+def sigmoid_backward(g, y, out):
+    for i in range(y.size):
+        v = y[i]
+        out[i] = _gi(g, i) * (v * (1 - v))
+
+
+@njit(cache=True, parallel=True)
+def sigmoid_backward_par(g, y, out):
+    for i in prange(y.size):
+        v = y[i]
+        out[i] = _gi(g, i) * (v * (1 - v))
+
+
+@njit(cache=True)
+def sin_backward(g, x, out):
+    for i in range(x.size):
+        out[i] = _gi(g, i) * math.cos(x[i])
+
+
+@njit(cache=True)
+def cos_backward(g, x, out):
+    for i in range(x.size):
+        out[i] = -_gi(g, i) * math.sin(x[i])
+
+
+@njit(cache=True)
+def tan_backward(g, y, out):
+    for i in range(y.size):
+        v = y[i]
+        out[i] = _gi(g, i) * (1 + v * v)
+
+
+@njit(cache=True)
+def softplus_backward(g, x, out):
+    # d/dx softplus = sigmoid(x), computed stably
+    for i in range(x.size):
+        v = x[i]
+        if v >= 0:
+            s = 1 / (1 + math.exp(-v))
+        else:
+            e = math.exp(v)
+            s = e / (1 + e)
+        out[i] = _gi(g, i) * s
+
+
+@njit(cache=True)
+def erf_backward(g, x, out):
+    c = 2 / math.sqrt(math.pi)
+    for i in range(x.size):
+        v = x[i]
+        out[i] = _gi(g, i) * c * math.exp(-v * v)
+
+
+@njit(cache=True)
+def relu_backward(g, y, out):
+    for i in range(y.size):
+        out[i] = _gi(g, i) if y[i] > 0 else 0.0
+
+
+@njit(cache=True)
+def mul_backward(g, a, b, ga, gb):
+    # both products of ``g * b`` and ``g * a`` in one pass over g
+    for i in range(ga.size):
+        gv = _gi(g, i)
+        ga[i] = gv * b[i]
+        gb[i] = gv * a[i]
+
+
+@njit(cache=True, parallel=True)
+def mul_backward_par(g, a, b, ga, gb):
+    for i in prange(ga.size):
+        gv = _gi(g, i)
+        ga[i] = gv * b[i]
+        gb[i] = gv * a[i]
+
+
+@njit(cache=True)
+def mul_forward(a, b, out):
+    for i in range(out.size):
+        out[i] = a[i] * b[i]
+
+
+@njit(cache=True, parallel=True)
+def mul_forward_par(a, b, out):
+    for i in prange(out.size):
+        out[i] = a[i] * b[i]
+
+
+@njit(cache=True)
+def add_forward(a, b, out):
+    for i in range(out.size):
+        out[i] = a[i] + b[i]
+
+
+@njit(cache=True, parallel=True)
+def add_forward_par(a, b, out):
+    for i in prange(out.size):
+        out[i] = a[i] + b[i]
+
+
+@njit(cache=True, parallel=True)
+def tanh_forward_par(x, out):
+    for i in prange(x.size):
+        out[i] = math.tanh(x[i])

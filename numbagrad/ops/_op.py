@@ -1,0 +1,196 @@
+"""The Op base class, the interpreter context and ``bind`` (the one dispatch entry point).
+
+NOTE [Ops and interpreters]
+Every primitive is one ``Op`` subclass holding, side by side, its ``forward`` (array-level,
+picking the kernel), what it ``saves`` for backward, its ``vjp`` written with numbagrad ops
+(so the rule is itself differentiable: higher order and, later, transforms work through
+it), and optionally a ``fused_vjp`` on raw arrays used when no graph of the backward is
+being built. An op instance is its own graph node (PyTorch's ``MulBackward0`` object):
+it holds the saved values and the edges.
+
+Calls go through ``bind(op, args, params)``, which hands the op to the interpreter held in a
+ContextVar (JAX's "stackless" design, DESIGN.md section 3). The bottom interpreter, ``EVAL``,
+runs the kernels and records the eager tape; the transforms issue pushes interpreters whose
+``parent`` is the one current at entry. Positional ``args`` are the differentiable inputs
+(tensors, or Python scalars standing in for them); ``params`` are static (dims, flags).
+
+Rules return gradients in the output's (broadcast) shape; the engine reduces them to each
+input's shape in one place (``engine._validate``).
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+import numpy as np
+
+from numbagrad._tensor import Tensor
+from numbagrad.autograd.grad_mode import is_grad_enabled_fast
+from numbagrad.autograd.graph import Node, SavedTensor, accumulator_of
+
+__all__ = ["EVAL", "EvalInterpreter", "Interpreter", "Op", "bind", "current_interpreter"]
+
+
+class Interpreter:
+    """Processes ops; subclasses are pushed by transforms (see NOTE [Ops and interpreters])."""
+
+    __slots__ = ("parent",)
+
+    def __init__(self, parent=None):
+        self.parent = parent
+
+    def process(self, op, args, params):
+        raise NotImplementedError(f"{type(self).__name__} must implement process()")
+
+
+class EvalInterpreter(Interpreter):
+    """The bottom interpreter: run the kernels now and record the eager autograd tape."""
+
+    __slots__ = ()
+
+    def process(self, op, args, params):
+        return op._eval(args, params)
+
+
+EVAL = EvalInterpreter()
+_CURRENT: ContextVar[Interpreter] = ContextVar("numbagrad_interpreter", default=EVAL)
+current_interpreter = _CURRENT.get
+
+
+def bind(op, args, params):
+    """Apply primitive ``op`` to ``args`` under the current interpreter."""
+    return _CURRENT.get().process(op, args, params)
+
+
+def _edge(t):
+    if t._view_of is not None and t._hist_version != t._storage.version:
+        from numbagrad.ops.inplace import refresh_view
+
+        refresh_view(t)
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (accumulator_of(t), 0)
+
+
+def _save(v, is_output=False, output_nr=0):
+    return SavedTensor(v, is_output, output_nr) if isinstance(v, Tensor) else v
+
+
+class Op(Node):
+    """Base of all primitives. Subclasses declare:
+
+    ``forward(*arrays, **params)``
+        Static, array-level: returns an ndarray (or a tuple when ``n_out > 1``).
+    ``saves_inputs`` / ``saves_output``
+        Input positions and whether output 0 is needed by the rules.
+    ``vjp(self, *grads)``
+        Tensor-level: one gradient (or None) per positional input.
+    ``fused_vjp(self, *grads)``
+        Optional array-level twin of ``vjp``, used when no backward graph is recorded.
+    ``view``
+        True when output 0 is a view of input 0 (shares its storage).
+    """
+
+    n_out = 1
+    differentiable = True
+    view = False
+    saves_inputs: tuple = ()
+    saves_output = False
+    fused_vjp = None
+
+    # -- evaluation (the EVAL interpreter) -----------------------------------------------
+    @classmethod
+    def _eval(cls, args, params):
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        out = cls.forward(*arrays, **params)
+        if cls.n_out == 1:
+            res = _wrap(out, args[0] if cls.view else None)
+            outs = (res,)
+        else:
+            outs = tuple(_wrap(o, None) for o in out)
+            res = outs
+        if cls.differentiable and is_grad_enabled_fast():
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    cls._record(args, params, outs)
+                    break
+        return res
+
+    @classmethod
+    def _record(cls, args, params, outs):
+        node = object.__new__(cls)
+        edges = []
+        meta = []
+        for a in args:
+            if isinstance(a, Tensor):
+                meta.append((a._data.shape, a._data.dtype))
+                edges.append(_edge(a) if a._requires_grad else None)
+            else:
+                meta.append(None)
+                edges.append(None)
+        node._init_node(tuple(edges), tuple(meta), cls.n_out)
+        if params:
+            node.__dict__.update(params)
+        saved = [_save(args[i]) for i in cls.saves_inputs]
+        if cls.saves_output:
+            saved.append(_save(outs[0], True, 0))
+        node._saved = saved
+        for i, o in enumerate(outs):
+            if o._data.dtype.kind == "f":
+                o._requires_grad = True
+                o._grad_fn = node
+                o._output_nr = i
+        node._post_record(args, outs)
+        return node
+
+    def _post_record(self, args, outs):
+        """Hook for ops that need more than ``saves_*`` (e.g. index arrays)."""
+
+    # -- saved values ----------------------------------------------------------------------
+    def saved_tensors(self):
+        """The saved values (inputs in ``saves_inputs`` order, then the output) as tensors."""
+        saved = self._saved
+        if saved is None:
+            self._unpack(0)  # raises the "freed graph" error
+        return [s.unpack(self, i) if isinstance(s, SavedTensor) else s for i, s in enumerate(saved)]
+
+    def saved_arrays(self):
+        """The saved values as ndarrays (Python scalars stay scalars), version-checked."""
+        saved = self._saved
+        if saved is None:
+            self._unpack(0)
+        return [s.array(self, i) if isinstance(s, SavedTensor) else s for i, s in enumerate(saved)]
+
+    # -- backward (called by the engine) -----------------------------------------------------
+    def _backward(self, grads, create_graph):
+        if not create_graph and self.fused_vjp is not None and _CURRENT.get() is EVAL:
+            garrays = [None if g is None else g._data for g in grads]
+            res = self.fused_vjp(*garrays)
+            if type(res) is not tuple:
+                res = (res,)
+            return [None if r is None else _wrap(r, None) for r in res]
+        res = self.vjp(*grads)
+        return list(res) if type(res) is tuple else [res]
+
+    def vjp(self, *grads):
+        raise RuntimeError(f"the derivative for '{type(self).__name__.lower()}' is not "
+                           "implemented")
+
+    def name(self) -> str:
+        return type(self).__name__ + "Backward0"
+
+
+def _wrap(out, view_of):
+    """Wrap a forward result in a Tensor; views of input 0 share its storage."""
+    if type(out) is not np.ndarray:
+        out = np.asarray(out)
+    if view_of is not None:
+        src = view_of._data
+        root = src.base if src.base is not None else src
+        if out.base is root or out.base is src:
+            t = Tensor._make(out, view_of._storage)
+            t._view_of = view_of if view_of._view_of is None else view_of._view_of
+            t._hist_version = view_of._storage.version
+            return t
+    return Tensor._make(out)

@@ -1,0 +1,227 @@
+"""In-place ops, copies and casts.
+
+NOTE [In-place ops and views]
+An in-place op computes its result out of place (recording the node as usual), then
+``commit`` writes it into the tensor's memory, bumps the shared version counter and hands
+the tensor the result's history. If the node saved the very tensor being overwritten, the
+saved value is swapped for a snapshot of the old data first. Writing through a *view*
+changes the base too: the base's history becomes ``AsStridedPut(base_old, result)`` (what
+PyTorch calls CopySlices), recorded without running its forward. Other views of that base
+notice the version bump when next used and re-derive their history as ``AsStrided(base)``
+(``refresh_view``). With no graph to record, in-place ops write straight into memory.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad._tensor import Tensor
+from numbagrad.autograd.grad_mode import is_grad_enabled_fast
+from numbagrad.autograd.graph import SavedTensor
+from numbagrad.ops._op import Op, bind
+
+
+class Clone(Op):
+    @staticmethod
+    def forward(x):
+        return x.copy()
+
+    def vjp(self, g):
+        return g
+
+    fused_vjp = vjp
+
+
+class Cast(Op):
+    @staticmethod
+    def forward(x, dtype):
+        return x.astype(dtype)
+
+    def _post_record(self, args, outs):
+        self.in_dtype = args[0]._data.dtype
+
+    def vjp(self, g):
+        return bind(Cast, (g,), {"dtype": self.in_dtype})
+
+    def fused_vjp(self, g):
+        return g.astype(self.in_dtype)
+
+
+def clone(input, *, memory_format=None):  # noqa: A002
+    """A copy with its own storage; gradients flow through unchanged."""
+    return bind(Clone, (input,), {})
+
+
+def contiguous(input, memory_format=None):  # noqa: A002
+    """``input`` itself if row-major contiguous, else a contiguous copy."""
+    return input if input._data.flags.c_contiguous else clone(input)
+
+
+def to(input, *args, **kwargs):  # noqa: A002
+    """Convert the dtype (``to(dtype)``, ``to(device)``, ``to(other)``, ``dtype=``).
+
+    Returns ``input`` itself when nothing changes, as PyTorch does.
+    """
+    from numbagrad._device import device as _device
+
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    kwargs.pop("non_blocking", None)
+    copy = kwargs.pop("copy", False)
+    if kwargs:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, (str, _device)):
+            dev = a
+        elif a is not None:
+            dtype = a
+    if dev is not None:
+        _device(dev)
+    if dtype is None or D.as_dtype(dtype).np == input._data.dtype:
+        return clone(input) if copy else input
+    return bind(Cast, (input,), {"dtype": D.as_dtype(dtype).np})
+
+
+# -- strided views of a base (for in-place writes through views) ----------------------------
+def _geometry(view, base):
+    """``(shape, strides, offset)`` in elements of ``view`` inside contiguous ``base``."""
+    b = base._data
+    if not b.flags.c_contiguous:
+        raise RuntimeError(
+            "in-place modification of a view whose base is not contiguous is not supported "
+            "when gradients are recorded; call .contiguous() on the base before taking views"
+        )
+    item = b.itemsize
+    off = (view._data.__array_interface__["data"][0] - b.__array_interface__["data"][0]) // item
+    return (view._data.shape, tuple(s // item for s in view._data.strides), off)
+
+
+def _strided(flat, geom):
+    shape, strides, off = geom
+    item = flat.itemsize
+    return np.lib.stride_tricks.as_strided(
+        flat[off:], shape, tuple(s * item for s in strides), writeable=True)
+
+
+class AsStrided(Op):
+    """A strided view of a contiguous base (``geom`` from ``_geometry``)."""
+
+    @staticmethod
+    def forward(x, geom):
+        return _strided(np.ascontiguousarray(x).reshape(-1), geom).copy()
+
+    def vjp(self, g):
+        z = bind(_ZerosLikeShape, (g,), {"shape": self._in_meta[0][0]})
+        return bind(AsStridedPut, (z, g), {"geom": self.geom})
+
+
+class _ZerosLikeShape(Op):
+    differentiable = False
+
+    @staticmethod
+    def forward(g, shape):
+        return np.zeros(shape, g.dtype)
+
+
+class AsStridedPut(Op):
+    """``base`` with ``value`` written into its strided region (PyTorch's CopySlices)."""
+
+    @staticmethod
+    def forward(base, value, geom):
+        out = np.ascontiguousarray(base).copy()
+        _strided(out.reshape(-1), geom)[...] = value
+        return out
+
+    def name(self):
+        return "CopySlices"
+
+    def vjp(self, g):
+        gb = bind(AsStridedPut, (g, 0.0), {"geom": self.geom}) if self._next[0] else None
+        gv = bind(AsStrided, (g,), {"geom": self.geom}) if self._next[1] else None
+        return gb, gv
+
+
+def refresh_view(view):
+    """Re-derive a stale view's history from its base's current history."""
+    base = view._view_of
+    view._hist_version = view._storage.version
+    if base._requires_grad:
+        geom = _geometry(view, base)
+        AsStrided._record((base,), {"geom": geom}, (view,))
+
+
+# -- committing in-place results -----------------------------------------------------------
+def check_inplace(t, *others):
+    """Raise for in-place ops PyTorch refuses (before anything is written)."""
+    if is_grad_enabled_fast():
+        if t._grad_fn is None and t._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        base = t._view_of
+        if base is not None and base._grad_fn is None and base._requires_grad:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+    if not t._data.flags.writeable:
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation."
+        )
+
+
+def _needs_graph(t, others):
+    if not is_grad_enabled_fast():
+        return False
+    if t._requires_grad or (t._view_of is not None and t._view_of._requires_grad):
+        return True
+    return any(isinstance(o, Tensor) and o._requires_grad for o in others)
+
+
+def commit(t, result):
+    """Write out-of-place ``result`` into ``t``'s memory and give ``t`` its history."""
+    data, rd = t._data, result._data
+    if rd.shape != data.shape:
+        try:
+            ok = np.broadcast_shapes(rd.shape, data.shape) == data.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the "
+                               f"broadcast shape {list(rd.shape)}")
+    if rd.dtype != data.dtype and not np.can_cast(rd.dtype, data.dtype, "same_kind"):
+        raise RuntimeError(f"result type {D._FROM_NP[rd.dtype]} can't be cast to the desired "
+                           f"output type {t.dtype}")
+    node = result._grad_fn
+    if node is not None and node._saved:
+        # the node may have saved the tensor we are about to overwrite: snapshot it
+        for i, s in enumerate(node._saved):
+            if isinstance(s, SavedTensor) and s.tensor is t:
+                old = Tensor._make(data.copy())
+                old._requires_grad, old._grad_fn, old._output_nr = (
+                    t._requires_grad, t._grad_fn, t._output_nr)
+                node._saved[i] = SavedTensor(old)
+    np.copyto(data, rd, casting="unsafe")
+    t._storage.version += 1
+    if node is not None:
+        base = t._view_of
+        if base is not None:
+            AsStridedPut._record((base, result), {"geom": _geometry(t, base)}, (base,))
+            base._hist_version = t._storage.version
+        t._grad_fn = node
+        t._output_nr = result._output_nr
+        t._requires_grad = True
+        t._hist_version = t._storage.version
+    return t
+
+
+def inplace(t, fn, *args, fast=None, **kwargs):
+    """Apply out-of-place ``fn(t, *args)`` in place; ``fast(data, *args)`` writes directly
+    when no graph needs recording."""
+    check_inplace(t, *args)
+    if fast is not None and not _needs_graph(t, args):
+        fast(t._data, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
+        t._storage.version += 1
+        return t
+    return commit(t, fn(t, *args, **kwargs))

@@ -1,0 +1,214 @@
+"""Linear algebra: ``matmul`` (the primitive, NumPy's BLAS underneath) and ``einsum``;
+``mm``, ``bmm``, ``dot``, ``outer`` are checked composites of ``matmul``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad.ops._op import Op, bind
+from numbagrad.ops._util import as_tensor_arg
+
+
+class Matmul(Op):
+    """Matrix product of operands with at least 2 dims (batch dims broadcast)."""
+
+    saves_inputs = (0, 1)
+
+    @staticmethod
+    def forward(a, b):
+        return np.matmul(a, b)
+
+    def vjp(self, g):
+        a, b = self.saved_tensors()
+        ga = matmul(g, b.mT) if self._next[0] is not None else None
+        gb = matmul(a.mT, g) if self._next[1] is not None else None
+        return ga, gb  # batch dims broadcast: the engine sums them back
+
+    def fused_vjp(self, g):
+        a, b = self.saved_arrays()
+        ga = np.matmul(g, np.swapaxes(b, -1, -2)) if self._next[0] is not None else None
+        gb = np.matmul(np.swapaxes(a, -1, -2), g) if self._next[1] is not None else None
+        return ga, gb
+
+
+def _promote_pair(name, a, b):
+    a = as_tensor_arg(a, "input")
+    b = as_tensor_arg(b, "other")
+    if a.dtype is not b.dtype:
+        raise RuntimeError(f"{name}: expected m1 and m2 to have the same dtype, but got: "
+                           f"{a.dtype} != {b.dtype}")
+    return a, b
+
+
+def matmul(input, other):  # noqa: A002
+    """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands.
+
+    1-D operands are treated as a row (left) or column (right) vector and the added dim is
+    removed from the result; batch dims broadcast.
+
+    Raises
+    ------
+    RuntimeError
+        When the inner dimensions differ (the message gives both shapes).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> a = numbagrad.ones(2, 3)
+    >>> (a @ numbagrad.ones(3)).tolist()
+    [3.0, 3.0]
+    """
+    a, b = _promote_pair("matmul", input, other)
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    ka = a.shape[-1]
+    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        sa = "x".join(map(str, a.shape[-2:] if a.ndim > 1 else (1, *a.shape)))
+        sb = "x".join(map(str, b.shape[-2:] if b.ndim > 1 else (*b.shape, 1)))
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}); "
+                           f"full shapes {list(a.shape)} and {list(b.shape)}")
+    if a.ndim > 2 or b.ndim > 2:
+        try:
+            np.broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+        except ValueError:
+            raise RuntimeError(f"matmul: batch dimensions of {list(a.shape)} and "
+                               f"{list(b.shape)} are not broadcastable") from None
+    squeeze_a = a.ndim == 1
+    squeeze_b = b.ndim == 1
+    if squeeze_a:
+        a = a.unsqueeze(0)
+    if squeeze_b:
+        b = b.unsqueeze(-1)
+    out = bind(Matmul, (a, b), {})
+    if squeeze_a and squeeze_b:
+        return out.reshape(())
+    if squeeze_a:
+        return out.squeeze(-2)
+    if squeeze_b:
+        return out.squeeze(-1)
+    return out
+
+
+def mm(input, mat2):  # noqa: A002
+    """Product of two 2-D matrices."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):  # noqa: A002
+    """Batched product of two 3-D tensors with equal batch size."""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
+    return matmul(input, mat2)
+
+
+def dot(input, other):  # noqa: A002
+    """Inner product of two 1-D tensors of equal length."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+                           f"src [{other.shape[0]}] to have the same number of elements, but "
+                           "got different numbers of elements")
+    return matmul(input, other)
+
+
+inner = dot
+vdot = dot
+
+
+def outer(input, vec2):  # noqa: A002
+    """Outer product of two 1-D tensors."""
+    if input.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError("outer: expected 1D tensors")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+class Einsum(Op):
+    """``einsum`` over explicit subscripts (no ``...``, no repeated index in an operand)."""
+
+    @staticmethod
+    def forward(*xs, ins, out):
+        return np.einsum(",".join(ins) + "->" + out, *xs, optimize=len(xs) > 2)
+
+    def _post_record(self, args, outs):
+        self.operands = args
+        self.shapes = [a.shape for a in args]
+
+    def vjp(self, g):
+        grads = []
+        sizes = {}
+        for sub, shp in zip(self.ins, self.shapes):
+            sizes.update(zip(sub, shp))
+        for i, sub in enumerate(self.ins):
+            if self._next[i] is None:
+                grads.append(None)
+                continue
+            others = [(s, op) for j, (s, op) in enumerate(zip(self.ins, self.operands)) if j != i]
+            avail = set(self.out).union(*[set(s) for s, _ in others])
+            target = "".join(c for c in sub if c in avail)
+            gi = einsum(",".join([self.out] + [s for s, _ in others]) + "->" + target,
+                        g, *[op for _, op in others])
+            if target != sub:  # indices summed in this operand only: broadcast back
+                shape = tuple(sizes[c] if c in target else 1 for c in sub)
+                gi = gi.reshape(shape).expand(tuple(sizes[c] for c in sub))
+            grads.append(gi)
+        return tuple(grads)
+
+
+def einsum(equation, *operands):
+    """Einstein summation, e.g. ``einsum('ij,jk->ik', a, b)``.
+
+    Supports explicit or implicit output subscripts over letters; ``...`` and repeated
+    indices within one operand (traces, diagonals) are not supported and raise.
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    operands = tuple(as_tensor_arg(o, "operands") for o in operands)
+    eq = equation.replace(" ", "")
+    if "..." in eq:
+        raise ValueError("numbagrad.einsum does not support '...' yet; spell out "
+                                  "the dimensions")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+    else:
+        lhs = eq
+        counts = {}
+        for c in lhs.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    ins = lhs.split(",")
+    if len(ins) != len(operands):
+        raise RuntimeError(f"einsum(): {len(ins)} operands in the equation but "
+                           f"{len(operands)} given")
+    sizes = {}
+    for sub, op in zip(ins, operands):
+        if len(sub) != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(sub)}) does not match the number of dimensions "
+                               f"({op.ndim}) for operand {sub!r}")
+        if len(set(sub)) != len(sub):
+            raise ValueError(f"einsum(): repeated subscripts in one operand ({sub!r}) "
+                                      "are not supported")
+        for c, s in zip(sub, op.shape):
+            if sizes.setdefault(c, s) != s:
+                raise RuntimeError(f"einsum(): operands do not broadcast: subscript {c!r} has "
+                                   f"sizes {sizes[c]} and {s}")
+    dt = operands[0].dtype
+    for o in operands[1:]:
+        dt = D.promote_types(dt, o.dtype)
+    operands = tuple(o if o.dtype is dt else o.to(dt) for o in operands)
+    return bind(Einsum, operands, {"ins": tuple(ins), "out": out})
+
+
+ALL = "matmul mm bmm dot inner vdot outer ger einsum".split()

@@ -1,0 +1,372 @@
+"""Elementwise unary ops.
+
+Each op states its local derivative once (``derivative``, in numbagrad ops): the VJP is
+``g * d`` (and the JVP, when the transforms land, ``t * d``). Where a fused kernel does
+``g * d`` in one pass it is given as ``kernel``; it is used only when no backward graph is
+recorded, and the op database tests it against the composite rule.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numbagrad.kernels.cpu import elementwise as K
+from numbagrad.ops._op import Op, bind
+from numbagrad.ops._util import default_float, flat, flat_g
+
+
+class Unary(Op):
+    """An elementwise map of one tensor. ``fn`` is the array function; float-only ops cast
+    integer and bool inputs to the default float dtype first (as PyTorch does)."""
+
+    float_only = True
+    kernel = None  # fused ``(g, saved, out)`` backward kernel, see NOTE [Elementwise ...]
+
+    @classmethod
+    def forward(cls, x):
+        if cls.float_only and x.dtype.kind != "f":
+            x = x.astype(default_float())
+        return cls.fn(x)
+
+    def derivative(self, s):
+        raise NotImplementedError
+
+    def vjp(self, g):
+        return g * self.derivative(self.saved_tensors()[0])
+
+    def fused_vjp(self, g):
+        s = self.saved_arrays()[0]
+        kernel = self.kernel
+        if kernel is None:
+            return self.array_vjp(g, s)
+        out = np.empty(s.shape, np.result_type(g.dtype, s.dtype))
+        kernel(flat_g(g), flat(s), out.reshape(-1))
+        return out
+
+    def array_vjp(self, g, s):
+        """``g * d`` on arrays for ops without a fused kernel (same formula as ``vjp``)."""
+        from numbagrad._tensor import Tensor
+
+        return (Tensor._make(g) * self.derivative(Tensor._make(s)))._data
+
+
+def _njit_map(kernel):
+    """Forward through a flat ``(x, out)`` kernel (contiguous copy only when needed)."""
+    def fn(x):
+        out = np.empty(x.shape, x.dtype)
+        kernel(flat(x), out.reshape(-1))
+        return out
+    return staticmethod(fn)
+
+
+# -- linear / piecewise ----------------------------------------------------------------
+class Neg(Unary):
+    float_only = False
+    fn = staticmethod(np.negative)
+
+    def vjp(self, g):
+        return -g
+
+    def fused_vjp(self, g):
+        return np.negative(g)
+
+    @classmethod
+    def forward(cls, x):
+        if x.dtype.kind == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. "
+                "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                "operator instead."
+            )
+        return np.negative(x)
+
+
+class Abs(Unary):
+    float_only = False
+    fn = staticmethod(np.abs)
+    saves_inputs = (0,)
+
+    def derivative(self, x):
+        return sign(x)
+
+
+class Sign(Unary):
+    float_only = False
+    fn = staticmethod(np.sign)
+    saves_inputs = (0,)
+
+    def derivative(self, x):
+        return x * 0
+
+
+class Floor(Sign):
+    fn = staticmethod(np.floor)
+
+
+class Ceil(Sign):
+    fn = staticmethod(np.ceil)
+
+
+class Round(Sign):
+    fn = staticmethod(np.round)  # half to even, as torch.round
+
+
+class Relu(Unary):
+    float_only = False
+    saves_output = True
+    kernel = staticmethod(K.relu_backward)
+
+    @staticmethod
+    def fn(x):
+        if x.dtype.kind == "f":
+            out = np.empty(x.shape, x.dtype)
+            K.relu_forward(flat(x), out.reshape(-1))
+            return out
+        return np.maximum(x, 0)
+
+    def derivative(self, y):
+        return (y > 0).to(y.dtype)
+
+
+# -- exponentials and logarithms ---------------------------------------------------------
+class Exp(Unary):
+    fn = staticmethod(np.exp)
+    saves_output = True
+
+    def derivative(self, y):
+        return y
+
+    def fused_vjp(self, g):
+        return np.multiply(g, self.saved_arrays()[0])
+
+
+class Expm1(Unary):
+    fn = staticmethod(np.expm1)
+    saves_output = True
+
+    def derivative(self, y):
+        return y + 1
+
+
+class Log(Unary):
+    fn = staticmethod(np.log)
+    saves_inputs = (0,)
+
+    def derivative(self, x):
+        return x.reciprocal()
+
+    def vjp(self, g):
+        return g / self.saved_tensors()[0]
+
+    def fused_vjp(self, g):
+        return np.divide(g, self.saved_arrays()[0])
+
+
+class Log1p(Unary):
+    fn = staticmethod(np.log1p)
+    saves_inputs = (0,)
+
+    def derivative(self, x):
+        return (x + 1).reciprocal()
+
+
+class Log2(Unary):
+    fn = staticmethod(np.log2)
+    saves_inputs = (0,)
+
+    def derivative(self, x):
+        return (x * math.log(2.0)).reciprocal()
+
+
+class Sqrt(Unary):
+    fn = staticmethod(np.sqrt)
+    saves_output = True
+
+    def derivative(self, y):
+        return (y * 2).reciprocal()
+
+
+class Rsqrt(Unary):
+    fn = _njit_map(K.rsqrt_forward)
+    saves_output = True
+
+    def derivative(self, y):
+        return y * y * y * -0.5
+
+
+class Square(Unary):
+    float_only = False
+    fn = staticmethod(np.square)
+    saves_inputs = (0,)
+
+    def derivative(self, x):
+        return x * 2
+
+
+class Reciprocal(Unary):
+    fn = staticmethod(np.reciprocal)
+    saves_output = True
+
+    def derivative(self, y):
+        return -(y * y)
+
+
+# -- trigonometric and activations -------------------------------------------------------
+class Sin(Unary):
+    fn = staticmethod(np.sin)
+    saves_inputs = (0,)
+    kernel = staticmethod(K.sin_backward)
+
+    def derivative(self, x):
+        return cos(x)
+
+
+class Cos(Unary):
+    fn = staticmethod(np.cos)
+    saves_inputs = (0,)
+    kernel = staticmethod(K.cos_backward)
+
+    def derivative(self, x):
+        return -sin(x)
+
+
+class Tan(Unary):
+    fn = staticmethod(np.tan)
+    saves_output = True
+    kernel = staticmethod(K.tan_backward)
+
+    def derivative(self, y):
+        return y * y + 1
+
+
+def _tanh_fn(x):
+    if x.size >= K.PARALLEL_MIN:
+        out = np.empty(x.shape, x.dtype)
+        K.tanh_forward_par(flat(x), out.reshape(-1))
+        return out
+    return np.tanh(x)
+
+
+class Tanh(Unary):
+    fn = staticmethod(_tanh_fn)
+    saves_output = True
+
+    def derivative(self, y):
+        return 1 - y * y
+
+    def fused_vjp(self, g):
+        y = self.saved_arrays()[0]
+        out = np.empty(y.shape, y.dtype)
+        k = K.tanh_backward_par if y.size >= K.PARALLEL_MIN else K.tanh_backward
+        k(flat_g(g), flat(y), out.reshape(-1))
+        return out
+
+
+def _sigmoid_fn(x):
+    out = np.empty(x.shape, x.dtype)
+    k = K.sigmoid_forward_par if x.size >= K.PARALLEL_MIN else K.sigmoid_forward
+    k(flat(x), out.reshape(-1))
+    return out
+
+
+class Sigmoid(Unary):
+    fn = staticmethod(_sigmoid_fn)
+    saves_output = True
+
+    def derivative(self, y):
+        return y * (1 - y)
+
+    def fused_vjp(self, g):
+        y = self.saved_arrays()[0]
+        out = np.empty(y.shape, y.dtype)
+        k = K.sigmoid_backward_par if y.size >= K.PARALLEL_MIN else K.sigmoid_backward
+        k(flat_g(g), flat(y), out.reshape(-1))
+        return out
+
+
+class Softplus(Unary):
+    fn = _njit_map(K.softplus_forward)
+    saves_inputs = (0,)
+    kernel = staticmethod(K.softplus_backward)
+
+    def derivative(self, x):
+        return sigmoid(x)
+
+
+class Erf(Unary):
+    fn = _njit_map(K.erf_forward)
+    saves_inputs = (0,)
+    kernel = staticmethod(K.erf_backward)
+
+    def derivative(self, x):
+        return exp(-(x * x)) * (2 / math.sqrt(math.pi))
+
+
+# -- public functions ------------------------------------------------------------------------
+def _unary(op, doc):
+    def f(input):  # noqa: A002 - torch's parameter name
+        return bind(op, (input,), {})
+    name = op.__name__.lower()
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""{doc}
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+        Elementwise result; integer inputs give the default float dtype where PyTorch does.
+    """
+    return f
+
+
+neg = _unary(Neg, "Elementwise negation ``-input``.")
+abs = _unary(Abs, "Elementwise absolute value.")  # noqa: A001
+sign = _unary(Sign, "Elementwise sign (-1, 0 or 1); its gradient is zero.")
+floor = _unary(Floor, "Elementwise floor; its gradient is zero.")
+ceil = _unary(Ceil, "Elementwise ceiling; its gradient is zero.")
+round = _unary(Round, "Round half to even; its gradient is zero.")  # noqa: A001
+relu = _unary(Relu, "Rectified linear unit ``max(input, 0)``.")
+exp = _unary(Exp, "Elementwise exponential.")
+expm1 = _unary(Expm1, "``exp(input) - 1``, accurate near zero.")
+log = _unary(Log, "Natural logarithm.")
+log1p = _unary(Log1p, "``log(1 + input)``, accurate near zero.")
+log2 = _unary(Log2, "Base-2 logarithm.")
+sqrt = _unary(Sqrt, "Square root.")
+rsqrt = _unary(Rsqrt, "Reciprocal square root ``1 / sqrt(input)`` (one fused pass).")
+square = _unary(Square, "Elementwise square.")
+reciprocal = _unary(Reciprocal, "Elementwise ``1 / input``.")
+sin = _unary(Sin, "Elementwise sine.")
+cos = _unary(Cos, "Elementwise cosine.")
+tan = _unary(Tan, "Elementwise tangent.")
+tanh = _unary(Tanh, "Hyperbolic tangent.")
+sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``, computed stably.")
+softplus_ = _unary(Softplus, "``log(1 + exp(input))``, computed stably.")
+erf = _unary(Erf, "The error function.")
+
+
+def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
+    """``log(1 + exp(beta * input)) / beta``, linear above ``threshold`` (as PyTorch).
+
+    Parameters
+    ----------
+    input : Tensor
+    beta : float, default 1
+    threshold : float, default 20
+        Where ``beta * input`` exceeds it, the result is ``input`` itself.
+    """
+    from numbagrad.ops.binary import where
+
+    if beta == 1.0:
+        y = softplus_(input)
+    else:
+        y = softplus_(input * beta) / beta
+    return where(input * beta > threshold, input, y)
+
+
+ALL = ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
+       "reciprocal sin cos tan tanh sigmoid softplus erf").split()
