@@ -267,8 +267,10 @@ class Tensor:
 
     def _node_hooks(self):
         """The list of tensor hooks kept on ``grad_fn`` for this output (non-leaf tensors)."""
-        hooks = self._grad_fn.__dict__.setdefault("_tensor_hooks", {})
-        return hooks.setdefault(self._output_nr, [])
+        fn = self._grad_fn
+        if fn._tensor_hooks is None:
+            fn._tensor_hooks = {}
+        return fn._tensor_hooks.setdefault(self._output_nr, [])
 
     def register_hook(self, hook):
         """Register ``hook(grad)`` run when this tensor's gradient is computed.
@@ -319,6 +321,15 @@ class Tensor:
         from numbagrad.autograd.engine import backward
 
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def cpu(self) -> Tensor:
+        """This tensor (its storage is already in host memory)."""
+        return self
+
+    def cuda(self, device=None):
+        """Not available yet: numbagrad currently runs on 'cpu' only."""
+        raise RuntimeError("numbagrad was built without CUDA support in this version; tensors "
+                           "live on 'cpu' only")
 
     # -- interop ---------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:

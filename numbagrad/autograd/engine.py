@@ -244,87 +244,144 @@ def _discover(roots, targets):
 
 
 def _sum_grads(a, b, create_graph, owned):
-    """``a + b`` for two gradients of one slot; in place only into engine-made buffers."""
-    if create_graph or a._requires_grad or b._requires_grad:
-        return a + b, False
-    ad, bd = a._data, b._data
-    if owned and ad.shape == np.broadcast_shapes(ad.shape, bd.shape) and ad.dtype == bd.dtype:
-        np.add(ad, bd, out=ad)
-        return a, True
-    if ad.shape == bd.shape and ad.dtype == bd.dtype and ad.flags.c_contiguous \
-            and bd.flags.c_contiguous:
-        out = np.empty(ad.shape, ad.dtype)
-        k = KA.add_into_new_par if out.size >= PARALLEL_MIN else KA.add_into_new
-        k(ad.reshape(-1), bd.reshape(-1), out.reshape(-1))
-        return Tensor._make(out), True
-    return Tensor._make(np.add(ad, bd)), True
+    """``a + b`` for two gradients (Tensors) of one slot; the create_graph path."""
+    return a + b, False
 
 
-def _validate(node, grads, create_graph):
-    """Reduce broadcast gradients to each input's shape; refuse wrong shapes and dtypes."""
-    meta = node._in_meta
-    if len(grads) < len(node._next):
-        grads = list(grads) + [None] * (len(node._next) - len(grads))
+def _sum_arrays(a, b, owned):
+    """``a + b`` for two gradient arrays of one slot; in place only into engine-made buffers
+    (an array that arrived first may also be stored in some leaf's ``.grad``)."""
+    if owned and a.shape == b.shape and a.dtype == b.dtype:
+        np.add(a, b, out=a)
+        return a
+    if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
+            and b.flags.c_contiguous and a.size >= PARALLEL_MIN:
+        out = np.empty(a.shape, a.dtype)
+        KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        return out
+    out = np.add(a, b)
+    return out if type(out) is np.ndarray else np.asarray(out)
+
+
+def _reduce_error(node, i, got, shape):
+    return RuntimeError(
+        f"Function {node.name()} returned an invalid gradient at index {i} - got "
+        f"{list(got)} but expected shape compatible with {list(shape)}")
+
+
+def _validate(node, grads):
+    """Reduce broadcast gradients (Tensors) to each input's shape; refuse wrong ones."""
+    from numbagrad.ops.shape import is_expandable_to, sum_to
+
+    meta, edges = node._in_meta, node._next
     for i, g in enumerate(grads):
-        if g is None or node._next[i] is None:
+        if g is None or edges[i] is None:
             continue
         shape, dtype = meta[i]
         gd = g._data
         if gd.shape != shape:
-            from numbagrad.ops.shape import is_expandable_to, sum_to
-
             if not is_expandable_to(shape, gd.shape):
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(gd.shape)} but expected shape compatible with {list(shape)}")
+                raise _reduce_error(node, i, gd.shape, shape)
             g = sum_to(g, shape)
-            gd = g._data
-        if gd.dtype != dtype:
-            if gd.dtype.kind != dtype.kind:
+        if g._data.dtype != dtype:
+            if g._data.dtype.kind != dtype.kind:
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - "
-                    f"expected dtype {dtype} but got {gd.dtype}")
+                    f"expected dtype {dtype} but got {g._data.dtype}")
             g = g.to(dtype)
         grads[i] = g
     return grads
 
 
+def _validate_arrays(node, grads):
+    """``_validate`` for the array path (no graph of the backward is recorded)."""
+    meta, edges = node._in_meta, node._next
+    for i, g in enumerate(grads):
+        if g is None or edges[i] is None:
+            continue
+        if type(g) is not np.ndarray:
+            g = np.asarray(g)
+        shape, dtype = meta[i]
+        if g.shape != shape:
+            from numbagrad.ops.shape import is_expandable_to, sum_to_array
+
+            if not is_expandable_to(shape, g.shape):
+                raise _reduce_error(node, i, g.shape, shape)
+            g = sum_to_array(g, shape)
+        if g.dtype != dtype:
+            if g.dtype.kind != dtype.kind:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - "
+                    f"expected dtype {dtype} but got {g.dtype}")
+            g = g.astype(dtype)
+        grads[i] = g
+    return grads
+
+
 def _store_leaf_grad(leaf, g, create_graph, stored):
-    """Accumulate ``g`` into ``leaf.grad`` (see NOTE [Engine], point 3)."""
+    """Accumulate ``g`` (a Tensor, or an array on the array path) into ``leaf.grad``
+    (see NOTE [Engine], point 3)."""
     old = leaf._grad
+    if create_graph or (old is not None and old._requires_grad):
+        leaf._grad = g if old is None else old + g
+        return
+    arr = g._data if isinstance(g, Tensor) else g
     if old is None:
-        if create_graph:
-            leaf._grad = g
-            return
-        arr = g._data
         if (arr.base is not None or not arr.flags.c_contiguous or not arr.flags.writeable
                 or id(arr) in stored or arr.dtype != leaf._data.dtype):
             arr = np.array(arr, dtype=leaf._data.dtype, order="C")
         stored.add(id(arr))
         leaf._grad = Tensor._make(arr)
         return
-    if create_graph or old._requires_grad or g._requires_grad:
-        leaf._grad = old + g
-        return
-    od, gd = old._data, g._data
-    if od.flags.c_contiguous and od.flags.writeable and gd.dtype == od.dtype and (
-            gd.shape == od.shape and gd.flags.c_contiguous):
+    od = old._data
+    if od.flags.c_contiguous and od.flags.writeable and arr.dtype == od.dtype and (
+            arr.shape == od.shape and arr.flags.c_contiguous):
         k = KA.accumulate_par if od.size >= PARALLEL_MIN else KA.accumulate
-        k(od.reshape(-1), gd.reshape(-1))
+        k(od.reshape(-1), arr.reshape(-1))
     else:
-        np.add(od, gd, out=od, casting="unsafe")
+        np.add(od, arr, out=od, casting="unsafe")
     old._storage.version += 1
 
 
-def _run_tensor_hooks(hooks, g):
-    for h in hooks:
+def _run_tensor_hooks(hooks, g, array_mode):
+    if array_mode:
+        t = Tensor._make(g)
+        for h in list(hooks):
+            r = h(t)
+            if r is not None:
+                t = r
+        return t._data
+    for h in list(hooks):
         r = h(g)
         if r is not None:
             g = r
     return g
 
 
+def _all_none(buf):
+    for g in buf:
+        if g is not None:
+            return False
+    return True
+
+
+def _wrap_all(grads, array_mode):
+    if not array_mode:
+        return tuple(grads)
+    return tuple(None if g is None else Tensor._make(g) for g in grads)
+
+
+def _unwrap_all(grads, array_mode):
+    if not array_mode:
+        return list(grads)
+    return [None if g is None else g._data for g in grads]
+
+
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
+    from numbagrad.ops._op import EVAL, current_interpreter
+
+    # first-order backward under the eager interpreter passes raw arrays between nodes
+    array_mode = not create_graph and current_interpreter() is EVAL
     deps, needed = _discover(roots, targets)
     capture = None
     if targets is not None:
@@ -339,10 +396,13 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
+        g = g._data if array_mode else g
         if buf[nr] is None:
             buf[nr] = g
+        elif array_mode:
+            buf[nr] = _sum_arrays(buf[nr], g, False)
         else:
-            buf[nr], _ = _sum_grads(buf[nr], g, create_graph, False)
+            buf[nr] = buf[nr] + g
     ready = []
     for node in buffers:
         if deps.get(node, 0) == 0:
@@ -352,62 +412,64 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     token = _GRAD_ENABLED.set(bool(create_graph))
     try:
         while ready:
-            _, node = heapq.heappop(ready)
+            node = heapq.heappop(ready)[1]
             buf = buffers.pop(node, None) or [None] * node._n_out
-            th = node.__dict__.get("_tensor_hooks") if not isinstance(node, AccumulateGrad) \
-                else None
+            is_leaf = type(node) is AccumulateGrad
+            th = node._tensor_hooks
             if th:
                 for nr, hooks in th.items():
                     if buf[nr] is not None:
-                        buf[nr] = _run_tensor_hooks(list(hooks), buf[nr])
+                        buf[nr] = _run_tensor_hooks(hooks, buf[nr], array_mode)
             if node._pre_hooks:
                 for h in list(node._pre_hooks):
-                    r = h(tuple(buf))
+                    r = h(_wrap_all(buf, array_mode))
                     if r is not None:
-                        buf = list(r)
+                        buf = _unwrap_all(r, array_mode)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
                     g = buf[nr]
-                    if isinstance(node, AccumulateGrad) and g is not None and \
-                            node.variable._hooks:
-                        g = _run_tensor_hooks(list(node.variable._hooks), g)
+                    if is_leaf and g is not None and node.variable._hooks:
+                        g = _run_tensor_hooks(node.variable._hooks, g, array_mode)
+                    if g is not None and array_mode:
+                        g = Tensor._make(g)
                     captured[i] = g
-                    if accumulate and g is not None and not isinstance(node, AccumulateGrad):
+                    if accumulate and g is not None and not is_leaf:
                         t = input_tensors[i]
                         t._grad = g.detach() if t._grad is None else t._grad + g.detach()
-            if isinstance(node, AccumulateGrad):
+            if is_leaf:
                 g = buf[0]
                 if accumulate and g is not None and (capture is None or node in capture):
                     leaf = node.variable
                     if leaf._hooks:
-                        g = _run_tensor_hooks(list(leaf._hooks), g)
+                        g = _run_tensor_hooks(leaf._hooks, g, array_mode)
                     _store_leaf_grad(leaf, g, create_graph, stored)
                     if node._hooks:
                         for h in list(node._hooks):
-                            h((leaf._grad,), (g,))
+                            h((leaf._grad,), _wrap_all([g], array_mode))
                 continue
             if needed is not None and node not in needed:
                 continue
-            if all(g is None for g in buf):
-                out = [None] * len(node._next)
+            nxt = node._next
+            if _all_none(buf):
+                out = [None] * len(nxt)
             else:
-                out = node._backward(buf, create_graph)
-                if len(out) > len(node._next):
-                    extra = out[len(node._next):]
-                    if any(g is not None for g in extra):
+                out = node._backward_arrays(buf) if array_mode else \
+                    node._backward(buf, create_graph)
+                if len(out) != len(nxt):
+                    if len(out) < len(nxt) or any(g is not None for g in out[len(nxt):]):
                         raise RuntimeError(f"function {node.name()} returned an incorrect number "
-                                           f"of gradients (expected {len(node._next)}, got "
+                                           f"of gradients (expected {len(nxt)}, got "
                                            f"{len(out)})")
-                    out = out[: len(node._next)]
-                out = _validate(node, out, create_graph)
+                    out = out[: len(nxt)]
+                out = _validate_arrays(node, out) if array_mode else _validate(node, out)
             if node._hooks:
                 for h in list(node._hooks):
-                    r = h(tuple(out), tuple(buf))
+                    r = h(_wrap_all(out, array_mode), _wrap_all(buf, array_mode))
                     if r is not None:
-                        out = list(r)
+                        out = _unwrap_all(r, array_mode)
             if not retain_graph:
                 node._release()
-            for edge, g in zip(node._next, out):
+            for edge, g in zip(nxt, out):
                 if edge is None:
                     continue
                 child, nr = edge
@@ -419,11 +481,12 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                         cbuf = buffers[child] = [None] * child._n_out
                     if cbuf[nr] is None:
                         cbuf[nr] = g
-                    else:
+                    elif array_mode:
                         key = (child, nr)
-                        cbuf[nr], made = _sum_grads(cbuf[nr], g, create_graph, key in owned)
-                        if made:
-                            owned.add(key)
+                        cbuf[nr] = _sum_arrays(cbuf[nr], g, key in owned)
+                        owned.add(key)
+                    else:
+                        cbuf[nr] = cbuf[nr] + g
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:

@@ -33,7 +33,7 @@ import numpy as np
 
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import is_grad_enabled, no_grad
-from numbagrad.autograd.graph import Node, SavedTensor, _FREED_MSG
+from numbagrad.autograd.graph import _FREED_MSG, Node, SavedOutput, SavedTensor
 from numbagrad.ops._op import Op, _edge, bind
 
 __all__ = [
@@ -374,6 +374,10 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
         if grad_on and t._requires_grad and t._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
                                "operation.")
+        base = t._view_of
+        if grad_on and base is not None and base._requires_grad and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
     out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
     for t in d.get("non_differentiable", ()):
         if isinstance(t, Tensor) and id(t) not in out_ids:
@@ -432,7 +436,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
         if t is None:
             saved.append(None)
         elif id(t) in out_pos and t._grad_fn is ctx:
-            saved.append(SavedTensor(t, True, out_pos[id(t)]))
+            saved.append(SavedOutput(t, out_pos[id(t)]))
         else:
             saved.append(SavedTensor(t))
     ctx._saved = saved
@@ -456,9 +460,27 @@ class _FunctionApply(Op):
         fn, kwargs = params["fn"], params["kwargs"]
         ctx = fn._backward_cls.__new__(fn._backward_cls)
         if fn._uses_setup_context():
+            # setup_context sees every argument, defaults filled in (as PyTorch binds them)
+            inputs = _bind_inputs(fn, args, kwargs)
             return _run_custom(ctx, args, lambda: fn.forward(*args, **kwargs),
-                               setup=lambda out: fn.setup_context(ctx, args, out))
+                               setup=lambda out: fn.setup_context(ctx, inputs, out))
         return _run_custom(ctx, args, lambda: fn.forward(ctx, *args, **kwargs))
+
+
+def _bind_inputs(fn, args, kwargs):
+    """``args`` and ``kwargs`` of ``fn.forward`` as one tuple with defaults applied."""
+    sig = fn.__dict__.get("_forward_signature")
+    if sig is None:
+        sig = inspect.signature(fn.forward)
+        has_defaults = any(p.default is not p.empty or p.kind in (p.VAR_KEYWORD,)
+                           for p in sig.parameters.values())
+        sig = sig if has_defaults else False
+        type.__setattr__(fn, "_forward_signature", sig)
+    if sig is False and not kwargs:
+        return args
+    bound = (sig or inspect.signature(fn.forward)).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
 
 
 class InplaceFunction(Function):
@@ -631,6 +653,8 @@ class NestedIOFunction(_CustomNode):
     def backward(self, *gradients):
         """Shared backward utility: calls ``backward_extended`` with nested gradients."""
         nested = _unflatten(gradients, self._nested_output)
+        if not isinstance(nested, (list, tuple)):
+            nested = (nested,)  # a single output: one gradient, not its elements
         result = self.backward_extended(*nested)
         return tuple(_iter_none_tensors(result))
 

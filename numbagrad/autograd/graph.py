@@ -16,7 +16,9 @@ from __future__ import annotations
 import itertools
 import weakref
 
-__all__ = ["AccumulateGrad", "Node", "SavedTensor"]
+from numbagrad._tensor import Tensor
+
+__all__ = ["AccumulateGrad", "Node", "SavedOutput", "SavedTensor"]
 
 _seq = itertools.count()
 
@@ -68,6 +70,7 @@ class Node:
         "_pre_hooks",
         "_saved",
         "_seq",
+        "_tensor_hooks",
     )
 
     def _init_node(self, next_edges, in_meta, n_out=1):
@@ -77,6 +80,7 @@ class Node:
         self._seq = next(_seq)
         self._hooks = None
         self._pre_hooks = None
+        self._tensor_hooks = None
         self._saved = ()
 
     # -- PyTorch's public Node API -------------------------------------------------------
@@ -130,30 +134,22 @@ class Node:
     def _backward(self, grads, create_graph):
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
 
+    def _backward_arrays(self, garrays):
+        """``_backward`` on raw arrays (the engine's first-order path); ops override it."""
+        out = self._backward([None if a is None else Tensor._make(a) for a in garrays], False)
+        return [None if g is None else g._data for g in out]
+
 
 class SavedTensor:
-    """A tensor saved for backward, with the storage version seen when it was saved.
+    """A tensor saved for backward, with the storage version seen when it was saved."""
 
-    An op's *output* is saved without a reference to the tensor object (that would form a
-    cycle through ``grad_fn``): ``unpack`` rebuilds a tensor on the same array whose
-    ``grad_fn`` is the saving node, which is what double backward needs.
-    """
+    __slots__ = ("storage", "tensor", "version")
+    is_output = False
 
-    __slots__ = ("data", "is_output", "output_nr", "requires_grad", "storage", "tensor",
-                 "version")
-
-    def __init__(self, t, is_output=False, output_nr=0):
-        self.storage = t._storage
-        self.version = t._storage.version
-        self.is_output = is_output
-        self.output_nr = output_nr
-        if is_output:
-            self.tensor = None
-            self.data = t._data
-            self.requires_grad = t._requires_grad
-        else:
-            self.tensor = t
-            self.data = None
+    def __init__(self, t):
+        self.tensor = t
+        self.storage = s = t._storage
+        self.version = s.version
 
     def _check(self, node, index):
         if self.storage.version != self.version:
@@ -168,11 +164,35 @@ class SavedTensor:
             )
 
     def unpack(self, node, index=0):
-        self._check(node, index)
-        if self.tensor is not None:
-            return self.tensor
-        from numbagrad._tensor import Tensor
+        if self.storage.version != self.version:
+            self._check(node, index)
+        return self.tensor
 
+    def array(self, node, index=0):
+        if self.storage.version != self.version:
+            self._check(node, index)
+        return self.tensor._data
+
+
+class SavedOutput(SavedTensor):
+    """An op's *output* saved for backward. It keeps the array, not the tensor object (that
+    would form a cycle through ``grad_fn``): ``unpack`` rebuilds a tensor on the same array
+    whose ``grad_fn`` is the saving node, which is what double backward needs."""
+
+    __slots__ = ("data", "output_nr", "requires_grad")
+    is_output = True
+
+    def __init__(self, t, output_nr=0):
+        self.tensor = None
+        self.storage = s = t._storage
+        self.version = s.version
+        self.data = t._data
+        self.requires_grad = t._requires_grad
+        self.output_nr = output_nr
+
+    def unpack(self, node, index=0):
+        if self.storage.version != self.version:
+            self._check(node, index)
         t = Tensor._make(self.data, self.storage)
         if self.requires_grad:
             t._requires_grad = True
@@ -181,8 +201,9 @@ class SavedTensor:
         return t
 
     def array(self, node, index=0):
-        self._check(node, index)
-        return self.data if self.tensor is None else self.tensor._data
+        if self.storage.version != self.version:
+            self._check(node, index)
+        return self.data
 
 
 class AccumulateGrad(Node):

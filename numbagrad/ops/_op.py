@@ -26,7 +26,7 @@ import numpy as np
 
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import is_grad_enabled_fast
-from numbagrad.autograd.graph import Node, SavedTensor, accumulator_of
+from numbagrad.autograd.graph import Node, SavedOutput, SavedTensor, accumulator_of
 
 __all__ = ["EVAL", "EvalInterpreter", "Interpreter", "Op", "bind", "current_interpreter"]
 
@@ -59,7 +59,10 @@ current_interpreter = _CURRENT.get
 
 def bind(op, args, params):
     """Apply primitive ``op`` to ``args`` under the current interpreter."""
-    return _CURRENT.get().process(op, args, params)
+    interp = _CURRENT.get()
+    if interp is EVAL:  # the common case, one call shorter
+        return op._eval(args, params)
+    return interp.process(op, args, params)
 
 
 def _edge(t):
@@ -71,10 +74,6 @@ def _edge(t):
     if fn is not None:
         return (fn, t._output_nr)
     return (accumulator_of(t), 0)
-
-
-def _save(v, is_output=False, output_nr=0):
-    return SavedTensor(v, is_output, output_nr) if isinstance(v, Tensor) else v
 
 
 class Op(Node):
@@ -102,14 +101,23 @@ class Op(Node):
     # -- evaluation (the EVAL interpreter) -----------------------------------------------
     @classmethod
     def _eval(cls, args, params):
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        out = cls.forward(*arrays, **params)
+        if len(args) == 1:
+            a = args[0]
+            out = cls.forward(a._data if isinstance(a, Tensor) else a, **params)
+        elif len(args) == 2:
+            a, b = args
+            out = cls.forward(a._data if isinstance(a, Tensor) else a,
+                              b._data if isinstance(b, Tensor) else b, **params)
+        else:
+            out = cls.forward(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
         if cls.n_out == 1:
-            res = _wrap(out, args[0] if cls.view else None)
+            if type(out) is np.ndarray and not cls.view:
+                res = Tensor._make(out)
+            else:
+                res = _wrap(out, args[0] if cls.view else None)
             outs = (res,)
         else:
-            outs = tuple(_wrap(o, None) for o in out)
-            res = outs
+            outs = res = tuple(_wrap(o, None) for o in out)
         if cls.differentiable and is_grad_enabled_fast():
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
@@ -119,29 +127,37 @@ class Op(Node):
 
     @classmethod
     def _record(cls, args, params, outs):
+        """Make the graph node for one application (see NOTE [Graph layout])."""
         node = object.__new__(cls)
         edges = []
         meta = []
         for a in args:
             if isinstance(a, Tensor):
-                meta.append((a._data.shape, a._data.dtype))
+                d = a._data
+                meta.append((d.shape, d.dtype))
                 edges.append(_edge(a) if a._requires_grad else None)
             else:
                 meta.append(None)
                 edges.append(None)
-        node._init_node(tuple(edges), tuple(meta), cls.n_out)
+        node._init_node(edges, meta, cls.n_out)
         if params:
             node.__dict__.update(params)
-        saved = [_save(args[i]) for i in cls.saves_inputs]
+        saved = []
+        for i in cls.saves_inputs:
+            v = args[i]
+            saved.append(SavedTensor(v) if isinstance(v, Tensor) else v)
         if cls.saves_output:
-            saved.append(_save(outs[0], True, 0))
+            saved.append(SavedOutput(outs[0]))
         node._saved = saved
-        for i, o in enumerate(outs):
+        i = 0
+        for o in outs:
             if o._data.dtype.kind == "f":
                 o._requires_grad = True
                 o._grad_fn = node
                 o._output_nr = i
-        node._post_record(args, outs)
+            i += 1
+        if cls._post_record is not Op._post_record:
+            node._post_record(args, outs)
         return node
 
     def _post_record(self, args, outs):
@@ -163,6 +179,13 @@ class Op(Node):
         return [s.array(self, i) if isinstance(s, SavedTensor) else s for i, s in enumerate(saved)]
 
     # -- backward (called by the engine) -----------------------------------------------------
+    def _backward_arrays(self, garrays):
+        fused = self.fused_vjp
+        if fused is not None:
+            res = fused(*garrays)
+            return list(res) if type(res) is tuple else [res]
+        return Node._backward_arrays(self, garrays)
+
     def _backward(self, grads, create_graph):
         if not create_graph and self.fused_vjp is not None and _CURRENT.get() is EVAL:
             garrays = [None if g is None else g._data for g in grads]
