@@ -50,20 +50,17 @@ class Tensor:
     tensor([2., 4., 6.])
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_accumulator",
-        "_data",
-        "_grad",
-        "_grad_fn",
-        "_hist_version",
-        "_hooks",
-        "_output_nr",
-        "_requires_grad",
-        "_retains_grad",
-        "_storage",
-        "_view_of",
-    )
+    # NOTE [Tensor attributes]: the attributes read on every op are slots; rarely set ones
+    # live in the instance dict (made only when first set) with class-level defaults, so
+    # making a tensor costs five attribute stores.
+    __slots__ = ("__dict__", "__weakref__", "_data", "_grad_fn", "_requires_grad", "_storage",
+                 "_view_of")
+    _grad = None
+    _output_nr = 0
+    _hooks = None
+    _retains_grad = False
+    _accumulator = None
+    _hist_version = 0
 
     __array_priority__ = 1000  # make ``ndarray * Tensor`` defer to Tensor.__rmul__
 
@@ -78,14 +75,8 @@ class Tensor:
         self._data = data
         self._storage = storage
         self._requires_grad = False
-        self._grad = None
         self._grad_fn = None
-        self._output_nr = 0
-        self._hooks = None
-        self._retains_grad = False
-        self._accumulator = None
         self._view_of = None
-        self._hist_version = 0
 
     @classmethod
     def _make(cls, data: np.ndarray, storage: _Storage | None = None) -> Tensor:
@@ -94,14 +85,8 @@ class Tensor:
         t._data = data
         t._storage = _Storage(data) if storage is None else storage
         t._requires_grad = False
-        t._grad = None
         t._grad_fn = None
-        t._output_nr = 0
-        t._hooks = None
-        t._retains_grad = False
-        t._accumulator = None
         t._view_of = None
-        t._hist_version = 0
         return t
 
     # -- metadata --------------------------------------------------------------------------

@@ -60,27 +60,20 @@ class Node:
     (``None`` for outputs that received none), return one gradient per input.
     """
 
-    __slots__ = (
-        "__dict__",
-        "__weakref__",
-        "_hooks",
-        "_in_meta",
-        "_n_out",
-        "_next",
-        "_pre_hooks",
-        "_saved",
-        "_seq",
-        "_tensor_hooks",
-    )
+    __slots__ = ("__dict__", "__weakref__", "_in_meta", "_next", "_saved", "_seq")
+    # set only when hooks are registered (then in the instance dict); see NOTE [Tensor
+    # attributes] for the same trick
+    _hooks = None
+    _pre_hooks = None
+    _tensor_hooks = None
+    _n_out = 1
 
     def _init_node(self, next_edges, in_meta, n_out=1):
         self._next = next_edges
         self._in_meta = in_meta
-        self._n_out = n_out
+        if n_out != 1:
+            self._n_out = n_out
         self._seq = next(_seq)
-        self._hooks = None
-        self._pre_hooks = None
-        self._tensor_hooks = None
         self._saved = ()
 
     # -- PyTorch's public Node API -------------------------------------------------------

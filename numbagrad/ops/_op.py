@@ -26,7 +26,7 @@ import numpy as np
 
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import is_grad_enabled_fast
-from numbagrad.autograd.graph import Node, SavedOutput, SavedTensor, accumulator_of
+from numbagrad.autograd.graph import Node, SavedOutput, SavedTensor, _seq, accumulator_of
 
 __all__ = ["EVAL", "EvalInterpreter", "Interpreter", "Op", "bind", "current_interpreter"]
 
@@ -101,29 +101,35 @@ class Op(Node):
     # -- evaluation (the EVAL interpreter) -----------------------------------------------
     @classmethod
     def _eval(cls, args, params):
-        if len(args) == 1:
-            a = args[0]
-            out = cls.forward(a._data if isinstance(a, Tensor) else a, **params)
-        elif len(args) == 2:
+        if len(args) == 2:
             a, b = args
             out = cls.forward(a._data if isinstance(a, Tensor) else a,
                               b._data if isinstance(b, Tensor) else b, **params)
+            rec = (isinstance(a, Tensor) and a._requires_grad) or \
+                (isinstance(b, Tensor) and b._requires_grad)
+        elif len(args) == 1:
+            a = args[0]
+            out = cls.forward(a._data, **params)
+            rec = a._requires_grad
         else:
             out = cls.forward(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
+            rec = False
+            for a in args:
+                if isinstance(a, Tensor) and a._requires_grad:
+                    rec = True
+                    break
         if cls.n_out == 1:
             if type(out) is np.ndarray and not cls.view:
                 res = Tensor._make(out)
             else:
                 res = _wrap(out, args[0] if cls.view else None)
-            outs = (res,)
-        else:
-            outs = res = tuple(_wrap(o, None) for o in out)
-        if cls.differentiable and is_grad_enabled_fast():
-            for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    cls._record(args, params, outs)
-                    break
-        return res
+            if rec and cls.differentiable and is_grad_enabled_fast():
+                cls._record(args, params, (res,))
+            return res
+        outs = tuple(_wrap(o, None) for o in out)
+        if rec and cls.differentiable and is_grad_enabled_fast():
+            cls._record(args, params, outs)
+        return outs
 
     @classmethod
     def _record(cls, args, params, outs):
@@ -135,27 +141,44 @@ class Op(Node):
             if isinstance(a, Tensor):
                 d = a._data
                 meta.append((d.shape, d.dtype))
-                edges.append(_edge(a) if a._requires_grad else None)
+                if a._requires_grad:
+                    fn = a._grad_fn
+                    if fn is None or a._view_of is not None:
+                        edges.append(_edge(a))
+                    else:
+                        edges.append((fn, a._output_nr))
+                else:
+                    edges.append(None)
             else:
                 meta.append(None)
                 edges.append(None)
-        node._init_node(edges, meta, cls.n_out)
+        node._next = edges
+        node._in_meta = meta
+        node._seq = next(_seq)
         if params:
             node.__dict__.update(params)
-        saved = []
-        for i in cls.saves_inputs:
-            v = args[i]
-            saved.append(SavedTensor(v) if isinstance(v, Tensor) else v)
-        if cls.saves_output:
-            saved.append(SavedOutput(outs[0]))
-        node._saved = saved
-        i = 0
-        for o in outs:
+        if cls.saves_inputs or cls.saves_output:
+            saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i]
+                     for i in cls.saves_inputs]
+            if cls.saves_output:
+                saved.append(SavedOutput(outs[0]))
+            node._saved = saved
+        else:
+            node._saved = ()
+        if cls.n_out == 1:
+            o = outs[0]
             if o._data.dtype.kind == "f":
                 o._requires_grad = True
                 o._grad_fn = node
-                o._output_nr = i
-            i += 1
+        else:
+            node._n_out = cls.n_out
+            i = 0
+            for o in outs:
+                if o._data.dtype.kind == "f":
+                    o._requires_grad = True
+                    o._grad_fn = node
+                    o._output_nr = i
+                i += 1
         if cls._post_record is not Op._post_record:
             node._post_record(args, outs)
         return node
@@ -176,7 +199,12 @@ class Op(Node):
         saved = self._saved
         if saved is None:
             self._unpack(0)
-        return [s.array(self, i) if isinstance(s, SavedTensor) else s for i, s in enumerate(saved)]
+        out = []
+        i = 0
+        for s in saved:
+            out.append(s.array(self, i) if isinstance(s, SavedTensor) else s)
+            i += 1
+        return out
 
     # -- backward (called by the engine) -----------------------------------------------------
     def _backward_arrays(self, garrays):

@@ -40,17 +40,14 @@ def norm_dims(dim, ndim: int) -> tuple:
 
 
 def flat(a: np.ndarray) -> np.ndarray:
-    """A flat contiguous view of ``a`` (a copy only when ``a`` is not contiguous)."""
-    if a.flags.c_contiguous:
-        return a.reshape(-1)
-    return np.ascontiguousarray(a).reshape(-1)
+    """A flat view of C-contiguous ``a`` (NumPy copies only when ``a`` is not contiguous)."""
+    return a.reshape(-1)
 
 
 def flat_g(g: np.ndarray) -> np.ndarray:
     """A gradient as the kernels take it: flat, or length 1 when it is a broadcast scalar
     (what ``sum().backward()`` sends; see NOTE [Elementwise kernel conventions])."""
-    if g.flags.c_contiguous:
-        return g.reshape(-1)
-    if not any(g.strides):
-        return g.reshape(-1)[:1] if g.size == 1 else np.array([g.flat[0]], dtype=g.dtype)
-    return np.ascontiguousarray(g).reshape(-1)
+    st = g.strides
+    if st and not any(st) and g.size > 1:
+        return np.array([g.flat[0]], dtype=g.dtype)
+    return g.reshape(-1)

@@ -22,7 +22,7 @@ def _prep(a, b):
     """Cast operands to the promoted dtype; returns ``(a, b, dtype)`` as arrays/scalars."""
     ta, tb = type(a), type(b)
     if ta is np.ndarray and tb is np.ndarray:
-        if a.dtype == b.dtype:
+        if a.dtype is b.dtype or a.dtype == b.dtype:
             return a, b, a.dtype
     elif ta is np.ndarray and tb in _SCALARS:
         if a.dtype.kind == "f":
@@ -89,8 +89,8 @@ class Add(Binary):
     @classmethod
     def forward(cls, a, b):
         a, b, _ = _prep(a, b)
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape \
-                and a.size >= K.PARALLEL_MIN and a.dtype.kind == "f":
+        if type(a) is np.ndarray and a.size >= K.PARALLEL_MIN and type(b) is np.ndarray \
+                and a.shape == b.shape and a.dtype.kind == "f":
             out = np.empty(a.shape, a.dtype)
             K.add_forward_par(flat(a), flat(b), out.reshape(-1))
             return out
@@ -124,8 +124,8 @@ class Mul(Binary):
     @classmethod
     def forward(cls, a, b):
         a, b, _ = _prep(a, b)
-        if type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape \
-                and a.size >= K.PARALLEL_MIN and a.dtype.kind == "f":
+        if type(a) is np.ndarray and a.size >= K.PARALLEL_MIN and type(b) is np.ndarray \
+                and a.shape == b.shape and a.dtype.kind == "f":
             out = np.empty(a.shape, a.dtype)
             K.mul_forward_par(flat(a), flat(b), out.reshape(-1))
             return out
@@ -141,16 +141,17 @@ class Mul(Binary):
 
     def fused_vjp(self, g):
         a, b = self.saved_arrays()
-        if (self._needs(0) and self._needs(1) and type(a) is np.ndarray
-                and type(b) is np.ndarray and a.shape == b.shape == g.shape
-                and a.dtype == b.dtype == g.dtype):
+        ea, eb = self._next
+        if (ea is not None and eb is not None and type(a) is np.ndarray
+                and a.size >= K.PARALLEL_MIN and type(b) is np.ndarray
+                and a.shape == b.shape == g.shape and a.dtype == b.dtype == g.dtype):
+            # large: both products in one parallel pass over g
             ga = np.empty(a.shape, a.dtype)
             gb = np.empty(a.shape, a.dtype)
-            k = K.mul_backward_par if a.size >= K.PARALLEL_MIN else K.mul_backward
-            k(flat_g(g), flat(a), flat(b), ga.reshape(-1), gb.reshape(-1))
+            K.mul_backward_par(flat_g(g), flat(a), flat(b), ga.reshape(-1), gb.reshape(-1))
             return ga, gb
-        return ((np.multiply(g, b) if self._needs(0) else None),
-                (np.multiply(g, a) if self._needs(1) else None))
+        return ((np.multiply(g, b) if ea is not None else None),
+                (np.multiply(g, a) if eb is not None else None))
 
 
 class Div(Binary):

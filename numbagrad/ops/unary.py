@@ -37,12 +37,12 @@ class Unary(Op):
         return g * self.derivative(self.saved_tensors()[0])
 
     def fused_vjp(self, g):
-        s = self.saved_arrays()[0]
+        s = (self._saved or self._unpack(0))[0].array(self)
         kernel = self.kernel
         if kernel is None:
             return self.array_vjp(g, s)
-        out = np.empty(s.shape, np.result_type(g.dtype, s.dtype))
-        kernel(flat_g(g), flat(s), out.reshape(-1))
+        out = np.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
+        kernel(flat_g(g), s.reshape(-1), out.reshape(-1))
         return out
 
     def array_vjp(self, g, s):
@@ -139,7 +139,7 @@ class Exp(Unary):
         return y
 
     def fused_vjp(self, g):
-        return np.multiply(g, self.saved_arrays()[0])
+        return np.multiply(g, (self._saved or self._unpack(0))[0].array(self))
 
 
 class Expm1(Unary):
@@ -161,7 +161,7 @@ class Log(Unary):
         return g / self.saved_tensors()[0]
 
     def fused_vjp(self, g):
-        return np.divide(g, self.saved_arrays()[0])
+        return np.divide(g, (self._saved or self._unpack(0))[0].array(self))
 
 
 class Log1p(Unary):
@@ -257,10 +257,10 @@ class Tanh(Unary):
         return 1 - y * y
 
     def fused_vjp(self, g):
-        y = self.saved_arrays()[0]
+        y = (self._saved or self._unpack(0))[0].array(self)
         out = np.empty(y.shape, y.dtype)
         k = K.tanh_backward_par if y.size >= K.PARALLEL_MIN else K.tanh_backward
-        k(flat_g(g), flat(y), out.reshape(-1))
+        k(flat_g(g), y.reshape(-1), out.reshape(-1))
         return out
 
 
@@ -279,10 +279,10 @@ class Sigmoid(Unary):
         return y * (1 - y)
 
     def fused_vjp(self, g):
-        y = self.saved_arrays()[0]
+        y = (self._saved or self._unpack(0))[0].array(self)
         out = np.empty(y.shape, y.dtype)
         k = K.sigmoid_backward_par if y.size >= K.PARALLEL_MIN else K.sigmoid_backward
-        k(flat_g(g), flat(y), out.reshape(-1))
+        k(flat_g(g), y.reshape(-1), out.reshape(-1))
         return out
 
 
