@@ -72,8 +72,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     if isinstance(data, Tensor):
         arr = data._data
         npd = arr.dtype if dtype is None else D.as_dtype(dtype).np
-    elif isinstance(data, np.ndarray):
-        arr = data
+    elif isinstance(data, (np.ndarray, np.generic)):
+        arr = np.asarray(data)
         npd = D.from_numpy_dtype(arr.dtype).np if dtype is None else D.as_dtype(dtype).np
     else:
         data = _unwrap_nested(data)

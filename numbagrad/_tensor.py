@@ -471,10 +471,12 @@ def _format(t: Tensor) -> str:
             fmt = lambda v: f"{v:.4e}"  # noqa: E731
         else:
             fmt = lambda v: f"{v:.4f}"  # noqa: E731
-        body = np.array2string(a, separator=", ", formatter={"float_kind": fmt},
+        # PyTorch right-aligns every element to the widest one
+        width = max(len(fmt(v)) for v in a.reshape(-1)[:2000])
+        body = np.array2string(a, separator=", ",
+                               formatter={"float_kind": lambda v: fmt(v).rjust(width)},
                                prefix="tensor(", threshold=1000, edgeitems=3,
                                max_line_width=79)
-        body = body.replace("nan.", "nan").replace("inf.", "inf")
     else:
         body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
                                max_line_width=79)

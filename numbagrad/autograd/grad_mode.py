@@ -46,10 +46,17 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _Mode:
-    """Base of the grad-mode context managers; each is also a decorator."""
+    """Base of the grad-mode context managers; each is also a decorator, with or without
+    parentheses (``@no_grad()`` and ``@no_grad``)."""
 
     _grad: bool = True
     _inference: bool | None = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls in (no_grad, enable_grad) and len(args) == 1 and callable(args[0]) \
+                and not kwargs:
+            return object.__new__(cls)(args[0])
+        return object.__new__(cls)
 
     def __enter__(self):
         self._tokens = (

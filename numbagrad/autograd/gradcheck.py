@@ -6,7 +6,6 @@ import numpy as np
 
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.engine import grad as _grad
-from numbagrad.autograd.grad_mode import no_grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -25,26 +24,28 @@ def _outputs(func, inputs):
 
 
 def _numerical_jacobian(func, inputs, diff, eps):
-    """Central differences: one column per element of each differentiable input."""
-    with no_grad():
-        base = _outputs(func, inputs)
-        jac = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff] for o in base]
-        for col, i in enumerate(diff):
-            x = inputs[i]._data
-            flat = x.reshape(-1) if x.flags.c_contiguous else None
-            if flat is None:
-                raise GradcheckError(f"gradcheck needs contiguous inputs (input {i} is not)")
-            for j in range(flat.size):
-                orig = flat[j]
-                flat[j] = orig + eps
-                plus = [o._data.astype(np.float64).reshape(-1).copy()
-                        for o in _outputs(func, inputs)]
-                flat[j] = orig - eps
-                minus = [o._data.astype(np.float64).reshape(-1).copy()
-                         for o in _outputs(func, inputs)]
-                flat[j] = orig
-                for k in range(len(base)):
-                    jac[k][col][:, j] = (plus[k] - minus[k]) / (2 * eps)
+    """Central differences: one column per element of each differentiable input.
+
+    ``func`` runs with grad mode as the caller has it: for ``gradgradcheck`` it calls
+    ``autograd.grad`` itself."""
+    base = _outputs(func, inputs)
+    jac = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff] for o in base]
+    for col, i in enumerate(diff):
+        x = inputs[i]._data
+        flat = x.reshape(-1) if x.flags.c_contiguous else None
+        if flat is None:
+            raise GradcheckError(f"gradcheck needs contiguous inputs (input {i} is not)")
+        for j in range(flat.size):
+            orig = flat[j]
+            flat[j] = orig + eps
+            plus = [o._data.astype(np.float64).reshape(-1).copy()
+                    for o in _outputs(func, inputs)]
+            flat[j] = orig - eps
+            minus = [o._data.astype(np.float64).reshape(-1).copy()
+                     for o in _outputs(func, inputs)]
+            flat[j] = orig
+            for k in range(len(base)):
+                jac[k][col][:, j] = (plus[k] - minus[k]) / (2 * eps)
     return jac
 
 
@@ -160,6 +161,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         out = _outputs(func, ins)
         wrt = [ins[i] for i in diff]
         pairs = [(o, g) for o, g in zip(out, gos) if o.requires_grad]
+        if not pairs:
+            raise GradcheckError("gradgradcheck: no output of func requires grad")
         gs = _grad([o for o, _ in pairs], wrt, [g for _, g in pairs], create_graph=True,
                    allow_unused=True)
         return tuple(g for g in gs if g is not None)

@@ -157,7 +157,15 @@ Tensor.__hash__ = lambda self: id(self)
 # -- in-place methods ---------------------------------------------------------------------------
 def _ufunc_fast(ufunc):
     def fast(data, other):
-        ufunc(data, other, out=data, casting="same_kind")
+        try:
+            ufunc(data, other, out=data, casting="same_kind")
+        except ValueError:
+            so = list(other.shape) if isinstance(other, np.ndarray) else []
+            raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the "
+                               f"broadcast shape of {list(data.shape)} and {so}") from None
+        except TypeError as e:  # numpy's casting error
+            raise RuntimeError(f"result type can't be cast to the desired output type "
+                               f"{data.dtype}: {e}") from None
     return fast
 
 

@@ -162,6 +162,7 @@ class Div(Binary):
     @classmethod
     def forward(cls, a, b, rounding_mode=None):
         a, b, dt = _prep(a, b)
+        _check_shapes("div", a, b)
         if rounding_mode is None:
             if dt.kind != "f":  # true division of integers gives the default float dtype
                 dt = D.get_default_dtype().np
@@ -359,7 +360,13 @@ class Where(Op):
     @staticmethod
     def forward(a, b, cond):
         a, b, _ = _prep(a, b)
-        return np.where(cond, a, b)
+        try:
+            return np.where(cond, a, b)
+        except ValueError:
+            sa = a.shape if type(a) is np.ndarray else ()
+            sb = b.shape if type(b) is np.ndarray else ()
+            raise RuntimeError(f"where: condition {list(cond.shape)}, input {list(sa)} and "
+                               f"other {list(sb)} are not broadcastable") from None
 
     def vjp(self, g):
         c = self.cond
