@@ -210,10 +210,11 @@ for _name in ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt 
 
 def _fill(self, value):
     """Fill with ``value`` in place."""
-    v = value._data if isinstance(value, Tensor) else value
     if isinstance(value, Tensor) and value._requires_grad:
-        return inplace.inplace(self, lambda t, val: expand(val.to(t.dtype), t.shape), value)  # noqa: F405
-    return inplace.inplace(self, lambda t: (t * 0 + v).to(t.dtype),
+        return inplace.inplace(self, lambda t, val: clone(expand(val.to(t.dtype), t.shape)),  # noqa: F405
+                               value)
+    v = value.item() if isinstance(value, Tensor) else value
+    return inplace.inplace(self, lambda t: bind(inplace.Fill, (t,), {"value": v}),
                            fast=lambda d: d.fill(v))
 
 

@@ -157,14 +157,6 @@ class Op(Node):
         node._seq = next(_seq)
         if params:
             node.__dict__.update(params)
-        if cls.saves_inputs or cls.saves_output:
-            saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i]
-                     for i in cls.saves_inputs]
-            if cls.saves_output:
-                saved.append(SavedOutput(outs[0]))
-            node._saved = saved
-        else:
-            node._saved = ()
         if cls.n_out == 1:
             o = outs[0]
             if o._data.dtype.kind == "f":
@@ -179,6 +171,15 @@ class Op(Node):
                     o._grad_fn = node
                     o._output_nr = i
                 i += 1
+        # after the outputs got their history: a saved output remembers requires_grad
+        if cls.saves_inputs or cls.saves_output:
+            saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i]
+                     for i in cls.saves_inputs]
+            if cls.saves_output:
+                saved.append(SavedOutput(outs[0]))
+            node._saved = saved
+        else:
+            node._saved = ()
         if cls._post_record is not Op._post_record:
             node._post_record(args, outs)
         return node

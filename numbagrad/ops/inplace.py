@@ -33,6 +33,20 @@ class Clone(Op):
     fused_vjp = vjp
 
 
+class Fill(Op):
+    """``input`` overwritten with a constant: its old value gets no gradient."""
+
+    @staticmethod
+    def forward(x, value):
+        return np.full(x.shape, value, x.dtype)
+
+    def vjp(self, g):
+        return g * 0  # zeros, as PyTorch's fill_/zero_ backward gives
+
+    def fused_vjp(self, g):
+        return np.zeros(g.shape, g.dtype)
+
+
 class Cast(Op):
     @staticmethod
     def forward(x, dtype):

@@ -135,7 +135,8 @@ ger = outer
 
 
 class Einsum(Op):
-    """``einsum`` over explicit subscripts (no ``...``, no repeated index in an operand)."""
+    """``einsum`` over explicit, distinct subscripts per operand (``einsum`` reduces the
+    general case to this)."""
 
     @staticmethod
     def forward(*xs, ins, out):
@@ -166,49 +167,98 @@ class Einsum(Op):
         return tuple(grads)
 
 
+def _expand_ellipsis(ins, out, operands, has_arrow):
+    """Spell ``...`` out with letters unused elsewhere (equal sizes, right-aligned)."""
+    used = set("".join(ins) + (out or ""))
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    n_ell = 0
+    new_ins = []
+    for sub, op in zip(ins, operands):
+        if "..." in sub:
+            n = op.ndim - (len(sub) - 3)
+            if n < 0:
+                raise RuntimeError(f"einsum(): operand {sub!r} has fewer dimensions than "
+                                   "subscripts")
+            n_ell = max(n_ell, n)
+            letters = "".join(spare[len(spare) - n:]) if n else ""
+            sub = sub.replace("...", letters)
+        new_ins.append(sub)
+    ell = "".join(spare[len(spare) - n_ell:]) if n_ell else ""
+    if has_arrow:
+        out = out.replace("...", ell)
+    else:
+        counts = {}
+        for c in "".join(new_ins):
+            counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    return new_ins, out
+
+
 def einsum(equation, *operands):
     """Einstein summation, e.g. ``einsum('ij,jk->ik', a, b)``.
 
-    Supports explicit or implicit output subscripts over letters; ``...`` and repeated
-    indices within one operand (traces, diagonals) are not supported and raise.
+    Supports implicit or explicit output, ``...`` (the ellipsis dims must have equal
+    sizes across operands) and repeated subscripts within an operand (traces and
+    diagonals, taken with :func:`diagonal` first, so every case is differentiable).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> a = numbagrad.eye(3)
+    >>> numbagrad.einsum('ii', a).item()
+    3.0
     """
+    from numbagrad.ops.shape import diagonal
+
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     operands = tuple(as_tensor_arg(o, "operands") for o in operands)
     eq = equation.replace(" ", "")
-    if "..." in eq:
-        raise ValueError("numbagrad.einsum does not support '...' yet; spell out "
-                                  "the dimensions")
-    if "->" in eq:
-        lhs, out = eq.split("->")
-    else:
-        lhs = eq
-        counts = {}
-        for c in lhs.replace(",", ""):
-            counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    has_arrow = "->" in eq
+    lhs, out = eq.split("->") if has_arrow else (eq, None)
     ins = lhs.split(",")
     if len(ins) != len(operands):
         raise RuntimeError(f"einsum(): {len(ins)} operands in the equation but "
                            f"{len(operands)} given")
-    sizes = {}
-    for sub, op in zip(ins, operands):
+    if "..." in eq:
+        ins, out = _expand_ellipsis(ins, out, operands, has_arrow)
+    elif not has_arrow:
+        counts = {}
+        for c in lhs.replace(",", ""):
+            counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, n in counts.items() if n == 1))
+    ops = list(operands)
+    for k, (sub, op) in enumerate(zip(ins, ops)):
         if len(sub) != op.ndim:
             raise RuntimeError(f"einsum(): the number of subscripts in the equation "
                                f"({len(sub)}) does not match the number of dimensions "
-                               f"({op.ndim}) for operand {sub!r}")
-        if len(set(sub)) != len(sub):
-            raise ValueError(f"einsum(): repeated subscripts in one operand ({sub!r}) "
-                                      "are not supported")
-        for c, s in zip(sub, op.shape):
-            if sizes.setdefault(c, s) != s:
+                               f"({op.ndim}) for operand {k}")
+        while len(set(sub)) != len(sub):  # a repeated index: take that diagonal first
+            c = next(ch for ch in sub if sub.count(ch) > 1)
+            p = sub.index(c)
+            q = sub.index(c, p + 1)
+            if op.shape[p] != op.shape[q]:
+                raise RuntimeError(f"einsum(): subscript {c!r} is repeated for operand {k} "
+                                   f"but the sizes don't match, {op.shape[p]} != "
+                                   f"{op.shape[q]}")
+            op = diagonal(op, 0, p, q)
+            sub = sub[:p] + sub[p + 1:q] + sub[q + 1:] + c
+        ins[k], ops[k] = sub, op
+    sizes = {}
+    for sub, op in zip(ins, ops):
+        for c, n in zip(sub, op.shape):
+            if sizes.setdefault(c, n) != n:
                 raise RuntimeError(f"einsum(): operands do not broadcast: subscript {c!r} has "
-                                   f"sizes {sizes[c]} and {s}")
-    dt = operands[0].dtype
-    for o in operands[1:]:
+                                   f"sizes {sizes[c]} and {n}")
+    for c in out:
+        if c not in sizes:
+            raise RuntimeError(f"einsum(): output subscript {c!r} does not appear in the "
+                               "equation for any input operand")
+    dt = ops[0].dtype
+    for o in ops[1:]:
         dt = D.promote_types(dt, o.dtype)
-    operands = tuple(o if o.dtype is dt else o.to(dt) for o in operands)
-    return bind(Einsum, operands, {"ins": tuple(ins), "out": out})
+    ops = tuple(o if o.dtype is dt else o.to(dt) for o in ops)
+    return bind(Einsum, ops, {"ins": tuple(ins), "out": out})
 
 
 ALL = "matmul mm bmm dot inner vdot outer ger einsum".split()

@@ -265,7 +265,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
 
 def prod(input, dim=None, keepdim=False):  # noqa: A002
     """Product over ``dim`` (an int or None); zeros are handled in the gradient."""
-    return bind(Prod, (input,), {"dims": _dims(input, dim), "keepdim": keepdim})
+    return bind(Prod, (input,), {"dims": norm_dims(dim, input.ndim), "keepdim": keepdim})
 
 
 def amax(input, dim=(), keepdim=False):  # noqa: A002

@@ -456,7 +456,10 @@ class Diagonal(Op):
 
     @staticmethod
     def forward(x, offset, dim1, dim2):
-        return np.diagonal(x, offset, dim1, dim2)
+        v = np.diagonal(x, offset, dim1, dim2)
+        if x.flags.writeable:
+            v.setflags(write=True)  # a real view: writes reach the base, as in PyTorch
+        return v
 
     def _post_record(self, args, outs):
         self.in_shape = args[0]._data.shape
@@ -720,7 +723,7 @@ def unflatten(input, dim, sizes):  # noqa: A002
 
 
 def narrow(input, dim, start, length):  # noqa: A002
-    """Elements ``start .. start + length`` along ``dim`` (a view)."""
+    """Elements ``start`` to ``start + length - 1`` along ``dim`` (a view)."""
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if start < 0:

@@ -1,0 +1,104 @@
+# numbagrad developer commands (GNU make).
+#
+#   make demo    create/reuse .venv, install numbagrad, run examples/quickstart.py
+#   make test    create/reuse .venv, install numbagrad[test], run the test suite
+#   make docs    build the HTML docs with warnings as errors (docs/_build/html)
+#   make doctest run the examples in the docs pages and in numbagrad's docstrings
+#   make bench   run the asv benchmarks once against the .venv interpreter
+#   make lint    run ruff (installed into .venv on first use)
+#   make clean   remove build, docs and asv outputs (keeps .venv and numba caches)
+#
+# Everything runs inside .venv, created with `python3 -m venv` when missing, so a fresh
+# machine needs only Python 3.10+ with pip and venv. Extra pytest arguments:
+#   make test PYTEST_ARGS="-x tests/test_engine.py"
+
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PYTEST_ARGS ?=
+SPHINXOPTS ?=
+
+# Numba's threading layer may be OpenMP; its default busy-wait policy stalled ~7 ms per
+# parallel kernel call when the other core of a 2-core machine was busy (DESIGN.md §5,
+# measured table); passive waiting costs a few µs instead. Override on the command line.
+OMP_WAIT_POLICY ?= passive
+export OMP_WAIT_POLICY
+
+# pip must never wait for input (CI has no stdin) and need not check its own version.
+export PIP_NO_INPUT := 1
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+# The numba compile cache is deliberately left at its default (__pycache__ next to the
+# sources, `cache=True` kernels), so the caches users and CI already have are reused.
+
+.DEFAULT_GOAL := help
+.PHONY: help venv install demo test docs doctest bench lint clean distclean
+
+help:
+	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
+
+# --- environment -------------------------------------------------------------------------
+# The interpreter is the target, so an existing .venv is reused as it is.
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip || echo "warning: could not upgrade pip; using the bundled one"
+
+venv: $(PY)
+
+# Stamp files record that an install step ran against the current pyproject.toml; they
+# live inside .venv, so deleting .venv resets them. The install is editable, so edits to
+# numbagrad/ need no reinstall. Force one with `make install`.
+$(VENV)/.installed-%: pyproject.toml | $(PY)
+	$(PIP) install -q -e ".[$*]"
+	@touch $@
+
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install -q -e .
+	@touch $@
+
+install: | $(PY)
+	$(PIP) install -q -e ".[test]"
+	@touch $(VENV)/.installed $(VENV)/.installed-test
+
+# --- the two commands --------------------------------------------------------------------
+demo: venv $(VENV)/.installed
+	$(PY) examples/quickstart.py
+
+test: venv $(VENV)/.installed-test
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# --- docs, benchmarks, lint --------------------------------------------------------------
+docs: venv $(VENV)/.installed-docs
+	$(PY) -m sphinx -W --keep-going -b html $(SPHINXOPTS) docs docs/_build/html
+	@echo "docs built: docs/_build/html/index.html"
+
+# The `>>>` examples of the docs pages and of the public docstrings, run as doctests.
+doctest: venv $(VENV)/.installed-test
+	$(PY) -m pytest -q --doctest-glob='*.rst' --doctest-modules \
+		--ignore=docs/conf.py --ignore=docs/_build --ignore=docs/auto_examples \
+		docs numbagrad $(PYTEST_ARGS)
+
+# `--python=same` benchmarks the .venv interpreter with numbagrad as installed (and
+# PyTorch, when present, in the same run); `asv machine --yes` records this machine once.
+bench: venv $(VENV)/.installed-bench
+	cd asv_bench && $(abspath $(VENV))/bin/asv machine --yes \
+		&& $(abspath $(VENV))/bin/asv run --python=same --quick --show-stderr
+
+$(VENV)/bin/ruff: | $(PY)
+	$(PIP) install -q ruff
+
+lint: $(VENV)/bin/ruff
+	$(VENV)/bin/ruff check .
+
+# --- cleaning ----------------------------------------------------------------------------
+# `clean` keeps __pycache__: numba stores its compiled kernels there, and a cold cache
+# costs seconds of compilation on the next run. `distclean` removes those too.
+clean:
+	rm -rf build dist *.egg-info .pytest_cache
+	rm -rf docs/_build docs/auto_examples docs/gen_modules docs/generated
+	rm -rf asv_bench/env asv_bench/html
+
+distclean: clean
+	rm -rf $(VENV) .hypothesis asv_bench/results
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
