@@ -24,8 +24,9 @@ import numpy as np
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import _GRAD_ENABLED
 from numbagrad.autograd.graph import AccumulateGrad, accumulator_of
-from numbagrad.kernels.cpu import accumulate as KA
-from numbagrad.kernels.cpu.elementwise import PARALLEL_MIN
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
+
+KA = lazy("numbagrad.kernels.cpu.accumulate")
 
 __all__ = ["backward", "grad"]
 
@@ -334,8 +335,8 @@ def _store_leaf_grad(leaf, g, create_graph, stored):
         leaf._grad = Tensor._make(arr)
         return
     od = old._data
-    if od.flags.c_contiguous and od.flags.writeable and arr.dtype == od.dtype and (
-            arr.shape == od.shape and arr.flags.c_contiguous):
+    if od.size >= KERNEL_MIN and od.flags.c_contiguous and od.flags.writeable and (
+            arr.dtype == od.dtype and arr.shape == od.shape and arr.flags.c_contiguous):
         k = KA.accumulate_par if od.size >= PARALLEL_MIN else KA.accumulate
         k(od.reshape(-1), arr.reshape(-1))
     else:

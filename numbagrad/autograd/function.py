@@ -32,9 +32,10 @@ import inspect
 import numpy as np
 
 from numbagrad._tensor import Tensor
-from numbagrad.autograd.grad_mode import is_grad_enabled, no_grad
+from numbagrad.autograd.grad_mode import _GRAD_ENABLED, is_grad_enabled, no_grad
 from numbagrad.autograd.graph import _FREED_MSG, Node, SavedOutput, SavedTensor
 from numbagrad.ops._op import Op, _edge, bind
+from numbagrad.ops.inplace import AsStridedPut, _geometry
 
 __all__ = [
     "BackwardCFunction", "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",
@@ -226,6 +227,20 @@ class FunctionMeta(type):
         cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
                                  {"_forward_cls": cls, "__module__": cls.__module__})
         super().__init__(name, bases, attrs)
+        # resolved once per class (inspect.getattr_static is slow for a per-call check)
+        cls._static_forward = isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
+        base = globals().get("Function")
+        if base is None:  # Function itself
+            cls._separate_style = False
+            return
+        cls._separate_style = inspect.getattr_static(cls, "setup_context") is not \
+            base.__dict__["setup_context"]
+        user_bw = inspect.getattr_static(cls, "backward")
+        user_vjp = inspect.getattr_static(cls, "vjp")
+        base_bw = base.__dict__["backward"]
+        cls._both_backward_and_vjp = (user_bw is not base_bw and user_vjp is not base_bw
+                                      and user_vjp is not user_bw)
+        cls._uses_vjp = user_bw is base_bw
 
 
 class Function(FunctionCtx, metaclass=FunctionMeta):
@@ -306,20 +321,15 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     @classmethod
     def _backward_impl(cls, ctx, *grads):
         # ``backward`` and ``vjp`` are aliases: use whichever the subclass defined
-        user_bw = inspect.getattr_static(cls, "backward")
-        user_vjp = inspect.getattr_static(cls, "vjp")
-        base_bw = Function.__dict__["backward"]
-        if user_bw is not base_bw and user_vjp is not base_bw and user_vjp is not user_bw:
+        if cls._both_backward_and_vjp:
             raise RuntimeError(f"Implementing both 'backward' and 'vjp' for a custom Function "
                                f"is not allowed. You should only implement one of them "
                                f"({cls.__name__}).")
-        fn = cls.backward if user_bw is not base_bw else cls.vjp
-        return fn(ctx, *grads)
+        return (cls.vjp if cls._uses_vjp else cls.backward)(ctx, *grads)
 
     @classmethod
     def _uses_setup_context(cls) -> bool:
-        return inspect.getattr_static(cls, "setup_context") is not \
-            Function.__dict__["setup_context"]
+        return cls._separate_style
 
     @classmethod
     def apply(cls, *args, **kwargs):
@@ -328,7 +338,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         Tensors may appear at any position among other values (numbers, None, strings,
         tuples); only tensor arguments are differentiated.
         """
-        if not isinstance(inspect.getattr_static(cls, "forward"), staticmethod):
+        if not cls._static_forward:
             raise RuntimeError(
                 f"{cls.__name__}.forward must be a @staticmethod: numbagrad supports only "
                 f"new-style autograd Functions, defined with static forward/backward and "
@@ -339,15 +349,18 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
     """Steps 1-4 of NOTE [Custom Function application]; returns the outputs as given."""
-    tensors_in = [a for a in args if isinstance(a, Tensor)]
-    grad_on = is_grad_enabled()
-    ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._requires_grad for a in args)
-    executable = grad_on and any(ctx.needs_input_grad)
+    grad_on = _GRAD_ENABLED.get()
+    needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
+    ctx.needs_input_grad = needs
+    executable = grad_on and True in needs
     ctx._saved = _IN_FORWARD
-    with no_grad():
+    token = _GRAD_ENABLED.set(False)
+    try:
         raw = forward_call()
         if setup is not None:
             setup(raw)
+    finally:
+        _GRAD_ENABLED.reset(token)
     is_tuple = isinstance(raw, tuple)
     outs = list(raw) if is_tuple else [raw]
     d = ctx.__dict__
@@ -362,7 +375,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
     if executable and not any(isinstance(o, Tensor) for o in outs):
         raise RuntimeError(f"{fname}.forward returned no Tensor, but its inputs require grad: "
                            "return the result as a Tensor (numbagrad.from_numpy wraps arrays)")
-    in_ids = {id(a): a for a in tensors_in}
+    in_ids = {id(a): a for a in args if isinstance(a, Tensor)}
     for i, t in enumerate(dirty):
         if not isinstance(t, Tensor) or id(t) not in in_ids:
             raise RuntimeError(f"mark_dirty only accepts input tensors, but argument {i} isn't "
@@ -393,9 +406,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
         else:
             meta.append(None)
             edges.append(None)
-    ctx._init_node(tuple(edges), tuple(meta), len(outs))
-
-    from numbagrad.ops.inplace import AsStridedPut, _geometry
+    ctx._init_node(edges, meta, len(outs))
 
     out_meta = []
     for i, o in enumerate(outs):

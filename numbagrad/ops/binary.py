@@ -11,9 +11,11 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad._tensor import Tensor
-from numbagrad.kernels.cpu import elementwise as K
+from numbagrad.kernels import PARALLEL_MIN, lazy
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import flat, flat_g
+
+K = lazy("numbagrad.kernels.cpu.elementwise")
 
 _SCALARS = (int, float, bool)
 
@@ -89,7 +91,7 @@ class Add(Binary):
     @classmethod
     def forward(cls, a, b):
         a, b, _ = _prep(a, b)
-        if type(a) is np.ndarray and a.size >= K.PARALLEL_MIN and type(b) is np.ndarray \
+        if type(a) is np.ndarray and a.size >= PARALLEL_MIN and type(b) is np.ndarray \
                 and a.shape == b.shape and a.dtype.kind == "f":
             out = np.empty(a.shape, a.dtype)
             K.add_forward_par(flat(a), flat(b), out.reshape(-1))
@@ -124,7 +126,7 @@ class Mul(Binary):
     @classmethod
     def forward(cls, a, b):
         a, b, _ = _prep(a, b)
-        if type(a) is np.ndarray and a.size >= K.PARALLEL_MIN and type(b) is np.ndarray \
+        if type(a) is np.ndarray and a.size >= PARALLEL_MIN and type(b) is np.ndarray \
                 and a.shape == b.shape and a.dtype.kind == "f":
             out = np.empty(a.shape, a.dtype)
             K.mul_forward_par(flat(a), flat(b), out.reshape(-1))
@@ -143,7 +145,7 @@ class Mul(Binary):
         a, b = self.saved_arrays()
         ea, eb = self._next
         if (ea is not None and eb is not None and type(a) is np.ndarray
-                and a.size >= K.PARALLEL_MIN and type(b) is np.ndarray
+                and a.size >= PARALLEL_MIN and type(b) is np.ndarray
                 and a.shape == b.shape == g.shape and a.dtype == b.dtype == g.dtype):
             # large: both products in one parallel pass over g
             ga = np.empty(a.shape, a.dtype)

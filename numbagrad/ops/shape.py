@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad._tensor import Tensor
-from numbagrad.kernels.cpu import index as KI
+from numbagrad.kernels import lazy
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
+
+KI = lazy("numbagrad.kernels.cpu.index")
 
 
 def _check_index(name, idx, size):

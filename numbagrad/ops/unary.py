@@ -12,9 +12,11 @@ import math
 
 import numpy as np
 
-from numbagrad.kernels.cpu import elementwise as K
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import default_float, flat, flat_g
+
+K = lazy("numbagrad.kernels.cpu.elementwise")
 
 
 class Unary(Op):
@@ -22,7 +24,7 @@ class Unary(Op):
     integer and bool inputs to the default float dtype first (as PyTorch does)."""
 
     float_only = True
-    kernel = None  # fused ``(g, saved, out)`` backward kernel, see NOTE [Elementwise ...]
+    kernel = None  # name of a fused ``(g, saved, out)`` backward kernel in ``K``
 
     @classmethod
     def forward(cls, x):
@@ -36,27 +38,35 @@ class Unary(Op):
     def vjp(self, g):
         return g * self.derivative(self.saved_tensors()[0])
 
+    @staticmethod
+    def np_derivative(s):
+        """``derivative`` on arrays (the same formula, with NumPy)."""
+        raise NotImplementedError
+
     def fused_vjp(self, g):
         s = (self._saved or self._unpack(0))[0].array(self)
         kernel = self.kernel
-        if kernel is None:
-            return self.array_vjp(g, s)
+        if kernel is None or s.size < KERNEL_MIN:
+            return np.multiply(g, self.np_derivative(s))
         out = np.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
-        kernel(flat_g(g), s.reshape(-1), out.reshape(-1))
+        getattr(K, kernel)(flat_g(g), s.reshape(-1), out.reshape(-1))
         return out
 
-    def array_vjp(self, g, s):
-        """``g * d`` on arrays for ops without a fused kernel (same formula as ``vjp``)."""
-        from numbagrad._tensor import Tensor
 
-        return (Tensor._make(g) * self.derivative(Tensor._make(s)))._data
+def _np_sigmoid(x):
+    """A numerically stable logistic function on arrays."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-def _njit_map(kernel):
-    """Forward through a flat ``(x, out)`` kernel (contiguous copy only when needed)."""
+def _njit_map(kernel, small=None):
+    """Forward through the flat ``(x, out)`` kernel named ``kernel``; arrays under
+    ``KERNEL_MIN`` elements use the NumPy formula ``small`` when one is given."""
     def fn(x):
+        if small is not None and x.size < KERNEL_MIN:
+            return small(x)
         out = np.empty(x.shape, x.dtype)
-        kernel(flat(x), out.reshape(-1))
+        getattr(K, kernel)(flat(x), out.reshape(-1))
         return out
     return staticmethod(fn)
 
@@ -91,6 +101,10 @@ class Abs(Unary):
     def derivative(self, x):
         return sign(x)
 
+    @staticmethod
+    def np_derivative(x):
+        return np.sign(x)
+
 
 class Sign(Unary):
     float_only = False
@@ -99,6 +113,10 @@ class Sign(Unary):
 
     def derivative(self, x):
         return x * 0
+
+    @staticmethod
+    def np_derivative(x):
+        return np.zeros_like(x)
 
 
 class Floor(Sign):
@@ -116,18 +134,18 @@ class Round(Sign):
 class Relu(Unary):
     float_only = False
     saves_output = True
-    kernel = staticmethod(K.relu_backward)
+    kernel = "relu_backward"
 
     @staticmethod
     def fn(x):
-        if x.dtype.kind == "f":
-            out = np.empty(x.shape, x.dtype)
-            K.relu_forward(flat(x), out.reshape(-1))
-            return out
-        return np.maximum(x, 0)
+        return np.maximum(x, x.dtype.type(0))  # one SIMD pass; NaN propagates as in torch
 
     def derivative(self, y):
         return (y > 0).to(y.dtype)
+
+    @staticmethod
+    def np_derivative(y):
+        return (y > 0).astype(y.dtype)
 
 
 # -- exponentials and logarithms ---------------------------------------------------------
@@ -141,12 +159,20 @@ class Exp(Unary):
     def fused_vjp(self, g):
         return np.multiply(g, (self._saved or self._unpack(0))[0].array(self))
 
+    @staticmethod
+    def np_derivative(y):
+        return y
+
 
 class Expm1(Unary):
     fn = staticmethod(np.expm1)
     saves_output = True
 
     def derivative(self, y):
+        return y + 1
+
+    @staticmethod
+    def np_derivative(y):
         return y + 1
 
 
@@ -163,6 +189,10 @@ class Log(Unary):
     def fused_vjp(self, g):
         return np.divide(g, (self._saved or self._unpack(0))[0].array(self))
 
+    @staticmethod
+    def np_derivative(x):
+        return 1 / x
+
 
 class Log1p(Unary):
     fn = staticmethod(np.log1p)
@@ -170,6 +200,10 @@ class Log1p(Unary):
 
     def derivative(self, x):
         return (x + 1).reciprocal()
+
+    @staticmethod
+    def np_derivative(x):
+        return 1 / (x + 1)
 
 
 class Log2(Unary):
@@ -179,6 +213,10 @@ class Log2(Unary):
     def derivative(self, x):
         return (x * math.log(2.0)).reciprocal()
 
+    @staticmethod
+    def np_derivative(x):
+        return 1 / (x * math.log(2.0))
+
 
 class Sqrt(Unary):
     fn = staticmethod(np.sqrt)
@@ -187,13 +225,21 @@ class Sqrt(Unary):
     def derivative(self, y):
         return (y * 2).reciprocal()
 
+    @staticmethod
+    def np_derivative(y):
+        return 0.5 / y
+
 
 class Rsqrt(Unary):
-    fn = _njit_map(K.rsqrt_forward)
+    fn = _njit_map("rsqrt_forward", lambda x: 1 / np.sqrt(x))
     saves_output = True
 
     def derivative(self, y):
         return y * y * y * -0.5
+
+    @staticmethod
+    def np_derivative(y):
+        return -0.5 * y * y * y
 
 
 class Square(Unary):
@@ -204,6 +250,10 @@ class Square(Unary):
     def derivative(self, x):
         return x * 2
 
+    @staticmethod
+    def np_derivative(x):
+        return 2 * x
+
 
 class Reciprocal(Unary):
     fn = staticmethod(np.reciprocal)
@@ -212,45 +262,53 @@ class Reciprocal(Unary):
     def derivative(self, y):
         return -(y * y)
 
+    @staticmethod
+    def np_derivative(y):
+        return -(y * y)
+
 
 # -- trigonometric and activations -------------------------------------------------------
 class Sin(Unary):
     fn = staticmethod(np.sin)
     saves_inputs = (0,)
-    kernel = staticmethod(K.sin_backward)
+    kernel = "sin_backward"
 
     def derivative(self, x):
         return cos(x)
+
+    @staticmethod
+    def np_derivative(x):
+        return np.cos(x)
 
 
 class Cos(Unary):
     fn = staticmethod(np.cos)
     saves_inputs = (0,)
-    kernel = staticmethod(K.cos_backward)
+    kernel = "cos_backward"
 
     def derivative(self, x):
         return -sin(x)
+
+    @staticmethod
+    def np_derivative(x):
+        return -np.sin(x)
 
 
 class Tan(Unary):
     fn = staticmethod(np.tan)
     saves_output = True
-    kernel = staticmethod(K.tan_backward)
+    kernel = "tan_backward"
 
     def derivative(self, y):
         return y * y + 1
 
-
-def _tanh_fn(x):
-    if x.size >= K.PARALLEL_MIN:
-        out = np.empty(x.shape, x.dtype)
-        K.tanh_forward_par(flat(x), out.reshape(-1))
-        return out
-    return np.tanh(x)
+    @staticmethod
+    def np_derivative(y):
+        return 1 + y * y
 
 
 class Tanh(Unary):
-    fn = staticmethod(_tanh_fn)
+    fn = staticmethod(np.tanh)  # NumPy's SIMD tanh beats a scalar-libm njit loop
     saves_output = True
 
     def derivative(self, y):
@@ -258,15 +316,23 @@ class Tanh(Unary):
 
     def fused_vjp(self, g):
         y = (self._saved or self._unpack(0))[0].array(self)
+        if y.size < KERNEL_MIN:
+            return np.multiply(g, self.np_derivative(y))
         out = np.empty(y.shape, y.dtype)
-        k = K.tanh_backward_par if y.size >= K.PARALLEL_MIN else K.tanh_backward
+        k = K.tanh_backward_par if y.size >= PARALLEL_MIN else K.tanh_backward
         k(flat_g(g), y.reshape(-1), out.reshape(-1))
         return out
 
+    @staticmethod
+    def np_derivative(y):
+        return 1 - y * y
+
 
 def _sigmoid_fn(x):
+    if x.size < KERNEL_MIN:
+        return _np_sigmoid(x).astype(x.dtype, copy=False)
     out = np.empty(x.shape, x.dtype)
-    k = K.sigmoid_forward_par if x.size >= K.PARALLEL_MIN else K.sigmoid_forward
+    k = K.sigmoid_forward_par if x.size >= PARALLEL_MIN else K.sigmoid_forward
     k(flat(x), out.reshape(-1))
     return out
 
@@ -280,28 +346,43 @@ class Sigmoid(Unary):
 
     def fused_vjp(self, g):
         y = (self._saved or self._unpack(0))[0].array(self)
+        if y.size < KERNEL_MIN:
+            return np.multiply(g, self.np_derivative(y))
         out = np.empty(y.shape, y.dtype)
-        k = K.sigmoid_backward_par if y.size >= K.PARALLEL_MIN else K.sigmoid_backward
+        k = K.sigmoid_backward_par if y.size >= PARALLEL_MIN else K.sigmoid_backward
         k(flat_g(g), y.reshape(-1), out.reshape(-1))
         return out
 
+    @staticmethod
+    def np_derivative(y):
+        return y * (1 - y)
+
 
 class Softplus(Unary):
-    fn = _njit_map(K.softplus_forward)
+    fn = _njit_map("softplus_forward",
+                   lambda x: np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x))))
     saves_inputs = (0,)
-    kernel = staticmethod(K.softplus_backward)
+    kernel = "softplus_backward"
 
     def derivative(self, x):
         return sigmoid(x)
 
+    @staticmethod
+    def np_derivative(x):
+        return _np_sigmoid(x)
+
 
 class Erf(Unary):
-    fn = _njit_map(K.erf_forward)
+    fn = _njit_map("erf_forward")
     saves_inputs = (0,)
-    kernel = staticmethod(K.erf_backward)
+    kernel = "erf_backward"
 
     def derivative(self, x):
         return exp(-(x * x)) * (2 / math.sqrt(math.pi))
+
+    @staticmethod
+    def np_derivative(x):
+        return (2 / math.sqrt(math.pi)) * np.exp(-(x * x))
 
 
 # -- public functions ------------------------------------------------------------------------

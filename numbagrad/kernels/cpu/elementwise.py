@@ -6,8 +6,8 @@ Kernels work on flat contiguous 1-D arrays and write into ``out``. A gradient ar
 ``g`` is either as long as ``out`` or has length 1 (a broadcast scalar, which is what
 ``sum().backward()`` sends); ``_gi`` picks the element. Integer literals (``1 - v * v``) keep
 float32 arithmetic in float32; the few float constants compute in float64 and are rounded
-on store, which only adds accuracy. Serial kernels below ``PARALLEL_MIN`` elements;
-``*_par`` twins use ``prange`` above it (measured in asv_bench/benchmarks/bench_kernels.py).
+on store, which only adds accuracy. Serial kernels below ``PARALLEL_MIN`` elements
+(``numbagrad.kernels``); ``*_par`` twins use ``prange`` above it.
 """
 
 import math
@@ -15,8 +15,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-# Element count from which the ``prange`` twins pay (two cores; start cost ~3-7 us).
-PARALLEL_MIN = 200_000
+from numbagrad.kernels import PARALLEL_MIN  # noqa: F401  (re-exported for the ops)
 
 
 @njit(cache=True, inline="always")
@@ -65,13 +64,6 @@ def erf_forward(x, out):
 def rsqrt_forward(x, out):
     for i in range(x.size):
         out[i] = 1 / math.sqrt(x[i])
-
-
-@njit(cache=True)
-def relu_forward(x, out):
-    for i in range(x.size):
-        v = x[i]
-        out[i] = v if v > 0 else 0.0
 
 
 # -- fused backward formulas --------------------------------------------------------------
@@ -189,8 +181,3 @@ def add_forward_par(a, b, out):
     for i in prange(out.size):
         out[i] = a[i] + b[i]
 
-
-@njit(cache=True, parallel=True)
-def tanh_forward_par(x, out):
-    for i in prange(x.size):
-        out[i] = math.tanh(x[i])

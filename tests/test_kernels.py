@@ -1,0 +1,151 @@
+"""The JIT kernels against the NumPy formulas they replace.
+
+Op tests use small inputs, which take NumPy paths below ``KERNEL_MIN``; here every njit
+kernel (and its ``prange`` twin) runs on inputs large enough to select it, and on float32,
+and is compared with the plain NumPy expression of the same formula.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
+from numbagrad.kernels.cpu import accumulate as KA
+from numbagrad.kernels.cpu import elementwise as K
+from numbagrad.kernels.cpu import index as KI
+
+N = KERNEL_MIN + 7
+rng = np.random.default_rng(7)
+
+
+def _sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+# (kernel, saved-value generator, NumPy reference of g * derivative)
+BACKWARD = {
+    "tanh_backward": (lambda x: np.tanh(x), lambda g, y: g * (1 - y * y)),
+    "sigmoid_backward": (_sig, lambda g, y: g * y * (1 - y)),
+    "sin_backward": (lambda x: x, lambda g, x: g * np.cos(x)),
+    "cos_backward": (lambda x: x, lambda g, x: -g * np.sin(x)),
+    "tan_backward": (np.tan, lambda g, y: g * (1 + y * y)),
+    "softplus_backward": (lambda x: x, lambda g, x: g * _sig(x)),
+    "erf_backward": (lambda x: x, lambda g, x: g * 2 / math.sqrt(math.pi) * np.exp(-x * x)),
+    "relu_backward": (lambda x: np.maximum(x, 0), lambda g, y: g * (y > 0)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("name", sorted(BACKWARD))
+def test_backward_kernel_matches_numpy(name, dtype):
+    make, ref = BACKWARD[name]
+    x = rng.uniform(-2, 2, N).astype(dtype)
+    s = make(x).astype(dtype)
+    g = rng.standard_normal(N).astype(dtype)
+    out = np.empty(N, dtype)
+    getattr(K, name)(g, s, out)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(out, ref(g, s), rtol=tol, atol=tol)
+    # a broadcast scalar gradient (length 1) is the same as a full one
+    getattr(K, name)(g[:1], s, out)
+    np.testing.assert_allclose(out, ref(np.full(N, g[0]), s), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name, ref", [
+    ("sigmoid_forward", _sig),
+    ("softplus_forward", lambda x: np.log1p(np.exp(x))),
+    ("erf_forward", np.vectorize(math.erf)),
+    ("rsqrt_forward", lambda x: 1 / np.sqrt(x)),
+])
+def test_forward_kernel_matches_numpy(name, ref):
+    x = rng.uniform(0.1, 3, N) if name == "rsqrt_forward" else rng.uniform(-5, 5, N)
+    out = np.empty(N)
+    getattr(K, name)(x, out)
+    np.testing.assert_allclose(out, ref(x), rtol=1e-12, atol=1e-14)
+
+
+def test_sigmoid_and_softplus_kernels_are_stable_at_extremes():
+    x = np.array([-800.0, -40.0, 0.0, 40.0, 800.0])
+    out = np.empty_like(x)
+    K.sigmoid_forward(x, out)
+    assert np.all(np.isfinite(out)) and out[0] == 0.0 and out[-1] == 1.0
+    assert out[1] == pytest.approx(math.exp(-40.0), rel=1e-12)
+    K.softplus_forward(x, out)
+    np.testing.assert_allclose(out, [0.0, math.log1p(math.exp(-40.0)), math.log(2.0),
+                                     40.0, 800.0], rtol=1e-12)
+
+
+def test_parallel_twins_match_serial():
+    n = PARALLEL_MIN + 3
+    a, b, g = (rng.standard_normal(n) for _ in range(3))
+    for serial, par, args in [
+        (K.tanh_backward, K.tanh_backward_par, (g, np.tanh(a))),
+        (K.sigmoid_backward, K.sigmoid_backward_par, (g, _sig(a))),
+        (K.sigmoid_forward, K.sigmoid_forward_par, (a,)),
+        (K.mul_forward, K.mul_forward_par, (a, b)),
+        (K.add_forward, K.add_forward_par, (a, b)),
+        (KA.add_into_new, KA.add_into_new_par, (a, b)),
+    ]:
+        o1, o2 = np.empty(n), np.empty(n)
+        serial(*args, o1)
+        par(*args, o2)
+        np.testing.assert_array_equal(o1, o2)
+    ga1, gb1, ga2, gb2 = (np.empty(n) for _ in range(4))
+    K.mul_backward(g, a, b, ga1, gb1)
+    K.mul_backward_par(g, a, b, ga2, gb2)
+    np.testing.assert_array_equal(ga1, g * b)
+    np.testing.assert_array_equal(gb2, g * a)
+    np.testing.assert_array_equal(ga1, ga2)
+
+
+def test_accumulate_kernels():
+    n = PARALLEL_MIN + 5
+    dst, src = rng.standard_normal(n), rng.standard_normal(n)
+    want = dst + src
+    d1, d2 = dst.copy(), dst.copy()
+    KA.accumulate(d1, src)
+    KA.accumulate_par(d2, src)
+    np.testing.assert_array_equal(d1, want)
+    np.testing.assert_array_equal(d2, want)
+    d3 = dst.copy()
+    KA.accumulate(d3, src[:1])
+    np.testing.assert_array_equal(d3, dst + src[0])
+
+
+def test_index_kernels():
+    idx = np.array([0, 3, 2, 5], np.int64)
+    assert KI.first_out_of_range(idx, 6) == -1
+    assert KI.first_out_of_range(idx, 5) == 3
+    assert KI.first_out_of_range(np.array([1, -1], np.int64), 5) == 1
+    out = np.zeros(4)
+    KI.scatter_add_1d(out, np.array([1, 1, 3], np.int64), np.array([1.0, 2.0, 4.0]))
+    np.testing.assert_array_equal(out, [0.0, 3.0, 0.0, 4.0])
+
+
+@pytest.mark.parametrize("op", ["tanh", "sigmoid", "sin", "cos", "softplus", "erf", "relu"])
+def test_large_op_gradients_use_kernels_and_agree_with_small_path(op):
+    """Above KERNEL_MIN the fused kernels run; the gradient equals the NumPy path's."""
+    x = ng.tensor(rng.uniform(-2, 2, N), requires_grad=True)
+    getattr(ng, op)(x).sum().backward()
+    big = x.grad.numpy().copy()
+    # the same values through the small (NumPy) path, in chunks below KERNEL_MIN
+    pieces = []
+    for chunk in np.array_split(x.detach().numpy(), 4):
+        xc = ng.tensor(chunk, requires_grad=True)
+        getattr(ng, op)(xc).sum().backward()
+        pieces.append(xc.grad.numpy())
+    np.testing.assert_allclose(big, np.concatenate(pieces), rtol=1e-12, atol=1e-15)
+
+
+def test_large_elementwise_chain_matches_numpy():
+    n = PARALLEL_MIN + 11
+    xa, wa = rng.standard_normal(n), rng.standard_normal(n)
+    x = ng.tensor(xa, requires_grad=True)
+    w = ng.tensor(wa, requires_grad=True)
+    (ng.tanh(x * w + 1.0) * ng.sigmoid(x)).sum().backward()
+    t, s = np.tanh(xa * wa + 1.0), _sig(xa)
+    gx = (1 - t * t) * wa * s + t * s * (1 - s)
+    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), (1 - t * t) * xa * s, rtol=1e-10, atol=1e-12)
