@@ -1,12 +1,13 @@
 """The Tensor: flat NumPy storage, a view onto it, and autograd metadata. No math here.
 
 NOTE [Storage and views]
-Every tensor owns a ``_Storage``: one flat, contiguous NumPy array plus the version
-counter that all views of it share. ``_data`` is the NumPy view (shape, strides, offset)
+Every tensor owns a storage: one flat, contiguous NumPy array plus the version counter
+that all views of it share, kept as a two-item list ``[array, version]`` (a list because
+one is made with every tensor, and a list costs a fifth of a class instance). ``_data`` is the NumPy view (shape, strides, offset)
 that this tensor reads; views made by ``reshape``/``transpose``/``__getitem__`` are NumPy
 views of the same storage and share ``_storage``. ``.numpy()`` returns ``_data`` itself
 (zero copy) and ``from_numpy`` wraps an array without copying, so user kernels (``@njit``
-loops) read and write tensor memory directly. Every in-place op bumps ``_storage.version``;
+loops) read and write tensor memory directly. Every in-place op bumps ``_storage[1]``;
 a tensor saved for backward records the version it saw (NOTE [Graph layout]).
 """
 
@@ -21,16 +22,6 @@ __all__ = ["Tensor"]
 
 # The op namespace; ``numbagrad.ops`` fills it in at import (this layer holds no math).
 _F = None
-
-
-class _Storage:
-    """A flat contiguous array shared by a tensor and all its views, with a version counter."""
-
-    __slots__ = ("array", "version")
-
-    def __init__(self, array):
-        self.array = array
-        self.version = 0
 
 
 class Tensor:
@@ -79,11 +70,11 @@ class Tensor:
         self._view_of = None
 
     @classmethod
-    def _make(cls, data: np.ndarray, storage: _Storage | None = None) -> Tensor:
+    def _make(cls, data: np.ndarray, storage: list | None = None) -> Tensor:
         """Wrap an ndarray (no copy); ``storage`` is given for views of an existing tensor."""
         t = object.__new__(cls)
         t._data = data
-        t._storage = _Storage(data) if storage is None else storage
+        t._storage = [data, 0] if storage is None else storage
         t._requires_grad = False
         t._grad_fn = None
         t._view_of = None
@@ -153,7 +144,7 @@ class Tensor:
 
     def storage_offset(self) -> int:
         """Offset of the first element in the flat storage, in elements."""
-        base = self._storage.array
+        base = self._storage[0]
         return (self._data.__array_interface__["data"][0]
                 - base.__array_interface__["data"][0]) // self._data.itemsize
 
@@ -166,11 +157,11 @@ class Tensor:
 
     def untyped_storage(self) -> np.ndarray:
         """The flat NumPy array that holds this tensor's elements (shared with its views)."""
-        return self._storage.array.reshape(-1)
+        return self._storage[0].reshape(-1)
 
     @property
     def _version(self) -> int:
-        return self._storage.version
+        return self._storage[1]
 
     # -- autograd metadata -----------------------------------------------------------------
     @property

@@ -520,3 +520,24 @@ def test_gradgradcheck_passes_and_detects_wrong_second_derivative():
         autograd.gradgradcheck(lambda t: t * t * t.detach(), (x,))
     assert autograd.gradgradcheck(lambda t: t * t * t.detach(), (x,),
                                   raise_exception=False) is False
+
+
+def test_large_gradient_sums_in_place_never_alias():
+    """Above the kernel thresholds the engine sums gradients in place into buffers it owns;
+    arrays sent to two edges (add's rule) or kept elsewhere must never be modified."""
+    from numbagrad.kernels import PARALLEL_MIN
+
+    n = PARALLEL_MIN + 3
+    r = np.random.default_rng(3)
+    xa = r.uniform(-1, 1, n)
+    x = ng.tensor(xa, requires_grad=True)
+    w = ng.tensor(r.uniform(-1, 1, n), requires_grad=True)
+    u = x * 2.0
+    v = u + w                       # add sends one gradient array to u's node and to w
+    z = v + v.sin() + u * u + x     # x gets three contributions, u two, v two
+    z.sum().backward()
+    va = 2 * xa + w.detach().numpy()
+    gv = 1 + np.cos(va)
+    np.testing.assert_allclose(w.grad.numpy(), gv, rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (gv + 2 * (2 * xa)) + 1, rtol=1e-12)
+    assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())

@@ -15,6 +15,8 @@ from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
 from numbagrad.kernels.cpu import accumulate as KA
 from numbagrad.kernels.cpu import elementwise as K
 from numbagrad.kernels.cpu import index as KI
+from numbagrad.kernels.cpu import threads
+from numbagrad.kernels.cpu.threads import THREAD_MIN
 
 N = KERNEL_MIN + 7
 rng = np.random.default_rng(7)
@@ -84,8 +86,6 @@ def test_parallel_twins_match_serial():
         (K.tanh_backward, K.tanh_backward_par, (g, np.tanh(a))),
         (K.sigmoid_backward, K.sigmoid_backward_par, (g, _sig(a))),
         (K.sigmoid_forward, K.sigmoid_forward_par, (a,)),
-        (K.mul_forward, K.mul_forward_par, (a, b)),
-        (K.add_forward, K.add_forward_par, (a, b)),
         (KA.add_into_new, KA.add_into_new_par, (a, b)),
     ]:
         o1, o2 = np.empty(n), np.empty(n)
@@ -149,3 +149,42 @@ def test_large_elementwise_chain_matches_numpy():
     gx = (1 - t * t) * wa * s + t * s * (1 - s)
     np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(w.grad.numpy(), (1 - t * t) * xa * s, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [
+    [(THREAD_MIN + 3,)],
+    [(THREAD_MIN + 3,), (THREAD_MIN + 3,)],
+    [(1025, 1024), (1025, 1)],          # row broadcast: split along the first axis
+    [(1, 1024), (1025, 1024)],          # first operand broadcast along the first axis
+    [(2, THREAD_MIN // 2 + 1), ()],     # fewer rows than cores: flat split not possible
+    [(THREAD_MIN + 1,), "scalar"],
+])
+def test_threaded_ufunc_is_bit_identical(shapes):
+    args = [2.5 if s == "scalar" else rng.standard_normal(s) for s in shapes]
+    ufunc = np.exp if len(args) == 1 else np.multiply
+    np.testing.assert_array_equal(threads.call(ufunc, *args), ufunc(*args))
+
+
+def test_threaded_ufunc_falls_back_for_mixed_dtypes_and_small():
+    a = rng.standard_normal(THREAD_MIN + 1)
+    b = a.astype(np.float32)
+    out = threads.call(np.add, a, b)
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(out, a + b)
+    small = rng.standard_normal(10)
+    np.testing.assert_array_equal(threads.call(np.tanh, small), np.tanh(small))
+
+
+def test_blocked_sigmoid_matches_kernel_and_is_stable():
+    x = np.concatenate([rng.uniform(-50, 50, THREAD_MIN), [-800.0, 800.0, 0.0]])
+    want = np.empty_like(x)
+    K.sigmoid_forward(x, want)
+    got = ng.sigmoid(ng.tensor(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=0)
+    assert got[-3] == 0.0 and got[-2] == 1.0 and got[-1] == 0.5
+
+
+def test_blocked_runs_formula_per_block():
+    a = rng.standard_normal(THREAD_MIN + 5)
+    out = threads.blocked(lambda o, x: np.multiply(x, 2.0, out=o), np.empty_like(a), a)
+    np.testing.assert_array_equal(out, a * 2.0)

@@ -12,6 +12,11 @@ NOTE [Engine]
 3. Leaves: ``AccumulateGrad`` adds into ``.grad`` with the in-place JIT kernel. A gradient
    array is stored in ``.grad`` without copying only when nothing else can hold it (a
    fresh, owned, contiguous array not already stored elsewhere in this run).
+4. Buffers: when a second gradient reaches a slot, it is added *in place* into the first
+   only if the engine knows that array is held by that slot alone: a fresh array (no
+   ``base``) made by a built-in op's rule (``Node._fresh_grads``; custom Functions may
+   return arrays they keep), not its own incoming gradient and not sent to two edges.
+   Otherwise the sum is a new array, which the slot then owns.
 ``create_graph=True`` runs the rules with grad mode on, so the gradients have history.
 """
 
@@ -204,9 +209,38 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+def _eval_interpreter():
+    from numbagrad.ops._op import EVAL
+
+    return EVAL
+
+
+def _current_interpreter():
+    from numbagrad.ops._op import current_interpreter
+
+    return current_interpreter()
+
+
 def _discover(roots, targets):
     """Dependency counts, and (when ``targets`` is given) the set of nodes worth running."""
     deps = {}
+    seen = {node for node, _ in roots}
+    stack = list(seen)
+    if targets is None:
+        # count edges only: no order needed
+        while stack:
+            for edge in stack.pop()._next:
+                if edge is not None:
+                    child = edge[0]
+                    d = deps.get(child)
+                    if d is None:
+                        deps[child] = 1
+                        if child not in seen:
+                            seen.add(child)
+                            stack.append(child)
+                    else:
+                        deps[child] = d + 1
+        return deps, None
     order = []  # post-order: children before parents
     seen = set()
     stack = []
@@ -217,26 +251,20 @@ def _discover(roots, targets):
     while stack:
         node, it = stack[-1]
         for edge in it:
-            if edge is None:
-                continue
-            child = edge[0]
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
+            if edge is not None and edge[0] not in seen:
+                child = edge[0]
                 seen.add(child)
                 stack.append((child, iter(child._next)))
                 break
         else:
             stack.pop()
             order.append(node)
-    if targets is None:
-        return deps, None
     tset = {n for n, _ in targets}
     needed = set()
     for node in order:
         if node in tset or any(e is not None and e[0] in needed for e in node._next):
             needed.add(node)
     # only edges from needed parents count
-    deps = {}
     for node in needed:
         for e in node._next:
             if e is not None and e[0] in needed:
@@ -244,16 +272,14 @@ def _discover(roots, targets):
     return deps, needed
 
 
-def _sum_grads(a, b, create_graph, owned):
-    """``a + b`` for two gradients (Tensors) of one slot; the create_graph path."""
-    return a + b, False
-
-
 def _sum_arrays(a, b, owned):
     """``a + b`` for two gradient arrays of one slot; in place only into engine-made buffers
     (an array that arrived first may also be stored in some leaf's ``.grad``)."""
-    if owned and a.shape == b.shape and a.dtype == b.dtype:
-        np.add(a, b, out=a)
+    if owned and a.shape == np.broadcast_shapes(a.shape, b.shape) and a.dtype == b.dtype:
+        if a.size >= PARALLEL_MIN and a.shape == b.shape and b.flags.c_contiguous:
+            KA.accumulate_par(a.reshape(-1), b.reshape(-1))
+        else:
+            np.add(a, b, out=a)
         return a
     if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
             and b.flags.c_contiguous and a.size >= PARALLEL_MIN:
@@ -297,26 +323,31 @@ def _validate(node, grads):
 def _validate_arrays(node, grads):
     """``_validate`` for the array path (no graph of the backward is recorded)."""
     meta, edges = node._in_meta, node._next
-    for i, g in enumerate(grads):
-        if g is None or edges[i] is None:
-            continue
-        if type(g) is not np.ndarray:
-            g = np.asarray(g)
-        shape, dtype = meta[i]
-        if g.shape != shape:
-            from numbagrad.ops.shape import is_expandable_to, sum_to_array
-
-            if not is_expandable_to(shape, g.shape):
-                raise _reduce_error(node, i, g.shape, shape)
-            g = sum_to_array(g, shape)
-        if g.dtype != dtype:
-            if g.dtype.kind != dtype.kind:
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - "
-                    f"expected dtype {dtype} but got {g.dtype}")
-            g = g.astype(dtype)
-        grads[i] = g
+    i = 0
+    for g in grads:
+        if g is not None and edges[i] is not None:
+            shape, dtype = meta[i]
+            if type(g) is not np.ndarray or g.shape != shape or (
+                    g.dtype is not dtype and g.dtype != dtype):
+                grads[i] = _fix_array(node, i, np.asarray(g), shape, dtype)
+        i += 1
     return grads
+
+
+def _fix_array(node, i, g, shape, dtype):
+    if g.shape != shape:
+        from numbagrad.ops.shape import is_expandable_to, sum_to_array
+
+        if not is_expandable_to(shape, g.shape):
+            raise _reduce_error(node, i, g.shape, shape)
+        g = sum_to_array(g, shape)
+    if g.dtype != dtype:
+        if g.dtype.kind != dtype.kind:
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - "
+                f"expected dtype {dtype} but got {g.dtype}")
+        g = g.astype(dtype)
+    return g
 
 
 def _store_leaf_grad(leaf, g, create_graph, stored):
@@ -341,7 +372,7 @@ def _store_leaf_grad(leaf, g, create_graph, stored):
         k(od.reshape(-1), arr.reshape(-1))
     else:
         np.add(od, arr, out=od, casting="unsafe")
-    old._storage.version += 1
+    old._storage[1] += 1
 
 
 def _run_tensor_hooks(hooks, g, array_mode):
@@ -357,6 +388,15 @@ def _run_tensor_hooks(hooks, g, array_mode):
         if r is not None:
             g = r
     return g
+
+
+def _sent_once(g, out):
+    """Whether array ``g`` appears once in the rule's output list (by identity)."""
+    n = 0
+    for o in out:
+        if o is g:
+            n += 1
+    return n == 1
 
 
 def _all_none(buf):
@@ -379,10 +419,8 @@ def _unwrap_all(grads, array_mode):
 
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
-    from numbagrad.ops._op import EVAL, current_interpreter
-
     # first-order backward under the eager interpreter passes raw arrays between nodes
-    array_mode = not create_graph and current_interpreter() is EVAL
+    array_mode = not create_graph and _current_interpreter() is _eval_interpreter()
     deps, needed = _discover(roots, targets)
     capture = None
     if targets is not None:
@@ -468,8 +506,9 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                     r = h(_wrap_all(out, array_mode), _wrap_all(buf, array_mode))
                     if r is not None:
                         out = _unwrap_all(r, array_mode)
-            if not retain_graph:
-                node._release()
+            if not retain_graph and node._saved:
+                node._saved = None  # free saved tensors (a node that saved none stays usable)
+            fresh = array_mode and node._fresh_grads
             for edge, g in zip(nxt, out):
                 if edge is None:
                     continue
@@ -482,6 +521,9 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                         cbuf = buffers[child] = [None] * child._n_out
                     if cbuf[nr] is None:
                         cbuf[nr] = g
+                        if fresh and g.base is None and g.flags.writeable and \
+                                not any(g is b for b in buf) and _sent_once(g, out):
+                            owned.add((child, nr))  # only this slot holds g: sum into it
                     elif array_mode:
                         key = (child, nr)
                         cbuf[nr] = _sum_arrays(cbuf[nr], g, key in owned)

@@ -33,7 +33,7 @@ import numpy as np
 
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import _GRAD_ENABLED, is_grad_enabled, no_grad
-from numbagrad.autograd.graph import _FREED_MSG, Node, SavedOutput, SavedTensor
+from numbagrad.autograd.graph import _FREED_MSG, Node, SavedOutput, save_input, saved_value
 from numbagrad.ops._op import Op, _edge, bind
 from numbagrad.ops.inplace import AsStridedPut, _geometry
 
@@ -130,7 +130,7 @@ class FunctionCtx:
             raise RuntimeError(_FREED_MSG)
         if saved is _IN_FORWARD:
             return tuple(getattr(self, "to_save", ()))
-        return tuple(None if s is None else s.unpack(self, i) for i, s in enumerate(saved))
+        return tuple([saved_value(self, i) for i in range(len(saved))])
 
     @property
     def saved_variables(self):
@@ -161,12 +161,6 @@ class _CustomNode(FunctionCtx, Node):
                     f"with ctx.save_for_backward(...) and read it from ctx.saved_tensors.")
             return ct[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def __setattr__(self, name, value):
-        ct = self.__dict__.get("_ctx_tensors")
-        if ct is not None and name in ct:
-            del ct[name]
-        object.__setattr__(self, name, value)
 
     def _call_backward(self, grads):
         raise NotImplementedError
@@ -417,7 +411,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
             # an input returned unchanged: a new tensor on the same storage (as PyTorch)
             alias = Tensor._make(o._data, o._storage)
             alias._view_of = o if o._view_of is None else o._view_of
-            alias._hist_version = o._storage.version
+            alias._hist_version = o._storage[1]
             o = outs[i] = alias
         out_meta.append((o._data.shape, o._data.dtype))
         differentiable = executable and o._data.dtype.kind == "f" and id(o) not in nondiff
@@ -429,7 +423,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
                 base = o._view_of
                 if base is not None:
                     AsStridedPut._record((base, o), {"geom": _geometry(o, base)}, (base,))
-                o._hist_version = o._storage.version
+                o._hist_version = o._storage[1]
             elif id(o) in nondiff:
                 o._grad_fn = None
                 o._requires_grad = False
@@ -449,7 +443,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
         elif id(t) in out_pos and t._grad_fn is ctx:
             saved.append(SavedOutput(t, out_pos[id(t)]))
         else:
-            saved.append(SavedTensor(t))
+            saved.append(save_input(t))
     ctx._saved = saved
     if "to_save" in d:
         del d["to_save"]

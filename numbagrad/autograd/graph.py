@@ -18,7 +18,7 @@ import weakref
 
 from numbagrad._tensor import Tensor
 
-__all__ = ["AccumulateGrad", "Node", "SavedOutput", "SavedTensor"]
+__all__ = ["AccumulateGrad", "Node", "SavedOutput", "save_input", "saved_value"]
 
 _seq = itertools.count()
 
@@ -67,6 +67,9 @@ class Node:
     _pre_hooks = None
     _tensor_hooks = None
     _n_out = 1
+    # True when every gradient array the rule returns is new or one of its inputs'
+    # gradients (never an array kept elsewhere): NOTE [Engine], point 4
+    _fresh_grads = False
 
     def _init_node(self, next_edges, in_meta, n_out=1):
         self._next = next_edges
@@ -119,10 +122,7 @@ class Node:
             self._saved = None
 
     def _unpack(self, i):
-        saved = self._saved
-        if saved is None:
-            raise RuntimeError(_FREED_MSG)
-        return saved[i].unpack(self, i)
+        return saved_value(self, i)
 
     def _backward(self, grads, create_graph):
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
@@ -133,38 +133,44 @@ class Node:
         return [None if g is None else g._data for g in out]
 
 
+def _version_error(node, index, data, version, expected, what):
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{data.dtype} {list(data.shape)}] (saved tensor {index} of "
+        f"{node.name()}, {what}) is at version {version}; expected version {expected} "
+        "instead. Hint: clone the tensor before modifying it in place, or modify it before "
+        "it is saved."
+    )
+
+
+def save_input(t):
+    """A saved input tensor: ``(tensor, version at save time)`` (a tuple: cheapest)."""
+    return (t, t._storage[1])
+
+
+def saved_value(node, i, as_array=False):
+    """Saved entry ``i`` of ``node`` (a tensor, or its array), version-checked.
+
+    Entries are ``(tensor, version)`` tuples for saved inputs, ``SavedOutput`` objects
+    for saved outputs, and plain Python values (scalars, None) otherwise."""
+    saved = node._saved
+    if saved is None:
+        raise RuntimeError(_FREED_MSG)
+    e = saved[i]
+    if type(e) is tuple:
+        t, v = e
+        if t._storage[1] != v:
+            raise _version_error(node, i, t._data, t._storage[1], v, "an input")
+        return t._data if as_array else t
+    if type(e) is SavedOutput:
+        return e.array(node, i) if as_array else e.unpack(node, i)
+    return e
+
+
 class SavedTensor:
-    """A tensor saved for backward, with the storage version seen when it was saved."""
+    """Base of saved-tensor records with behaviour of their own (see ``SavedOutput``)."""
 
-    __slots__ = ("storage", "tensor", "version")
-    is_output = False
-
-    def __init__(self, t):
-        self.tensor = t
-        self.storage = s = t._storage
-        self.version = s.version
-
-    def _check(self, node, index):
-        if self.storage.version != self.version:
-            data = self.data if self.tensor is None else self.tensor._data
-            what = f"output {self.output_nr} of {node.name()}" if self.is_output else "an input"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{data.dtype} {list(data.shape)}] (saved tensor {index} of "
-                f"{node.name()}, {what}) is at version {self.storage.version}; expected version "
-                f"{self.version} instead. Hint: clone the tensor before modifying it in place, "
-                "or modify it before it is saved."
-            )
-
-    def unpack(self, node, index=0):
-        if self.storage.version != self.version:
-            self._check(node, index)
-        return self.tensor
-
-    def array(self, node, index=0):
-        if self.storage.version != self.version:
-            self._check(node, index)
-        return self.tensor._data
+    __slots__ = ("storage", "version")
 
 
 class SavedOutput(SavedTensor):
@@ -173,19 +179,21 @@ class SavedOutput(SavedTensor):
     whose ``grad_fn`` is the saving node, which is what double backward needs."""
 
     __slots__ = ("data", "output_nr", "requires_grad")
-    is_output = True
 
     def __init__(self, t, output_nr=0):
-        self.tensor = None
         self.storage = s = t._storage
-        self.version = s.version
+        self.version = s[1]
         self.data = t._data
         self.requires_grad = t._requires_grad
         self.output_nr = output_nr
 
+    def _check(self, node, index):
+        if self.storage[1] != self.version:
+            raise _version_error(node, index, self.data, self.storage[1], self.version,
+                                 f"output {self.output_nr} of {node.name()}")
+
     def unpack(self, node, index=0):
-        if self.storage.version != self.version:
-            self._check(node, index)
+        self._check(node, index)
         t = Tensor._make(self.data, self.storage)
         if self.requires_grad:
             t._requires_grad = True
@@ -194,8 +202,7 @@ class SavedOutput(SavedTensor):
         return t
 
     def array(self, node, index=0):
-        if self.storage.version != self.version:
-            self._check(node, index)
+        self._check(node, index)
         return self.data
 
 

@@ -246,7 +246,7 @@ def _setitem(self, key, value):
     inplace.check_inplace(self)
     if not inplace._needs_graph(self, (value,)):
         fast(self._data, value._data if isinstance(value, Tensor) else value)
-        self._storage.version += 1
+        self._storage[1] += 1
         return
     inplace.commit(self, bind(shape.IndexPut, (self, value), {"key": k, "advanced": advanced}))
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import is_grad_enabled_fast
-from numbagrad.autograd.graph import Node, SavedOutput, SavedTensor, _seq, accumulator_of
+from numbagrad.autograd.graph import Node, SavedOutput, _seq, accumulator_of, saved_value
 
 __all__ = ["EVAL", "EvalInterpreter", "Interpreter", "Op", "bind", "current_interpreter"]
 
@@ -66,7 +66,7 @@ def bind(op, args, params):
 
 
 def _edge(t):
-    if t._view_of is not None and t._hist_version != t._storage.version:
+    if t._view_of is not None and t._hist_version != t._storage[1]:
         from numbagrad.ops.inplace import refresh_view
 
         refresh_view(t)
@@ -94,6 +94,7 @@ class Op(Node):
     n_out = 1
     differentiable = True
     view = False
+    _fresh_grads = True  # built-in rules return new arrays or pass ``g`` through
     saves_inputs: tuple = ()
     saves_output = False
     fused_vjp = None
@@ -173,8 +174,10 @@ class Op(Node):
                 i += 1
         # after the outputs got their history: a saved output remembers requires_grad
         if cls.saves_inputs or cls.saves_output:
-            saved = [SavedTensor(args[i]) if isinstance(args[i], Tensor) else args[i]
-                     for i in cls.saves_inputs]
+            saved = []
+            for i in cls.saves_inputs:
+                a = args[i]
+                saved.append((a, a._storage[1]) if isinstance(a, Tensor) else a)
             if cls.saves_output:
                 saved.append(SavedOutput(outs[0]))
             node._saved = saved
@@ -191,20 +194,20 @@ class Op(Node):
     def saved_tensors(self):
         """The saved values (inputs in ``saves_inputs`` order, then the output) as tensors."""
         saved = self._saved
-        if saved is None:
-            self._unpack(0)  # raises the "freed graph" error
-        return [s.unpack(self, i) if isinstance(s, SavedTensor) else s for i, s in enumerate(saved)]
+        n = len(saved) if saved is not None else 1
+        return [saved_value(self, i) for i in range(n)]
 
     def saved_arrays(self):
         """The saved values as ndarrays (Python scalars stay scalars), version-checked."""
         saved = self._saved
         if saved is None:
-            self._unpack(0)
+            saved_value(self, 0)  # raises the "freed graph" error
         out = []
-        i = 0
-        for s in saved:
-            out.append(s.array(self, i) if isinstance(s, SavedTensor) else s)
-            i += 1
+        for e in saved:
+            if type(e) is tuple and e[0]._storage[1] == e[1]:
+                out.append(e[0]._data)  # the common case, inline
+            else:
+                out.append(saved_value(self, len(out), True))
         return out
 
     # -- backward (called by the engine) -----------------------------------------------------
@@ -243,6 +246,6 @@ def _wrap(out, view_of):
         if out.base is root or out.base is src:
             t = Tensor._make(out, view_of._storage)
             t._view_of = view_of if view_of._view_of is None else view_of._view_of
-            t._hist_version = view_of._storage.version
+            t._hist_version = view_of._storage[1]
             return t
     return Tensor._make(out)

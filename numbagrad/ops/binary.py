@@ -12,6 +12,8 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import PARALLEL_MIN, lazy
+from numbagrad.kernels.cpu import threads
+from numbagrad.kernels.cpu.threads import THREAD_MIN
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import flat, flat_g
 
@@ -76,6 +78,9 @@ class Binary(Op):
     def forward(cls, a, b):
         a, b, _ = _prep(a, b)
         try:
+            if (type(a) is np.ndarray and a.size >= THREAD_MIN) or (
+                    type(b) is np.ndarray and b.size >= THREAD_MIN):
+                return threads.call(cls.fn, a, b)  # NOTE [Threaded ufuncs]
             return cls.fn(a, b)
         except ValueError:
             _check_shapes(cls.__name__.lower(), a, b)
@@ -87,20 +92,6 @@ class Binary(Op):
 
 class Add(Binary):
     fn = staticmethod(np.add)
-
-    @classmethod
-    def forward(cls, a, b):
-        a, b, _ = _prep(a, b)
-        if type(a) is np.ndarray and a.size >= PARALLEL_MIN and type(b) is np.ndarray \
-                and a.shape == b.shape and a.dtype.kind == "f":
-            out = np.empty(a.shape, a.dtype)
-            K.add_forward_par(flat(a), flat(b), out.reshape(-1))
-            return out
-        try:
-            return np.add(a, b)
-        except ValueError:
-            _check_shapes("add", a, b)
-            raise
 
     def vjp(self, g):
         return g, g
@@ -123,20 +114,6 @@ class Mul(Binary):
     fn = staticmethod(np.multiply)
     saves_inputs = (0, 1)
 
-    @classmethod
-    def forward(cls, a, b):
-        a, b, _ = _prep(a, b)
-        if type(a) is np.ndarray and a.size >= PARALLEL_MIN and type(b) is np.ndarray \
-                and a.shape == b.shape and a.dtype.kind == "f":
-            out = np.empty(a.shape, a.dtype)
-            K.mul_forward_par(flat(a), flat(b), out.reshape(-1))
-            return out
-        try:
-            return np.multiply(a, b)
-        except ValueError:
-            _check_shapes("mul", a, b)
-            raise
-
     def vjp(self, g):
         a, b = self.saved_tensors()
         return (g * b if self._needs(0) else None), (g * a if self._needs(1) else None)
@@ -152,8 +129,8 @@ class Mul(Binary):
             gb = np.empty(a.shape, a.dtype)
             K.mul_backward_par(flat_g(g), flat(a), flat(b), ga.reshape(-1), gb.reshape(-1))
             return ga, gb
-        return ((np.multiply(g, b) if ea is not None else None),
-                (np.multiply(g, a) if eb is not None else None))
+        return ((threads.call(np.multiply, g, b) if ea is not None else None),
+                (threads.call(np.multiply, g, a) if eb is not None else None))
 
 
 class Div(Binary):

@@ -18,7 +18,7 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import is_grad_enabled_fast
-from numbagrad.autograd.graph import SavedTensor
+from numbagrad.autograd.graph import save_input
 from numbagrad.ops._op import Op, bind
 
 
@@ -161,7 +161,7 @@ class AsStridedPut(Op):
 def refresh_view(view):
     """Re-derive a stale view's history from its base's current history."""
     base = view._view_of
-    view._hist_version = view._storage.version
+    view._hist_version = view._storage[1]
     if base._requires_grad:
         geom = _geometry(view, base)
         AsStrided._record((base,), {"geom": geom}, (view,))
@@ -211,22 +211,22 @@ def commit(t, result):
     if node is not None and node._saved:
         # the node may have saved the tensor we are about to overwrite: snapshot it
         for i, s in enumerate(node._saved):
-            if isinstance(s, SavedTensor) and s.tensor is t:
+            if type(s) is tuple and s[0] is t:
                 old = Tensor._make(data.copy())
                 old._requires_grad, old._grad_fn, old._output_nr = (
                     t._requires_grad, t._grad_fn, t._output_nr)
-                node._saved[i] = SavedTensor(old)
+                node._saved[i] = save_input(old)
     np.copyto(data, rd, casting="unsafe")
-    t._storage.version += 1
+    t._storage[1] += 1
     if node is not None:
         base = t._view_of
         if base is not None:
             AsStridedPut._record((base, result), {"geom": _geometry(t, base)}, (base,))
-            base._hist_version = t._storage.version
+            base._hist_version = t._storage[1]
         t._grad_fn = node
         t._output_nr = result._output_nr
         t._requires_grad = True
-        t._hist_version = t._storage.version
+        t._hist_version = t._storage[1]
     return t
 
 
@@ -236,6 +236,6 @@ def inplace(t, fn, *args, fast=None, **kwargs):
     check_inplace(t, *args)
     if fast is not None and not _needs_graph(t, args):
         fast(t._data, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
-        t._storage.version += 1
+        t._storage[1] += 1
         return t
     return commit(t, fn(t, *args, **kwargs))

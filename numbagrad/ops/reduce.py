@@ -12,6 +12,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import KERNEL_MIN
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import default_float, norm_dims, wrap_dim
 
@@ -29,7 +30,11 @@ def _expand_back(g, shape, dims, keepdim):
 def _expand_back_array(g, shape, dims, keepdim):
     if not keepdim and dims:
         g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
-    return np.broadcast_to(g, shape)
+    if g.size == 1 and np.prod(shape) < KERNEL_MIN:
+        out = np.empty(shape, g.dtype)  # small: filling is cheaper than broadcast_to
+        out.fill(g.reshape(()))
+        return out
+    return np.broadcast_to(g, shape)  # large: a zero-copy view
 
 
 class Sum(Op):

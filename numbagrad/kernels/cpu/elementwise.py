@@ -156,28 +156,3 @@ def mul_backward_par(g, a, b, ga, gb):
         gv = _gi(g, i)
         ga[i] = gv * b[i]
         gb[i] = gv * a[i]
-
-
-@njit(cache=True)
-def mul_forward(a, b, out):
-    for i in range(out.size):
-        out[i] = a[i] * b[i]
-
-
-@njit(cache=True, parallel=True)
-def mul_forward_par(a, b, out):
-    for i in prange(out.size):
-        out[i] = a[i] * b[i]
-
-
-@njit(cache=True)
-def add_forward(a, b, out):
-    for i in range(out.size):
-        out[i] = a[i] + b[i]
-
-
-@njit(cache=True, parallel=True)
-def add_forward_par(a, b, out):
-    for i in prange(out.size):
-        out[i] = a[i] + b[i]
-

@@ -1,0 +1,111 @@
+"""NumPy ufuncs over large arrays, split across cores.
+
+NOTE [Threaded ufuncs]
+NumPy's SIMD loops for exp, log, tanh, sin, ... beat a numba loop (PyPI's llvmlite has no
+SVML, so numba cannot vectorise transcendental functions), but they run on one core.
+NumPy releases the GIL inside its loops, so above ``THREAD_MIN`` elements ``call`` cuts
+the output into one slab per core along its first axis (or its flat index, when every
+operand has the output's shape) and runs the ufunc on the slabs from a small thread pool.
+Each slab is an ordinary ufunc call with ``out=``, so results are bit-identical to the
+single call. Below the threshold, or with one core, it is the plain ufunc call.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+# Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 1M-element
+# exp ~2 ms (measured in asv_bench/benchmarks/bench_kernels.py).
+THREAD_MIN = 1 << 20
+N_THREADS = max(1, min(os.cpu_count() or 1, 8))
+
+_pool = None
+
+
+def _get_pool():
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=N_THREADS - 1,
+                                   thread_name_prefix="numbagrad-ufunc")
+    return _pool
+
+
+def _slabs(n, parts):
+    step = -(-n // parts)
+    return [(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def call(ufunc, *args):
+    """``ufunc(*args)``; split across cores when the result is large (NOTE above).
+
+    Only same-dtype floating operands (arrays or Python scalars) take the threaded path,
+    so the result dtype is the operands' dtype.
+    """
+    arrays = [a for a in args if type(a) is np.ndarray]
+    first = arrays[0]
+    if first.size < THREAD_MIN and all(a.size < THREAD_MIN for a in arrays[1:]):
+        return ufunc(*args)
+    if N_THREADS == 1 or first.dtype.kind != "f" or any(a.dtype != first.dtype
+                                                       for a in arrays[1:]):
+        return ufunc(*args)
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    out = np.empty(shape, first.dtype)
+    if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
+        flat_args = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
+        flat_out = out.reshape(-1)
+        jobs = [([a[i:j] if type(a) is np.ndarray else a for a in flat_args], flat_out[i:j])
+                for i, j in _slabs(out.size, N_THREADS)]
+    elif shape and shape[0] >= N_THREADS:
+        nd = len(shape)
+
+        def part(a, i, j):
+            if type(a) is not np.ndarray or a.ndim < nd or a.shape[0] == 1:
+                return a  # broadcast along the first axis: every slab uses all of it
+            return a[i:j]
+
+        jobs = [([part(a, i, j) for a in args], out[i:j]) for i, j in _slabs(shape[0], N_THREADS)]
+    else:
+        return ufunc(*args, out=out)
+    pool = _get_pool()
+    futures = [pool.submit(ufunc, *a, out=o) for a, o in jobs[1:]]
+    ufunc(*jobs[0][0], out=jobs[0][1])
+    for f in futures:
+        f.result()
+    return out
+
+
+# Elements per block for ``blocked``: 16K float64 = 128 KiB per operand stays in L2.
+BLOCK = 1 << 14
+
+
+def blocked(fn, out, *inputs):
+    """Run ``fn(out_block, *input_blocks)`` over cache-sized blocks of flat, same-shape
+    contiguous arrays, the blocks of each core's slab on one thread.
+
+    ``fn`` chains in-place NumPy calls on a block (e.g. ``exp`` then ``+= 1``): each
+    block stays in cache between them, so a formula of k ufuncs streams memory once
+    instead of k times, and the SIMD loops run on every core.
+    """
+    flat_out = out.reshape(-1)
+    flat_in = [a.reshape(-1) for a in inputs]
+    n = flat_out.size
+
+    def run(i, j):
+        for k in range(i, j, BLOCK):
+            e = min(k + BLOCK, j)
+            fn(flat_out[k:e], *[a[k:e] for a in flat_in])
+
+    slabs = _slabs(n, N_THREADS if n >= THREAD_MIN else 1) if n else []
+    if len(slabs) <= 1:
+        if n:
+            run(0, n)
+        return out
+    pool = _get_pool()
+    futures = [pool.submit(run, i, j) for i, j in slabs[1:]]
+    run(*slabs[0])
+    for f in futures:
+        f.result()
+    return out
