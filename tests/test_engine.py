@@ -530,8 +530,8 @@ def test_large_gradient_sums_in_place_never_alias():
     n = PARALLEL_MIN + 3
     r = np.random.default_rng(3)
     xa = r.uniform(-1, 1, n)
-    x = ng.tensor(xa, requires_grad=True)
-    w = ng.tensor(r.uniform(-1, 1, n), requires_grad=True)
+    x = numbagrad.tensor(xa, requires_grad=True)
+    w = numbagrad.tensor(r.uniform(-1, 1, n), requires_grad=True)
     u = x * 2.0
     v = u + w                       # add sends one gradient array to u's node and to w
     z = v + v.sin() + u * u + x     # x gets three contributions, u two, v two
