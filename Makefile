@@ -65,8 +65,12 @@ install: | $(PY)
 demo: venv $(VENV)/.installed
 	$(PY) examples/quickstart.py
 
+# The suite in tests/ plus the `>>>` examples of the docs pages and public docstrings.
+DOCTEST_ARGS := --doctest-glob='*.rst' --doctest-modules --ignore=docs/conf.py \
+	--ignore=docs/_build --ignore=docs/auto_examples
+
 test: venv $(VENV)/.installed-test
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q tests docs numbagrad $(DOCTEST_ARGS) $(PYTEST_ARGS)
 
 # --- docs, benchmarks, lint --------------------------------------------------------------
 docs: venv $(VENV)/.installed-docs
@@ -75,9 +79,7 @@ docs: venv $(VENV)/.installed-docs
 
 # The `>>>` examples of the docs pages and of the public docstrings, run as doctests.
 doctest: venv $(VENV)/.installed-test
-	$(PY) -m pytest -q --doctest-glob='*.rst' --doctest-modules \
-		--ignore=docs/conf.py --ignore=docs/_build --ignore=docs/auto_examples \
-		docs numbagrad $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(DOCTEST_ARGS) docs numbagrad $(PYTEST_ARGS)
 
 # `--python=same` benchmarks the .venv interpreter with numbagrad as installed (and
 # PyTorch, when present, in the same run); `asv machine --yes` records this machine once.
