@@ -235,7 +235,7 @@ def measure(work, args, backends):
         repeat = min(repeat, work.quick_repeat)
     elif not args.quick and work.max_repeat is not None and not args.repeat_given:
         repeat = min(repeat, work.max_repeat)
-    for b, (inst, params, fn) in list(instances.items()):
+    for b, (_inst, params, fn) in list(instances.items()):
         if work.fresh_setup or getattr(work.cls, "number", 0) == 1:
             # Seconds per call already (big arrays, subprocesses): setup's warm-up suffices.
             results[b].number = 1

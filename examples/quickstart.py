@@ -23,7 +23,7 @@ y_true = 3.0 * x - 0.5 + 0.01 * torch.randn(50, dtype=torch.float64)
 
 w = torch.zeros(1, dtype=torch.float64, requires_grad=True)
 b = torch.zeros(1, dtype=torch.float64, requires_grad=True)
-for step in range(200):
+for _ in range(200):
     loss = ((w * x + b - y_true) ** 2).mean()
     loss.backward()
     with torch.no_grad():

@@ -160,25 +160,25 @@ def _like(t, dtype):
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
     """Zeros with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
     return _finish(np.zeros(shape, dt), requires_grad, device)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+def ones_like(input, *, dtype=None, device=None, requires_grad=False):
     """Ones with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
     return _finish(np.ones(shape, dt), requires_grad, device)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
     """Uninitialised, with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
     return _finish(np.empty(shape, dt), requires_grad, device)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     """Filled with ``fill_value``, with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
     return _finish(np.full(shape, fill_value, dt), requires_grad, device)
@@ -195,7 +195,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         dtype = D.int64 if isint else D.get_default_dtype()
     n = max(math.ceil((end - start) / step), 0)
     arr = (start + step * np.arange(n, dtype=np.float64)).astype(_dt(dtype)) \
-        if not D.as_dtype(dtype).np.kind in "iu" else np.arange(start, end, step, _dt(dtype))
+        if D.as_dtype(dtype).np.kind not in "iu" else np.arange(start, end, step, _dt(dtype))
     return _finish(arr, requires_grad, device)
 
 
@@ -275,13 +275,13 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     return _finish(g.permutation(n).astype(dt), False, device)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
     return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):  # noqa: A002
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
     return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None):  # noqa: A002
+def randint_like(input, low, high=None, *, dtype=None, device=None):
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)

@@ -5,7 +5,7 @@ from __future__ import annotations
 __all__ = ["device"]
 
 
-class device:  # noqa: N801 - mirrors ``torch.device``
+class device:
     """Where a tensor's storage lives (``numbagrad.device('cpu')``).
 
     Parameters
@@ -21,7 +21,7 @@ class device:  # noqa: N801 - mirrors ``torch.device``
 
     __slots__ = ("index", "type")
 
-    def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's parameter name
+    def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
         name, _, idx = str(type).partition(":")

@@ -27,7 +27,7 @@ __all__ = [
 _builtin_bool = bool
 
 
-class dtype:  # noqa: N801 - mirrors ``torch.dtype``
+class dtype:
     """A tensor element type (``numbagrad.float32``, ``float64``, ``int32``, ``int64``, ``bool``).
 
     Attributes
@@ -63,7 +63,7 @@ float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
-bool = dtype("bool", np.bool_, 0)  # noqa: A001 - the public name is ``numbagrad.bool``
+bool = dtype("bool", np.bool_, 0)
 
 _ALL = (float32, float64, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}

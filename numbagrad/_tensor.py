@@ -3,9 +3,10 @@
 NOTE [Storage and views]
 Every tensor owns a storage: one flat, contiguous NumPy array plus the version counter
 that all views of it share, kept as a two-item list ``[array, version]`` (a list because
-one is made with every tensor, and a list costs a fifth of a class instance). ``_data`` is the NumPy view (shape, strides, offset)
-that this tensor reads; views made by ``reshape``/``transpose``/``__getitem__`` are NumPy
-views of the same storage and share ``_storage``. ``.numpy()`` returns ``_data`` itself
+one is made with every tensor, and a list costs a fifth of a class instance). ``_data``
+is the NumPy view (shape, strides, offset) that this tensor reads; views made by
+``reshape``/``transpose``/``__getitem__`` are NumPy views of the same storage and share
+``_storage``. ``.numpy()`` returns ``_data`` itself
 (zero copy) and ``from_numpy`` wraps an array without copying, so user kernels (``@njit``
 loops) read and write tensor memory directly. Every in-place op bumps ``_storage[1]``;
 a tensor saved for backward records the version it saw (NOTE [Graph layout]).
@@ -455,7 +456,7 @@ def _format(t: Tensor) -> str:
         integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
         amax = float(np.abs(finite).max()) if finite.size else 0.0
         amin = float(np.abs(finite[finite != 0]).min()) if np.any(finite != 0) else 0.0
-        sci = amax >= 1e8 or (amin and (amin < 1e-4 or amax / amin > 1000)) and not integral
+        sci = amax >= 1e8 or ((amin and (amin < 1e-4 or amax / amin > 1000)) and not integral)
         if integral and amax < 1e8:
             fmt = lambda v: (f"{v:.0f}." if np.isfinite(v) else str(v))  # noqa: E731
         elif sci:

@@ -197,7 +197,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         targets.append(_root_edge(t, i))
     captured = _execute(roots, gos, retain_graph, create_graph, targets, accumulate=False)
     result = []
-    for i, (t, g) in enumerate(zip(inputs, captured)):
+    for t, g in zip(inputs, captured):
         if g is None:
             if materialize_grads:
                 g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))

@@ -666,7 +666,7 @@ class NestedIOFunction(_CustomNode):
     def _call_backward(self, grads):
         return self.backward(*grads)
 
-    def forward_extended(self, *input):  # noqa: A002
+    def forward_extended(self, *input):
         """User-defined forward on nested inputs (override it)."""
         raise NotImplementedError(f"{type(self).__name__} must define forward_extended")
 

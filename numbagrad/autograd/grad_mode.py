@@ -98,7 +98,7 @@ class _Mode:
         return wrapper
 
 
-class no_grad(_Mode):  # noqa: N801 - mirrors torch
+class no_grad(_Mode):
     """Context manager and decorator that turns graph recording off.
 
     Examples
@@ -114,7 +114,7 @@ class no_grad(_Mode):  # noqa: N801 - mirrors torch
     _grad = False
 
 
-class enable_grad(_Mode):  # noqa: N801 - mirrors torch
+class enable_grad(_Mode):
     """Context manager and decorator that turns graph recording on (inside ``no_grad``).
 
     Examples
@@ -131,7 +131,7 @@ class enable_grad(_Mode):  # noqa: N801 - mirrors torch
     _grad = True
 
 
-class set_grad_enabled(_Mode):  # noqa: N801 - mirrors torch
+class set_grad_enabled(_Mode):
     """Turn graph recording on or off; a plain call, a context manager or a decorator.
 
     Parameters
@@ -173,7 +173,7 @@ class set_grad_enabled(_Mode):  # noqa: N801 - mirrors torch
         return super().__call__(func)
 
 
-class inference_mode(_Mode):  # noqa: N801 - mirrors torch
+class inference_mode(_Mode):
     """Like ``no_grad`` (numbagrad has no separate inference tensors).
 
     Parameters

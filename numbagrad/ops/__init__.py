@@ -43,22 +43,22 @@ class IsInf(_Predicate):
     default = staticmethod(lambda x: np.zeros(x.shape, np.bool_))
 
 
-def isfinite(input):  # noqa: A002
+def isfinite(input):
     """True where the element is neither inf nor nan."""
     return bind(IsFinite, (input,), {})
 
 
-def isnan(input):  # noqa: A002
+def isnan(input):
     """True where the element is nan."""
     return bind(IsNan, (input,), {})
 
 
-def isinf(input):  # noqa: A002
+def isinf(input):
     """True where the element is +inf or -inf."""
     return bind(IsInf, (input,), {})
 
 
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace nan/inf by finite numbers (gradient passes where the input was finite)."""
     fin = np.finfo(input._data.dtype) if input.is_floating_point() else None
     out = where(isnan(input), nan, input)  # noqa: F405
@@ -122,7 +122,7 @@ def _rdiv(self, other):
 
 
 def _rpow(self, other):
-    return pow(other, self)  # noqa: F405
+    return pow(other, self)
 
 
 def _rmatmul(self, other):
@@ -193,7 +193,7 @@ Tensor.add_ = _binary_inplace(add, np.add)  # noqa: F405
 Tensor.sub_ = _binary_inplace(sub, np.subtract)  # noqa: F405
 Tensor.mul_ = _binary_inplace(mul, np.multiply)  # noqa: F405
 Tensor.div_ = _binary_inplace(div)  # noqa: F405
-Tensor.pow_ = _binary_inplace(pow)  # noqa: F405
+Tensor.pow_ = _binary_inplace(pow)
 Tensor.maximum_ = _binary_inplace(maximum)  # noqa: F405
 Tensor.minimum_ = _binary_inplace(minimum)  # noqa: F405
 Tensor.remainder_ = _binary_inplace(remainder)  # noqa: F405

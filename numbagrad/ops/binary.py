@@ -350,9 +350,7 @@ class Where(Op):
     def vjp(self, g):
         c = self.cond
         zero = g * 0
-        from numbagrad._tensor import Tensor as T
-
-        ct = T._make(c)
+        ct = Tensor._make(c)
         return (where(ct, g, zero) if self._next[0] is not None else None,
                 where(ct, zero, g) if self._next[1] is not None else None)
 
@@ -368,7 +366,7 @@ class Clamp(Op):
     saves_inputs = (0,)
 
     @staticmethod
-    def forward(x, min=None, max=None):  # noqa: A002
+    def forward(x, min=None, max=None):
         if min is not None and max is not None and min > max:
             return np.full(x.shape, max, x.dtype if x.dtype.kind == "f" or
                            isinstance(max, int) else D.get_default_dtype().np)
@@ -414,7 +412,7 @@ def _check_operand(x, name):
 def _binary(op, doc):
     name = op.__name__.lower()
 
-    def f(input, other):  # noqa: A002
+    def f(input, other):
         if type(input) is not Tensor:
             input = _check_operand(input, name)
         if type(other) is not Tensor:
@@ -442,7 +440,7 @@ def _binary(op, doc):
 add_ = _binary(Add, "Elementwise ``input + other``.")
 sub_ = _binary(Sub, "Elementwise ``input - other``.")
 mul = _binary(Mul, "Elementwise ``input * other``.")
-pow = _binary(Pow, "Elementwise ``input ** exponent`` (tensor or scalar exponent).")  # noqa: A001
+pow = _binary(Pow, "Elementwise ``input ** exponent`` (tensor or scalar exponent).")
 maximum = _binary(Maximum, "Elementwise maximum (ties split the gradient equally).")
 minimum = _binary(Minimum, "Elementwise minimum (ties split the gradient equally).")
 atan2 = _binary(Atan2, "Elementwise ``atan(input / other)`` with the quadrant of the signs.")
@@ -464,7 +462,7 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 multiply = mul
 
 
-def add(input, other, *, alpha=1):  # noqa: A002
+def add(input, other, *, alpha=1):
     """Elementwise ``input + alpha * other``.
 
     Examples
@@ -476,7 +474,7 @@ def add(input, other, *, alpha=1):  # noqa: A002
     return add_(input, other if alpha == 1 else other * alpha)
 
 
-def sub(input, other, *, alpha=1):  # noqa: A002
+def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other``."""
     return sub_(input, other if alpha == 1 else other * alpha)
 
@@ -484,7 +482,7 @@ def sub(input, other, *, alpha=1):  # noqa: A002
 subtract = sub
 
 
-def div(input, other, *, rounding_mode=None):  # noqa: A002
+def div(input, other, *, rounding_mode=None):
     """Elementwise division; ``rounding_mode`` None (true division), 'trunc' or 'floor'.
 
     Integer inputs with true division give the default float dtype, as in PyTorch.
@@ -501,12 +499,12 @@ def div(input, other, *, rounding_mode=None):  # noqa: A002
 divide = true_divide = div
 
 
-def floor_divide(input, other):  # noqa: A002
+def floor_divide(input, other):
     """``div(input, other, rounding_mode='floor')``."""
     return div(input, other, rounding_mode="floor")
 
 
-def logical_not(input):  # noqa: A002
+def logical_not(input):
     """Elementwise logical not (bool)."""
     return bind(LogicalNot, (input,), {})
 
@@ -514,7 +512,7 @@ def logical_not(input):  # noqa: A002
 bitwise_not = logical_not
 
 
-def where(condition, input=None, other=None):  # noqa: A002
+def where(condition, input=None, other=None):
     """Choose ``input`` where ``condition`` holds, else ``other`` (broadcasting).
 
     With only ``condition``, returns the indices where it is true (as ``nonzero``).
@@ -536,7 +534,7 @@ def where(condition, input=None, other=None):  # noqa: A002
     return bind(Where, (input, other), {"cond": cond})
 
 
-def clamp(input, min=None, max=None):  # noqa: A002
+def clamp(input, min=None, max=None):
     """Clamp to ``[min, max]``; bounds may be numbers or tensors (``None`` = unbounded).
 
     The gradient passes where ``min <= input <= max``.
@@ -558,11 +556,11 @@ def clamp(input, min=None, max=None):  # noqa: A002
 clip = clamp
 
 
-def clamp_min(input, min):  # noqa: A002
+def clamp_min(input, min):
     return clamp(input, min=min)
 
 
-def clamp_max(input, max):  # noqa: A002
+def clamp_max(input, max):
     return clamp(input, max=max)
 
 

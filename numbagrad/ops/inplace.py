@@ -62,17 +62,17 @@ class Cast(Op):
         return g.astype(self.in_dtype)
 
 
-def clone(input, *, memory_format=None):  # noqa: A002
+def clone(input, *, memory_format=None):
     """A copy with its own storage; gradients flow through unchanged."""
     return bind(Clone, (input,), {})
 
 
-def contiguous(input, memory_format=None):  # noqa: A002
+def contiguous(input, memory_format=None):
     """``input`` itself if row-major contiguous, else a contiguous copy."""
     return input if input._data.flags.c_contiguous else clone(input)
 
 
-def to(input, *args, **kwargs):  # noqa: A002
+def to(input, *args, **kwargs):
     """Convert the dtype (``to(dtype)``, ``to(device)``, ``to(other)``, ``dtype=``).
 
     Returns ``input`` itself when nothing changes, as PyTorch does.

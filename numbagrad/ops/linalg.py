@@ -41,7 +41,7 @@ def _promote_pair(name, a, b):
     return a, b
 
 
-def matmul(input, other):  # noqa: A002
+def matmul(input, other):
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands.
 
     1-D operands are treated as a row (left) or column (right) vector and the added dim is
@@ -92,14 +92,14 @@ def matmul(input, other):  # noqa: A002
     return out
 
 
-def mm(input, mat2):  # noqa: A002
+def mm(input, mat2):
     """Product of two 2-D matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
     return matmul(input, mat2)
 
 
-def bmm(input, mat2):  # noqa: A002
+def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch size."""
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
@@ -108,7 +108,7 @@ def bmm(input, mat2):  # noqa: A002
     return matmul(input, mat2)
 
 
-def dot(input, other):  # noqa: A002
+def dot(input, other):
     """Inner product of two 1-D tensors of equal length."""
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -124,7 +124,7 @@ inner = dot
 vdot = dot
 
 
-def outer(input, vec2):  # noqa: A002
+def outer(input, vec2):
     """Outer product of two 1-D tensors."""
     if input.ndim != 1 or vec2.ndim != 1:
         raise RuntimeError("outer: expected 1D tensors")

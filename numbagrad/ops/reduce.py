@@ -238,7 +238,7 @@ def _dims(input, dim):
     return None if dim is None else norm_dims(dim, input.ndim)
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002
+def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (int, tuple or None for all).
 
     Examples
@@ -252,7 +252,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001, A002
     return bind(Sum, (input,), {"dims": dims, "keepdim": keepdim, "dtype": dt})
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; requires a floating dtype (or ``dtype=``), as in PyTorch."""
     if dtype is not None:
         input = input.to(dtype)
@@ -268,30 +268,30 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
     return sum(input, dim, keepdim) / n
 
 
-def prod(input, dim=None, keepdim=False):  # noqa: A002
+def prod(input, dim=None, keepdim=False):
     """Product over ``dim`` (an int or None); zeros are handled in the gradient."""
     return bind(Prod, (input,), {"dims": norm_dims(dim, input.ndim), "keepdim": keepdim})
 
 
-def amax(input, dim=(), keepdim=False):  # noqa: A002
+def amax(input, dim=(), keepdim=False):
     """Maximum over ``dim`` (default all); ties share the gradient equally."""
     dims = None if dim == () or dim is None else norm_dims(dim, input.ndim)
     return bind(Amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
-def amin(input, dim=(), keepdim=False):  # noqa: A002
+def amin(input, dim=(), keepdim=False):
     """Minimum over ``dim`` (default all); ties share the gradient equally."""
     dims = None if dim == () or dim is None else norm_dims(dim, input.ndim)
     return bind(Amin, (input,), {"dims": dims, "keepdim": keepdim})
 
 
-def argmax(input, dim=None, keepdim=False):  # noqa: A002
+def argmax(input, dim=None, keepdim=False):
     """Index of the maximum (over the flattened tensor when ``dim`` is None)."""
     d = None if dim is None else wrap_dim(dim, input.ndim)
     return bind(Argmax, (input,), {"dim": d, "keepdim": keepdim})
 
 
-def argmin(input, dim=None, keepdim=False):  # noqa: A002
+def argmin(input, dim=None, keepdim=False):
     """Index of the minimum (over the flattened tensor when ``dim`` is None)."""
     d = None if dim is None else wrap_dim(dim, input.ndim)
     return bind(Argmin, (input,), {"dim": d, "keepdim": keepdim})
@@ -327,7 +327,7 @@ def _minmax(input, dim, keepdim, arg, full, other):
     return _MinMax((values, idx))
 
 
-def max(input, dim=None, keepdim=False):  # noqa: A001, A002
+def max(input, dim=None, keepdim=False):
     """Maximum of all elements, or ``(values, indices)`` along ``dim``.
 
     With a tensor second argument it is :func:`maximum`. Along a dim the gradient goes to
@@ -338,24 +338,24 @@ def max(input, dim=None, keepdim=False):  # noqa: A001, A002
     return _minmax(input, dim, keepdim, argmax, amax, maximum)
 
 
-def min(input, dim=None, keepdim=False):  # noqa: A001, A002
+def min(input, dim=None, keepdim=False):
     """Minimum of all elements, or ``(values, indices)`` along ``dim``."""
     from numbagrad.ops.binary import minimum
 
     return _minmax(input, dim, keepdim, argmin, amin, minimum)
 
 
-def all(input, dim=None, keepdim=False):  # noqa: A001, A002
+def all(input, dim=None, keepdim=False):
     """True where all elements (along ``dim``) are non-zero."""
     return bind(All, (input,), {"dims": _dims(input, dim), "keepdim": keepdim})
 
 
-def any(input, dim=None, keepdim=False):  # noqa: A001, A002
+def any(input, dim=None, keepdim=False):
     """True where any element (along ``dim``) is non-zero."""
     return bind(Any, (input,), {"dims": _dims(input, dim), "keepdim": keepdim})
 
 
-def logsumexp(input, dim, keepdim=False):  # noqa: A002
+def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input), dim))`` computed stably (the max is subtracted first)."""
     from numbagrad.ops.unary import log
 
@@ -367,7 +367,7 @@ def logsumexp(input, dim, keepdim=False):  # noqa: A002
         tuple(s for i, s in enumerate(input.shape) if i not in dims))
 
 
-def norm(input, p="fro", dim=None, keepdim=False):  # noqa: A002
+def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, ``inf``, ``-inf``, or any float p)."""
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"norm(): input dtype should be floating point, got {input.dtype}")
@@ -386,7 +386,7 @@ def norm(input, p="fro", dim=None, keepdim=False):  # noqa: A002
     return sum(a ** p, dims, keepdim) ** (1.0 / p)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False``
     means 0)."""
     if correction is None:
@@ -400,26 +400,26 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # n
     return sum(diff * diff, dims, keepdim) / np.maximum(n - correction, 0)
 
 
-def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):  # noqa: A002
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation, ``sqrt(var(...))``."""
     return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
 
 
-def softmax(input, dim, dtype=None):  # noqa: A002
+def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
     return bind(Softmax, (input,), {"dim": wrap_dim(dim, input.ndim)})
 
 
-def log_softmax(input, dim, dtype=None):  # noqa: A002
+def log_softmax(input, dim, dtype=None):
     """``x - logsumexp(x)`` along ``dim``, computed stably."""
     if dtype is not None:
         input = input.to(dtype)
     return bind(LogSoftmax, (input,), {"dim": wrap_dim(dim, input.ndim)})
 
 
-def cumsum(input, dim, *, dtype=None):  # noqa: A002
+def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim``."""
     if dtype is not None:
         input = input.to(dtype)

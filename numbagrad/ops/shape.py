@@ -226,13 +226,13 @@ class IndexPut(Op):
         return gx, gv
 
 
-def getitem(input, key):  # noqa: A002
+def getitem(input, key):
     """``input[key]``: ints, slices (with steps), ``None``, ``...``, bool masks, int tensors."""
     k, advanced = _norm_key(key, input.shape)
     return bind(Index, (input,), {"key": k, "advanced": advanced})
 
 
-def index_put(input, key, value):  # noqa: A002
+def index_put(input, key, value):
     """Out-of-place ``input[key] = value``."""
     k, advanced = _norm_key(key, input.shape)
     if not isinstance(value, (Tensor, int, float, bool)):
@@ -277,7 +277,7 @@ def _check_gather(name, x, dim, index):
     _check_index(name, index, x.shape[dim] if x.ndim else 1)
 
 
-def gather(input, dim, index):  # noqa: A002
+def gather(input, dim, index):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated)."""
     index = as_tensor_arg(index, "index")._data
     d = wrap_dim(dim, input.ndim)
@@ -308,7 +308,7 @@ class ScatterAdd(Op):
         return g, gsrc
 
 
-def scatter_add(input, dim, index, src):  # noqa: A002
+def scatter_add(input, dim, index, src):
     """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``."""
     index = as_tensor_arg(index, "index")._data
     d = wrap_dim(dim, input.ndim)
@@ -320,7 +320,7 @@ def scatter_add(input, dim, index, src):  # noqa: A002
     return bind(ScatterAdd, (input, src), {"dim": d, "index": index})
 
 
-def take_along_dim(input, indices, dim=None):  # noqa: A002
+def take_along_dim(input, indices, dim=None):
     """Pick values along ``dim`` at ``indices`` (broadcast against ``input``)."""
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
@@ -332,14 +332,14 @@ def take_along_dim(input, indices, dim=None):  # noqa: A002
     shp = list(np.broadcast_shapes(
         tuple(s for i, s in enumerate(input.shape) if i != d),
         tuple(s for i, s in enumerate(idx.shape) if i != d)))
-    xshape = shp[:d] + [input.shape[d]] + shp[d:]
-    ishape = shp[:d] + [idx.shape[d]] + shp[d:]
+    xshape = [*shp[:d], input.shape[d], *shp[d:]]
+    ishape = [*shp[:d], idx.shape[d], *shp[d:]]
     _check_index("take_along_dim", idx, input.shape[d])
     x = expand(input, tuple(xshape)) if tuple(xshape) != tuple(input.shape) else input
     return gather(x, d, np.broadcast_to(idx, ishape))
 
 
-def index_select(input, dim, index):  # noqa: A002
+def index_select(input, dim, index):
     """Select entries of ``input`` along ``dim`` at the 1-D int ``index``."""
     index = as_tensor_arg(index, "index")._data
     if index.ndim > 1:
@@ -421,7 +421,7 @@ class Flip(Op):
         return np.flip(g, self.dims)
 
 
-def flip(input, dims):  # noqa: A002
+def flip(input, dims):
     """Reverse the order of elements along ``dims``."""
     if isinstance(dims, int):
         dims = (dims,)
@@ -438,7 +438,7 @@ class Roll(Op):
         return bind(Roll, (g,), {"shifts": neg, "dims": self.dims})
 
 
-def roll(input, shifts, dims=None):  # noqa: A002
+def roll(input, shifts, dims=None):
     """Roll elements along ``dims`` by ``shifts`` (flattened when ``dims`` is None)."""
     if dims is None:
         return roll(input.reshape(-1), shifts, 0).reshape(input.shape)
@@ -485,7 +485,7 @@ class DiagonalBackward(Op):
                                       "dim2": self.dim2})
 
 
-def diagonal(input, offset=0, dim1=0, dim2=1):  # noqa: A002
+def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal (a view) with respect to ``dim1`` and ``dim2``."""
     d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
     if d1 == d2:
@@ -514,12 +514,12 @@ class Triu(Tril):
     fn = staticmethod(np.triu)
 
 
-def tril(input, diagonal=0):  # noqa: A002
+def tril(input, diagonal=0):
     """Lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     return bind(Tril, (input,), {"diagonal": diagonal})
 
 
-def triu(input, diagonal=0):  # noqa: A002
+def triu(input, diagonal=0):
     """Upper triangle of the last two dims (elements below ``diagonal`` zeroed)."""
     return bind(Triu, (input,), {"diagonal": diagonal})
 
@@ -541,13 +541,13 @@ class Argsort(Op):
         return np.argsort(x, axis=dim, kind="stable").astype(np.int64)
 
 
-def argsort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim`` (a stable sort)."""
     d = wrap_dim(dim, input.ndim)
     return bind(Argsort, (input,), {"dim": d, "descending": descending, "stable": stable})
 
 
-def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
+def sort(input, dim=-1, descending=False, stable=False):
     """``(values, indices)`` sorted along ``dim``; gradients flow to the values."""
     from numbagrad.ops.reduce import _MinMax
 
@@ -557,7 +557,7 @@ def sort(input, dim=-1, descending=False, stable=False):  # noqa: A002
     return _MinMax((take_along_dim(input, idx, dim), idx))
 
 
-def topk(input, k, dim=-1, largest=True, sorted=True):  # noqa: A002
+def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
     from numbagrad.ops.reduce import _MinMax
 
@@ -576,19 +576,19 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
-def reshape(input, *shape):  # noqa: A002
+def reshape(input, *shape):
     """Reshape (a view when the layout allows, else a copy); one dim may be -1."""
     return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False})
 
 
-def view(input, *shape):  # noqa: A002
+def view(input, *shape):
     """Reshape as a view; RuntimeError when the layout needs a copy (use ``reshape``)."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is a reinterpreting cast in torch
     return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True})
 
 
-def permute(input, *dims):  # noqa: A002
+def permute(input, *dims):
     """Reorder the dims (a view)."""
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
@@ -601,7 +601,7 @@ def permute(input, *dims):  # noqa: A002
     return bind(Permute, (input,), {"perm": perm})
 
 
-def transpose(input, dim0, dim1):  # noqa: A002
+def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     n = input.ndim
     if n == 0:
@@ -615,7 +615,7 @@ def transpose(input, dim0, dim1):  # noqa: A002
 swapaxes = swapdims = transpose
 
 
-def t(input):  # noqa: A002
+def t(input):
     """Transpose a tensor of at most 2 dims."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -623,7 +623,7 @@ def t(input):  # noqa: A002
     return transpose(input, 0, 1) if input.ndim == 2 else input
 
 
-def movedim(input, source, destination):  # noqa: A002
+def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (a view)."""
     n = input.ndim
     src = [source] if isinstance(source, int) else list(source)
@@ -646,7 +646,7 @@ def movedim(input, source, destination):  # noqa: A002
 moveaxis = movedim
 
 
-def expand(input, *sizes):  # noqa: A002
+def expand(input, *sizes):
     """Broadcast singleton dims to ``sizes`` (a view; -1 keeps a size)."""
     sizes = _shape_arg(sizes)
     n = len(sizes)
@@ -669,17 +669,17 @@ def expand(input, *sizes):  # noqa: A002
     return bind(Expand, (input,), {"shape": shape})
 
 
-def broadcast_to(input, shape):  # noqa: A002
+def broadcast_to(input, shape):
     """``expand`` to ``shape``."""
     return expand(input, tuple(shape))
 
 
-def expand_as(input, other):  # noqa: A002
+def expand_as(input, other):
     """``expand`` to ``other``'s shape."""
     return expand(input, tuple(other.shape))
 
 
-def sum_to(input, shape):  # noqa: A002
+def sum_to(input, shape):
     """Sum ``input`` down to ``shape`` (the adjoint of broadcasting)."""
     shape = tuple(shape)
     if tuple(input.shape) == shape:
@@ -687,7 +687,7 @@ def sum_to(input, shape):  # noqa: A002
     return bind(SumTo, (input,), {"shape": shape})
 
 
-def squeeze(input, dim=None):  # noqa: A002
+def squeeze(input, dim=None):
     """Remove size-1 dims (all of them, or those in ``dim``)."""
     if dim is None:
         shape = tuple(s for s in input.shape if s != 1)
@@ -699,7 +699,7 @@ def squeeze(input, dim=None):  # noqa: A002
     return bind(Reshape, (input,), {"shape": shape, "strict": False})
 
 
-def unsqueeze(input, dim):  # noqa: A002
+def unsqueeze(input, dim):
     """Insert a size-1 dim at ``dim``."""
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
@@ -707,7 +707,7 @@ def unsqueeze(input, dim):  # noqa: A002
     return bind(Reshape, (input,), {"shape": tuple(shape), "strict": False})
 
 
-def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
+def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one."""
     if input.ndim == 0:
         return reshape(input, (1,))
@@ -718,13 +718,13 @@ def flatten(input, start_dim=0, end_dim=-1):  # noqa: A002
     return reshape(input, shape)
 
 
-def unflatten(input, dim, sizes):  # noqa: A002
+def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes``."""
     d = wrap_dim(dim, input.ndim)
     return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
 
 
-def narrow(input, dim, start, length):  # noqa: A002
+def narrow(input, dim, start, length):
     """Elements ``start`` to ``start + length - 1`` along ``dim`` (a view)."""
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
@@ -766,7 +766,7 @@ def builtins_sum(xs):
     return total
 
 
-def chunk(input, chunks, dim=0):  # noqa: A002
+def chunk(input, chunks, dim=0):
     """Split into ``chunks`` nearly equal pieces (the last may be smaller)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
@@ -775,7 +775,7 @@ def chunk(input, chunks, dim=0):  # noqa: A002
     return split(input, size, dim)
 
 
-def nonzero(input, *, as_tuple=False):  # noqa: A002
+def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D."""
     idx = np.nonzero(input._data)
     if as_tuple:
@@ -784,7 +784,7 @@ def nonzero(input, *, as_tuple=False):  # noqa: A002
                         np.zeros((0, 0), np.int64))
 
 
-def masked_fill(input, mask, value):  # noqa: A002
+def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` is true."""
     from numbagrad.ops.binary import where
 

@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
+from numbagrad.autograd.graph import saved_value
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
 from numbagrad.kernels.cpu import threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
-from numbagrad.autograd.graph import saved_value
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import default_float, flat, flat_g
 
@@ -401,7 +401,7 @@ class Erf(Unary):
 
 # -- public functions ------------------------------------------------------------------------
 def _unary(op, doc):
-    def f(input):  # noqa: A002 - torch's parameter name
+    def f(input):
         return bind(op, (input,), {})
     name = op.__name__.lower()
     f.__name__ = f.__qualname__ = name
@@ -420,11 +420,11 @@ def _unary(op, doc):
 
 
 neg = _unary(Neg, "Elementwise negation ``-input``.")
-abs = _unary(Abs, "Elementwise absolute value.")  # noqa: A001
+abs = _unary(Abs, "Elementwise absolute value.")
 sign = _unary(Sign, "Elementwise sign (-1, 0 or 1); its gradient is zero.")
 floor = _unary(Floor, "Elementwise floor; its gradient is zero.")
 ceil = _unary(Ceil, "Elementwise ceiling; its gradient is zero.")
-round = _unary(Round, "Round half to even; its gradient is zero.")  # noqa: A001
+round = _unary(Round, "Round half to even; its gradient is zero.")
 relu = _unary(Relu, "Rectified linear unit ``max(input, 0)``.")
 exp = _unary(Exp, "Elementwise exponential.")
 expm1 = _unary(Expm1, "``exp(input) - 1``, accurate near zero.")
@@ -444,7 +444,7 @@ softplus_ = _unary(Softplus, "``log(1 + exp(input))``, computed stably.")
 erf = _unary(Erf, "The error function.")
 
 
-def softplus(input, beta=1.0, threshold=20.0):  # noqa: A002
+def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, linear above ``threshold`` (as PyTorch).
 
     Parameters

@@ -12,7 +12,6 @@ on store, which only adds accuracy. Serial kernels below ``PARALLEL_MIN`` elemen
 
 import math
 
-import numpy as np
 from numba import njit, prange
 
 from numbagrad.kernels import PARALLEL_MIN  # noqa: F401  (re-exported for the ops)
