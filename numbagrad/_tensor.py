@@ -108,8 +108,10 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        """A tensor sharing this one's storage, detached from the graph."""
-        return self.detach()
+        """A tensor sharing this one's memory, detached from the graph and, as in PyTorch,
+        with a version counter of its own: in-place changes through ``.data`` are not seen
+        by autograd's checks."""
+        return Tensor._make(self._data, [self._storage[0], 0])
 
     @data.setter
     def data(self, value: Tensor):

@@ -30,6 +30,7 @@ from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import _GRAD_ENABLED
 from numbagrad.autograd.graph import AccumulateGrad, accumulator_of
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
+from numbagrad.ops._op import EVAL, _edge, current_interpreter
 
 KA = lazy("numbagrad.kernels.cpu.accumulate")
 
@@ -52,8 +53,6 @@ def _root_edge(t, i):
                            "grad_fn")
     if t._grad_fn is None:
         return (accumulator_of(t), 0)
-    from numbagrad.ops._op import _edge
-
     return _edge(t)
 
 
@@ -201,24 +200,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if g is None:
             if materialize_grads:
                 g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))
+                g._requires_grad = bool(create_graph)
             elif not allow_unused:
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
         result.append(g)
     return tuple(result)
-
-
-def _eval_interpreter():
-    from numbagrad.ops._op import EVAL
-
-    return EVAL
-
-
-def _current_interpreter():
-    from numbagrad.ops._op import current_interpreter
-
-    return current_interpreter()
 
 
 def _discover(roots, targets):
@@ -420,7 +408,7 @@ def _unwrap_all(grads, array_mode):
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
     # first-order backward under the eager interpreter passes raw arrays between nodes
-    array_mode = not create_graph and _current_interpreter() is _eval_interpreter()
+    array_mode = not create_graph and current_interpreter() is EVAL
     deps, needed = _discover(roots, targets)
     capture = None
     if targets is not None:

@@ -341,6 +341,45 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         return bind(_FunctionApply, args, {"fn": cls, "kwargs": kwargs})
 
 
+def _function_name(ctx):
+    name = type(ctx).__name__
+    return name[:-len("Backward")] if name.endswith("Backward") else name
+
+
+def _bad_outputs(ctx, outs):
+    """Raise for outputs that cannot carry gradients (arrays, or no tensor at all)."""
+    for i, o in enumerate(outs):
+        if isinstance(o, np.ndarray):
+            raise TypeError(f"{_function_name(ctx)}.forward returned a numpy.ndarray as output "
+                            f"{i}; wrap it with numbagrad.from_numpy(...) (zero copy) so it is "
+                            "a Tensor")
+    raise RuntimeError(f"{_function_name(ctx)}.forward returned no Tensor, but its inputs "
+                       "require grad: return the result as a Tensor (numbagrad.from_numpy "
+                       "wraps arrays)")
+
+
+def _check_marks(ctx, args, outs, dirty, nondiff, grad_on):
+    """Validate ``mark_dirty`` and ``mark_non_differentiable`` against inputs/outputs."""
+    for i, t in enumerate(dirty):
+        if not isinstance(t, Tensor) or not any(t is a for a in args):
+            raise RuntimeError(f"mark_dirty only accepts input tensors, but argument {i} isn't "
+                               "one")
+        if not any(o is t for o in outs):
+            raise RuntimeError("Some elements marked as dirty during the forward method were "
+                               "not returned as output. The inputs that are modified inplace "
+                               "must all be outputs of the Function.")
+        if grad_on and t._requires_grad and t._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
+                               "operation.")
+        base = t._view_of
+        if grad_on and base is not None and base._requires_grad and base._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+    for t in nondiff:
+        if not isinstance(t, Tensor) or not any(t is o for o in outs):
+            raise ValueError("mark_non_differentiable only accepts output tensors")
+
+
 def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
     """Steps 1-4 of NOTE [Custom Function application]; returns the outputs as given."""
     grad_on = _GRAD_ENABLED.get()
@@ -359,36 +398,18 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
     outs = list(raw) if is_tuple else [raw]
     d = ctx.__dict__
     dirty = d.get("dirty_tensors", ())
-    nondiff = {id(t) for t in d.get("non_differentiable", ()) if isinstance(t, Tensor)}
-    name = type(ctx).__name__
-    fname = name[:-len("Backward")] if name.endswith("Backward") else name
-    for i, o in enumerate(outs):
-        if isinstance(o, np.ndarray):
-            raise TypeError(f"{fname}.forward returned a numpy.ndarray as output {i}; wrap it "
-                            "with numbagrad.from_numpy(...) (zero copy) so it is a Tensor")
-    if executable and not any(isinstance(o, Tensor) for o in outs):
-        raise RuntimeError(f"{fname}.forward returned no Tensor, but its inputs require grad: "
-                           "return the result as a Tensor (numbagrad.from_numpy wraps arrays)")
-    in_ids = {id(a): a for a in args if isinstance(a, Tensor)}
-    for i, t in enumerate(dirty):
-        if not isinstance(t, Tensor) or id(t) not in in_ids:
-            raise RuntimeError(f"mark_dirty only accepts input tensors, but argument {i} isn't "
-                               "one")
-        if not any(o is t for o in outs):
-            raise RuntimeError("Some elements marked as dirty during the forward method were "
-                               "not returned as output. The inputs that are modified inplace "
-                               "must all be outputs of the Function.")
-        if grad_on and t._requires_grad and t._grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                               "operation.")
-        base = t._view_of
-        if grad_on and base is not None and base._requires_grad and base._grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
-    out_ids = {id(o) for o in outs if isinstance(o, Tensor)}
-    for t in d.get("non_differentiable", ()):
-        if isinstance(t, Tensor) and id(t) not in out_ids:
-            raise ValueError("mark_non_differentiable only accepts output tensors")
+    nondiff_list = d.get("non_differentiable", ())
+    has_tensor = False
+    for o in outs:
+        if isinstance(o, Tensor):
+            has_tensor = True
+        elif isinstance(o, np.ndarray):
+            _bad_outputs(ctx, outs)
+    if executable and not has_tensor:
+        _bad_outputs(ctx, outs)
+    if dirty or nondiff_list:
+        _check_marks(ctx, args, outs, dirty, nondiff_list, grad_on)
+    nondiff = {id(t) for t in nondiff_list}
     dirty_ids = {id(t) for t in dirty}
 
     # edges and input metadata (one per positional argument)
@@ -407,7 +428,7 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
         if not isinstance(o, Tensor):
             out_meta.append(None)
             continue
-        if id(o) in in_ids and id(o) not in dirty_ids:
+        if id(o) not in dirty_ids and any(o is a for a in args):
             # an input returned unchanged: a new tensor on the same storage (as PyTorch)
             alias = Tensor._make(o._data, o._storage)
             alias._view_of = o if o._view_of is None else o._view_of
@@ -432,24 +453,27 @@ def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
             o._grad_fn = ctx
             o._output_nr = i
             o._requires_grad = True
+            if o._view_of is not None:  # a view: its history cannot be re-derived later
+                o.__dict__["_custom_view"] = _function_name(ctx)
     ctx._out_meta = out_meta
 
     # saved tensors: outputs without a reference back to themselves (NOTE [Graph layout])
-    out_pos = {id(o): i for i, o in enumerate(outs) if isinstance(o, Tensor)}
     saved = []
-    for t in d.get("to_save", ()):
+    for t in d.pop("to_save", ()):
         if t is None:
             saved.append(None)
-        elif id(t) in out_pos and t._grad_fn is ctx:
-            saved.append(SavedOutput(t, out_pos[id(t)]))
+        elif t._grad_fn is ctx and t._output_nr < len(outs) and outs[t._output_nr] is t:
+            saved.append(SavedOutput(t, t._output_nr))
         else:
             saved.append(save_input(t))
     ctx._saved = saved
-    if "to_save" in d:
-        del d["to_save"]
     # float tensors stored directly on ctx: guarded against double backward
-    ct = {k: v for k, v in d.items() if k not in _CTX_INTERNAL and not k.startswith("_")
-          and isinstance(v, Tensor) and v._data.dtype.kind == "f"}
+    ct = None
+    for k, v in d.items():
+        if isinstance(v, Tensor) and k not in _CTX_INTERNAL and v._data.dtype.kind == "f":
+            if ct is None:
+                ct = {}
+            ct[k] = v
     if ct:
         for k in ct:
             del d[k]

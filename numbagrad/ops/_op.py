@@ -97,6 +97,10 @@ class Op(Node):
     _fresh_grads = True  # built-in rules return new arrays or pass ``g`` through
     saves_inputs: tuple = ()
     saves_output = False
+    # {input position: positions whose gradients need it}: saved only if one requires grad
+    # (``a * b`` keeps ``a`` only for ``b``'s gradient), so in-place changes to a tensor no
+    # gradient needs stay legal, as in PyTorch
+    saved_for = None
     fused_vjp = None
 
     # -- evaluation (the EVAL interpreter) -----------------------------------------------
@@ -175,8 +179,11 @@ class Op(Node):
         # after the outputs got their history: a saved output remembers requires_grad
         if cls.saves_inputs or cls.saves_output:
             saved = []
+            needed_by = cls.saved_for
             for i in cls.saves_inputs:
                 a = args[i]
+                if needed_by is not None and all(edges[j] is None for j in needed_by[i]):
+                    a = None  # no gradient that needs it will be computed
                 saved.append((a, a._storage[1]) if isinstance(a, Tensor) else a)
             if cls.saves_output:
                 saved.append(SavedOutput(outs[0]))

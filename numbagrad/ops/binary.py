@@ -103,6 +103,15 @@ class Add(Binary):
 class Sub(Binary):
     fn = staticmethod(np.subtract)
 
+    @classmethod
+    def forward(cls, a, b):
+        if (getattr(a, "dtype", None) == np.bool_ or isinstance(a, (bool, np.bool_))
+                or getattr(b, "dtype", None) == np.bool_ or isinstance(b, (bool, np.bool_))):
+            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.")
+        return super().forward(a, b)
+
     def vjp(self, g):
         return g, (-g if self._needs(1) else None)
 
@@ -113,6 +122,7 @@ class Sub(Binary):
 class Mul(Binary):
     fn = staticmethod(np.multiply)
     saves_inputs = (0, 1)
+    saved_for = {0: (1,), 1: (0,)}
 
     def vjp(self, g):
         a, b = self.saved_tensors()
@@ -192,8 +202,13 @@ class Pow(Binary):
             from numbagrad.ops.unary import log
 
             safe = where((a == 0) & (b >= 0), a * 0 + 1, a) if isinstance(a, Tensor) else a
-            gb = where((a == 0) & (b >= 0), g * 0, g * y * log(safe)) \
-                if isinstance(a, Tensor) else g * y * float(np.log(a))
+            if isinstance(a, Tensor):
+                gb = where((a == 0) & (b >= 0), g * 0, g * y * log(safe))
+            elif a == 0:  # a Python zero base: 0 where b >= 0, as PyTorch masks it
+                with np.errstate(divide="ignore"):
+                    gb = where(b >= 0, g * 0, g * y * float(np.log(0.0)))
+            else:
+                gb = g * y * float(np.log(a))
         return ga, gb
 
 

@@ -47,7 +47,7 @@ class Fill(Op):
         return np.zeros(g.shape, g.dtype)
 
 
-class Cast(Op):
+class ToCopy(Op):
     @staticmethod
     def forward(x, dtype):
         return x.astype(dtype)
@@ -56,7 +56,7 @@ class Cast(Op):
         self.in_dtype = args[0]._data.dtype
 
     def vjp(self, g):
-        return bind(Cast, (g,), {"dtype": self.in_dtype})
+        return bind(ToCopy, (g,), {"dtype": self.in_dtype})
 
     def fused_vjp(self, g):
         return g.astype(self.in_dtype)
@@ -96,7 +96,7 @@ def to(input, *args, **kwargs):
         _device(dev)
     if dtype is None or D.as_dtype(dtype).np == input._data.dtype:
         return clone(input) if copy else input
-    return bind(Cast, (input,), {"dtype": D.as_dtype(dtype).np})
+    return bind(ToCopy, (input,), {"dtype": D.as_dtype(dtype).np})
 
 
 # -- strided views of a base (for in-place writes through views) ----------------------------
@@ -160,6 +160,14 @@ class AsStridedPut(Op):
 
 def refresh_view(view):
     """Re-derive a stale view's history from its base's current history."""
+    fn_name = view.__dict__.get("_custom_view")
+    if fn_name is not None:
+        raise RuntimeError(
+            f"Output {view._output_nr} of {fn_name} is a view and its base or another view of "
+            "its base has been modified inplace. The custom Function's backward cannot be "
+            "replayed on the new base: return a clone from forward (x.clone()) if the base "
+            "is modified later."
+        )
     base = view._view_of
     view._hist_version = view._storage[1]
     if base._requires_grad:
@@ -221,13 +229,30 @@ def commit(t, result):
     if node is not None:
         base = t._view_of
         if base is not None:
+            old = (base._grad_fn, base._output_nr)
             AsStridedPut._record((base, result), {"geom": _geometry(t, base)}, (base,))
             base._hist_version = t._storage[1]
+            move_retain_grad(base, *old)
+        old = (t._grad_fn, t._output_nr)
         t._grad_fn = node
         t._output_nr = result._output_nr
         t._requires_grad = True
         t._hist_version = t._storage[1]
+        move_retain_grad(t, *old)
     return t
+
+
+def move_retain_grad(t, old_fn, old_nr):
+    """After ``t`` got new history, its ``retain_grad`` capture follows it (PyTorch: it
+    always reports the gradient of the current value; other hooks stay with the old)."""
+    if not t._retains_grad or old_fn is None or old_fn is t._grad_fn:
+        return
+    hooks = (old_fn._tensor_hooks or {}).get(old_nr, [])
+    for h in hooks:
+        if getattr(h, "ref", None) is not None and h.ref() is t:
+            hooks.remove(h)
+            t._node_hooks().append(h)
+            return
 
 
 def inplace(t, fn, *args, fast=None, **kwargs):

@@ -8,6 +8,8 @@ composites and get every rule for free.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from numbagrad import _dtype as D
@@ -30,7 +32,7 @@ def _expand_back(g, shape, dims, keepdim):
 def _expand_back_array(g, shape, dims, keepdim):
     if not keepdim and dims:
         g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
-    if g.size == 1 and np.prod(shape) < KERNEL_MIN:
+    if g.size == 1 and math.prod(shape) < KERNEL_MIN:
         out = np.empty(shape, g.dtype)  # small: filling is cheaper than broadcast_to
         out.fill(g.reshape(()))
         return out
@@ -42,7 +44,7 @@ class Sum(Op):
     def forward(x, dims, keepdim, dtype):
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64  # PyTorch sums integers and bools in int64
-        return np.sum(x, axis=dims, keepdims=keepdim, dtype=dtype)
+        return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
 
     def _post_record(self, args, outs):
         self.shape = args[0]._data.shape
@@ -247,7 +249,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     >>> numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(1)
     tensor([3., 7.])
     """
-    dims = _dims(input, dim)
+    dims = None if dim is None or dim == () else norm_dims(dim, input.ndim)  # () = all (torch)
     dt = None if dtype is None else D.as_dtype(dtype).np
     return bind(Sum, (input,), {"dims": dims, "keepdim": keepdim, "dtype": dt})
 
@@ -261,11 +263,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             f"mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype}"
         )
-    dims = norm_dims(dim, input.ndim)
+    dims = norm_dims(None if dim == () else dim, input.ndim)
     n = 1
     for d in dims:
         n *= input.shape[d]
-    return sum(input, dim, keepdim) / n
+    return sum(input, dims, keepdim) / n
 
 
 def prod(input, dim=None, keepdim=False):
@@ -401,8 +403,11 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation, ``sqrt(var(...))``."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation, ``sqrt(var(...))``; its gradient is 0 where the deviation is 0
+    (as PyTorch), not 0/0."""
+    from numbagrad.ops.unary import SafeSqrt
+
+    return bind(SafeSqrt, (var(input, dim, unbiased, keepdim, correction=correction),), {})
 
 
 def softmax(input, dim, dtype=None):

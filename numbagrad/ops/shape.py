@@ -79,6 +79,27 @@ class Permute(Op):
         return np.transpose(g, np.argsort(self.perm))
 
 
+# The same ops under the names PyTorch's grad_fn shows for them.
+class Transpose(Permute):
+    pass
+
+
+class T(Permute):
+    pass
+
+
+class View(Reshape):
+    pass
+
+
+class Squeeze(Reshape):
+    pass
+
+
+class Unsqueeze(Reshape):
+    pass
+
+
 class Expand(Op):
     view = True
 
@@ -172,6 +193,15 @@ def _norm_key(key, shape):
 class Index(Op):
     view = True
 
+    def name(self):
+        # PyTorch's names: Select (ints), Slice (slices), Index (advanced indexing)
+        if self.advanced:
+            return "IndexBackward0"
+        if any(isinstance(k, slice) for k in self.key):
+            return "SliceBackward0"
+        return "SelectBackward0" if any(isinstance(k, int) for k in self.key) else \
+            "AliasBackward0"
+
     @staticmethod
     def forward(x, key, advanced):
         return x[key]
@@ -205,6 +235,9 @@ class IndexBackward(Op):
 
 class IndexPut(Op):
     """``x`` with ``value`` written at ``key`` (out of place; ``__setitem__`` commits it)."""
+
+    def name(self):
+        return "IndexPutBackward0" if self.advanced else "CopySlices"
 
     @staticmethod
     def forward(x, value, key, advanced):
@@ -585,7 +618,7 @@ def view(input, *shape):
     """Reshape as a view; RuntimeError when the layout needs a copy (use ``reshape``)."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is a reinterpreting cast in torch
-    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True})
+    return bind(View, (input,), {"shape": _shape_arg(shape), "strict": True})
 
 
 def permute(input, *dims):
@@ -609,7 +642,7 @@ def transpose(input, dim0, dim1):
     perm = list(range(n))
     a, b = wrap_dim(dim0, n), wrap_dim(dim1, n)
     perm[a], perm[b] = perm[b], perm[a]
-    return bind(Permute, (input,), {"perm": tuple(perm)})
+    return bind(Transpose, (input,), {"perm": tuple(perm)})
 
 
 swapaxes = swapdims = transpose
@@ -620,7 +653,7 @@ def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else input
+    return bind(T, (input,), {"perm": (1, 0)}) if input.ndim == 2 else input
 
 
 def movedim(input, source, destination):
@@ -694,9 +727,7 @@ def squeeze(input, dim=None):
     else:
         dims = norm_dims(dim, input.ndim) if input.ndim else ()
         shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
-    if shape == tuple(input.shape):
-        return bind(Reshape, (input,), {"shape": shape, "strict": True})
-    return bind(Reshape, (input,), {"shape": shape, "strict": False})
+    return bind(Squeeze, (input,), {"shape": shape, "strict": False})
 
 
 def unsqueeze(input, dim):
@@ -704,7 +735,7 @@ def unsqueeze(input, dim):
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
     shape.insert(d, 1)
-    return bind(Reshape, (input,), {"shape": tuple(shape), "strict": False})
+    return bind(Unsqueeze, (input,), {"shape": tuple(shape), "strict": False})
 
 
 def flatten(input, start_dim=0, end_dim=-1):

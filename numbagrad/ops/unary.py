@@ -235,6 +235,23 @@ class Sqrt(Unary):
         return 0.5 / y
 
 
+class SafeSqrt(Sqrt):
+    """``sqrt`` whose gradient is 0 (not inf) where the result is 0 (used by ``std``)."""
+
+    def name(self):
+        return "SqrtBackward0"
+
+    def derivative(self, y):
+        from numbagrad.ops.binary import where
+
+        return where(y == 0, y * 0, (y * 2).reciprocal())
+
+    @staticmethod
+    def np_derivative(y):
+        with np.errstate(divide="ignore"):
+            return np.where(y == 0, 0.0, 0.5 / y).astype(y.dtype, copy=False)
+
+
 class Rsqrt(Unary):
     fn = _njit_map("rsqrt_forward", lambda x: 1 / np.sqrt(x))
     saves_output = True
