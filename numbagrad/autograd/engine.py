@@ -263,7 +263,8 @@ def _discover(roots, targets):
 def _sum_arrays(a, b, owned):
     """``a + b`` for two gradient arrays of one slot; in place only into engine-made buffers
     (an array that arrived first may also be stored in some leaf's ``.grad``)."""
-    if owned and a.shape == np.broadcast_shapes(a.shape, b.shape) and a.dtype == b.dtype:
+    if owned and a.dtype == b.dtype and (a.shape == b.shape
+                                         or a.shape == np.broadcast_shapes(a.shape, b.shape)):
         if a.size >= PARALLEL_MIN and a.shape == b.shape and b.flags.c_contiguous:
             KA.accumulate_par(a.reshape(-1), b.reshape(-1))
         else:
@@ -288,9 +289,10 @@ def _validate(node, grads):
     """Reduce broadcast gradients (Tensors) to each input's shape; refuse wrong ones."""
     from numbagrad.ops.shape import is_expandable_to, sum_to
 
+    grads = list(grads)
     meta, edges = node._in_meta, node._next
     for i, g in enumerate(grads):
-        if g is None or edges[i] is None:
+        if g is None or edges[i] is None or meta[i] is None:
             continue
         shape, dtype = meta[i]
         gd = g._data
@@ -314,10 +316,15 @@ def _validate_arrays(node, grads):
     i = 0
     for g in grads:
         if g is not None and edges[i] is not None:
-            shape, dtype = meta[i]
-            if type(g) is not np.ndarray or g.shape != shape or (
-                    g.dtype is not dtype and g.dtype != dtype):
-                grads[i] = _fix_array(node, i, np.asarray(g), shape, dtype)
+            m = meta[i]
+            if m is None:
+                if type(g) is not np.ndarray:  # a NumPy scalar from a 0-d computation
+                    grads = list(grads)
+                    grads[i] = np.asarray(g)
+            elif type(g) is not np.ndarray or g.shape != m[0] or (
+                    g.dtype is not m[1] and g.dtype != m[1]):
+                grads = list(grads)
+                grads[i] = _fix_array(node, i, np.asarray(g), m[0], m[1])
         i += 1
     return grads
 
@@ -363,19 +370,24 @@ def _store_leaf_grad(leaf, g, create_graph, stored):
     old._storage[1] += 1
 
 
+def _hook_result(h, g, r):
+    """A tensor hook's return value, refused when it changed the gradient's shape."""
+    if not isinstance(r, Tensor):
+        raise TypeError(f"hook '{getattr(h, '__name__', h)}' returned a "
+                        f"{type(r).__name__}; tensor hooks return a Tensor or None")
+    if r._data.shape != g._data.shape:
+        raise RuntimeError(f"hook '{getattr(h, '__name__', h)}' has changed the size of value: "
+                           f"{list(g._data.shape)} -> {list(r._data.shape)}")
+    return r
+
+
 def _run_tensor_hooks(hooks, g, array_mode):
-    if array_mode:
-        t = Tensor._make(g)
-        for h in list(hooks):
-            r = h(t)
-            if r is not None:
-                t = r
-        return t._data
+    t = Tensor._make(g) if array_mode else g
     for h in list(hooks):
-        r = h(g)
+        r = h(t)
         if r is not None:
-            g = r
-    return g
+            t = _hook_result(h, t, r)
+    return t._data if array_mode else t
 
 
 def _sent_once(g, out):

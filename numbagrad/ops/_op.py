@@ -57,6 +57,9 @@ _CURRENT: ContextVar[Interpreter] = ContextVar("numbagrad_interpreter", default=
 current_interpreter = _CURRENT.get
 
 
+NO_PARAMS: dict = {}  # shared by calls without params; never mutated
+
+
 def bind(op, args, params):
     """Apply primitive ``op`` to ``args`` under the current interpreter."""
     interp = _CURRENT.get()
@@ -138,14 +141,21 @@ class Op(Node):
 
     @classmethod
     def _record(cls, args, params, outs):
-        """Make the graph node for one application (see NOTE [Graph layout])."""
+        """Make the graph node for one application (see NOTE [Graph layout]).
+
+        ``_in_meta[i]`` is ``(shape, dtype)`` of input ``i`` only where it differs from
+        output 0's; None means the rule's gradient already has the input's shape and dtype
+        (so the engine skips the check on the hot path)."""
         node = object.__new__(cls)
+        od = outs[0]._data
+        oshape, odtype = od.shape, od.dtype
         edges = []
         meta = []
         for a in args:
             if isinstance(a, Tensor):
                 d = a._data
-                meta.append((d.shape, d.dtype))
+                shape = d.shape
+                meta.append(None if shape == oshape and d.dtype is odtype else (shape, d.dtype))
                 if a._requires_grad:
                     fn = a._grad_fn
                     if fn is None or a._view_of is not None:
@@ -222,7 +232,7 @@ class Op(Node):
         fused = self.fused_vjp
         if fused is not None:
             res = fused(*garrays)
-            return list(res) if type(res) is tuple else [res]
+            return res if type(res) is tuple else (res,)
         return Node._backward_arrays(self, garrays)
 
     def _backward(self, grads, create_graph):

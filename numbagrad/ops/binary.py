@@ -14,7 +14,7 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import PARALLEL_MIN, lazy
 from numbagrad.kernels.cpu import threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
-from numbagrad.ops._op import Op, bind
+from numbagrad.ops._op import NO_PARAMS, Op, bind
 from numbagrad.ops._util import flat, flat_g
 
 K = lazy("numbagrad.kernels.cpu.elementwise")
@@ -139,6 +139,8 @@ class Mul(Binary):
             gb = np.empty(a.shape, a.dtype)
             K.mul_backward_par(flat_g(g), flat(a), flat(b), ga.reshape(-1), gb.reshape(-1))
             return ga, gb
+        if g.size < THREAD_MIN:
+            return (g * b if ea is not None else None), (g * a if eb is not None else None)
         return ((threads.call(np.multiply, g, b) if ea is not None else None),
                 (threads.call(np.multiply, g, a) if eb is not None else None))
 
@@ -436,7 +438,7 @@ def _binary(op, doc):
             from numbagrad._creation import tensor
 
             input = tensor(input)
-        return bind(op, (input, other), {})
+        return bind(op, (input, other), NO_PARAMS)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 

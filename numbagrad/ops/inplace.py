@@ -123,12 +123,15 @@ def _strided(flat, geom):
 class AsStrided(Op):
     """A strided view of a contiguous base (``geom`` from ``_geometry``)."""
 
+    def _post_record(self, args, outs):
+        self.in_shape = args[0]._data.shape
+
     @staticmethod
     def forward(x, geom):
         return _strided(np.ascontiguousarray(x).reshape(-1), geom).copy()
 
     def vjp(self, g):
-        z = bind(_ZerosLikeShape, (g,), {"shape": self._in_meta[0][0]})
+        z = bind(_ZerosLikeShape, (g,), {"shape": self.in_shape})
         return bind(AsStridedPut, (z, g), {"geom": self.geom})
 
 

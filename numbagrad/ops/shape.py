@@ -319,6 +319,9 @@ def gather(input, dim, index):
 
 
 class ScatterAdd(Op):
+    def _post_record(self, args, outs):
+        self.src_shape = args[1]._data.shape
+
     @staticmethod
     def forward(x, src, dim, index):
         out = x.copy()
@@ -334,7 +337,7 @@ class ScatterAdd(Op):
         gsrc = None
         if self._next[1] is not None:
             gsrc = bind(Gather, (g,), {"dim": self.dim, "index": self.index})
-            src_shape = self._in_meta[1][0]
+            src_shape = self.src_shape
             if tuple(gsrc.shape) != src_shape:  # src may be larger than index
                 pad = bind(Zeros, (), {"shape": src_shape, "dtype": g._data.dtype})
                 gsrc = index_put(pad, _gather_window(pad._data, self.dim, self.index), gsrc)

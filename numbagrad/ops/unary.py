@@ -16,7 +16,7 @@ from numbagrad.autograd.graph import saved_value
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
 from numbagrad.kernels.cpu import threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
-from numbagrad.ops._op import Op, bind
+from numbagrad.ops._op import NO_PARAMS, Op, bind
 from numbagrad.ops._util import default_float, flat, flat_g
 
 K = lazy("numbagrad.kernels.cpu.elementwise")
@@ -52,7 +52,8 @@ class Unary(Op):
         s = saved_value(self, 0, True)
         kernel = self.kernel
         if kernel is None or s.size < KERNEL_MIN:
-            return threads.call(np.multiply, g, self.np_derivative(s))
+            d = self.np_derivative(s)
+            return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
         out = np.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
         getattr(K, kernel)(flat_g(g), s.reshape(-1), out.reshape(-1))
         return out
@@ -162,7 +163,8 @@ class Exp(Unary):
         return y
 
     def fused_vjp(self, g):
-        return threads.call(np.multiply, g, saved_value(self, 0, True))
+        y = saved_value(self, 0, True)
+        return threads.call(np.multiply, g, y) if y.size >= THREAD_MIN else g * y
 
     @staticmethod
     def np_derivative(y):
@@ -192,7 +194,8 @@ class Log(Unary):
         return g / self.saved_tensors()[0]
 
     def fused_vjp(self, g):
-        return threads.call(np.divide, g, saved_value(self, 0, True))
+        x = saved_value(self, 0, True)
+        return threads.call(np.divide, g, x) if x.size >= THREAD_MIN else g / x
 
     @staticmethod
     def np_derivative(x):
@@ -419,7 +422,7 @@ class Erf(Unary):
 # -- public functions ------------------------------------------------------------------------
 def _unary(op, doc):
     def f(input):
-        return bind(op, (input,), {})
+        return bind(op, (input,), NO_PARAMS)
     name = op.__name__.lower()
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
