@@ -100,7 +100,7 @@ class Op(Node):
     _fresh_grads = True  # built-in rules return new arrays or pass ``g`` through
     saves_inputs: tuple = ()
     saves_output = False
-    # {input position: positions whose gradients need it}: saved only if one requires grad
+    # per saved input, the positions whose gradients need it: saved only if one requires grad
     # (``a * b`` keeps ``a`` only for ``b``'s gradient), so in-place changes to a tensor no
     # gradient needs stay legal, as in PyTorch
     saved_for = None

@@ -122,7 +122,7 @@ class Sub(Binary):
 class Mul(Binary):
     fn = staticmethod(np.multiply)
     saves_inputs = (0, 1)
-    saved_for = {0: (1,), 1: (0,)}
+    saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
 
     def vjp(self, g):
         a, b = self.saved_tensors()

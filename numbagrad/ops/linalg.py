@@ -14,7 +14,7 @@ class Matmul(Op):
     """Matrix product of operands with at least 2 dims (batch dims broadcast)."""
 
     saves_inputs = (0, 1)
-    saved_for = {0: (1,), 1: (0,)}
+    saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
 
     @staticmethod
     def forward(a, b):
