@@ -390,8 +390,12 @@ def _run_tensor_hooks(hooks, g, array_mode):
     return t._data if array_mode else t
 
 
-def _sent_once(g, out):
-    """Whether array ``g`` appears once in the rule's output list (by identity)."""
+def _exclusive(g, buf, out):
+    """Whether array ``g`` is not one of the node's incoming gradients and appears once in
+    its outputs (by identity): then the slot it is sent to is its only holder."""
+    for b in buf:
+        if b is g:
+            return False
     n = 0
     for o in out:
         if o is g:
@@ -489,7 +493,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             if needed is not None and node not in needed:
                 continue
             nxt = node._next
-            if _all_none(buf):
+            if (buf[0] is None if len(buf) == 1 else _all_none(buf)):
                 out = [None] * len(nxt)
             else:
                 out = node._backward_arrays(buf) if array_mode else \
@@ -521,8 +525,8 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                         cbuf = buffers[child] = [None] * child._n_out
                     if cbuf[nr] is None:
                         cbuf[nr] = g
-                        if fresh and g.base is None and g.flags.writeable and \
-                                not any(g is b for b in buf) and _sent_once(g, out):
+                        if fresh and deps[child] > 1 and g.base is None and \
+                                g.flags.writeable and _exclusive(g, buf, out):
                             owned.add((child, nr))  # only this slot holds g: sum into it
                     elif array_mode:
                         key = (child, nr)

@@ -149,24 +149,34 @@ class Op(Node):
         node = object.__new__(cls)
         od = outs[0]._data
         oshape, odtype = od.shape, od.dtype
-        edges = []
-        meta = []
-        for a in args:
-            if isinstance(a, Tensor):
-                d = a._data
-                shape = d.shape
-                meta.append(None if shape == oshape and d.dtype is odtype else (shape, d.dtype))
-                if a._requires_grad:
-                    fn = a._grad_fn
-                    if fn is None or a._view_of is not None:
-                        edges.append(_edge(a))
+        if len(args) == 1:  # unary: the input requires grad, or we would not be here
+            a = args[0]
+            d = a._data
+            shape = d.shape
+            fn = a._grad_fn
+            edges = [(fn, a._output_nr) if fn is not None and a._view_of is None
+                     else _edge(a)]
+            meta = [None if shape == oshape and d.dtype is odtype else (shape, d.dtype)]
+        else:
+            edges = []
+            meta = []
+            for a in args:
+                if isinstance(a, Tensor):
+                    d = a._data
+                    shape = d.shape
+                    meta.append(None if shape == oshape and d.dtype is odtype
+                                else (shape, d.dtype))
+                    if a._requires_grad:
+                        fn = a._grad_fn
+                        if fn is None or a._view_of is not None:
+                            edges.append(_edge(a))
+                        else:
+                            edges.append((fn, a._output_nr))
                     else:
-                        edges.append((fn, a._output_nr))
+                        edges.append(None)
                 else:
+                    meta.append(None)
                     edges.append(None)
-            else:
-                meta.append(None)
-                edges.append(None)
         node._next = edges
         node._in_meta = meta
         node._seq = next(_seq)
