@@ -217,22 +217,18 @@ class Pow(Binary):
 class Maximum(Binary):
     fn = staticmethod(np.maximum)
     saves_inputs = (0, 1)
+    wins = staticmethod(np.greater)  # where ``a`` is the one chosen
 
     def vjp(self, g):
         a, b = self.saved_tensors()
         # ties split the gradient equally, as PyTorch does
-        wa = (a > b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
+        wa = Tensor._make(self.wins(a._data, b._data)).to(g.dtype) + (a == b).to(g.dtype) * 0.5
         return (g * wa if self._needs(0) else None), (g * (1 - wa) if self._needs(1) else None)
 
 
-class Minimum(Binary):
+class Minimum(Maximum):
     fn = staticmethod(np.minimum)
-    saves_inputs = (0, 1)
-
-    def vjp(self, g):
-        a, b = self.saved_tensors()
-        wa = (a < b).to(g.dtype) + (a == b).to(g.dtype) * 0.5
-        return (g * wa if self._needs(0) else None), (g * (1 - wa) if self._needs(1) else None)
+    wins = staticmethod(np.less)
 
 
 class Atan2(Binary):
@@ -254,27 +250,21 @@ class Atan2(Binary):
 
 
 class Fmod(Binary):
-    fn = staticmethod(np.fmod)
+    fn = staticmethod(np.fmod)  # sign of the dividend, as torch.fmod
     saves_inputs = (0, 1)
+    rounding = "trunc"  # fmod(a, b) = a - b * trunc(a / b)
 
     def vjp(self, g):
         a, b = self.saved_tensors()
         gb = None
         if self._needs(1):
-            gb = -g * div(a, b, rounding_mode="trunc")
+            gb = -g * div(a, b, rounding_mode=self.rounding)
         return g, gb
 
 
-class Remainder(Binary):
+class Remainder(Fmod):
     fn = staticmethod(np.remainder)  # sign of the divisor, as torch.remainder
-    saves_inputs = (0, 1)
-
-    def vjp(self, g):
-        a, b = self.saved_tensors()
-        gb = None
-        if self._needs(1):
-            gb = -g * div(a, b, rounding_mode="floor")
-        return g, gb
+    rounding = "floor"  # remainder(a, b) = a - b * floor(a / b)
 
 
 class Compare(Binary):
