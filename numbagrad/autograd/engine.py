@@ -65,7 +65,8 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if out._data.dtype.kind != "f":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {out.dtype}")
-            g = Tensor._make(np.ones(out._data.shape, out._data.dtype))
+            g = Tensor._make(np.ones(out._data.shape, out._data.dtype) if out._data.ndim
+                             else np.array(1, out._data.dtype))
         else:
             if not isinstance(g, Tensor):
                 if isinstance(g, (int, float)):
