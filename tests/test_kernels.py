@@ -188,3 +188,13 @@ def test_blocked_runs_formula_per_block():
     a = rng.standard_normal(THREAD_MIN + 5)
     out = threads.blocked(lambda o, x: np.multiply(x, 2.0, out=o), np.empty_like(a), a)
     np.testing.assert_array_equal(out, a * 2.0)
+
+
+def test_kernel_registry():
+    from numbagrad import kernels
+
+    mod = kernels.module("elementwise")
+    assert mod is kernels.module("elementwise", "cpu")  # one proxy per (kind, device)
+    assert mod.tanh_backward is K.tanh_backward
+    with pytest.raises(RuntimeError, match="no kernels are registered for device 'tpu'"):
+        kernels.module("elementwise", "tpu")

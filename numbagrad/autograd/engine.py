@@ -26,13 +26,14 @@ import heapq
 
 import numpy as np
 
+from numbagrad import kernels
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import _GRAD_ENABLED
 from numbagrad.autograd.graph import AccumulateGrad, accumulator_of
-from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
 from numbagrad.ops._op import EVAL, _edge, current_interpreter
 
-KA = lazy("numbagrad.kernels.cpu.accumulate")
+KA = kernels.module("accumulate")
 
 __all__ = ["backward", "grad"]
 

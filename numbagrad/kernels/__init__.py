@@ -40,3 +40,32 @@ class _Lazy:
 def lazy(name: str) -> _Lazy:
     """A lazily imported kernel module (see NOTE [Lazy kernels])."""
     return _Lazy(name)
+
+
+# NOTE [Kernel registry]
+# Kernel modules are found per device here and nowhere else: ``module(kind, device)`` is
+# ``numbagrad.kernels.<package>.<kind>`` for the device's package. ``cpu`` is the only
+# device so far; the CUDA backend registers ``"cuda": "numbagrad.kernels.cuda"`` with the
+# same module and kernel names, and the ops pick the module by their inputs' device.
+REGISTRY = {"cpu": "numbagrad.kernels.cpu"}
+_modules: dict = {}
+
+
+def module(kind: str, device: str = "cpu") -> _Lazy:
+    """The (lazily imported) kernel module ``kind`` of ``device``, e.g. ``"elementwise"``.
+
+    Raises
+    ------
+    RuntimeError
+        For a device with no registered kernels.
+    """
+    key = (kind, device)
+    mod = _modules.get(key)
+    if mod is None:
+        try:
+            package = REGISTRY[device]
+        except KeyError:
+            raise RuntimeError(f"no kernels are registered for device {device!r}; "
+                               f"available: {sorted(REGISTRY)}") from None
+        mod = _modules[key] = lazy(f"{package}.{kind}")
+    return mod

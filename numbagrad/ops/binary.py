@@ -10,14 +10,15 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad import kernels
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import PARALLEL_MIN, lazy
+from numbagrad.kernels import PARALLEL_MIN
 from numbagrad.kernels.cpu import threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 from numbagrad.ops._op import NO_PARAMS, Op, bind
 from numbagrad.ops._util import flat, flat_g
 
-K = lazy("numbagrad.kernels.cpu.elementwise")
+K = kernels.module("elementwise")
 
 _SCALARS = (int, float, bool)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbagrad import kernels
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import lazy
 from numbagrad.ops._op import Op, bind
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
 
-KI = lazy("numbagrad.kernels.cpu.index")
+KI = kernels.module("index")
 
 
 def _check_index(name, idx, size):

@@ -12,14 +12,15 @@ import math
 
 import numpy as np
 
+from numbagrad import kernels
 from numbagrad.autograd.graph import saved_value
-from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, lazy
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
 from numbagrad.kernels.cpu import threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 from numbagrad.ops._op import NO_PARAMS, Op, bind
 from numbagrad.ops._util import default_float, flat, flat_g
 
-K = lazy("numbagrad.kernels.cpu.elementwise")
+K = kernels.module("elementwise")
 
 
 class Unary(Op):

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-# Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 1M-element
-# exp ~2 ms (measured in asv_bench/benchmarks/bench_kernels.py).
-THREAD_MIN = 1 << 20
+# Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 128K-element
+# exp ~0.3 ms (measured with asv_bench/benchmarks/bench_kernels.py).
+THREAD_MIN = 1 << 17
 N_THREADS = max(1, min(os.cpu_count() or 1, 8))
 
 _pool = None
