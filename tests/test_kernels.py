@@ -198,3 +198,49 @@ def test_kernel_registry():
     assert mod.tanh_backward is K.tanh_backward
     with pytest.raises(RuntimeError, match="no kernels are registered for device 'tpu'"):
         kernels.module("elementwise", "tpu")
+
+
+def test_buffer_cache_reuses_only_unreferenced_arrays():
+    from numbagrad.kernels.cpu import alloc
+
+    alloc.clear()
+    shape = (alloc.MIN_BYTES // 8 + 1,)
+    a = alloc.empty(shape, np.float64)
+    view = a[3:]
+    a_id = id(a)
+    del a
+    b = alloc.empty(shape, np.float64)
+    assert id(b) != a_id  # a view still holds the first array
+    t = ng.from_numpy(b)
+    b_id = id(b)
+    del b, view
+    c = alloc.empty(shape, np.float64)
+    assert id(c) == a_id  # the first is free again; the second is held by a tensor
+    assert id(t.numpy()) == b_id
+    assert alloc.empty((4,), np.float64).base is None  # small arrays bypass the cache
+    alloc.clear()
+
+
+def test_buffer_cache_respects_its_limit(monkeypatch):
+    from numbagrad.kernels.cpu import alloc
+
+    alloc.clear()
+    monkeypatch.setattr(alloc, "LIMIT_BYTES", 3 * alloc.MIN_BYTES)
+    shape = (alloc.MIN_BYTES // 8,)
+    held = [alloc.empty(shape, np.float64) for _ in range(5)]
+    assert alloc._held[0] <= alloc.LIMIT_BYTES
+    assert len({id(h) for h in held}) == 5
+    alloc.clear()
+
+
+def test_large_backward_twice_gives_same_gradients_with_reused_buffers():
+    n = THREAD_MIN + 1
+    xa = rng.standard_normal(n)
+    grads = []
+    for _ in range(3):
+        x = ng.tensor(xa, requires_grad=True)
+        (ng.tanh(x * 2.0) * ng.sigmoid(x)).sum().backward()
+        grads.append(x.grad.numpy().copy())
+        del x
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_array_equal(grads[0], grads[2])

@@ -31,6 +31,7 @@ from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import _GRAD_ENABLED
 from numbagrad.autograd.graph import AccumulateGrad, accumulator_of
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
+from numbagrad.kernels.cpu import alloc
 from numbagrad.ops._op import EVAL, _edge, current_interpreter
 
 KA = kernels.module("accumulate")
@@ -274,7 +275,7 @@ def _sum_arrays(a, b, owned):
         return a
     if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
             and b.flags.c_contiguous and a.size >= PARALLEL_MIN:
-        out = np.empty(a.shape, a.dtype)
+        out = alloc.empty(a.shape, a.dtype)
         KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
         return out
     out = np.add(a, b)

@@ -13,7 +13,7 @@ from numbagrad import _dtype as D
 from numbagrad import kernels
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import PARALLEL_MIN
-from numbagrad.kernels.cpu import threads
+from numbagrad.kernels.cpu import alloc, threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 from numbagrad.ops._op import NO_PARAMS, Op, bind
 from numbagrad.ops._util import flat, flat_g
@@ -136,8 +136,8 @@ class Mul(Binary):
                 and a.size >= PARALLEL_MIN and type(b) is np.ndarray
                 and a.shape == b.shape == g.shape and a.dtype == b.dtype == g.dtype):
             # large: both products in one parallel pass over g
-            ga = np.empty(a.shape, a.dtype)
-            gb = np.empty(a.shape, a.dtype)
+            ga = alloc.empty(a.shape, a.dtype)
+            gb = alloc.empty(a.shape, a.dtype)
             K.mul_backward_par(flat_g(g), flat(a), flat(b), ga.reshape(-1), gb.reshape(-1))
             return ga, gb
         if g.size < THREAD_MIN:

@@ -15,7 +15,7 @@ import numpy as np
 from numbagrad import kernels
 from numbagrad.autograd.graph import saved_value
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
-from numbagrad.kernels.cpu import threads
+from numbagrad.kernels.cpu import alloc, threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 from numbagrad.ops._op import NO_PARAMS, Op, bind
 from numbagrad.ops._util import default_float, flat, flat_g
@@ -55,7 +55,7 @@ class Unary(Op):
         if kernel is None or s.size < KERNEL_MIN:
             d = self.np_derivative(s)
             return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
-        out = np.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
+        out = alloc.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
         getattr(K, kernel)(flat_g(g), s.reshape(-1), out.reshape(-1))
         return out
 
@@ -72,7 +72,7 @@ def _njit_map(kernel, small=None):
     def fn(x):
         if small is not None and x.size < KERNEL_MIN:
             return small(x)
-        out = np.empty(x.shape, x.dtype)
+        out = alloc.empty(x.shape, x.dtype)
         getattr(K, kernel)(flat(x), out.reshape(-1))
         return out
     return staticmethod(fn)
@@ -344,7 +344,7 @@ class Tanh(Unary):
         y = saved_value(self, 0, True)
         if y.size < KERNEL_MIN:
             return np.multiply(g, self.np_derivative(y))
-        out = np.empty(y.shape, y.dtype)
+        out = alloc.empty(y.shape, y.dtype)
         k = K.tanh_backward_par if y.size >= PARALLEL_MIN else K.tanh_backward
         k(flat_g(g), y.reshape(-1), out.reshape(-1))
         return out
@@ -369,7 +369,7 @@ def _sigmoid_fn(x):
     # NumPy's SIMD exp on cache-sized blocks, on every core: measured faster than the
     # scalar-exp njit kernel (sigmoid_forward), which stays as the tested reference
     x = np.ascontiguousarray(x)
-    return threads.blocked(_sigmoid_block, np.empty(x.shape, x.dtype), x)
+    return threads.blocked(_sigmoid_block, alloc.empty(x.shape, x.dtype), x)
 
 
 class Sigmoid(Unary):
@@ -383,7 +383,7 @@ class Sigmoid(Unary):
         y = saved_value(self, 0, True)
         if y.size < KERNEL_MIN:
             return np.multiply(g, self.np_derivative(y))
-        out = np.empty(y.shape, y.dtype)
+        out = alloc.empty(y.shape, y.dtype)
         k = K.sigmoid_backward_par if y.size >= PARALLEL_MIN else K.sigmoid_backward
         k(flat_g(g), y.reshape(-1), out.reshape(-1))
         return out

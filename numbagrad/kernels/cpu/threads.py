@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from numbagrad.kernels.cpu import alloc
+
 # Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 128K-element
 # exp ~0.3 ms (measured with asv_bench/benchmarks/bench_kernels.py).
 THREAD_MIN = 1 << 17
@@ -52,7 +54,7 @@ def call(ufunc, *args):
                                                        for a in arrays[1:]):
         return ufunc(*args)
     shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    out = np.empty(shape, first.dtype)
+    out = alloc.empty(shape, first.dtype)  # NOTE [Buffer cache]
     if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
         flat_args = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
         flat_out = out.reshape(-1)
