@@ -229,3 +229,11 @@ def test_op_error_message_names_the_op():
         ng.mm(f64(2, 3), f64(4, 5))
     msg = str(info.value).lower()
     assert 'mm' in msg or 'mat1' in msg or 'matmul' in msg
+
+
+def test_out_of_range_index_is_both_index_and_runtime_error():
+    x = ng.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(IndexError, match="out of bounds"):
+        ng.gather(x, 0, ng.tensor([3]))
+    with pytest.raises(RuntimeError, match="out of bounds"):  # what PyTorch scripts catch
+        ng.index_select(x, 0, ng.tensor([-1]))

@@ -20,16 +20,22 @@ from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
 KI = kernels.module("index")
 
 
+class IndexOutOfRangeError(IndexError, RuntimeError):
+    """An index outside its dimension. An ``IndexError``, as the issue asks, and also a
+    ``RuntimeError``, which is what PyTorch raises from ``gather``/``index_select``, so
+    scripts catching either keep working."""
+
+
 def _check_index(name, idx, size):
-    """IndexError naming the op when any index falls outside ``[0, size)``."""
+    """``IndexOutOfRangeError`` naming the op when an index falls outside ``[0, size)``."""
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {idx.dtype}")
     if idx.size:
         flat = np.ascontiguousarray(idx).reshape(-1)
         bad = KI.first_out_of_range(flat.astype(np.int64, copy=False), size)
         if bad >= 0:
-            raise IndexError(f"{name}(): index {flat[bad]} is out of bounds for dimension "
-                             f"with size {size}")
+            raise IndexOutOfRangeError(f"{name}(): index {flat[bad]} is out of bounds for "
+                                       f"dimension with size {size}")
 
 
 # -- views -------------------------------------------------------------------------------------
