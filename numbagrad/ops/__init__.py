@@ -17,7 +17,7 @@ from numbagrad.ops.shape import *  # noqa: F403
 from numbagrad.ops.unary import *  # noqa: F403
 
 __all__ = [*unary.ALL, *binary.ALL, *reduce.ALL, *shape.ALL, *linalg.ALL, "clone",
-           "contiguous", "isfinite", "isinf", "isnan", "nan_to_num", "bind", "to"]
+           "contiguous", "isfinite", "isinf", "isnan", "nan_to_num", "to"]
 
 
 class _Predicate(binary.Op):
@@ -70,7 +70,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
 # -- Tensor methods and operators -------------------------------------------------------------
 _g = globals()
-_METHODS = [n for n in __all__ if n not in {"bind", "cat", "concat", "concatenate", "stack",
+_METHODS = [n for n in __all__ if n not in {"cat", "concat", "concatenate", "stack",
                                             "where", "einsum", "isfinite"}]
 for _name in _METHODS:
     setattr(Tensor, _name, _g[_name])
