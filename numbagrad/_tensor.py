@@ -249,6 +249,7 @@ class Tensor:
         fn = self._grad_fn
         if fn._tensor_hooks is None:
             fn._tensor_hooks = {}
+            fn._any_hooks = True
         return fn._tensor_hooks.setdefault(self._output_nr, [])
 
     def register_hook(self, hook):

@@ -461,16 +461,17 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             node = heapq.heappop(ready)[1]
             buf = buffers.pop(node, None) or [None] * node._n_out
             is_leaf = type(node) is AccumulateGrad
-            th = node._tensor_hooks
-            if th:
-                for nr, hooks in th.items():
-                    if buf[nr] is not None:
-                        buf[nr] = _run_tensor_hooks(hooks, buf[nr], array_mode)
-            if node._pre_hooks:
-                for h in list(node._pre_hooks):
-                    r = h(_wrap_all(buf, array_mode))
-                    if r is not None:
-                        buf = _unwrap_all(r, array_mode)
+            if node._any_hooks:
+                th = node._tensor_hooks
+                if th:
+                    for nr, hooks in th.items():
+                        if buf[nr] is not None:
+                            buf[nr] = _run_tensor_hooks(hooks, buf[nr], array_mode)
+                if node._pre_hooks:
+                    for h in list(node._pre_hooks):
+                        r = h(_wrap_all(buf, array_mode))
+                        if r is not None:
+                            buf = _unwrap_all(r, array_mode)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
                     g = buf[nr]
@@ -499,8 +500,14 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             if (buf[0] is None if len(buf) == 1 else _all_none(buf)):
                 out = [None] * len(nxt)
             else:
-                out = node._backward_arrays(buf) if array_mode else \
-                    node._backward(buf, create_graph)
+                if not array_mode:
+                    out = node._backward(buf, create_graph)
+                elif node.fused_vjp is not None:  # the common case, one call shorter
+                    out = node.fused_vjp(*buf)
+                    if type(out) is not tuple:
+                        out = (out,)
+                else:
+                    out = node._backward_arrays(buf)
                 if len(out) != len(nxt):
                     if len(out) < len(nxt) or any(g is not None for g in out[len(nxt):]):
                         raise RuntimeError(f"function {node.name()} returned an incorrect number "
@@ -508,7 +515,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                                            f"{len(out)})")
                     out = out[: len(nxt)]
                 out = _validate_arrays(node, out) if array_mode else _validate(node, out)
-            if node._hooks:
+            if node._any_hooks and node._hooks:
                 for h in list(node._hooks):
                     r = h(_wrap_all(out, array_mode), _wrap_all(buf, array_mode))
                     if r is not None:

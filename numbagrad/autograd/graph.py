@@ -66,7 +66,9 @@ class Node:
     _hooks = None
     _pre_hooks = None
     _tensor_hooks = None
+    _any_hooks = False  # set by any hook registration: one check per node in the engine
     _n_out = 1
+    fused_vjp = None
     # True when every gradient array the rule returns is new or one of its inputs'
     # gradients (never an array kept elsewhere): NOTE [Engine], point 4
     _fresh_grads = False
@@ -94,6 +96,7 @@ class Node:
         replacement ``grad_inputs``."""
         if self._hooks is None:
             self._hooks = []
+        self._any_hooks = True
         self._hooks.append(fn)
         return _Handle(self._hooks, fn)
 
@@ -101,6 +104,7 @@ class Node:
         """Register ``fn(grad_outputs)``, run before the node; it may return replacements."""
         if self._pre_hooks is None:
             self._pre_hooks = []
+        self._any_hooks = True
         self._pre_hooks.append(fn)
         return _Handle(self._pre_hooks, fn)
 

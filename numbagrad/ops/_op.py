@@ -111,13 +111,16 @@ class Op(Node):
     def _eval(cls, args, params):
         if len(args) == 2:
             a, b = args
-            out = cls.forward(a._data if isinstance(a, Tensor) else a,
-                              b._data if isinstance(b, Tensor) else b, **params)
-            rec = (isinstance(a, Tensor) and a._requires_grad) or \
-                (isinstance(b, Tensor) and b._requires_grad)
+            ta = isinstance(a, Tensor)
+            tb = isinstance(b, Tensor)
+            if params:
+                out = cls.forward(a._data if ta else a, b._data if tb else b, **params)
+            else:
+                out = cls.forward(a._data if ta else a, b._data if tb else b)
+            rec = (ta and a._requires_grad) or (tb and b._requires_grad)
         elif len(args) == 1:
             a = args[0]
-            out = cls.forward(a._data, **params)
+            out = cls.forward(a._data, **params) if params else cls.forward(a._data)
             rec = a._requires_grad
         else:
             out = cls.forward(*[a._data if isinstance(a, Tensor) else a for a in args], **params)

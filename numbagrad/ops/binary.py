@@ -77,7 +77,8 @@ class Binary(Op):
 
     @classmethod
     def forward(cls, a, b):
-        a, b, _ = _prep(a, b)
+        if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype):
+            a, b, _ = _prep(a, b)
         try:
             if (type(a) is np.ndarray and a.size >= THREAD_MIN) or (
                     type(b) is np.ndarray and b.size >= THREAD_MIN):
