@@ -39,7 +39,8 @@ class Unary(Op):
         return cls.fn(x)
 
     def derivative(self, s):
-        raise NotImplementedError
+        """The local derivative ``d`` (a tensor) from the saved input or output ``s``."""
+        raise NotImplementedError(f"{type(self).__name__} must define derivative()")
 
     def vjp(self, g):
         return g * self.derivative(self.saved_tensors()[0])
@@ -47,7 +48,7 @@ class Unary(Op):
     @staticmethod
     def np_derivative(s):
         """``derivative`` on arrays (the same formula, with NumPy)."""
-        raise NotImplementedError
+        raise NotImplementedError("a Unary op must define np_derivative()")
 
     def fused_vjp(self, g):
         s = saved_value(self, 0, True)
