@@ -322,10 +322,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         return (cls.vjp if cls._uses_vjp else cls.backward)(ctx, *grads)
 
     @classmethod
-    def _uses_setup_context(cls) -> bool:
-        return cls._separate_style
-
-    @classmethod
     def apply(cls, *args, **kwargs):
         """Run the Function on ``args`` and record it for backward.
 
@@ -380,7 +376,7 @@ def _check_marks(ctx, args, outs, dirty, nondiff, grad_on):
             raise ValueError("mark_non_differentiable only accepts output tensors")
 
 
-def _run_custom(ctx, args, forward_call, uses_setup_context=False, setup=None):
+def _run_custom(ctx, args, forward_call, setup=None):
     """Steps 1-4 of NOTE [Custom Function application]; returns the outputs as given."""
     grad_on = _GRAD_ENABLED.get()
     needs = tuple([isinstance(a, Tensor) and a._requires_grad for a in args])
@@ -488,7 +484,7 @@ class _FunctionApply(Op):
     def _eval(cls, args, params):
         fn, kwargs = params["fn"], params["kwargs"]
         ctx = fn._backward_cls.__new__(fn._backward_cls)
-        if fn._uses_setup_context():
+        if fn._separate_style:
             # setup_context sees every argument, defaults filled in (as PyTorch binds them)
             inputs = _bind_inputs(fn, args, kwargs)
             return _run_custom(ctx, args, lambda: fn.forward(*args, **kwargs),

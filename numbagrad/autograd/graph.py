@@ -118,16 +118,6 @@ class Node:
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
 
-    # -- saved tensors -------------------------------------------------------------------
-    def _release(self):
-        """Free saved tensors (after a backward without ``retain_graph``); a node that saved
-        nothing stays usable, so such a graph can run backward twice."""
-        if self._saved:
-            self._saved = None
-
-    def _unpack(self, i):
-        return saved_value(self, i)
-
     def _backward(self, grads, create_graph):
         raise NotImplementedError(f"{type(self).__name__} defines no backward")
 
@@ -171,18 +161,12 @@ def saved_value(node, i, as_array=False):
     return e
 
 
-class SavedTensor:
-    """Base of saved-tensor records with behaviour of their own (see ``SavedOutput``)."""
-
-    __slots__ = ("storage", "version")
-
-
-class SavedOutput(SavedTensor):
+class SavedOutput:
     """An op's *output* saved for backward. It keeps the array, not the tensor object (that
     would form a cycle through ``grad_fn``): ``unpack`` rebuilds a tensor on the same array
     whose ``grad_fn`` is the saving node, which is what double backward needs."""
 
-    __slots__ = ("data", "output_nr", "requires_grad")
+    __slots__ = ("data", "output_nr", "requires_grad", "storage", "version")
 
     def __init__(self, t, output_nr=0):
         self.storage = s = t._storage

@@ -241,20 +241,8 @@ class Op(Node):
         return out
 
     # -- backward (called by the engine) -----------------------------------------------------
-    def _backward_arrays(self, garrays):
-        fused = self.fused_vjp
-        if fused is not None:
-            res = fused(*garrays)
-            return res if type(res) is tuple else (res,)
-        return Node._backward_arrays(self, garrays)
-
     def _backward(self, grads, create_graph):
-        if not create_graph and self.fused_vjp is not None and _CURRENT.get() is EVAL:
-            garrays = [None if g is None else g._data for g in grads]
-            res = self.fused_vjp(*garrays)
-            if type(res) is not tuple:
-                res = (res,)
-            return [None if r is None else _wrap(r, None) for r in res]
+        # the engine calls ``fused_vjp`` itself on its array path (NOTE [Engine])
         res = self.vjp(*grads)
         return list(res) if type(res) is tuple else [res]
 

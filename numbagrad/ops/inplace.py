@@ -179,7 +179,7 @@ def refresh_view(view):
 
 
 # -- committing in-place results -----------------------------------------------------------
-def check_inplace(t, *others):
+def check_inplace(t):
     """Raise for in-place ops PyTorch refuses (before anything is written)."""
     if is_grad_enabled_fast():
         if t._grad_fn is None and t._requires_grad:
@@ -261,7 +261,7 @@ def move_retain_grad(t, old_fn, old_nr):
 def inplace(t, fn, *args, fast=None, **kwargs):
     """Apply out-of-place ``fn(t, *args)`` in place; ``fast(data, *args)`` writes directly
     when no graph needs recording."""
-    check_inplace(t, *args)
+    check_inplace(t)
     if fast is not None and not _needs_graph(t, args):
         fast(t._data, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
         t._storage[1] += 1

@@ -22,13 +22,6 @@ def accumulate_par(dst, src):
         dst[i] += src[i]
 
 
-@njit(cache=True)
-def add_into_new(a, b, out):
-    """``out = a + b`` on flat arrays: the engine's sum of two incoming gradients."""
-    for i in range(out.size):
-        out[i] = a[i] + b[i]
-
-
 @njit(cache=True, parallel=True)
 def add_into_new_par(a, b, out):
     for i in prange(out.size):

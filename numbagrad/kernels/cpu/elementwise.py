@@ -24,28 +24,6 @@ def _gi(g, i):
 
 # -- forward maps ----------------------------------------------------------------------------
 @njit(cache=True)
-def sigmoid_forward(x, out):
-    for i in range(x.size):
-        v = x[i]
-        if v >= 0:
-            out[i] = 1 / (1 + math.exp(-v))
-        else:
-            e = math.exp(v)
-            out[i] = e / (1 + e)
-
-
-@njit(cache=True, parallel=True)
-def sigmoid_forward_par(x, out):
-    for i in prange(x.size):
-        v = x[i]
-        if v >= 0:
-            out[i] = 1 / (1 + math.exp(-v))
-        else:
-            e = math.exp(v)
-            out[i] = e / (1 + e)
-
-
-@njit(cache=True)
 def softplus_forward(x, out):
     # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|
     for i in range(x.size):
@@ -138,15 +116,6 @@ def erf_backward(g, x, out):
 def relu_backward(g, y, out):
     for i in range(y.size):
         out[i] = _gi(g, i) if y[i] > 0 else 0.0
-
-
-@njit(cache=True)
-def mul_backward(g, a, b, ga, gb):
-    # both products of ``g * b`` and ``g * a`` in one pass over g
-    for i in range(ga.size):
-        gv = _gi(g, i)
-        ga[i] = gv * b[i]
-        gb[i] = gv * a[i]
 
 
 @njit(cache=True, parallel=True)

@@ -1,5 +1,5 @@
-"""Index validation and scatter kernels. Numba does no bounds checks, so every index
-array is validated here before any kernel (or NumPy fancy indexing) uses it."""
+"""Index validation. Numba does no bounds checks, and NumPy wraps negative indices where
+PyTorch refuses them, so every index array is validated here before use."""
 
 from numba import njit
 
@@ -12,11 +12,3 @@ def first_out_of_range(idx, size):
         if v < 0 or v >= size:
             return i
     return -1
-
-
-@njit(cache=True)
-def scatter_add_1d(out, idx, src):
-    """``out[idx[i]] += src[i]`` serially (a parallel scatter would lose updates).
-    Indices must be validated first."""
-    for i in range(idx.size):
-        out[idx[i]] += src[i]
