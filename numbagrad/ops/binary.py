@@ -102,13 +102,16 @@ class Add(Binary):
         return g, g
 
 
+def _is_bool(x):
+    return x.dtype.kind == "b" if type(x) is np.ndarray else isinstance(x, (bool, np.bool_))
+
+
 class Sub(Binary):
     fn = staticmethod(np.subtract)
 
     @classmethod
     def forward(cls, a, b):
-        if (getattr(a, "dtype", None) == np.bool_ or isinstance(a, (bool, np.bool_))
-                or getattr(b, "dtype", None) == np.bool_ or isinstance(b, (bool, np.bool_))):
+        if _is_bool(a) or _is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
