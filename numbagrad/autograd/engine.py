@@ -442,6 +442,8 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node._n_out
+        if g is None:  # an undefined output gradient (gradcheck's check_undefined_grad)
+            continue
         g = g._data if array_mode else g
         if buf[nr] is None:
             buf[nr] = g
@@ -453,7 +455,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, node))
-    stored = {id(g._data) for g in grads}  # never store the caller's gradients in .grad
+    stored = {id(g._data) for g in grads if g is not None}  # never store the caller's gradients in .grad
 
     token = _GRAD_ENABLED.set(bool(create_graph))
     try:
