@@ -14,15 +14,33 @@ a tensor saved for backward records the version it saw (NOTE [Graph layout]).
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._device import CPU
+from numbagrad._hooks import RemovableHandle
 
-__all__ = ["Tensor"]
+__all__ = ["Size", "Tensor"]
 
-# The op namespace; ``numbagrad.ops`` fills it in at import (this layer holds no math).
-_F = None
+
+class _LateNamespace:
+    """Names this layer calls but that live above it (see NOTE [Layers] in ``_core``):
+    ``numbagrad.ops._methods`` registers the ops and ``tensor``, ``autograd.engine``
+    registers ``backward``. A name asked for before it is registered is an import-order
+    bug, reported as such."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):  # introspection (doctest, copy) is not an op lookup
+            raise AttributeError(name)
+        raise RuntimeError(f"numbagrad internal error: {name!r} was used before the module "
+                           "that provides it was imported (import numbagrad first)")
+
+
+# The op namespace: this layer holds no math.
+_F = _LateNamespace()
 
 
 class Tensor:
@@ -57,9 +75,7 @@ class Tensor:
     __array_priority__ = 1000  # make ``ndarray * Tensor`` defer to Tensor.__rmul__
 
     def __init__(self, *args, **kwargs):
-        from numbagrad._creation import tensor as _tensor
-
-        src = _tensor(*args, **kwargs) if args else _tensor([], **kwargs)
+        src = _F.tensor(*args, **kwargs) if args else _F.tensor([], **kwargs)
         Tensor._init_from(self, src._data, src._storage)
 
     # -- construction (internal) ---------------------------------------------------------
@@ -239,8 +255,6 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is not None and not self._retains_grad:
-            import weakref
-
             self._retains_grad = True
             self._node_hooks().append(_RetainGrad(weakref.ref(self)))
 
@@ -269,19 +283,17 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from numbagrad.autograd.graph import _Handle
-
         if self._grad_fn is not None:
             hooks = self._node_hooks()
             # tensor hooks run before the retain_grad capture, as in PyTorch
             pos = next((i for i, h in enumerate(hooks) if isinstance(h, _RetainGrad)),
                        len(hooks))
             hooks.insert(pos, hook)
-            return _Handle(hooks, hook)
+            return RemovableHandle(hooks, hook)
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
-        return _Handle(self._hooks, hook)
+        return RemovableHandle(self._hooks, hook)
 
     def detach(self) -> Tensor:
         """A tensor sharing storage (and version counter) with this one, without history."""
@@ -298,9 +310,7 @@ class Tensor:
 
         See :func:`numbagrad.autograd.backward`.
         """
-        from numbagrad.autograd.engine import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _F.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def cpu(self) -> Tensor:
         """This tensor (its storage is already in host memory)."""
@@ -321,8 +331,6 @@ class Tensor:
             If the tensor requires grad while grad mode is on: use ``.detach().numpy()``.
         """
         if self._requires_grad and not force:
-            from numbagrad.autograd.grad_mode import is_grad_enabled
-
             if is_grad_enabled():
                 raise RuntimeError(
                     "Can't call numpy() on Tensor that requires grad. "

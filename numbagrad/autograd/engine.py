@@ -26,15 +26,13 @@ import heapq
 
 import numpy as np
 
-from numbagrad import kernels
+from numbagrad import _tensor
+from numbagrad._core.grad_mode import _GRAD_ENABLED
+from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
+from numbagrad._core.interpreter import EVAL, current_interpreter
 from numbagrad._tensor import Tensor
-from numbagrad.autograd.grad_mode import _GRAD_ENABLED
-from numbagrad.autograd.graph import AccumulateGrad, accumulator_of
-from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
-from numbagrad.kernels.cpu import alloc
-from numbagrad.ops._op import EVAL, _edge, current_interpreter
-
-KA = kernels.module("accumulate")
+from numbagrad.kernels import backend_of
+from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
 
 __all__ = ["backward", "grad"]
 
@@ -55,7 +53,7 @@ def _root_edge(t, i):
                            "grad_fn")
     if t._grad_fn is None:
         return (accumulator_of(t), 0)
-    return _edge(t)
+    return edge_of(t)
 
 
 def _make_grads(outputs, grad_outputs, create_graph):
@@ -263,88 +261,111 @@ def _discover(roots, targets):
     return deps, needed
 
 
-def _sum_arrays(a, b, owned):
-    """``a + b`` for two gradient arrays of one slot; in place only into engine-made buffers
-    (an array that arrived first may also be stored in some leaf's ``.grad``)."""
-    if owned and a.dtype == b.dtype and (a.shape == b.shape
-                                         or a.shape == np.broadcast_shapes(a.shape, b.shape)):
-        if a.size >= PARALLEL_MIN and a.shape == b.shape and b.flags.c_contiguous:
-            KA.accumulate_par(a.reshape(-1), b.reshape(-1))
-        else:
-            np.add(a, b, out=a)
-        return a
-    if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
-            and b.flags.c_contiguous and a.size >= PARALLEL_MIN:
-        out = alloc.empty(a.shape, a.dtype)
-        KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
-        return out
-    out = np.add(a, b)
-    return out if type(out) is np.ndarray else np.asarray(out)
-
-
 def _reduce_error(node, i, got, shape):
     return RuntimeError(
         f"Function {node.name()} returned an invalid gradient at index {i} - got "
         f"{list(got)} but expected shape compatible with {list(shape)}")
 
 
-def _validate(node, grads):
-    """Reduce broadcast gradients (Tensors) to each input's shape; refuse wrong ones."""
-    from numbagrad.ops.shape import is_expandable_to, sum_to
+class _Arrays:
+    """First-order backward under the eager interpreter: raw arrays travel between nodes
+    (no Tensor, no graph), rules run their fused array form where they have one."""
 
-    grads = list(grads)
+    arrays = True
+
+    @staticmethod
+    def wrap(g):
+        return Tensor._make(g)
+
+    @staticmethod
+    def unwrap(t):
+        return t._data
+
+    @staticmethod
+    def run(node, buf):
+        return node._backward_arrays(buf)
+
+    @staticmethod
+    def add(a, b, owned):
+        return backend_of(a).add_grads(a, b, owned)
+
+    @staticmethod
+    def reduce(g, shape):
+        return sum_to_array(g, shape, backend_of(g).xp)
+
+    @staticmethod
+    def cast(g, dtype):
+        return g.astype(dtype)
+
+
+class _Tensors:
+    """Backward on tensors: with ``create_graph`` (rules record their own graph) or under
+    a transform's interpreter."""
+
+    arrays = False
+
+    @staticmethod
+    def wrap(g):
+        return g
+
+    @staticmethod
+    def unwrap(t):
+        return t
+
+    @staticmethod
+    def run(node, buf):
+        return node._backward(buf, True)
+
+    @staticmethod
+    def add(a, b, owned):
+        return a + b
+
+    @staticmethod
+    def reduce(g, shape):
+        return sum_to(g, shape)
+
+    @staticmethod
+    def cast(g, dtype):
+        return g.to(dtype)
+
+
+def _validate(node, grads, path):
+    """Check a rule's (or hook's) gradients against each input's shape and dtype, reducing
+    broadcast gradients to the input's shape (the one reduction point, DESIGN.md section 2);
+    refuse what cannot be fixed."""
     meta, edges = node._in_meta, node._next
-    for i, g in enumerate(grads):
-        if g is None or edges[i] is None or meta[i] is None:
-            continue
-        shape, dtype = meta[i]
-        gd = g._data
-        if gd.shape != shape:
-            if not is_expandable_to(shape, gd.shape):
-                raise _reduce_error(node, i, gd.shape, shape)
-            g = sum_to(g, shape)
-        if g._data.dtype != dtype:
-            if g._data.dtype.kind != dtype.kind:
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - "
-                    f"expected dtype {dtype} but got {g._data.dtype}")
-            g = g.to(dtype)
-        grads[i] = g
-    return grads
-
-
-def _validate_arrays(node, grads):
-    """``_validate`` for the array path (no graph of the backward is recorded)."""
-    meta, edges = node._in_meta, node._next
+    out = grads
     i = 0
     for g in grads:
         if g is not None and edges[i] is not None:
             m = meta[i]
+            data = g if path.arrays else g._data
             if m is None:
-                if type(g) is not np.ndarray:  # a NumPy scalar from a 0-d computation
-                    grads = list(grads)
-                    grads[i] = np.asarray(g)
-            elif type(g) is not np.ndarray or g.shape != m[0] or (
-                    g.dtype is not m[1] and g.dtype != m[1]):
-                grads = list(grads)
-                grads[i] = _fix_array(node, i, np.asarray(g), m[0], m[1])
+                if path.arrays and type(g) is not np.ndarray:  # a NumPy scalar (0-d result)
+                    out = list(out) if out is grads else out
+                    out[i] = np.asarray(g)
+            elif type(data) is not np.ndarray or data.shape != m[0] or (
+                    data.dtype is not m[1] and data.dtype != m[1]):
+                out = list(out) if out is grads else out
+                out[i] = _fix(node, i, g, data, m[0], m[1], path)
         i += 1
-    return grads
+    return out
 
 
-def _fix_array(node, i, g, shape, dtype):
-    if g.shape != shape:
-        from numbagrad.ops.shape import is_expandable_to, sum_to_array
-
-        if not is_expandable_to(shape, g.shape):
-            raise _reduce_error(node, i, g.shape, shape)
-        g = sum_to_array(g, shape)
-    if g.dtype != dtype:
-        if g.dtype.kind != dtype.kind:
+def _fix(node, i, g, data, shape, dtype, path):
+    if path.arrays and type(data) is not np.ndarray:
+        g = data = np.asarray(data)
+    if data.shape != shape:
+        if not is_expandable_to(shape, data.shape):
+            raise _reduce_error(node, i, data.shape, shape)
+        g = path.reduce(g, shape)
+    gdt = g.dtype if path.arrays else g._data.dtype
+    if gdt != dtype:
+        if gdt.kind != dtype.kind:
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - "
-                f"expected dtype {dtype} but got {g.dtype}")
-        g = g.astype(dtype)
+                f"expected dtype {dtype} but got {gdt}")
+        g = path.cast(g, dtype)
     return g
 
 
@@ -364,12 +385,7 @@ def _store_leaf_grad(leaf, g, create_graph, stored):
         leaf._grad = Tensor._make(arr)
         return
     od = old._data
-    if od.size >= KERNEL_MIN and od.flags.c_contiguous and od.flags.writeable and (
-            arr.dtype == od.dtype and arr.shape == od.shape and arr.flags.c_contiguous):
-        k = KA.accumulate_par if od.size >= PARALLEL_MIN else KA.accumulate
-        k(od.reshape(-1), arr.reshape(-1))
-    else:
-        np.add(od, arr, out=od, casting="unsafe")
+    backend_of(od).accumulate(od, arr)
     old._storage[1] += 1
 
 
@@ -384,13 +400,13 @@ def _hook_result(h, g, r):
     return r
 
 
-def _run_tensor_hooks(hooks, g, array_mode):
-    t = Tensor._make(g) if array_mode else g
+def _run_tensor_hooks(hooks, g, path):
+    t = path.wrap(g)
     for h in list(hooks):
         r = h(t)
         if r is not None:
             t = _hook_result(h, t, r)
-    return t._data if array_mode else t
+    return path.unwrap(t)
 
 
 def _exclusive(g, buf, out):
@@ -413,21 +429,18 @@ def _all_none(buf):
     return True
 
 
-def _wrap_all(grads, array_mode):
-    if not array_mode:
-        return tuple(grads)
-    return tuple(None if g is None else Tensor._make(g) for g in grads)
+def _wrap_all(grads, path):
+    return tuple(None if g is None else path.wrap(g) for g in grads)
 
 
-def _unwrap_all(grads, array_mode):
-    if not array_mode:
-        return list(grads)
-    return [None if g is None else g._data for g in grads]
+def _unwrap_all(grads, path):
+    return [None if g is None else path.unwrap(g) for g in grads]
 
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
     # first-order backward under the eager interpreter passes raw arrays between nodes
-    array_mode = not create_graph and current_interpreter() is EVAL
+    path = _Arrays if not create_graph and current_interpreter() is EVAL else _Tensors
+    arrays = path.arrays
     deps, needed = _discover(roots, targets)
     capture = None
     if targets is not None:
@@ -444,18 +457,13 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             buf = buffers[node] = [None] * node._n_out
         if g is None:  # an undefined output gradient (gradcheck's check_undefined_grad)
             continue
-        g = g._data if array_mode else g
-        if buf[nr] is None:
-            buf[nr] = g
-        elif array_mode:
-            buf[nr] = _sum_arrays(buf[nr], g, False)
-        else:
-            buf[nr] = buf[nr] + g
+        g = path.unwrap(g)
+        buf[nr] = g if buf[nr] is None else path.add(buf[nr], g, False)
     ready = []
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, node))
-    stored = {id(g._data) for g in grads if g is not None}  # never store the caller's gradients in .grad
+    stored = {id(g._data) for g in grads if g is not None}  # never store the caller's grads
 
     token = _GRAD_ENABLED.set(bool(create_graph))
     try:
@@ -468,19 +476,19 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                 if th:
                     for nr, hooks in th.items():
                         if buf[nr] is not None:
-                            buf[nr] = _run_tensor_hooks(hooks, buf[nr], array_mode)
+                            buf[nr] = _run_tensor_hooks(hooks, buf[nr], path)
                 if node._pre_hooks:
                     for h in list(node._pre_hooks):
-                        r = h(_wrap_all(buf, array_mode))
+                        r = h(_wrap_all(buf, path))
                         if r is not None:
-                            buf = _unwrap_all(r, array_mode)
+                            buf = _unwrap_all(r, path)
             if capture is not None and node in capture:
                 for nr, i in capture[node]:
                     g = buf[nr]
                     if is_leaf and g is not None and node.variable._hooks:
-                        g = _run_tensor_hooks(node.variable._hooks, g, array_mode)
-                    if g is not None and array_mode:
-                        g = Tensor._make(g)
+                        g = _run_tensor_hooks(node.variable._hooks, g, path)
+                    if g is not None:
+                        g = path.wrap(g)
                     captured[i] = g
                     if accumulate and g is not None and not is_leaf:
                         t = input_tensors[i]
@@ -490,11 +498,11 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                 if accumulate and g is not None and (capture is None or node in capture):
                     leaf = node.variable
                     if leaf._hooks:
-                        g = _run_tensor_hooks(leaf._hooks, g, array_mode)
+                        g = _run_tensor_hooks(leaf._hooks, g, path)
                     _store_leaf_grad(leaf, g, create_graph, stored)
                     if node._hooks:
                         for h in list(node._hooks):
-                            h((leaf._grad,), _wrap_all([g], array_mode))
+                            h((leaf._grad,), _wrap_all([g], path))
                 continue
             if needed is not None and node not in needed:
                 continue
@@ -502,29 +510,22 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             if (buf[0] is None if len(buf) == 1 else _all_none(buf)):
                 out = [None] * len(nxt)
             else:
-                if not array_mode:
-                    out = node._backward(buf, create_graph)
-                elif node.fused_vjp is not None:  # the common case, one call shorter
-                    out = node.fused_vjp(*buf)
-                    if type(out) is not tuple:
-                        out = (out,)
-                else:
-                    out = node._backward_arrays(buf)
+                out = path.run(node, buf)
                 if len(out) != len(nxt):
                     if len(out) < len(nxt) or any(g is not None for g in out[len(nxt):]):
                         raise RuntimeError(f"function {node.name()} returned an incorrect number "
                                            f"of gradients (expected {len(nxt)}, got "
                                            f"{len(out)})")
                     out = out[: len(nxt)]
-                out = _validate_arrays(node, out) if array_mode else _validate(node, out)
+                out = _validate(node, out, path)
             if node._any_hooks and node._hooks:
                 for h in list(node._hooks):
-                    r = h(_wrap_all(out, array_mode), _wrap_all(buf, array_mode))
+                    r = h(_wrap_all(out, path), _wrap_all(buf, path))
                     if r is not None:
-                        out = _unwrap_all(r, array_mode)
+                        out = _unwrap_all(r, path)
             if not retain_graph and node._saved:
                 node._saved = None  # free saved tensors (a node that saved none stays usable)
-            fresh = array_mode and node._fresh_grads
+            fresh = arrays and node._fresh_grads
             for edge, g in zip(nxt, out):
                 if edge is None:
                     continue
@@ -540,12 +541,11 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                         if fresh and deps[child] > 1 and g.base is None and \
                                 g.flags.writeable and _exclusive(g, buf, out):
                             owned.add((child, nr))  # only this slot holds g: sum into it
-                    elif array_mode:
-                        key = (child, nr)
-                        cbuf[nr] = _sum_arrays(cbuf[nr], g, key in owned)
-                        owned.add(key)
                     else:
-                        cbuf[nr] = cbuf[nr] + g
+                        key = (child, nr)
+                        cbuf[nr] = path.add(cbuf[nr], g, key in owned)
+                        if arrays:
+                            owned.add(key)
                 d = deps[child] - 1
                 deps[child] = d
                 if d == 0:
@@ -553,3 +553,6 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     finally:
         _GRAD_ENABLED.reset(token)
     return captured
+
+
+_tensor._F.backward = backward  # Tensor.backward calls up into the engine (NOTE [Layers])

@@ -31,10 +31,18 @@ import inspect
 
 import numpy as np
 
+from numbagrad._core.grad_mode import _GRAD_ENABLED, is_grad_enabled, no_grad
+from numbagrad._core.graph import (
+    _FREED_MSG,
+    Node,
+    SavedOutput,
+    edge_of,
+    save_input,
+    saved_value,
+)
+from numbagrad._core.interpreter import bind
 from numbagrad._tensor import Tensor
-from numbagrad.autograd.grad_mode import _GRAD_ENABLED, is_grad_enabled, no_grad
-from numbagrad.autograd.graph import _FREED_MSG, Node, SavedOutput, save_input, saved_value
-from numbagrad.ops._op import Op, _edge, bind
+from numbagrad.ops._op import Primitive
 from numbagrad.ops.inplace import AsStridedPut, _geometry
 
 __all__ = [
@@ -413,7 +421,7 @@ def _run_custom(ctx, args, forward_call, setup=None):
     for a in args:
         if isinstance(a, Tensor):
             meta.append((a._data.shape, a._data.dtype))
-            edges.append(_edge(a) if executable and a._requires_grad else None)
+            edges.append(edge_of(a) if executable and a._requires_grad else None)
         else:
             meta.append(None)
             edges.append(None)
@@ -477,7 +485,7 @@ def _run_custom(ctx, args, forward_call, setup=None):
     return tuple(outs) if is_tuple else outs[0]
 
 
-class _FunctionApply(Op):
+class _FunctionApply(Primitive):
     """The op that ``Function.apply`` binds (one rule per interpreter: eager here)."""
 
     @classmethod

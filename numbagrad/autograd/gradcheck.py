@@ -327,7 +327,7 @@ def _random_grad_output(rng, out, non_contiguous):
     a strided view (every other element of a buffer twice as long)."""
     values = rng.standard_normal(out._data.shape).astype(out._data.dtype)
     if non_contiguous and values.size > 1:
-        buf = np.zeros(values.shape[:-1] + (2 * values.shape[-1],), values.dtype)
+        buf = np.zeros((*values.shape[:-1], 2 * values.shape[-1]), values.dtype)
         buf[..., ::2] = values
         values = buf[..., ::2]
     return Tensor._make(values).requires_grad_(True)

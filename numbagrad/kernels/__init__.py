@@ -1,16 +1,42 @@
-"""Array-in, array-out JIT kernels. They know nothing about Tensor.
+"""Device backends: array-in, array-out code that knows nothing about Tensor.
 
-``kernels.cpu`` holds the ``@numba.njit(cache=True)`` kernels; CUDA kernels join as
-``kernels.cuda`` behind the same names.
+NOTE [Backends]
+Ops never call NumPy's math, the thread pool, the buffer cache or a JIT kernel directly:
+each primitive's ``impl`` receives the *backend* of its inputs' device (``backend_of``,
+chosen once per op application) and calls it; fused backward rules use the backend that
+ran the forward (``ctx.be``), and the engine's gradient sums and leaf accumulation go
+through the backend of the gradient arrays. A backend provides
+
+``name``
+    the device type (``"cpu"``).
+``xp``
+    an array namespace with NumPy's names and semantics for layout, indexing and
+    reductions (``reshape``, ``transpose``, ``take_along_axis``, ``concatenate``,
+    ``einsum``, ``cumsum``, ...); for the CPU it is NumPy itself.
+``math``
+    the array-level twins of the ops used in derivative formulas (``exp``, ``cos``,
+    ``where``, ``sigmoid``, ...), so a formula stated once in terms of ``m.<name>`` runs
+    on tensors (``m`` = the op namespace) or on arrays (``m`` = ``be.math``).
+policy methods
+    ``map``, ``binary``, ``multiply``, ``unary_backward``, ``mul_backward``, ``sum``,
+    ``expand_back``, ``empty``, ``check_index``, ``add_grads``, ``accumulate``: where the
+    device's speed decisions live (for the CPU: SIMD ufuncs vs fused ``@njit`` kernels,
+    threads, the buffer cache and the size thresholds between them).
+
+``kernels/cpu/`` holds the CPU backend (``cpu.backend.CPU``) and its ``@njit`` kernel
+modules; a CUDA backend registers itself in ``_BACKENDS`` under ``"cuda"`` with the same
+protocol and is chosen for ``numba.cuda`` device arrays by ``backend_of``.
 
 NOTE [Lazy kernels]
 Importing numba costs about a quarter of a second, more than numpy and all of numbagrad's
-Python together. Ops therefore reach kernels through ``lazy("...")`` proxies: numba is
-imported, and the cached machine code loaded, on the first call of a kernel, not at
-``import numbagrad``. Workloads that need no JIT kernel never import numba.
+Python together. Backends therefore reach kernel modules through ``lazy("...")`` proxies:
+numba is imported, and the cached machine code loaded, on the first call of a kernel, not
+at ``import numbagrad``. Workloads that need no JIT kernel never import numba.
 """
 
 import importlib
+
+__all__ = ["KERNEL_MIN", "PARALLEL_MIN", "backend", "backend_of", "lazy", "module"]
 
 # Element count from which the ``prange`` twins of a kernel pay off on two cores (their
 # start cost is ~3-7 us; measured in asv_bench/benchmarks/bench_kernels.py).
@@ -44,9 +70,8 @@ def lazy(name: str) -> _Lazy:
 
 # NOTE [Kernel registry]
 # Kernel modules are found per device here and nowhere else: ``module(kind, device)`` is
-# ``numbagrad.kernels.<package>.<kind>`` for the device's package. ``cpu`` is the only
-# device so far; the CUDA backend registers ``"cuda": "numbagrad.kernels.cuda"`` with the
-# same module and kernel names, and the ops pick the module by their inputs' device.
+# ``numbagrad.kernels.<package>.<kind>`` for the device's package. Backends look their
+# kernels up through it, so a device's kernels live under its own package.
 REGISTRY = {"cpu": "numbagrad.kernels.cpu"}
 _modules: dict = {}
 
@@ -69,3 +94,34 @@ def module(kind: str, device: str = "cpu") -> _Lazy:
                                f"available: {sorted(REGISTRY)}") from None
         mod = _modules[key] = lazy(f"{package}.{kind}")
     return mod
+
+
+_BACKENDS: dict = {}
+
+
+def backend(device: str = "cpu"):
+    """The backend object of ``device`` (a device type such as ``"cpu"``).
+
+    Raises
+    ------
+    RuntimeError
+        For a device with no backend.
+    """
+    be = _BACKENDS.get(device)
+    if be is None:
+        if device == "cpu":
+            from numbagrad.kernels.cpu.backend import CPU
+
+            be = _BACKENDS["cpu"] = CPU
+        else:
+            raise RuntimeError(f"no backend is available for device {device!r}; "
+                               f"available: {sorted(set(_BACKENDS) | {'cpu'})}")
+    return be
+
+
+def backend_of(array):
+    """The backend owning ``array``: NumPy arrays (and scalars) are the CPU's."""
+    for be in _BACKENDS.values():
+        if be.owns(array):
+            return be
+    raise TypeError(f"no numbagrad backend handles arrays of type {type(array).__name__}")

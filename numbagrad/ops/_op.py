@@ -1,129 +1,141 @@
-"""The Op base class, the interpreter context and ``bind`` (the one dispatch entry point).
+"""The primitive declaration: ``Primitive``, its registry, and eager evaluation.
 
-NOTE [Ops and interpreters]
-Every primitive is one ``Op`` subclass holding, side by side, its ``forward`` (array-level,
-picking the kernel), what it ``saves`` for backward, its ``vjp`` written with numbagrad ops
-(so the rule is itself differentiable: higher order and, later, transforms work through
-it), and optionally a ``fused_vjp`` on raw arrays used when no graph of the backward is
-being built. An op instance is its own graph node (PyTorch's ``MulBackward0`` object):
-it holds the saved values and the edges.
+NOTE [Primitive declaration]
+Each primitive is one ``Primitive`` subclass (registered by name on definition) stating,
+side by side:
 
-Calls go through ``bind(op, args, params)``, which hands the op to the interpreter held in a
-ContextVar (JAX's "stackless" design, DESIGN.md section 3). The bottom interpreter, ``EVAL``,
-runs the kernels and records the eager tape; the transforms issue pushes interpreters whose
-``parent`` is the one current at entry. Positional ``args`` are the differentiable inputs
-(tensors, or Python scalars standing in for them); ``params`` are static (dims, flags).
+``impl(be, *arrays, **params)``
+    The forward, array in and array out: ``be`` is the device backend of the inputs
+    (NOTE [Backends]); returns an array (a tuple when ``n_out > 1``).
+``vjp(ctx, *grads, **params)``
+    One gradient (a tensor or None) per operand, written with numbagrad ops so that it is
+    itself differentiable. ``ctx`` is the graph node (``_core.graph.OpNode``):
+    ``ctx.saved()``, ``ctx.input_shape(i)``, ``ctx.input_dtype(i)``,
+    ``ctx.needs_input_grad(i)``. Gradients may be in the broadcast output shape: the engine
+    reduces them to each input's shape in one place.
+``fused_vjp(ctx, *grads, **params)`` (optional)
+    The same rule on arrays (``ctx.saved_arrays()``, ``ctx.be``), used by the engine when no
+    graph of the backward is recorded; the op database checks it against ``vjp``.
+``jvp``, ``batch``
+    Forward-mode and batching rules (filled in by the transforms issue); an empty slot
+    raises ``NotImplementedError`` naming the op (``Primitive.rule``).
+``saves_inputs`` / ``saves_output`` / ``saved_for``
+    Which operands (and whether output 0) the rules read, and for each saved input which
+    operands' gradients need it (a tensor no gradient needs is not saved, so changing it in
+    place stays legal, as in PyTorch).
+``data_operands``
+    Positions of operands that are data (a condition, an index): tensors that get no
+    gradient but that a transform must see (never params: under ``vmap`` a batched index
+    taken as a constant would be a silent wrong answer). ``None`` means none.
+``grad_fn``
+    PyTorch's name for the node (``"MulBackward0"``), or ``node_name(params)`` when it
+    depends on the params (indexing).
 
-Rules return gradients in the output's (broadcast) shape; the engine reduces them to each
-input's shape in one place (``engine._validate``).
+Params are explicit keyword arguments of every rule, never attributes of a node, and no
+rule reads raw arrays of tensors or branches on data (``bool(t)``, ``.item()``);
+``tests/test_primitives.py`` enforces both.
 """
 
 from __future__ import annotations
 
-from contextvars import ContextVar
-
 import numpy as np
 
+from numbagrad._core.grad_mode import is_grad_enabled_fast
+from numbagrad._core.graph import OpNode, SavedOutput, _seq, edge_of
+from numbagrad._core.interpreter import NO_PARAMS, bind
 from numbagrad._tensor import Tensor
-from numbagrad.autograd.grad_mode import is_grad_enabled_fast
-from numbagrad.autograd.graph import Node, SavedOutput, _seq, accumulator_of, saved_value
+from numbagrad.kernels import backend_of
+from numbagrad.kernels.cpu.backend import CPU
 
-__all__ = ["EVAL", "EvalInterpreter", "Interpreter", "Op", "bind", "current_interpreter"]
+__all__ = ["NO_PARAMS", "PRIMITIVES", "Primitive", "bind", "wrap_output"]
 
-
-class Interpreter:
-    """Processes ops; subclasses are pushed by transforms (see NOTE [Ops and interpreters])."""
-
-    __slots__ = ("parent",)
-
-    def __init__(self, parent=None):
-        self.parent = parent
-
-    def process(self, op, args, params):
-        raise NotImplementedError(f"{type(self).__name__} must implement process()")
+PRIMITIVES: dict = {}  # name -> Primitive subclass, filled in as they are defined
 
 
-class EvalInterpreter(Interpreter):
-    """The bottom interpreter: run the kernels now and record the eager autograd tape."""
-
-    __slots__ = ()
-
-    def process(self, op, args, params):
-        return op._eval(args, params)
+def _backend_of(data):
+    # the one backend lookup per op application: NumPy arrays are the CPU's
+    return CPU if type(data) is np.ndarray else backend_of(data)
 
 
-EVAL = EvalInterpreter()
-_CURRENT: ContextVar[Interpreter] = ContextVar("numbagrad_interpreter", default=EVAL)
-current_interpreter = _CURRENT.get
-
-
-NO_PARAMS: dict = {}  # shared by calls without params; never mutated
-
-
-def bind(op, args, params):
-    """Apply primitive ``op`` to ``args`` under the current interpreter."""
-    interp = _CURRENT.get()
-    if interp is EVAL:  # the common case, one call shorter
-        return op._eval(args, params)
-    return interp.process(op, args, params)
-
-
-def _edge(t):
-    if t._view_of is not None and t._hist_version != t._storage[1]:
-        from numbagrad.ops.inplace import refresh_view
-
-        refresh_view(t)
-    fn = t._grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    return (accumulator_of(t), 0)
-
-
-class Op(Node):
-    """Base of all primitives. Subclasses declare:
-
-    ``forward(*arrays, **params)``
-        Static, array-level: returns an ndarray (or a tuple when ``n_out > 1``).
-    ``saves_inputs`` / ``saves_output``
-        Input positions and whether output 0 is needed by the rules.
-    ``vjp(self, *grads)``
-        Tensor-level: one gradient (or None) per positional input.
-    ``fused_vjp(self, *grads)``
-        Optional array-level twin of ``vjp``, used when no backward graph is recorded.
-    ``view``
-        True when output 0 is a view of input 0 (shares its storage).
-    """
+class Primitive:
+    """Base of every primitive's declaration (NOTE [Primitive declaration]); never
+    instantiated: the class is the declaration."""
 
     n_out = 1
     differentiable = True
-    view = False
-    _fresh_grads = True  # built-in rules return new arrays or pass ``g`` through
+    view = False  # output 0 is a view of operand 0 (shares its storage)
     saves_inputs: tuple = ()
     saves_output = False
-    # per saved input, the positions whose gradients need it: saved only if one requires grad
-    # (``a * b`` keeps ``a`` only for ``b``'s gradient), so in-place changes to a tensor no
-    # gradient needs stay legal, as in PyTorch
     saved_for = None
+    data_operands = None
+    grad_fn = None  # set from the class name unless given
+    vjp = None
     fused_vjp = None
+    jvp = None
+    batch = None
 
-    # -- evaluation (the EVAL interpreter) -----------------------------------------------
+    def __init_subclass__(cls, register=True, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "grad_fn" not in cls.__dict__:
+            cls.grad_fn = cls.__name__ + "Backward0"
+        if register:
+            other = PRIMITIVES.get(cls.__name__)
+            if other is not None and other is not cls:
+                raise TypeError(f"two primitives are named {cls.__name__!r}: "
+                                f"{other.__module__} and {cls.__module__}")
+            PRIMITIVES[cls.__name__] = cls
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(f"{cls.__name__} is a primitive declaration; apply it with "
+                        "bind(prim, args, params)")
+
+    @classmethod
+    def node_name(cls, params) -> str:
+        """The ``grad_fn`` name of an application with ``params``."""
+        return cls.grad_fn
+
+    @classmethod
+    def rule(cls, slot: str):
+        """The rule in ``slot`` (``"vjp"``, ``"jvp"``, ``"batch"``); NotImplementedError
+        naming the op when it has none."""
+        r = getattr(cls, slot, None)
+        if r is None:
+            what = {"jvp": "forward-mode AD (jvp)", "batch": "vmap (a batching rule)",
+                    "vjp": "reverse-mode AD (vjp)"}.get(slot, slot)
+            raise NotImplementedError(f"{cls.__name__}: {what} is not implemented for this "
+                                      "op")
+        return r
+
+    @staticmethod
+    def impl(be, *arrays, **params):
+        raise NotImplementedError
+
+    # -- eager evaluation (the EVAL interpreter) ------------------------------------------
     @classmethod
     def _eval(cls, args, params):
         if len(args) == 2:
             a, b = args
             ta = isinstance(a, Tensor)
             tb = isinstance(b, Tensor)
-            if params:
-                out = cls.forward(a._data if ta else a, b._data if tb else b, **params)
-            else:
-                out = cls.forward(a._data if ta else a, b._data if tb else b)
+            da = a._data if ta else a
+            db = b._data if tb else b
+            be = _backend_of(da if ta else db)
+            out = cls.impl(be, da, db, **params) if params else cls.impl(be, da, db)
             rec = (ta and a._requires_grad) or (tb and b._requires_grad)
         elif len(args) == 1:
             a = args[0]
-            out = cls.forward(a._data, **params) if params else cls.forward(a._data)
+            d = a._data
+            be = CPU if type(d) is np.ndarray else _backend_of(d)
+            out = cls.impl(be, d, **params) if params else cls.impl(be, d)
             rec = a._requires_grad
         else:
-            out = cls.forward(*[a._data if isinstance(a, Tensor) else a for a in args], **params)
+            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+            be = CPU
+            for d in arrays:
+                if type(d) is not np.ndarray and not isinstance(d, (int, float, bool)):
+                    be = _backend_of(d)
+                    break
+            out = cls.impl(be, *arrays, **params)
             rec = False
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
@@ -133,23 +145,19 @@ class Op(Node):
             if type(out) is np.ndarray and not cls.view:
                 res = Tensor._make(out)
             else:
-                res = _wrap(out, args[0] if cls.view else None)
+                res = wrap_output(out, args[0] if cls.view else None)
             if rec and cls.differentiable and is_grad_enabled_fast():
-                cls._record(args, params, (res,))
+                cls._record(args, params, (res,), be)
             return res
-        outs = tuple(_wrap(o, None) for o in out)
+        outs = tuple(wrap_output(o, None) for o in out)
         if rec and cls.differentiable and is_grad_enabled_fast():
-            cls._record(args, params, outs)
+            cls._record(args, params, outs, be)
         return outs
 
     @classmethod
-    def _record(cls, args, params, outs):
-        """Make the graph node for one application (see NOTE [Graph layout]).
-
-        ``_in_meta[i]`` is ``(shape, dtype)`` of input ``i`` only where it differs from
-        output 0's; None means the rule's gradient already has the input's shape and dtype
-        (so the engine skips the check on the hot path)."""
-        node = object.__new__(cls)
+    def _record(cls, args, params, outs, be=CPU):
+        """Make the graph node of one application (see NOTE [Graph layout])."""
+        node = object.__new__(OpNode)
         od = outs[0]._data
         oshape, odtype = od.shape, od.dtype
         if len(args) == 1:  # unary: the input requires grad, or we would not be here
@@ -158,7 +166,7 @@ class Op(Node):
             shape = d.shape
             fn = a._grad_fn
             edges = [(fn, a._output_nr) if fn is not None and a._view_of is None
-                     else _edge(a)]
+                     else edge_of(a)]
             meta = [None if shape == oshape and d.dtype is odtype else (shape, d.dtype)]
         else:
             edges = []
@@ -172,7 +180,7 @@ class Op(Node):
                     if a._requires_grad:
                         fn = a._grad_fn
                         if fn is None or a._view_of is not None:
-                            edges.append(_edge(a))
+                            edges.append(edge_of(a))
                         else:
                             edges.append((fn, a._output_nr))
                     else:
@@ -180,11 +188,18 @@ class Op(Node):
                 else:
                     meta.append(None)
                     edges.append(None)
+            data = cls.data_operands
+            if data is not None:  # data operands never get a gradient
+                for i in (data if type(data) is tuple else data(len(args))):
+                    edges[i] = None
+        node.prim = cls
+        node.params = params
+        node.be = be
         node._next = edges
         node._in_meta = meta
+        node._out_shape = oshape
+        node._out_dtype = odtype
         node._seq = next(_seq)
-        if params:
-            node.__dict__.update(params)
         if cls.n_out == 1:
             o = outs[0]
             if o._data.dtype.kind == "f":
@@ -200,12 +215,15 @@ class Op(Node):
                     o._output_nr = i
                 i += 1
         # after the outputs got their history: a saved output remembers requires_grad
-        if cls.saves_inputs or cls.saves_output:
+        saves = cls.saves_inputs
+        if saves or cls.saves_output:
+            if type(saves) is not tuple:
+                saves = saves(len(args))
             saved = []
             needed_by = cls.saved_for
-            for i in cls.saves_inputs:
+            for k, i in enumerate(saves):
                 a = args[i]
-                if needed_by is not None and all(edges[j] is None for j in needed_by[i]):
+                if needed_by is not None and all(edges[j] is None for j in needed_by[k]):
                     a = None  # no gradient that needs it will be computed
                 saved.append((a, a._storage[1]) if isinstance(a, Tensor) else a)
             if cls.saves_output:
@@ -213,49 +231,11 @@ class Op(Node):
             node._saved = saved
         else:
             node._saved = ()
-        if cls._post_record is not Op._post_record:
-            node._post_record(args, outs)
         return node
 
-    def _post_record(self, args, outs):
-        """Hook for ops that need more than ``saves_*`` (e.g. index arrays)."""
 
-    # -- saved values ----------------------------------------------------------------------
-    def saved_tensors(self):
-        """The saved values (inputs in ``saves_inputs`` order, then the output) as tensors."""
-        saved = self._saved
-        n = len(saved) if saved is not None else 1
-        return [saved_value(self, i) for i in range(n)]
-
-    def saved_arrays(self):
-        """The saved values as ndarrays (Python scalars stay scalars), version-checked."""
-        saved = self._saved
-        if saved is None:
-            saved_value(self, 0)  # raises the "freed graph" error
-        out = []
-        for e in saved:
-            if type(e) is tuple and e[0]._storage[1] == e[1]:
-                out.append(e[0]._data)  # the common case, inline
-            else:
-                out.append(saved_value(self, len(out), True))
-        return out
-
-    # -- backward (called by the engine) -----------------------------------------------------
-    def _backward(self, grads, create_graph):
-        # the engine calls ``fused_vjp`` itself on its array path (NOTE [Engine])
-        res = self.vjp(*grads)
-        return list(res) if type(res) is tuple else [res]
-
-    def vjp(self, *grads):
-        raise RuntimeError(f"the derivative for '{type(self).__name__.lower()}' is not "
-                           "implemented")
-
-    def name(self) -> str:
-        return type(self).__name__ + "Backward0"
-
-
-def _wrap(out, view_of):
-    """Wrap a forward result in a Tensor; views of input 0 share its storage."""
+def wrap_output(out, view_of):
+    """Wrap a forward result in a Tensor; views of operand 0 share its storage."""
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if view_of is not None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor, _wrap_dim
 
-__all__ = ["as_tensor_arg", "default_float", "flat", "flat_g", "norm_dims", "wrap_dim"]
+__all__ = ["MinMax", "as_tensor_arg", "default_float", "norm_dims", "wrap_dim"]
 
 wrap_dim = _wrap_dim
 
@@ -21,8 +22,6 @@ def as_tensor_arg(x, name: str = "input") -> Tensor:
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (np.ndarray, list, tuple, int, float, bool, np.number)):
-        from numbagrad._creation import tensor
-
         return tensor(x)
     raise TypeError(f"{name} must be a Tensor, got {type(x).__name__}")
 
@@ -39,15 +38,15 @@ def norm_dims(dim, ndim: int) -> tuple:
     return dims
 
 
-def flat(a: np.ndarray) -> np.ndarray:
-    """A flat view of C-contiguous ``a`` (NumPy copies only when ``a`` is not contiguous)."""
-    return a.reshape(-1)
+class MinMax(tuple):
+    """``(values, indices)`` as returned by ``max``/``min``/``sort``/``topk`` with a dim."""
 
+    __slots__ = ()
 
-def flat_g(g: np.ndarray) -> np.ndarray:
-    """A gradient as the kernels take it: flat, or length 1 when it is a broadcast scalar
-    (what ``sum().backward()`` sends; see NOTE [Elementwise kernel conventions])."""
-    st = g.strides
-    if st and not any(st) and g.size > 1:
-        return np.array([g.flat[0]], dtype=g.dtype)
-    return g.reshape(-1)
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]

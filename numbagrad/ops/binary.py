@@ -7,18 +7,23 @@ dtype. Rules return gradients in the broadcast shape and the engine reduces them
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from numbagrad import _dtype as D
-from numbagrad import kernels
+from numbagrad import ops as F
+from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import PARALLEL_MIN
-from numbagrad.kernels.cpu import alloc, threads
-from numbagrad.kernels.cpu.threads import THREAD_MIN
-from numbagrad.ops._op import NO_PARAMS, Op, bind
-from numbagrad.ops._util import flat, flat_g
+from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import both_ways
 
-K = kernels.module("elementwise")
+__all__ = ["ALL", "add", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+           "clamp", "clamp_max", "clamp_min", "clip", "div", "divide", "eq", "floor_divide",
+           "fmod", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal",
+           "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum",
+           "minimum", "mul", "multiply", "ne", "not_equal", "pow", "remainder", "sub",
+           "subtract", "true_divide", "where"]
 
 _SCALARS = (int, float, bool)
 
@@ -72,339 +77,326 @@ def _check_shapes(name, a, b):
             ) from None
 
 
-class Binary(Op):
-    """A broadcasting elementwise op of two operands; ``fn`` is the NumPy ufunc."""
+class Binary(Primitive, register=False):
+    """A broadcasting elementwise op of two operands; ``fn`` is the NumPy-named ufunc the
+    backend applies."""
+
+    fn = ""
 
     @classmethod
-    def forward(cls, a, b):
+    def impl(cls, be, a, b):
         if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype):
             a, b, _ = _prep(a, b)
         try:
-            if (type(a) is np.ndarray and a.size >= THREAD_MIN) or (
-                    type(b) is np.ndarray and b.size >= THREAD_MIN):
-                return threads.call(cls.fn, a, b)  # NOTE [Threaded ufuncs]
-            return cls.fn(a, b)
+            return be.binary(cls.fn, a, b)
         except ValueError:
             _check_shapes(cls.__name__.lower(), a, b)
             raise
 
-    def _needs(self, i):
-        return self._next[i] is not None
+
+def _both(ctx, g):
+    return g, g
 
 
 class Add(Binary):
-    fn = staticmethod(np.add)
-
-    def vjp(self, g):
-        return g, g
-
-    def fused_vjp(self, g):
-        return g, g
+    fn = "add"
+    vjp = fused_vjp = staticmethod(_both)
 
 
 def _is_bool(x):
     return x.dtype.kind == "b" if type(x) is np.ndarray else isinstance(x, (bool, np.bool_))
 
 
+def _sub_rule(ctx, g):
+    return g, (-g if ctx.needs_input_grad(1) else None)
+
+
 class Sub(Binary):
-    fn = staticmethod(np.subtract)
+    fn = "subtract"
+    vjp = fused_vjp = staticmethod(_sub_rule)
 
     @classmethod
-    def forward(cls, a, b):
+    def impl(cls, be, a, b):
         if _is_bool(a) or _is_bool(b):
             raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
                                "supported. If you are trying to invert a mask, use the `~` or "
                                "`logical_not()` operator instead.")
-        return super().forward(a, b)
-
-    def vjp(self, g):
-        return g, (-g if self._needs(1) else None)
-
-    def fused_vjp(self, g):
-        return g, (np.negative(g) if self._needs(1) else None)
+        return super().impl(be, a, b)
 
 
 class Mul(Binary):
-    fn = staticmethod(np.multiply)
+    fn = "multiply"
     saves_inputs = (0, 1)
     saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
 
-    def vjp(self, g):
-        a, b = self.saved_tensors()
-        return (g * b if self._needs(0) else None), (g * a if self._needs(1) else None)
+    @staticmethod
+    def vjp(ctx, g):
+        a, b = ctx.saved()
+        return ((g * b if ctx.needs_input_grad(0) else None),
+                (g * a if ctx.needs_input_grad(1) else None))
 
-    def fused_vjp(self, g):
-        a, b = self.saved_arrays()
-        ea, eb = self._next
-        if (ea is not None and eb is not None and type(a) is np.ndarray
-                and a.size >= PARALLEL_MIN and type(b) is np.ndarray
-                and a.shape == b.shape == g.shape and a.dtype == b.dtype == g.dtype):
-            # large: both products in one parallel pass over g
-            ga = alloc.empty(a.shape, a.dtype)
-            gb = alloc.empty(a.shape, a.dtype)
-            K.mul_backward_par(flat_g(g), flat(a), flat(b), ga.reshape(-1), gb.reshape(-1))
-            return ga, gb
-        if g.size < THREAD_MIN:
-            return (g * b if ea is not None else None), (g * a if eb is not None else None)
-        return ((threads.call(np.multiply, g, b) if ea is not None else None),
-                (threads.call(np.multiply, g, a) if eb is not None else None))
+    @staticmethod
+    def fused_vjp(ctx, g):
+        a, b = ctx.saved_arrays()
+        return ctx.be.mul_backward(g, a, b, ctx.needs_input_grad(0), ctx.needs_input_grad(1))
+
+
+def _div_rule(m, ctx, saved, g, rounding_mode=None):
+    if rounding_mode is not None:  # piecewise constant: zero gradient
+        return tuple(g * 0 if ctx.needs_input_grad(i) else None for i in (0, 1))
+    b, y = saved
+    return ((g / b if ctx.needs_input_grad(0) else None),
+            (-(g * y) / b if ctx.needs_input_grad(1) else None))
 
 
 class Div(Binary):
-    fn = staticmethod(np.true_divide)
+    fn = "true_divide"
     saves_inputs = (1,)
     saves_output = True
+    vjp, fused_vjp = both_ways(_div_rule)
 
-    @classmethod
-    def forward(cls, a, b, rounding_mode=None):
+    @staticmethod
+    def impl(be, a, b, rounding_mode=None):
+        xp = be.xp
         a, b, dt = _prep(a, b)
         _check_shapes("div", a, b)
         if rounding_mode is None:
             if dt.kind != "f":  # true division of integers gives the default float dtype
                 dt = D.get_default_dtype().np
                 a, b = _cast(a, dt), _cast(b, dt)
-            return np.true_divide(a, b)
+            return be.binary("true_divide", a, b)
         if rounding_mode == "trunc":
-            return _cast(np.trunc(np.true_divide(a, b)), dt)
+            return _cast(xp.trunc(xp.true_divide(a, b)), dt)
         if rounding_mode == "floor":
-            return np.floor_divide(a, b)
+            return xp.floor_divide(a, b)
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                          f"but found '{rounding_mode}'")
 
-    def vjp(self, g):
-        b, y = self.saved_tensors()
-        if self.rounding_mode is not None:
-            return (g * 0 if self._needs(0) else None), (g * 0 if self._needs(1) else None)
-        return ((g / b if self._needs(0) else None),
-                (-(g * y) / b if self._needs(1) else None))
-
-    def fused_vjp(self, g):
-        if self.rounding_mode is not None:  # piecewise constant: zero gradient
-            return tuple(np.zeros_like(g) if self._needs(i) else None for i in (0, 1))
-        b, y = self.saved_arrays()
-        return ((np.divide(g, b) if self._needs(0) else None),
-                (np.negative(g * y / b) if self._needs(1) else None))
-
 
 class Pow(Binary):
-    fn = staticmethod(np.power)
+    fn = "power"
     saves_inputs = (0, 1)
     saves_output = True
 
-    @classmethod
-    def forward(cls, a, b):
+    @staticmethod
+    def impl(be, a, b):
         a, b, dt = _prep(a, b)
-        if dt.kind in "iu" and np.any(np.asarray(b) < 0):
+        if dt.kind in "iu" and be.xp.any(be.xp.asarray(b) < 0):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        return np.power(a, b)
+        return be.binary("power", a, b)
 
-    def vjp(self, g):
-        a, b, y = self.saved_tensors()
+    @staticmethod
+    def vjp(ctx, g):
+        a, b, y = ctx.saved()
         ga = gb = None
-        if self._needs(0):
+        a_is_tensor = isinstance(a, Tensor)
+        if ctx.needs_input_grad(0):
             # d/da a**b = b * a**(b-1); written without y/a so a = 0 stays finite
             ga = g * b * a ** (b - 1) if isinstance(b, Tensor) or b != 0 else g * 0
-        if self._needs(1):
+        if ctx.needs_input_grad(1):
             # d/db a**b = a**b * log(a); defined as 0 where a == 0 and b >= 0 (as PyTorch)
-            from numbagrad.ops.unary import log
-
-            safe = where((a == 0) & (b >= 0), a * 0 + 1, a) if isinstance(a, Tensor) else a
-            if isinstance(a, Tensor):
-                gb = where((a == 0) & (b >= 0), g * 0, g * y * log(safe))
+            if a_is_tensor:
+                zero_base = (a == 0) & (b >= 0)
+                safe = F.where(zero_base, a * 0 + 1, a)
+                gb = F.where(zero_base, g * 0, g * y * F.log(safe))
             elif a == 0:  # a Python zero base: 0 where b >= 0, as PyTorch masks it
-                with np.errstate(divide="ignore"):
-                    gb = where(b >= 0, g * 0, g * y * float(np.log(0.0)))
+                gb = F.where(b >= 0, g * 0, g * y * -math.inf)
             else:
-                gb = g * y * float(np.log(a))
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    gb = g * y * float(np.log(a))
         return ga, gb
 
 
 class Maximum(Binary):
-    fn = staticmethod(np.maximum)
+    fn = "maximum"
     saves_inputs = (0, 1)
-    wins = staticmethod(np.greater)  # where ``a`` is the one chosen
 
-    def vjp(self, g):
-        a, b = self.saved_tensors()
+    @staticmethod
+    def wins(a, b):
+        """Where ``a`` is the one chosen."""
+        return a > b
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        a, b = ctx.saved()
         # ties split the gradient equally, as PyTorch does
-        wa = Tensor._make(self.wins(a._data, b._data)).to(g.dtype) + (a == b).to(g.dtype) * 0.5
-        return (g * wa if self._needs(0) else None), (g * (1 - wa) if self._needs(1) else None)
+        wa = F.where(a == b, 0.5, cls.wins(a, b))
+        return ((g * wa if ctx.needs_input_grad(0) else None),
+                (g * (1 - wa) if ctx.needs_input_grad(1) else None))
 
 
 class Minimum(Maximum):
-    fn = staticmethod(np.minimum)
-    wins = staticmethod(np.less)
+    fn = "minimum"
+
+    @staticmethod
+    def wins(a, b):
+        return a < b
+
+
+def _atan2_rule(m, ctx, saved, g):
+    a, b = saved
+    r = a * a + b * b
+    return ((g * b / r if ctx.needs_input_grad(0) else None),
+            (-(g * a) / r if ctx.needs_input_grad(1) else None))
 
 
 class Atan2(Binary):
-    fn = staticmethod(np.arctan2)
+    fn = "arctan2"
     saves_inputs = (0, 1)
+    vjp, fused_vjp = both_ways(_atan2_rule)
 
-    @classmethod
-    def forward(cls, a, b):
+    @staticmethod
+    def impl(be, a, b):
         a, b, dt = _prep(a, b)
         if dt.kind != "f":
             dt = D.get_default_dtype().np
             a, b = _cast(a, dt), _cast(b, dt)
-        return np.arctan2(a, b)
-
-    def vjp(self, g):
-        a, b = self.saved_tensors()
-        r = a * a + b * b
-        return (g * b / r if self._needs(0) else None), (-(g * a) / r if self._needs(1) else None)
+        return be.binary("arctan2", a, b)
 
 
 class Fmod(Binary):
-    fn = staticmethod(np.fmod)  # sign of the dividend, as torch.fmod
+    fn = "fmod"  # sign of the dividend, as torch.fmod
     saves_inputs = (0, 1)
     rounding = "trunc"  # fmod(a, b) = a - b * trunc(a / b)
 
-    def vjp(self, g):
-        a, b = self.saved_tensors()
+    @classmethod
+    def vjp(cls, ctx, g):
+        a, b = ctx.saved()
         gb = None
-        if self._needs(1):
-            gb = -g * div(a, b, rounding_mode=self.rounding)
+        if ctx.needs_input_grad(1):
+            gb = -g * F.div(a, b, rounding_mode=cls.rounding)
         return g, gb
 
 
 class Remainder(Fmod):
-    fn = staticmethod(np.remainder)  # sign of the divisor, as torch.remainder
+    fn = "remainder"  # sign of the divisor, as torch.remainder
     rounding = "floor"  # remainder(a, b) = a - b * floor(a / b)
 
 
-class Compare(Binary):
+class Compare(Binary, register=False):
     differentiable = False
 
     @classmethod
-    def forward(cls, a, b):
+    def impl(cls, be, a, b):
         a, b, _ = _prep(a, b)
         try:
-            return cls.fn(a, b)
+            return be.binary(cls.fn, a, b)
         except ValueError:
             _check_shapes(cls.__name__.lower(), a, b)
             raise
 
 
 class Eq(Compare):
-    fn = staticmethod(np.equal)
+    fn = "equal"
 
 
 class Ne(Compare):
-    fn = staticmethod(np.not_equal)
+    fn = "not_equal"
 
 
 class Lt(Compare):
-    fn = staticmethod(np.less)
+    fn = "less"
 
 
 class Le(Compare):
-    fn = staticmethod(np.less_equal)
+    fn = "less_equal"
 
 
 class Gt(Compare):
-    fn = staticmethod(np.greater)
+    fn = "greater"
 
 
 class Ge(Compare):
-    fn = staticmethod(np.greater_equal)
+    fn = "greater_equal"
 
 
 class LogicalAnd(Compare):
-    fn = staticmethod(np.logical_and)
+    fn = "logical_and"
 
 
 class LogicalOr(Compare):
-    fn = staticmethod(np.logical_or)
+    fn = "logical_or"
 
 
 class LogicalXor(Compare):
-    fn = staticmethod(np.logical_xor)
+    fn = "logical_xor"
 
 
 class BitwiseAnd(Compare):
-    fn = staticmethod(np.bitwise_and)
+    fn = "bitwise_and"
 
 
 class BitwiseOr(Compare):
-    fn = staticmethod(np.bitwise_or)
+    fn = "bitwise_or"
 
 
 class BitwiseXor(Compare):
-    fn = staticmethod(np.bitwise_xor)
+    fn = "bitwise_xor"
 
 
-class LogicalNot(Op):
+class LogicalNot(Primitive):
     differentiable = False
 
     @staticmethod
-    def forward(x):
+    def impl(be, x):
         if x.dtype.kind == "b":
-            return np.logical_not(x)
+            return be.map("logical_not", x)
         if x.dtype.kind in "iu":
-            return np.invert(x)
+            return be.map("invert", x)
         raise TypeError("~ (bitwise_not) is only defined for integer and bool tensors")
 
 
-class Where(Op):
-    """``where(cond, a, b)``: ``cond`` is a static boolean array (no gradient)."""
+def _where_rule(m, ctx, saved, g):
+    (c,) = saved
+    return (None,
+            m.where(c, g, 0) if ctx.needs_input_grad(1) else None,
+            m.where(c, 0, g) if ctx.needs_input_grad(2) else None)
+
+
+class Where(Primitive):
+    """``where(cond, a, b)``: the boolean ``cond`` is a data operand (no gradient)."""
+
+    data_operands = (0,)
+    saves_inputs = (0,)
+    vjp, fused_vjp = both_ways(_where_rule)
 
     @staticmethod
-    def forward(a, b, cond):
+    def impl(be, cond, a, b):
         a, b, _ = _prep(a, b)
         try:
-            return np.where(cond, a, b)
+            return be.xp.where(cond, a, b)
         except ValueError:
             sa = a.shape if type(a) is np.ndarray else ()
             sb = b.shape if type(b) is np.ndarray else ()
             raise RuntimeError(f"where: condition {list(cond.shape)}, input {list(sa)} and "
                                f"other {list(sb)} are not broadcastable") from None
 
-    def vjp(self, g):
-        c = self.cond
-        zero = g * 0
-        ct = Tensor._make(c)
-        return (where(ct, g, zero) if self._next[0] is not None else None,
-                where(ct, zero, g) if self._next[1] is not None else None)
 
-    def fused_vjp(self, g):
-        c = self.cond
-        return (np.where(c, g, 0) if self._next[0] is not None else None,
-                np.where(c, 0, g) if self._next[1] is not None else None)
+def _clamp_rule(m, ctx, saved, g, min=None, max=None):
+    (x,) = saved
+    inside = None
+    if min is not None:
+        inside = x >= min
+    if max is not None:
+        inside = (x <= max) if inside is None else inside & (x <= max)
+    return g if inside is None else m.where(inside, g, 0)
 
 
-class Clamp(Op):
+class Clamp(Primitive):
     """``clamp(x, min, max)`` with scalar bounds (``None`` for no bound)."""
 
     saves_inputs = (0,)
+    vjp, fused_vjp = both_ways(_clamp_rule)
 
     @staticmethod
-    def forward(x, min=None, max=None):
+    def impl(be, x, min=None, max=None):
         if min is not None and max is not None and min > max:
-            return np.full(x.shape, max, x.dtype if x.dtype.kind == "f" or
-                           isinstance(max, int) else D.get_default_dtype().np)
+            return be.xp.full(x.shape, max, x.dtype if x.dtype.kind == "f" or
+                              isinstance(max, int) else D.get_default_dtype().np)
         dt = x.dtype
         if dt.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
             x = x.astype(D.get_default_dtype().np)
-        return np.clip(x, min, max)
-
-    def _mask(self, x):
-        lo, hi = self.min, self.max
-        m = None
-        if lo is not None:
-            m = x >= lo
-        if hi is not None:
-            m = (x <= hi) if m is None else m & (x <= hi)
-        return m
-
-    def vjp(self, g):
-        (x,) = self.saved_tensors()
-        m = self._mask(x)
-        return g if m is None else g * m.to(g.dtype)
-
-    def fused_vjp(self, g):
-        (x,) = self.saved_arrays()
-        m = self._mask(x)
-        return g if m is None else g * m
+        return be.xp.clip(x, min, max)
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -413,8 +405,6 @@ def _check_operand(x, name):
         if isinstance(x, (np.generic,)):
             return x.item()
         if isinstance(x, (np.ndarray, list, tuple)):
-            from numbagrad._creation import tensor
-
             return tensor(x)
         raise TypeError(f"{name}(): operand must be a Tensor or a Python number, "
                         f"got {type(x).__name__}")
@@ -430,8 +420,6 @@ def _binary(op, doc):
         if type(other) is not Tensor:
             other = _check_operand(other, name)
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-            from numbagrad._creation import tensor
-
             input = tensor(input)
         return bind(op, (input, other), NO_PARAMS)
     f.__name__ = f.__qualname__ = name
@@ -449,8 +437,8 @@ def _binary(op, doc):
     return f
 
 
-add_ = _binary(Add, "Elementwise ``input + other``.")
-sub_ = _binary(Sub, "Elementwise ``input - other``.")
+_add = _binary(Add, "Elementwise ``input + other``.")
+_sub = _binary(Sub, "Elementwise ``input - other``.")
 mul = _binary(Mul, "Elementwise ``input * other``.")
 pow = _binary(Pow, "Elementwise ``input ** exponent`` (tensor or scalar exponent).")
 maximum = _binary(Maximum, "Elementwise maximum (ties split the gradient equally).")
@@ -483,12 +471,12 @@ def add(input, other, *, alpha=1):
     >>> numbagrad.add(numbagrad.tensor([1.0, 2.0]), 1.5)
     tensor([2.5000, 3.5000])
     """
-    return add_(input, other if alpha == 1 else other * alpha)
+    return _add(input, other if alpha == 1 else other * alpha)
 
 
 def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other``."""
-    return sub_(input, other if alpha == 1 else other * alpha)
+    return _sub(input, other if alpha == 1 else other * alpha)
 
 
 subtract = sub
@@ -502,8 +490,6 @@ def div(input, other, *, rounding_mode=None):
     input = _check_operand(input, "div")
     other = _check_operand(other, "div")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from numbagrad._creation import tensor
-
         input = tensor(input)
     return bind(Div, (input, other), {"rounding_mode": rounding_mode})
 
@@ -530,20 +516,17 @@ def where(condition, input=None, other=None):
     With only ``condition``, returns the indices where it is true (as ``nonzero``).
     """
     if input is None and other is None:
-        from numbagrad.ops.shape import nonzero
-
-        return nonzero(condition, as_tuple=True)
-    cond = condition._data if isinstance(condition, Tensor) else np.asarray(condition)
-    if cond.dtype != np.bool_:
+        return F.nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        condition = tensor(np.asarray(condition))
+    if condition._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {cond.dtype}")
+                           f"with dtype {condition._data.dtype}")
     input = _check_operand(input, "where")
     other = _check_operand(other, "where")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        from numbagrad._creation import tensor
-
         input = tensor(input)
-    return bind(Where, (input, other), {"cond": cond})
+    return bind(Where, (condition, input, other), NO_PARAMS)
 
 
 def clamp(input, min=None, max=None):

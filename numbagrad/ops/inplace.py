@@ -16,55 +16,57 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._core import graph
+from numbagrad._core.grad_mode import is_grad_enabled_fast
+from numbagrad._core.graph import save_input
+from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
-from numbagrad.autograd.grad_mode import is_grad_enabled_fast
-from numbagrad.autograd.graph import save_input
-from numbagrad.ops._op import Op, bind
+from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import both_ways, passthrough
+from numbagrad.ops.shape import Zeros
+
+__all__ = ["check_inplace", "clone", "commit", "contiguous", "inplace", "refresh_view", "to"]
 
 
-class Clone(Op):
+class Clone(Primitive):
+    vjp = fused_vjp = staticmethod(passthrough)
+
     @staticmethod
-    def forward(x):
+    def impl(be, x):
         return x.copy()
 
-    def vjp(self, g):
-        return g
 
-    fused_vjp = vjp
+def _zeros_rule(m, ctx, saved, g, value):
+    return g * 0  # zeros, as PyTorch's fill_/zero_ backward gives
 
 
-class Fill(Op):
+class Fill(Primitive):
     """``input`` overwritten with a constant: its old value gets no gradient."""
 
+    vjp, fused_vjp = both_ways(_zeros_rule)
+
     @staticmethod
-    def forward(x, value):
-        return np.full(x.shape, value, x.dtype)
-
-    def vjp(self, g):
-        return g * 0  # zeros, as PyTorch's fill_/zero_ backward gives
-
-    def fused_vjp(self, g):
-        return np.zeros(g.shape, g.dtype)
+    def impl(be, x, value):
+        return be.xp.full(x.shape, value, x.dtype)
 
 
-class ToCopy(Op):
+class ToCopy(Primitive):
     @staticmethod
-    def forward(x, dtype):
+    def impl(be, x, dtype):
         return x.astype(dtype)
 
-    def _post_record(self, args, outs):
-        self.in_dtype = args[0]._data.dtype
+    @staticmethod
+    def vjp(ctx, g, dtype):
+        return bind(ToCopy, (g,), {"dtype": ctx.input_dtype(0)})
 
-    def vjp(self, g):
-        return bind(ToCopy, (g,), {"dtype": self.in_dtype})
-
-    def fused_vjp(self, g):
-        return g.astype(self.in_dtype)
+    @staticmethod
+    def fused_vjp(ctx, g, dtype):
+        return g.astype(ctx.input_dtype(0))
 
 
 def clone(input, *, memory_format=None):
     """A copy with its own storage; gradients flow through unchanged."""
-    return bind(Clone, (input,), {})
+    return bind(Clone, (input,), NO_PARAMS)
 
 
 def contiguous(input, memory_format=None):
@@ -77,8 +79,6 @@ def to(input, *args, **kwargs):
 
     Returns ``input`` itself when nothing changes, as PyTorch does.
     """
-    from numbagrad._device import device as _device
-
     dtype = kwargs.pop("dtype", None)
     dev = kwargs.pop("device", None)
     kwargs.pop("non_blocking", None)
@@ -120,44 +120,34 @@ def _strided(flat, geom):
         flat[off:], shape, tuple(s * item for s in strides), writeable=True)
 
 
-class AsStrided(Op):
-    """A strided view of a contiguous base (``geom`` from ``_geometry``)."""
-
-    def _post_record(self, args, outs):
-        self.in_shape = args[0]._data.shape
+class AsStrided(Primitive):
+    """A strided view of a contiguous base (``geom`` from ``_geometry``), as a copy."""
 
     @staticmethod
-    def forward(x, geom):
-        return _strided(np.ascontiguousarray(x).reshape(-1), geom).copy()
-
-    def vjp(self, g):
-        z = bind(_ZerosLikeShape, (g,), {"shape": self.in_shape})
-        return bind(AsStridedPut, (z, g), {"geom": self.geom})
-
-
-class _ZerosLikeShape(Op):
-    differentiable = False
+    def impl(be, x, geom):
+        return _strided(be.xp.ascontiguousarray(x).reshape(-1), geom).copy()
 
     @staticmethod
-    def forward(g, shape):
-        return np.zeros(shape, g.dtype)
+    def vjp(ctx, g, geom):
+        z = bind(Zeros, (), {"shape": ctx.input_shape(0), "dtype": ctx.input_dtype(0)})
+        return bind(AsStridedPut, (z, g), {"geom": geom})
 
 
-class AsStridedPut(Op):
+class AsStridedPut(Primitive):
     """``base`` with ``value`` written into its strided region (PyTorch's CopySlices)."""
 
+    grad_fn = "CopySlices"
+
     @staticmethod
-    def forward(base, value, geom):
-        out = np.ascontiguousarray(base).copy()
+    def impl(be, base, value, geom):
+        out = be.xp.ascontiguousarray(base).copy()
         _strided(out.reshape(-1), geom)[...] = value
         return out
 
-    def name(self):
-        return "CopySlices"
-
-    def vjp(self, g):
-        gb = bind(AsStridedPut, (g, 0.0), {"geom": self.geom}) if self._next[0] else None
-        gv = bind(AsStrided, (g,), {"geom": self.geom}) if self._next[1] else None
+    @staticmethod
+    def vjp(ctx, g, geom):
+        gb = bind(AsStridedPut, (g, 0.0), {"geom": geom}) if ctx.needs_input_grad(0) else None
+        gv = bind(AsStrided, (g,), {"geom": geom}) if ctx.needs_input_grad(1) else None
         return gb, gv
 
 
@@ -256,6 +246,9 @@ def move_retain_grad(t, old_fn, old_nr):
             hooks.remove(h)
             t._node_hooks().append(h)
             return
+
+
+graph.REFRESH_VIEW = refresh_view  # NOTE [Layers]: the core's one call up into the ops
 
 
 def inplace(t, fn, *args, fast=None, **kwargs):

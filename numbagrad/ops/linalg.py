@@ -6,31 +6,31 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import _dtype as D
-from numbagrad.ops._op import Op, bind
+from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import both_ways
 from numbagrad.ops._util import as_tensor_arg
+from numbagrad.ops.shape import diagonal
+
+__all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "outer", "vdot"]
 
 
-class Matmul(Op):
+def _matmul_rule(m, ctx, saved, g):
+    a, b = saved
+    ga = m.matmul(g, m.swapaxes(b, -1, -2)) if ctx.needs_input_grad(0) else None
+    gb = m.matmul(m.swapaxes(a, -1, -2), g) if ctx.needs_input_grad(1) else None
+    return ga, gb  # batch dims broadcast: the engine sums them back
+
+
+class Matmul(Primitive):
     """Matrix product of operands with at least 2 dims (batch dims broadcast)."""
 
     saves_inputs = (0, 1)
     saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
+    vjp, fused_vjp = both_ways(_matmul_rule)
 
     @staticmethod
-    def forward(a, b):
-        return np.matmul(a, b)
-
-    def vjp(self, g):
-        a, b = self.saved_tensors()
-        ga = matmul(g, b.mT) if self._next[0] is not None else None
-        gb = matmul(a.mT, g) if self._next[1] is not None else None
-        return ga, gb  # batch dims broadcast: the engine sums them back
-
-    def fused_vjp(self, g):
-        a, b = self.saved_arrays()
-        ga = np.matmul(g, np.swapaxes(b, -1, -2)) if self._next[0] is not None else None
-        gb = np.matmul(np.swapaxes(a, -1, -2), g) if self._next[1] is not None else None
-        return ga, gb
+    def impl(be, a, b):
+        return be.xp.matmul(a, b)
 
 
 def _promote_pair(name, a, b):
@@ -83,7 +83,7 @@ def matmul(input, other):
         a = a.unsqueeze(0)
     if squeeze_b:
         b = b.unsqueeze(-1)
-    out = bind(Matmul, (a, b), {})
+    out = bind(Matmul, (a, b), NO_PARAMS)
     if squeeze_a and squeeze_b:
         return out.reshape(())
     if squeeze_a:
@@ -135,31 +135,36 @@ def outer(input, vec2):
 ger = outer
 
 
-class Einsum(Op):
+def _all_operands(n):
+    return tuple(range(n))
+
+
+class Einsum(Primitive):
     """``einsum`` over explicit, distinct subscripts per operand (``einsum`` reduces the
-    general case to this)."""
+    general case to this). Its VJP for operand ``i`` is the einsum of ``g`` with the other
+    operands, summed over the indices only operand ``i`` has (then broadcast back)."""
+
+    saves_inputs = staticmethod(_all_operands)
 
     @staticmethod
-    def forward(*xs, ins, out):
-        return np.einsum(",".join(ins) + "->" + out, *xs, optimize=len(xs) > 2)
+    def impl(be, *xs, ins, out):
+        return be.xp.einsum(",".join(ins) + "->" + out, *xs, optimize=len(xs) > 2)
 
-    def _post_record(self, args, outs):
-        self.operands = args
-        self.shapes = [a.shape for a in args]
-
-    def vjp(self, g):
-        grads = []
+    @staticmethod
+    def vjp(ctx, g, ins, out):
+        operands = ctx.saved()
         sizes = {}
-        for sub, shp in zip(self.ins, self.shapes):
-            sizes.update(zip(sub, shp))
-        for i, sub in enumerate(self.ins):
-            if self._next[i] is None:
+        for i, sub in enumerate(ins):
+            sizes.update(zip(sub, ctx.input_shape(i)))
+        grads = []
+        for i, sub in enumerate(ins):
+            if not ctx.needs_input_grad(i):
                 grads.append(None)
                 continue
-            others = [(s, op) for j, (s, op) in enumerate(zip(self.ins, self.operands)) if j != i]
-            avail = set(self.out).union(*[set(s) for s, _ in others])
+            others = [(s, op) for j, (s, op) in enumerate(zip(ins, operands)) if j != i]
+            avail = set(out).union(*[set(s) for s, _ in others])
             target = "".join(c for c in sub if c in avail)
-            gi = einsum(",".join([self.out] + [s for s, _ in others]) + "->" + target,
+            gi = einsum(",".join([out] + [s for s, _ in others]) + "->" + target,
                         g, *[op for _, op in others])
             if target != sub:  # indices summed in this operand only: broadcast back
                 shape = tuple(sizes[c] if c in target else 1 for c in sub)
@@ -209,8 +214,6 @@ def einsum(equation, *operands):
     >>> numbagrad.einsum('ii', a).item()
     3.0
     """
-    from numbagrad.ops.shape import diagonal
-
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     operands = tuple(as_tensor_arg(o, "operands") for o in operands)

@@ -8,231 +8,231 @@ composites and get every rule for free.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad import ops as F
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import KERNEL_MIN
-from numbagrad.ops._op import Op, bind
+from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._rules import both_ways
+from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import default_float, norm_dims, wrap_dim
+from numbagrad.ops.unary import SafeSqrt
 
 
 def _expand_back(g, shape, dims, keepdim):
     """Broadcast a reduced gradient ``g`` back to ``shape`` (differentiable)."""
-    from numbagrad.ops.shape import expand, reshape
-
     if not keepdim and dims:
-        kshape = tuple(1 if i in dims else s for i, s in enumerate(shape))
-        g = reshape(g, kshape)
-    return expand(g, shape)
+        g = F.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
+    return F.expand(g, shape)
 
 
-def _expand_back_array(g, shape, dims, keepdim):
-    if not keepdim and dims:
-        g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
-    if g.size == 1 and math.prod(shape) < KERNEL_MIN:
-        out = np.empty(shape, g.dtype)  # small: filling is cheaper than broadcast_to
-        out.fill(g.reshape(()))
-        return out
-    return np.broadcast_to(g, shape)  # large: a zero-copy view
-
-
-class Sum(Op):
+class Sum(Primitive):
     @staticmethod
-    def forward(x, dims, keepdim, dtype):
-        if dtype is None and x.dtype.kind in "biu":
-            dtype = np.int64  # PyTorch sums integers and bools in int64
-        return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+    def impl(be, x, dims, keepdim, dtype):
+        return be.sum(x, dims, keepdim, dtype)
 
-    def _post_record(self, args, outs):
-        self.shape = args[0]._data.shape
+    @staticmethod
+    def vjp(ctx, g, dims, keepdim, dtype):
+        return _expand_back(g, ctx.input_shape(0), dims, keepdim)
 
-    def vjp(self, g):
-        return _expand_back(g, self.shape, self.dims, self.keepdim)
-
-    def fused_vjp(self, g):
-        return _expand_back_array(g, self.shape, self.dims, self.keepdim)
+    @staticmethod
+    def fused_vjp(ctx, g, dims, keepdim, dtype):
+        return ctx.be.expand_back(g, ctx.input_shape(0), dims, keepdim)
 
 
-class Prod(Op):
+class Prod(Primitive):
     saves_inputs = (0,)
-    saves_output = True
 
     @staticmethod
-    def forward(x, dims, keepdim):
+    def impl(be, x, dims, keepdim):
         dt = np.int64 if x.dtype.kind in "biu" else None
-        return np.prod(x, axis=dims, keepdims=keepdim, dtype=dt)
+        return be.xp.prod(x, axis=dims, keepdims=keepdim, dtype=dt)
 
-    def vjp(self, g):
-        x, y = self.saved_tensors()
-        ge = _expand_back(g, x.shape, self.dims, self.keepdim)
-        if not bool((x == 0).any()):
-            return ge * _expand_back(y, x.shape, self.dims, self.keepdim) / x
-        # with zeros, d prod / d x_i = product of the other elements: exclusive products
-        from numbagrad.ops.shape import movedim, reshape
-
-        dims = self.dims
-        rest = [i for i in range(x.ndim) if i not in dims]
-        xt = movedim(x, list(dims), list(range(len(rest), x.ndim)))
-        lead = xt.shape[: len(rest)]
-        flat = reshape(xt, (*lead, -1))
-        others = _exclusive_prod(flat)
-        others = reshape(others, xt.shape)
-        others = movedim(others, list(range(len(rest), x.ndim)), list(dims))
-        return ge * others
+    @staticmethod
+    def vjp(ctx, g, dims, keepdim):
+        # d prod / d x_i is the product of the other elements: exclusive products from the
+        # left and from the right, O(n) and exact with zeros (no division, no branch)
+        (x,) = ctx.saved()
+        return _expand_back(g, ctx.input_shape(0), dims, keepdim) * _others_prod(x, dims)
 
 
-def _exclusive_prod(x):
-    """Product of all other elements along the last axis (differentiable, zero-safe)."""
-    from numbagrad.ops.shape import stack
-
-    n = x.shape[-1]
-    cols = [x[..., i] for i in range(n)]
-    outs = []
-    for i in range(n):
-        p = None
-        for j in range(n):
-            if j != i:
-                p = cols[j] if p is None else p * cols[j]
-        outs.append(p if p is not None else cols[i] * 0 + 1)
-    return stack(outs, -1)
+def _exclusive_cumprod(x):
+    """``out[..., i] = prod(x[..., :i])`` along the last axis (``out[..., 0] = 1``)."""
+    ones = x[..., :1] * 0 + 1
+    return F.cumprod(F.cat([ones, x[..., :-1]], -1), -1)
 
 
-class Amax(Op):
+def _others_prod(x, dims):
+    """For every element, the product of the other elements of its reduced slice."""
+    rest = [i for i in range(x.ndim) if i not in dims]
+    moved = F.movedim(x, list(dims), list(range(len(rest), x.ndim)))
+    flat = F.reshape(moved, (*moved.shape[: len(rest)], -1))
+    left = _exclusive_cumprod(flat)
+    right = F.flip(_exclusive_cumprod(F.flip(flat, (-1,))), (-1,))
+    out = F.reshape(left * right, moved.shape)
+    return F.movedim(out, list(range(len(rest), x.ndim)), list(dims))
+
+
+def _reverse_cumsum(v, dim):
+    return F.flip(F.cumsum(F.flip(v, (dim,)), dim), (dim,))
+
+
+class Cumprod(Primitive):
     saves_inputs = (0,)
     saves_output = True
-    fn = staticmethod(np.amax)
+
+    @staticmethod
+    def impl(be, x, dim):
+        dt = np.int64 if x.dtype.kind in "biu" else None
+        return be.xp.cumprod(x, axis=dim, dtype=dt)
+
+    @staticmethod
+    def vjp(ctx, g, dim):
+        # gx[k] = sum_{i >= k} g[i] * prod_{j <= i, j != k} x[j]. With z the first zero of
+        # the slice: before z it is reverse_cumsum(g * y)[k] / x[k]; at z it is
+        # reverse_cumsum(g * y')[z] with y' the cumprod of x with x[z] set to 1; after z
+        # every product holds x[z] = 0. Masks, not branches: O(n) and batchable.
+        x, y = ctx.saved()
+        zero = x == 0
+        seen = F.cumsum(zero, dim)  # zeros at or before each position
+        before = seen == 0
+        first = zero & (seen == 1)
+        g_before = _reverse_cumsum(g * y, dim) / F.where(before, x, 1)
+        y_skip = F.cumprod(F.where(first, 1, x), dim)
+        g_first = _reverse_cumsum(g * y_skip, dim)
+        return F.where(before, g_before, 0) + F.where(first, g_first, 0)
+
+
+class Amax(Primitive):
+    saves_inputs = (0,)
+    saves_output = True
+    fn = "amax"
 
     @classmethod
-    def forward(cls, x, dims, keepdim):
+    def impl(cls, be, x, dims, keepdim):
         if x.size == 0:
-            raise IndexError(f"{cls.__name__.lower()}(): Expected reduction dim to be specified "
+            raise IndexError(f"{cls.fn}(): Expected reduction dim to be specified "
                              "for input.numel() == 0. Specify the reduction dim.")
-        return cls.fn(x, axis=dims, keepdims=keepdim)
+        return getattr(be.xp, cls.fn)(x, axis=dims, keepdims=keepdim)
 
-    def vjp(self, g):
-        x, y = self.saved_tensors()
+    @staticmethod
+    def vjp(ctx, g, dims, keepdim):
+        x, y = ctx.saved()
         # ties share the gradient equally (PyTorch's amax/amin rule)
-        mask = (x == _expand_back(y, x.shape, self.dims, self.keepdim)).to(g.dtype)
-        count = mask.sum(dim=self.dims, keepdim=True)
-        return _expand_back(g, x.shape, self.dims, self.keepdim) * mask / count
+        mask = (x == _expand_back(y, x.shape, dims, keepdim)).to(g.dtype)
+        count = mask.sum(dim=dims, keepdim=True)
+        return _expand_back(g, x.shape, dims, keepdim) * mask / count
 
 
 class Amin(Amax):
-    fn = staticmethod(np.amin)
+    fn = "amin"
 
 
-class ArgReduce(Op):
+class ArgReduce(Primitive, register=False):
     differentiable = False
-    fn = staticmethod(np.argmax)
+    fn = "argmax"
 
     @classmethod
-    def forward(cls, x, dim, keepdim):
+    def impl(cls, be, x, dim, keepdim):
         if x.size == 0:
-            raise IndexError(f"{cls.__name__.lower()}(): Expected reduction dim to be "
+            raise IndexError(f"{cls.fn}(): Expected reduction dim to be "
                              "specified for input.numel() == 0.")
+        fn = getattr(be.xp, cls.fn)
         if dim is None:
-            r = cls.fn(x.reshape(-1))
-            return np.asarray(r, np.int64).reshape((1,) * x.ndim if keepdim else ())
-        return cls.fn(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
+            r = fn(x.reshape(-1))
+            return be.xp.asarray(r, np.int64).reshape((1,) * x.ndim if keepdim else ())
+        return fn(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
 
 
 class Argmax(ArgReduce):
-    fn = staticmethod(np.argmax)
+    fn = "argmax"
 
 
 class Argmin(ArgReduce):
-    fn = staticmethod(np.argmin)
+    fn = "argmin"
 
 
-class All(Op):
+class All(Primitive):
     differentiable = False
-    fn = staticmethod(np.all)
+    fn = "all"
 
     @classmethod
-    def forward(cls, x, dims, keepdim):
-        return cls.fn(x, axis=dims, keepdims=keepdim)
+    def impl(cls, be, x, dims, keepdim):
+        return getattr(be.xp, cls.fn)(x, axis=dims, keepdims=keepdim)
 
 
 class Any(All):
-    fn = staticmethod(np.any)
+    fn = "any"
 
 
-class Norm2(Op):
+class Norm2(Primitive):
     """The 2-norm; its gradient is ``x / norm``, taken as 0 where the norm is 0."""
 
     saves_inputs = (0,)
     saves_output = True
 
     @staticmethod
-    def forward(x, dims, keepdim):
-        return np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim))
-
-    def vjp(self, g):
-        x, y = self.saved_tensors()
-        ye = _expand_back(y, x.shape, self.dims, self.keepdim)
-        ge = _expand_back(g, x.shape, self.dims, self.keepdim)
-        from numbagrad.ops.binary import where
-
-        return where(ye == 0, ge * 0, ge * x / where(ye == 0, ye + 1, ye))
-
-
-class Softmax(Op):
-    saves_output = True
+    def impl(be, x, dims, keepdim):
+        return be.xp.sqrt(be.xp.sum(x * x, axis=dims, keepdims=keepdim))
 
     @staticmethod
-    def forward(x, dim):
+    def vjp(ctx, g, dims, keepdim):
+        x, y = ctx.saved()
+        ye = _expand_back(y, x.shape, dims, keepdim)
+        ge = _expand_back(g, x.shape, dims, keepdim)
+        zero = ye == 0
+        return F.where(zero, ge * 0, ge * x / F.where(zero, ye + 1, ye))
+
+
+def _softmax_rule(m, ctx, saved, g, dim):
+    (y,) = saved
+    gy = g * y
+    return gy - y * m.sum(gy, dim, keepdim=True)
+
+
+class Softmax(Primitive):
+    saves_output = True
+    vjp, fused_vjp = both_ways(_softmax_rule)
+
+    @staticmethod
+    def impl(be, x, dim):
+        xp = be.xp
         if x.dtype.kind != "f":
             x = x.astype(default_float())
-        e = np.exp(x - np.amax(x, axis=dim, keepdims=True))
-        return e / np.sum(e, axis=dim, keepdims=True)
-
-    def vjp(self, g):
-        (y,) = self.saved_tensors()
-        return y * (g - (g * y).sum(dim=self.dim, keepdim=True))
-
-    def fused_vjp(self, g):
-        (y,) = self.saved_arrays()
-        gy = g * y
-        return gy - y * np.sum(gy, axis=self.dim, keepdims=True)
+        e = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
+        return e / xp.sum(e, axis=dim, keepdims=True)
 
 
-class LogSoftmax(Op):
+def _log_softmax_rule(m, ctx, saved, g, dim):
+    (y,) = saved
+    return g - m.exp(y) * m.sum(g, dim, keepdim=True)
+
+
+class LogSoftmax(Primitive):
     saves_output = True
+    vjp, fused_vjp = both_ways(_log_softmax_rule)
 
     @staticmethod
-    def forward(x, dim):
+    def impl(be, x, dim):
+        xp = be.xp
         if x.dtype.kind != "f":
             x = x.astype(default_float())
-        s = x - np.amax(x, axis=dim, keepdims=True)
-        return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
-
-    def vjp(self, g):
-        (y,) = self.saved_tensors()
-        from numbagrad.ops.unary import exp
-
-        return g - exp(y) * g.sum(dim=self.dim, keepdim=True)
-
-    def fused_vjp(self, g):
-        (y,) = self.saved_arrays()
-        return g - np.exp(y) * np.sum(g, axis=self.dim, keepdims=True)
+        s = x - xp.amax(x, axis=dim, keepdims=True)
+        return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
 
 
-class Cumsum(Op):
+def _cumsum_rule(m, ctx, saved, g, dim):
+    return m.flip(m.cumsum(m.flip(g, (dim,)), dim), (dim,))
+
+
+class Cumsum(Primitive):
+    vjp, fused_vjp = both_ways(_cumsum_rule)
+
     @staticmethod
-    def forward(x, dim):
+    def impl(be, x, dim):
         dt = np.int64 if x.dtype.kind in "biu" else None
-        return np.cumsum(x, axis=dim, dtype=dt)
-
-    def vjp(self, g):
-        from numbagrad.ops.shape import flip
-
-        return flip(cumsum(flip(g, (self.dim,)), self.dim), (self.dim,))
-
-    def fused_vjp(self, g):
-        return np.flip(np.cumsum(np.flip(g, self.dim), axis=self.dim), self.dim).copy()
+        return be.xp.cumsum(x, axis=dim, dtype=dt)
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -299,30 +299,14 @@ def argmin(input, dim=None, keepdim=False):
     return bind(Argmin, (input,), {"dim": d, "keepdim": keepdim})
 
 
-class _MinMax(tuple):
-    """``(values, indices)`` as returned by ``max``/``min``/``sort``/``topk`` with a dim."""
-
-    __slots__ = ()
-
-    @property
-    def values(self):
-        return self[0]
-
-    @property
-    def indices(self):
-        return self[1]
-
-
 def _minmax(input, dim, keepdim, arg, full, other):
     if isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
         return other(input, dim)
     if dim is None:
         return full(input)
-    from numbagrad.ops.shape import take_along_dim
-
     d = wrap_dim(dim, input.ndim)
     idx = arg(input, d, keepdim=True)
-    values = take_along_dim(input, idx, d)
+    values = F.take_along_dim(input, idx, d)
     if not keepdim:
         values = values.squeeze(d)
         idx = idx.squeeze(d)
@@ -335,16 +319,12 @@ def max(input, dim=None, keepdim=False):
     With a tensor second argument it is :func:`maximum`. Along a dim the gradient goes to
     the returned index; over all elements ties share it (as in PyTorch).
     """
-    from numbagrad.ops.binary import maximum
-
-    return _minmax(input, dim, keepdim, argmax, amax, maximum)
+    return _minmax(input, dim, keepdim, argmax, amax, F.maximum)
 
 
 def min(input, dim=None, keepdim=False):
     """Minimum of all elements, or ``(values, indices)`` along ``dim``."""
-    from numbagrad.ops.binary import minimum
-
-    return _minmax(input, dim, keepdim, argmin, amin, minimum)
+    return _minmax(input, dim, keepdim, argmin, amin, F.minimum)
 
 
 def all(input, dim=None, keepdim=False):
@@ -359,12 +339,10 @@ def any(input, dim=None, keepdim=False):
 
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input), dim))`` computed stably (the max is subtracted first)."""
-    from numbagrad.ops.unary import log
-
     dims = norm_dims(dim, input.ndim)
     m = amax(input, dims, keepdim=True).detach()
     m = m.masked_fill(~m.isfinite(), 0.0) if input.numel() else m
-    out = log(sum((input - m).exp(), dims, keepdim=True)) + m
+    out = F.log(sum((input - m).exp(), dims, keepdim=True)) + m
     return out if keepdim else out.reshape(
         tuple(s for i, s in enumerate(input.shape) if i not in dims))
 
@@ -405,8 +383,6 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation, ``sqrt(var(...))``; its gradient is 0 where the deviation is 0
     (as PyTorch), not 0/0."""
-    from numbagrad.ops.unary import SafeSqrt
-
     return bind(SafeSqrt, (var(input, dim, unbiased, keepdim, correction=correction),), {})
 
 
@@ -431,5 +407,21 @@ def cumsum(input, dim, *, dtype=None):
     return bind(Cumsum, (input,), {"dim": wrap_dim(dim, input.ndim)})
 
 
+def cumprod(input, dim, *, dtype=None):
+    """Cumulative product along ``dim``; its gradient is exact where inputs are zero.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tensor([1.0, 2.0, 0.0, 4.0]).cumprod(0)
+    tensor([1., 2., 0., 0.])
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    return bind(Cumprod, (input,), {"dim": wrap_dim(dim, input.ndim)})
+
+
 ALL = ("sum mean prod amax amin argmax argmin max min all any logsumexp norm var std "
-       "softmax log_softmax cumsum").split()
+       "softmax log_softmax cumsum cumprod").split()
+
+__all__ = ["ALL", *ALL]

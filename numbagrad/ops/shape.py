@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from numbagrad import kernels
+from numbagrad import ops as F
 from numbagrad._tensor import Tensor
-from numbagrad.ops._op import Op, bind
+from numbagrad.kernels import backend_of
+from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import both_ways, passthrough
+from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
-
-KI = kernels.module("index")
 
 
 class IndexOutOfRangeError(IndexError, RuntimeError):
@@ -30,25 +31,35 @@ def _check_index(name, idx, size):
     """``IndexOutOfRangeError`` naming the op when an index falls outside ``[0, size)``."""
     if idx.dtype.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {idx.dtype}")
-    if idx.size:
-        flat = np.ascontiguousarray(idx).reshape(-1)
-        bad = KI.first_out_of_range(flat.astype(np.int64, copy=False), size)
-        if bad >= 0:
-            raise IndexOutOfRangeError(f"{name}(): index {flat[bad]} is out of bounds for "
-                                       f"dimension with size {size}")
+    bad = backend_of(idx).first_out_of_range(idx, size)
+    if bad >= 0:
+        raise IndexOutOfRangeError(f"{name}(): index {idx.reshape(-1)[bad]} is out of bounds "
+                                   f"for dimension with size {size}")
 
 
 # -- views -------------------------------------------------------------------------------------
-class Reshape(Op):
+# ``name`` is the PyTorch op a view was made by, for its ``grad_fn`` name only
+_VIEW_NAMES = {"view": "ViewBackward0", "reshape": "ReshapeBackward0",
+               "squeeze": "SqueezeBackward0", "unsqueeze": "UnsqueezeBackward0",
+               "permute": "PermuteBackward0", "transpose": "TransposeBackward0",
+               "t": "TBackward0"}
+
+
+class Reshape(Primitive):
     view = True
 
+    @classmethod
+    def node_name(cls, params):
+        return _VIEW_NAMES[params["name"]]
+
     @staticmethod
-    def forward(x, shape, strict):
+    def impl(be, x, shape, strict, name):
+        xp = be.xp
         if strict:
             try:
-                return np.reshape(x, shape, copy=False)
+                return xp.reshape(x, shape, copy=False)
             except ValueError:
-                if np.prod(shape, dtype=np.int64) != x.size and -1 not in shape:
+                if xp.prod(shape, dtype=np.int64) != x.size and -1 not in shape:
                     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                                        f"{x.size}") from None
                 raise RuntimeError(
@@ -56,93 +67,76 @@ class Reshape(Op):
                     "one dimension spans across two contiguous subspaces). Use .reshape(...) "
                     "instead.") from None
         try:
-            return np.reshape(x, shape)
+            return xp.reshape(x, shape)
         except ValueError:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
                                f"{x.size}") from None
 
-    def _post_record(self, args, outs):
-        self.in_shape = args[0]._data.shape
-
-    def vjp(self, g):
-        return reshape(g, self.in_shape)
-
-    def fused_vjp(self, g):
-        return np.reshape(g, self.in_shape)
-
-
-class Permute(Op):
-    view = True
+    @staticmethod
+    def vjp(ctx, g, shape, strict, name):
+        return reshape(g, ctx.input_shape(0))
 
     @staticmethod
-    def forward(x, perm):
-        return np.transpose(x, perm)
-
-    def vjp(self, g):
-        return permute(g, tuple(np.argsort(self.perm)))
-
-    def fused_vjp(self, g):
-        return np.transpose(g, np.argsort(self.perm))
+    def fused_vjp(ctx, g, shape, strict, name):
+        return g.reshape(ctx.input_shape(0))
 
 
-# The same ops under the names PyTorch's grad_fn shows for them.
-class Transpose(Permute):
-    pass
-
-
-class T(Permute):
-    pass
-
-
-class View(Reshape):
-    pass
-
-
-class Squeeze(Reshape):
-    pass
-
-
-class Unsqueeze(Reshape):
-    pass
-
-
-class Expand(Op):
+class Permute(Primitive):
     view = True
+    node_name = Reshape.node_name
 
     @staticmethod
-    def forward(x, shape):
-        return np.broadcast_to(x, shape)
+    def impl(be, x, perm, name):
+        return be.xp.transpose(x, perm)
 
-    def vjp(self, g):
-        return g  # the engine sums the broadcast gradient back to the input's shape
+    @staticmethod
+    def vjp(ctx, g, perm, name):
+        return bind(Permute, (g,), {"perm": _inverse(perm), "name": "permute"})
 
-    fused_vjp = vjp
+    @staticmethod
+    def fused_vjp(ctx, g, perm, name):
+        return ctx.be.xp.transpose(g, _inverse(perm))
 
 
-class SumTo(Op):
+def _inverse(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+class Expand(Primitive):
+    view = True
+    vjp = fused_vjp = staticmethod(passthrough)  # the engine sums the broadcast back
+
+    @staticmethod
+    def impl(be, x, shape):
+        return be.xp.broadcast_to(x, shape)
+
+
+class SumTo(Primitive):
     """Sum a broadcast gradient back to ``shape`` (the engine's one reduction point)."""
 
     @staticmethod
-    def forward(x, shape):
-        return sum_to_array(x, shape)
+    def impl(be, x, shape):
+        return sum_to_array(x, shape, be.xp)
 
-    def _post_record(self, args, outs):
-        self.in_shape = args[0]._data.shape
+    @staticmethod
+    def vjp(ctx, g, shape):
+        return expand(g, ctx.input_shape(0))
 
-    def vjp(self, g):
-        return expand(g, self.in_shape)
-
-    def fused_vjp(self, g):
-        return np.broadcast_to(g, self.in_shape)
+    @staticmethod
+    def fused_vjp(ctx, g, shape):
+        return ctx.be.xp.broadcast_to(g, ctx.input_shape(0))
 
 
-def sum_to_array(x, shape):
-    """Reduce ndarray ``x`` by summation to ``shape`` (which ``x`` broadcasts from)."""
+def sum_to_array(x, shape, xp=np):
+    """Reduce array ``x`` by summation to ``shape`` (which ``x`` broadcasts from)."""
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
     if axes:
-        x = np.sum(x, axis=axes, keepdims=True)
+        x = xp.sum(x, axis=axes, keepdims=True)
     return x.reshape(shape) if lead or x.shape != shape else x
 
 
@@ -155,7 +149,9 @@ def is_expandable_to(shape, desired):
 
 # -- indexing ----------------------------------------------------------------------------------
 def _norm_key(key, shape):
-    """A tuple key with tensors/lists as arrays; whether it uses advanced indexing."""
+    """A tuple key (index arrays as int/bool Tensors) and whether it uses advanced indexing.
+
+    Integer indices are checked against their dimension first (IndexError, as PyTorch)."""
     if not isinstance(key, tuple):
         key = (key,)
     out = []
@@ -163,28 +159,32 @@ def _norm_key(key, shape):
     dim = 0
     for k in key:
         if isinstance(k, Tensor):
-            k = k._data
+            arr = k._data
         elif isinstance(k, (list, np.ndarray)) or (isinstance(k, bool)):
-            k = np.asarray(k)
-        if isinstance(k, np.ndarray):
-            if k.dtype.kind == "b":
+            arr = np.asarray(k)
+            k = None
+        else:
+            arr = None
+        if arr is not None:
+            if arr.dtype.kind == "b":
                 advanced = True
-                dim += max(k.ndim, 1)
-            elif k.dtype.kind in "iu":
+                dim += max(arr.ndim, 1)
+            elif arr.dtype.kind in "iu":
                 advanced = True
-                if dim < len(shape) and k.size:
+                if dim < len(shape) and arr.size:
                     size = shape[dim]
-                    if k.min() < -size or k.max() >= size:
-                        bad = k.max() if k.max() >= size else k.min()
+                    if arr.min() < -size or arr.max() >= size:
+                        bad = arr.max() if arr.max() >= size else arr.min()
                         raise IndexError(f"index {bad} is out of bounds for dimension {dim} "
                                          f"with size {size}")
                 dim += 1
-            elif k.dtype.kind == "f" and k.ndim == 0:
+            elif arr.dtype.kind == "f" and arr.ndim == 0:
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and "
                                  "long or byte Variables are valid indices (got float)")
             else:
                 raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
-                                 f"got {k.dtype}")
+                                 f"got {arr.dtype}")
+            k = k if k is not None else Tensor._make(arr)
         elif isinstance(k, float):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              "byte Variables are valid indices (got float)")
@@ -196,79 +196,143 @@ def _norm_key(key, shape):
     return tuple(out), advanced
 
 
-class Index(Op):
-    view = True
+class _Slot:
+    """Stands in a key for the ``i``-th index operand (NOTE [Primitive declaration]: index
+    tensors are operands, so a transform sees them; the key keeps only static parts)."""
 
-    def name(self):
+    __slots__ = ("i",)
+
+    def __init__(self, i):
+        self.i = i
+
+    def __eq__(self, other):
+        return type(other) is _Slot and other.i == self.i
+
+    def __hash__(self):
+        return hash(("_Slot", self.i))
+
+    def __repr__(self):
+        return f"<index operand {self.i}>"
+
+
+def split_key(key):
+    """``(template, index_tensors)``: the key with each index tensor replaced by a slot."""
+    template, tensors = [], []
+    for k in key:
+        if isinstance(k, Tensor):
+            template.append(_Slot(len(tensors)))
+            tensors.append(k)
+        else:
+            template.append(k)
+    return tuple(template), tuple(tensors)
+
+
+def fill_key(template, arrays):
+    """The key ``template`` with its slots filled from ``arrays`` (index operands)."""
+    return tuple(arrays[k.i] if type(k) is _Slot else k for k in template)
+
+
+def _index_operands(n):
+    return tuple(range(1, n))
+
+
+def _put_index_operands(n):
+    return tuple(range(2, n))
+
+
+class Index(Primitive):
+    """``x[key]``; index tensors of the key are operands 1, 2, ... (data)."""
+
+    view = True
+    data_operands = staticmethod(_index_operands)
+    saves_inputs = staticmethod(_index_operands)
+
+    @classmethod
+    def node_name(cls, params):
         # PyTorch's names: Select (ints), Slice (slices), Index (advanced indexing)
-        if self.advanced:
+        key = params["key"]
+        if params["advanced"]:
             return "IndexBackward0"
-        if any(isinstance(k, slice) for k in self.key):
+        if any(isinstance(k, slice) for k in key):
             return "SliceBackward0"
-        return "SelectBackward0" if any(isinstance(k, int) for k in self.key) else \
+        return "SelectBackward0" if any(isinstance(k, int) for k in key) else \
             "AliasBackward0"
 
     @staticmethod
-    def forward(x, key, advanced):
-        return x[key]
-
-    def _post_record(self, args, outs):
-        self.in_shape = args[0]._data.shape
-
-    def vjp(self, g):
-        return bind(IndexBackward, (g,), {"key": self.key, "advanced": self.advanced,
-                                          "shape": self.in_shape})
-
-    def fused_vjp(self, g):
-        return IndexBackward.forward(g, self.key, self.advanced, self.in_shape)
-
-
-class IndexBackward(Op):
-    """Zeros of ``shape`` with ``g`` added at ``key`` (the adjoint of ``Index``)."""
+    def impl(be, x, *index, key, advanced):
+        return x[fill_key(key, index) if index else key]
 
     @staticmethod
-    def forward(g, key, advanced, shape):
-        out = np.zeros(shape, g.dtype)
+    def vjp(ctx, g, key, advanced):
+        index = ctx.saved()
+        gx = bind(IndexBackward, (g, *index),
+                  {"key": key, "advanced": advanced, "shape": ctx.input_shape(0)})
+        return (gx, *(None for _ in index))
+
+    @staticmethod
+    def fused_vjp(ctx, g, key, advanced):
+        index = ctx.saved_arrays()
+        gx = IndexBackward.impl(ctx.be, g, *index, key=key, advanced=advanced,
+                                shape=ctx.input_shape(0))
+        return (gx, *(None for _ in index))
+
+
+class IndexBackward(Primitive):
+    """Zeros of ``shape`` with ``g`` added at ``key`` (the adjoint of ``Index``)."""
+
+    data_operands = staticmethod(_index_operands)
+    saves_inputs = staticmethod(_index_operands)
+
+    @staticmethod
+    def impl(be, g, *index, key, advanced, shape):
+        xp = be.xp
+        out = xp.zeros(shape, g.dtype)
         if advanced:
-            np.add.at(out, key, g)  # repeated indices accumulate
+            xp.add.at(out, fill_key(key, index), g)  # repeated indices accumulate
         else:
             out[key] = g
         return out
 
-    def vjp(self, gg):
-        return bind(Index, (gg,), {"key": self.key, "advanced": self.advanced})
+    @staticmethod
+    def vjp(ctx, gg, key, advanced, shape):
+        index = ctx.saved()
+        return (bind(Index, (gg, *index), {"key": key, "advanced": advanced}),
+                *(None for _ in index))
 
 
-class IndexPut(Op):
-    """``x`` with ``value`` written at ``key`` (out of place; ``__setitem__`` commits it)."""
+class IndexPut(Primitive):
+    """``x`` with ``value`` written at ``key`` (out of place; ``__setitem__`` commits it);
+    index tensors of the key are operands 2, 3, ..."""
 
-    def name(self):
-        return "IndexPutBackward0" if self.advanced else "CopySlices"
+    data_operands = staticmethod(_put_index_operands)
+    saves_inputs = staticmethod(_put_index_operands)
+
+    @classmethod
+    def node_name(cls, params):
+        return "IndexPutBackward0" if params["advanced"] else "CopySlices"
 
     @staticmethod
-    def forward(x, value, key, advanced):
+    def impl(be, x, value, *index, key, advanced):
         out = x.copy()
         v = value if type(value) is not np.ndarray or value.dtype == x.dtype \
             else value.astype(x.dtype)
-        out[key] = v
+        out[fill_key(key, index) if index else key] = v
         return out
 
-    def _post_record(self, args, outs):
-        self.x_shape = args[0]._data.shape
-
-    def vjp(self, g):
-        gx = gv = None
-        if self._next[0] is not None:
-            gx = bind(IndexPut, (g, 0.0), {"key": self.key, "advanced": self.advanced})
-        if self._next[1] is not None:
-            gv = bind(Index, (g,), {"key": self.key, "advanced": self.advanced})
-        return gx, gv
+    @staticmethod
+    def vjp(ctx, g, key, advanced):
+        index = ctx.saved()
+        params = {"key": key, "advanced": advanced}
+        gx = bind(IndexPut, (g, 0.0, *index), params) if ctx.needs_input_grad(0) else None
+        gv = bind(Index, (g, *index), params) if ctx.needs_input_grad(1) else None
+        return (gx, gv, *(None for _ in index))
 
 
 def getitem(input, key):
     """``input[key]``: ints, slices (with steps), ``None``, ``...``, bool masks, int tensors."""
     k, advanced = _norm_key(key, input.shape)
-    return bind(Index, (input,), {"key": k, "advanced": advanced})
+    template, index = split_key(k)
+    return bind(Index, (input, *index), {"key": template, "advanced": advanced})
 
 
 def index_put(input, key, value):
@@ -276,32 +340,39 @@ def index_put(input, key, value):
     k, advanced = _norm_key(key, input.shape)
     if not isinstance(value, (Tensor, int, float, bool)):
         value = as_tensor_arg(value, "value")
-    return bind(IndexPut, (input, value), {"key": k, "advanced": advanced})
+    template, index = split_key(k)
+    return bind(IndexPut, (input, value, *index), {"key": template, "advanced": advanced})
 
 
-class Gather(Op):
+class Gather(Primitive):
+    """``gather(x, index, dim)``: the index tensor is a data operand."""
+
+    data_operands = (1,)
+    saves_inputs = (1,)
+
     @staticmethod
-    def forward(x, dim, index):
-        return np.take_along_axis(x[_gather_window(x, dim, index)], index, axis=dim)
+    def impl(be, x, index, dim):
+        window = _gather_window(x.ndim, dim, index.shape)
+        return be.xp.take_along_axis(x[window], index, axis=dim)
 
-    def _post_record(self, args, outs):
-        self.in_shape = args[0]._data.shape
+    @staticmethod
+    def vjp(ctx, g, dim):
+        (index,) = ctx.saved()
+        z = bind(Zeros, (), {"shape": ctx.input_shape(0), "dtype": ctx.input_dtype(0)})
+        return bind(ScatterAdd, (z, index, g), {"dim": dim}), None
 
-    def vjp(self, g):
-        z = bind(Zeros, (), {"shape": self.in_shape, "dtype": g._data.dtype})
-        return scatter_add(z, self.dim, Tensor._make(self.index), g)
 
-
-class Zeros(Op):
+class Zeros(Primitive):
     differentiable = False
 
     @staticmethod
-    def forward(shape, dtype):
-        return np.zeros(shape, dtype)
+    def impl(be, shape, dtype):
+        return be.zeros(shape, dtype)
 
 
-def _gather_window(x, dim, index):
-    return tuple(slice(None) if d == dim else slice(0, index.shape[d]) for d in range(x.ndim))
+def _gather_window(ndim, dim, index_shape):
+    """The part of a tensor that an index of ``index_shape`` addresses along ``dim``."""
+    return tuple(slice(None) if d == dim else slice(0, index_shape[d]) for d in range(ndim))
 
 
 def _check_gather(name, x, dim, index):
@@ -318,48 +389,54 @@ def _check_gather(name, x, dim, index):
 
 def gather(input, dim, index):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated)."""
-    index = as_tensor_arg(index, "index")._data
+    index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    _check_gather("gather", input._data, d, index)
-    return bind(Gather, (input,), {"dim": d, "index": index})
+    _check_gather("gather", input._data, d, index._data)
+    return bind(Gather, (input, index), {"dim": d})
 
 
-class ScatterAdd(Op):
-    def _post_record(self, args, outs):
-        self.src_shape = args[1]._data.shape
+class ScatterAdd(Primitive):
+    """``scatter_add(x, index, src, dim)``: the index tensor is a data operand."""
+
+    data_operands = (1,)
+    saves_inputs = (1,)
 
     @staticmethod
-    def forward(x, src, dim, index):
+    def impl(be, x, index, src, dim):
+        xp = be.xp
         out = x.copy()
-        src = src[_gather_window(src, dim, index)]
-        idx = list(np.indices(index.shape, sparse=True))
+        src = src[_gather_window(src.ndim, dim, index.shape)]
+        idx = list(xp.indices(index.shape, sparse=True))
         idx[dim] = index
         if src.dtype != out.dtype:
             src = src.astype(out.dtype)
-        np.add.at(out, tuple(idx), src)
+        xp.add.at(out, tuple(idx), src)
         return out
 
-    def vjp(self, g):
+    @staticmethod
+    def vjp(ctx, g, dim):
         gsrc = None
-        if self._next[1] is not None:
-            gsrc = bind(Gather, (g,), {"dim": self.dim, "index": self.index})
-            src_shape = self.src_shape
+        if ctx.needs_input_grad(2):
+            (index,) = ctx.saved()
+            gsrc = bind(Gather, (g, index), {"dim": dim})
+            src_shape = ctx.input_shape(2)
             if tuple(gsrc.shape) != src_shape:  # src may be larger than index
-                pad = bind(Zeros, (), {"shape": src_shape, "dtype": g._data.dtype})
-                gsrc = index_put(pad, _gather_window(pad._data, self.dim, self.index), gsrc)
-        return g, gsrc
+                pad = bind(Zeros, (), {"shape": src_shape, "dtype": ctx.input_dtype(2)})
+                window = _gather_window(len(src_shape), dim, index.shape)
+                gsrc = index_put(pad, window, gsrc)
+        return g, None, gsrc
 
 
 def scatter_add(input, dim, index, src):
     """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``."""
-    index = as_tensor_arg(index, "index")._data
+    index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    _check_gather("scatter_add", input._data, d, index)
+    _check_gather("scatter_add", input._data, d, index._data)
     for k in range(index.ndim):
         if index.shape[k] > src.shape[k]:
             raise RuntimeError(f"scatter_add(): Expected index {list(index.shape)} to be "
                                f"smaller than src {list(src.shape)} in every dimension")
-    return bind(ScatterAdd, (input, src), {"dim": d, "index": index})
+    return bind(ScatterAdd, (input, index, src), {"dim": d})
 
 
 def take_along_dim(input, indices, dim=None):
@@ -367,44 +444,44 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return gather(input.reshape(-1), 0, indices.reshape(-1))
     d = wrap_dim(dim, input.ndim)
-    idx = as_tensor_arg(indices, "indices")._data
+    idx = as_tensor_arg(indices, "indices")
     if idx.ndim != input.ndim:
         raise RuntimeError("take_along_dim(): input and indices should have the same number "
                            f"of dimensions, but got {input.ndim} and {idx.ndim}")
     shp = list(np.broadcast_shapes(
         tuple(s for i, s in enumerate(input.shape) if i != d),
         tuple(s for i, s in enumerate(idx.shape) if i != d)))
-    xshape = [*shp[:d], input.shape[d], *shp[d:]]
-    ishape = [*shp[:d], idx.shape[d], *shp[d:]]
-    _check_index("take_along_dim", idx, input.shape[d])
-    x = expand(input, tuple(xshape)) if tuple(xshape) != tuple(input.shape) else input
-    return gather(x, d, np.broadcast_to(idx, ishape))
+    xshape = (*shp[:d], input.shape[d], *shp[d:])
+    ishape = (*shp[:d], idx.shape[d], *shp[d:])
+    _check_index("take_along_dim", idx._data, input.shape[d])
+    x = expand(input, xshape) if xshape != tuple(input.shape) else input
+    idx = expand(idx, ishape) if ishape != tuple(idx.shape) else idx
+    return bind(Gather, (x, idx), {"dim": d})
 
 
 def index_select(input, dim, index):
     """Select entries of ``input`` along ``dim`` at the 1-D int ``index``."""
-    index = as_tensor_arg(index, "index")._data
+    index = as_tensor_arg(index, "index")
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input.ndim)
-    _check_index("index_select", index, input.shape[d] if input.ndim else 1)
-    key = (slice(None),) * d + (index.reshape(-1),)
-    return bind(Index, (input,), {"key": key, "advanced": True})
+    _check_index("index_select", index._data, input.shape[d] if input.ndim else 1)
+    key = (slice(None),) * d + (_Slot(0),)
+    return bind(Index, (input, index.reshape(-1)), {"key": key, "advanced": True})
 
 
-class Cat(Op):
+class Cat(Primitive):
     @staticmethod
-    def forward(*xs, dim):
-        return np.concatenate(xs, axis=dim)
+    def impl(be, *xs, dim):
+        return be.xp.concatenate(xs, axis=dim)
 
-    def _post_record(self, args, outs):
-        self.sizes = [a.shape[self.dim] for a in args]
-
-    def vjp(self, g):
+    @staticmethod
+    def vjp(ctx, g, dim):
         out = []
         start = 0
-        for n in self.sizes:
-            out.append(narrow(g, self.dim, start, n))
+        for i in range(ctx.num_inputs()):
+            n = ctx.input_shape(i)[dim]
+            out.append(narrow(g, dim, start, n))
             start += n
         return tuple(out)
 
@@ -451,16 +528,16 @@ def stack(tensors, dim=0):
     return cat([unsqueeze(t, d) for t in tensors], d)
 
 
-class Flip(Op):
+def _flip_rule(m, ctx, saved, g, dims):
+    return m.flip(g, dims)  # flipping is its own adjoint
+
+
+class Flip(Primitive):
+    vjp, fused_vjp = both_ways(_flip_rule)
+
     @staticmethod
-    def forward(x, dims):
-        return np.flip(x, dims).copy()  # PyTorch's flip copies
-
-    def vjp(self, g):
-        return flip(g, self.dims)
-
-    def fused_vjp(self, g):
-        return np.flip(g, self.dims)
+    def impl(be, x, dims):
+        return be.xp.flip(x, dims).copy()  # PyTorch's flip copies
 
 
 def flip(input, dims):
@@ -470,14 +547,14 @@ def flip(input, dims):
     return bind(Flip, (input,), {"dims": norm_dims(dims, input.ndim)})
 
 
-class Roll(Op):
+class Roll(Primitive):
     @staticmethod
-    def forward(x, shifts, dims):
-        return np.roll(x, shifts, dims)
+    def impl(be, x, shifts, dims):
+        return be.xp.roll(x, shifts, dims)
 
-    def vjp(self, g):
-        neg = tuple(-s for s in self.shifts) if isinstance(self.shifts, tuple) else -self.shifts
-        return bind(Roll, (g,), {"shifts": neg, "dims": self.dims})
+    @staticmethod
+    def vjp(ctx, g, shifts, dims):
+        return bind(Roll, (g,), {"shifts": tuple(-s for s in shifts), "dims": dims})
 
 
 def roll(input, shifts, dims=None):
@@ -495,36 +572,34 @@ def roll(input, shifts, dims=None):
     return bind(Roll, (input,), {"shifts": tuple(shifts), "dims": dims})
 
 
-class Diagonal(Op):
+class Diagonal(Primitive):
     view = True
 
     @staticmethod
-    def forward(x, offset, dim1, dim2):
-        v = np.diagonal(x, offset, dim1, dim2)
+    def impl(be, x, offset, dim1, dim2):
+        v = be.xp.diagonal(x, offset, dim1, dim2)
         if x.flags.writeable:
             v.setflags(write=True)  # a real view: writes reach the base, as in PyTorch
         return v
 
-    def _post_record(self, args, outs):
-        self.in_shape = args[0]._data.shape
-
-    def vjp(self, g):
-        return bind(DiagonalBackward, (g,), {"shape": self.in_shape, "offset": self.offset,
-                                             "dim1": self.dim1, "dim2": self.dim2})
-
-
-class DiagonalBackward(Op):
     @staticmethod
-    def forward(g, shape, offset, dim1, dim2):
-        out = np.zeros(shape, g.dtype)
-        view = np.diagonal(out, offset, dim1, dim2)
+    def vjp(ctx, g, offset, dim1, dim2):
+        return bind(DiagonalBackward, (g,), {"shape": ctx.input_shape(0), "offset": offset,
+                                             "dim1": dim1, "dim2": dim2})
+
+
+class DiagonalBackward(Primitive):
+    @staticmethod
+    def impl(be, g, shape, offset, dim1, dim2):
+        out = be.xp.zeros(shape, g.dtype)
+        view = be.xp.diagonal(out, offset, dim1, dim2)
         view.setflags(write=True)
         view[...] = g
         return out
 
-    def vjp(self, gg):
-        return bind(Diagonal, (gg,), {"offset": self.offset, "dim1": self.dim1,
-                                      "dim2": self.dim2})
+    @staticmethod
+    def vjp(ctx, gg, shape, offset, dim1, dim2):
+        return bind(Diagonal, (gg,), {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
@@ -535,25 +610,26 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return bind(Diagonal, (input,), {"offset": offset, "dim1": d1, "dim2": d2})
 
 
-class Tril(Op):
-    fn = staticmethod(np.tril)
+class Tril(Primitive):
+    fn = "tril"
 
     @classmethod
-    def forward(cls, x, diagonal):
+    def impl(cls, be, x, diagonal):
         if x.ndim < 2:
-            raise RuntimeError(f"{cls.__name__.lower()}: input tensor must have at least 2 "
-                               "dimensions")
-        return cls.fn(x, diagonal)
+            raise RuntimeError(f"{cls.fn}: input tensor must have at least 2 dimensions")
+        return getattr(be.xp, cls.fn)(x, diagonal)
 
-    def vjp(self, g):
-        return bind(type(self), (g,), {"diagonal": self.diagonal})
+    @classmethod
+    def vjp(cls, ctx, g, diagonal):
+        return bind(cls, (g,), {"diagonal": diagonal})  # masking is its own adjoint
 
-    def fused_vjp(self, g):
-        return self.fn(g, self.diagonal)
+    @classmethod
+    def fused_vjp(cls, ctx, g, diagonal):
+        return getattr(ctx.be.xp, cls.fn)(g, diagonal)
 
 
 class Triu(Tril):
-    fn = staticmethod(np.triu)
+    fn = "triu"
 
 
 def tril(input, diagonal=0):
@@ -566,21 +642,22 @@ def triu(input, diagonal=0):
     return bind(Triu, (input,), {"diagonal": diagonal})
 
 
-class Argsort(Op):
+class Argsort(Primitive):
     differentiable = False
 
     @staticmethod
-    def forward(x, dim, descending, stable):
+    def impl(be, x, dim, descending, stable):
+        xp = be.xp
         if descending:
             # stable descending order: sort the reversed axis, map back, reverse
             n = x.shape[dim] if x.ndim else 1
-            r = np.flip(x, dim) if x.ndim else x
-            idx = np.argsort(r, axis=dim if x.ndim else None, kind="stable")
+            r = xp.flip(x, dim) if x.ndim else x
+            idx = xp.argsort(r, axis=dim if x.ndim else None, kind="stable")
             idx = (n - 1 - idx) if x.ndim else idx
-            return np.flip(idx, dim).astype(np.int64) if x.ndim else idx.astype(np.int64)
+            return xp.flip(idx, dim).astype(np.int64) if x.ndim else idx.astype(np.int64)
         if x.ndim == 0:
-            return np.zeros((), np.int64)
-        return np.argsort(x, axis=dim, kind="stable").astype(np.int64)
+            return xp.zeros((), np.int64)
+        return xp.argsort(x, axis=dim, kind="stable").astype(np.int64)
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -591,8 +668,6 @@ def argsort(input, dim=-1, descending=False, stable=False):
 
 def sort(input, dim=-1, descending=False, stable=False):
     """``(values, indices)`` sorted along ``dim``; gradients flow to the values."""
-    from numbagrad.ops.reduce import _MinMax
-
     idx = argsort(input, dim, descending, stable)
     if input.ndim == 0:
         return _MinMax((input.clone(), idx))
@@ -601,8 +676,6 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
-    from numbagrad.ops.reduce import _MinMax
-
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -620,14 +693,16 @@ def _shape_arg(shape):
 
 def reshape(input, *shape):
     """Reshape (a view when the layout allows, else a copy); one dim may be -1."""
-    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False})
+    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False,
+                                    "name": "reshape"})
 
 
 def view(input, *shape):
     """Reshape as a view; RuntimeError when the layout needs a copy (use ``reshape``)."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is a reinterpreting cast in torch
-    return bind(View, (input,), {"shape": _shape_arg(shape), "strict": True})
+    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True,
+                                    "name": "view"})
 
 
 def permute(input, *dims):
@@ -640,7 +715,7 @@ def permute(input, *dims):
     perm = tuple(wrap_dim(d, input.ndim) for d in dims)
     if sorted(perm) != list(range(input.ndim)):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return bind(Permute, (input,), {"perm": perm})
+    return bind(Permute, (input,), {"perm": perm, "name": "permute"})
 
 
 def transpose(input, dim0, dim1):
@@ -651,7 +726,7 @@ def transpose(input, dim0, dim1):
     perm = list(range(n))
     a, b = wrap_dim(dim0, n), wrap_dim(dim1, n)
     perm[a], perm[b] = perm[b], perm[a]
-    return bind(Transpose, (input,), {"perm": tuple(perm)})
+    return bind(Permute, (input,), {"perm": tuple(perm), "name": "transpose"})
 
 
 swapaxes = swapdims = transpose
@@ -662,7 +737,8 @@ def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
-    return bind(T, (input,), {"perm": (1, 0)}) if input.ndim == 2 else input
+    return bind(Permute, (input,), {"perm": (1, 0), "name": "t"}) if input.ndim == 2 \
+        else input
 
 
 def movedim(input, source, destination):
@@ -682,7 +758,7 @@ def movedim(input, source, destination):
         perm[d] = s
     it = iter(order)
     perm = [p if p is not None else next(it) for p in perm]
-    return bind(Permute, (input,), {"perm": tuple(perm)})
+    return bind(Permute, (input,), {"perm": tuple(perm), "name": "permute"})
 
 
 moveaxis = movedim
@@ -736,7 +812,7 @@ def squeeze(input, dim=None):
     else:
         dims = norm_dims(dim, input.ndim) if input.ndim else ()
         shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
-    return bind(Squeeze, (input,), {"shape": shape, "strict": False})
+    return bind(Reshape, (input,), {"shape": shape, "strict": False, "name": "squeeze"})
 
 
 def unsqueeze(input, dim):
@@ -744,7 +820,8 @@ def unsqueeze(input, dim):
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
     shape.insert(d, 1)
-    return bind(Unsqueeze, (input,), {"shape": tuple(shape), "strict": False})
+    return bind(Reshape, (input,), {"shape": tuple(shape), "strict": False,
+                                    "name": "unsqueeze"})
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -815,20 +892,33 @@ def chunk(input, chunks, dim=0):
     return split(input, size, dim)
 
 
+class Nonzero(Primitive):
+    """The ``(n, ndim)`` int64 indices of the non-zero elements (a data-dependent shape: no
+    gradient, and no batching rule can exist)."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, x):
+        xp = be.xp
+        if x.ndim == 0:  # one row of no coordinates when the scalar is non-zero
+            return xp.zeros((int(x != 0), 0), np.int64)
+        return xp.stack(xp.nonzero(x), axis=1).astype(np.int64)
+
+
 def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D."""
-    idx = np.nonzero(input._data)
     if as_tuple:
-        return tuple(Tensor._make(i.astype(np.int64)) for i in idx)
-    return Tensor._make(np.stack(idx, axis=1).astype(np.int64) if idx else
-                        np.zeros((0, 0), np.int64))
+        if input.ndim == 0:  # as PyTorch: the scalar's indices as if it were 1-D
+            return (nonzero(input.reshape(1))[:, 0],)
+        idx = bind(Nonzero, (input,), NO_PARAMS)
+        return tuple(idx[:, d] for d in range(input.ndim))
+    return bind(Nonzero, (input,), NO_PARAMS)
 
 
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` is true."""
-    from numbagrad.ops.binary import where
-
-    return where(mask, value, input)
+    return F.where(mask, value, input)
 
 
 ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "

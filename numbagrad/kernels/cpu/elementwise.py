@@ -1,20 +1,30 @@
-"""Elementwise kernels: fused forward maps NumPy has no single ufunc for, and fused
-backward formulas (one pass instead of the two or three NumPy would need).
+"""Elementwise kernels: forward maps NumPy has no single ufunc for, and fused backward
+formulas (one pass instead of the two or three NumPy would need).
 
 NOTE [Elementwise kernel conventions]
 Kernels work on flat contiguous 1-D arrays and write into ``out``. A gradient argument
 ``g`` is either as long as ``out`` or has length 1 (a broadcast scalar, which is what
 ``sum().backward()`` sends); ``_gi`` picks the element. Integer literals (``1 - v * v``) keep
 float32 arithmetic in float32; the few float constants compute in float64 and are rounded
-on store, which only adds accuracy. Serial kernels below ``PARALLEL_MIN`` elements
-(``numbagrad.kernels``); ``*_par`` twins use ``prange`` above it.
+on store, which only adds accuracy.
+
+Each formula is one scalar function (``<op>_grad(g, v)``, ``<op>_scalar(v)``) that the
+serial loop and its ``*_par`` twin (``prange``, used from ``PARALLEL_MIN`` elements) both
+call, and that a CUDA kernel can call as a device function. The formulas restate, per
+element, the ``derivative`` declared by each op in ``numbagrad/ops/unary.py``; the op
+database checks the two against each other (fused vs composite backward).
 """
 
 import math
 
 from numba import njit, prange
 
-from numbagrad.kernels import PARALLEL_MIN  # noqa: F401  (re-exported for the ops)
+__all__ = [
+    "cos_backward", "erf_backward", "erf_forward", "mul_backward_par", "relu_backward",
+    "rsqrt_forward", "sigmoid_backward", "sigmoid_backward_par", "sin_backward",
+    "softplus_backward", "softplus_forward", "tan_backward", "tanh_backward",
+    "tanh_backward_par",
+]
 
 
 @njit(cache=True, inline="always")
@@ -22,13 +32,67 @@ def _gi(g, i):
     return g[i] if g.size != 1 else g[0]
 
 
+# -- scalar formulas (shared by serial, parallel and device kernels) --------------------------
+@njit(cache=True, inline="always")
+def softplus_scalar(v):
+    # log(1 + e^v) = max(v, 0) + log1p(e^-|v|): no overflow for large |v|
+    return max(v, 0) + math.log1p(math.exp(-abs(v)))
+
+
+@njit(cache=True, inline="always")
+def sigmoid_scalar(v):
+    # stable on both sides: e^v never overflows for v < 0, e^-v never for v >= 0
+    if v >= 0:
+        return 1 / (1 + math.exp(-v))
+    e = math.exp(v)
+    return e / (1 + e)
+
+
+@njit(cache=True, inline="always")
+def tanh_grad(g, y):
+    return g * (1 - y * y)
+
+
+@njit(cache=True, inline="always")
+def sigmoid_grad(g, y):
+    return g * (y * (1 - y))
+
+
+@njit(cache=True, inline="always")
+def sin_grad(g, x):
+    return g * math.cos(x)
+
+
+@njit(cache=True, inline="always")
+def cos_grad(g, x):
+    return -g * math.sin(x)
+
+
+@njit(cache=True, inline="always")
+def tan_grad(g, y):
+    return g * (1 + y * y)
+
+
+@njit(cache=True, inline="always")
+def softplus_grad(g, x):
+    return g * sigmoid_scalar(x)
+
+
+@njit(cache=True, inline="always")
+def erf_grad(g, x):
+    return g * (2 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@njit(cache=True, inline="always")
+def relu_grad(g, y):
+    return g if y > 0 else 0.0
+
+
 # -- forward maps ----------------------------------------------------------------------------
 @njit(cache=True)
 def softplus_forward(x, out):
-    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large |x|
     for i in range(x.size):
-        v = x[i]
-        out[i] = max(v, 0) + math.log1p(math.exp(-abs(v)))
+        out[i] = softplus_scalar(x[i])
 
 
 @njit(cache=True)
@@ -43,79 +107,65 @@ def rsqrt_forward(x, out):
         out[i] = 1 / math.sqrt(x[i])
 
 
-# -- fused backward formulas --------------------------------------------------------------
+# -- fused backward loops (``out = g * derivative(saved)``) ------------------------------------
 @njit(cache=True)
 def tanh_backward(g, y, out):
     for i in range(y.size):
-        v = y[i]
-        out[i] = _gi(g, i) * (1 - v * v)
+        out[i] = tanh_grad(_gi(g, i), y[i])
 
 
 @njit(cache=True, parallel=True)
 def tanh_backward_par(g, y, out):
     for i in prange(y.size):
-        v = y[i]
-        out[i] = _gi(g, i) * (1 - v * v)
+        out[i] = tanh_grad(_gi(g, i), y[i])
 
 
 @njit(cache=True)
 def sigmoid_backward(g, y, out):
     for i in range(y.size):
-        v = y[i]
-        out[i] = _gi(g, i) * (v * (1 - v))
+        out[i] = sigmoid_grad(_gi(g, i), y[i])
 
 
 @njit(cache=True, parallel=True)
 def sigmoid_backward_par(g, y, out):
     for i in prange(y.size):
-        v = y[i]
-        out[i] = _gi(g, i) * (v * (1 - v))
+        out[i] = sigmoid_grad(_gi(g, i), y[i])
 
 
 @njit(cache=True)
 def sin_backward(g, x, out):
     for i in range(x.size):
-        out[i] = _gi(g, i) * math.cos(x[i])
+        out[i] = sin_grad(_gi(g, i), x[i])
 
 
 @njit(cache=True)
 def cos_backward(g, x, out):
     for i in range(x.size):
-        out[i] = -_gi(g, i) * math.sin(x[i])
+        out[i] = cos_grad(_gi(g, i), x[i])
 
 
 @njit(cache=True)
 def tan_backward(g, y, out):
     for i in range(y.size):
-        v = y[i]
-        out[i] = _gi(g, i) * (1 + v * v)
+        out[i] = tan_grad(_gi(g, i), y[i])
 
 
 @njit(cache=True)
 def softplus_backward(g, x, out):
-    # d/dx softplus = sigmoid(x), computed stably
     for i in range(x.size):
-        v = x[i]
-        if v >= 0:
-            s = 1 / (1 + math.exp(-v))
-        else:
-            e = math.exp(v)
-            s = e / (1 + e)
-        out[i] = _gi(g, i) * s
+        out[i] = softplus_grad(_gi(g, i), x[i])
 
 
 @njit(cache=True)
 def erf_backward(g, x, out):
-    c = 2 / math.sqrt(math.pi)
     for i in range(x.size):
-        v = x[i]
-        out[i] = _gi(g, i) * c * math.exp(-v * v)
+        out[i] = erf_grad(_gi(g, i), x[i])
 
 
 @njit(cache=True)
 def relu_backward(g, y, out):
     for i in range(y.size):
-        out[i] = _gi(g, i) if y[i] > 0 else 0.0
+        out[i] = relu_grad(_gi(g, i), y[i])
 
 
 @njit(cache=True, parallel=True)

@@ -1,0 +1,280 @@
+"""The CPU backend: the whole CPU speed policy in one place (NOTE [Backends]).
+
+What runs where, by size (figures in docs/guide/kernels.rst and asv_bench/):
+
+- single elementwise maps: NumPy's SIMD ufuncs, split across cores from ``THREAD_MIN``
+  elements (NOTE [Threaded ufuncs]); the few maps NumPy has no ufunc for (``softplus``,
+  ``erf``, ``rsqrt``) run an ``@njit`` kernel from ``KERNEL_MIN`` elements;
+- fused backward formulas (``g * derivative``): NumPy below ``KERNEL_MIN`` elements (as fast,
+  and numba is never imported for small work), one-pass ``@njit`` kernels above, their
+  ``prange`` twins from ``PARALLEL_MIN``;
+- large results come from the buffer cache (NOTE [Buffer cache]);
+- gradient sums and leaf accumulation: in place with ``@njit`` kernels for large arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numbagrad.kernels import _BACKENDS, KERNEL_MIN, PARALLEL_MIN, module
+from numbagrad.kernels.cpu import alloc, threads
+from numbagrad.kernels.cpu.threads import THREAD_MIN
+
+__all__ = ["CPU", "CpuBackend"]
+
+K = module("elementwise")
+KA = module("accumulate")
+KI = module("index")
+
+_C_ERF = 2 / math.sqrt(math.pi)
+
+
+def _np_sigmoid(x):
+    """A numerically stable logistic function on arrays."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _sigmoid_block(out, x):
+    # 1 / (1 + e^-x): for x << 0, e^-x overflows to inf and the result is 0, correctly
+    np.negative(x, out=out)
+    with np.errstate(over="ignore"):  # per thread: errstate is thread-local
+        np.exp(out, out=out)
+    out += 1
+    np.reciprocal(out, out=out)
+
+
+def _sigmoid(x):
+    if x.size < KERNEL_MIN:
+        return _np_sigmoid(x)
+    # NumPy's SIMD exp on cache-sized blocks, on every core: about twice as fast as a
+    # scalar-exp njit loop on two threads (measured on 10M float64)
+    x = np.ascontiguousarray(x)
+    return threads.blocked(_sigmoid_block, alloc.empty(x.shape, x.dtype), x)
+
+
+def _softplus_np(x):
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def _relu(x):
+    return np.maximum(x, x.dtype.type(0))  # one SIMD pass; NaN propagates as in torch
+
+
+class ArrayMath:
+    """The array twins of the ops that derivative formulas use (NOTE [Backends])."""
+
+    cos = staticmethod(np.cos)
+    sin = staticmethod(np.sin)
+    exp = staticmethod(np.exp)
+    sign = staticmethod(np.sign)
+    reciprocal = staticmethod(np.reciprocal)
+    where = staticmethod(np.where)
+    sigmoid = staticmethod(_np_sigmoid)
+
+    matmul = staticmethod(np.matmul)
+    swapaxes = staticmethod(np.swapaxes)
+
+    @staticmethod
+    def sum(x, dim=None, keepdim=False):
+        return np.sum(x, axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def flip(x, dims):
+        return np.flip(x, dims)
+
+    @staticmethod
+    def cumsum(x, dim):
+        return np.cumsum(x, axis=dim)
+
+
+# name -> (NumPy function, njit kernel name or None, NumPy formula for small arrays)
+_MAPS = {
+    "negative": (np.negative, None, None), "abs": (np.abs, None, None),
+    "sign": (np.sign, None, None), "floor": (np.floor, None, None),
+    "ceil": (np.ceil, None, None), "round": (np.round, None, None),
+    "relu": (_relu, None, None), "exp": (np.exp, None, None),
+    "expm1": (np.expm1, None, None), "log": (np.log, None, None),
+    "log1p": (np.log1p, None, None), "log2": (np.log2, None, None),
+    "sqrt": (np.sqrt, None, None), "square": (np.square, None, None),
+    "reciprocal": (np.reciprocal, None, None), "sin": (np.sin, None, None),
+    "cos": (np.cos, None, None), "tan": (np.tan, None, None), "tanh": (np.tanh, None, None),
+    "sigmoid": (_sigmoid, None, None),
+    "softplus": (None, "softplus_forward", _softplus_np),
+    "erf": (None, "erf_forward", None),
+    "rsqrt": (None, "rsqrt_forward", lambda x: 1 / np.sqrt(x)),
+    "isfinite": (np.isfinite, None, None), "isnan": (np.isnan, None, None),
+    "isinf": (np.isinf, None, None), "logical_not": (np.logical_not, None, None),
+    "invert": (np.invert, None, None),
+}
+
+_UFUNCS = {name: getattr(np, name) for name in (
+    "add subtract multiply true_divide power maximum minimum arctan2 fmod remainder equal "
+    "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor "
+    "bitwise_and bitwise_or bitwise_xor").split()}
+
+# fused backward kernels with a ``prange`` twin
+_PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
+
+
+class CpuBackend:
+    """NumPy arrays in host memory (NOTE [Backends])."""
+
+    name = "cpu"
+    xp = np
+    math = ArrayMath
+    KERNEL_MIN = KERNEL_MIN
+    PARALLEL_MIN = PARALLEL_MIN
+    THREAD_MIN = THREAD_MIN
+
+    @staticmethod
+    def owns(array) -> bool:
+        return isinstance(array, (np.ndarray, np.generic))
+
+    # -- allocation ---------------------------------------------------------------------------
+    @staticmethod
+    def empty(shape, dtype):
+        """An uninitialised array; large ones may come from the buffer cache."""
+        return alloc.empty(shape, dtype)
+
+    @staticmethod
+    def zeros(shape, dtype):
+        return np.zeros(shape, dtype)
+
+    # -- elementwise ---------------------------------------------------------------------------
+    @staticmethod
+    def map(name, x):
+        """The elementwise map ``name`` of array ``x`` (e.g. ``"exp"``, ``"softplus"``)."""
+        fn, kernel, small = _MAPS[name]
+        if kernel is not None:
+            if x.size < KERNEL_MIN and small is not None:
+                return small(x)
+            out = alloc.empty(x.shape, x.dtype)
+            getattr(K, kernel)(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
+            return out
+        if x.size >= THREAD_MIN and type(fn) is np.ufunc:
+            return threads.call(fn, x)  # NOTE [Threaded ufuncs]
+        return fn(x)
+
+    @staticmethod
+    def binary(name, a, b):
+        """The broadcasting NumPy ufunc ``name`` (``"add"``, ``"power"``, ...) of arrays or
+        scalars ``a``, ``b``."""
+        fn = _UFUNCS[name]
+        if (type(a) is np.ndarray and a.size >= THREAD_MIN) or (
+                type(b) is np.ndarray and b.size >= THREAD_MIN):
+            return threads.call(fn, a, b)  # NOTE [Threaded ufuncs]
+        return fn(a, b)
+
+    @staticmethod
+    def multiply(a, b):
+        """``a * b`` for gradient formulas (threaded for large arrays)."""
+        if type(a) is np.ndarray and a.size >= THREAD_MIN:
+            return threads.call(np.multiply, a, b)
+        return np.multiply(a, b)
+
+    @staticmethod
+    def divide(a, b):
+        if type(a) is np.ndarray and a.size >= THREAD_MIN:
+            return threads.call(np.divide, a, b)
+        return np.divide(a, b)
+
+    @staticmethod
+    def unary_backward(kernel, g, s, derivative):
+        """``g * derivative(s)`` for a unary op: the fused ``kernel`` (``"<op>_backward"``,
+        or None) from ``KERNEL_MIN`` elements, else the op's own formula on arrays."""
+        if kernel is None or s.size < KERNEL_MIN:
+            d = derivative(ArrayMath, s)
+            return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
+        out = alloc.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
+        if s.size >= PARALLEL_MIN and kernel in _PARALLEL_TWINS:
+            kernel += "_par"
+        getattr(K, kernel)(flat_g(g), np.ascontiguousarray(s).reshape(-1), out.reshape(-1))
+        return out
+
+    @staticmethod
+    def mul_backward(g, a, b, need_a, need_b):
+        """Both products of ``mul``'s VJP; large same-shape operands in one parallel pass."""
+        if (need_a and need_b and type(a) is np.ndarray and a.size >= PARALLEL_MIN
+                and type(b) is np.ndarray and a.shape == b.shape == g.shape
+                and a.dtype == b.dtype == g.dtype
+                and a.flags.c_contiguous and b.flags.c_contiguous):
+            ga = alloc.empty(a.shape, a.dtype)
+            gb = alloc.empty(a.shape, a.dtype)
+            K.mul_backward_par(flat_g(g), a.reshape(-1), b.reshape(-1), ga.reshape(-1),
+                               gb.reshape(-1))
+            return ga, gb
+        mul = CpuBackend.multiply
+        return (mul(g, b) if need_a else None), (mul(g, a) if need_b else None)
+
+    # -- reductions ------------------------------------------------------------------------------
+    @staticmethod
+    def sum(x, dims, keepdim, dtype):
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64  # PyTorch sums integers and bools in int64
+        return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
+
+    @staticmethod
+    def expand_back(g, shape, dims, keepdim):
+        """Broadcast a reduced array ``g`` back to ``shape`` (the adjoint of a reduction)."""
+        if not keepdim and dims:
+            g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
+        if g.size == 1 and math.prod(shape) < KERNEL_MIN:
+            out = np.empty(shape, g.dtype)  # small: filling is cheaper than broadcast_to
+            out.fill(g.reshape(()))
+            return out
+        return np.broadcast_to(g, shape)  # large: a zero-copy view
+
+    # -- indices ---------------------------------------------------------------------------------
+    @staticmethod
+    def first_out_of_range(idx, size):
+        """Position of the first entry of int array ``idx`` outside ``[0, size)``, or -1."""
+        if not idx.size:
+            return -1
+        flat = np.ascontiguousarray(idx).reshape(-1)
+        return int(KI.first_out_of_range(flat.astype(np.int64, copy=False), size))
+
+    # -- the engine's gradient buffers -------------------------------------------------------------
+    @staticmethod
+    def add_grads(a, b, owned):
+        """``a + b`` for two gradient arrays of one slot; in place into ``a`` only when the
+        engine says it owns it (NOTE [Engine], point 4)."""
+        if owned and a.dtype == b.dtype and (a.shape == b.shape
+                                             or a.shape == np.broadcast_shapes(a.shape, b.shape)):
+            if a.size >= PARALLEL_MIN and a.shape == b.shape and b.flags.c_contiguous:
+                KA.accumulate_par(a.reshape(-1), b.reshape(-1))
+            else:
+                np.add(a, b, out=a)
+            return a
+        if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
+                and b.flags.c_contiguous and a.size >= PARALLEL_MIN:
+            out = alloc.empty(a.shape, a.dtype)
+            KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+            return out
+        out = np.add(a, b)
+        return out if type(out) is np.ndarray else np.asarray(out)
+
+    @staticmethod
+    def accumulate(dst, src):
+        """``dst += src`` in place (a leaf's ``.grad``), casting ``src`` to ``dst``'s dtype."""
+        if dst.size >= KERNEL_MIN and dst.flags.c_contiguous and dst.flags.writeable and (
+                src.dtype == dst.dtype and src.shape == dst.shape and src.flags.c_contiguous):
+            k = KA.accumulate_par if dst.size >= PARALLEL_MIN else KA.accumulate
+            k(dst.reshape(-1), src.reshape(-1))
+        else:
+            np.add(dst, src, out=dst, casting="unsafe")
+
+
+def flat_g(g):
+    """A gradient as the kernels take it: flat, or length 1 when it is a broadcast scalar
+    (what ``sum().backward()`` sends; see NOTE [Elementwise kernel conventions])."""
+    st = g.strides
+    if st and not any(st) and g.size > 1:
+        return np.array([g.flat[0]], dtype=g.dtype)
+    return np.ascontiguousarray(g).reshape(-1)
+
+
+CPU = CpuBackend()
+_BACKENDS["cpu"] = CPU

@@ -1,0 +1,206 @@
+"""Tensor's method table: its methods, operators and in-place variants, in one place.
+
+Imported once by ``numbagrad.ops`` after every op exists; it also registers the ops in
+``_tensor._F``, the late-bound namespace the Tensor layer calls up into (NOTE [Layers]).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad import _tensor
+from numbagrad import ops as F
+from numbagrad._creation import tensor
+from numbagrad._tensor import Tensor
+from numbagrad.ops import inplace, shape
+from numbagrad.ops._op import bind
+from numbagrad.ops.binary import _add, _sub
+from numbagrad.ops.inplace import clone, to
+
+__all__: list = []
+
+# -- Tensor methods and operators -------------------------------------------------------------
+_NOT_METHODS = {"cat", "concat", "concatenate", "stack", "where", "einsum"}
+for _name in F.__all__:
+    if _name not in _NOT_METHODS:
+        setattr(Tensor, _name, getattr(F, _name))
+Tensor.where = lambda self, condition, other: F.where(condition, self, other)
+Tensor.__getitem__ = F.getitem
+Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
+Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+Tensor.float = lambda self: to(self, np.float32)
+Tensor.double = lambda self: to(self, np.float64)
+Tensor.long = lambda self: to(self, np.int64)
+Tensor.int = lambda self: to(self, np.int32)
+Tensor.bool = lambda self: to(self, np.bool_)
+Tensor.type_as = lambda self, other: to(self, other.dtype)
+Tensor.view_as = lambda self, other: F.view(self, tuple(other.shape))
+Tensor.reshape_as = lambda self, other: F.reshape(self, tuple(other.shape))
+Tensor.new_zeros = lambda self, *size, dtype=None: _new(np.zeros, self, size, dtype)
+Tensor.new_ones = lambda self, *size, dtype=None: _new(np.ones, self, size, dtype)
+Tensor.new_empty = lambda self, *size, dtype=None: _new(np.empty, self, size, dtype)
+Tensor.new_full = lambda self, size, fill_value, dtype=None: Tensor._make(
+    np.full(tuple(size), fill_value, self._data.dtype if dtype is None else _np_dtype(dtype)))
+Tensor.new_tensor = lambda self, data, dtype=None: _tensor_like(self, data, dtype)
+
+
+def _np_dtype(dtype):
+    return D.as_dtype(dtype).np
+
+
+def _new(fn, self, size, dtype):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return Tensor._make(fn(size, self._data.dtype if dtype is None else _np_dtype(dtype)))
+
+
+def _tensor_like(self, data, dtype):
+    return tensor(data, dtype=self.dtype if dtype is None else dtype)
+
+
+def _rsub(self, other):
+    return F.sub(other, self)
+
+
+def _rdiv(self, other):
+    return F.div(other, self)
+
+
+def _rpow(self, other):
+    return F.pow(other, self)
+
+
+def _rmatmul(self, other):
+    return F.matmul(other, self)
+
+
+def _rfloordiv(self, other):
+    return F.floor_divide(other, self)
+
+
+def _rmod(self, other):
+    return F.remainder(other, self)
+
+
+_OPERATORS = {
+    "__add__": _add, "__radd__": _add, "__sub__": _sub, "__rsub__": _rsub,
+    "__mul__": F.mul, "__rmul__": F.mul, "__truediv__": F.div, "__rtruediv__": _rdiv,
+    "__pow__": F.pow, "__rpow__": _rpow, "__matmul__": F.matmul,
+    "__rmatmul__": _rmatmul, "__neg__": F.neg, "__abs__": F.abs, "__pos__": lambda s: s,
+    "__floordiv__": F.floor_divide, "__rfloordiv__": _rfloordiv,
+    "__mod__": F.remainder, "__rmod__": _rmod,
+    "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt,
+    "__ge__": F.ge, "__and__": F.bitwise_and, "__or__": F.bitwise_or,
+    "__xor__": F.bitwise_xor, "__invert__": F.logical_not,
+    "__rand__": F.bitwise_and, "__ror__": F.bitwise_or, "__rxor__": F.bitwise_xor,
+}
+for _name, _fn in _OPERATORS.items():
+    setattr(Tensor, _name, _fn)
+Tensor.__hash__ = lambda self: id(self)
+
+
+# -- in-place methods ---------------------------------------------------------------------------
+def _ufunc_fast(ufunc):
+    def fast(data, other):
+        try:
+            ufunc(data, other, out=data, casting="same_kind")
+        except ValueError:
+            so = list(other.shape) if isinstance(other, np.ndarray) else []
+            raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the "
+                               f"broadcast shape of {list(data.shape)} and {so}") from None
+        except TypeError as e:  # numpy's casting error
+            raise RuntimeError(f"result type can't be cast to the desired output type "
+                               f"{data.dtype}: {e}") from None
+    return fast
+
+
+def _binary_inplace(fn, ufunc=None):
+    fast = _ufunc_fast(ufunc) if ufunc is not None else None
+
+    def method(self, other, **kwargs):
+        if kwargs.get("alpha", 1) != 1:
+            other = other * kwargs.pop("alpha")
+        return inplace.inplace(self, fn, other, fast=fast, **kwargs)
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place :func:`{fn.__name__}` (bumps the version counter)."
+    return method
+
+
+def _unary_inplace(fn):
+    def method(self, *args, **kwargs):
+        return inplace.inplace(self, fn, *args, **kwargs)
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place :func:`{fn.__name__}` (bumps the version counter)."
+    return method
+
+
+Tensor.add_ = _binary_inplace(F.add, np.add)
+Tensor.sub_ = _binary_inplace(F.sub, np.subtract)
+Tensor.mul_ = _binary_inplace(F.mul, np.multiply)
+Tensor.div_ = _binary_inplace(F.div)
+Tensor.pow_ = _binary_inplace(F.pow)
+Tensor.maximum_ = _binary_inplace(F.maximum)
+Tensor.minimum_ = _binary_inplace(F.minimum)
+Tensor.remainder_ = _binary_inplace(F.remainder)
+Tensor.fmod_ = _binary_inplace(F.fmod)
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+for _name in ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
+              "reciprocal sin cos tan tanh sigmoid erf clamp clip masked_fill").split():
+    setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
+
+
+def _fill(self, value):
+    """Fill with ``value`` in place."""
+    if isinstance(value, Tensor) and value._requires_grad:
+        return inplace.inplace(self, lambda t, val: clone(F.expand(val.to(t.dtype), t.shape)),
+                               value)
+    v = value.item() if isinstance(value, Tensor) else value
+    return inplace.inplace(self, lambda t: bind(inplace.Fill, (t,), {"value": v}),
+                           fast=lambda d: d.fill(v))
+
+
+def _zero(self):
+    """Fill with zeros in place."""
+    return _fill(self, 0)
+
+
+def _copy(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast, cast) into this tensor in place."""
+    if not isinstance(src, Tensor):
+        raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    def fast(d, s):
+        np.copyto(d, s, casting="unsafe")
+    return inplace.inplace(self, lambda t, s: clone(F.expand(to(s, t.dtype), t.shape)),
+                           src, fast=fast)
+
+
+def _setitem(self, key, value):
+    """``self[key] = value`` in place (differentiable with respect to both)."""
+    k, advanced = shape._norm_key(key, self.shape)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        value = tensor(value, dtype=self.dtype)
+    template, index = shape.split_key(k)
+    inplace.check_inplace(self)
+    if not inplace._needs_graph(self, (value,)):
+        self._data[shape.fill_key(template, [i._data for i in index])] = (
+            value._data if isinstance(value, Tensor) else value)
+        self._storage[1] += 1
+        return
+    inplace.commit(self, bind(shape.IndexPut, (self, value, *index),
+                              {"key": template, "advanced": advanced}))
+
+
+Tensor.fill_ = _fill
+Tensor.zero_ = _zero
+Tensor.copy_ = _copy
+Tensor.__setitem__ = _setitem
+
+# the names the Tensor layer calls up into (``_tensor._LateNamespace``)
+for _name in F.__all__:
+    setattr(_tensor._F, _name, getattr(F, _name))
+_tensor._F.tensor = tensor
