@@ -79,13 +79,25 @@ class OpInfo:
         ``(rtol, atol)`` for gradcheck and for gradients compared with torch.
     torch_op : callable, optional
         Spelling used when ``m`` is torch and torch names the op differently.
+    primitives : tuple of str
+        The primitives (``numbagrad.ops.PRIMITIVES`` names) the op's forward binds over
+        its samples; ``test_primitives.py`` checks it against a trace, and that every
+        registered primitive is exercised by some entry (forward or backward).
+    supports_jvp, supports_vmap, supports_cuda : bool
+        Capability flags for forward mode, vmap and CUDA; False until those land (the
+        generic suites for them run on the entries that set them).
     """
 
     def __init__(self, name, ref, sample_inputs, op=None, variants=None, method=False,
                  supports_grad=True, supports_gradgrad=True, dtypes='same',
                  tol64=(1e-7, 1e-9), tol32=(1e-5, 1e-5), grad_tol=(1e-3, 1e-5),
-                 torch_op=None):
+                 torch_op=None, primitives=(), supports_jvp=False, supports_vmap=False,
+                 supports_cuda=False):
         self.name = name
+        self.primitives = tuple(primitives)
+        self.supports_jvp = supports_jvp
+        self.supports_vmap = supports_vmap
+        self.supports_cuda = supports_cuda
         self.ref = ref
         self._sample_inputs = sample_inputs
         if op is None:
@@ -838,6 +850,119 @@ def view_samples(rng):
     ]
 
 
+def logical_samples(rng):
+    """Float operands with ties and zeros (torch's logical ops take no Python scalar)."""
+    return [SampleInput(integer_valued(rng, sa), integer_valued(rng, sb), name=f'{sa}x{sb}')
+            for sa, sb in BINARY_SHAPES]
+
+
+def bool_pair_samples(rng):
+    """Bool operands (integer and bool ops), broadcasting."""
+    return [SampleInput(rng.uniform(size=sa) < 0.5, rng.uniform(size=sb) < 0.5,
+                        name=f'{sa}x{sb}')
+            for sa, sb in [((5,), (5,)), ((3, 1), (1, 4)), ((3, 4), (1,))]]
+
+
+def special_values_samples(rng):
+    """Floats with nan, +inf and -inf among ordinary values."""
+    x = real(rng, (3, 4))
+    x[0, 1], x[1, 2], x[2, 3] = np.nan, np.inf, -np.inf
+    return [SampleInput(x, name='special'), SampleInput(real(rng, (5,)), name='finite'),
+            SampleInput(_arr(np.nan), name='0d_nan')]
+
+
+def nan_to_num_samples(rng):
+    """Explicit replacements (the defaults, the dtype's extremes, differ between the
+    float32 op and its float64 reference; test_review_edge_cases covers them)."""
+    x = real(rng, (3, 4))
+    x[0, 1], x[1, 2], x[2, 3] = np.nan, np.inf, -np.inf
+    only_nan = real(rng, (5,))
+    only_nan[2] = np.nan
+    return [SampleInput(x, nan=0.5, posinf=9.0, neginf=-9.0, name='special'),
+            SampleInput(only_nan, name='nan_default'),
+            SampleInput(real(rng, (5,)), name='finite')]
+
+
+def ref_nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NumPy's nan_to_num keeps the dtype's extremes for inf, as torch's."""
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def ref_nonzero(x):
+    """``(n, ndim)`` indices; a 0-d input gives one empty row when non-zero."""
+    if x.ndim == 0:
+        return np.zeros((int(x != 0), 0), np.int64)
+    return np.stack(np.nonzero(x), axis=1).astype(np.int64)
+
+
+def nonzero_samples(rng):
+    x = real(rng, (3, 4))
+    x[x < 0] = 0.0
+    return [SampleInput(x, name='2d'), SampleInput(_arr([0.0, 1.5, 0.0]), name='1d'),
+            SampleInput(_arr(2.0), name='0d'), SampleInput(_arr([0.0, 0.0]), name='none')]
+
+
+def cumprod_samples(rng):
+    """cumprod along several dims, with zeros (one, two) in the scanned slices."""
+    one_zero = nonzero(rng, (3, 4), 0.5, 1.5)
+    one_zero[1, 2] = 0.0
+    two_zeros = nonzero(rng, (3, 5), 0.5, 1.5)
+    two_zeros[0, 1] = two_zeros[0, 3] = 0.0
+    return [
+        SampleInput(nonzero(rng, (5,), 0.5, 1.5), 0, name='1d'),
+        SampleInput(nonzero(rng, (3, 4), 0.5, 1.5), 1, name='dim1'),
+        SampleInput(nonzero(rng, (2, 3, 4), 0.5, 1.5), -3, name='dim-3'),
+        SampleInput(one_zero, 1, name='one_zero'),
+        SampleInput(two_zeros, 1, name='two_zeros'),
+        SampleInput(two_zeros, 0, name='zeros_other_dim'),
+    ]
+
+
+def op_fill(m, x, value):
+    """``fill_`` on a clone: the old values get a zero gradient."""
+    return x.clone().fill_(value)
+
+
+def op_write_through_view(m, x):
+    """Write through one view of an intermediate, then use another, older view of it:
+    the base's history becomes CopySlices and the stale view is re-derived."""
+    y = (x * 1).contiguous()
+    row = y[0]
+    y[:, 1].mul_(2.0)
+    return row * 1 + y.sum(0)
+
+
+def ref_write_through_view(x):
+    y = x.copy()
+    y[:, 1] *= 2.0
+    return y[0] + y.sum(0)
+
+
+_FUNCTIONS = {}
+
+
+def op_function(m, x):
+    """A custom ``autograd.Function`` (x * exp(x)) in the setup_context style."""
+    fn = _FUNCTIONS.get(m.__name__)
+    if fn is None:
+        class XExp(m.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * x.exp()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * (1 + x) * x.exp()
+
+        fn = _FUNCTIONS[m.__name__] = XExp
+    return fn.apply(x)
+
+
 def _s(*args, name, **kwargs):
     return SampleInput(*args, name=name, **kwargs)
 
@@ -847,6 +972,8 @@ def _s(*args, name, **kwargs):
 # ---------------------------------------------------------------------------
 
 def _unary(name, ref, domain=real, method=True, variants=None, **kw):
+    """An elementwise unary entry; its primitive is the op's name capitalised."""
+    kw.setdefault('primitives', (name.capitalize(),))
     return OpInfo(name, ref, unary_samples(domain), method=method, variants=variants, **kw)
 
 
@@ -875,211 +1002,330 @@ op_db = [
     _unary('sigmoid', ref_sigmoid),
     _unary('relu', ref_relu, nonzero),
     OpInfo('softplus', ref_softplus, unary_samples(lambda r, s: real(r, s, -4.0, 4.0)),
-           torch_op=_torch_softplus),
+           torch_op=_torch_softplus,
+           primitives=('Gt', 'Mul', 'Softplus', 'Where')),
     _unary('erf', ref_erf),
     _unary('floor', np.floor, off_integer),
     _unary('ceil', np.ceil, off_integer),
     _unary('round', np.round, off_integer),
     # reflected operators with a Python scalar on the left
-    OpInfo('radd', lambda x: 2.5 + x, unary_samples(real), op=lambda m, x: 2.5 + x),
-    OpInfo('rsub', lambda x: 2.5 - x, unary_samples(real), op=lambda m, x: 2.5 - x),
-    OpInfo('rmul', lambda x: 2.5 * x, unary_samples(real), op=lambda m, x: 2.5 * x),
-    OpInfo('rtruediv', lambda x: 2.5 / x, unary_samples(nonzero), op=lambda m, x: 2.5 / x),
-    OpInfo('rpow', lambda x: 2.5 ** x, unary_samples(real), op=lambda m, x: 2.5 ** x),
+    OpInfo('radd', lambda x: 2.5 + x, unary_samples(real), op=lambda m, x: 2.5 + x,
+           primitives=('Add',)),
+    OpInfo('rsub', lambda x: 2.5 - x, unary_samples(real), op=lambda m, x: 2.5 - x,
+           primitives=('Sub',)),
+    OpInfo('rmul', lambda x: 2.5 * x, unary_samples(real), op=lambda m, x: 2.5 * x,
+           primitives=('Mul',)),
+    OpInfo('rtruediv', lambda x: 2.5 / x, unary_samples(nonzero), op=lambda m, x: 2.5 / x,
+           primitives=('Div',)),
+    OpInfo('rpow', lambda x: 2.5 ** x, unary_samples(real), op=lambda m, x: 2.5 ** x,
+           primitives=('Pow',)),
     # ---- binary ----
     OpInfo('add', np.add, binary_samples(real, scalar=2.5), method=True,
-           variants={'operator': lambda m, a, b: a + b}),
+           variants={'operator': lambda m, a, b: a + b},
+           primitives=('Add',)),
     OpInfo('sub', np.subtract, binary_samples(real, scalar=2.5), method=True,
-           variants={'operator': lambda m, a, b: a - b}),
+           variants={'operator': lambda m, a, b: a - b},
+           primitives=('Sub',)),
     OpInfo('mul', np.multiply, binary_samples(real, scalar=2.5), method=True,
-           variants={'operator': lambda m, a, b: a * b}),
+           variants={'operator': lambda m, a, b: a * b},
+           primitives=('Mul',)),
     OpInfo('div', np.divide, binary_samples(real, nonzero, scalar=2.5), method=True,
-           variants={'operator': lambda m, a, b: a / b}),
+           variants={'operator': lambda m, a, b: a / b},
+           primitives=('Div',)),
     OpInfo('pow', np.power, pow_samples, method=True,
-           variants={'operator': lambda m, a, b: a ** b}),
+           variants={'operator': lambda m, a, b: a ** b},
+           primitives=('Pow',)),
     OpInfo('maximum', np.maximum, minmax_samples, method=True,
-           variants={'max_binary': lambda m, a, b: m.max(a, b)}),
+           variants={'max_binary': lambda m, a, b: m.max(a, b)},
+           primitives=('Maximum',)),
     OpInfo('minimum', np.minimum, minmax_samples, method=True,
-           variants={'min_binary': lambda m, a, b: m.min(a, b)}),
-    OpInfo('atan2', np.arctan2, atan2_samples, method=True),
-    OpInfo('fmod', np.fmod, mod_samples, method=True),
+           variants={'min_binary': lambda m, a, b: m.min(a, b)},
+           primitives=('Minimum',)),
+    OpInfo('atan2', np.arctan2, atan2_samples, method=True,
+           primitives=('Atan2',)),
+    OpInfo('fmod', np.fmod, mod_samples, method=True,
+           primitives=('Fmod',)),
     OpInfo('remainder', ref_remainder, mod_samples, method=True,
-           variants={'operator': lambda m, a, b: a % b}),
+           variants={'operator': lambda m, a, b: a % b},
+           primitives=('Remainder',)),
     OpInfo('eq', np.equal, comparison_samples, method=True, supports_grad=False,
-           dtypes='bool', variants={'operator': lambda m, a, b: a == b}),
+           dtypes='bool', variants={'operator': lambda m, a, b: a == b},
+           primitives=('Eq',)),
     OpInfo('ne', np.not_equal, comparison_samples, method=True, supports_grad=False,
-           dtypes='bool', variants={'operator': lambda m, a, b: a != b}),
+           dtypes='bool', variants={'operator': lambda m, a, b: a != b},
+           primitives=('Ne',)),
     OpInfo('lt', np.less, comparison_samples, method=True, supports_grad=False,
-           dtypes='bool', variants={'operator': lambda m, a, b: a < b}),
+           dtypes='bool', variants={'operator': lambda m, a, b: a < b},
+           primitives=('Lt',)),
     OpInfo('le', np.less_equal, comparison_samples, method=True, supports_grad=False,
-           dtypes='bool', variants={'operator': lambda m, a, b: a <= b}),
+           dtypes='bool', variants={'operator': lambda m, a, b: a <= b},
+           primitives=('Le',)),
     OpInfo('gt', np.greater, comparison_samples, method=True, supports_grad=False,
-           dtypes='bool', variants={'operator': lambda m, a, b: a > b}),
+           dtypes='bool', variants={'operator': lambda m, a, b: a > b},
+           primitives=('Gt',)),
     OpInfo('ge', np.greater_equal, comparison_samples, method=True, supports_grad=False,
-           dtypes='bool', variants={'operator': lambda m, a, b: a >= b}),
+           dtypes='bool', variants={'operator': lambda m, a, b: a >= b},
+           primitives=('Ge',)),
+    OpInfo('logical_and', np.logical_and, logical_samples, method=True,
+           supports_grad=False, dtypes='bool',
+           primitives=('LogicalAnd',)),
+    OpInfo('logical_or', np.logical_or, logical_samples, method=True,
+           supports_grad=False, dtypes='bool',
+           primitives=('LogicalOr',)),
+    OpInfo('logical_xor', np.logical_xor, logical_samples, method=True,
+           supports_grad=False, dtypes='bool',
+           primitives=('LogicalXor',)),
+    OpInfo('bitwise_or', np.bitwise_or, bool_pair_samples, method=True, supports_grad=False,
+           dtypes='bool', variants={'operator': lambda m, a, b: a | b},
+           primitives=('BitwiseOr',)),
+    OpInfo('bitwise_xor', np.bitwise_xor, bool_pair_samples, method=True,
+           supports_grad=False, dtypes='bool', variants={'operator': lambda m, a, b: a ^ b},
+           primitives=('BitwiseXor',)),
+    OpInfo('isnan', np.isnan, special_values_samples, method=True, supports_grad=False,
+           dtypes='bool',
+           primitives=('IsNan',)),
+    OpInfo('isinf', np.isinf, special_values_samples, method=True, supports_grad=False,
+           dtypes='bool',
+           primitives=('IsInf',)),
+    OpInfo('nan_to_num', ref_nan_to_num, nan_to_num_samples, method=True,
+           primitives=('Eq', 'IsNan', 'Where')),
     OpInfo('where', ref_where, where_samples,
-           variants={'method': lambda m, c, x, y: x.where(c, y)}),
+           variants={'method': lambda m, c, x, y: x.where(c, y)},
+           primitives=('Where',)),
     OpInfo('clamp', ref_clamp, clamp_samples, method=True,
-           variants={'clip': lambda m, *a, **k: m.clip(*a, **k)}),
+           variants={'clip': lambda m, *a, **k: m.clip(*a, **k)},
+           primitives=('Clamp', 'Ge', 'Le', 'Where')),
     # ---- reductions ----
-    OpInfo('sum', ref_reduce(np.sum), reduction_samples(), method=True),
-    OpInfo('mean', ref_reduce(np.mean), reduction_samples(), method=True),
+    OpInfo('sum', ref_reduce(np.sum), reduction_samples(), method=True,
+           primitives=('Sum',)),
+    OpInfo('mean', ref_reduce(np.mean), reduction_samples(), method=True,
+           primitives=('Div', 'Sum')),
     OpInfo('prod', lambda x, dim=None, keepdim=False: ref_reduce(np.prod)(x, dim, keepdim),
-           prod_samples, method=True),
-    OpInfo('amax', ref_reduce(np.max), reduction_samples(distinct), method=True),
-    OpInfo('amin', ref_reduce(np.min), reduction_samples(distinct), method=True),
-    OpInfo('max', ref_max_dim(np.max, np.argmax), max_min_samples, method=True),
-    OpInfo('min', ref_max_dim(np.min, np.argmin), max_min_samples, method=True),
+           prod_samples, method=True,
+           primitives=('Prod',)),
+    OpInfo('amax', ref_reduce(np.max), reduction_samples(distinct), method=True,
+           primitives=('Amax',)),
+    OpInfo('amin', ref_reduce(np.min), reduction_samples(distinct), method=True,
+           primitives=('Amin',)),
+    OpInfo('max', ref_max_dim(np.max, np.argmax), max_min_samples, method=True,
+           primitives=('Amax', 'Argmax', 'Gather', 'Reshape')),
+    OpInfo('min', ref_max_dim(np.min, np.argmin), max_min_samples, method=True,
+           primitives=('Amin', 'Argmin', 'Gather', 'Reshape')),
     OpInfo('argmax', ref_arg(np.argmax), arg_samples, method=True, supports_grad=False,
-           dtypes='int64'),
+           dtypes='int64',
+           primitives=('Argmax',)),
     OpInfo('argmin', ref_arg(np.argmin), arg_samples, method=True, supports_grad=False,
-           dtypes='int64'),
-    OpInfo('logsumexp', ref_logsumexp, logsumexp_samples, method=True),
-    OpInfo('norm', ref_norm, norm_samples, method=True),
-    OpInfo('var', ref_var, var_samples, method=True, tol32=(1e-4, 1e-5)),
-    OpInfo('std', ref_std, var_samples, method=True, tol32=(1e-4, 1e-5)),
+           dtypes='int64',
+           primitives=('Argmin',)),
+    OpInfo('logsumexp', ref_logsumexp, logsumexp_samples, method=True,
+           primitives=('Add', 'Amax', 'Exp', 'IsFinite', 'Log', 'LogicalNot', 'Reshape',
+                       'Sub', 'Sum', 'Where')),
+    OpInfo('norm', ref_norm, norm_samples, method=True,
+           primitives=('Abs', 'Norm2', 'Pow', 'Sum')),
+    OpInfo('var', ref_var, var_samples, method=True, tol32=(1e-4, 1e-5),
+           primitives=('Div', 'Mul', 'Sub', 'Sum')),
+    OpInfo('std', ref_std, var_samples, method=True, tol32=(1e-4, 1e-5),
+           primitives=('Div', 'Mul', 'SafeSqrt', 'Sub', 'Sum')),
     OpInfo('all', ref_reduce(np.all), all_any_samples, method=True, supports_grad=False,
-           dtypes='bool'),
+           dtypes='bool',
+           primitives=('All',)),
     OpInfo('any', ref_reduce(np.any), all_any_samples, method=True, supports_grad=False,
-           dtypes='bool'),
-    OpInfo('softmax', ref_softmax, softmax_samples, method=True),
-    OpInfo('log_softmax', ref_log_softmax, softmax_samples, method=True),
-    OpInfo('cumsum', lambda x, dim: np.cumsum(x, axis=dim), cumsum_samples, method=True),
+           dtypes='bool',
+           primitives=('Any',)),
+    OpInfo('softmax', ref_softmax, softmax_samples, method=True,
+           primitives=('Softmax',)),
+    OpInfo('log_softmax', ref_log_softmax, softmax_samples, method=True,
+           primitives=('LogSoftmax',)),
+    OpInfo('cumsum', lambda x, dim: np.cumsum(x, axis=dim), cumsum_samples, method=True,
+           primitives=('Cumsum',)),
+    OpInfo('cumprod', lambda x, dim: np.cumprod(x, axis=dim), cumprod_samples, method=True,
+           primitives=('Cumprod',)),
+    OpInfo('nonzero', ref_nonzero, nonzero_samples, method=True, supports_grad=False,
+           dtypes='int64',
+           primitives=('Nonzero',)),
+    OpInfo('fill_', lambda x, value: np.full_like(x, value), lambda rng: [
+        _s(real(rng, (3, 4)), 2.5, name='2d'), _s(real(rng, ()), -1.0, name='0d'),
+    ], op=op_fill,
+           primitives=('Clone', 'Fill')),
+    OpInfo('write_through_view', ref_write_through_view, lambda rng: [
+        _s(real(rng, (3, 4)), name='2d'),
+    ], op=op_write_through_view,
+           primitives=('Add', 'Index', 'Mul', 'Sum')),
+    OpInfo('function_apply', lambda x: x * np.exp(x), unary_samples(real), op=op_function,
+           primitives=('Exp', 'Mul', '_FunctionApply')),
     # ---- shape ----
     OpInfo('reshape', lambda x, shape: x.reshape(shape), view_samples, method=True,
-           variants={'method_varargs': lambda m, x, shape: x.reshape(*shape or ((),))}),
+           variants={'method_varargs': lambda m, x, shape: x.reshape(*shape or ((),))},
+           primitives=('Reshape',)),
     OpInfo('view', lambda x, shape: x.reshape(shape), view_samples,
            op=lambda m, x, shape: x.view(shape),
-           variants={'varargs': lambda m, x, shape: x.view(*shape or ((),))}),
+           variants={'varargs': lambda m, x, shape: x.view(*shape or ((),))},
+           primitives=('Reshape',)),
     OpInfo('flatten', ref_flatten, lambda rng: [
         _s(real(rng, (3, 4)), name='2d'),
         _s(real(rng, (2, 3, 4)), start_dim=1, name='start1'),
         _s(real(rng, (2, 3, 4)), 0, 1, name='0to1'),
         _s(real(rng, ()), name='0d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Reshape',)),
     OpInfo('unflatten', ref_unflatten, lambda rng: [
         _s(real(rng, (2, 12)), 1, (3, 4), name='dim1'),
         _s(real(rng, (12,)), 0, (3, -1), name='infer'),
         _s(real(rng, (6, 2)), -2, (2, 1, 3), name='neg_dim'),
-    ], method=True),
+    ], method=True,
+           primitives=('Reshape',)),
     OpInfo('transpose', lambda x, d0, d1: np.swapaxes(x, d0, d1), lambda rng: [
         _s(real(rng, (3, 4)), 0, 1, name='2d'),
         _s(real(rng, (2, 3, 4)), -1, 0, name='3d'),
         _s(real(rng, (2, 3, 4)), 1, 1, name='same_dim'),
-    ], method=True),
+    ], method=True,
+           primitives=('Permute',)),
     OpInfo('t', lambda x: x.T, lambda rng: [
         _s(real(rng, (3, 4)), name='2d'),
         _s(real(rng, (5,)), name='1d'),
         _s(real(rng, ()), name='0d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Permute',)),
     OpInfo('permute', np.transpose, lambda rng: [
         _s(real(rng, (2, 3, 4)), (2, 0, 1), name='3d'),
         _s(real(rng, (3, 4)), (1, 0), name='2d'),
         _s(real(rng, (2, 3, 4)), (-1, -3, -2), name='negative'),
-    ], variants={'method_varargs': lambda m, x, dims: x.permute(*dims)}),
+    ], variants={'method_varargs': lambda m, x, dims: x.permute(*dims)},
+           primitives=('Permute',)),
     OpInfo('movedim', np.moveaxis, lambda rng: [
         _s(real(rng, (2, 3, 4)), 0, -1, name='int'),
         _s(real(rng, (2, 3, 4)), (0, 1), (2, 0), name='tuple'),
         _s(real(rng, (2, 3)), 1, 0, name='small'),
-    ], method=True),
+    ], method=True,
+           primitives=('Permute',)),
     OpInfo('expand', ref_expand, lambda rng: [
         _s(real(rng, (3, 1)), 3, 4, name='2d'),
         _s(real(rng, (3, 1)), 2, 3, 4, name='new_leading'),
         _s(real(rng, (3, 1)), -1, 4, name='minus_one'),
         _s(real(rng, ()), 2, 3, name='0d'),
         _s(real(rng, (1, 4)), (3, 4), name='tuple'),
-    ], op=lambda m, x, *sizes: x.expand(*sizes)),
+    ], op=lambda m, x, *sizes: x.expand(*sizes),
+           primitives=('Expand',)),
     OpInfo('expand_as', lambda x, other: np.broadcast_to(x, other.shape), lambda rng: [
         _s(real(rng, (3, 1)), np.zeros((2, 3, 4), dtype=np.int64), name='3d'),
         _s(real(rng, ()), np.zeros((2,), dtype=np.int64), name='0d'),
-    ], op=lambda m, x, other: x.expand_as(other)),
+    ], op=lambda m, x, other: x.expand_as(other),
+           primitives=('Expand',)),
     OpInfo('broadcast_to', np.broadcast_to, lambda rng: [
         _s(real(rng, (3, 1)), (2, 3, 4), name='3d'),
         _s(real(rng, (4,)), (3, 4), name='leading'),
         _s(real(rng, ()), (2,), name='0d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Expand',)),
     OpInfo('squeeze', ref_squeeze, lambda rng: [
         _s(real(rng, (3, 1, 4, 1)), name='all'),
         _s(real(rng, (3, 1, 4, 1)), 1, name='dim1'),
         _s(real(rng, (3, 1, 4, 1)), 0, name='non_unit_dim'),
         _s(real(rng, (3, 1, 4, 1)), (1, -1), name='tuple'),
         _s(real(rng, (1,)), name='to_0d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Reshape',)),
     OpInfo('unsqueeze', np.expand_dims, lambda rng: [
         _s(real(rng, (3, 4)), 0, name='dim0'),
         _s(real(rng, (3, 4)), -1, name='dim-1'),
         _s(real(rng, (3, 4)), 1, name='dim1'),
         _s(real(rng, ()), 0, name='0d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Reshape',)),
     # ---- indexing ----
-    OpInfo('getitem', ref_getitem, getitem_samples, op=lambda m, x, key: x[key]),
-    OpInfo('setitem', ref_setitem, setitem_samples, op=op_setitem),
+    OpInfo('getitem', ref_getitem, getitem_samples, op=lambda m, x, key: x[key],
+           primitives=('Index',)),
+    OpInfo('setitem', ref_setitem, setitem_samples, op=op_setitem,
+           primitives=('Clone', 'IndexPut')),
     OpInfo('index_select', lambda x, dim, idx: np.take(x, idx, axis=dim),
-           index_select_samples, method=True),
-    OpInfo('gather', ref_gather, gather_samples, method=True),
-    OpInfo('scatter_add', ref_scatter_add, scatter_add_samples, method=True),
-    OpInfo('take_along_dim', ref_take_along_dim, take_along_dim_samples, method=True),
+           index_select_samples, method=True,
+           primitives=('Index', 'Reshape')),
+    OpInfo('gather', ref_gather, gather_samples, method=True,
+           primitives=('Gather',)),
+    OpInfo('scatter_add', ref_scatter_add, scatter_add_samples, method=True,
+           primitives=('ScatterAdd',)),
+    OpInfo('take_along_dim', ref_take_along_dim, take_along_dim_samples, method=True,
+           primitives=('Expand', 'Gather', 'Reshape')),
     OpInfo('cat', lambda xs, dim=0: np.concatenate(xs, axis=dim), cat_samples,
-           variants={'tuple': lambda m, xs, *a, **k: m.cat(tuple(xs), *a, **k)}),
-    OpInfo('stack', lambda xs, dim=0: np.stack(xs, axis=dim), stack_samples),
-    OpInfo('split', ref_split, split_samples, method=True),
-    OpInfo('chunk', ref_chunk, chunk_samples, method=True),
+           variants={'tuple': lambda m, xs, *a, **k: m.cat(tuple(xs), *a, **k)},
+           primitives=('Cat',)),
+    OpInfo('stack', lambda xs, dim=0: np.stack(xs, axis=dim), stack_samples,
+           primitives=('Cat', 'Reshape')),
+    OpInfo('split', ref_split, split_samples, method=True,
+           primitives=('Index',)),
+    OpInfo('chunk', ref_chunk, chunk_samples, method=True,
+           primitives=('Index',)),
     OpInfo('flip', lambda x, dims: np.flip(x, axis=dims), lambda rng: [
         _s(real(rng, (5,)), (0,), name='1d'),
         _s(real(rng, (3, 4)), (0, 1), name='both'),
         _s(real(rng, (2, 3, 4)), (-1,), name='last'),
-    ], method=True),
+    ], method=True,
+           primitives=('Flip',)),
     OpInfo('roll', ref_roll, lambda rng: [
         _s(real(rng, (5,)), 2, name='1d'),
         _s(real(rng, (3, 4)), 1, 0, name='dim0'),
         _s(real(rng, (3, 4)), (1, -2), (0, 1), name='tuple'),
         _s(real(rng, (3, 4)), 5, name='flattened'),
-    ], method=True),
+    ], method=True,
+           primitives=('Reshape', 'Roll')),
     OpInfo('narrow', ref_narrow, lambda rng: [
         _s(real(rng, (5,)), 0, 1, 3, name='1d'),
         _s(real(rng, (3, 4)), 1, 2, 2, name='dim1'),
         _s(real(rng, (3, 4)), -2, 0, 1, name='neg_dim'),
-    ], method=True),
+    ], method=True,
+           primitives=('Index',)),
     OpInfo('diagonal', lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2),
            lambda rng: [
                _s(real(rng, (3, 4)), name='main'),
                _s(real(rng, (3, 4)), 1, name='offset1'),
                _s(real(rng, (3, 4)), offset=-1, name='offset-1'),
                _s(real(rng, (2, 3, 3)), 0, 1, 2, name='batched'),
-           ], method=True),
+           ], method=True,
+           primitives=('Diagonal',)),
     OpInfo('tril', lambda x, diagonal=0: np.tril(x, diagonal), lambda rng: [
         _s(real(rng, (3, 4)), name='2d'),
         _s(real(rng, (3, 4)), 1, name='k1'),
         _s(real(rng, (2, 3, 3)), diagonal=-1, name='batched'),
-    ], method=True),
+    ], method=True,
+           primitives=('Tril',)),
     OpInfo('triu', lambda x, diagonal=0: np.triu(x, diagonal), lambda rng: [
         _s(real(rng, (3, 4)), name='2d'),
         _s(real(rng, (3, 4)), -1, name='k-1'),
         _s(real(rng, (2, 3, 3)), diagonal=1, name='batched'),
-    ], method=True),
-    OpInfo('sort', ref_sort, sort_samples, method=True, dtypes=('same', 'int64')),
+    ], method=True,
+           primitives=('Triu',)),
+    OpInfo('sort', ref_sort, sort_samples, method=True, dtypes=('same', 'int64'),
+           primitives=('Argsort', 'Gather')),
     OpInfo('argsort', ref_argsort, sort_samples, method=True, supports_grad=False,
-           dtypes='int64'),
-    OpInfo('topk', ref_topk, topk_samples, method=True, dtypes=('same', 'int64')),
+           dtypes='int64',
+           primitives=('Argsort',)),
+    OpInfo('topk', ref_topk, topk_samples, method=True, dtypes=('same', 'int64'),
+           primitives=('Argsort', 'Gather', 'Index')),
     # ---- linear algebra ----
     OpInfo('matmul', np.matmul, matmul_samples, method=True,
-           variants={'operator': lambda m, a, b: a @ b}),
+           variants={'operator': lambda m, a, b: a @ b},
+           primitives=('Matmul', 'Reshape')),
     OpInfo('mm', np.matmul, lambda rng: [
         _s(real(rng, (3, 4)), real(rng, (4, 5)), name='2d'),
         _s(real(rng, (1, 4)), real(rng, (4, 1)), name='unit'),
-    ], method=True),
+    ], method=True,
+           primitives=('Matmul',)),
     OpInfo('bmm', np.matmul, lambda rng: [
         _s(real(rng, (2, 3, 4)), real(rng, (2, 4, 5)), name='3d'),
         _s(real(rng, (2, 1, 2)), real(rng, (2, 2, 3)), name='small'),
-    ], method=True),
+    ], method=True,
+           primitives=('Matmul',)),
     OpInfo('dot', np.dot, lambda rng: [
         _s(real(rng, (4,)), real(rng, (4,)), name='1d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Matmul', 'Reshape')),
     OpInfo('outer', np.outer, lambda rng: [
         _s(real(rng, (3,)), real(rng, (4,)), name='1d'),
-    ], method=True),
+    ], method=True,
+           primitives=('Mul', 'Reshape')),
     OpInfo('einsum', np.einsum, einsum_samples,
-           variants={'list': lambda m, eq, *ops: m.einsum(eq, list(ops))}),
+           variants={'list': lambda m, eq, *ops: m.einsum(eq, list(ops))},
+           primitives=('Diagonal', 'Einsum')),
 ]
 
 ops_by_name = {info.name: info for info in op_db}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad._tensor import Tensor
+from numbagrad.autograd.engine import _execute, _root_edge
 from numbagrad.autograd.engine import grad as _grad
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -247,8 +248,6 @@ def _check_grad_dtypes(func, inputs, diff):
 def _check_undefined_grad(func, inputs, diff):
     """Undefined (None) output gradients must give None or zero input gradients: the
     backward is run with every output's gradient left out."""
-    from numbagrad.autograd.engine import _execute, _root_edge
-
     outs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if not outs:
         return

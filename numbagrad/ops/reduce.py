@@ -89,19 +89,27 @@ class Cumprod(Primitive):
 
     @staticmethod
     def vjp(ctx, g, dim):
-        # gx[k] = sum_{i >= k} g[i] * prod_{j <= i, j != k} x[j]. With z the first zero of
-        # the slice: before z it is reverse_cumsum(g * y)[k] / x[k]; at z it is
-        # reverse_cumsum(g * y')[z] with y' the cumprod of x with x[z] set to 1; after z
-        # every product holds x[z] = 0. Masks, not branches: O(n) and batchable.
+        # gx[k] = sum_{i >= k} g[i] * prod_{j <= i, j != k} x[j], computed in O(n) with masks
+        # (no branch on data, so batchable), and written so that it is right as a function of
+        # x near the point, not only at it (its derivative is the second derivative):
+        # - where x[k] != 0: reverse_cumsum(g * y)[k] / x[k], an identity in x;
+        # - at the first zero z of a slice: reverse_cumsum(g * y1)[z], y1 the cumprod with
+        #   x[z] set to 1;
+        # - at the second zero z2: x[z] * reverse_cumsum(g * y2)[z2], y2 the cumprod with
+        #   x[z] and x[z2] set to 1 (zero in value, but its derivative in x[z] is not);
+        # - at later zeros: 0, with zero first derivatives too (two factors vanish).
         x, y = ctx.saved()
-        zero = x == 0
-        seen = F.cumsum(zero, dim)  # zeros at or before each position
-        before = seen == 0
-        first = zero & (seen == 1)
-        g_before = _reverse_cumsum(g * y, dim) / F.where(before, x, 1)
-        y_skip = F.cumprod(F.where(first, 1, x), dim)
-        g_first = _reverse_cumsum(g * y_skip, dim)
-        return F.where(before, g_before, 0) + F.where(first, g_first, 0)
+        nonzero = x != 0
+        count = F.cumsum(~nonzero, dim)
+        first = ~nonzero & (count == 1)
+        second = ~nonzero & (count == 2)
+        g_nonzero = _reverse_cumsum(g * y, dim) / F.where(nonzero, x, 1)
+        g_first = _reverse_cumsum(g * F.cumprod(F.where(first, 1, x), dim), dim)
+        x_first = F.sum(F.where(first, x, 0), dim, keepdim=True)
+        y2 = F.cumprod(F.where(first | second, 1, x), dim)
+        g_second = x_first * _reverse_cumsum(g * y2, dim)
+        return (F.where(nonzero, g_nonzero, 0) + F.where(first, g_first, 0)
+                + F.where(second, g_second, 0))
 
 
 class Amax(Primitive):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import ops as F
+from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
@@ -502,8 +503,6 @@ def cat(tensors, dim=0):
                                f"number {i} in the list.")
     dts = {t.dtype for t in tensors}
     if len(dts) > 1:
-        from numbagrad._dtype import promote_types
-
         dt = tensors[0].dtype
         for t in tensors[1:]:
             dt = promote_types(dt, t.dtype)

@@ -1,0 +1,161 @@
+"""The primitive declarations: registry, rule slots, data operands, and the op database's
+coverage of every primitive (NOTE [Primitive declaration] in ``numbagrad/ops/_op.py``)."""
+
+import inspect
+import re
+
+import numpy as np
+import pytest
+from _opdb import op_db
+from _trace import trace
+
+import numbagrad
+from numbagrad.ops import PRIMITIVES, Primitive
+from numbagrad.ops._op import bind
+
+PRIMS = sorted(PRIMITIVES.items())
+
+
+def _rule_sources(prim, slot):
+    """Source of the tensor-level rule in ``slot``; for ``both_ways`` rules, the formula."""
+    rule = getattr(prim, slot)
+    if rule is None:
+        return None
+    fn = getattr(rule, '__func__', rule)
+    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    if 'formula' in closure:  # made by ops._rules.both_ways
+        fn = closure['formula'].cell_contents
+    src = inspect.getsource(fn)
+    deriv = getattr(prim, 'derivative', None)
+    if deriv is not None:  # the Unary family's vjp is g * derivative(F, saved)
+        src += inspect.getsource(deriv)
+    return src
+
+
+# A rule that reads raw arrays or branches on data gives a silent wrong answer under vmap
+# or a tracer (DESIGN.md section 1): these spellings must not appear in tensor-level rules.
+_FORBIDDEN = [r'\._data\b', r'_make\(', r'\bbool\(', r'\.item\(\)', r'\.numpy\(\)']
+
+
+@pytest.mark.parametrize('name,prim', PRIMS, ids=[n for n, _ in PRIMS])
+def test_rules_do_not_read_data(name, prim):
+    for slot in ('vjp', 'jvp', 'batch'):
+        src = _rule_sources(prim, slot)
+        if src is None:
+            continue
+        for pattern in _FORBIDDEN:
+            assert not re.search(pattern, src), f'{name}.{slot} uses {pattern!r}'
+
+
+@pytest.mark.parametrize('name,prim', PRIMS, ids=[n for n, _ in PRIMS])
+def test_declaration(name, prim):
+    assert issubclass(prim, Primitive)
+    assert prim.grad_fn.endswith('Backward0') or prim.grad_fn == 'CopySlices' or \
+        prim.node_name is not Primitive.node_name
+    if prim.differentiable and name != '_FunctionApply':
+        assert prim.vjp is not None, f'{name} is differentiable but has no vjp'
+    with pytest.raises(TypeError, match='primitive declaration'):
+        prim()
+
+
+@pytest.mark.parametrize('slot', ['jvp', 'batch'])
+def test_empty_rule_slots_raise_naming_the_op(slot):
+    empty = [p for _, p in PRIMS if getattr(p, slot) is None]
+    assert empty  # the transforms issue fills these in
+    for prim in empty:
+        with pytest.raises(NotImplementedError, match=prim.__name__):
+            prim.rule(slot)
+    assert PRIMITIVES['Mul'].rule('vjp') is PRIMITIVES['Mul'].vjp
+
+
+def test_primitive_names_are_unique():
+    with pytest.raises(TypeError, match='two primitives are named'):
+        type('Mul', (Primitive,), {})
+
+
+def test_rules_receive_params_explicitly():
+    # a rule is a plain function of (ctx, grads, **params): callable with no node attributes
+    x = numbagrad.rand(3, 4, dtype=numbagrad.float64, requires_grad=True)
+    y = x.sum(1, keepdim=True)
+    node = y.grad_fn
+    assert node.prim is PRIMITIVES['Sum']
+    assert node.params == {'dims': (1,), 'keepdim': True, 'dtype': None}
+    assert not hasattr(node, 'dims')
+    g = node.prim.vjp(node, numbagrad.ones(3, 1, dtype=numbagrad.float64), **node.params)
+    assert tuple(g.shape) == (3, 4)
+    assert node.input_shape(0) == (3, 4)
+
+
+def test_data_operands_are_tensors_of_the_graph():
+    x = numbagrad.rand(5, dtype=numbagrad.float64, requires_grad=True)
+    idx = numbagrad.tensor([4, 0, 4])
+    y = x[idx]
+    node = y.grad_fn
+    assert node.prim is PRIMITIVES['Index']
+    assert len(node.next_functions) == 2 and node.next_functions[1] == (None, 0)
+    # the index is saved like any operand: changing it in place is caught
+    idx[0] = 1
+    with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+        y.sum().backward()
+    c = numbagrad.tensor([True, False, True])
+    w = numbagrad.where(c, x[:3], 0.0)
+    assert w.grad_fn.prim is PRIMITIVES['Where']
+    assert w.grad_fn.next_functions[0] == (None, 0)
+
+
+def test_bind_is_the_entry_point():
+    x = numbagrad.tensor([1.0, -2.0])
+    assert bind(PRIMITIVES['Abs'], (x,)).tolist() == [1.0, 2.0]
+
+
+# -- the op database covers every primitive ----------------------------------------------
+_TRACES = {}
+
+
+def _traced(info):
+    if info.name not in _TRACES:
+        _TRACES[info.name] = trace(info)
+    return _TRACES[info.name]
+
+
+@pytest.mark.parametrize('info', op_db, ids=lambda i: i.name)
+def test_entry_names_its_primitives(info):
+    forward, _ = _traced(info)
+    assert set(info.primitives) == forward, (
+        f'{info.name}: declares {sorted(info.primitives)}, binds {sorted(forward)}')
+    for p in info.primitives:
+        assert p in PRIMITIVES
+
+
+def test_every_primitive_is_exercised_by_some_entry():
+    seen = set()
+    for info in op_db:
+        seen |= _traced(info)[1]
+    missing = sorted(set(PRIMITIVES) - seen)
+    assert not missing, f'primitives no op-database entry exercises: {missing}'
+
+
+def test_capability_flags_exist():
+    for info in op_db:
+        assert info.supports_jvp is False
+        assert info.supports_vmap is False
+        assert info.supports_cuda is False
+
+
+# -- rules written once ----------------------------------------------------------------------
+def test_cumprod_second_order_with_several_zeros():
+    x = numbagrad.tensor([[0.7, 0.0, 1.2, 0.0, 0.9, 0.0, 1.1]], dtype=numbagrad.float64,
+                         requires_grad=True)
+    assert numbagrad.autograd.gradcheck(lambda t: t.cumprod(1), (x,))
+    assert numbagrad.autograd.gradgradcheck(lambda t: t.cumprod(1), (x,))
+
+
+def test_prod_gradient_with_zeros_is_linear_time():
+    # the old rule built O(n^2) ops for a slice with a zero (0.4 s at n = 400)
+    values = np.random.default_rng(0).uniform(0.999, 1.001, 2001)
+    values[1000] = 0.0
+    x = numbagrad.tensor(values, requires_grad=True)
+    x.prod().backward()
+    others = np.prod(np.delete(x.detach().numpy(), 1000))
+    np.testing.assert_allclose(x.grad.numpy()[1000], others)
+    assert np.count_nonzero(x.grad.numpy()) == 1
