@@ -111,3 +111,7 @@ def result_type(tensor1, tensor2):
 def can_cast(from_, to):
     """Whether casting ``from_`` to ``to`` is allowed by PyTorch's type-promotion rules."""
     return from_._category <= to._category
+
+
+# every public name: the ops, creation and dtype names imported above and the functions here
+__all__ = sorted(name for name in globals() if not name.startswith("_") and name != "builtins")

@@ -13,6 +13,7 @@ from numbagrad import _tensor
 from numbagrad import ops as F
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import backend_of
 from numbagrad.ops import inplace, shape
 from numbagrad.ops._op import bind
 from numbagrad.ops.binary import _add, _sub
@@ -101,10 +102,10 @@ Tensor.__hash__ = lambda self: id(self)
 
 
 # -- in-place methods ---------------------------------------------------------------------------
-def _ufunc_fast(ufunc):
+def _ufunc_fast(name):
     def fast(data, other):
         try:
-            ufunc(data, other, out=data, casting="same_kind")
+            backend_of(data).binary_into(name, data, other)
         except ValueError:
             so = list(other.shape) if isinstance(other, np.ndarray) else []
             raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the "
@@ -116,6 +117,8 @@ def _ufunc_fast(ufunc):
 
 
 def _binary_inplace(fn, ufunc=None):
+    """``Tensor.<fn>_``; with ``ufunc`` (a backend ufunc name) writes straight into memory
+    when no graph needs recording."""
     fast = _ufunc_fast(ufunc) if ufunc is not None else None
 
     def method(self, other, **kwargs):
@@ -135,9 +138,9 @@ def _unary_inplace(fn):
     return method
 
 
-Tensor.add_ = _binary_inplace(F.add, np.add)
-Tensor.sub_ = _binary_inplace(F.sub, np.subtract)
-Tensor.mul_ = _binary_inplace(F.mul, np.multiply)
+Tensor.add_ = _binary_inplace(F.add, "add")
+Tensor.sub_ = _binary_inplace(F.sub, "subtract")
+Tensor.mul_ = _binary_inplace(F.mul, "multiply")
 Tensor.div_ = _binary_inplace(F.div)
 Tensor.pow_ = _binary_inplace(F.pow)
 Tensor.maximum_ = _binary_inplace(F.maximum)
@@ -174,7 +177,7 @@ def _copy(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
     def fast(d, s):
-        np.copyto(d, s, casting="unsafe")
+        backend_of(d).copy_into(d, s)
     return inplace.inplace(self, lambda t, s: clone(F.expand(to(s, t.dtype), t.shape)),
                            src, fast=fast)
 

@@ -21,6 +21,7 @@ from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import save_input
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, passthrough
 from numbagrad.ops.shape import Zeros
@@ -217,7 +218,7 @@ def commit(t, result):
                 old._requires_grad, old._grad_fn, old._output_nr = (
                     t._requires_grad, t._grad_fn, t._output_nr)
                 node._saved[i] = save_input(old)
-    np.copyto(data, rd, casting="unsafe")
+    backend_of(data).copy_into(data, rd)
     t._storage[1] += 1
     if node is not None:
         base = t._view_of

@@ -385,7 +385,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         n *= input.shape[d]
     mu = mean(input, dims, keepdim=True)
     diff = input - mu
-    return sum(diff * diff, dims, keepdim) / np.maximum(n - correction, 0)
+    return sum(diff * diff, dims, keepdim) / (n - correction if n > correction else 0)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -924,3 +924,6 @@ ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expa
        "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow split chunk "
        "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
        "scatter_add take_along_dim index_select nonzero masked_fill").split()
+
+__all__ = ["ALL", *ALL, "IndexOutOfRangeError", "fill_key", "getitem", "index_put",
+           "is_expandable_to", "split_key", "sum_to_array"]

@@ -2,6 +2,8 @@
 
 from numba import njit, prange
 
+__all__ = ["accumulate", "accumulate_par", "add_into_new_par"]
+
 
 @njit(cache=True)
 def accumulate(dst, src):

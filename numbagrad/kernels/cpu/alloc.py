@@ -16,6 +16,8 @@ import threading
 
 import numpy as np
 
+__all__ = ["LIMIT_BYTES", "MIN_BYTES", "clear", "empty"]
+
 MIN_BYTES = 1 << 20
 LIMIT_BYTES = 1 << 30
 

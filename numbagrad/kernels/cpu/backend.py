@@ -169,6 +169,17 @@ class CpuBackend:
         return fn(a, b)
 
     @staticmethod
+    def binary_into(name, dst, other):
+        """``dst = name(dst, other)`` in place (an in-place op with no graph to record),
+        casting like PyTorch's in-place ops: same kind or safer."""
+        _UFUNCS[name](dst, other, out=dst, casting="same_kind")
+
+    @staticmethod
+    def copy_into(dst, src):
+        """Copy ``src`` into ``dst`` (broadcast, cast as ``copy_`` does)."""
+        np.copyto(dst, src, casting="unsafe")
+
+    @staticmethod
     def multiply(a, b):
         """``a * b`` for gradient formulas (threaded for large arrays)."""
         if type(a) is np.ndarray and a.size >= THREAD_MIN:

@@ -3,6 +3,8 @@ PyTorch refuses them, so every index array is validated here before use."""
 
 from numba import njit
 
+__all__ = ["first_out_of_range"]
+
 
 @njit(cache=True)
 def first_out_of_range(idx, size):

@@ -19,6 +19,8 @@ import numpy as np
 
 from numbagrad.kernels.cpu import alloc
 
+__all__ = ["BLOCK", "N_THREADS", "THREAD_MIN", "blocked", "call"]
+
 # Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 128K-element
 # exp ~0.3 ms (measured with asv_bench/benchmarks/bench_kernels.py).
 THREAD_MIN = 1 << 17
