@@ -477,12 +477,18 @@ def reduction_samples(domain=real, full=True, dims=True, tuples=True):
     return gen
 
 
+def with_zeros(rng, shape, *positions):
+    """Magnitudes in [0.5, 1.5) with random signs, exact zeros at ``positions``."""
+    x = nonzero(rng, shape, 0.5, 1.5)
+    for p in positions:
+        x[p] = 0.0
+    return x
+
+
 def prod_samples(rng):
     """prod: single dims only (torch), plus inputs with one and two exact zeros."""
-    one_zero = nonzero(rng, (3, 4), 0.5, 1.5)
-    one_zero[1, 2] = 0.0
-    two_zeros = nonzero(rng, (3, 4), 0.5, 1.5)
-    two_zeros[0, 1] = two_zeros[0, 3] = 0.0
+    one_zero = with_zeros(rng, (3, 4), (1, 2))
+    two_zeros = with_zeros(rng, (3, 4), (0, 1), (0, 3))
     return [
         SampleInput(nonzero(rng, (3, 4), 0.5, 1.5), name='full'),
         SampleInput(nonzero(rng, (), 0.5, 1.5), name='0d'),
@@ -904,15 +910,12 @@ def nonzero_samples(rng):
 
 def cumprod_samples(rng):
     """cumprod along several dims, with zeros (one, two) in the scanned slices."""
-    one_zero = nonzero(rng, (3, 4), 0.5, 1.5)
-    one_zero[1, 2] = 0.0
-    two_zeros = nonzero(rng, (3, 5), 0.5, 1.5)
-    two_zeros[0, 1] = two_zeros[0, 3] = 0.0
+    two_zeros = with_zeros(rng, (3, 5), (0, 1), (0, 3))
     return [
         SampleInput(nonzero(rng, (5,), 0.5, 1.5), 0, name='1d'),
         SampleInput(nonzero(rng, (3, 4), 0.5, 1.5), 1, name='dim1'),
         SampleInput(nonzero(rng, (2, 3, 4), 0.5, 1.5), -3, name='dim-3'),
-        SampleInput(one_zero, 1, name='one_zero'),
+        SampleInput(with_zeros(rng, (3, 4), (1, 2)), 1, name='one_zero'),
         SampleInput(two_zeros, 1, name='two_zeros'),
         SampleInput(two_zeros, 0, name='zeros_other_dim'),
     ]
