@@ -11,6 +11,7 @@ from _trace import trace
 
 import numbagrad
 from numbagrad.ops import PRIMITIVES, Primitive
+from numbagrad.ops import shape as shape_mod
 from numbagrad.ops._op import bind
 
 PRIMS = sorted(PRIMITIVES.items())
@@ -159,3 +160,105 @@ def test_prod_gradient_with_zeros_is_linear_time():
     others = np.prod(np.delete(x.detach().numpy(), 1000))
     np.testing.assert_allclose(x.grad.numpy()[1000], others)
     assert np.count_nonzero(x.grad.numpy()) == 1
+
+
+# -- linearity flags ---------------------------------------------------------------------------
+_FLAGGED = {n for n, p in PRIMITIVES.items() if p.linearity}
+
+
+def _has_python_float(obj):
+    if isinstance(obj, float):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_has_python_float(o) for o in obj)
+    if isinstance(obj, dict):
+        return any(_has_python_float(o) for o in obj.values())
+    return False
+
+
+# entries whose op adds a constant of its own (``2.0 + x``): affine, not linear
+_AFFINE_ENTRIES = {'radd', 'rsub'}
+_LINEAR_ENTRIES = [i for i in op_db if i.supports_grad and i.primitives
+                   and set(i.primitives) <= _FLAGGED and i.name not in _AFFINE_ENTRIES]
+
+
+def _outputs(call, leaves):
+    return [np.array(o.detach().numpy()) for o in call.float_outputs(*leaves)]
+
+
+@pytest.mark.parametrize('info', _LINEAR_ENTRIES, ids=lambda i: i.name)
+def test_linearity_flags_hold(info):
+    """An entry made only of flagged primitives is linear in each float input (and jointly
+    linear when every primitive is ``"linear"``): f(a x + b y) == a f(x) + b f(y)."""
+    from test_ops import Call
+
+    rng = np.random.default_rng(7)
+    joint = all(PRIMITIVES[p].linearity == 'linear' for p in info.primitives)
+    checked = 0
+    for sample in info.sample_inputs():
+        if _has_python_float((sample.args, sample.kwargs)):
+            continue  # a Python-scalar operand is a constant here: the op is then affine
+        call = Call(numbagrad, info, sample, 'float64')
+        xs = call.leaves
+        if not xs:
+            continue
+        ys = [numbagrad.tensor(rng.standard_normal(tuple(x.shape))) for x in xs]
+        a, b = 0.7, -1.3
+        groups = [list(range(len(xs)))] if joint else [[i] for i in range(len(xs))]
+        for group in groups:
+            mix = [a * x + b * y if i in group else x for i, (x, y) in enumerate(zip(xs, ys))]
+            only_y = [y if i in group else x for i, (x, y) in enumerate(zip(xs, ys))]
+            lhs = _outputs(call, mix)
+            fx, fy = _outputs(call, xs), _outputs(call, only_y)
+            for k, (left, u, v) in enumerate(zip(lhs, fx, fy)):
+                np.testing.assert_allclose(left, a * u + b * v, rtol=1e-10, atol=1e-12,
+                                           err_msg=f'{sample}, output {k}, inputs {group}')
+        checked += 1
+    assert checked, f'{info.name}: no sample without Python-scalar operands'
+
+
+def _explicit_linear_cases():
+    """Flagged primitives the op database reaches only through backward rules, applied
+    directly: ``(name, fn of float tensors, input shapes)``."""
+    P = PRIMITIVES
+    idx = numbagrad.tensor([2, 0, 2])
+    mask = numbagrad.tensor([True, False, True, True])
+    gidx = numbagrad.tensor([[1, 0], [2, 2]])
+    geom = ((2, 2), (1, 2), 1)  # a strided 2x2 window of a flat 6-vector
+    return [
+        ('IndexBackward', lambda g: bind(P['IndexBackward'], (g, idx), {
+            'key': (shape_mod._Slot(0),), 'advanced': True, 'shape': (4,)}), [(3,)]),
+        ('DiagonalBackward', lambda g: bind(P['DiagonalBackward'], (g,), {
+            'shape': (3, 3), 'offset': 0, 'dim1': 0, 'dim2': 1}), [(3,)]),
+        ('SumTo', lambda g: bind(P['SumTo'], (g,), {'shape': (1, 3)}), [(2, 3)]),
+        ('AsStrided', lambda x: bind(P['AsStrided'], (x,), {'geom': geom}), [(6,)]),
+        ('AsStridedPut', lambda x, v: bind(P['AsStridedPut'], (x, v), {'geom': geom}),
+         [(6,), (2, 2)]),
+        ('ScatterAdd', lambda x, s: bind(P['ScatterAdd'], (x, gidx, s), {'dim': 1}),
+         [(2, 3), (2, 2)]),
+        ('IndexPut', lambda x, v: bind(P['IndexPut'], (x, v, idx[:2]), {
+            'key': (shape_mod._Slot(0),), 'advanced': True}), [(4,), (2,)]),
+        ('Where', lambda x, y: bind(P['Where'], (mask, x, y)), [(4,), (4,)]),
+        ('ToCopy', lambda x: bind(P['ToCopy'], (x,), {'dtype': np.float32}), [(3,)]),
+    ]
+
+
+@pytest.mark.parametrize('case', _explicit_linear_cases(), ids=lambda c: c[0])
+def test_linearity_flags_hold_for_backward_primitives(case):
+    name, fn, shapes = case
+    assert PRIMITIVES[name].linearity == 'linear'
+    rng = np.random.default_rng(3)
+    xs = [numbagrad.tensor(rng.standard_normal(s)) for s in shapes]
+    ys = [numbagrad.tensor(rng.standard_normal(s)) for s in shapes]
+    a, b = 0.5, -2.0
+    left = fn(*[a * x + b * y for x, y in zip(xs, ys)]).numpy()
+    right = a * fn(*xs).numpy() + b * fn(*ys).numpy()
+    np.testing.assert_allclose(left, right, rtol=1e-6, atol=1e-6)
+
+
+def test_every_linearity_flag_is_checked():
+    covered = {c[0] for c in _explicit_linear_cases()}
+    for info in _LINEAR_ENTRIES:
+        if info.name not in _AFFINE_ENTRIES:
+            covered |= set(info.primitives)
+    assert _FLAGGED <= covered, sorted(_FLAGGED - covered)

@@ -27,6 +27,12 @@ side by side:
     Positions of operands that are data (a condition, an index): tensors that get no
     gradient but that a transform must see (never params: under ``vmap`` a batched index
     taken as a constant would be a silent wrong answer). ``None`` means none.
+``linearity``
+    ``"linear"`` when the op is linear in its non-data operands jointly (its JVP is the op
+    applied to the tangents; ``sum``, views, indexing, ``add``), ``"bilinear"`` when it is
+    linear in each one separately (``mul``, ``matmul``, ``einsum``), else None. The
+    transforms' stock rules key on it; ``tests/test_primitives.py`` checks every flag
+    numerically.
 ``grad_fn``
     PyTorch's name for the node (``"MulBackward0"``), or ``node_name(params)`` when it
     depends on the params (indexing).
@@ -68,6 +74,7 @@ class Primitive:
     saves_output = False
     saved_for = None
     data_operands = None
+    linearity = None
     grad_fn = None  # set from the class name unless given
     vjp = None
     fused_vjp = None

@@ -99,6 +99,7 @@ def _both(ctx, g):
 
 
 class Add(Binary):
+    linearity = "linear"
     fn = "add"
     vjp = fused_vjp = staticmethod(_both)
 
@@ -112,6 +113,7 @@ def _sub_rule(ctx, g):
 
 
 class Sub(Binary):
+    linearity = "linear"
     fn = "subtract"
     vjp = fused_vjp = staticmethod(_sub_rule)
 
@@ -125,6 +127,7 @@ class Sub(Binary):
 
 
 class Mul(Binary):
+    linearity = "bilinear"
     fn = "multiply"
     saves_inputs = (0, 1)
     saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
@@ -356,6 +359,7 @@ def _where_rule(m, ctx, saved, g):
 class Where(Primitive):
     """``where(cond, a, b)``: the boolean ``cond`` is a data operand (no gradient)."""
 
+    linearity = "linear"
     data_operands = (0,)
     saves_inputs = (0,)
     vjp, fused_vjp = both_ways(_where_rule)

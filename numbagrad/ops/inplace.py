@@ -30,6 +30,7 @@ __all__ = ["check_inplace", "clone", "commit", "contiguous", "inplace", "refresh
 
 
 class Clone(Primitive):
+    linearity = "linear"
     vjp = fused_vjp = staticmethod(passthrough)
 
     @staticmethod
@@ -52,6 +53,7 @@ class Fill(Primitive):
 
 
 class ToCopy(Primitive):
+    linearity = "linear"
     @staticmethod
     def impl(be, x, dtype):
         return x.astype(dtype)
@@ -124,6 +126,7 @@ def _strided(flat, geom):
 class AsStrided(Primitive):
     """A strided view of a contiguous base (``geom`` from ``_geometry``), as a copy."""
 
+    linearity = "linear"
     @staticmethod
     def impl(be, x, geom):
         return _strided(be.xp.ascontiguousarray(x).reshape(-1), geom).copy()
@@ -137,6 +140,7 @@ class AsStrided(Primitive):
 class AsStridedPut(Primitive):
     """``base`` with ``value`` written into its strided region (PyTorch's CopySlices)."""
 
+    linearity = "linear"
     grad_fn = "CopySlices"
 
     @staticmethod

@@ -24,6 +24,7 @@ def _matmul_rule(m, ctx, saved, g):
 class Matmul(Primitive):
     """Matrix product of operands with at least 2 dims (batch dims broadcast)."""
 
+    linearity = "bilinear"
     saves_inputs = (0, 1)
     saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
     vjp, fused_vjp = both_ways(_matmul_rule)
@@ -144,6 +145,7 @@ class Einsum(Primitive):
     general case to this). Its VJP for operand ``i`` is the einsum of ``g`` with the other
     operands, summed over the indices only operand ``i`` has (then broadcast back)."""
 
+    linearity = "bilinear"
     saves_inputs = staticmethod(_all_operands)
 
     @staticmethod

@@ -28,6 +28,7 @@ def _expand_back(g, shape, dims, keepdim):
 
 
 class Sum(Primitive):
+    linearity = "linear"
     @staticmethod
     def impl(be, x, dims, keepdim, dtype):
         return be.sum(x, dims, keepdim, dtype)
@@ -235,6 +236,7 @@ def _cumsum_rule(m, ctx, saved, g, dim):
 
 
 class Cumsum(Primitive):
+    linearity = "linear"
     vjp, fused_vjp = both_ways(_cumsum_rule)
 
     @staticmethod

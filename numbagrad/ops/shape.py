@@ -47,6 +47,7 @@ _VIEW_NAMES = {"view": "ViewBackward0", "reshape": "ReshapeBackward0",
 
 
 class Reshape(Primitive):
+    linearity = "linear"
     view = True
 
     @classmethod
@@ -83,6 +84,7 @@ class Reshape(Primitive):
 
 
 class Permute(Primitive):
+    linearity = "linear"
     view = True
     node_name = Reshape.node_name
 
@@ -107,6 +109,7 @@ def _inverse(perm):
 
 
 class Expand(Primitive):
+    linearity = "linear"
     view = True
     vjp = fused_vjp = staticmethod(passthrough)  # the engine sums the broadcast back
 
@@ -118,6 +121,7 @@ class Expand(Primitive):
 class SumTo(Primitive):
     """Sum a broadcast gradient back to ``shape`` (the engine's one reduction point)."""
 
+    linearity = "linear"
     @staticmethod
     def impl(be, x, shape):
         return sum_to_array(x, shape, be.xp)
@@ -244,6 +248,7 @@ def _put_index_operands(n):
 class Index(Primitive):
     """``x[key]``; index tensors of the key are operands 1, 2, ... (data)."""
 
+    linearity = "linear"
     view = True
     data_operands = staticmethod(_index_operands)
     saves_inputs = staticmethod(_index_operands)
@@ -281,6 +286,7 @@ class Index(Primitive):
 class IndexBackward(Primitive):
     """Zeros of ``shape`` with ``g`` added at ``key`` (the adjoint of ``Index``)."""
 
+    linearity = "linear"
     data_operands = staticmethod(_index_operands)
     saves_inputs = staticmethod(_index_operands)
 
@@ -305,6 +311,7 @@ class IndexPut(Primitive):
     """``x`` with ``value`` written at ``key`` (out of place; ``__setitem__`` commits it);
     index tensors of the key are operands 2, 3, ..."""
 
+    linearity = "linear"
     data_operands = staticmethod(_put_index_operands)
     saves_inputs = staticmethod(_put_index_operands)
 
@@ -348,6 +355,7 @@ def index_put(input, key, value):
 class Gather(Primitive):
     """``gather(x, index, dim)``: the index tensor is a data operand."""
 
+    linearity = "linear"
     data_operands = (1,)
     saves_inputs = (1,)
 
@@ -399,6 +407,7 @@ def gather(input, dim, index):
 class ScatterAdd(Primitive):
     """``scatter_add(x, index, src, dim)``: the index tensor is a data operand."""
 
+    linearity = "linear"
     data_operands = (1,)
     saves_inputs = (1,)
 
@@ -472,6 +481,7 @@ def index_select(input, dim, index):
 
 
 class Cat(Primitive):
+    linearity = "linear"
     @staticmethod
     def impl(be, *xs, dim):
         return be.xp.concatenate(xs, axis=dim)
@@ -532,6 +542,7 @@ def _flip_rule(m, ctx, saved, g, dims):
 
 
 class Flip(Primitive):
+    linearity = "linear"
     vjp, fused_vjp = both_ways(_flip_rule)
 
     @staticmethod
@@ -547,6 +558,7 @@ def flip(input, dims):
 
 
 class Roll(Primitive):
+    linearity = "linear"
     @staticmethod
     def impl(be, x, shifts, dims):
         return be.xp.roll(x, shifts, dims)
@@ -572,6 +584,7 @@ def roll(input, shifts, dims=None):
 
 
 class Diagonal(Primitive):
+    linearity = "linear"
     view = True
 
     @staticmethod
@@ -588,6 +601,7 @@ class Diagonal(Primitive):
 
 
 class DiagonalBackward(Primitive):
+    linearity = "linear"
     @staticmethod
     def impl(be, g, shape, offset, dim1, dim2):
         out = be.xp.zeros(shape, g.dtype)
@@ -610,6 +624,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 class Tril(Primitive):
+    linearity = "linear"
     fn = "tril"
 
     @classmethod

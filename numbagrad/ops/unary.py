@@ -84,6 +84,7 @@ def _negate(ctx, g):
 
 # -- linear / piecewise ----------------------------------------------------------------
 class Neg(Unary):
+    linearity = "linear"
     float_only = False
     fn = "negative"
     vjp = fused_vjp = staticmethod(_negate)
