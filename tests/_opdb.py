@@ -83,15 +83,17 @@ class OpInfo:
         The primitives (``numbagrad.ops.PRIMITIVES`` names) the op's forward binds over
         its samples; ``test_primitives.py`` checks it against a trace, and that every
         registered primitive is exercised by some entry (forward or backward).
-    supports_jvp, supports_vmap, supports_cuda : bool
-        Capability flags for forward mode, vmap and CUDA; False until those land (the
-        generic suites for them run on the entries that set them).
+    supports_jvp, supports_vmap : bool
+        Forward mode (JVP checks) and vmap (against loop-and-stack) run on the entry;
+        set False only with a comment saying why.
+    supports_cuda : bool
+        The CUDA suite runs on the entry (False until the CUDA backend lands).
     """
 
     def __init__(self, name, ref, sample_inputs, op=None, variants=None, method=False,
                  supports_grad=True, supports_gradgrad=True, dtypes='same',
                  tol64=(1e-7, 1e-9), tol32=(1e-5, 1e-5), grad_tol=(1e-3, 1e-5),
-                 torch_op=None, primitives=(), supports_jvp=False, supports_vmap=False,
+                 torch_op=None, primitives=(), supports_jvp=True, supports_vmap=True,
                  supports_cuda=False):
         self.name = name
         self.primitives = tuple(primitives)

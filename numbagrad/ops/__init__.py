@@ -95,6 +95,7 @@ from numbagrad.ops.shape import (
     moveaxis,
     movedim,
     narrow,
+    select,
     nonzero,
     permute,
     reshape,

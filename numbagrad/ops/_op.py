@@ -16,9 +16,17 @@ side by side:
 ``fused_vjp(ctx, *grads, **params)`` (optional)
     The same rule on arrays (``ctx.saved_arrays()``, ``ctx.be``), used by the engine when no
     graph of the backward is recorded; the op database checks it against ``vjp``.
-``jvp``, ``batch``
-    Forward-mode and batching rules (filled in by the transforms issue); an empty slot
-    raises ``NotImplementedError`` naming the op (``Primitive.rule``).
+``jvp(primals, tangents, out, **params)``
+    The forward-mode rule: the output tangent (None for zero; one per output when
+    ``n_out > 1``) from the operands, their tangents (None where an operand has none) and the
+    output, written with numbagrad ops (``numbagrad/_transforms/forward.py``). Linear and
+    bilinear ops get it from ``linearity``; unary ops from ``derivative``.
+``batch(args, dims, **params)``
+    The batching rule: ``(out, out_dim)`` from the operands and each one's batch dimension
+    (None when unbatched), written with numbagrad ops (``_transforms/batching.py``);
+    elementwise families and reductions share stock rules (``ops/_rules.py``). Without one,
+    vmap runs the op per batch element and warns once.
+An empty slot raises ``NotImplementedError`` naming the op (``Primitive.rule``).
 ``saves_inputs`` / ``saves_output`` / ``saved_for``
     Which operands (and whether output 0) the rules read, and for each saved input which
     operands' gradients need it (a tensor no gradient needs is not saved, so changing it in
@@ -80,11 +88,20 @@ class Primitive:
     fused_vjp = None
     jvp = None
     batch = None
+    # a whole-application override per transform (``process_jvp(interp, args, params)``
+    # and so on) for ops that are not one rule per slot: custom Functions
+    process_jvp = None
+    process_batch = None
+    process_grad = None
 
     def __init_subclass__(cls, register=True, **kwargs):
         super().__init_subclass__(**kwargs)
         if "grad_fn" not in cls.__dict__:
             cls.grad_fn = cls.__name__ + "Backward0"
+        if cls.linearity is not None and "jvp" not in cls.__dict__:
+            from numbagrad.ops._rules import bilinear_jvp, linear_jvp
+
+            cls.jvp = classmethod(linear_jvp if cls.linearity == "linear" else bilinear_jvp)
         if register:
             other = PRIMITIVES.get(cls.__name__)
             if other is not None and other is not cls:

@@ -5,14 +5,18 @@
   calls into the tensor rule (``m`` = the op namespace, differentiable) and the fused
   array rule (``m`` = the backend's array math), the pattern of PyTorch's
   ``derivatives.yaml`` entries that serve both its autograd and its fused kernels.
-- ``linear`` marks ops whose VJP is the adjoint op applied to ``g`` (no saved values).
+- ``linear_jvp`` / ``bilinear_jvp``: the JVP of every op declaring ``linearity``.
+- ``elementwise_batch``: the batching rule of broadcasting elementwise ops.
 """
 
 from __future__ import annotations
 
 from numbagrad import ops as F
+from numbagrad._core.interpreter import bind
+from numbagrad._tensor import Tensor
 
-__all__ = ["both_ways", "passthrough"]
+__all__ = ["align_batched", "bilinear_jvp", "both_ways", "elementwise_batch", "front",
+           "linear_jvp", "passthrough"]
 
 
 def both_ways(formula):
@@ -36,3 +40,69 @@ def passthrough(ctx, *grads, **params):
     """The VJP of an op whose gradient is its output gradient, unchanged (tensors and
     arrays alike): ``clone``, ``expand`` (the engine sums the broadcast back)."""
     return grads[0]
+
+
+# -- forward mode (NOTE [Primitive declaration], ``jvp``) --------------------------------------
+def _data_positions(prim, n):
+    data = prim.data_operands
+    if data is None:
+        return ()
+    return data if type(data) is tuple else data(n)
+
+
+def _zero_like(p):
+    return F.zeros_like(p) if isinstance(p, Tensor) else 0
+
+
+def linear_jvp(prim, primals, tangents, out, **params):
+    """The JVP of an op linear in its non-data operands jointly: the op of the tangents."""
+    data = _data_positions(prim, len(primals))
+    args = [p if i in data else (t if t is not None else _zero_like(p))
+            for i, (p, t) in enumerate(zip(primals, tangents))]
+    return bind(prim, args, params)
+
+
+def bilinear_jvp(prim, primals, tangents, out, **params):
+    """The JVP of an op linear in each operand separately (product rule)."""
+    acc = None
+    for i, t in enumerate(tangents):
+        if t is None:
+            continue
+        args = list(primals)
+        args[i] = t
+        term = bind(prim, args, params)
+        acc = term if acc is None else acc + term
+    return acc
+
+
+# -- batching (``batch``) ----------------------------------------------------------------------
+def align_batched(args, dims):
+    """Operands of a broadcasting op with each batch dimension moved to the front and the
+    batched ones padded with size-1 dimensions after it, so that broadcasting lines the
+    per-example dimensions up and the batch dimension stays in front."""
+    rank = 0
+    for a, d in zip(args, dims):
+        if isinstance(a, Tensor):
+            r = a.ndim - (d is not None)
+            if r > rank:
+                rank = r
+    out = []
+    for a, d in zip(args, dims):
+        if d is not None:
+            if d != 0:
+                a = F.movedim(a, d, 0)
+            shape = tuple(a.shape)
+            if len(shape) - 1 < rank:
+                a = F.reshape(a, shape[:1] + (1,) * (rank - len(shape) + 1) + shape[1:])
+        out.append(a)
+    return out
+
+
+def elementwise_batch(prim, args, dims, **params):
+    """The batching rule of broadcasting elementwise ops: one call on the whole batch."""
+    return bind(prim, align_batched(args, dims), params), 0
+
+
+def front(x, d):
+    """``x`` with batch dimension ``d`` moved to position 0."""
+    return x if d == 0 else F.movedim(x, d, 0)

@@ -16,7 +16,7 @@ from numbagrad import ops as F
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import both_ways
+from numbagrad.ops._rules import both_ways, elementwise_batch
 
 __all__ = ["ALL", "add", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
            "clamp", "clamp_max", "clamp_min", "clip", "div", "divide", "eq", "floor_divide",
@@ -82,6 +82,7 @@ class Binary(Primitive, register=False):
     backend applies."""
 
     fn = ""
+    batch = classmethod(elementwise_batch)
 
     @classmethod
     def impl(cls, be, a, b):

@@ -867,6 +867,16 @@ def narrow(input, dim, start, length):
     return getitem(input, key)
 
 
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim``, that dimension removed (a view)."""
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    return getitem(input, (slice(None),) * d + (index % n,))
+
+
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of ``split_size`` (int) or of the given section sizes (list)."""
     d = wrap_dim(dim, tensor.ndim)
@@ -936,7 +946,7 @@ def masked_fill(input, mask, value):
 
 
 ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
-       "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow split chunk "
+       "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split chunk "
        "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
        "scatter_add take_along_dim index_select nonzero masked_fill").split()
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from numbagrad import ops as F
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import elementwise_batch
 from numbagrad.ops._util import default_float
 
 __all__ = [
@@ -76,6 +77,12 @@ class Unary(Primitive, register=False):
     @classmethod
     def fused_vjp(cls, ctx, g):
         return ctx.be.unary_backward(cls.kernel, g, ctx.saved_arrays()[0], cls.derivative)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        return tangents[0] * cls.derivative(F, primals[0] if cls.saves_inputs else out)
+
+    batch = classmethod(elementwise_batch)
 
 
 def _negate(ctx, g):
@@ -315,6 +322,7 @@ class Predicate(Primitive, register=False):
     differentiable = False
     fn = ""
     default = True  # the answer for integer and bool inputs
+    batch = classmethod(elementwise_batch)
 
     @classmethod
     def impl(cls, be, x):

@@ -1,0 +1,136 @@
+"""vmap: batched values and the interpreter that applies batching rules.
+
+Each primitive's ``batch(args, dims, **params)`` rule (NOTE [Primitive declaration])
+receives the parent-level operands and, per operand, the position of its batch dimension
+(None for an unbatched operand; at least one is batched); it returns ``(out, out_dim)``
+(tuples of both for multi-output primitives; an ``out_dim`` of None means the output is
+not batched). Rules run with the parent current and are written with numbagrad ops.
+A primitive without a rule runs once per batch element and the results are stacked, with
+a one-time warning naming the op (``loop_batch``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from numbagrad._core.interpreter import _CURRENT, bind
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.tracer import Tracer, TransformInterpreter, np_dtype_of, shape_of
+
+__all__ = ["BatchInterpreter", "BatchTracer", "is_batched", "loop_batch", "move_to_front"]
+
+_WARNED: set = set()
+
+
+class BatchInterpreter(TransformInterpreter):
+    """Runs ops on values with one extra (batch) dimension of length ``size``."""
+
+    __slots__ = ("randomness", "size")
+
+    def __init__(self, parent, size, randomness="error", name="numbagrad.vmap"):
+        super().__init__(parent, name)
+        self.size = size
+        self.randomness = randomness
+
+    def process(self, prim, args, params):
+        dims = None
+        for i, a in enumerate(args):
+            if type(a) is BatchTracer and a._interp is self:
+                if dims is None:
+                    dims = [None] * len(args)
+                dims[i] = a._bdim
+        if dims is None:
+            return self.to_parent(prim, args, params)
+        custom = prim.process_batch
+        if custom is not None:
+            return custom(self, args, params)
+        vals = [a._val if d is not None else a for a, d in zip(args, dims)]
+        token = _CURRENT.set(self.parent)
+        try:
+            rule = prim.batch
+            if rule is None:
+                out, odim = loop_batch(prim, vals, dims, self.size, params)
+            else:
+                out, odim = rule(vals, dims, **params)
+        finally:
+            _CURRENT.reset(token)
+        if prim.n_out == 1:
+            return self.wrap(out, odim)
+        return tuple(self.wrap(o, d) for o, d in zip(out, odim))
+
+    def wrap(self, value, bdim):
+        if bdim is None or not isinstance(value, Tensor):
+            return value
+        return BatchTracer._new(self, value, bdim)
+
+
+def move_to_front(x, d):
+    """``x`` with its batch dimension ``d`` moved to position 0."""
+    if d == 0 or d is None:
+        return x
+    from numbagrad import ops as F
+
+    return F.movedim(x, d, 0)
+
+
+def loop_batch(prim, vals, dims, size, params):
+    """The fallback rule: apply ``prim`` per batch element and stack the results."""
+    from numbagrad import ops as F
+
+    name = prim.__name__
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(
+            f"There is a performance drop because we have not yet implemented the batching "
+            f"rule for {name}: vmap runs it once per batch element and stacks the results.",
+            UserWarning, stacklevel=4)
+    outs = []
+    for i in range(size):
+        sl = [F.select(v, d, i) if d is not None else v for v, d in zip(vals, dims)]
+        outs.append(bind(prim, sl, params))
+    if prim.n_out == 1:
+        return F.stack(outs), 0
+    return tuple(F.stack(list(col)) for col in zip(*outs)), (0,) * prim.n_out
+
+
+_ITEM = ("vmap: It looks like you're calling {what} on a Tensor. We don't support vmap over "
+         "calling {what} on a Tensor, please try to rewrite what you're doing with other "
+         "operations.")
+_CONTROL = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet: rewrite it with numbagrad.where or "
+            "other ops that work on the whole batch.")
+
+
+class BatchTracer(Tracer):
+    """A value with a batch dimension ``_bdim`` in its parent-level value ``_val``."""
+
+    __slots__ = ("_bdim", "_val")
+
+    @classmethod
+    def _new(cls, interp, val, bdim):
+        t = object.__new__(cls)
+        shape = shape_of(val)
+        if bdim < 0:
+            bdim += len(shape)
+        t._init_tracer(interp, shape[:bdim] + shape[bdim + 1:], np_dtype_of(val))
+        t._val = val
+        t._bdim = bdim
+        return t
+
+    def _concrete(self, what):
+        if what in ("bool()", "an index"):
+            raise RuntimeError(_CONTROL)
+        raise RuntimeError(_ITEM.format(what=what))
+
+    def _inner_repr(self):
+        return f"lvl={self._interp.name}, bdim={self._bdim}, value={self._val!r}"
+
+    def detach(self):
+        v = self._val
+        return BatchTracer._new(self._interp, v.detach() if isinstance(v, Tensor) else v,
+                                self._bdim)
+
+
+def is_batched(x, interp):
+    return type(x) is BatchTracer and x._interp is interp
+

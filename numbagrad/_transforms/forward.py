@@ -1,0 +1,177 @@
+"""Forward mode: dual values and the interpreter that pushes tangents through ops.
+
+Each primitive's ``jvp(primals, tangents, out, **params)`` rule (NOTE [Primitive
+declaration]) runs with the parent interpreter current, so it may itself be
+differentiated, batched or traced again. ``tangents[i]`` is None where operand ``i``
+carries no tangent (a zero); the rule returns the output tangent (None for zero), one per
+output for multi-output primitives.
+"""
+
+from __future__ import annotations
+
+from numbagrad._core.interpreter import _CURRENT, bind
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.tracer import Tracer, TransformInterpreter, np_dtype_of, shape_of
+
+__all__ = ["DualTracer", "JvpInterpreter", "fix_tangent"]
+
+
+class JvpInterpreter(TransformInterpreter):
+    """Pushes tangents forward. ``level`` is set for ``forward_ad.dual_level`` (whose duals
+    outlive it as plain tensors, as in PyTorch) and None for ``func.jvp``."""
+
+    __slots__ = ("level",)
+
+    def __init__(self, parent, name, level=None):
+        super().__init__(parent, name)
+        self.level = level
+
+    def process(self, prim, args, params):
+        for a in args:
+            if type(a) is DualTracer and a._interp is self:
+                break
+        else:
+            return self.to_parent(prim, args, params)
+        custom = prim.process_jvp
+        if custom is not None:
+            return custom(self, args, params)
+        primals = []
+        tangents = []
+        for a in args:
+            if type(a) is DualTracer and a._interp is self:
+                primals.append(a._primal)
+                tangents.append(a._tangent)
+            else:
+                primals.append(a)
+                tangents.append(None)
+        token = _CURRENT.set(self.parent)
+        try:
+            out = bind(prim, primals, params)
+            if not prim.differentiable:
+                return out
+            data = prim.data_operands
+            if data is not None:
+                for i in (data if type(data) is tuple else data(len(args))):
+                    tangents[i] = None
+            if all(t is None for t in tangents):
+                return out
+            rule = prim.rule("jvp")
+            tan = rule(primals, tangents, out, **params)
+            if prim.n_out == 1:
+                return self.dual(out, fix_tangent(tan, out, prim.__name__))
+            return tuple(self.dual(o, fix_tangent(t, o, prim.__name__))
+                         for o, t in zip(out, tan))
+        finally:
+            _CURRENT.reset(token)
+
+    def dual(self, primal, tangent):
+        """A dual of this interpreter (``primal`` itself when the tangent is None)."""
+        if tangent is None or not isinstance(primal, Tensor) or \
+                np_dtype_of(primal).kind not in "fc":
+            return primal
+        return DualTracer._new(self, primal, tangent)
+
+
+def fix_tangent(tan, out, who):
+    """Bring a rule's (or a user's) tangent to the output's shape and dtype: a broadcast
+    operand's tangent is expanded, a shape that cannot broadcast raises."""
+    if tan is None:
+        return None
+    if not isinstance(tan, Tensor):
+        raise TypeError(f"{who}: the jvp rule returned a {type(tan).__name__} where a tensor "
+                        "tangent (or None) was expected")
+    oshape = shape_of(out)
+    tshape = shape_of(tan)
+    if tshape != oshape:
+        from numbagrad import ops as F
+
+        try:
+            tan = F.broadcast_to(tan, oshape)
+        except RuntimeError:
+            raise RuntimeError(f"{who}: the tangent has shape {list(tshape)} but the output "
+                               f"has shape {list(oshape)}") from None
+    odt = np_dtype_of(out)
+    if np_dtype_of(tan) != odt:
+        tan = tan.to(odt)
+    return tan
+
+
+class DualTracer(Tracer):
+    """A value with a tangent, owned by one forward-mode interpreter."""
+
+    __slots__ = ("_primal", "_tangent")
+
+    @classmethod
+    def _new(cls, interp, primal, tangent):
+        t = object.__new__(cls)
+        t._init_tracer(interp, shape_of(primal), np_dtype_of(primal))
+        t._primal = primal
+        t._tangent = tangent
+        if interp.level is not None and type(primal) is Tensor:
+            # a forward_ad dual is its primal to the eager world (autograd, in-place
+            # version counters), during its level and after it (NOTE [Tracers])
+            t._storage = primal._storage
+            t._requires_grad = primal._requires_grad
+            t._grad_fn = primal._grad_fn
+            if primal._requires_grad and primal._grad_fn is None:
+                from numbagrad._core.graph import accumulator_of
+
+                t._grad_fn = accumulator_of(primal)
+            else:
+                t._output_nr = primal._output_nr
+        return t
+
+    @property
+    def _data(self):
+        if self._interp.level is not None:
+            return self._primal._data
+        raise self._escaped()
+
+    def _concrete(self, what):
+        p = self._primal
+        return p._concrete(what) if isinstance(p, Tracer) else p
+
+    def _inner_repr(self):
+        return f"primal={self._primal!r}, tangent={self._tangent!r}"
+
+    def __repr__(self):
+        if self._interp.level is not None:
+            p = self._primal
+            return repr(p) if self._tangent is None else \
+                f"{repr(p)[:-1]}, tangent={self._tangent!r})"
+        return super().__repr__()
+
+    # forward_ad duals are their primals to eager autograd
+    @property
+    def requires_grad(self):
+        return self._interp.level is not None and self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        Tracer.requires_grad.fset(self, value)
+
+    @property
+    def grad_fn(self):
+        fn = self._grad_fn
+        from numbagrad._core.graph import AccumulateGrad
+
+        return None if isinstance(fn, AccumulateGrad) else fn
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        if self._interp.level is None:
+            return Tracer.backward(self)
+        p = self._primal
+        return p.backward(gradient, retain_graph, create_graph, inputs)
+
+    def detach(self):
+        p = self._primal
+        return p.detach() if isinstance(p, Tensor) else p
+
+    def numpy(self, *, force=False):
+        if self._interp.level is not None and isinstance(self._primal, Tensor):
+            return self._primal.numpy(force=force)
+        return Tracer.numpy(self)

@@ -1,0 +1,234 @@
+"""Reverse mode for ``numbagrad.func``: an interpreter with a tape of its own.
+
+``func.grad``/``func.vjp`` push a ``GradInterpreter``; each op on its values runs on the
+parent-level values and appends a ``TapeNode`` (the primitive, its params, the operands and
+outputs, and edges to the nodes of the operands it owns). ``backward`` walks the tape in
+reverse creation order, calling each primitive's ``vjp`` rule with the interpreter that is
+current *at that time* (the parent, or a vmap around ``vjp_fn`` in ``jacrev``), so the
+backward is itself differentiable, batchable and traceable: a single eager tape would lose
+the tangents of jvp-of-grad (DESIGN.md section 3).
+
+NOTE: the eager engine (``autograd/engine.py``) is not reused here. It is built around
+concrete arrays (fused array rules, in-place accumulation, hooks, retain_graph), none of
+which apply to a tape whose values may be tracers of outer transforms; the tape's backward
+is a plain reverse topological walk over ``vjp`` rules.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from numbagrad._core.interpreter import _CURRENT, bind
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.tracer import (
+    Tracer,
+    TransformInterpreter,
+    as_np_dtype,
+    np_dtype_of,
+    shape_of,
+)
+
+__all__ = ["GradInterpreter", "GradTracer", "TapeNode", "backward", "sum_to_shape"]
+
+_seq = itertools.count()
+
+
+class GradInterpreter(TransformInterpreter):
+    """Records applications on values it owns onto a tape of ``TapeNode``s."""
+
+    __slots__ = ("argnums_mask",)
+
+    def __init__(self, parent, name="numbagrad.func.grad"):
+        super().__init__(parent, name)
+
+    def process(self, prim, args, params):
+        for a in args:
+            if type(a) is GradTracer and a._interp is self:
+                break
+        else:
+            return self.to_parent(prim, args, params)
+        custom = prim.process_grad
+        if custom is not None:
+            return custom(self, args, params)
+        vals = []
+        edges = []
+        for a in args:
+            if type(a) is GradTracer and a._interp is self:
+                vals.append(a._val)
+                edges.append((a._node, a._out_nr))
+            else:
+                vals.append(a)
+                edges.append(None)
+        token = _CURRENT.set(self.parent)
+        try:
+            out = bind(prim, vals, params)
+        finally:
+            _CURRENT.reset(token)
+        if not prim.differentiable:
+            return out
+        data = prim.data_operands
+        if data is not None:
+            for i in (data if type(data) is tuple else data(len(args))):
+                edges[i] = None
+        outs = (out,) if prim.n_out == 1 else tuple(out)
+        if all(e is None for e in edges):
+            return out
+        node = TapeNode(prim, params, vals, outs, edges)
+        wrapped = tuple(self.wrap(o, node, i) for i, o in enumerate(outs))
+        return wrapped[0] if prim.n_out == 1 else wrapped
+
+    def wrap(self, value, node, out_nr=0):
+        if not isinstance(value, Tensor) or np_dtype_of(value).kind not in "fc":
+            return value
+        return GradTracer._new(self, value, node, out_nr)
+
+
+class TapeNode:
+    """One recorded application, and the context its ``vjp`` rule receives (the same
+    interface as the eager ``OpNode``: ``saved``, ``input_shape``, ``input_dtype``,
+    ``needs_input_grad``, ``num_inputs``)."""
+
+    __slots__ = ("edges", "outs", "params", "prim", "seq", "vals", "rule")
+
+    def __init__(self, prim, params, vals, outs, edges, rule=None):
+        self.prim = prim
+        self.params = params
+        self.vals = vals
+        self.outs = outs
+        self.edges = edges
+        self.seq = next(_seq)
+        self.rule = rule  # a custom backward (Functions); else prim.vjp
+
+    def saved(self):
+        prim = self.prim
+        saves = prim.saves_inputs
+        if type(saves) is not tuple:
+            saves = saves(len(self.vals))
+        out = [self.vals[i] for i in saves]
+        if prim.saves_output:
+            out.append(self.outs[0])
+        return out
+
+    def input_shape(self, i):
+        return shape_of(self.vals[i])
+
+    def input_dtype(self, i):
+        return np_dtype_of(self.vals[i])
+
+    def needs_input_grad(self, i):
+        return self.edges[i] is not None
+
+    def num_inputs(self):
+        return len(self.vals)
+
+    def name(self):
+        return self.prim.node_name(self.params)
+
+    def run_vjp(self, grads):
+        if self.rule is not None:
+            return self.rule(self, grads)
+        res = self.prim.rule("vjp")(self, *grads, **self.params)
+        return list(res) if type(res) is tuple else [res]
+
+
+class LeafNode:
+    """The tape node of an input of the transformed function."""
+
+    __slots__ = ("index", "seq")
+
+    def __init__(self, index):
+        self.index = index
+        self.seq = -1
+
+
+class GradTracer(Tracer):
+    """A value recorded on a ``GradInterpreter``'s tape."""
+
+    __slots__ = ("_node", "_out_nr", "_val")
+
+    @classmethod
+    def _new(cls, interp, val, node, out_nr=0):
+        t = object.__new__(cls)
+        t._init_tracer(interp, shape_of(val), np_dtype_of(val))
+        t._val = val
+        t._node = node
+        t._out_nr = out_nr
+        return t
+
+    def _concrete(self, what):
+        v = self._val
+        return v._concrete(what) if isinstance(v, Tracer) else v
+
+    def _inner_repr(self):
+        return f"value={self._val!r}"
+
+    def detach(self):
+        v = self._val
+        return v.detach() if isinstance(v, Tensor) else v
+
+
+def sum_to_shape(g, shape, dtype):
+    """Reduce a gradient in the broadcast output shape to an operand's shape and dtype."""
+    from numbagrad import ops as F
+
+    gshape = shape_of(g)
+    if gshape != tuple(shape):
+        g = F.sum_to(g, tuple(shape))
+    if np_dtype_of(g) != dtype and dtype.kind in "fc":
+        g = g.to(as_np_dtype(dtype))
+    return g
+
+
+def backward(outputs, cotangents, n_inputs):
+    """Gradients of ``outputs`` (GradTracers of one interpreter, or constants) with
+    cotangents ``cotangents`` with respect to the interpreter's ``n_inputs`` leaves.
+
+    Runs under whatever interpreter is current; returns one gradient (or None) per input.
+    """
+    grads: dict = {}
+    roots = []
+    for o, c in zip(outputs, cotangents):
+        if type(o) is GradTracer and c is not None:
+            key = (o._node, o._out_nr)
+            grads[key] = c if key not in grads else grads[key] + c
+            roots.append(o._node)
+    # every node reachable from the roots, processed latest first
+    seen = set()
+    order = []
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        order.append(n)
+        if type(n) is TapeNode:
+            for e in n.edges:
+                if e is not None and id(e[0]) not in seen:
+                    stack.append(e[0])
+    order.sort(key=lambda n: n.seq, reverse=True)
+    result = [None] * n_inputs
+    for n in order:
+        if type(n) is LeafNode:
+            result[n.index] = grads.pop((n, 0), None)
+            continue
+        gs = [grads.pop((n, i), None) for i in range(len(n.outs))]
+        if all(g is None for g in gs):
+            continue
+        if n.rule is None:
+            # built-in rules take zeros for outputs without a gradient
+            from numbagrad import ops as F
+
+            gs = [g if g is not None else F.zeros_like(o) for g, o in zip(gs, n.outs)]
+        in_grads = n.run_vjp(gs)
+        if len(in_grads) != len(n.edges):
+            raise RuntimeError(f"{n.name()}: the vjp returned {len(in_grads)} gradients, "
+                               f"expected {len(n.edges)}")
+        for i, (e, g) in enumerate(zip(n.edges, in_grads)):
+            if e is None or g is None:
+                continue
+            g = sum_to_shape(g, n.input_shape(i), n.input_dtype(i))
+            key = (e[0], e[1])
+            prev = grads.get(key)
+            grads[key] = g if prev is None else prev + g
+    return result

@@ -1,0 +1,270 @@
+"""The base of the values a transform owns, and running code under an interpreter.
+
+NOTE [Tracers]
+A value a transform owns is a ``Tracer``: a ``Tensor`` subclass tagged with the
+interpreter *object* that owns it (``_interp``) and holding its parent-level value(s)
+(a dual's primal and tangent, a batched value and its batch dimension, a reverse-mode
+value and its tape node). Ops on tracers go through ``bind`` like any other, so every
+op and composite works on them unchanged; the owning interpreter unwraps them.
+
+A tracer has no array of its own. Its metadata (``shape``, ``dtype``, ``ndim``...) comes
+from ``_shape``/``_np_dtype``; reading ``_data`` (what the eager interpreter and the
+kernels read) raises ``EscapedTracerError`` naming the transform. A tracer reaches the
+eager interpreter only after its transform has returned (it was stored outside the
+function, or captured by a closure), so that error is exactly the "a transformed value
+escaped" check, at no cost on the eager path. ``forward_ad`` duals are the exception: as in
+PyTorch, a dual tensor stays usable as its primal once its level has closed.
+
+Values a transform does not own are constants to it (an interpreter checks
+``a._interp is self``, identity, never level numbers), which is what keeps nested
+derivatives from confusing their perturbations.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
+from numbagrad._device import CPU as _CPU_DEVICE
+from numbagrad._tensor import Size, Tensor, _wrap_dim
+
+__all__ = ["EscapedTracerError", "TransformInterpreter", "Tracer", "as_np_dtype", "call_under",
+           "np_dtype_of", "shape_of", "under"]
+
+
+class EscapedTracerError(RuntimeError):
+    """A value owned by a transform was used after the transform returned."""
+
+
+class TransformInterpreter(Interpreter):
+    """An interpreter a transform pushes; ``name`` is the user-facing transform name
+    (``"numbagrad.func.vmap"``) used in errors, ``alive`` turns False when it returns."""
+
+    __slots__ = ("alive", "name")
+
+    def __init__(self, parent, name):
+        super().__init__(parent)
+        self.alive = True
+        self.name = name
+
+    def to_parent(self, prim, args, params):
+        """Hand an application this interpreter owns nothing of to its parent."""
+        parent = self.parent
+        token = _CURRENT.set(parent)
+        try:
+            if parent is EVAL:
+                return prim._eval(args, params)
+            return parent.process(prim, args, params)
+        finally:
+            _CURRENT.reset(token)
+
+
+@contextmanager
+def under(interp):
+    """Make ``interp`` the current interpreter for the block."""
+    token = _CURRENT.set(interp)
+    try:
+        yield interp
+    finally:
+        _CURRENT.reset(token)
+
+
+def call_under(interp, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with ``interp`` current (rules run with the parent current)."""
+    token = _CURRENT.set(interp)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _CURRENT.reset(token)
+
+
+def as_np_dtype(dtype):
+    return dtype if isinstance(dtype, np.dtype) else D.as_dtype(dtype).np
+
+
+def shape_of(x):
+    """The shape of a tensor, tracer or Python scalar (``()``)."""
+    if isinstance(x, Tensor):
+        return tuple(x.shape)
+    return ()
+
+
+def np_dtype_of(x):
+    """The NumPy dtype of a tensor or tracer (Python scalars: their PyTorch default)."""
+    if isinstance(x, Tracer):
+        return x._np_dtype
+    if isinstance(x, Tensor):
+        return x._data.dtype
+    return D.scalar_dtype(x).np
+
+
+def _contiguous_strides(shape):
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(st))
+
+
+class Tracer(Tensor):
+    """Base of the values a transform owns (NOTE [Tracers])."""
+
+    __slots__ = ("_interp", "_np_dtype", "_shape")
+
+    def _init_tracer(self, interp, shape, np_dtype):
+        self._interp = interp
+        self._shape = tuple(shape)
+        self._np_dtype = np_dtype
+        self._storage = [None, 0]
+        self._requires_grad = False
+        self._grad_fn = None
+        self._view_of = None
+
+    # -- what the eager path reads: only an escaped tracer gets here ------------------------
+    def _escaped(self):
+        interp = self._interp
+        state = "after it returned" if not interp.alive else "outside of it"
+        return EscapedTracerError(
+            f"a value created inside {interp.name} was used {state} ({type(self).__name__}"
+            f" of shape {list(self._shape)}): a transformed value must not escape its "
+            f"transform. Return it from the transformed function instead of storing it "
+            f"outside (in a global, a list, or an attribute)."
+        )
+
+    @property
+    def _data(self):
+        raise self._escaped()
+
+    # -- metadata from the tracer -------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    @property
+    def dtype(self):
+        return D._FROM_NP[self._np_dtype]
+
+    @property
+    def device(self):
+        return _CPU_DEVICE
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    def element_size(self) -> int:
+        return self._np_dtype.itemsize
+
+    def is_floating_point(self) -> bool:
+        return self._np_dtype.kind == "f"
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return True
+
+    def stride(self, dim=None):
+        st = _contiguous_strides(self._shape)
+        return st if dim is None else st[_wrap_dim(dim, len(self._shape))]
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    @property
+    def requires_grad(self) -> bool:
+        return False
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        raise RuntimeError(f"requires_grad cannot be set on a value traced by "
+                           f"{self._interp.name}; set it on the input before the transform")
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+
+    @property
+    def grad(self):
+        return None
+
+    @property
+    def is_leaf(self) -> bool:
+        return True
+
+    def backward(self, *args, **kwargs):
+        raise RuntimeError(f".backward() was called on a value traced by {self._interp.name}; "
+                           "inside a transform use numbagrad.func.grad / vjp instead")
+
+    # -- values: the concrete value where the transform has one ----------------------------
+    def _concrete(self, what):
+        """The concrete (eager) tensor behind this tracer, for data-dependent Python
+        (``.item()``, ``bool``); vmap has none and raises."""
+        raise NotImplementedError
+
+    def item(self):
+        return self._concrete(".item()").item()
+
+    def tolist(self):
+        return self._concrete(".tolist()").tolist()
+
+    def __bool__(self) -> bool:
+        return bool(self._concrete("bool()"))
+
+    def __float__(self) -> float:
+        return float(self._concrete("float()"))
+
+    def __int__(self) -> int:
+        return int(self._concrete("int()"))
+
+    def __index__(self) -> int:
+        return self._concrete("an index").__index__()
+
+    def numpy(self, *, force=False):
+        raise RuntimeError(
+            f"Can't call numpy() on a value traced by {self._interp.name}. Use "
+            "tensor.detach().numpy() instead (inside the transform the value is not a "
+            "concrete array)."
+        )
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(
+            f"a value traced by {self._interp.name} cannot be converted to a NumPy array; "
+            "write the computation with numbagrad ops, or wrap NumPy code in an "
+            "autograd.Function with the rules the transform needs"
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._inner_repr()})"
+
+    def _inner_repr(self):
+        return ""
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"a value traced by {self._interp.name} cannot be pickled")
+
+    def __deepcopy__(self, memo):
+        return self.clone()

@@ -1,0 +1,569 @@
+"""Composable function transforms: ``grad``, ``vjp``, ``jvp``, ``vmap``, ``jacrev``,
+``jacfwd``, ``hessian`` (PyTorch's ``torch.func``).
+
+Each transform pushes one interpreter (NOTE [Interpreters], NOTE [Tracers]) for the
+duration of the call, so they nest in any order: ``jacrev`` is ``vmap`` of ``vjp``,
+``jacfwd`` is ``vmap`` of ``jvp``, ``hessian`` is ``jacfwd`` of ``jacrev``.
+
+Examples
+--------
+>>> import numbagrad
+>>> from numbagrad.func import grad, vmap
+>>> x = numbagrad.tensor([0.0, 1.0, 2.0], dtype=numbagrad.float64)
+>>> grad(lambda x: (x ** 3).sum())(x)
+tensor([ 0.,  3., 12.], dtype=torch.float64)
+>>> vmap(grad(lambda x: x.sin()))(x)
+tensor([ 1.0000,  0.5403, -0.4161], dtype=torch.float64)
+"""
+
+from __future__ import annotations
+
+import functools
+
+from numbagrad import _creation
+from numbagrad._core.interpreter import current_interpreter
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.batching import BatchInterpreter, BatchTracer, move_to_front
+from numbagrad._transforms.forward import DualTracer, JvpInterpreter
+from numbagrad._transforms.pytree import (
+    broadcast_prefix,
+    tree_flatten,
+    tree_map,
+    tree_unflatten,
+)
+from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode, backward
+from numbagrad._transforms.tracer import np_dtype_of, shape_of, under
+
+__all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+           "vjp", "vmap"]
+
+
+# -- helpers -------------------------------------------------------------------------------
+def _fname(func):
+    return getattr(func, "__name__", type(func).__name__)
+
+
+def _check_tensors(leaves, api, what):
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{api}: Expected {what} to be a Tensor (or a nested "
+                               f"tuple/list/dict of Tensors), got {type(x).__name__}")
+
+
+def _normalize_argnums(argnums, nargs, api):
+    if isinstance(argnums, int) and not isinstance(argnums, bool):
+        nums = (argnums,)
+    elif isinstance(argnums, tuple) and argnums and \
+            all(isinstance(a, int) and not isinstance(a, bool) for a in argnums):
+        nums = argnums
+    else:
+        raise RuntimeError(f"{api}: argnums must be int or Tuple[int, ...], got: {argnums!r}")
+    out = []
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise RuntimeError(f"{api}: Got argnums={a}, but only {nargs} positional inputs")
+        out.append(a % nargs)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{api}: argnums must be unique, got {argnums!r}")
+    return out
+
+
+def _unwrap_grad(x, interp):
+    if type(x) is GradTracer and x._interp is interp:
+        return x._val
+    return x
+
+
+def _unwrap_aux(aux, interp, unwrap):
+    return tree_map(lambda t: unwrap(t, interp) if isinstance(t, Tensor) else t, aux)
+
+
+def _split_aux(out, api):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{api}(f, ...): output of function f should be a tuple: "
+                           "(output, aux) if has_aux is True")
+    return out
+
+
+# -- reverse mode ---------------------------------------------------------------------------
+def _trace_grad(func, args, kwargs, argnums, api):
+    """Run ``func`` with the leaves of the ``argnums`` arguments traced on a new tape;
+    returns ``(interp, diff_leaves, diff_spec, out)``."""
+    interp = GradInterpreter(current_interpreter(), f"numbagrad.func.{api}")
+    nums = argnums
+    diff = tuple(args[i] for i in nums)
+    leaves, spec = tree_flatten(diff)
+    _check_tensors(leaves, api, "the differentiated arguments")
+    for x in leaves:
+        if np_dtype_of(x).kind not in "fc":
+            raise RuntimeError(f"{api}: only Tensors of floating point dtype can require "
+                               f"gradients, got an input of dtype {x.dtype}")
+    with under(interp):
+        wrapped = [GradTracer._new(interp, x, LeafNode(i), 0) for i, x in enumerate(leaves)]
+        new_diff = tree_unflatten(wrapped, spec)
+        new_args = list(args)
+        for k, i in enumerate(nums):
+            new_args[i] = new_diff[k]
+        try:
+            out = func(*new_args, **kwargs)
+        except BaseException:
+            interp.alive = False
+            raise
+    interp.alive = False
+    return interp, leaves, spec, out
+
+
+def _grads_or_zeros(grads, leaves):
+    return [g if g is not None else _creation.zeros_like(x) for g, x in zip(grads, leaves)]
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """Like :func:`grad`, returning ``(gradient, output)`` (``(gradient, (output, aux))``
+    with ``has_aux``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        api = "grad_and_value"
+        nums = _normalize_argnums(argnums, len(args), api)
+        interp, leaves, spec, out = _trace_grad(func, args, kwargs, nums, api)
+        aux = None
+        if has_aux:
+            out, aux = _split_aux(out, api)
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"{api}(f)(*args): Expected f(*args) to return a Tensor, got "
+                               f"{type(out).__name__}")
+        if len(shape_of(out)) != 0:
+            raise RuntimeError(
+                f"{api}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+                f"with {len(shape_of(out))} dims. Maybe you wanted to use the vjp or jacrev "
+                "APIs instead?")
+        value = _unwrap_grad(out, interp)
+        grads = backward([out], [_creation.ones_like(value)], len(leaves))
+        g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
+        g = g[0] if isinstance(argnums, int) else g
+        if has_aux:
+            return g, (value, _unwrap_aux(aux, interp, _unwrap_grad))
+        return g, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of a scalar-valued ``func`` with respect to argument(s) ``argnums``.
+
+    ``grad(f)(x)`` equals ``vjp(f, x)[1](ones)``; it composes with every other transform:
+    ``grad(grad(f))`` is the second derivative, ``vmap(grad(f))`` gives per-example
+    gradients.
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns one gradient per
+    primal (a tuple), cotangents having the structure of the output."""
+    api = "vjp"
+    interp, leaves, spec, out = _trace_grad(func, primals, {}, list(range(len(primals))),
+                                            api)
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, api)
+    out_leaves, out_spec = tree_flatten(out)
+    _check_tensors(out_leaves, api, "outputs of func")
+    primal_out = tree_unflatten([_unwrap_grad(o, interp) for o in out_leaves], out_spec)
+
+    def vjp_fn(cotangents, *rest, retain_graph=True, create_graph=True):
+        if rest:
+            cotangents = (cotangents,) + rest
+        ct_leaves, ct_spec = tree_flatten(cotangents)
+        if ct_spec != out_spec and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function. cotangents: "
+                               f"{ct_spec}, primal output: {out_spec}")
+        _check_tensors(ct_leaves, "vjp_fn", "cotangents")
+        for o, c in zip(out_leaves, ct_leaves):
+            if shape_of(o) != shape_of(c):
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{list(shape_of(c))} and output[0] has a shape of "
+                                   f"{list(shape_of(o))}.")
+        grads = backward(out_leaves, ct_leaves, len(leaves))
+        return tree_unflatten(_grads_or_zeros(grads, leaves), spec)
+
+    if has_aux:
+        return primal_out, vjp_fn, _unwrap_aux(aux, interp, _unwrap_grad)
+    return primal_out, vjp_fn
+
+
+# -- forward mode ---------------------------------------------------------------------------
+def _unwrap_dual(x, interp):
+    if type(x) is DualTracer and x._interp is interp:
+        return x._primal
+    return x
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode."""
+    api = "jvp"
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{api}(f, primals, tangents): Expected primals to be a tuple. "
+                           "E.g. it should be valid to call f(*primals).")
+    if not isinstance(tangents, tuple):
+        raise RuntimeError(f"{api}(f, primals, tangents): Expected tangents to be a tuple.")
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(f"{api}(f, primals, tangents): Expected primals and tangents to "
+                           f"have the same python structure. For example, if primals is a "
+                           f"tuple of 3 tensors, tangents also must be. Got primals with "
+                           f"structure {p_spec} and tangents with structure {t_spec}")
+    _check_tensors(p_leaves, api, "primals")
+    _check_tensors(t_leaves, api, "tangents")
+    for p, t in zip(p_leaves, t_leaves):
+        if shape_of(p) != shape_of(t):
+            raise RuntimeError(f"{api}(f, primals, tangents): Expected primals and tangents to "
+                               f"have the same shape, got {list(shape_of(p))} and "
+                               f"{list(shape_of(t))}")
+        if np_dtype_of(p) != np_dtype_of(t):
+            raise RuntimeError(f"{api}(f, primals, tangents): Expected primals and tangents to "
+                               f"have the same dtype, got {p.dtype} and {t.dtype}")
+    interp = JvpInterpreter(current_interpreter(), f"numbagrad.func.{api}")
+    with under(interp):
+        duals = [interp.dual(p, t) for p, t in zip(p_leaves, t_leaves)]
+        try:
+            out = func(*tree_unflatten(duals, p_spec))
+        finally:
+            interp.alive = False
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, api)
+    o_leaves, o_spec = tree_flatten(out)
+    _check_tensors(o_leaves, api, "outputs of func")
+    prim_out = []
+    tan_out = []
+    for o in o_leaves:
+        if type(o) is DualTracer and o._interp is interp:
+            prim_out.append(o._primal)
+            tan_out.append(o._tangent)
+        else:
+            prim_out.append(o)
+            tan_out.append(_zeros_for(o))
+    res = (tree_unflatten(prim_out, o_spec), tree_unflatten(tan_out, o_spec))
+    if has_aux:
+        return res + (_unwrap_aux(aux, interp, _unwrap_dual),)
+    return res
+
+
+def _zeros_for(x):
+    return _creation.zeros_like(x)
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)`` where ``jvp_fn(*tangents)`` is the JVP at ``primals``.
+
+    NOTE: ``jvp_fn`` re-runs ``func`` under forward mode on each call (PyTorch traces the
+    linear function once with ``make_fx``; numbagrad has no graph capture).
+    """
+    out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return out, jvp_fn
+
+
+# -- vmap -----------------------------------------------------------------------------------
+def _check_dims_type(dims, name, fname):
+    def ok(d):
+        if d is None or (isinstance(d, int) and not isinstance(d, bool)):
+            return True
+        if isinstance(d, (tuple, list)):
+            return all(ok(c) for c in d)
+        if isinstance(d, dict):
+            return all(ok(c) for c in d.values())
+        return False
+
+    if not ok(dims):
+        raise ValueError(f"vmap({fname}, {name}={dims!r}, ...): expected `{name}` to be int "
+                         f"or a (potentially nested) tuple matching the structure of "
+                         f"{'inputs' if name == 'in_dims' else 'outputs'}, got: "
+                         f"{type(dims)}.")
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """Vectorize ``func`` over a dimension of its inputs (PyTorch's ``torch.vmap``).
+
+    ``in_dims`` (an int, None, or a tree matching the positional inputs) says which
+    dimension of each input is mapped; ``out_dims`` where the mapped dimension goes in each
+    output. Ops run once on the whole batch through their batching rules.
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
+                           f"'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
+                         f"{chunk_size})")
+    fname = _fname(func)
+    _check_dims_type(in_dims, "in_dims", fname)
+    _check_dims_type(out_dims, "out_dims", fname)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        if isinstance(in_dims, int) or in_dims is None:
+            dims_tree = in_dims
+        elif isinstance(in_dims, tuple):
+            if len(in_dims) != len(args):
+                raise ValueError(
+                    f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not "
+                    f"compatible with the structure of `inputs`. in_dims has structure "
+                    f"{tree_flatten(in_dims)[1]} but inputs has structure "
+                    f"{tree_flatten(args)[1]}.")
+            dims_tree = in_dims
+        else:
+            raise ValueError(f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): expected "
+                             f"`in_dims` to be int or a (potentially nested) tuple matching "
+                             f"the structure of inputs, got: {type(in_dims)}.")
+        leaves, spec = tree_flatten(args)
+        dims = broadcast_prefix(dims_tree if isinstance(dims_tree, tuple) else dims_tree,
+                                args, "in_dims") if isinstance(dims_tree, tuple) else \
+            [dims_tree] * len(leaves)
+        size = None
+        norm = []
+        for x, d in zip(leaves, dims):
+            if d is None:
+                norm.append(None)
+                continue
+            if not isinstance(x, Tensor):
+                raise ValueError(
+                    f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for "
+                    f"an input but the input is of type {type(x)}. We cannot vmap over "
+                    "non-Tensor arguments, please use None as the respective in_dim")
+            nd = len(shape_of(x))
+            if not -nd <= d < nd:
+                raise ValueError(
+                    f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for "
+                    f"some input, but that input is a Tensor of dimensionality {nd} so "
+                    f"expected in_dim to satisfy -{nd} <= in_dim < {nd}.")
+            d %= nd
+            n = shape_of(x)[d]
+            if size is None:
+                size = n
+            elif n != size:
+                sizes = [shape_of(x)[dd % len(shape_of(x))] for x, dd in zip(leaves, dims)
+                         if dd is not None]
+                raise ValueError(
+                    f"vmap: Expected all tensors to have the same size in the mapped "
+                    f"dimension, got sizes {sizes} for the mapped dimension")
+            norm.append(d)
+        if size is None:
+            raise ValueError(f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): at least "
+                             "one input must be mapped over (got in_dims=None for every "
+                             "input)")
+        if chunk_size is not None and chunk_size < size:
+            return _chunked(func, leaves, spec, norm, size, kwargs, chunk_size)
+        return _vmap_call(func, leaves, spec, norm, size, kwargs)
+
+    def _vmap_call(func_, leaves, spec, norm, size, kwargs):
+        interp = BatchInterpreter(current_interpreter(), size, randomness)
+        with under(interp):
+            wrapped = [interp.wrap(x, d) for x, d in zip(leaves, norm)]
+            try:
+                out = func_(*tree_unflatten(wrapped, spec), **kwargs)
+            finally:
+                interp.alive = False
+        return _unwrap_outputs(out, interp, size)
+
+    def _chunked(func_, leaves, spec, norm, size, kwargs, chunk):
+        from numbagrad import ops as F
+
+        pieces = []
+        for start in range(0, size, chunk):
+            n = min(chunk, size - start)
+            part = [F.narrow(x, d, start, n) if d is not None else x
+                    for x, d in zip(leaves, norm)]
+            pieces.append(_vmap_call(func_, part, spec, norm, n, kwargs))
+        flat = [tree_flatten(p) for p in pieces]
+        o_spec = flat[0][1]
+        odims = _out_dims_list(o_spec, len(flat[0][0]))
+        res = []
+        for k in range(len(flat[0][0])):
+            d = odims[k]
+            if d is None:
+                res.append(flat[0][0][k])
+            else:
+                res.append(F.cat([f[0][k] for f in flat], dim=d))
+        return tree_unflatten(res, o_spec)
+
+    def _out_dims_list(o_spec, n):
+        if isinstance(out_dims, int) or out_dims is None:
+            return [out_dims] * n
+        return broadcast_prefix(out_dims, tree_unflatten([0] * n, o_spec), "out_dims")
+
+    def _unwrap_outputs(out, interp, size):
+        from numbagrad import ops as F
+
+        o_leaves, o_spec = tree_flatten(out)
+        odims = _out_dims_list(o_spec, len(o_leaves))
+        res = []
+        for o, d in zip(o_leaves, odims):
+            batched = type(o) is BatchTracer and o._interp is interp
+            if d is None:
+                if batched:
+                    raise ValueError(
+                        f"vmap({fname}, ...): `{fname}` can not return a BatchedTensor when "
+                        "out_dim is None")
+                res.append(o)
+                continue
+            if not isinstance(o, Tensor):
+                raise ValueError(
+                    f"vmap({fname}, ...): `{fname}` must only return Tensors, got type "
+                    f"{type(o)}. Did you mean to set out_dims= to None for output?")
+            if batched:
+                v = move_to_front(o._val, o._bdim)
+            else:
+                v = F.expand(F.unsqueeze(o, 0), (size,) + shape_of(o))
+            nd = len(shape_of(v))
+            if not -nd <= d < nd:
+                raise ValueError(f"vmap: out_dim={d} is out of range for an output of "
+                                 f"dimensionality {nd - 1}")
+            d %= nd
+            res.append(F.movedim(v, 0, d) if d != 0 else v)
+        return tree_unflatten(res, o_spec)
+
+    return wrapper
+
+
+# -- Jacobians ------------------------------------------------------------------------------
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _blocks(leaves):
+    """One tensor per leaf, ``(N, *leaf.shape)`` with ``N`` the total number of elements:
+    together the standard basis of all the leaves, block by block."""
+    import numpy as np
+
+    sizes = [_numel(shape_of(x)) for x in leaves]
+    total = sum(sizes)
+    out = []
+    off = 0
+    for x, n in zip(leaves, sizes):
+        b = np.zeros((total, n), dtype=np_dtype_of(x))
+        b[off:off + n] = np.eye(n, dtype=b.dtype)
+        out.append(Tensor._make(b.reshape((total,) + shape_of(x))))
+        off += n
+    return out, sizes
+
+
+def _diff_fn(func, args, kwargs, nums):
+    def f_diff(*d):
+        new_args = list(args)
+        for k, i in enumerate(nums):
+            new_args[i] = d[k]
+        return func(*new_args, **kwargs)
+
+    return f_diff
+
+
+def _assemble(rows, row_leaves, row_sizes, col_leaves, rows_are_outputs):
+    """Cut ``rows`` (per column leaf, ``(N, *col_shape)`` over the N basis rows of the row
+    leaves) into one block per (output, input) pair, shaped ``out_shape + in_shape``."""
+    from numbagrad import ops as F
+
+    blocks = []  # blocks[r][c]
+    for r_leaf, n in zip(row_leaves, row_sizes):
+        blocks.append([])
+    for c, (col, t) in enumerate(zip(col_leaves, rows)):
+        off = 0
+        for r, (r_leaf, n) in enumerate(zip(row_leaves, row_sizes)):
+            part = F.narrow(t, 0, off, n) if len(row_leaves) > 1 else t
+            off += n
+            if rows_are_outputs:  # jacrev: rows index outputs, part is (n_out, *in)
+                blk = F.reshape(part, shape_of(r_leaf) + shape_of(col))
+            else:  # jacfwd: rows index inputs, part is (n_in, *out) -> out + in
+                part = F.movedim(part, 0, -1) if len(shape_of(part)) > 1 else part
+                blk = F.reshape(part, shape_of(col) + shape_of(r_leaf))
+            blocks[r].append(blk)
+    return blocks
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp`` over the standard basis
+    of the outputs.
+
+    With several outputs (a tuple or dict) the result has the outputs' structure; with
+    several ``argnums`` each entry is a tuple, one Jacobian per argument, each shaped
+    ``output.shape + input.shape``.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _normalize_argnums(argnums, len(args), "jacrev")
+        diff = tuple(args[i] for i in nums)
+        res = vjp(_diff_fn(func, args, kwargs, nums), *diff, has_aux=has_aux)
+        out, vjp_fn = res[0], res[1]
+        o_leaves, o_spec = tree_flatten(out)
+        in_leaves, in_spec = tree_flatten(diff)
+        basis, sizes = _blocks(o_leaves)
+
+        def one(*cts):
+            return tuple(tree_flatten(vjp_fn(tree_unflatten(list(cts), o_spec)))[0])
+
+        rows = vmap(one, chunk_size=chunk_size)(*basis)
+        blocks = _assemble(rows, o_leaves, sizes, in_leaves, True)
+        per_out = [tree_unflatten(b, in_spec) for b in blocks]
+        if isinstance(argnums, int):
+            per_out = [p[0] for p in per_out]
+        jac = tree_unflatten(per_out, o_spec)
+        return (jac, res[2]) if has_aux else jac
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of ``func`` by forward mode: ``vmap`` of ``jvp`` over the standard
+    basis of the inputs (same result structure as :func:`jacrev`)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _normalize_argnums(argnums, len(args), "jacfwd")
+        diff = tuple(args[i] for i in nums)
+        in_leaves, in_spec = tree_flatten(diff)
+        _check_tensors(in_leaves, "jacfwd", "the differentiated arguments")
+        f_diff = _diff_fn(func, args, kwargs, nums)
+        basis, sizes = _blocks(in_leaves)
+
+        def one(*ts):
+            r = jvp(f_diff, diff, tree_unflatten(list(ts), in_spec), has_aux=has_aux)
+            t_leaves = tuple(tree_flatten(r[1])[0])
+            return (r[0], t_leaves, r[2]) if has_aux else (r[0], t_leaves)
+
+        dims = (None, 0, None) if has_aux else (None, 0)
+        r = vmap(one, out_dims=dims, randomness=randomness)(*basis)
+        out, cols = r[0], r[1]
+        o_leaves, o_spec = tree_flatten(out)
+        # cols[k]: (N, *out_k.shape); blocks by input
+        blocks = _assemble(cols, in_leaves, sizes, o_leaves, False)  # blocks[input][output]
+        per_out = [tree_unflatten([blocks[j][k] for j in range(len(in_leaves))], in_spec)
+                   for k in range(len(o_leaves))]
+        if isinstance(argnums, int):
+            per_out = [p[0] for p in per_out]
+        jac = tree_unflatten(per_out, o_spec)
+        return (jac, r[2]) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
