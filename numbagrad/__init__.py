@@ -11,6 +11,7 @@ import builtins
 from numbagrad import (
     _dtype,
     autograd,
+    func,
     ops,
     testing,
 )
@@ -62,6 +63,7 @@ from numbagrad.autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from numbagrad.func import vmap
 from numbagrad.ops import *  # noqa: F403
 
 float = float32

@@ -17,7 +17,8 @@ LAYERS = [
     ('numbagrad._creation', 'numbagrad.testing'),
     ('numbagrad._core',),
     ('numbagrad.ops',),
-    ('numbagrad.autograd',),
+    ('numbagrad._transforms',),
+    ('numbagrad.autograd', 'numbagrad.func'),
     ('numbagrad',),
 ]
 

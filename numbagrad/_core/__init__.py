@@ -5,7 +5,8 @@ NOTE [Layers]
 Each layer imports only from the layers below it::
 
     numbagrad/__init__                 public names
-    autograd/  (engine, Function, gradcheck)   re-exports the public core names
+    autograd/, func/  (engine, Function, gradcheck, forward_ad; the transforms' API)
+    _transforms/  (tracers and the forward-mode, vmap and func.grad interpreters)
     ops/       (primitives, composites, Tensor's method table)
     _core/     (grad_mode, interpreter, graph)
     _tensor, _dtype, _device, _creation

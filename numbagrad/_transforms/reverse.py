@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import itertools
 
+from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.interpreter import _CURRENT, bind
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
@@ -47,6 +49,15 @@ class GradInterpreter(TransformInterpreter):
                 break
         else:
             return self.to_parent(prim, args, params)
+        if not is_grad_enabled_fast():
+            # no_grad inside the transformed function: compute, record nothing
+            vals = [a._val if type(a) is GradTracer and a._interp is self else a
+                    for a in args]
+            token = _CURRENT.set(self.parent)
+            try:
+                return bind(prim, vals, params)
+            finally:
+                _CURRENT.reset(token)
         custom = prim.process_grad
         if custom is not None:
             return custom(self, args, params)
@@ -219,7 +230,7 @@ def backward(outputs, cotangents, n_inputs):
             # built-in rules take zeros for outputs without a gradient
             from numbagrad import ops as F
 
-            gs = [g if g is not None else F.zeros_like(o) for g, o in zip(gs, n.outs)]
+            gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, n.outs)]
         in_grads = n.run_vjp(gs)
         if len(in_grads) != len(n.edges):
             raise RuntimeError(f"{n.name()}: the vjp returned {len(in_grads)} gradients, "

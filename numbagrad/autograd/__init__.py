@@ -13,7 +13,14 @@ from numbagrad._core.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from numbagrad.autograd import engine, function, grad_mode, graph
+from numbagrad.autograd import (
+    _function_transforms,  # noqa: F401  (gives Function its transform rules)
+    engine,
+    forward_ad,
+    function,
+    grad_mode,
+    graph,
+)
 from numbagrad.autograd.engine import backward, grad
 from numbagrad.autograd.function import (
     Function,
@@ -26,6 +33,6 @@ from numbagrad.autograd.graph import Node
 
 __all__ = [
     "Function", "FunctionCtx", "NestedIOFunction", "Node", "backward", "enable_grad",
-    "engine", "function", "grad", "grad_mode", "gradcheck", "gradgradcheck", "graph",
+    "engine", "forward_ad", "function", "grad", "grad_mode", "gradcheck", "gradgradcheck", "graph",
     "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled",
 ]

@@ -47,7 +47,7 @@ from numbagrad.ops.inplace import AsStridedPut, _geometry
 
 __all__ = [
     "BackwardCFunction", "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",
-    "once_differentiable",
+    "apply_eager", "once_differentiable",
 ]
 
 
@@ -490,14 +490,19 @@ class _FunctionApply(Primitive):
 
     @classmethod
     def _eval(cls, args, params):
-        fn, kwargs = params["fn"], params["kwargs"]
-        ctx = fn._backward_cls.__new__(fn._backward_cls)
-        if fn._separate_style:
-            # setup_context sees every argument, defaults filled in (as PyTorch binds them)
-            inputs = _bind_inputs(fn, args, kwargs)
-            return _run_custom(ctx, args, lambda: fn.forward(*args, **kwargs),
-                               setup=lambda out: fn.setup_context(ctx, inputs, out))
-        return _run_custom(ctx, args, lambda: fn.forward(ctx, *args, **kwargs))
+        return apply_eager(params["fn"], args, params["kwargs"])[0]
+
+
+def apply_eager(fn, args, kwargs):
+    """Apply Function ``fn`` eagerly (NOTE [Custom Function application]); returns the
+    outputs and the ctx (which forward mode reads for ``jvp``)."""
+    ctx = fn._backward_cls.__new__(fn._backward_cls)
+    if fn._separate_style:
+        # setup_context sees every argument, defaults filled in (as PyTorch binds them)
+        inputs = _bind_inputs(fn, args, kwargs)
+        return _run_custom(ctx, args, lambda: fn.forward(*args, **kwargs),
+                           setup=lambda out: fn.setup_context(ctx, inputs, out)), ctx
+    return _run_custom(ctx, args, lambda: fn.forward(ctx, *args, **kwargs)), ctx
 
 
 def _bind_inputs(fn, args, kwargs):
@@ -567,6 +572,12 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
+        if getattr(ctx, "_under_transform", False):
+            # a func.grad/vjp backward: differentiating it again is the double backward
+            if ctx._being_differentiated():
+                raise RuntimeError("trying to differentiate twice a function that was marked "
+                                   f"with @once_differentiable ({_function_name(ctx)})")
+            return fn(ctx, *args)
         with no_grad():
             outputs = fn(ctx, *args)
         if not is_grad_enabled():

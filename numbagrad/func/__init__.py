@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 
 from numbagrad import _creation
+from numbagrad._core.grad_mode import enable_grad
 from numbagrad._core.interpreter import current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchInterpreter, BatchTracer, move_to_front
@@ -98,7 +99,8 @@ def _trace_grad(func, args, kwargs, argnums, api):
         if np_dtype_of(x).kind not in "fc":
             raise RuntimeError(f"{api}: only Tensors of floating point dtype can require "
                                f"gradients, got an input of dtype {x.dtype}")
-    with under(interp):
+    # as PyTorch's func.grad: an outer no_grad does not apply inside, an inner one does
+    with under(interp), enable_grad():
         wrapped = [GradTracer._new(interp, x, LeafNode(i), 0) for i, x in enumerate(leaves)]
         new_diff = tree_unflatten(wrapped, spec)
         new_args = list(args)

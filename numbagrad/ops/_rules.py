@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from numbagrad import ops as F
+from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._core.interpreter import bind
 from numbagrad._tensor import Tensor
 
@@ -51,7 +52,7 @@ def _data_positions(prim, n):
 
 
 def _zero_like(p):
-    return F.zeros_like(p) if isinstance(p, Tensor) else 0
+    return _zeros_like(p) if isinstance(p, Tensor) else 0
 
 
 def linear_jvp(prim, primals, tangents, out, **params):

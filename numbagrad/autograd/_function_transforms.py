@@ -1,0 +1,359 @@
+"""A custom ``Function`` under the transforms: one rule per interpreter.
+
+NOTE [Functions under transforms]
+``Function.apply`` binds ``_FunctionApply``; each transform interpreter that owns one of
+its inputs calls the hook here instead of a rule slot:
+
+- reverse mode (``func.grad``/``vjp``): the application is handed down unwrapped (the
+  parent applies the Function: eagerly, or through its own hook), ``setup_context`` fills
+  a ctx for this level, and a tape node calls the user's ``backward``/``vjp`` with it;
+- forward mode (``func.jvp``, ``forward_ad``): the same, then the user's ``jvp``; a
+  ``forward_ad`` level over the eager interpreter also accepts the combined style
+  (``forward(ctx, ...)``), reading the eager application's ctx;
+- vmap: the user's ``vmap`` staticmethod, or with ``generate_vmap_rule = True`` a
+  generated Function whose forward, backward and jvp are the user's under ``vmap``.
+
+As in PyTorch, ``func`` transforms need the separate style (``setup_context``).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.batching import BatchTracer
+from numbagrad._transforms.forward import DualTracer, fix_tangent
+from numbagrad._transforms.reverse import GradInterpreter, GradTracer, TapeNode
+from numbagrad._transforms.tracer import np_dtype_of, shape_of
+from numbagrad.autograd.function import (
+    Function,
+    FunctionCtx,
+    _bind_inputs,
+    _FunctionApply,
+    apply_eager,
+)
+
+__all__ = ["VmapInfo"]
+
+VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
+
+_SETUP_MSG = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, "
+    "jacrev, ...), it must override the setup_context staticmethod: define forward(*args) "
+    "without ctx and setup_context(ctx, inputs, output) to save what backward needs "
+    "({name})."
+)
+
+
+class TransformCtx(FunctionCtx):
+    """The ctx a Function's ``setup_context``/``backward``/``jvp`` get under a transform:
+    saved tensors are the values one level down."""
+
+    _under_transform = True
+
+    def __init__(self, fn, needs_input_grad):
+        self._fn = fn
+        self.needs_input_grad = tuple(needs_input_grad)
+        self._saved = None
+
+    @property
+    def saved_tensors(self):
+        d = self.__dict__
+        if "saved_for_forward" in d and d.get("_in_jvp"):
+            return tuple(d["saved_for_forward"])
+        return tuple(d.get("to_save", ()))
+
+    def name(self):
+        return self._fn.__name__ + "Backward"
+
+    def _being_differentiated(self):
+        interp = current_interpreter()
+        while interp is not None and interp is not EVAL:
+            if isinstance(interp, GradInterpreter) and interp.alive:
+                return True
+            interp = interp.parent
+        return False
+
+
+def _check_style(fn):
+    if not fn._separate_style:
+        raise RuntimeError(_SETUP_MSG.format(name=fn.__name__))
+
+
+def _lower_apply(interp, args, params):
+    """Apply the Function one level down (its parent current)."""
+    token = _CURRENT.set(interp.parent)
+    try:
+        return bind(_FunctionApply, args, params)
+    finally:
+        _CURRENT.reset(token)
+
+
+def _as_list(out):
+    return (list(out), True) if isinstance(out, tuple) else ([out], False)
+
+
+def _setup(fn, ctx, vals, kwargs, out):
+    fn.setup_context(ctx, _bind_inputs(fn, tuple(vals), kwargs), out)
+
+
+def _nondiff_ids(ctx):
+    return {id(t) for t in ctx.__dict__.get("non_differentiable", ())}
+
+
+# -- reverse mode -----------------------------------------------------------------------------
+def process_grad(interp, args, params):
+    fn, kwargs = params["fn"], params["kwargs"]
+    _check_style(fn)
+    owned = [type(a) is GradTracer and a._interp is interp for a in args]
+    vals = [a._val if o else a for a, o in zip(args, owned)]
+    needs = [o and np_dtype_of(a).kind in "fc" for a, o in zip(args, owned)]
+    out = _lower_apply(interp, vals, params)
+    ctx = TransformCtx(fn, needs)
+    _setup(fn, ctx, vals, kwargs, out)
+    outs, is_tuple = _as_list(out)
+    nondiff = _nondiff_ids(ctx)
+    edges = [(a._node, a._out_nr) if n else None for a, n in zip(args, needs)]
+    if not any(needs):
+        return out
+    materialize = ctx.__dict__.get("materialize_grads", True)
+
+    def rule(node, grads):
+        if materialize:
+            from numbagrad import ops as F
+
+            grads = [g if g is not None or not isinstance(o, Tensor) else _zeros_like(o)
+                     for g, o in zip(grads, outs)]
+        res = fn._backward_impl(ctx, *grads)
+        return _check_grads(fn, res, vals)
+
+    node = TapeNode(_FunctionApply, params, vals, tuple(outs), edges, rule=rule)
+    wrapped = []
+    for i, o in enumerate(outs):
+        if isinstance(o, Tensor) and id(o) not in nondiff:
+            o = interp.wrap(o, node, i)
+        wrapped.append(o)
+    return tuple(wrapped) if is_tuple else wrapped[0]
+
+
+def _check_grads(fn, res, vals):
+    if not isinstance(res, (tuple, list)):
+        res = (res,)
+    n = len(vals)
+    if len(res) > n and all(r is None for r in res[n:]):
+        res = tuple(res[:n])
+    if len(res) != n:
+        raise RuntimeError(f"function {fn.__name__}Backward returned an incorrect number of "
+                           f"gradients (expected {n}, got {len(res)})")
+    out = []
+    for i, (r, v) in enumerate(zip(res, vals)):
+        if r is None:
+            out.append(None)
+            continue
+        if not isinstance(r, Tensor):
+            raise TypeError(f"function {fn.__name__}Backward returned a {type(r).__name__} as "
+                            "the gradient at index {i}; gradients must be Tensors or None")
+        if not isinstance(v, Tensor):
+            raise RuntimeError(f"function {fn.__name__}Backward returned a gradient different "
+                               f"than None at position {i}, but the corresponding forward "
+                               "input was not a Tensor")
+        out.append(r)
+    return out
+
+
+# -- forward mode -----------------------------------------------------------------------------
+def process_jvp(interp, args, params):
+    fn, kwargs = params["fn"], params["kwargs"]
+    owned = [type(a) is DualTracer and a._interp is interp for a in args]
+    primals = [a._primal if o else a for a, o in zip(args, owned)]
+    if interp.level is not None and interp.parent is EVAL:
+        # forward_ad over eager: both styles; the eager application's ctx serves jvp
+        out, ctx = apply_eager(fn, tuple(primals), kwargs)
+    else:
+        _check_style(fn)
+        out = _lower_apply(interp, primals, params)
+        ctx = TransformCtx(fn, [o for o in owned])
+        _setup(fn, ctx, primals, kwargs, out)
+    materialize = ctx.__dict__.get("materialize_grads", True)
+    from numbagrad import ops as F
+
+    tangents = []
+    for a, p, o in zip(args, primals, owned):
+        if o:
+            tangents.append(a._tangent)
+        elif isinstance(p, Tensor) and materialize:
+            tangents.append(_zeros_like(p))
+        else:
+            tangents.append(None)
+    outs, is_tuple = _as_list(out)
+    token = _CURRENT.set(interp.parent)
+    ctx.__dict__["_in_jvp"] = True
+    try:
+        tans = fn.jvp(ctx, *tangents)
+    finally:
+        ctx.__dict__["_in_jvp"] = False
+        _CURRENT.reset(token)
+    tans_l = list(tans) if isinstance(tans, (tuple, list)) else [tans]
+    if len(tans_l) != len(outs):
+        raise RuntimeError(f"{fn.__name__}.jvp returned {len(tans_l)} tangents for "
+                           f"{len(outs)} outputs: return one tangent (or None) per output")
+    nondiff = _nondiff_ids(ctx)
+    res = []
+    for i, (o, t) in enumerate(zip(outs, tans_l)):
+        if not isinstance(o, Tensor) or id(o) in nondiff:
+            if t is not None:
+                raise RuntimeError(f"{fn.__name__}.jvp returned a tangent for output {i}, "
+                                   "which is not differentiable (not a Tensor or marked "
+                                   "non-differentiable): return None for it")
+            res.append(o)
+            continue
+        if t is not None:
+            if shape_of(t) != shape_of(o):
+                raise RuntimeError(f"{fn.__name__}.jvp: the tangent of output {i} has shape "
+                                   f"{list(shape_of(t))}, but the output has shape "
+                                   f"{list(shape_of(o))}")
+            t = fix_tangent(t, o, fn.__name__ + ".jvp")
+        res.append(interp.dual(o, t))
+    return tuple(res) if is_tuple else res[0]
+
+
+# -- vmap ---------------------------------------------------------------------------------
+def process_batch(interp, args, params):
+    fn, kwargs = params["fn"], params["kwargs"]
+    _check_style(fn)
+    user_vmap = fn.vmap is not Function.vmap
+    if fn.generate_vmap_rule and user_vmap:
+        raise RuntimeError(f"{fn.__name__}: you may not both set generate_vmap_rule=True and "
+                           "override the vmap staticmethod; do one or the other")
+    if not fn.generate_vmap_rule and not user_vmap:
+        raise RuntimeError(f"To use autograd.Function with vmap, you must either override "
+                           f"the vmap staticmethod or set generate_vmap_rule=True "
+                           f"({fn.__name__}).")
+    owned = [type(a) is BatchTracer and a._interp is interp for a in args]
+    vals = [a._val if o else a for a, o in zip(args, owned)]
+    dims = tuple(a._bdim if o else None for a, o in zip(args, owned))
+    token = _CURRENT.set(interp.parent)
+    try:
+        if user_vmap:
+            res = fn.vmap(VmapInfo(interp.size, interp.randomness), dims, *vals, **kwargs)
+            out, out_dims = _check_vmap_return(fn, res)
+        else:
+            gen = _generated(fn, dims, interp.size, interp.randomness, kwargs)
+            out = gen.apply(*vals)
+            out_dims = tuple(0 for _ in out) if isinstance(out, tuple) else 0
+    finally:
+        _CURRENT.reset(token)
+    if isinstance(out, tuple):
+        return tuple(interp.wrap(o, d) for o, d in zip(out, out_dims))
+    return interp.wrap(out, out_dims)
+
+
+def _check_vmap_return(fn, res):
+    if not (isinstance(res, tuple) and len(res) == 2):
+        raise RuntimeError(f"{fn.__name__}.vmap must return a tuple (output, out_dims), got "
+                           f"{type(res).__name__}")
+    out, out_dims = res
+    if isinstance(out, tuple):
+        if isinstance(out_dims, int) or out_dims is None:
+            out_dims = (out_dims,) * len(out)
+        if not isinstance(out_dims, tuple) or len(out_dims) != len(out):
+            raise RuntimeError(f"{fn.__name__}.vmap: expected out_dims to be a tuple with one "
+                               f"entry per output ({len(out)}), got {out_dims!r}")
+    elif not (isinstance(out_dims, int) or out_dims is None):
+        raise RuntimeError(f"{fn.__name__}.vmap: the output is a single Tensor, so out_dims "
+                           f"must be an int or None, got {out_dims!r}")
+    for o, d in zip(out if isinstance(out, tuple) else (out,),
+                    out_dims if isinstance(out, tuple) else (out_dims,)):
+        if d is not None and not isinstance(o, Tensor):
+            raise RuntimeError(f"{fn.__name__}.vmap: out_dim {d} was given for an output that "
+                               f"is not a Tensor ({type(o).__name__})")
+        if d is not None and not -len(shape_of(o)) <= d < len(shape_of(o)):
+            raise RuntimeError(f"{fn.__name__}.vmap: out_dim {d} is out of range for an output "
+                               f"of shape {list(shape_of(o))}")
+    return out, out_dims
+
+
+def _generated(fn, dims, size, randomness, kwargs):
+    """A Function running ``fn``'s forward, setup_context, backward and jvp under vmap
+    over ``dims`` (``generate_vmap_rule = True``); its outputs are batched at 0."""
+    from numbagrad.func import vmap
+
+    n = len(dims)
+
+    def forward(*vals):
+        out = vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=dims,
+                   randomness=randomness)(*vals)
+        return out
+
+    def setup_context(ctx, inputs, output):
+        outs = output if isinstance(output, tuple) else (output,)
+        ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs],
+                              *outs)
+        ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs],
+                             *outs)
+        ctx.n_out = len(outs)
+        ctx.is_tuple = isinstance(output, tuple)
+        ctx.plain = [None if isinstance(v, Tensor) else v for v in inputs]
+
+    def _per_example(method, ctx, grads, g_dims):
+        saved = ctx.saved_tensors
+        ins = [p if s is None else s for s, p in zip(saved[:n], ctx.plain)]
+        outs = list(saved[n:])
+        in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, dims))
+
+        def one(*flat):
+            xs, os, gs = flat[:n], flat[n:n + len(outs)], flat[n + len(outs):]
+            c = TransformCtx(fn, ctx.needs_input_grad)
+            out = tuple(os) if ctx.is_tuple else os[0]
+            _setup(fn, c, xs, kwargs, out)
+            if method == "backward":
+                res = fn._backward_impl(c, *gs)
+                res = res if isinstance(res, tuple) else (res,)
+                return tuple(r if r is not None else _zero_like(x) for r, x in zip(res, xs))
+            c.__dict__["_in_jvp"] = True
+            res = fn.jvp(c, *gs)
+            return res
+
+        return vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims,
+                    randomness=randomness)(*ins, *outs, *grads)
+
+    def backward(ctx, *grads):
+        res = _per_example("backward", ctx, grads,
+                           tuple(0 if isinstance(g, Tensor) else None for g in grads))
+        out = []
+        for r, d, v in zip(res, dims, ctx.plain):
+            if v is not None:
+                out.append(None)
+            elif d is None:
+                out.append(r.sum(0))
+            else:
+                out.append(_to_dim(r, d))
+        return tuple(out)
+
+    def jvp(ctx, *tangents):
+        g_dims = tuple(None if t is None or d is None else d for t, d in zip(tangents, dims))
+        return _per_example("jvp", ctx, tangents, g_dims)
+
+    return type(fn.__name__ + "VmapRule", (Function,), {
+        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+        "backward": staticmethod(backward), "jvp": staticmethod(jvp),
+        "generate_vmap_rule": True})
+
+
+def _zero_like(x):
+    from numbagrad import ops as F
+
+    return _zeros_like(x) if isinstance(x, Tensor) else None
+
+
+def _to_dim(r, d):
+    from numbagrad import ops as F
+
+    return r if d == 0 else F.movedim(r, 0, d)
+
+
+_FunctionApply.process_grad = staticmethod(process_grad)
+_FunctionApply.process_jvp = staticmethod(process_jvp)
+_FunctionApply.process_batch = staticmethod(process_batch)

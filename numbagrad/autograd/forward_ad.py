@@ -1,0 +1,121 @@
+"""Forward-mode automatic differentiation (PyTorch's ``torch.autograd.forward_ad``).
+
+Inside ``with dual_level():``, ``make_dual(primal, tangent)`` makes a dual tensor; every op
+on duals computes its output's tangent with the op's JVP rule; ``unpack_dual`` returns
+``(primal, tangent)``. A dual tensor is its primal to the rest of numbagrad (autograd,
+``.numpy()``), and after the level exits it is a plain tensor again (tangent ``None``).
+
+Examples
+--------
+>>> import numbagrad
+>>> import numbagrad.autograd.forward_ad as fwAD
+>>> x = numbagrad.tensor([1.0, 2.0])
+>>> with fwAD.dual_level():
+...     y = fwAD.make_dual(x, numbagrad.ones_like(x)).exp()
+...     fwAD.unpack_dual(y).tangent
+tensor([2.7183, 7.3891])
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from contextlib import contextmanager
+
+from numbagrad._core.interpreter import _CURRENT, current_interpreter
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.forward import DualTracer, JvpInterpreter
+from numbagrad._transforms.tracer import np_dtype_of, shape_of
+
+__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
+           "make_dual", "unpack_dual"]
+
+UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+
+_STATE = {"interp": None, "token": None, "next": 0}
+
+
+def enter_dual_level():
+    """Open a new forward AD level and return its index (only one may be open)."""
+    if _STATE["interp"] is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    level = _STATE["next"]
+    interp = JvpInterpreter(current_interpreter(), "numbagrad.autograd.forward_ad.dual_level",
+                            level=level)
+    _STATE["interp"] = interp
+    _STATE["token"] = _CURRENT.set(interp)
+    return level
+
+
+def exit_dual_level(*, level=None):
+    """Close the current forward AD level; its duals become plain tensors."""
+    interp = _STATE["interp"]
+    if interp is None or (level is not None and level != interp.level):
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    interp.alive = False
+    token = _STATE["token"]
+    _STATE["interp"] = _STATE["token"] = None
+    _STATE["next"] += 1
+    try:
+        _CURRENT.reset(token)
+    except ValueError:  # entered in another context: restore the parent explicitly
+        _CURRENT.set(interp.parent)
+
+
+@contextmanager
+def dual_level():
+    """Context manager for a forward AD level (PyTorch's ``fwAD.dual_level``)."""
+    enter_dual_level()
+    try:
+        yield
+    finally:
+        exit_dual_level()
+
+
+def _level_interp(level, api):
+    interp = _STATE["interp"]
+    if interp is None:
+        raise RuntimeError(f"Trying to create a dual Tensor for forward AD but no level exists, "
+                           f"make sure to enter_dual_level() first." if api == "make_dual" else
+                           f"{api}: no forward AD level is open")
+    if level is not None and level != interp.level:
+        raise RuntimeError(f"{api}: level {level} is not the current forward AD level "
+                           f"({interp.level})")
+    return interp
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A dual tensor with primal ``tensor`` and ``tangent`` (same shape and dtype)."""
+    interp = _level_interp(level, "make_dual")
+    if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
+        raise TypeError("make_dual expects Tensors for both the primal and the tangent, got "
+                        f"{type(tensor).__name__} and {type(tangent).__name__}")
+    if np_dtype_of(tensor).kind not in "fc":
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if np_dtype_of(tangent).kind not in "fc":
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if shape_of(tensor) != shape_of(tangent):
+        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
+                           f"that of the original Tensor, this is not supported. Tensor is of "
+                           f"size {list(shape_of(tensor))} while the given forward gradient is "
+                           f"of size {list(shape_of(tangent))}.")
+    if np_dtype_of(tensor) != np_dtype_of(tangent):
+        raise RuntimeError(f"Expected tangent to have the same dtype as the primal: the primal "
+                           f"is {tensor.dtype} and the tangent is {tangent.dtype}")
+    primal = tensor._primal if type(tensor) is DualTracer and tensor._interp is interp \
+        else tensor
+    return DualTracer._new(interp, primal, tangent)
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)`` of ``tensor`` at the current level (tangent None if it has
+    none, or once its level has closed)."""
+    interp = _STATE["interp"]
+    if type(tensor) is DualTracer and tensor._interp.level is not None:
+        if tensor._interp is interp and interp is not None and \
+                (level is None or level == interp.level):
+            return UnpackedDualTensor(tensor._primal, tensor._tangent)
+        return UnpackedDualTensor(tensor._primal, None)
+    return UnpackedDualTensor(tensor, None)
