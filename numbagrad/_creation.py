@@ -157,7 +157,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def _like(t, dtype):
-    if type(t) is not Tensor:  # a transform's tracer has metadata but no array
+    if t._is_tracer:  # a transform's tracer has metadata but no array
         return tuple(t.shape), D.as_dtype(t.dtype if dtype is None else dtype).np
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 

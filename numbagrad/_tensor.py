@@ -71,6 +71,7 @@ class Tensor:
     _retains_grad = False
     _accumulator = None
     _hist_version = 0
+    _is_tracer = False  # True on the values transforms own (``_transforms/tracer.py``)
 
     __array_priority__ = 1000  # make ``ndarray * Tensor`` defer to Tensor.__rmul__
 

@@ -15,7 +15,13 @@ import warnings
 
 from numbagrad._core.interpreter import _CURRENT, bind
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.tracer import Tracer, TransformInterpreter, np_dtype_of, shape_of
+from numbagrad._transforms.tracer import (
+    Tracer,
+    TransformInterpreter,
+    mark_view,
+    np_dtype_of,
+    shape_of,
+)
 
 __all__ = ["BatchInterpreter", "BatchTracer", "is_batched", "loop_batch", "move_to_front"]
 
@@ -55,8 +61,19 @@ class BatchInterpreter(TransformInterpreter):
         finally:
             _CURRENT.reset(token)
         if prim.n_out == 1:
-            return self.wrap(out, odim)
+            return mark_view(prim, self.wrap(out, odim))
         return tuple(self.wrap(o, d) for o, d in zip(out, odim))
+
+    def lift(self, value):
+        """A value this level does not own, as a batch of copies."""
+        from numbagrad import ops as F
+
+        token = _CURRENT.set(self.parent)
+        try:
+            v = F.expand(F.unsqueeze(value, 0), (self.size,) + shape_of(value))
+        finally:
+            _CURRENT.reset(token)
+        return BatchTracer._new(self, v, 0)
 
     def wrap(self, value, bdim):
         if bdim is None or not isinstance(value, Tensor):

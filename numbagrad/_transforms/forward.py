@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from numbagrad._core.interpreter import _CURRENT, bind
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.tracer import Tracer, TransformInterpreter, np_dtype_of, shape_of
+from numbagrad._transforms.tracer import (
+    Tracer,
+    TransformInterpreter,
+    mark_view,
+    np_dtype_of,
+    shape_of,
+)
 
 __all__ = ["DualTracer", "JvpInterpreter", "fix_tangent"]
 
@@ -58,11 +64,17 @@ class JvpInterpreter(TransformInterpreter):
             rule = prim.rule("jvp")
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
-                return self.dual(out, fix_tangent(tan, out, prim.__name__))
+                return mark_view(prim, self.dual(out, fix_tangent(tan, out, prim.__name__)))
             return tuple(self.dual(o, fix_tangent(t, o, prim.__name__))
                          for o, t in zip(out, tan))
         finally:
             _CURRENT.reset(token)
+
+    def lift(self, value):
+        """A value this level does not own, as a dual with a zero tangent."""
+        from numbagrad._creation import zeros_like
+
+        return DualTracer._new(self, value, zeros_like(value))
 
     def dual(self, primal, tangent):
         """A dual of this interpreter (``primal`` itself when the tangent is None)."""

@@ -26,6 +26,7 @@ from numbagrad._transforms.tracer import (
     Tracer,
     TransformInterpreter,
     as_np_dtype,
+    mark_view,
     np_dtype_of,
     shape_of,
 )
@@ -86,7 +87,11 @@ class GradInterpreter(TransformInterpreter):
             return out
         node = TapeNode(prim, params, vals, outs, edges)
         wrapped = tuple(self.wrap(o, node, i) for i, o in enumerate(outs))
-        return wrapped[0] if prim.n_out == 1 else wrapped
+        return mark_view(prim, wrapped[0]) if prim.n_out == 1 else wrapped
+
+    def lift(self, value):
+        """A value this level does not own, as a constant on its tape."""
+        return GradTracer._new(self, value, LeafNode(None), 0)
 
     def wrap(self, value, node, out_nr=0):
         if not isinstance(value, Tensor) or np_dtype_of(value).kind not in "fc":
@@ -221,7 +226,9 @@ def backward(outputs, cotangents, n_inputs):
     result = [None] * n_inputs
     for n in order:
         if type(n) is LeafNode:
-            result[n.index] = grads.pop((n, 0), None)
+            g = grads.pop((n, 0), None)
+            if n.index is not None:  # None: a constant (lifted by an in-place op)
+                result[n.index] = g
             continue
         gs = [grads.pop((n, i), None) for i in range(len(n.outs))]
         if all(g is None for g in gs):

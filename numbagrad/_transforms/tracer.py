@@ -32,7 +32,7 @@ from numbagrad._device import CPU as _CPU_DEVICE
 from numbagrad._tensor import Size, Tensor, _wrap_dim
 
 __all__ = ["EscapedTracerError", "TransformInterpreter", "Tracer", "as_np_dtype", "call_under",
-           "np_dtype_of", "shape_of", "under"]
+           "mark_view", "np_dtype_of", "shape_of", "under"]
 
 
 class EscapedTracerError(RuntimeError):
@@ -101,6 +101,13 @@ def np_dtype_of(x):
     return D.scalar_dtype(x).np
 
 
+def mark_view(prim, out):
+    """Remember that a tracer is a view (in-place changes to it are refused)."""
+    if prim.view and isinstance(out, Tracer):
+        out.__dict__["_traced_view"] = True
+    return out
+
+
 def _contiguous_strides(shape):
     st, acc = [], 1
     for n in reversed(shape):
@@ -113,6 +120,7 @@ class Tracer(Tensor):
     """Base of the values a transform owns (NOTE [Tracers])."""
 
     __slots__ = ("_interp", "_np_dtype", "_shape")
+    _is_tracer = True
 
     def _init_tracer(self, interp, shape, np_dtype):
         self._interp = interp
@@ -137,6 +145,31 @@ class Tracer(Tensor):
     @property
     def _data(self):
         raise self._escaped()
+
+    # -- in-place ops: the tracer takes the new value (functionalisation) ------------------
+    def _assign(self, result):
+        """Give this tracer the value ``result`` (an in-place op under its transform)."""
+        if self.__dict__.get("_traced_view"):
+            raise NotImplementedError(
+                f"in-place modification of a view (a slice, transpose, reshape...) of a value "
+                f"traced by {self._interp.name} is not supported: the change would not reach "
+                "the tensor it views. Write it out of place (index_put, where, cat) instead.")
+        from numbagrad import ops as F
+
+        if not isinstance(result, Tensor):
+            raise TypeError(f"in-place result must be a tensor, got {type(result).__name__}")
+        if shape_of(result) != self._shape:
+            try:
+                result = F.broadcast_to(result, self._shape)
+            except RuntimeError:
+                raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
+                                   f"broadcast shape {list(shape_of(result))}") from None
+        if np_dtype_of(result) != self._np_dtype:
+            result = result.to(self._np_dtype)
+        if not (type(result) is type(self) and result._interp is self._interp):
+            result = self._interp.lift(result)
+        for name in type(self).__slots__:
+            setattr(self, name, getattr(result, name))
 
     # -- metadata from the tracer -------------------------------------------------------
     @property

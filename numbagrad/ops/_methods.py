@@ -188,6 +188,10 @@ def _setitem(self, key, value):
     if isinstance(value, (list, tuple, np.ndarray)):
         value = tensor(value, dtype=self.dtype)
     template, index = shape.split_key(k)
+    if inplace.traced(self, (value, *index)):
+        inplace.assign_traced(self, bind(shape.IndexPut, (self, value, *index),
+                                         {"key": template, "advanced": advanced}))
+        return
     inplace.check_inplace(self)
     if not inplace._needs_graph(self, (value,)):
         self._data[shape.fill_key(template, [i._data for i in index])] = (

@@ -26,7 +26,7 @@ from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, passthrough
 from numbagrad.ops.shape import Zeros
 
-__all__ = ["check_inplace", "clone", "commit", "contiguous", "inplace", "refresh_view", "to"]
+__all__ = ["assign_traced", "traced", "check_inplace", "clone", "commit", "contiguous", "inplace", "refresh_view", "to"]
 
 
 class Clone(Primitive):
@@ -256,9 +256,32 @@ def move_retain_grad(t, old_fn, old_nr):
 graph.REFRESH_VIEW = refresh_view  # NOTE [Layers]: the core's one call up into the ops
 
 
+def assign_traced(t, result):
+    """In-place under a transform: ``t`` (a tracer) takes the value ``result``."""
+    if not t._is_tracer:
+        raise RuntimeError(
+            "an in-place operation would write a value computed inside a transform "
+            "(numbagrad.func / vmap / forward_ad) into a tensor the transform does not own "
+            f"(shape {list(t.shape)}); use the out-of-place op and return the result instead")
+    t._assign(result)
+    return t
+
+
+def traced(t, args):
+    """Whether an in-place op on ``t`` with ``args`` involves a transform's values."""
+    if t._is_tracer:
+        return True
+    for a in args:
+        if isinstance(a, Tensor) and a._is_tracer:
+            return True
+    return False
+
+
 def inplace(t, fn, *args, fast=None, **kwargs):
     """Apply out-of-place ``fn(t, *args)`` in place; ``fast(data, *args)`` writes directly
     when no graph needs recording."""
+    if traced(t, args):
+        return assign_traced(t, fn(t, *args, **kwargs))
     check_inplace(t)
     if fast is not None and not _needs_graph(t, args):
         fast(t._data, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)
