@@ -18,6 +18,7 @@ from numbagrad.autograd import (
     engine,
     forward_ad,
     function,
+    functional,
     grad_mode,
     graph,
 )
@@ -33,6 +34,6 @@ from numbagrad.autograd.graph import Node
 
 __all__ = [
     "Function", "FunctionCtx", "NestedIOFunction", "Node", "backward", "enable_grad",
-    "engine", "forward_ad", "function", "grad", "grad_mode", "gradcheck", "gradgradcheck", "graph",
+    "engine", "forward_ad", "function", "functional", "grad", "grad_mode", "gradcheck", "gradgradcheck", "graph",
     "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled",
 ]
