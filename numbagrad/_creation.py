@@ -242,18 +242,35 @@ def seed() -> int:
     return s
 
 
+# NOTE [Randomness under vmap]: set by ``numbagrad._transforms.batching`` when it is
+# imported (a late-bound hook, like ``_tensor._F``): called by each random function, it
+# returns None outside vmap, raises under ``randomness='error'``, returns None for
+# ``'same'`` and ``wrap(array_maker)`` for ``'different'`` (one draw per batch element).
+RANDOM_HOOK = None
+
+
+def _random(make, size, requires_grad, device, what):
+    if RANDOM_HOOK is not None:
+        batched = RANDOM_HOOK(make, size, what)
+        if batched is not None:
+            return batched
+    return _finish(make(size), requires_grad, device)
+
+
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
     g = (generator or _RNG).gen
-    arr = g.standard_normal(_size(size), dtype=np.float64).astype(_dt(dtype), copy=False)
-    return _finish(arr, requires_grad, device)
+    dt = _dt(dtype)
+    return _random(lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
+                   _size(size), requires_grad, device, "randn")
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples on ``[0, 1)`` of the given size."""
     g = (generator or _RNG).gen
-    arr = g.random(_size(size), dtype=np.float64).astype(_dt(dtype), copy=False)
-    return _finish(arr, requires_grad, device)
+    dt = _dt(dtype)
+    return _random(lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
+                   _size(size), requires_grad, device, "rand")
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
@@ -267,13 +284,16 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         low, high = 0, low
     g = (generator or _RNG).gen
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
-    return _finish(g.integers(low, high, _size((size,))).astype(dt), requires_grad, device)
+    return _random(lambda s: g.integers(low, high, s).astype(dt), _size((size,)),
+                   requires_grad, device, "randint")
 
 
 def randperm(n, *, dtype=None, device=None, generator=None):
     """A random permutation of ``0 .. n-1``."""
     g = (generator or _RNG).gen
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
+    if RANDOM_HOOK is not None:
+        RANDOM_HOOK(None, (n,), "randperm")
     return _finish(g.permutation(n).astype(dt), False, device)
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import warnings
 
-from numbagrad._core.interpreter import _CURRENT, bind
+from numbagrad import _creation
+from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,
@@ -151,3 +152,29 @@ class BatchTracer(Tracer):
 def is_batched(x, interp):
     return type(x) is BatchTracer and x._interp is interp
 
+
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
+                 "use the 'same' or 'different' randomness flags on vmap or perform the "
+                 "randomness operation out of vmap")
+
+
+def _random_hook(make, size, what):
+    """NOTE [Randomness under vmap] in ``_creation.py``: the innermost live vmap decides."""
+    interp = current_interpreter()
+    while interp is not None and interp is not EVAL:
+        if type(interp) is BatchInterpreter and interp.alive:
+            if interp.randomness == "error":
+                raise RuntimeError(_RANDOM_ERROR)
+            if make is None and interp.randomness == "different":
+                raise NotImplementedError(f"{what} under vmap(randomness='different') is not "
+                                          "supported: draw the permutations outside vmap")
+            if interp.randomness == "same":
+                return None
+            arr = make((interp.size,) + tuple(size))
+            return interp.wrap(Tensor._make(arr), 0)
+        interp = interp.parent
+    return None
+
+
+_creation.RANDOM_HOOK = _random_hook

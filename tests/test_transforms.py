@@ -1,0 +1,363 @@
+"""The transforms composed with each other, with custom Functions and with eager autograd;
+forward_ad's API; PyTorch's errors."""
+
+import numpy as np
+import pytest
+
+import numbagrad
+import numbagrad.autograd.forward_ad as fwAD
+from numbagrad.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
+
+f64 = numbagrad.float64
+
+
+def t(values):
+    return numbagrad.tensor(np.asarray(values, dtype=np.float64))
+
+
+def close(a, b, tol=1e-10):
+    np.testing.assert_allclose(np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy()),
+                               rtol=tol, atol=tol)
+
+
+def rosen(x):
+    return (100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2).sum()
+
+
+# -- composition ---------------------------------------------------------------------------
+def test_grad_of_grad_and_jvp_of_grad_agree():
+    x = t([0.3, -1.2, 2.0])
+    v = t([1.0, 0.5, -2.0])
+    g = grad(lambda x: (x.sin() * x).sum())
+    _, fwd_rev = jvp(g, (x,), (v,))
+    h = hessian(lambda x: (x.sin() * x).sum())(x)
+    close(fwd_rev, h @ v)
+    rev_rev = grad(lambda x: (g(x) * v).sum())(x)
+    close(fwd_rev, rev_rev)
+
+
+def test_grad_of_jvp_vmap_of_vmap_vmap_of_jvp():
+    x = t([0.3, -1.2, 2.0])
+    # d/dx of the directional derivative along ones of sum(x^3) = 6x
+    close(grad(lambda x: jvp(lambda y: (y ** 3).sum(), (x,), (numbagrad.ones_like(x),))[1])(x),
+          6 * x)
+    m = t(np.arange(6.0).reshape(2, 3))
+    close(vmap(vmap(lambda a: a.exp()))(m), m.exp())
+    close(vmap(lambda a: jvp(lambda y: y.sin(), (a,), (numbagrad.ones_like(a),))[1])(m),
+          m.cos())
+
+
+def test_jacrev_equals_jacfwd_and_hessian_equals_jacfwd_jacrev():
+    x = t(np.linspace(-1, 1, 6))
+    f = rosen
+    close(jacrev(f)(x), jacfwd(f)(x))
+    close(hessian(f)(x), jacfwd(jacrev(f))(x))
+    close(hessian(f)(x), jacrev(jacrev(f))(x), 1e-8)
+
+
+def test_per_example_gradients_and_grad_of_vmap():
+    rng = np.random.default_rng(0)
+    w = t(rng.standard_normal(3))
+    xs = t(rng.standard_normal((5, 3)))
+    ys = t(rng.standard_normal(5))
+
+    def loss(w, x, y):
+        return ((x * w).sum() - y) ** 2
+
+    per = vmap(grad(loss), in_dims=(None, 0, 0))(w, xs, ys)
+    for i in range(5):
+        close(per[i], grad(loss)(w, xs[i], ys[i]))
+    total = grad(lambda w: vmap(loss, in_dims=(None, 0, 0))(w, xs, ys).sum())(w)
+    close(total, per.sum(0))
+
+
+def test_no_perturbation_confusion():
+    c = t(3.0)
+    x = t(2.0)
+    # d/dx [x * d/dy (x * y)] = d/dx x^2 = 2x
+    close(grad(lambda x: x * grad(lambda y: x * y)(c))(x), 2 * x)
+    _, tan = jvp(lambda x: x * jvp(lambda y: x * y, (c,), (t(1.0),))[1], (x,), (t(1.0),))
+    close(tan, 2 * x)
+
+
+def test_eager_leaf_captured_by_transform_still_backwards():
+    w = numbagrad.tensor([1.0, 2.0], dtype=f64, requires_grad=True)
+    x = t([3.0, 4.0])
+    g = grad(lambda x: (w * x * x).sum())(x)  # 2 w x, still a function of w
+    close(g, 2 * w.detach() * x)
+    g.sum().backward()
+    close(w.grad, 2 * x)
+
+
+def test_escaped_tracer_raises_naming_the_transform():
+    leak = []
+
+    def f(x):
+        leak.append(x * 2)
+        return x.sum()
+
+    grad(f)(t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="numbagrad.func.grad"):
+        leak[0] + 1
+    vmap(lambda x: leak.append(x) or x)(t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="numbagrad.vmap"):
+        leak[1].exp()
+
+
+def test_data_dependent_python_under_grad_but_not_vmap():
+    def f(x):
+        return x.sin() if x.sum() > 0 else x.cos()
+
+    close(grad(lambda x: f(x).sum())(t([0.5])), t([0.5]).cos())
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        vmap(f)(t([0.5, 1.0]))
+    with pytest.raises(RuntimeError, match=r"\.item\(\)"):
+        vmap(lambda x: x.item())(t([0.5, 1.0]))
+
+
+def test_no_grad_inside_grad_stops_recording_outer_does_not():
+    x = t([1.0, 2.0])
+
+    def f(x):
+        with numbagrad.no_grad():
+            c = x * 3
+        return (c * x).sum()
+
+    close(grad(f)(x), 3 * x)
+    with numbagrad.no_grad():
+        close(grad(lambda x: (x * x).sum())(x), 2 * x)
+
+
+# -- errors ----------------------------------------------------------------------------------
+def test_grad_errors_match_pytorch():
+    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar Tensor"):
+        grad(lambda x: x * 2)(t([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="Got argnums=2, but only 2 positional inputs"):
+        grad(lambda a, b: a.sum(), argnums=2)(t([1.0]), t([1.0]))
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
+        grad(lambda a: a.sum())(numbagrad.tensor([1, 2]))
+
+
+def test_vmap_errors_match_pytorch():
+    x = t([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(ValueError, match="same size in the mapped dimension"):
+        vmap(lambda a, b: a + b)(x, t([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="in_dim=3"):
+        vmap(lambda a: a, in_dims=3)(x)
+    with pytest.raises(ValueError, match="must only return Tensors"):
+        vmap(lambda a: 1)(x)
+    with pytest.raises(ValueError, match="We cannot vmap over non-Tensor"):
+        vmap(lambda a, n: a, in_dims=(0, 0))(x, 3)
+    with pytest.raises(ValueError, match="in_dims is not compatible"):
+        vmap(lambda a, b: a, in_dims=(0,))(x, x)
+
+
+def test_vmap_in_out_dims_and_structures():
+    x = t(np.arange(6.0).reshape(2, 3))
+    close(vmap(lambda a: a * 2, in_dims=1)(x), (x * 2).T)
+    close(vmap(lambda a: a * 2, in_dims=-1, out_dims=1)(x), x * 2)
+    out = vmap(lambda d: {"s": d["a"] + d["b"], "p": (d["a"] * 2,)})({"a": x, "b": x})
+    close(out["s"], 2 * x)
+    close(out["p"][0], 2 * x)
+    y = vmap(lambda a, c: a * c, in_dims=(0, None))(x, t([1.0, 2.0, 3.0]))
+    close(y, x * t([1.0, 2.0, 3.0]))
+    close(vmap(lambda a: t(1.0) + 0 * a.sum(), out_dims=0)(x), t([1.0, 1.0]))
+    close(vmap(lambda a: a.exp(), chunk_size=1)(x), x.exp())
+
+
+def test_jvp_and_vjp_structures():
+    x, y = t([1.0, 2.0]), t([3.0, 4.0])
+    out, tan = jvp(lambda a, b: (a * b, a + b), (x, y), (t([1.0, 0.0]), t([0.0, 1.0])))
+    close(tan[0], t([3.0, 1.0]))
+    close(tan[1], t([1.0, 1.0]))
+    out, fn = vjp(lambda a, b: a * b, x, y)
+    gx, gy = fn(t([1.0, 1.0]))
+    close(gx, y)
+    close(gy, x)
+    with pytest.raises(RuntimeError, match="same python structure"):
+        jvp(lambda a: a, (x,), (x, y))
+
+
+# -- forward_ad ------------------------------------------------------------------------------
+def test_forward_ad_api():
+    x = t([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="no level exists"):
+        fwAD.make_dual(x, x)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, t([1.0, 0.0]))
+        y = (d * d).sin()
+        p, tg = fwAD.unpack_dual(y)
+        close(p, (x * x).sin())
+        close(tg, (x * x).cos() * 2 * x * t([1.0, 0.0]))
+        assert fwAD.unpack_dual(x).tangent is None
+        with pytest.raises(RuntimeError, match="different size"):
+            fwAD.make_dual(x, t([1.0]))
+        with pytest.raises(RuntimeError, match="Nested forward mode AD"):
+            fwAD.enter_dual_level()
+    assert fwAD.unpack_dual(y).tangent is None
+    close(y + 0, (x * x).sin())  # a dual is a plain tensor once its level closed
+
+
+def test_forward_ad_and_backward_on_the_same_graph():
+    a = numbagrad.tensor([1.0, 2.0], dtype=f64, requires_grad=True)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(a, t([1.0, 1.0]))
+        y = (d.exp() * 2).sum()
+        close(fwAD.unpack_dual(y).tangent, (a.detach().exp() * 2).sum())
+        y.backward()
+    close(a.grad, 2 * a.detach().exp())
+
+
+# -- custom Functions ------------------------------------------------------------------------
+class Cube(numbagrad.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * g
+
+    @staticmethod
+    def jvp(ctx, tx):
+        (x,) = ctx.saved_tensors
+        return 3 * x ** 2 * tx
+
+    @staticmethod
+    def vmap(info, in_dims, x):
+        return Cube.apply(x), in_dims[0]
+
+
+class Combined(numbagrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_function_under_every_transform():
+    x = t([0.5, -1.0, 2.0])
+    close(grad(lambda x: Cube.apply(x).sum())(x), 3 * x ** 2)
+    close(grad(grad(lambda x: Cube.apply(x).sum()))(t(0.7)) if False else
+          grad(lambda y: grad(lambda x: Cube.apply(x))(y))(t(0.7)), t(6 * 0.7))
+    close(jvp(Cube.apply, (x,), (numbagrad.ones_like(x),))[1], 3 * x ** 2)
+    close(vmap(Cube.apply)(x), x ** 3)
+    close(jacrev(Cube.apply)(x), numbagrad.diag(3 * x ** 2) if hasattr(numbagrad, "diag")
+          else jacfwd(Cube.apply)(x))
+    close(jacfwd(Cube.apply)(x), jacrev(Cube.apply)(x))
+    close(hessian(lambda x: Cube.apply(x).sum())(x), jacfwd(jacrev(
+        lambda x: (x ** 3).sum()))(x))
+
+
+def test_combined_style_needs_setup_context_under_func():
+    with pytest.raises(RuntimeError, match="setup_context"):
+        grad(lambda x: Combined.apply(x).sum())(t([1.0]))
+    with pytest.raises(RuntimeError, match="setup_context"):
+        vjp(Combined.apply, t([1.0]))
+
+
+def test_function_vmap_rules_checked():
+    class Both(Cube):
+        generate_vmap_rule = True
+
+    class Neither(numbagrad.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 1
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+    class Bad(Cube):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return Cube.apply(x)
+
+    x = t([[1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="may not both"):
+        vmap(Both.apply)(x)
+    with pytest.raises(RuntimeError, match="generate_vmap_rule=True"):
+        vmap(Neither.apply)(x)
+    with pytest.raises(RuntimeError, match="tuple \\(output, out_dims\\)"):
+        vmap(Bad.apply)(x)
+    calls = []
+
+    class Spy(Cube):
+        @staticmethod
+        def vmap(info, in_dims, x):
+            calls.append(info.batch_size)
+            return Cube.apply(x), in_dims[0]
+
+    vmap(lambda a, b: Spy.apply(b) + a, in_dims=(0, None))(x, t([1.0, 2.0]))
+    assert calls == []  # not called when no input of the Function is batched
+
+
+def test_function_jvp_checks():
+    class NoJvp(numbagrad.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class WrongShape(NoJvp):
+        @staticmethod
+        def jvp(ctx, tx):
+            return tx.sum()
+
+    x = t([1.0, 2.0])
+    with pytest.raises(NotImplementedError, match="jvp"):
+        jvp(NoJvp.apply, (x,), (x,))
+    with pytest.raises(RuntimeError, match="shape"):
+        jvp(WrongShape.apply, (x,), (x,))
+
+
+def test_once_differentiable_under_func_grad():
+    from numbagrad.autograd.function import once_differentiable
+
+    class Sq(numbagrad.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = t(1.5)
+    close(grad(Sq.apply)(x), 2 * x)
+    with pytest.raises(RuntimeError, match="once_differentiable"):
+        grad(grad(Sq.apply))(x)
+
+
+def test_vmap_randomness():
+    x = numbagrad.ones(4, 2)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(lambda a: a + numbagrad.randn(2))(x)
+    same = vmap(lambda a: a + numbagrad.randn(2), randomness="same")(x)
+    assert np.allclose(same.numpy(), same.numpy()[0])
+    diff = vmap(lambda a: a + numbagrad.rand(2), randomness="different")(x)
+    assert not np.allclose(diff.numpy(), diff.numpy()[0])
+    assert tuple(diff.shape) == (4, 2)
