@@ -46,6 +46,7 @@ from benchmarks import (  # noqa: E402
     bench_function,
     bench_kernels,
     bench_large,
+    bench_transforms,
 )
 
 BACKENDS = _common.BACKENDS
@@ -147,6 +148,28 @@ WORKLOADS = [
         max_repeat=3,
         backends=["numbagrad"],
         note="issue 2: as above with NUMBA_CACHE_DIR empty (report only)",
+    ),
+    Workload(
+        "jacrev tanh(W@x) 256",
+        bench_transforms.JacrevTanh,
+        "time_jacrev",
+        target=Target("torch", 0.5, "<= 0.5x torch"),
+        note="transforms issue: jacrev of tanh(W @ x), W 256x256 float64 (torch.func)",
+    ),
+    Workload(
+        "per-example grads 512",
+        bench_transforms.PerExampleGrads,
+        "time_per_example",
+        target=Target("torch", 0.5, "<= 0.5x torch"),
+        note="transforms issue: vmap(grad(loss), in_dims=(None, 0, 0)), W 8x32, b 8, "
+        "512 examples, float32",
+    ),
+    Workload(
+        "hessian rosenbrock 64",
+        bench_transforms.HessianRosenbrock,
+        "time_hessian",
+        target=Target("torch", 0.5, "<= 0.5x torch"),
+        note="transforms issue: hessian of the 64-dimensional Rosenbrock function",
     ),
     Workload(
         "chain200 x1000 f64",
