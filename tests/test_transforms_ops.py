@@ -9,6 +9,9 @@
   (its warning is an error here) for entries with a batching rule.
 """
 
+# The lambdas below are called inside the loop iteration that defines them.
+# ruff: noqa: B023
+
 import warnings
 
 import numpy as np

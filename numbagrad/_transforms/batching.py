@@ -71,7 +71,7 @@ class BatchInterpreter(TransformInterpreter):
 
         token = _CURRENT.set(self.parent)
         try:
-            v = F.expand(F.unsqueeze(value, 0), (self.size,) + shape_of(value))
+            v = F.expand(F.unsqueeze(value, 0), (self.size, *shape_of(value)))
         finally:
             _CURRENT.reset(token)
         return BatchTracer._new(self, v, 0)
@@ -171,7 +171,7 @@ def _random_hook(make, size, what):
                                           "supported: draw the permutations outside vmap")
             if interp.randomness == "same":
                 return None
-            arr = make((interp.size,) + tuple(size))
+            arr = make((interp.size, *tuple(size)))
             return interp.wrap(Tensor._make(arr), 0)
         interp = interp.parent
     return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["tree_flatten", "tree_map", "tree_unflatten", "broadcast_prefix"]
+__all__ = ["broadcast_prefix", "tree_flatten", "tree_map", "tree_unflatten"]
 
 
 class _Leaf:
@@ -66,7 +66,7 @@ def broadcast_prefix(prefix, tree, what="in_dims"):
     out: list = []
 
     def rec(p, t):
-        if isinstance(p, (list, tuple)) and not _is_namedtuple(p) or _is_namedtuple(p):
+        if (isinstance(p, (list, tuple)) and not _is_namedtuple(p)) or _is_namedtuple(p):
             if not isinstance(t, (list, tuple)) or len(p) != len(t):
                 raise ValueError(
                     f"{what} is not compatible with the structure of the inputs: got "

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import itertools
 
-from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.interpreter import _CURRENT, bind
+from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,
@@ -104,7 +104,7 @@ class TapeNode:
     interface as the eager ``OpNode``: ``saved``, ``input_shape``, ``input_dtype``,
     ``needs_input_grad``, ``num_inputs``)."""
 
-    __slots__ = ("edges", "outs", "params", "prim", "seq", "vals", "rule")
+    __slots__ = ("edges", "outs", "params", "prim", "rule", "seq", "vals")
 
     def __init__(self, prim, params, vals, outs, edges, rule=None):
         self.prim = prim
@@ -235,7 +235,6 @@ def backward(outputs, cotangents, n_inputs):
             continue
         if n.rule is None:
             # built-in rules take zeros for outputs without a gradient
-            from numbagrad import ops as F
 
             gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, n.outs)]
         in_grads = n.run_vjp(gs)

@@ -31,8 +31,17 @@ from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
 from numbagrad._device import CPU as _CPU_DEVICE
 from numbagrad._tensor import Size, Tensor, _wrap_dim
 
-__all__ = ["EscapedTracerError", "TransformInterpreter", "Tracer", "as_np_dtype", "call_under",
-           "mark_view", "np_dtype_of", "shape_of", "under"]
+__all__ = [
+    "EscapedTracerError",
+    "Tracer",
+    "TransformInterpreter",
+    "as_np_dtype",
+    "call_under",
+    "mark_view",
+    "np_dtype_of",
+    "shape_of",
+    "under",
+]
 
 
 class EscapedTracerError(RuntimeError):

@@ -14,7 +14,7 @@ from numbagrad._core.grad_mode import (
     set_grad_enabled,
 )
 from numbagrad.autograd import (
-    _function_transforms,  # noqa: F401  (gives Function its transform rules)
+    _function_transforms,
     engine,
     forward_ad,
     function,
@@ -33,7 +33,24 @@ from numbagrad.autograd.gradcheck import gradcheck, gradgradcheck
 from numbagrad.autograd.graph import Node
 
 __all__ = [
-    "Function", "FunctionCtx", "NestedIOFunction", "Node", "backward", "enable_grad",
-    "engine", "forward_ad", "function", "functional", "grad", "grad_mode", "gradcheck", "gradgradcheck", "graph",
-    "inference_mode", "is_grad_enabled", "no_grad", "once_differentiable", "set_grad_enabled",
+    "Function",
+    "FunctionCtx",
+    "NestedIOFunction",
+    "Node",
+    "backward",
+    "enable_grad",
+    "engine",
+    "forward_ad",
+    "function",
+    "functional",
+    "grad",
+    "grad_mode",
+    "gradcheck",
+    "gradgradcheck",
+    "graph",
+    "inference_mode",
+    "is_grad_enabled",
+    "no_grad",
+    "once_differentiable",
+    "set_grad_enabled",
 ]

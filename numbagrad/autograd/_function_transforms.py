@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
+from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchTracer
 from numbagrad._transforms.forward import DualTracer, fix_tangent
@@ -122,7 +122,6 @@ def process_grad(interp, args, params):
 
     def rule(node, grads):
         if materialize:
-            from numbagrad import ops as F
 
             grads = [g if g is not None or not isinstance(o, Tensor) else _zeros_like(o)
                      for g, o in zip(grads, outs)]
@@ -177,7 +176,6 @@ def process_jvp(interp, args, params):
         ctx = TransformCtx(fn, [o for o in owned])
         _setup(fn, ctx, primals, kwargs, out)
     materialize = ctx.__dict__.get("materialize_grads", True)
-    from numbagrad import ops as F
 
     tangents = []
     for a, p, o in zip(args, primals, owned):
@@ -343,7 +341,6 @@ def _generated(fn, dims, size, randomness, kwargs):
 
 
 def _zero_like(x):
-    from numbagrad import ops as F
 
     return _zeros_like(x) if isinstance(x, Tensor) else None
 

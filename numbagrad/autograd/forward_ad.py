@@ -75,8 +75,8 @@ def dual_level():
 def _level_interp(level, api):
     interp = _STATE["interp"]
     if interp is None:
-        raise RuntimeError(f"Trying to create a dual Tensor for forward AD but no level exists, "
-                           f"make sure to enter_dual_level() first." if api == "make_dual" else
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first." if api == "make_dual" else
                            f"{api}: no forward AD level is open")
     if level is not None and level != interp.level:
         raise RuntimeError(f"{api}: level {level} is not the current forward AD level "

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from numbagrad._creation import ones_like
 from numbagrad._tensor import Tensor
-from numbagrad.func import jacfwd, jacrev, jvp as _jvp, vjp as _vjp
+from numbagrad.func import jacfwd, jacrev
+from numbagrad.func import jvp as _jvp
+from numbagrad.func import vjp as _vjp
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
@@ -65,7 +67,7 @@ def _strict_check(fn, func, inputs, outs_tuple):
     from numbagrad._transforms.reverse import backward as tape_backward
     from numbagrad.func import _trace_grad
 
-    interp, leaves, _, out = _trace_grad(lambda *xs: func(*xs), inputs, {},
+    _interp, leaves, _, out = _trace_grad(lambda *xs: func(*xs), inputs, {},
                                          list(range(len(inputs))), fn)
     outs = out if isinstance(out, tuple) else (out,)
     for i, o in enumerate(outs):

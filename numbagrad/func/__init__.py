@@ -184,7 +184,7 @@ def vjp(func, *primals, has_aux=False):
 
     def vjp_fn(cotangents, *rest, retain_graph=True, create_graph=True):
         if rest:
-            cotangents = (cotangents,) + rest
+            cotangents = (cotangents, *rest)
         ct_leaves, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as "
@@ -259,7 +259,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             tan_out.append(_zeros_for(o))
     res = (tree_unflatten(prim_out, o_spec), tree_unflatten(tan_out, o_spec))
     if has_aux:
-        return res + (_unwrap_aux(aux, interp, _unwrap_dual),)
+        return (*res, _unwrap_aux(aux, interp, _unwrap_dual))
     return res
 
 
@@ -333,9 +333,10 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"`in_dims` to be int or a (potentially nested) tuple matching "
                              f"the structure of inputs, got: {type(in_dims)}.")
         leaves, spec = tree_flatten(args)
-        dims = broadcast_prefix(dims_tree if isinstance(dims_tree, tuple) else dims_tree,
-                                args, "in_dims") if isinstance(dims_tree, tuple) else \
-            [dims_tree] * len(leaves)
+        if isinstance(dims_tree, tuple):
+            dims = broadcast_prefix(dims_tree, args, "in_dims")
+        else:
+            dims = [dims_tree] * len(leaves)
         size = None
         norm = []
         for x, d in zip(leaves, dims):
@@ -430,7 +431,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             if batched:
                 v = move_to_front(o._val, o._bdim)
             else:
-                v = F.expand(F.unsqueeze(o, 0), (size,) + shape_of(o))
+                v = F.expand(F.unsqueeze(o, 0), (size, *shape_of(o)))
             nd = len(shape_of(v))
             if not -nd <= d < nd:
                 raise ValueError(f"vmap: out_dim={d} is out of range for an output of "
@@ -462,7 +463,7 @@ def _blocks(leaves):
     for x, n in zip(leaves, sizes):
         b = np.zeros((total, n), dtype=np_dtype_of(x))
         b[off:off + n] = np.eye(n, dtype=b.dtype)
-        out.append(Tensor._make(b.reshape((total,) + shape_of(x))))
+        out.append(Tensor._make(b.reshape((total, *shape_of(x)))))
         off += n
     return out, sizes
 
@@ -482,10 +483,8 @@ def _assemble(rows, row_leaves, row_sizes, col_leaves, rows_are_outputs):
     leaves) into one block per (output, input) pair, shaped ``out_shape + in_shape``."""
     from numbagrad import ops as F
 
-    blocks = []  # blocks[r][c]
-    for r_leaf, n in zip(row_leaves, row_sizes):
-        blocks.append([])
-    for c, (col, t) in enumerate(zip(col_leaves, rows)):
+    blocks: list = [[] for _ in row_leaves]  # blocks[r][c]
+    for col, t in zip(col_leaves, rows):
         off = 0
         for r, (r_leaf, n) in enumerate(zip(row_leaves, row_sizes)):
             part = F.narrow(t, 0, off, n) if len(row_leaves) > 1 else t

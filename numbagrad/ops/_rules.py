@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 from numbagrad import ops as F
-from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._core.interpreter import bind
+from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 
 __all__ = ["align_batched", "bilinear_jvp", "both_ways", "elementwise_batch", "front",

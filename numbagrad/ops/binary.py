@@ -17,6 +17,7 @@ from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, elementwise_batch
+from numbagrad.ops.unary import unary_batch
 
 __all__ = ["ALL", "add", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
            "clamp", "clamp_max", "clamp_min", "clip", "div", "divide", "eq", "floor_divide",
@@ -77,12 +78,30 @@ def _check_shapes(name, a, b):
             ) from None
 
 
+def broadcast_batch(prim, args, dims, **params):
+    """The batching rule of broadcasting elementwise ops. When the batched operands have
+    the same rank and batch dimension ``d`` and the others broadcast into the dimensions
+    after it, one call on the operands as they are keeps the batch at ``d``; otherwise
+    ``elementwise_batch`` moves it to the front."""
+    d = n = None
+    for a, k in zip(args, dims):
+        if k is not None:
+            if d is None:
+                d, n = k, a.ndim
+            elif k != d or a.ndim != n:
+                return elementwise_batch(prim, args, dims, **params)
+    for a, k in zip(args, dims):
+        if k is None and isinstance(a, Tensor) and a.ndim >= n - d:
+            return elementwise_batch(prim, args, dims, **params)
+    return bind(prim, args, params), d
+
+
 class Binary(Primitive, register=False):
     """A broadcasting elementwise op of two operands; ``fn`` is the NumPy-named ufunc the
     backend applies."""
 
     fn = ""
-    batch = classmethod(elementwise_batch)
+    batch = classmethod(broadcast_batch)
 
     @classmethod
     def impl(cls, be, a, b):
@@ -160,6 +179,18 @@ class Div(Binary):
     vjp, fused_vjp = both_ways(_div_rule)
 
     @staticmethod
+    def jvp(primals, tangents, out, rounding_mode=None):
+        """``(ta - tb * y) / b``; rounded division is piecewise constant (zero)."""
+        if rounding_mode is not None:
+            return None
+        b = primals[1]
+        ta, tb = tangents
+        if tb is None:
+            return ta / b
+        num = tb * out
+        return (ta - num if ta is not None else -num) / b
+
+    @staticmethod
     def impl(be, a, b, rounding_mode=None):
         xp = be.xp
         a, b, dt = _prep(a, b)
@@ -193,22 +224,45 @@ class Pow(Binary):
     def vjp(ctx, g):
         a, b, y = ctx.saved()
         ga = gb = None
-        a_is_tensor = isinstance(a, Tensor)
         if ctx.needs_input_grad(0):
-            # d/da a**b = b * a**(b-1); written without y/a so a = 0 stays finite
-            ga = g * b * a ** (b - 1) if isinstance(b, Tensor) or b != 0 else g * 0
+            ga = _pow_grad_base(g, a, b)
+            if ga is None:
+                ga = g * 0
         if ctx.needs_input_grad(1):
-            # d/db a**b = a**b * log(a); defined as 0 where a == 0 and b >= 0 (as PyTorch)
-            if a_is_tensor:
-                zero_base = (a == 0) & (b >= 0)
-                safe = F.where(zero_base, a * 0 + 1, a)
-                gb = F.where(zero_base, g * 0, g * y * F.log(safe))
-            elif a == 0:  # a Python zero base: 0 where b >= 0, as PyTorch masks it
-                gb = F.where(b >= 0, g * 0, g * y * -math.inf)
-            else:
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    gb = g * y * float(np.log(a))
+            gb = _pow_grad_exponent(g, a, b, y)
         return ga, gb
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        """``ta * b * a**(b-1) + tb * y * log(a)``, with the VJP's conventions."""
+        a, b = primals
+        ta, tb = tangents
+        t = None if ta is None else _pow_grad_base(ta, a, b)
+        if tb is not None:
+            tb = _pow_grad_exponent(tb, a, b, out)
+            t = tb if t is None else t + tb
+        return t
+
+
+def _pow_grad_base(t, a, b):
+    """``t * b * a**(b-1)`` (``t`` times d(a**b)/da; written without y/a so a = 0 stays
+    finite), 0 where a tensor exponent is 0 (as PyTorch); None for a Python exponent 0."""
+    if isinstance(b, Tensor):
+        return F.where(b == 0, 0, t * b * a ** (b - 1))
+    if b == 0:
+        return None
+    return t * b * (a if b == 2 else a ** (b - 1))
+
+
+def _pow_grad_exponent(t, a, b, y):
+    """``t * y * log(a)`` (``t`` times d(a**b)/db), 0 where a == 0 and b >= 0 (as PyTorch)."""
+    if isinstance(a, Tensor):
+        zero_base = (a == 0) & (b >= 0)
+        return F.where(zero_base, 0, t * y * F.log(F.where(zero_base, 1, a)))
+    if a == 0:  # a Python zero base
+        return F.where(b >= 0, 0, t * y * -math.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return t * y * float(np.log(a))
 
 
 class Maximum(Binary):
@@ -221,12 +275,29 @@ class Maximum(Binary):
         return a > b
 
     @classmethod
+    def weight(cls, a, b):
+        """The share of ``a`` in the result: 1 where it wins, 1/2 at ties, else 0."""
+        return F.where(a == b, 0.5, cls.wins(a, b))
+
+    @classmethod
     def vjp(cls, ctx, g):
         a, b = ctx.saved()
         # ties split the gradient equally, as PyTorch does
-        wa = F.where(a == b, 0.5, cls.wins(a, b))
+        wa = cls.weight(a, b)
         return ((g * wa if ctx.needs_input_grad(0) else None),
                 (g * (1 - wa) if ctx.needs_input_grad(1) else None))
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        """``tb + wa * (ta - tb)``: the mean of the tangents at ties (as PyTorch)."""
+        a, b = primals
+        ta, tb = tangents
+        wa = cls.weight(a, b)
+        if tb is None:
+            return ta * wa
+        if ta is None:
+            return tb - tb * wa
+        return tb + (ta - tb) * wa
 
 
 class Minimum(Maximum):
@@ -250,6 +321,19 @@ class Atan2(Binary):
     vjp, fused_vjp = both_ways(_atan2_rule)
 
     @staticmethod
+    def jvp(primals, tangents, out):
+        """``(ta * b - tb * a) / (a**2 + b**2)``."""
+        a, b = primals
+        ta, tb = tangents
+        if tb is None:
+            num = ta * b
+        elif ta is None:
+            num = -(tb * a)
+        else:
+            num = ta * b - tb * a
+        return num / (a * a + b * b)
+
+    @staticmethod
     def impl(be, a, b):
         a, b, dt = _prep(a, b)
         if dt.kind != "f":
@@ -270,6 +354,15 @@ class Fmod(Binary):
         if ctx.needs_input_grad(1):
             gb = -g * F.div(a, b, rounding_mode=cls.rounding)
         return g, gb
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        """``ta - tb * q`` with the rounded quotient ``q`` (as PyTorch)."""
+        ta, tb = tangents
+        if tb is None:
+            return ta
+        t = tb * F.div(primals[0], primals[1], rounding_mode=cls.rounding)
+        return -t if ta is None else ta - t
 
 
 class Remainder(Fmod):
@@ -340,6 +433,7 @@ class BitwiseXor(Compare):
 
 class LogicalNot(Primitive):
     differentiable = False
+    batch = classmethod(unary_batch)
 
     @staticmethod
     def impl(be, x):
@@ -364,6 +458,13 @@ class Where(Primitive):
     data_operands = (0,)
     saves_inputs = (0,)
     vjp, fused_vjp = both_ways(_where_rule)
+    batch = classmethod(broadcast_batch)  # the condition may be batched too
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        """``where(cond, ta, tb)``, a missing tangent a scalar zero (no zeros tensor)."""
+        _, ta, tb = tangents
+        return F.where(primals[0], 0 if ta is None else ta, 0 if tb is None else tb)
 
     @staticmethod
     def impl(be, cond, a, b):
@@ -392,6 +493,12 @@ class Clamp(Primitive):
 
     saves_inputs = (0,)
     vjp, fused_vjp = both_ways(_clamp_rule)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, min=None, max=None):
+        """The tangent where ``min <= x <= max``, else 0 (the VJP's mask)."""
+        return _clamp_rule(F, None, primals, tangents[0], min=min, max=max)
 
     @staticmethod
     def impl(be, x, min=None, max=None):
@@ -524,9 +631,9 @@ def where(condition, input=None, other=None):
         return F.nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
         condition = tensor(np.asarray(condition))
-    if condition._data.dtype != np.bool_:
+    if condition.dtype is not D.bool:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition._data.dtype}")
+                           f"with dtype {condition.dtype.np}")
     input = _check_operand(input, "where")
     other = _check_operand(other, "where")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
@@ -544,8 +651,12 @@ def clamp(input, min=None, max=None):
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:
-            out = where(out < min, min, out) if not isinstance(min, Tensor) else \
-                where(out >= min, out, min.to(out.dtype) if out.dtype.is_floating_point else min)
+            if not isinstance(min, Tensor):
+                out = where(out < min, min, out)
+            else:
+                dt = out.dtype
+                lo = min.to(dt) if dt.is_floating_point and min.dtype is not dt else min
+                out = where(out >= min, out, lo)
         if max is not None:
             out = where(out > max, max, out) if not isinstance(max, Tensor) else \
                 where(out <= max, out, max)

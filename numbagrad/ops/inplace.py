@@ -25,13 +25,25 @@ from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, passthrough
 from numbagrad.ops.shape import Zeros
+from numbagrad.ops.unary import unary_batch
 
-__all__ = ["assign_traced", "traced", "check_inplace", "clone", "commit", "contiguous", "inplace", "refresh_view", "to"]
+__all__ = [
+    "assign_traced",
+    "check_inplace",
+    "clone",
+    "commit",
+    "contiguous",
+    "inplace",
+    "refresh_view",
+    "to",
+    "traced",
+]
 
 
 class Clone(Primitive):
     linearity = "linear"
     vjp = fused_vjp = staticmethod(passthrough)
+    batch = classmethod(unary_batch)
 
     @staticmethod
     def impl(be, x):
@@ -46,6 +58,11 @@ class Fill(Primitive):
     """``input`` overwritten with a constant: its old value gets no gradient."""
 
     vjp, fused_vjp = both_ways(_zeros_rule)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, value):
+        return None  # a constant: a zero tangent
 
     @staticmethod
     def impl(be, x, value):
@@ -54,6 +71,8 @@ class Fill(Primitive):
 
 class ToCopy(Primitive):
     linearity = "linear"
+    batch = classmethod(unary_batch)
+
     @staticmethod
     def impl(be, x, dtype):
         return x.astype(dtype)
@@ -74,6 +93,8 @@ def clone(input, *, memory_format=None):
 
 def contiguous(input, memory_format=None):
     """``input`` itself if row-major contiguous, else a contiguous copy."""
+    if input._is_tracer:
+        return input  # a transformed value has no memory layout
     return input if input._data.flags.c_contiguous else clone(input)
 
 
@@ -97,7 +118,7 @@ def to(input, *args, **kwargs):
             dtype = a
     if dev is not None:
         _device(dev)
-    if dtype is None or D.as_dtype(dtype).np == input._data.dtype:
+    if dtype is None or D.as_dtype(dtype) == input.dtype:
         return clone(input) if copy else input
     return bind(ToCopy, (input,), {"dtype": D.as_dtype(dtype).np})
 

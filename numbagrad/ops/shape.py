@@ -946,7 +946,8 @@ def masked_fill(input, mask, value):
 
 
 ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
-       "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split chunk "
+       "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
+       "chunk "
        "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
        "scatter_add take_along_dim index_select nonzero masked_fill").split()
 

@@ -16,7 +16,6 @@ import numpy as np
 
 from numbagrad import ops as F
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import elementwise_batch
 from numbagrad.ops._util import default_float
 
 __all__ = [
@@ -48,7 +47,14 @@ __all__ = [
     "square",
     "tan",
     "tanh",
+    "unary_batch",
 ]
+
+
+def unary_batch(prim, args, dims, **params):
+    """The batching rule of one-operand elementwise ops: the op on the whole batch, whose
+    dimension stays where it is (no transpose)."""
+    return bind(prim, args, params), dims[0]
 
 
 class Unary(Primitive, register=False):
@@ -82,7 +88,7 @@ class Unary(Primitive, register=False):
     def jvp(cls, primals, tangents, out):
         return tangents[0] * cls.derivative(F, primals[0] if cls.saves_inputs else out)
 
-    batch = classmethod(elementwise_batch)
+    batch = classmethod(unary_batch)
 
 
 def _negate(ctx, g):
@@ -125,6 +131,10 @@ class Sign(Unary):
     @staticmethod
     def derivative(m, x):
         return x * 0  # piecewise constant
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return None  # piecewise constant: a zero tangent
 
 
 class Floor(Sign):
@@ -322,7 +332,7 @@ class Predicate(Primitive, register=False):
     differentiable = False
     fn = ""
     default = True  # the answer for integer and bool inputs
-    batch = classmethod(elementwise_batch)
+    batch = classmethod(unary_batch)
 
     @classmethod
     def impl(cls, be, x):
@@ -363,7 +373,7 @@ def isinf(input):
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace nan/inf by finite numbers (gradient passes where the input was finite)."""
-    fin = np.finfo(input._data.dtype) if input.is_floating_point() else None
+    fin = np.finfo(input.dtype.np) if input.is_floating_point() else None
     out = F.where(isnan(input), nan, input)
     if fin is not None:
         out = F.where(out == float("inf"), fin.max if posinf is None else posinf, out)
