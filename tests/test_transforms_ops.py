@@ -21,9 +21,33 @@ from test_ops import Call, _small_samples, as_tuple, to_numpy
 
 import numbagrad
 from numbagrad import func
+from numbagrad._transforms import batching
 
 jvp_ops = [i for i in op_db if i.supports_grad and i.supports_jvp]
 vmap_ops = [i for i in op_db if i.supports_vmap]
+
+# Rules still to write (reductions, shape/indexing, linalg): the loop fallback or the missing
+# JVP slot makes these fail today. Strict xfails, so each entry must leave its list as soon
+# as its rule lands.
+PENDING_JVP = {
+    'amax', 'amin', 'cumprod', 'einsum', 'gather', 'log_softmax', 'logsumexp', 'max', 'min',
+    'norm', 'prod', 'scatter_add', 'softmax', 'take_along_dim',
+}
+PENDING_VMAP = {
+    'argsort', 'broadcast_to', 'cat', 'chunk', 'diagonal', 'dot', 'einsum', 'expand',
+    'expand_as', 'flatten', 'flip', 'gather', 'getitem', 'index_select', 'logsumexp', 'matmul',
+    'max', 'min', 'movedim', 'narrow', 'nonzero', 'outer', 'permute', 'reshape', 'roll',
+    'scatter_add', 'setitem', 'sort', 'split', 'squeeze', 'stack', 't', 'take_along_dim',
+    'topk', 'transpose', 'tril', 'triu', 'unflatten', 'unsqueeze', 'view',
+}
+
+
+def _pending(infos, pending, what):
+    return [pytest.param(i, marks=pytest.mark.xfail(strict=True, reason=f'{what} rule not '
+                                                    'written yet')) if i.name in pending
+            else i for i in infos]
+
+
 
 
 def _id(info):
@@ -38,7 +62,7 @@ def _floats(call, leaves):
     return call.float_outputs(*leaves)
 
 
-@pytest.mark.parametrize('info', jvp_ops, ids=_id)
+@pytest.mark.parametrize('info', _pending(jvp_ops, PENDING_JVP, 'JVP'), ids=_id)
 def test_jvp_matches_central_differences_and_vjp(info):
     rng = np.random.default_rng(1)
     rtol, atol = info.grad_tol
@@ -68,7 +92,9 @@ def test_jvp_matches_central_differences_and_vjp(info):
                                    err_msg=f'{sample}: <J t, g> != <t, J^T g>')
 
 
-@pytest.mark.parametrize('info', [i for i in jvp_ops if i.supports_gradgrad], ids=_id)
+@pytest.mark.parametrize('info', _pending([i for i in jvp_ops if i.supports_gradgrad],
+                                          PENDING_JVP - {'take_along_dim'}, 'JVP'),
+                         ids=_id)
 def test_forward_over_reverse_equals_reverse_over_reverse(info):
     rng = np.random.default_rng(2)
     for sample in _small_samples(info):
@@ -117,7 +143,7 @@ def _placements(n, ndims):
     return list(dict.fromkeys(out))
 
 
-@pytest.mark.parametrize('info', vmap_ops, ids=_id)
+@pytest.mark.parametrize('info', _pending(vmap_ops, PENDING_VMAP, 'batching'), ids=_id)
 def test_vmap_matches_loop_and_stack(info):
     rng = np.random.default_rng(3)
     for sample in info.sample_inputs():
@@ -137,6 +163,7 @@ def test_vmap_matches_loop_and_stack(info):
                     batched.append(bx)
                     per.append(copies)
             expected = [as_tuple(call(*[p[b] for p in per])) for b in range(B)]
+            batching._WARNED.clear()  # the fallback warns once per op and process
             with warnings.catch_warnings():
                 warnings.filterwarnings('error', message='There is a performance drop')
                 got = as_tuple(func.vmap(lambda *xs: call(*xs), in_dims=dims)(*batched))
@@ -148,7 +175,8 @@ def test_vmap_matches_loop_and_stack(info):
                 assert g.dtype == expected[0][k].dtype, (sample, dims, k)
 
 
-@pytest.mark.parametrize('info', vmap_ops[:20], ids=_id)
+@pytest.mark.parametrize('info', _pending(vmap_ops[:20], PENDING_VMAP, 'batching'),
+                         ids=_id)
 def test_vmap_negative_out_dims(info):
     rng = np.random.default_rng(4)
     sample = info.sample_inputs()[0]

@@ -11,9 +11,9 @@ Examples
 >>> from numbagrad.func import grad, vmap
 >>> x = numbagrad.tensor([0.0, 1.0, 2.0], dtype=numbagrad.float64)
 >>> grad(lambda x: (x ** 3).sum())(x)
-tensor([ 0.,  3., 12.], dtype=torch.float64)
+tensor([ 0.,  3., 12.], dtype=numbagrad.float64)
 >>> vmap(grad(lambda x: x.sin()))(x)
-tensor([ 1.0000,  0.5403, -0.4161], dtype=torch.float64)
+tensor([ 1.0000,  0.5403, -0.4161], dtype=numbagrad.float64)
 """
 
 from __future__ import annotations
