@@ -34,11 +34,17 @@ PENDING_JVP = {
     'norm', 'prod', 'scatter_add', 'softmax', 'take_along_dim',
 }
 PENDING_VMAP = {
-    'argsort', 'broadcast_to', 'cat', 'chunk', 'diagonal', 'dot', 'einsum', 'expand',
-    'expand_as', 'flatten', 'flip', 'gather', 'getitem', 'index_select', 'logsumexp', 'matmul',
-    'max', 'min', 'movedim', 'narrow', 'nonzero', 'outer', 'permute', 'reshape', 'roll',
-    'scatter_add', 'setitem', 'sort', 'split', 'squeeze', 'stack', 't', 'take_along_dim',
-    'topk', 'transpose', 'tril', 'triu', 'unflatten', 'unsqueeze', 'view',
+    'all', 'amax', 'amin', 'any', 'argmax', 'argmin', 'argsort', 'bmm', 'broadcast_to', 'cat',
+    'chunk', 'cumprod', 'cumsum', 'diagonal', 'dot', 'einsum', 'expand', 'expand_as',
+    'flatten', 'flip', 'gather', 'getitem', 'index_select', 'log_softmax', 'logsumexp',
+    'matmul', 'max', 'mean', 'min', 'mm', 'movedim', 'narrow', 'nonzero', 'norm', 'outer',
+    'permute', 'prod', 'reshape', 'roll', 'scatter_add', 'setitem', 'softmax', 'sort', 'split',
+    'squeeze', 'stack', 'std', 'sum', 't', 'take_along_dim', 'topk', 'transpose', 'tril',
+    'triu', 'unflatten', 'unsqueeze', 'var', 'view',
+}
+PENDING_FWD_REV = {
+    'amax', 'amin', 'cumprod', 'einsum', 'gather', 'log_softmax', 'logsumexp', 'max', 'min',
+    'norm', 'prod', 'scatter_add', 'softmax',
 }
 
 
@@ -93,7 +99,7 @@ def test_jvp_matches_central_differences_and_vjp(info):
 
 
 @pytest.mark.parametrize('info', _pending([i for i in jvp_ops if i.supports_gradgrad],
-                                          PENDING_JVP - {'take_along_dim'}, 'JVP'),
+                                          PENDING_FWD_REV, 'JVP'),
                          ids=_id)
 def test_forward_over_reverse_equals_reverse_over_reverse(info):
     rng = np.random.default_rng(2)
