@@ -1,6 +1,6 @@
 """
 Newton's method with ``func.hessian`` and per-example gradient clipping with ``vmap(grad)``
-=========================================================================================
+===========================================================================================
 
 Two things scientists do with the function transforms:
 
