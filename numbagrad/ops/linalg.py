@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad import ops as F
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import both_ways
+from numbagrad.ops._rules import align_batched, both_ways, front
 from numbagrad.ops._util import as_tensor_arg
 from numbagrad.ops.shape import diagonal
 
@@ -32,6 +33,27 @@ class Matmul(Primitive):
     @staticmethod
     def impl(be, a, b):
         return be.xp.matmul(a, b)
+
+    @staticmethod
+    def batch(args, bdims):
+        """One matmul for the whole batch. Against an unbatched matrix the batch (and any
+        per-example batch dims) folds into the rows, so vector-matrix, matrix-vector and
+        dot products (1-D operands arrive as ``(1, k)`` / ``(k, 1)``) are one BLAS call."""
+        a, b = args
+        da, db = bdims
+        if db is None and b.ndim == 2:  # batched @ matrix: rows of a
+            a = front(a, da)
+            out = bind(Matmul, (F.reshape(a, (-1, a.shape[-1])), b), NO_PARAMS)
+            return F.reshape(out, (*a.shape[:-1], b.shape[-1])), 0
+        if da is None and a.ndim == 2:  # matrix @ batched: (b^T @ a^T)^T, rows of b^T
+            bt = F.swapaxes(front(b, db), -1, -2)
+            out = bind(Matmul, (F.reshape(bt, (-1, bt.shape[-1])), F.swapaxes(a, 0, 1)),
+                       NO_PARAMS)
+            return F.swapaxes(F.reshape(out, (*bt.shape[:-1], a.shape[0])), -1, -2), 0
+        a, b = align_batched(args, bdims)
+        if a.shape[-1] == 1:  # a contraction of length 1 is a broadcast product
+            return a * b, 0
+        return bind(Matmul, (a, b), NO_PARAMS), 0
 
 
 def _promote_pair(name, a, b):
@@ -153,6 +175,28 @@ class Einsum(Primitive):
         return be.xp.einsum(",".join(ins) + "->" + out, *xs, optimize=len(xs) > 2)
 
     @staticmethod
+    def jvp(primals, tangents, y, ins, out):
+        # the product rule (``bilinear_jvp``, spelled out: ``out`` is a param here)
+        params = {"ins": ins, "out": out}
+        acc = None
+        for i, t in enumerate(tangents):
+            if t is not None:
+                args = list(primals)
+                args[i] = t
+                term = bind(Einsum, args, params)
+                acc = term if acc is None else acc + term
+        return acc
+
+    @staticmethod
+    def batch(args, bdims, ins, out):
+        """A new subscript for the batch dimension, at its place in each batched operand
+        and first in the output."""
+        used = set("".join(ins) + out)
+        c = next(ch for ch in _LETTERS if ch not in used)
+        ins = tuple(s if d is None else s[:d] + c + s[d:] for s, d in zip(ins, bdims))
+        return bind(Einsum, args, {"ins": ins, "out": c + out}), 0
+
+    @staticmethod
     def vjp(ctx, g, ins, out):
         operands = ctx.saved()
         sizes = {}
@@ -175,10 +219,13 @@ class Einsum(Primitive):
         return tuple(grads)
 
 
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
 def _expand_ellipsis(ins, out, operands, has_arrow):
     """Spell ``...`` out with letters unused elsewhere (equal sizes, right-aligned)."""
     used = set("".join(ins) + (out or ""))
-    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    spare = [c for c in _LETTERS if c not in used]
     n_ell = 0
     new_ins = []
     for sub, op in zip(ins, operands):

@@ -1,9 +1,15 @@
 """Reductions (with ``dim`` as int, tuple or None, and ``keepdim``) and the ops built on them.
 
 Primitives: ``sum``, ``prod``, ``amax``/``amin``, ``norm`` (p = 2), ``softmax``,
-``log_softmax``, ``cumsum``, plus the non-differentiable ``argmax``/``argmin``/``all``/
-``any``. ``mean``, ``var``, ``std``, ``logsumexp``, ``max``/``min`` and the other norms are
-composites and get every rule for free.
+``log_softmax``, ``cumsum``, ``cumprod``, plus the non-differentiable ``argmax``/``argmin``/
+``all``/``any``. ``mean``, ``var``, ``std``, ``logsumexp``, ``max``/``min`` and the other
+norms are composites and get every rule for free.
+
+Batching rules leave the batch dimension where it is and renumber the reduced dims around
+it (``_reduce_batch``, ``_scan_batch``): a ``dims`` of None ("all") becomes every dim but
+the batch one, so a reduced ``dims`` param may be ``()`` (reduce nothing), which the rules
+below keep distinct from None (``_sum`` binds ``Sum`` directly; ``sum()`` reads ``()`` as
+all, as PyTorch does).
 """
 
 from __future__ import annotations
@@ -14,9 +20,10 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
-from numbagrad.ops._rules import both_ways
+from numbagrad.ops._rules import both_ways, front
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import default_float, norm_dims, wrap_dim
+from numbagrad.ops.shape import Gather
 from numbagrad.ops.unary import SafeSqrt
 
 
@@ -27,8 +34,36 @@ def _expand_back(g, shape, dims, keepdim):
     return F.expand(g, shape)
 
 
+def _sum(x, dims, keepdim):
+    """``Sum`` over exactly ``dims`` (None = all, ``()`` = none), unlike ``sum()``."""
+    return bind(Sum, (x,), {"dims": dims, "keepdim": keepdim, "dtype": None})
+
+
+def _batch_dims(dims, bd, ndim, keepdim):
+    """Per-example reduced ``dims`` (None = all of ``ndim``) as dims of the batched value,
+    whose batch dimension is ``bd``, and the output's batch dimension."""
+    dims = range(ndim) if dims is None else dims
+    new = tuple(d + (d >= bd) for d in dims)
+    return new, bd if keepdim else bd - len([d for d in dims if d < bd])
+
+
+def _reduce_batch(prim, args, bdims, dims, keepdim, **params):
+    """The batching rule of a ``dims``/``keepdim`` reduction: one call, dims renumbered."""
+    x = args[0]
+    new, out_dim = _batch_dims(dims, bdims[0], x.ndim - 1, keepdim)
+    return bind(prim, (x,), {"dims": new, "keepdim": keepdim, **params}), out_dim
+
+
+def _scan_batch(prim, args, bdims, dim):
+    """The batching rule of an op along one ``dim`` that keeps the shape (scans, softmax)."""
+    bd = bdims[0]
+    return bind(prim, args, {"dim": dim + (dim >= bd)}), bd
+
+
 class Sum(Primitive):
     linearity = "linear"
+    batch = classmethod(_reduce_batch)
+
     @staticmethod
     def impl(be, x, dims, keepdim, dtype):
         return be.sum(x, dims, keepdim, dtype)
@@ -44,6 +79,7 @@ class Sum(Primitive):
 
 class Prod(Primitive):
     saves_inputs = (0,)
+    batch = classmethod(_reduce_batch)
 
     @staticmethod
     def impl(be, x, dims, keepdim):
@@ -56,6 +92,11 @@ class Prod(Primitive):
         # left and from the right, O(n) and exact with zeros (no division, no branch)
         (x,) = ctx.saved()
         return _expand_back(g, ctx.input_shape(0), dims, keepdim) * _others_prod(x, dims)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dims, keepdim):
+        # sum_i t_i * prod_{j != i} x_j, with the same division-free products as the vjp
+        return _sum(tangents[0] * _others_prod(primals[0], dims), dims, keepdim)
 
 
 def _exclusive_cumprod(x):
@@ -79,9 +120,15 @@ def _reverse_cumsum(v, dim):
     return F.flip(F.cumsum(F.flip(v, (dim,)), dim), (dim,))
 
 
+def _pick(v, mask, dim):
+    """The entry of ``v`` where ``mask`` holds (at most once per slice; else 0), keepdim."""
+    return F.sum(F.where(mask, v, 0), dim, keepdim=True)
+
+
 class Cumprod(Primitive):
     saves_inputs = (0,)
     saves_output = True
+    batch = classmethod(_scan_batch)
 
     @staticmethod
     def impl(be, x, dim):
@@ -112,11 +159,33 @@ class Cumprod(Primitive):
         return (F.where(nonzero, g_nonzero, 0) + F.where(first, g_first, 0)
                 + F.where(second, g_second, 0))
 
+    @staticmethod
+    def jvp(primals, tangents, out, dim):
+        # dy[i] = sum_{k <= i} t[k] * prod_{j <= i, j != k} x[j], by the number of zeros in
+        # x[:i + 1] (masks, no branch), right near the point as well as at it (as the vjp):
+        # - none: y[i] * c[i], c = cumsum(t / x);
+        # - one, at z: p1[i] * (t[z] + x[z] * c[i]), p1 the cumprod with x[z] set to 1;
+        # - two, at z and z2: p2[i] * (t[z] * x[z2] + t[z2] * x[z]), p2 likewise;
+        # - more: 0, with zero first derivatives.
+        (x,), (t,) = primals, tangents
+        nonzero = x != 0
+        count = F.cumsum(~nonzero, dim)
+        first = ~nonzero & (count == 1)
+        second = ~nonzero & (count == 2)
+        c = F.cumsum(F.where(nonzero, t, 0) / F.where(nonzero, x, 1), dim)
+        t1, x1 = _pick(t, first, dim), _pick(x, first, dim)
+        t2, x2 = _pick(t, second, dim), _pick(x, second, dim)
+        p1 = F.cumprod(F.where(first, 1, x), dim)
+        p2 = F.cumprod(F.where(first | second, 1, x), dim)
+        return (F.where(count == 0, out * c, 0) + F.where(count == 1, p1 * (t1 + x1 * c), 0)
+                + F.where(count == 2, p2 * (t1 * x2 + t2 * x1), 0))
+
 
 class Amax(Primitive):
     saves_inputs = (0,)
     saves_output = True
     fn = "amax"
+    batch = classmethod(_reduce_batch)
 
     @classmethod
     def impl(cls, be, x, dims, keepdim):
@@ -130,8 +199,15 @@ class Amax(Primitive):
         x, y = ctx.saved()
         # ties share the gradient equally (PyTorch's amax/amin rule)
         mask = (x == _expand_back(y, x.shape, dims, keepdim)).to(g.dtype)
-        count = mask.sum(dim=dims, keepdim=True)
+        count = _sum(mask, dims, True)
         return _expand_back(g, x.shape, dims, keepdim) * mask / count
+
+    @staticmethod
+    def jvp(primals, tangents, out, dims, keepdim):
+        # the mean of the tangents at the ties (the transpose of the vjp's equal shares)
+        (x,), (t,) = primals, tangents
+        mask = (x == _expand_back(out, x.shape, dims, keepdim)).to(t.dtype)
+        return _sum(mask * t, dims, keepdim) / _sum(mask, dims, keepdim)
 
 
 class Amin(Amax):
@@ -153,6 +229,16 @@ class ArgReduce(Primitive, register=False):
             return be.xp.asarray(r, np.int64).reshape((1,) * x.ndim if keepdim else ())
         return fn(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
 
+    @classmethod
+    def batch(cls, args, bdims, dim, keepdim):
+        x, bd = args[0], bdims[0]
+        if dim is not None:
+            new, out_dim = _batch_dims((dim,), bd, x.ndim - 1, keepdim)
+            return bind(cls, (x,), {"dim": new[0], "keepdim": keepdim}), out_dim
+        x = front(x, bd)  # over each flattened example
+        out = bind(cls, (F.reshape(x, (x.shape[0], -1)),), {"dim": 1, "keepdim": False})
+        return (F.reshape(out, (x.shape[0],) + (1,) * (x.ndim - 1)) if keepdim else out), 0
+
 
 class Argmax(ArgReduce):
     fn = "argmax"
@@ -165,6 +251,7 @@ class Argmin(ArgReduce):
 class All(Primitive):
     differentiable = False
     fn = "all"
+    batch = classmethod(_reduce_batch)
 
     @classmethod
     def impl(cls, be, x, dims, keepdim):
@@ -180,6 +267,7 @@ class Norm2(Primitive):
 
     saves_inputs = (0,)
     saves_output = True
+    batch = classmethod(_reduce_batch)
 
     @staticmethod
     def impl(be, x, dims, keepdim):
@@ -193,6 +281,12 @@ class Norm2(Primitive):
         zero = ye == 0
         return F.where(zero, ge * 0, ge * x / F.where(zero, ye + 1, ye))
 
+    @staticmethod
+    def jvp(primals, tangents, out, dims, keepdim):
+        s = _sum(primals[0] * tangents[0], dims, keepdim)
+        zero = out == 0
+        return F.where(zero, s * 0, s / F.where(zero, out + 1, out))
+
 
 def _softmax_rule(m, ctx, saved, g, dim):
     (y,) = saved
@@ -203,6 +297,12 @@ def _softmax_rule(m, ctx, saved, g, dim):
 class Softmax(Primitive):
     saves_output = True
     vjp, fused_vjp = both_ways(_softmax_rule)
+    batch = classmethod(_scan_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dim):
+        t = tangents[0]
+        return out * (t - F.sum(out * t, dim, keepdim=True))
 
     @staticmethod
     def impl(be, x, dim):
@@ -221,6 +321,12 @@ def _log_softmax_rule(m, ctx, saved, g, dim):
 class LogSoftmax(Primitive):
     saves_output = True
     vjp, fused_vjp = both_ways(_log_softmax_rule)
+    batch = classmethod(_scan_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dim):
+        t = tangents[0]
+        return t - F.sum(F.exp(out) * t, dim, keepdim=True)
 
     @staticmethod
     def impl(be, x, dim):
@@ -238,6 +344,7 @@ def _cumsum_rule(m, ctx, saved, g, dim):
 class Cumsum(Primitive):
     linearity = "linear"
     vjp, fused_vjp = both_ways(_cumsum_rule)
+    batch = classmethod(_scan_batch)
 
     @staticmethod
     def impl(be, x, dim):
@@ -316,7 +423,7 @@ def _minmax(input, dim, keepdim, arg, full, other):
         return full(input)
     d = wrap_dim(dim, input.ndim)
     idx = arg(input, d, keepdim=True)
-    values = F.take_along_dim(input, idx, d)
+    values = bind(Gather, (input, idx), {"dim": d})  # take_along_dim; idx is valid
     if not keepdim:
         values = values.squeeze(d)
         idx = idx.squeeze(d)
