@@ -1155,7 +1155,10 @@ op_db = [
            primitives=('Cumprod',)),
     OpInfo('nonzero', ref_nonzero, nonzero_samples, method=True, supports_grad=False,
            dtypes='int64',
-           primitives=('Nonzero',)),
+           primitives=('Nonzero',),
+           # the output shape depends on the data: no batching rule can exist, and vmap
+           # raises (as PyTorch's); tests/test_batch_rules_shape.py checks the error
+           supports_vmap=False),
     OpInfo('fill_', lambda x, value: np.full_like(x, value), lambda rng: [
         _s(real(rng, (3, 4)), 2.5, name='2d'), _s(real(rng, ()), -1.0, name='0d'),
     ], op=op_fill,

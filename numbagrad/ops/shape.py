@@ -5,7 +5,11 @@ Primitives: ``Reshape``, ``Permute``, ``Expand``, ``SumTo`` (all views or their 
 ``Gather``/``ScatterAdd``, ``Cat``, ``Flip``, ``Roll``, ``Diagonal``/``DiagonalBackward``,
 ``Tril``/``Triu`` and the non-differentiable ``Argsort``. ``view``, ``flatten``, ``squeeze``,
 ``transpose``, ``movedim``, ``stack``, ``split``, ``sort``, ``topk`` and friends compose them.
-Index arrays are validated before use: out-of-range indices raise ``IndexError``.
+Index arrays are validated before use: out-of-range indices raise ``IndexError`` (a
+transform's tracer index by dtype only: its values are checked when the transform's rule
+applies the op to arrays). Batching rules move the batch dimension to the front and shift
+dim params; the indexing primitives share ``_batch_key`` (batched indices through an
+``arange`` index); ``Nonzero`` has a data-dependent shape and refuses ``vmap``.
 """
 
 from __future__ import annotations
@@ -13,11 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad import ops as F
+from numbagrad._creation import arange
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import both_ways, passthrough
+from numbagrad.ops._rules import both_ways, front, passthrough
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
 
@@ -29,13 +34,51 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
 
 
 def _check_index(name, idx, size):
-    """``IndexOutOfRangeError`` naming the op when an index falls outside ``[0, size)``."""
-    if idx.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {idx.dtype}")
-    bad = backend_of(idx).first_out_of_range(idx, size)
+    """``IndexOutOfRangeError`` naming the op when an entry of index tensor ``idx`` falls
+    outside ``[0, size)``. A transform's tracer has no values: only its dtype is checked
+    here, its values when the transform's rule applies the op to arrays."""
+    dt = idx.dtype.np
+    if dt.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {dt}")
+    if idx._is_tracer:
+        return
+    arr = idx._data
+    bad = backend_of(arr).first_out_of_range(arr, size)
     if bad >= 0:
-        raise IndexOutOfRangeError(f"{name}(): index {idx.reshape(-1)[bad]} is out of bounds "
+        raise IndexOutOfRangeError(f"{name}(): index {arr.reshape(-1)[bad]} is out of bounds "
                                    f"for dimension with size {size}")
+
+
+# -- batching helpers (the ``batch`` rules, NOTE [Primitive declaration]) ---------------------
+def _batch_size(args, dims):
+    """The length of the batch dimension of the batched operands."""
+    for a, d in zip(args, dims):
+        if d is not None:
+            return a.shape[d]
+    raise ValueError("no batched operand")
+
+
+def _with_batch(x, d, at, size):
+    """``x`` with its batch dimension (``d``) at position ``at``; an unbatched ``x``
+    (``d`` None) broadcast to ``size`` copies along a new dimension there (a view)."""
+    if d is None:
+        x = F.unsqueeze(x, at)
+        shape = list(x.shape)
+        shape[at] = size
+        return F.expand(x, tuple(shape))
+    return x if d == at else F.movedim(x, d, at)
+
+
+def _prod(xs):
+    n = 1
+    for x in xs:
+        n *= x
+    return n
+
+
+def _dims_up(dims):
+    """Dim params shifted past a batch dimension moved to the front."""
+    return tuple(d + 1 for d in dims)
 
 
 # -- views -------------------------------------------------------------------------------------
@@ -79,8 +122,44 @@ class Reshape(Primitive):
         return reshape(g, ctx.input_shape(0))
 
     @staticmethod
+    def jvp(primals, tangents, out, shape, strict, name):
+        """The tangent reshaped: a view where its layout allows, else a copy (a tangent's
+        strides need not be its primal's)."""
+        return bind(Reshape, (tangents[0],), {"shape": shape, "strict": False, "name": name})
+
+    @staticmethod
+    def batch(args, dims, shape, strict, name):
+        """The batch dimension stays where it is when the reshape does not merge dims across
+        it (the batched view is then valid exactly when each example's is); otherwise it
+        moves to the front, and a ``view`` may copy."""
+        (x,), (d,) = args, dims
+        full = tuple(x.shape)
+        size, per = full[d], full[:d] + full[d + 1:]
+        shape = _infer_shape(shape, _prod(per))
+        lead, acc = _prod(per[:d]), 1
+        for k in range(len(shape) + 1):
+            if acc == lead:
+                new = (*shape[:k], size, *shape[k:])
+                return bind(Reshape, (x,), {"shape": new, "strict": strict, "name": name}), k
+            if k < len(shape):
+                acc *= shape[k]
+        return bind(Reshape, (front(x, d),), {"shape": (size, *shape), "strict": False,
+                                              "name": name}), 0
+
+    @staticmethod
     def fused_vjp(ctx, g, shape, strict, name):
         return g.reshape(ctx.input_shape(0))
+
+
+def _infer_shape(shape, numel):
+    """``shape`` with its -1 resolved for ``numel`` elements (as it is when it cannot be:
+    the op then raises)."""
+    if -1 not in shape:
+        return tuple(shape)
+    known = _prod(s for s in shape if s != -1)
+    if known == 0 or numel % known:
+        return tuple(shape)
+    return tuple(numel // known if s == -1 else s for s in shape)
 
 
 class Permute(Primitive):
@@ -91,6 +170,12 @@ class Permute(Primitive):
     @staticmethod
     def impl(be, x, perm, name):
         return be.xp.transpose(x, perm)
+
+    @staticmethod
+    def batch(args, dims, perm, name):
+        """The batch dimension first, the permutation after it."""
+        x = front(args[0], dims[0])
+        return bind(Permute, (x,), {"perm": (0, *_dims_up(perm)), "name": name}), 0
 
     @staticmethod
     def vjp(ctx, g, perm, name):
@@ -117,6 +202,15 @@ class Expand(Primitive):
     def impl(be, x, shape):
         return be.xp.broadcast_to(x, shape)
 
+    @staticmethod
+    def batch(args, dims, shape):
+        """The batch dimension first, new leading dims inserted after it."""
+        x = front(args[0], dims[0])
+        size, per = x.shape[0], tuple(x.shape[1:])
+        if len(per) < len(shape):
+            x = reshape(x, (size,) + (1,) * (len(shape) - len(per)) + per)
+        return bind(Expand, (x,), {"shape": (size, *shape)}), 0
+
 
 class SumTo(Primitive):
     """Sum a broadcast gradient back to ``shape`` (the engine's one reduction point)."""
@@ -125,6 +219,14 @@ class SumTo(Primitive):
     @staticmethod
     def impl(be, x, shape):
         return sum_to_array(x, shape, be.xp)
+
+    @staticmethod
+    def batch(args, dims, shape):
+        """The batch dimension first; the summed leading dims kept as 1s, then dropped."""
+        x = front(args[0], dims[0])
+        size, lead = x.shape[0], x.ndim - 1 - len(shape)
+        out = bind(SumTo, (x,), {"shape": (size,) + (1,) * lead + tuple(shape)})
+        return (reshape(out, (size, *shape)) if lead else out), 0
 
     @staticmethod
     def vjp(ctx, g, shape):
@@ -153,50 +255,56 @@ def is_expandable_to(shape, desired):
 
 
 # -- indexing ----------------------------------------------------------------------------------
+def _consumed(k):
+    """How many dims of the indexed tensor a normalised key entry consumes (NumPy's rule:
+    a bool mask its rank, ``None`` and ``...`` none here)."""
+    if isinstance(k, Tensor):
+        return k.ndim if k.dtype.np.kind == "b" else 1
+    return 0 if k is None or k is Ellipsis else 1
+
+
 def _norm_key(key, shape):
     """A tuple key (index arrays as int/bool Tensors) and whether it uses advanced indexing.
 
-    Integer indices are checked against their dimension first (IndexError, as PyTorch)."""
+    Integer indices are checked against their dimension first (IndexError, as PyTorch);
+    a transform's tracer index only by dtype (its values are checked by the rule's op)."""
     if not isinstance(key, tuple):
         key = (key,)
     out = []
-    advanced = False
-    dim = 0
     for k in key:
+        if isinstance(k, (list, np.ndarray)) or isinstance(k, bool):
+            k = Tensor._make(np.asarray(k))
         if isinstance(k, Tensor):
-            arr = k._data
-        elif isinstance(k, (list, np.ndarray)) or (isinstance(k, bool)):
-            arr = np.asarray(k)
-            k = None
-        else:
-            arr = None
-        if arr is not None:
-            if arr.dtype.kind == "b":
-                advanced = True
-                dim += max(arr.ndim, 1)
-            elif arr.dtype.kind in "iu":
-                advanced = True
-                if dim < len(shape) and arr.size:
-                    size = shape[dim]
-                    if arr.min() < -size or arr.max() >= size:
-                        bad = arr.max() if arr.max() >= size else arr.min()
-                        raise IndexError(f"index {bad} is out of bounds for dimension {dim} "
-                                         f"with size {size}")
-                dim += 1
-            elif arr.dtype.kind == "f" and arr.ndim == 0:
+            dt = k.dtype.np
+            if dt.kind == "f" and k.ndim == 0:
                 raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and "
                                  "long or byte Variables are valid indices (got float)")
-            else:
+            if dt.kind not in "biu":
                 raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
-                                 f"got {arr.dtype}")
-            k = k if k is not None else Tensor._make(arr)
+                                 f"got {dt}")
         elif isinstance(k, float):
             raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
                              "byte Variables are valid indices (got float)")
-        elif k is not None and k is not Ellipsis:
-            dim += 1
         out.append(k)
-    if not advanced and Ellipsis not in out:
+    advanced = any(isinstance(k, Tensor) for k in out)
+    if advanced:
+        rest = len(shape) - sum(_consumed(k) for k in out)  # the dims ``...`` stands for
+        dim = 0
+        for k in out:
+            if k is Ellipsis:
+                dim += rest
+                continue
+            if isinstance(k, Tensor) and not k._is_tracer and k.dtype.np.kind in "iu" \
+                    and dim < len(shape) and k.numel():
+                arr = k._data
+                size = shape[dim]
+                lo, hi = arr.min(), arr.max()
+                if lo < -size or hi >= size:
+                    bad = hi if hi >= size else lo
+                    raise IndexError(f"index {bad} is out of bounds for dimension {dim} "
+                                     f"with size {size}")
+            dim += _consumed(k)
+    elif Ellipsis not in out:
         out.append(Ellipsis)  # keeps x[0, 1] a 0-d *view*, not a NumPy scalar copy
     return tuple(out), advanced
 
@@ -237,6 +345,99 @@ def fill_key(template, arrays):
     return tuple(arrays[k.i] if type(k) is _Slot else k for k in template)
 
 
+def _is_advanced(k):
+    """Whether an entry of an advanced key takes part in the advanced indexing (NumPy's
+    rule: index tensors, and ints alongside them)."""
+    return not (k is None or k is Ellipsis or isinstance(k, slice))
+
+
+def _key_layout(key, ndim, metas):
+    """Where the advanced entries of ``key`` act on an ``ndim``-dim tensor, following
+    NumPy; ``metas[i]`` is ``(ndim, is_bool)`` of index operand ``i``.
+
+    Returns ``(first, xdim, odim, adjacent, rank, out_ndim)``: the key position of the
+    first advanced entry and the input and output dims before it, whether the advanced
+    entries are adjacent (their result dims then stand in their place, else first), the
+    rank of their broadcast shape (a bool mask counts as one dim) and the result's rank."""
+    def used(k):
+        if type(k) is _Slot:
+            nd, is_bool = metas[k.i]
+            return nd if is_bool else 1
+        return 0 if k is None or k is Ellipsis else 1
+
+    rest = ndim - sum(used(k) for k in key)
+    first = None
+    xdim = odim = rank = 0
+    at = (0, 0)
+    positions = []
+    for j, k in enumerate(key):
+        if _is_advanced(k):
+            if first is None:
+                first, at = j, (xdim, odim)
+            positions.append(j)
+            if type(k) is _Slot:
+                nd, is_bool = metas[k.i]
+                rank = max(rank, 1 if is_bool else nd)
+            xdim += used(k)
+        elif k is Ellipsis:
+            xdim += rest
+            odim += rest
+        else:
+            xdim += k is not None
+            odim += 1
+    adjacent = not positions or positions[-1] - positions[0] == len(positions) - 1
+    return first, at[0], at[1], adjacent, rank, odim + ndim - xdim + rank
+
+
+def _batch_key(key, advanced, ndim, index, idims, size):
+    """A key's batched form: ``(key, index, xd, od, out_ndim)`` such that indexing a value
+    with its batch dimension at ``xd`` by ``key`` (operands ``index``) gives the batched
+    result with its batch dimension at ``od``; ``out_ndim`` is an example's result rank.
+
+    With no batched index a full slice takes the batch dimension (at the front). With one,
+    an ``arange(size)`` index (shaped to broadcast with the other advanced indices) is put
+    just before the first advanced entry and the value's batch dimension moved to the dim
+    it indexes: the advanced entries stay adjacent or not, so the batch dimension leads
+    their block wherever NumPy puts it (in place, or first)."""
+    metas = [(a.ndim - (d is not None), a.dtype.np.kind == "b") for a, d in zip(index, idims)]
+    first, xd, od, adjacent, rank, out_ndim = _key_layout(key, ndim, metas)
+    if all(d is None for d in idims):
+        return (slice(None), *key), index, 0, (rank if advanced and not adjacent else 0), \
+            out_ndim
+    new = []
+    for a, d, (nd, is_bool) in zip(index, idims, metas):
+        if d is not None:
+            if is_bool:
+                raise RuntimeError(
+                    "vmap: indexing with a batched boolean mask is not supported: the result "
+                    "shape would depend on each example's data (dynamic output shape). Use "
+                    "numbagrad.where with the mask instead.")
+            a = front(a, d)
+            if nd < rank:
+                a = reshape(a, (size,) + (1,) * (rank - nd) + tuple(a.shape[1:]))
+        new.append(a)
+    new.append(reshape(arange(size), (size,) + (1,) * rank))
+    key = (*key[:first], _Slot(len(index)), *key[first:])
+    return key, tuple(new), xd, (od if adjacent else 0), out_ndim
+
+
+def _place_value(v, d, at, rank, size):
+    """``v`` (which broadcasts to an example's result of ``rank`` dims; ``d`` its batch
+    dimension) arranged to broadcast against the batched result, batch dimension at ``at``."""
+    if not isinstance(v, Tensor):
+        return v
+    if d is None:
+        if v.ndim <= rank - at:
+            return v
+        shape = tuple(v.shape)[max(v.ndim - rank, 0):]
+        return unsqueeze(reshape(v, (1,) * (rank - len(shape)) + shape), at)
+    v = front(v, d)
+    shape = tuple(v.shape)[1:]
+    shape = shape[max(len(shape) - rank, 0):]
+    v = reshape(v, (size,) + (1,) * (rank - len(shape)) + shape)
+    return v if at == 0 else F.movedim(v, 0, at)
+
+
 def _index_operands(n):
     return tuple(range(1, n))
 
@@ -267,6 +468,16 @@ class Index(Primitive):
     @staticmethod
     def impl(be, x, *index, key, advanced):
         return x[fill_key(key, index) if index else key]
+
+    @staticmethod
+    def batch(args, dims, key, advanced):
+        """One indexing of the whole batch (``_batch_key``)."""
+        x, index = args[0], args[1:]
+        size = _batch_size(args, dims)
+        key, index, xd, od, _ = _batch_key(key, advanced, x.ndim - (dims[0] is not None),
+                                           index, dims[1:], size)
+        x = _with_batch(x, dims[0], xd, size)
+        return bind(Index, (x, *index), {"key": key, "advanced": advanced}), od
 
     @staticmethod
     def vjp(ctx, g, key, advanced):
@@ -301,6 +512,18 @@ class IndexBackward(Primitive):
         return out
 
     @staticmethod
+    def batch(args, dims, key, advanced, shape):
+        """The adjoint of ``Index.batch``: the same batched key, into a batched zeros."""
+        g, index = args[0], args[1:]
+        size = _batch_size(args, dims)
+        key, index, xd, od, rank = _batch_key(key, advanced, len(shape), index, dims[1:],
+                                              size)
+        g = _place_value(g, dims[0], od, rank, size)  # an unbatched g broadcasts
+        shape = (*shape[:xd], size, *shape[xd:])
+        return bind(IndexBackward, (g, *index),
+                    {"key": key, "advanced": advanced, "shape": shape}), xd
+
+    @staticmethod
     def vjp(ctx, gg, key, advanced, shape):
         index = ctx.saved()
         return (bind(Index, (gg, *index), {"key": key, "advanced": advanced}),
@@ -326,6 +549,17 @@ class IndexPut(Primitive):
             else value.astype(x.dtype)
         out[fill_key(key, index) if index else key] = v
         return out
+
+    @staticmethod
+    def batch(args, dims, key, advanced):
+        """The batched key (``_batch_key``) on ``x``, ``value`` broadcast to match."""
+        x, value, index = args[0], args[1], args[2:]
+        size = _batch_size(args, dims)
+        key, index, xd, od, rank = _batch_key(key, advanced, x.ndim - (dims[0] is not None),
+                                              index, dims[2:], size)
+        x = _with_batch(x, dims[0], xd, size)
+        value = _place_value(value, dims[1], od, rank, size)
+        return bind(IndexPut, (x, value, *index), {"key": key, "advanced": advanced}), xd
 
     @staticmethod
     def vjp(ctx, g, key, advanced):
@@ -361,8 +595,20 @@ class Gather(Primitive):
 
     @staticmethod
     def impl(be, x, index, dim):
+        if x.ndim == 0:  # a 0-d index (checked: 0) picks the one element
+            return x.copy()
         window = _gather_window(x.ndim, dim, index.shape)
         return be.xp.take_along_axis(x[window], index, axis=dim)
+
+    @staticmethod
+    def batch(args, dims, dim):
+        """Both operands batched in front (an unbatched one broadcast), ``dim`` shifted."""
+        size = _batch_size(args, dims)
+        x, index = (_with_batch(a, d, 0, size) for a, d in zip(args, dims))
+        if x.ndim == 1:  # 0-d examples
+            out = gather(reshape(x, (size, 1)), 1, reshape(index, (size, 1)))
+            return reshape(out, (size,)), 0
+        return gather(x, dim + 1, index), 0
 
     @staticmethod
     def vjp(ctx, g, dim):
@@ -377,6 +623,11 @@ class Zeros(Primitive):
     @staticmethod
     def impl(be, shape, dtype):
         return be.zeros(shape, dtype)
+
+    @staticmethod
+    def batch(args, dims, shape, dtype):
+        """No operands, so never batched; the same zeros for every example."""
+        return bind(Zeros, (), {"shape": shape, "dtype": dtype}), None
 
 
 def _gather_window(ndim, dim, index_shape):
@@ -400,7 +651,7 @@ def gather(input, dim, index):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated)."""
     index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    _check_gather("gather", input._data, d, index._data)
+    _check_gather("gather", input, d, index)
     return bind(Gather, (input, index), {"dim": d})
 
 
@@ -414,6 +665,8 @@ class ScatterAdd(Primitive):
     @staticmethod
     def impl(be, x, index, src, dim):
         xp = be.xp
+        if x.ndim == 0:  # a 0-d index (checked: 0) adds the one element
+            return (x + src).astype(x.dtype)
         out = x.copy()
         src = src[_gather_window(src.ndim, dim, index.shape)]
         idx = list(xp.indices(index.shape, sparse=True))
@@ -436,12 +689,22 @@ class ScatterAdd(Primitive):
                 gsrc = index_put(pad, window, gsrc)
         return g, None, gsrc
 
+    @staticmethod
+    def batch(args, dims, dim):
+        """All operands batched in front (an unbatched one broadcast), ``dim`` shifted."""
+        size = _batch_size(args, dims)
+        x, index, src = (_with_batch(a, d, 0, size) for a, d in zip(args, dims))
+        if x.ndim == 1:  # 0-d examples
+            x, index, src = (reshape(a, (size, 1)) for a in (x, index, src))
+            return reshape(scatter_add(x, 1, index, src), (size,)), 0
+        return scatter_add(x, dim + 1, index, src), 0
+
 
 def scatter_add(input, dim, index, src):
     """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``."""
     index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    _check_gather("scatter_add", input._data, d, index._data)
+    _check_gather("scatter_add", input, d, index)
     for k in range(index.ndim):
         if index.shape[k] > src.shape[k]:
             raise RuntimeError(f"scatter_add(): Expected index {list(index.shape)} to be "
@@ -463,7 +726,7 @@ def take_along_dim(input, indices, dim=None):
         tuple(s for i, s in enumerate(idx.shape) if i != d)))
     xshape = (*shp[:d], input.shape[d], *shp[d:])
     ishape = (*shp[:d], idx.shape[d], *shp[d:])
-    _check_index("take_along_dim", idx._data, input.shape[d])
+    _check_index("take_along_dim", idx, input.shape[d])
     x = expand(input, xshape) if xshape != tuple(input.shape) else input
     idx = expand(idx, ishape) if ishape != tuple(idx.shape) else idx
     return bind(Gather, (x, idx), {"dim": d})
@@ -475,16 +738,24 @@ def index_select(input, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input.ndim)
-    _check_index("index_select", index._data, input.shape[d] if input.ndim else 1)
+    _check_index("index_select", index, input.shape[d] if input.ndim else 1)
     key = (slice(None),) * d + (_Slot(0),)
     return bind(Index, (input, index.reshape(-1)), {"key": key, "advanced": True})
 
 
 class Cat(Primitive):
     linearity = "linear"
+
     @staticmethod
     def impl(be, *xs, dim):
         return be.xp.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def batch(args, dims, dim):
+        """Every operand batched in front (an unbatched one broadcast), ``dim`` shifted."""
+        size = _batch_size(args, dims)
+        xs = tuple(_with_batch(a, d, 0, size) for a, d in zip(args, dims))
+        return bind(Cat, xs, {"dim": dim + 1}), 0
 
     @staticmethod
     def vjp(ctx, g, dim):
@@ -549,6 +820,12 @@ class Flip(Primitive):
     def impl(be, x, dims):
         return be.xp.flip(x, dims).copy()  # PyTorch's flip copies
 
+    @staticmethod
+    def batch(args, bdims, dims):
+        # ``bdims``: the batch dims (the op's own param is ``dims``)
+        x = front(args[0], bdims[0])
+        return bind(Flip, (x,), {"dims": _dims_up(dims)}), 0
+
 
 def flip(input, dims):
     """Reverse the order of elements along ``dims``."""
@@ -559,9 +836,16 @@ def flip(input, dims):
 
 class Roll(Primitive):
     linearity = "linear"
+
     @staticmethod
     def impl(be, x, shifts, dims):
         return be.xp.roll(x, shifts, dims)
+
+    @staticmethod
+    def batch(args, bdims, shifts, dims):
+        # ``bdims``: the batch dims (the op's own param is ``dims``)
+        x = front(args[0], bdims[0])
+        return bind(Roll, (x,), {"shifts": shifts, "dims": _dims_up(dims)}), 0
 
     @staticmethod
     def vjp(ctx, g, shifts, dims):
@@ -599,9 +883,24 @@ class Diagonal(Primitive):
         return bind(DiagonalBackward, (g,), {"shape": ctx.input_shape(0), "offset": offset,
                                              "dim1": dim1, "dim2": dim2})
 
+    @staticmethod
+    def batch(args, dims, offset, dim1, dim2):
+        """The batch dimension first (the diagonal goes last either way)."""
+        x = front(args[0], dims[0])
+        return bind(Diagonal, (x,), {"offset": offset, "dim1": dim1 + 1,
+                                     "dim2": dim2 + 1}), 0
+
 
 class DiagonalBackward(Primitive):
     linearity = "linear"
+
+    @staticmethod
+    def batch(args, dims, shape, offset, dim1, dim2):
+        """The batch dimension first, as ``Diagonal.batch`` leaves it."""
+        g = front(args[0], dims[0])
+        return bind(DiagonalBackward, (g,), {"shape": (g.shape[0], *shape), "offset": offset,
+                                             "dim1": dim1 + 1, "dim2": dim2 + 1}), 0
+
     @staticmethod
     def impl(be, g, shape, offset, dim1, dim2):
         out = be.xp.zeros(shape, g.dtype)
@@ -641,6 +940,14 @@ class Tril(Primitive):
     def fused_vjp(cls, ctx, g, diagonal):
         return getattr(ctx.be.xp, cls.fn)(g, diagonal)
 
+    @classmethod
+    def batch(cls, args, dims, diagonal):
+        """The batch dimension first: the op acts on the last two dims."""
+        x = front(args[0], dims[0])
+        if x.ndim < 3:  # as each example would
+            raise RuntimeError(f"{cls.fn}: input tensor must have at least 2 dimensions")
+        return bind(cls, (x,), {"diagonal": diagonal}), 0
+
 
 class Triu(Tril):
     fn = "triu"
@@ -672,6 +979,16 @@ class Argsort(Primitive):
         if x.ndim == 0:
             return xp.zeros((), np.int64)
         return xp.argsort(x, axis=dim, kind="stable").astype(np.int64)
+
+    @staticmethod
+    def batch(args, dims, dim, descending, stable):
+        """The batch dimension first, ``dim`` shifted (0-d examples as ``(B, 1)``)."""
+        x = front(args[0], dims[0])
+        params = {"dim": dim + 1, "descending": descending, "stable": stable}
+        if x.ndim == 1:
+            size = x.shape[0]
+            return reshape(bind(Argsort, (reshape(x, (size, 1)),), params), (size,)), 0
+        return bind(Argsort, (x,), params), 0
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -928,6 +1245,13 @@ class Nonzero(Primitive):
         if x.ndim == 0:  # one row of no coordinates when the scalar is non-zero
             return xp.zeros((int(x != 0), 0), np.int64)
         return xp.stack(xp.nonzero(x), axis=1).astype(np.int64)
+
+    @staticmethod
+    def batch(args, dims):
+        raise RuntimeError(
+            "vmap: We do not yet support calling nonzero inside of vmap: its output shape "
+            "depends on each example's data (dynamic output shape). Call it outside vmap, or "
+            "use a mask with numbagrad.where instead.")
 
 
 def nonzero(input, *, as_tuple=False):
