@@ -6,35 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
+from _batching import B, arr, loop, t, vmapped
 
 import numbagrad
 from numbagrad import func
 from numbagrad.ops import PRIMITIVES, bind
-
-B = 3
-
-
-def t(values, dtype=np.float64):
-    return numbagrad.tensor(np.asarray(values, dtype=dtype))
-
-
-def arr(x):
-    return np.asarray(x.detach().numpy())
-
-
-def loop(fn, args, in_dims):
-    """``fn`` per batch element, stacked along 0 (what ``vmap`` must equal)."""
-    outs = []
-    for i in range(B):
-        outs.append(arr(fn(*[a if d is None else a.select(d, i)
-                             for a, d in zip(args, in_dims)])))
-    return np.stack(outs)
-
-
-def vmapped(fn, args, in_dims):
-    with warnings.catch_warnings():
-        warnings.filterwarnings('error', message='There is a performance drop')
-        return func.vmap(fn, in_dims=in_dims)(*args)
 
 
 def check_vmap(fn, args, in_dims):

@@ -5,41 +5,31 @@ and forward mode at zeros (``prod``, ``cumprod``) and ties (``amax``), against P
 
 import warnings
 
+import _batching
 import numpy as np
 import pytest
+from _batching import B, arr, loop, t
 
 import numbagrad
 from numbagrad import func
 from numbagrad.ops import PRIMITIVES, bind
 
-B = 3
 Matmul = PRIMITIVES['Matmul']
 
 
-def t(values, dtype=np.float64):
-    return numbagrad.tensor(np.asarray(values, dtype=dtype))
 
 
-def arr(x):
-    return np.asarray(x.detach().numpy())
 
 
-def loop(fn, args, in_dims):
-    """``fn`` per batch element, stacked along 0 (what ``vmap`` must equal)."""
-    outs = []
-    for i in range(B):
-        outs.append(arr(fn(*[a if d is None else a.select(d, i)
-                             for a, d in zip(args, in_dims)])))
-    return np.stack(outs)
 
 
-def vmapped(fn, args, in_dims, ops='Matmul|Einsum|Sum|Prod|Amax|Amin|Argmax|Argmin|All|Any|'
-            'Norm2|Softmax|LogSoftmax|Cumsum|Cumprod'):
-    """``vmap(fn)``, failing if one of ``ops`` (this file's primitives) falls back to the
-    per-element loop (other primitives' rules are not this file's subject)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings('error', message=f'.*batching rule for ({ops}):')
-        return func.vmap(fn, in_dims=in_dims)(*args)
+_REDUCE_OPS = ('Matmul|Einsum|Sum|Prod|Amax|Amin|Argmax|Argmin|All|Any|'
+            'Norm2|Softmax|LogSoftmax|Cumsum|Cumprod')
+
+
+def vmapped(fn, args, in_dims, ops=_REDUCE_OPS):
+    """``vmap(fn)``, failing if one of this file's primitives falls back to the loop."""
+    return _batching.vmapped(fn, args, in_dims, ops)
 
 
 def check_vmap(fn, args, in_dims, **kw):
