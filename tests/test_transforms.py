@@ -378,3 +378,20 @@ def test_inplace_under_transforms():
     buf = numbagrad.zeros(3)
     with pytest.raises(RuntimeError, match="does not own"):
         vmap(lambda a: buf.add_(a))(numbagrad.ones(2, 3))
+
+
+def test_functional_strict_mode_raises_for_independent_inputs():
+    F = numbagrad.autograd.functional
+    x, y = t([1.0, 2.0]), t([3.0, 4.0])
+
+    def f(a, b):
+        return (a * a).sum()
+
+    for call in (lambda s: F.hessian(f, (x, y), strict=s),
+                 lambda s: F.hvp(f, (x, y), (x, y), strict=s),
+                 lambda s: F.vhp(f, (x, y), (x, y), strict=s),
+                 lambda s: F.vjp(f, (x, y), strict=s),
+                 lambda s: F.jacobian(f, (x, y), strict=s)):
+        call(False)
+        with pytest.raises(RuntimeError, match="independent of input 1"):
+            call(True)

@@ -24,7 +24,7 @@ from numbagrad._transforms.tracer import (
     shape_of,
 )
 
-__all__ = ["BatchInterpreter", "BatchTracer", "is_batched", "loop_batch", "move_to_front"]
+__all__ = ["BatchInterpreter", "BatchTracer", "loop_batch", "move_to_front"]
 
 _WARNED: set = set()
 
@@ -148,9 +148,6 @@ class BatchTracer(Tracer):
         return BatchTracer._new(self._interp, v.detach() if isinstance(v, Tensor) else v,
                                 self._bdim)
 
-
-def is_batched(x, interp):
-    return type(x) is BatchTracer and x._interp is interp
 
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 
 from numbagrad._core.grad_mode import is_grad_enabled_fast
-from numbagrad._core.interpreter import _CURRENT, bind
 from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
@@ -39,7 +38,7 @@ _seq = itertools.count()
 class GradInterpreter(TransformInterpreter):
     """Records applications on values it owns onto a tape of ``TapeNode``s."""
 
-    __slots__ = ("argnums_mask",)
+    __slots__ = ()
 
     def __init__(self, parent, name="numbagrad.func.grad"):
         super().__init__(parent, name)
@@ -52,13 +51,8 @@ class GradInterpreter(TransformInterpreter):
             return self.to_parent(prim, args, params)
         if not is_grad_enabled_fast():
             # no_grad inside the transformed function: compute, record nothing
-            vals = [a._val if type(a) is GradTracer and a._interp is self else a
-                    for a in args]
-            token = _CURRENT.set(self.parent)
-            try:
-                return bind(prim, vals, params)
-            finally:
-                _CURRENT.reset(token)
+            return self.to_parent(prim, [a._val if type(a) is GradTracer and a._interp is self
+                                         else a for a in args], params)
         custom = prim.process_grad
         if custom is not None:
             return custom(self, args, params)
@@ -71,11 +65,7 @@ class GradInterpreter(TransformInterpreter):
             else:
                 vals.append(a)
                 edges.append(None)
-        token = _CURRENT.set(self.parent)
-        try:
-            out = bind(prim, vals, params)
-        finally:
-            _CURRENT.reset(token)
+        out = self.to_parent(prim, vals, params)
         if not prim.differentiable:
             return out
         data = prim.data_operands

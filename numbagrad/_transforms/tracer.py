@@ -36,7 +36,6 @@ __all__ = [
     "Tracer",
     "TransformInterpreter",
     "as_np_dtype",
-    "call_under",
     "mark_view",
     "np_dtype_of",
     "shape_of",
@@ -77,15 +76,6 @@ def under(interp):
     token = _CURRENT.set(interp)
     try:
         yield interp
-    finally:
-        _CURRENT.reset(token)
-
-
-def call_under(interp, fn, *args, **kwargs):
-    """``fn(*args, **kwargs)`` with ``interp`` current (rules run with the parent current)."""
-    token = _CURRENT.set(interp)
-    try:
-        return fn(*args, **kwargs)
     finally:
         _CURRENT.reset(token)
 

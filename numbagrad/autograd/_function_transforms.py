@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
+from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
 from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchTracer
@@ -84,11 +84,7 @@ def _check_style(fn):
 
 def _lower_apply(interp, args, params):
     """Apply the Function one level down (its parent current)."""
-    token = _CURRENT.set(interp.parent)
-    try:
-        return bind(_FunctionApply, args, params)
-    finally:
-        _CURRENT.reset(token)
+    return interp.to_parent(_FunctionApply, args, params)
 
 
 def _as_list(out):
@@ -153,7 +149,7 @@ def _check_grads(fn, res, vals):
             continue
         if not isinstance(r, Tensor):
             raise TypeError(f"function {fn.__name__}Backward returned a {type(r).__name__} as "
-                            "the gradient at index {i}; gradients must be Tensors or None")
+                            f"the gradient at index {i}; gradients must be Tensors or None")
         if not isinstance(v, Tensor):
             raise RuntimeError(f"function {fn.__name__}Backward returned a gradient different "
                                f"than None at position {i}, but the corresponding forward "
@@ -341,7 +337,6 @@ def _generated(fn, dims, size, randomness, kwargs):
 
 
 def _zero_like(x):
-
     return _zeros_like(x) if isinstance(x, Tensor) else None
 
 

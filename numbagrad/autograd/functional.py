@@ -62,17 +62,15 @@ def _check_v(v, outs, fn, what):
     return vs
 
 
-def _strict_check(fn, func, inputs, outs_tuple):
+def _strict_check(fn, func, inputs):
     """PyTorch's strict mode: every output depends on every input."""
     from numbagrad._transforms.reverse import backward as tape_backward
     from numbagrad.func import _trace_grad
 
-    _interp, leaves, _, out = _trace_grad(lambda *xs: func(*xs), inputs, {},
-                                         list(range(len(inputs))), fn)
+    _, leaves, _, out = _trace_grad(func, inputs, {}, list(range(len(inputs))), fn)
     outs = out if isinstance(out, tuple) else (out,)
     for i, o in enumerate(outs):
-        grads = tape_backward([o], [ones_like(o)],
-                              len(leaves))
+        grads = tape_backward([o], [ones_like(o)], len(leaves))
         for j, g in enumerate(grads):
             if g is None:
                 raise RuntimeError(f"Output {i} of the user-provided function is independent "
@@ -86,7 +84,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     o_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "vjp")
     vs = _check_v(v, outs, "vjp", "output")
     if strict:
-        _strict_check("vjp", func if is_tuple else (lambda x: func(x)), ins, outs)
+        _strict_check("vjp", func, ins)
     grads = fn(vs if o_tuple else vs[0])
     res = grads if is_tuple else grads[0]
     return _finish(out, create_graph), _finish(res, create_graph)
@@ -97,7 +95,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     is_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
     vs = _check_v(v, ins, "jvp", "input")
     if strict:
-        _strict_check("jvp", func if is_tuple else (lambda x: func(x)), ins, None)
+        _strict_check("jvp", func, ins)
     out, tan = _jvp(lambda *xs: func(*xs) if is_tuple else func(xs[0]), ins, tuple(vs))
     _as_tuple(out, "outputs of the user-provided function", "jvp")
     return _finish(out, create_graph), _finish(tan, create_graph)
@@ -116,7 +114,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                   "mode\"` requires `vectorize=True`.")
     is_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
     if strict:
-        _strict_check("jacobian", func, ins, None)
+        _strict_check("jacobian", func, ins)
     argnums = tuple(range(len(ins))) if is_tuple else 0
     jac = (jacrev if strategy == "reverse-mode" else jacfwd)(func, argnums=argnums)(*ins)
     return _finish(jac, create_graph)
@@ -126,6 +124,8 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar ``func`` at ``inputs`` (nested tuples for several)."""
     is_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
+    if strict:
+        _strict_check("hessian", func, ins)
     out = func(*ins)
     if not isinstance(out, Tensor) or out.numel() != 1:
         raise RuntimeError("The function given to hessian should return a single Tensor with "
@@ -142,19 +142,21 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), v^T H)`` for a scalar ``func``."""
-    return _hv("vhp", func, inputs, v, create_graph)
+    return _hv("vhp", func, inputs, v, create_graph, strict)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), H v)`` for a scalar ``func`` (equal to ``vhp`` for the symmetric
     Hessians of twice continuously differentiable functions)."""
-    return _hv("hvp", func, inputs, v, create_graph)
+    return _hv("hvp", func, inputs, v, create_graph, strict)
 
 
-def _hv(fn, func, inputs, v, create_graph):
+def _hv(fn, func, inputs, v, create_graph, strict):
     from numbagrad.func import grad
 
     is_tuple, ins = _as_tuple(inputs, "inputs", fn)
+    if strict:
+        _strict_check(fn, func, ins)
     out = func(*ins)
     if not isinstance(out, Tensor) or out.numel() != 1:
         raise RuntimeError(f"The function given to {fn} should return a single Tensor with a "

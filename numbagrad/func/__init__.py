@@ -182,7 +182,7 @@ def vjp(func, *primals, has_aux=False):
     _check_tensors(out_leaves, api, "outputs of func")
     primal_out = tree_unflatten([_unwrap_grad(o, interp) for o in out_leaves], out_spec)
 
-    def vjp_fn(cotangents, *rest, retain_graph=True, create_graph=True):
+    def vjp_fn(cotangents, *rest):
         if rest:
             cotangents = (cotangents, *rest)
         ct_leaves, ct_spec = tree_flatten(cotangents)
@@ -498,7 +498,7 @@ def _assemble(rows, row_leaves, row_sizes, col_leaves, rows_are_outputs):
     return blocks
 
 
-def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp`` over the standard basis
     of the outputs.
 
