@@ -156,6 +156,13 @@ def grad(func, argnums=0, has_aux=False):
     ``grad(f)(x)`` equals ``vjp(f, x)[1](ones)``; it composes with every other transform:
     ``grad(grad(f))`` is the second derivative, ``vmap(grad(f))`` gives per-example
     gradients.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.func import grad
+    >>> grad(lambda x: (x * x).sum())(numbagrad.tensor([1.0, 2.0]))
+    tensor([2., 4.])
     """
     gv = grad_and_value(func, argnums, has_aux)
 
@@ -171,7 +178,16 @@ def grad(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns one gradient per
-    primal (a tuple), cotangents having the structure of the output."""
+    primal (a tuple), cotangents having the structure of the output.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.func import vjp
+    >>> out, vjp_fn = vjp(lambda x: x.exp(), numbagrad.tensor([0.0, 1.0]))
+    >>> vjp_fn(numbagrad.ones(2))
+    (tensor([1.0000, 2.7183]),)
+    """
     api = "vjp"
     interp, leaves, spec, out = _trace_grad(func, primals, {}, list(range(len(primals))),
                                             api)
@@ -212,7 +228,16 @@ def _unwrap_dual(x, interp):
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
-    """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode."""
+    """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.func import jvp
+    >>> x = numbagrad.tensor([1.0, 2.0])
+    >>> jvp(lambda x: x ** 2, (x,), (numbagrad.ones(2),))[1]
+    tensor([2., 4.])
+    """
     api = "jvp"
     if not isinstance(primals, tuple):
         raise RuntimeError(f"{api}(f, primals, tangents): Expected primals to be a tuple. "
@@ -566,5 +591,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
 
 def hessian(func, argnums=0):
-    """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    """The Hessian of a scalar ``func``: ``jacfwd(jacrev(func, argnums), argnums)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.func import hessian
+    >>> hessian(lambda x: (x ** 3).sum())(numbagrad.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
     return jacfwd(jacrev(func, argnums), argnums)
