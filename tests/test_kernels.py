@@ -159,8 +159,36 @@ def test_large_elementwise_chain_matches_numpy():
 ])
 def test_threaded_ufunc_is_bit_identical(shapes):
     args = [2.5 if s == "scalar" else rng.standard_normal(s) for s in shapes]
-    ufunc = np.exp if len(args) == 1 else np.multiply
+    ufunc = np.exp if len(args) == 1 else np.arctan2  # not "cheap": threaded from THREAD_MIN
     np.testing.assert_array_equal(threads.call(ufunc, *args), ufunc(*args))
+
+
+def test_cheap_ufuncs_split_only_from_their_own_threshold():
+    a = rng.standard_normal(threads.CHEAP_THREAD_MIN + 3)
+    np.testing.assert_array_equal(threads.call(np.multiply, a, a), a * a)
+    b = rng.standard_normal(THREAD_MIN + 3)
+    np.testing.assert_array_equal(threads.call(np.add, b, 1.5), b + 1.5)
+
+
+@pytest.mark.parametrize("n", [10, THREAD_MIN + 1, threads.CHEAP_THREAD_MIN + 1])
+def test_large_comparisons_give_bool(n):
+    a, b = ng.tensor(rng.standard_normal(n)), ng.tensor(rng.standard_normal(n))
+    for got, want in [(a > b, a.numpy() > b.numpy()), (a <= 0.5, a.numpy() <= 0.5),
+                      (a == a, np.ones(n, bool)), (a != b, a.numpy() != b.numpy())]:
+        assert got.dtype == ng.bool
+        np.testing.assert_array_equal(got.numpy(), want)
+
+
+def test_broadcast_result_of_small_operands_comes_from_the_cache():
+    from numbagrad.kernels.cpu import alloc
+    from numbagrad.kernels.cpu.backend import CPU
+
+    a = rng.standard_normal((512, 8, 1)).astype(np.float32)
+    b = rng.standard_normal((512, 1, 32)).astype(np.float32)
+    out = CPU.binary("multiply", a, b)  # 512 KB from 16 KB and 64 KB operands
+    np.testing.assert_array_equal(out, a * b)
+    assert any(out is c for c in alloc._cache)
+    assert CPU.binary("greater", a, b).dtype == np.bool_
 
 
 def test_threaded_ufunc_falls_back_for_mixed_dtypes_and_small():

@@ -85,7 +85,11 @@ def as_np_dtype(dtype):
 
 
 def shape_of(x):
-    """The shape of a tensor, tracer or Python scalar (``()``)."""
+    """The shape of a tensor, tracer or Python scalar (``()``), as a plain tuple."""
+    if type(x) is Tensor:  # the common cases first: no Size built
+        return x._data.shape
+    if isinstance(x, Tracer):
+        return x._shape
     if isinstance(x, Tensor):
         return tuple(x.shape)
     return ()
@@ -93,6 +97,8 @@ def shape_of(x):
 
 def np_dtype_of(x):
     """The NumPy dtype of a tensor or tracer (Python scalars: their PyTorch default)."""
+    if type(x) is Tensor:
+        return x._data.dtype
     if isinstance(x, Tracer):
         return x._np_dtype
     if isinstance(x, Tensor):

@@ -478,16 +478,22 @@ def _numel(shape):
 
 def _blocks(leaves):
     """One tensor per leaf, ``(N, *leaf.shape)`` with ``N`` the total number of elements:
-    together the standard basis of all the leaves, block by block."""
+    together the standard basis of all the leaves, block by block.
+
+    The blocks come from the CPU buffer cache: a fresh N x N basis costs more in page
+    faults than the vmapped VJP costs in arithmetic (NOTE [Buffer cache])."""
     import numpy as np
+
+    from numbagrad.kernels.cpu import alloc
 
     sizes = [_numel(shape_of(x)) for x in leaves]
     total = sum(sizes)
     out = []
     off = 0
     for x, n in zip(leaves, sizes):
-        b = np.zeros((total, n), dtype=np_dtype_of(x))
-        b[off:off + n] = np.eye(n, dtype=b.dtype)
+        b = alloc.empty((total, n), np_dtype_of(x))
+        b.fill(0)
+        b[off:off + n].reshape(-1)[::n + 1] = 1  # the identity block
         out.append(Tensor._make(b.reshape((total, *shape_of(x)))))
         off += n
     return out, sizes
@@ -545,7 +551,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         def one(*cts):
             return tuple(tree_flatten(vjp_fn(tree_unflatten(list(cts), o_spec)))[0])
 
-        rows = vmap(one, chunk_size=chunk_size)(*basis)
+        if sum(sizes) == 1:
+            # one output element (a scalar loss, the inner half of ``hessian``): a vmap
+            # over a batch of one is the call itself, minus a whole level of dispatch
+            from numbagrad import ops as F
+
+            rows = tuple(F.unsqueeze(r, 0) for r in one(*(F.squeeze(b, 0) for b in basis)))
+        else:
+            rows = vmap(one, chunk_size=chunk_size)(*basis)
         blocks = _assemble(rows, o_leaves, sizes, in_leaves, True)
         per_out = [tree_unflatten(b, in_spec) for b in blocks]
         if isinstance(argnums, int):

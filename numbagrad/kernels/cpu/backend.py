@@ -22,6 +22,19 @@ from numbagrad.kernels import _BACKENDS, KERNEL_MIN, PARALLEL_MIN, module
 from numbagrad.kernels.cpu import alloc, threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 
+# Elements from which a float64 result comes from the buffer cache (NOTE [Buffer cache]).
+CACHE_MIN = alloc.MIN_BYTES // 8
+
+
+def _broadcast_size(sa, sb):
+    """The number of elements of the broadcast of shapes ``sa`` and ``sb``."""
+    n = 1
+    la, lb = len(sa), len(sb)
+    for i in range(1, max(la, lb) + 1):
+        da = sa[-i] if i <= la else 1
+        n *= sb[-i] if da == 1 and i <= lb else da
+    return n
+
 __all__ = ["CPU", "CpuBackend"]
 
 K = module("elementwise")
@@ -163,9 +176,13 @@ class CpuBackend:
         """The broadcasting NumPy ufunc ``name`` (``"add"``, ``"power"``, ...) of arrays or
         scalars ``a``, ``b``."""
         fn = _UFUNCS[name]
-        if (type(a) is np.ndarray and a.size >= THREAD_MIN) or (
-                type(b) is np.ndarray and b.size >= THREAD_MIN):
-            return threads.call(fn, a, b)  # NOTE [Threaded ufuncs]
+        if type(a) is np.ndarray:
+            if a.size >= CACHE_MIN or (type(b) is np.ndarray and (
+                    b.size >= CACHE_MIN or (a.size * b.size >= CACHE_MIN  # a cheap bound
+                                            and _broadcast_size(a.shape, b.shape) >= CACHE_MIN))):
+                return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
+        elif type(b) is np.ndarray and b.size >= CACHE_MIN:
+            return threads.call(fn, a, b)
         return fn(a, b)
 
     @staticmethod
@@ -182,15 +199,11 @@ class CpuBackend:
     @staticmethod
     def multiply(a, b):
         """``a * b`` for gradient formulas (threaded for large arrays)."""
-        if type(a) is np.ndarray and a.size >= THREAD_MIN:
-            return threads.call(np.multiply, a, b)
-        return np.multiply(a, b)
+        return CpuBackend.binary("multiply", a, b)
 
     @staticmethod
     def divide(a, b):
-        if type(a) is np.ndarray and a.size >= THREAD_MIN:
-            return threads.call(np.divide, a, b)
-        return np.divide(a, b)
+        return CpuBackend.binary("true_divide", a, b)
 
     @staticmethod
     def unary_backward(kernel, g, s, derivative):

@@ -19,7 +19,7 @@ import numpy as np
 
 from numbagrad.kernels.cpu import alloc
 
-__all__ = ["BLOCK", "N_THREADS", "THREAD_MIN", "blocked", "call"]
+__all__ = ["BLOCK", "CHEAP_THREAD_MIN", "N_THREADS", "THREAD_MIN", "blocked", "call"]
 
 # Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 128K-element
 # exp ~0.3 ms (measured with asv_bench/benchmarks/bench_kernels.py).
@@ -42,21 +42,43 @@ def _slabs(n, parts):
     return [(i, min(i + step, n)) for i in range(0, n, step)]
 
 
+# Arithmetic is memory-bound and ~10x cheaper per element than exp or tanh: a thread
+# hand-off only pays from about a million elements (2-core machine, float64 multiply:
+# 128K elements 36 us on one core vs 160 us split; 4M elements 3.0 ms vs 2.2 ms).
+CHEAP_THREAD_MIN = 1 << 20
+_CHEAP = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum,
+                    np.negative, np.absolute, np.equal, np.not_equal, np.less, np.less_equal,
+                    np.greater, np.greater_equal, np.logical_and, np.logical_or,
+                    np.logical_xor, np.logical_not, np.copysign))
+
+# ufuncs whose result is bool whatever their (floating) operands are
+_PREDICATES = frozenset((np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+                         np.greater_equal, np.logical_and, np.logical_or, np.logical_xor,
+                         np.logical_not, np.isnan, np.isinf, np.isfinite, np.signbit))
+
+
 def call(ufunc, *args):
     """``ufunc(*args)``; split across cores when the result is large (NOTE above).
 
-    Only same-dtype floating operands (arrays or Python scalars) take the threaded path,
-    so the result dtype is the operands' dtype.
+    Only same-dtype floating operands (arrays or Python scalars) take the threaded path.
+    The result's size is the broadcast one (an outer product of two small operands is
+    large), and from ``alloc.MIN_BYTES`` the result comes from the buffer cache, threaded
+    or not (NOTE [Buffer cache]).
     """
     arrays = [a for a in args if type(a) is np.ndarray]
     first = arrays[0]
-    if first.size < THREAD_MIN and all(a.size < THREAD_MIN for a in arrays[1:]):
+    shape = first.shape
+    if any(a.shape != shape for a in arrays[1:]):
+        shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    size = 1
+    for s in shape:
+        size *= s
+    if (size * first.dtype.itemsize < alloc.MIN_BYTES or first.dtype.kind != "f"
+            or any(a.dtype != first.dtype for a in arrays[1:])):
         return ufunc(*args)
-    if N_THREADS == 1 or first.dtype.kind != "f" or any(a.dtype != first.dtype
-                                                       for a in arrays[1:]):
-        return ufunc(*args)
-    shape = np.broadcast_shapes(*(a.shape for a in arrays))
-    out = alloc.empty(shape, first.dtype)  # NOTE [Buffer cache]
+    out = alloc.empty(shape, np.bool_ if ufunc in _PREDICATES else first.dtype)
+    if size < (CHEAP_THREAD_MIN if ufunc in _CHEAP else THREAD_MIN) or N_THREADS == 1:
+        return ufunc(*args, out=out)
     if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
         flat_args = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
         flat_out = out.reshape(-1)
