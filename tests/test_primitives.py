@@ -132,8 +132,31 @@ def test_every_primitive_is_exercised_by_some_entry():
     seen = set()
     for info in op_db:
         seen |= _traced(info)[1]
-    missing = sorted(set(PRIMITIVES) - seen)
+    missing = sorted(set(PRIMITIVES) - seen - set(_TRANSFORM_ONLY))
     assert not missing, f'primitives no op-database entry exercises: {missing}'
+
+
+# primitives only a transform's values reach, with the call that binds them
+_TRANSFORM_ONLY = {
+    'CheckIndex': lambda: numbagrad.vmap(
+        lambda i: numbagrad.index_select(numbagrad.arange(3.0), 0, i))(
+            numbagrad.tensor([[0], [2]])),
+}
+
+
+@pytest.mark.parametrize('name', sorted(_TRANSFORM_ONLY))
+def test_transform_only_primitives_are_bound_under_their_transform(name):
+    from _trace import Recorder
+
+    from numbagrad._core import interpreter
+
+    rec = Recorder()
+    token = interpreter._CURRENT.set(rec)
+    try:
+        _TRANSFORM_ONLY[name]()
+    finally:
+        interpreter._CURRENT.reset(token)
+    assert name in rec.seen
 
 
 def test_capability_flags_exist():

@@ -395,3 +395,24 @@ def test_functional_strict_mode_raises_for_independent_inputs():
         call(False)
         with pytest.raises(RuntimeError, match="independent of input 1"):
             call(True)
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, i: numbagrad.index_select(x, 0, i),
+    lambda x, i: numbagrad.gather(x, 0, i),
+    lambda x, i: numbagrad.take_along_dim(x, i, 0),
+    lambda x, i: numbagrad.scatter_add(x, 0, i, numbagrad.ones(1, dtype=x.dtype)),
+])
+@pytest.mark.parametrize("bad", [-1, 5])
+def test_vmap_over_batched_indices_checks_their_bounds(op, bad):
+    # a batched index has no values when the op is called: the check runs when vmap's
+    # rule reaches the arrays, and a negative index is refused as in eager mode (PyTorch)
+    x = numbagrad.arange(5.0)
+    idx = numbagrad.tensor([[0], [bad]])
+    with pytest.raises(IndexError, match="out of bounds"):
+        numbagrad.vmap(lambda i: op(x, i))(idx)
+    with pytest.raises(RuntimeError, match="out of bounds"):  # PyTorch raises RuntimeError
+        numbagrad.vmap(lambda i: op(x, i))(idx)
+    good = numbagrad.tensor([[0], [4]])
+    loop = numbagrad.stack([op(x, i) for i in good])
+    assert numbagrad.equal(numbagrad.vmap(lambda i: op(x, i))(good), loop)

@@ -34,19 +34,39 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
 
 
 def _check_index(name, idx, size):
-    """``IndexOutOfRangeError`` naming the op when an entry of index tensor ``idx`` falls
-    outside ``[0, size)``. A transform's tracer has no values: only its dtype is checked
-    here, its values when the transform's rule applies the op to arrays."""
+    """``idx``, after an ``IndexOutOfRangeError`` naming the op if an entry of the index
+    tensor falls outside ``[0, size)``. A transform's tracer has no values: for one, the
+    check is an op (``CheckIndex``) that runs when the transform reaches the arrays."""
     dt = idx.dtype.np
     if dt.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {dt}")
     if idx._is_tracer:
-        return
-    arr = idx._data
+        return bind(CheckIndex, (idx,), {"size": size, "op": name})
+    _raise_out_of_range(name, idx._data, size)
+    return idx
+
+
+def _raise_out_of_range(name, arr, size):
     bad = backend_of(arr).first_out_of_range(arr, size)
     if bad >= 0:
         raise IndexOutOfRangeError(f"{name}(): index {arr.reshape(-1)[bad]} is out of bounds "
                                    f"for dimension with size {size}")
+
+
+class CheckIndex(Primitive):
+    """The bounds check of ``_check_index`` as an op: the index itself, after raising if an
+    entry falls outside ``[0, size)`` (for index tensors owned by a transform)."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, idx, size, op):
+        _raise_out_of_range(op, idx, size)
+        return idx
+
+    @staticmethod
+    def batch(args, dims, size, op):
+        return bind(CheckIndex, args, {"size": size, "op": op}), dims[0]
 
 
 # -- batching helpers (the ``batch`` rules, NOTE [Primitive declaration]) ---------------------
@@ -644,14 +664,14 @@ def _check_gather(name, x, dim, index):
             raise RuntimeError(f"{name}(): Size does not match at dimension {d} expected index "
                                f"{list(index.shape)} to be smaller than self {list(x.shape)} "
                                f"apart from dimension {dim}")
-    _check_index(name, index, x.shape[dim] if x.ndim else 1)
+    return _check_index(name, index, x.shape[dim] if x.ndim else 1)
 
 
 def gather(input, dim, index):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated)."""
     index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    _check_gather("gather", input, d, index)
+    index = _check_gather("gather", input, d, index)
     return bind(Gather, (input, index), {"dim": d})
 
 
@@ -704,7 +724,7 @@ def scatter_add(input, dim, index, src):
     """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``."""
     index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    _check_gather("scatter_add", input, d, index)
+    index = _check_gather("scatter_add", input, d, index)
     for k in range(index.ndim):
         if index.shape[k] > src.shape[k]:
             raise RuntimeError(f"scatter_add(): Expected index {list(index.shape)} to be "
@@ -726,7 +746,7 @@ def take_along_dim(input, indices, dim=None):
         tuple(s for i, s in enumerate(idx.shape) if i != d)))
     xshape = (*shp[:d], input.shape[d], *shp[d:])
     ishape = (*shp[:d], idx.shape[d], *shp[d:])
-    _check_index("take_along_dim", idx, input.shape[d])
+    idx = _check_index("take_along_dim", idx, input.shape[d])
     x = expand(input, xshape) if xshape != tuple(input.shape) else input
     idx = expand(idx, ishape) if ishape != tuple(idx.shape) else idx
     return bind(Gather, (x, idx), {"dim": d})
@@ -738,7 +758,7 @@ def index_select(input, dim, index):
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input.ndim)
-    _check_index("index_select", index, input.shape[d] if input.ndim else 1)
+    index = _check_index("index_select", index, input.shape[d] if input.ndim else 1)
     key = (slice(None),) * d + (_Slot(0),)
     return bind(Index, (input, index.reshape(-1)), {"key": key, "advanced": True})
 
