@@ -482,8 +482,6 @@ def _blocks(leaves):
 
     The blocks come from the CPU buffer cache: a fresh N x N basis costs more in page
     faults than the vmapped VJP costs in arithmetic (NOTE [Buffer cache])."""
-    import numpy as np
-
     from numbagrad.kernels.cpu import alloc
 
     sizes = [_numel(shape_of(x)) for x in leaves]
