@@ -1,6 +1,8 @@
 """Gradient accumulation: ``dst += src`` in place, one pass (the engine's leaf path)."""
 
-from numba import njit, prange
+from numba import prange
+
+from numbagrad.kernels.cpu._jit import njit
 
 __all__ = ["accumulate", "accumulate_par", "add_into_new_par"]
 

@@ -17,7 +17,9 @@ database checks the two against each other (fused vs composite backward).
 
 import math
 
-from numba import njit, prange
+from numba import prange
+
+from numbagrad.kernels.cpu._jit import njit
 
 __all__ = [
     "cos_backward", "erf_backward", "erf_forward", "mul_backward_par", "relu_backward",

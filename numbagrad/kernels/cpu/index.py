@@ -1,7 +1,7 @@
 """Index validation. Numba does no bounds checks, and NumPy wraps negative indices where
 PyTorch refuses them, so every index array is validated here before use."""
 
-from numba import njit
+from numbagrad.kernels.cpu._jit import njit
 
 __all__ = ["first_out_of_range"]
 
