@@ -115,5 +115,39 @@ def can_cast(from_, to):
     return from_._category <= to._category
 
 
+def set_num_threads(n):
+    """Use ``n`` threads for large elementwise work (PyTorch's ``torch.set_num_threads``).
+
+    The default is the number of cores this process may run on (its CPU affinity), capped
+    by ``NUMBA_NUM_THREADS`` and ``OMP_NUM_THREADS`` when set, and by 8. Work below about
+    128K elements (a million for plain arithmetic) always runs on the calling thread.
+    Matrix products use NumPy's BLAS, whose threads its own variables control
+    (``OPENBLAS_NUM_THREADS``).
+    """
+    from numbagrad.kernels.cpu import threads
+
+    threads.set_num_threads(n)
+
+
+def get_num_threads():
+    """The number of threads large elementwise work uses (see :func:`set_num_threads`)."""
+    from numbagrad.kernels.cpu import threads
+
+    return threads.get_num_threads()
+
+
+def empty_cache():
+    """Return the free arrays of the CPU buffer cache to the system.
+
+    Results of at least 256 KiB come from a cache that hands an array out again once
+    nothing refers to it (a fresh large array costs page faults); it holds up to 1 GiB,
+    set with the environment variable ``NUMBAGRAD_BUFFER_CACHE_MB`` (0 turns it off).
+    Arrays still held by tensors are not freed, only forgotten by the cache.
+    """
+    from numbagrad.kernels.cpu import alloc
+
+    alloc.clear()
+
+
 # every public name: the ops, creation and dtype names imported above and the functions here
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "builtins")

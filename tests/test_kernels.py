@@ -6,6 +6,7 @@ and is compared with the plain NumPy expression of the same formula.
 """
 
 import math
+import os
 
 import numpy as np
 import pytest
@@ -270,3 +271,42 @@ def test_large_backward_twice_gives_same_gradients_with_reused_buffers():
         del x
     np.testing.assert_array_equal(grads[0], grads[1])
     np.testing.assert_array_equal(grads[0], grads[2])
+
+
+def test_thread_count_follows_affinity_and_environment():
+    n_cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    if n_cores is not None:
+        assert threads.default_threads({}) == max(1, min(n_cores, 8))
+    assert threads.default_threads({"NUMBA_NUM_THREADS": "1"}) == 1
+    assert threads.default_threads({"OMP_NUM_THREADS": "1,4"}) == 1
+    assert threads.default_threads({"OMP_NUM_THREADS": "junk"}) == threads.default_threads({})
+
+
+def test_set_num_threads_round_trip_and_errors():
+    before = ng.get_num_threads()
+    try:
+        ng.set_num_threads(1)
+        assert ng.get_num_threads() == 1
+        a = rng.standard_normal(THREAD_MIN + 7)
+        np.testing.assert_array_equal(ng.exp(ng.tensor(a)).numpy(), np.exp(a))
+    finally:
+        ng.set_num_threads(before)
+    assert ng.get_num_threads() == before
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(RuntimeError, match="positive integer"):
+            ng.set_num_threads(bad)
+
+
+def test_empty_cache_and_limit_from_the_environment():
+    from numbagrad.kernels.cpu import alloc
+
+    a = alloc.empty((alloc.MIN_BYTES // 8 + 1,), np.float64)
+    del a
+    assert alloc._cache
+    ng.empty_cache()
+    assert not alloc._cache and alloc._held[0] == 0
+    assert alloc._limit_from_env({}) == 1 << 30
+    assert alloc._limit_from_env({"NUMBAGRAD_BUFFER_CACHE_MB": "0"}) == 0
+    assert alloc._limit_from_env({"NUMBAGRAD_BUFFER_CACHE_MB": "1.5"}) == 3 << 19
+    with pytest.raises(ValueError, match="megabytes"):
+        alloc._limit_from_env({"NUMBAGRAD_BUFFER_CACHE_MB": "lots"})

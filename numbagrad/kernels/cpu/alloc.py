@@ -7,13 +7,16 @@ faults in and zeroes every page. On a VM a page fault costs 2-3 us, so even a fr
 multiply (measured on the 2-core machine). ``empty`` keeps the large arrays it hands out in a short
 list and hands one out again once nothing else refers to it: its reference count is down
 to the cache's own (a view, a tensor or any other holder keeps it above that). The
-cache holds at most ``LIMIT_BYTES`` in at most ``MAX_ENTRIES`` arrays (the search is a
-linear scan) and only arrays of at least ``MIN_BYTES``; small
-arrays come from ``np.empty`` as usual. ``clear()`` drops everything.
+cache holds at most ``LIMIT_BYTES`` (1 GiB; the environment variable
+``NUMBAGRAD_BUFFER_CACHE_MB`` sets it, 0 turns the cache off) in at most ``MAX_ENTRIES``
+arrays (the search is a linear scan) and only arrays of at least ``MIN_BYTES``; small
+arrays come from ``np.empty`` as usual. ``clear()`` (``numbagrad.empty_cache()``) drops
+everything: free cached arrays go back to the system at once.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 
@@ -22,8 +25,24 @@ import numpy as np
 __all__ = ["LIMIT_BYTES", "MAX_ENTRIES", "MIN_BYTES", "clear", "empty"]
 
 MIN_BYTES = 1 << 18
-LIMIT_BYTES = 1 << 30
 MAX_ENTRIES = 64
+
+
+def _limit_from_env(environ=os.environ) -> int:
+    value = environ.get("NUMBAGRAD_BUFFER_CACHE_MB", "").strip()
+    if not value:
+        return 1 << 30
+    try:
+        mb = float(value)
+    except ValueError:
+        raise ValueError(f"NUMBAGRAD_BUFFER_CACHE_MB must be a number of megabytes "
+                         f"(0 turns the buffer cache off), got {value!r}") from None
+    if mb < 0:
+        raise ValueError(f"NUMBAGRAD_BUFFER_CACHE_MB must not be negative, got {value!r}")
+    return int(mb * (1 << 20))
+
+
+LIMIT_BYTES = _limit_from_env()
 
 _cache: list = []  # arrays handed out, oldest first
 _held = [0]

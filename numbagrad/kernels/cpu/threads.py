@@ -19,14 +19,51 @@ import numpy as np
 
 from numbagrad.kernels.cpu import alloc
 
-__all__ = ["BLOCK", "CHEAP_THREAD_MIN", "N_THREADS", "THREAD_MIN", "blocked", "call"]
+__all__ = ["BLOCK", "CHEAP_THREAD_MIN", "N_THREADS", "THREAD_MIN", "blocked", "call",
+           "get_num_threads", "set_num_threads"]
 
 # Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 128K-element
 # exp ~0.3 ms (measured with asv_bench/benchmarks/bench_kernels.py).
 THREAD_MIN = 1 << 17
-N_THREADS = max(1, min(os.cpu_count() or 1, 8))
+
+
+def default_threads(environ=os.environ) -> int:
+    """The cores this process may run on (its CPU affinity, as ``taskset`` sets it), at
+    most ``NUMBA_NUM_THREADS`` and ``OMP_NUM_THREADS`` when set, and at most 8."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity API (macOS, Windows)
+        n = os.cpu_count() or 1
+    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS"):
+        value = environ.get(var, "").split(",")[0].strip()  # OMP allows "4,2" (nested)
+        if value.isdigit() and int(value) > 0:
+            n = min(n, int(value))
+    return max(1, min(n, 8))
+
+
+N_THREADS = default_threads()
 
 _pool = None
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads for large elementwise work (the ufunc pool here and Numba's
+    ``prange`` kernels, the latter capped by ``NUMBA_NUM_THREADS``)."""
+    global N_THREADS, _pool
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise RuntimeError(f"set_num_threads expects a positive integer, got {n!r}")
+    if _pool is not None:
+        _pool.shutdown(wait=True)
+        _pool = None
+    N_THREADS = n
+    import numba
+
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+
+def get_num_threads() -> int:
+    """The number of threads large elementwise work uses."""
+    return N_THREADS
 
 
 def _get_pool():
