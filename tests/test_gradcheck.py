@@ -1,4 +1,5 @@
-"""gradcheck / gradgradcheck options: each one is honoured or refused, never ignored."""
+"""gradcheck / gradgradcheck options: each one is honoured or refused, never ignored (the
+forward-mode and batched checks: ``test_gradcheck_transforms.py``)."""
 
 import numpy as np
 import pytest
@@ -13,19 +14,6 @@ def _x():
 
 def _wrong(t):
     return t * t.detach()  # the gradient misses the detached factor
-
-
-@pytest.mark.parametrize("flag", ["check_forward_ad", "check_batched_grad",
-                                  "check_batched_forward_grad"])
-def test_transform_checks_raise_until_implemented(flag):
-    with pytest.raises(NotImplementedError, match=flag):
-        torch.autograd.gradcheck(torch.sin, (_x(),), **{flag: True})
-
-
-@pytest.mark.parametrize("flag", ["check_fwd_over_rev", "check_batched_grad"])
-def test_gradgradcheck_transform_checks_raise(flag):
-    with pytest.raises(NotImplementedError, match=flag):
-        torch.autograd.gradgradcheck(torch.sin, (_x(),), **{flag: True})
 
 
 @pytest.mark.parametrize("fast_mode", [False, True])
@@ -43,7 +31,28 @@ def test_fast_mode_multiple_inputs_and_outputs():
 
 
 def test_check_backward_ad_false_skips_the_reverse_check():
-    assert torch.autograd.gradcheck(_wrong, (_x(),), check_backward_ad=False)
+    class WrongBackward(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3  # wrong
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2
+
+    assert torch.autograd.gradcheck(WrongBackward.apply, (_x(),), check_forward_ad=True,
+                                    check_backward_ad=False)
+    assert not torch.autograd.gradcheck(WrongBackward.apply, (_x(),), raise_exception=False)
+    with pytest.raises(AssertionError, match="at least one of"):  # as PyTorch
+        torch.autograd.gradcheck(_wrong, (_x(),), check_backward_ad=False)
 
 
 def test_nondeterministic_backward_is_caught():
@@ -76,7 +85,10 @@ def test_undefined_output_gradients_give_none():
 def test_gradgradcheck_non_contiguous_grad_outputs_and_fast_mode():
     assert torch.autograd.gradgradcheck(torch.tanh, (_x(),), gen_non_contig_grad_outputs=True)
     assert torch.autograd.gradgradcheck(torch.tanh, (_x(),), fast_mode=True)
-    assert torch.autograd.gradgradcheck(_wrong, (_x(),), check_rev_over_rev=False)
+    assert torch.autograd.gradgradcheck(torch.tanh, (_x(),), check_rev_over_rev=False,
+                                        check_fwd_over_rev=True, check_undefined_grad=False)
+    with pytest.raises(AssertionError, match="at least one of"):  # as PyTorch
+        torch.autograd.gradgradcheck(_wrong, (_x(),), check_rev_over_rev=False)
 
 
 def test_gradcheck_non_contiguous_input():

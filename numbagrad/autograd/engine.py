@@ -18,6 +18,12 @@ NOTE [Engine]
    return arrays they keep), not its own incoming gradient and not sent to two edges.
    Otherwise the sum is a new array, which the slot then owns.
 ``create_graph=True`` runs the rules with grad mode on, so the gradients have history.
+5. Under a transform's interpreter (``vmap`` over ``autograd.grad``, which is what
+   ``is_grads_batched=True`` is, or a ``forward_ad`` level) gradients may be tracers, which
+   have no array: the engine then runs every rule on tensors (never the fused array rules),
+   adds with ``+`` and validates shapes from tracer metadata (``_Traced``). The choice is
+   made once per backward, from the current interpreter; the eager path does no per-node
+   work for it.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from numbagrad import _tensor
 from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
 from numbagrad._core.interpreter import EVAL, current_interpreter
-from numbagrad._tensor import Tensor
+from numbagrad._tensor import Size, Tensor
+from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
 from numbagrad.kernels import backend_of
 from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
 
@@ -74,14 +81,70 @@ def _make_grads(outputs, grad_outputs, create_graph):
                 else:
                     raise TypeError(f"gradients can be either Tensors or None, but got "
                                     f"{type(g).__name__}")
-            if g._data.shape != out._data.shape:
+            if g._is_tracer:  # a cotangent a transform owns (vmap over autograd.grad)
+                gshape, gdtype = g._shape, g._np_dtype
+            else:
+                gshape, gdtype = g._data.shape, g._data.dtype
+            if gshape != out._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {out.shape}.")
-            if g._data.dtype.kind != out._data.dtype.kind:
+            if gdtype.kind != out._data.dtype.kind:
                 raise RuntimeError(f"For complex/float mismatch: grad_output[{i}] has dtype "
                                    f"{g.dtype} and output[{i}] has dtype {out.dtype}.")
         grads.append(g)
     return grads
+
+
+def _make_batched_grads(outputs, grad_outputs):
+    """``_make_grads`` for ``is_grads_batched``: the first dimension of each gradient is the
+    batch; the rest must match the output (PyTorch's checks and messages)."""
+    grads = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            # as PyTorch: an implicit gradient (a scalar output) is not batched; the vmap
+            # below then refuses it (or takes its one element as a batch of one)
+            grads.append(_make_grads((out,), (None,), False)[0])
+            continue
+        if not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
+        gshape = shape_of(g)
+        if not gshape:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+                             "to convert a 0-dim tensor to a number")
+        if gshape[0] == 0:
+            raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
+        if gshape[1:] != out._data.shape:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                "are expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {Size(gshape[1:])} and "
+                f"output[{i}] has a shape of {out.shape}. If you only want some tensors in "
+                "`grad_output` to be considered batched, consider using vmap.")
+        if np_dtype_of(g).kind != out._data.dtype.kind:
+            raise RuntimeError(f"For complex/float mismatch: grad_output[{i}] has dtype "
+                               f"{g.dtype} and output[{i}] has dtype {out.dtype}.")
+        grads.append(g)
+    return grads
+
+
+def _execute_batched(roots, grads, retain_graph, create_graph, targets):
+    """``autograd.grad(..., is_grads_batched=True)``: one backward under ``func.vmap``
+    over the leading dimension of ``grads`` (the rules get batched cotangents; NOTE
+    [Engine], the traced path). Returns one batched gradient (or None) per target."""
+    from numbagrad.func import vmap
+
+    unused = []
+
+    def vjp(*gs):
+        res = _execute(roots, list(gs), retain_graph, create_graph, targets,
+                       accumulate=False)
+        unused[:] = [g is None for g in res]
+        return tuple(g for g in res if g is not None)
+
+    found = iter(vmap(vjp)(*grads))
+    return [None if u else next(found) for u in unused]
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
@@ -153,12 +216,29 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         As in :func:`backward`.
     allow_unused : bool, optional
         Return None for inputs that do not reach the outputs instead of raising.
+    is_grads_batched : bool, default False
+        Read the first dimension of every ``grad_outputs`` tensor as a batch dimension and
+        return a batch of vector-Jacobian products (each result gets that leading
+        dimension): the backward runs once, under :func:`numbagrad.func.vmap`, with the
+        cotangents batched. The rules of every node on the way must be vmappable (a custom
+        ``Function``'s ``backward`` is called with batched gradients).
     materialize_grads : bool, default False
-        Return zeros instead of None for unused inputs (implies ``allow_unused``).
+        Return zeros instead of None for unused inputs (implies ``allow_unused``). With
+        ``is_grads_batched`` the zeros have the input's shape, without the batch dimension
+        (as in PyTorch).
 
     Returns
     -------
     tuple of Tensor
+
+    Raises
+    ------
+    RuntimeError
+        For outputs or inputs that do not require grad, unused inputs (unless
+        ``allow_unused``), or ``grad_outputs`` whose shape (after the batch dimension, with
+        ``is_grads_batched``) differs from their output's.
+    ValueError
+        With ``is_grads_batched``, when the ``grad_outputs`` have different batch sizes.
 
     Examples
     --------
@@ -167,10 +247,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> (g,) = numbagrad.autograd.grad(x ** 3, x, create_graph=True)
     >>> g, numbagrad.autograd.grad(g, x)[0]
     (tensor(12., grad_fn=<MulBackward0>), tensor(12.))
+
+    A batch of vector-Jacobian products in one call:
+
+    >>> x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> numbagrad.autograd.grad(x * x, x, numbagrad.eye(2), is_grads_batched=True)
+    (tensor([[2., 0.],
+            [0., 4.]]),)
     """
-    if is_grads_batched:
-        raise RuntimeError("is_grads_batched=True needs numbagrad.func.vmap, which is not "
-                           "available yet")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
@@ -187,7 +271,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    gos = _make_grads(outputs, gos, create_graph)
+    if is_grads_batched:
+        gos = _make_batched_grads(outputs, gos)
+    else:
+        gos = _make_grads(outputs, gos, create_graph)
     targets = []
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
@@ -195,7 +282,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         targets.append(_root_edge(t, i))
-    captured = _execute(roots, gos, retain_graph, create_graph, targets, accumulate=False)
+    if is_grads_batched:
+        captured = _execute_batched(roots, gos, retain_graph, create_graph, targets)
+    else:
+        captured = _execute(roots, gos, retain_graph, create_graph, targets, accumulate=False)
     result = []
     for t, g in zip(inputs, captured):
         if g is None:
@@ -329,6 +419,77 @@ class _Tensors:
         return g.to(dtype)
 
 
+class _Traced(_Tensors):
+    """Backward under a transform's interpreter (``vmap`` over ``autograd.grad``,
+    ``is_grads_batched``, ``forward_ad``): gradients may be tracers, which have no array,
+    so the engine reads their metadata (``shape_of``) and never their ``_data``. The rules
+    get ``create_graph=True`` (their ops may be differentiated by the transform) unless
+    only ``vmap`` is above the eager interpreter (``_Batched``)."""
+
+    @staticmethod
+    def run(node, buf):
+        return node._backward(buf, True)
+
+
+class _Batched(_Traced):
+    """``_Traced`` under ``vmap`` only: nothing differentiates the rules, so a custom
+    Function's backward may read the tensors stored on its ctx (first order)."""
+
+    @staticmethod
+    def run(node, buf):
+        return node._backward(buf, False)
+
+
+def _traced_path(interp, create_graph):
+    if create_graph:
+        return _Traced
+    from numbagrad._transforms.batching import BatchInterpreter
+
+    while interp is not EVAL and interp is not None:
+        if type(interp) is not BatchInterpreter:
+            return _Traced
+        interp = interp.parent
+    return _Batched
+
+
+def _validate_traced(node, grads, path):
+    """``_validate`` on the traced path: the same checks on tracer metadata."""
+    meta, edges = node._in_meta, node._next
+    out = grads
+    for i, g in enumerate(grads):
+        if g is None or edges[i] is None or meta[i] is None:
+            continue
+        shape, dtype = meta[i]
+        gshape = shape_of(g)
+        gdtype = np_dtype_of(g)
+        if gshape != shape:
+            if not is_expandable_to(shape, gshape):
+                raise _reduce_error(node, i, gshape, shape)
+            g = sum_to(g, shape)
+        if gdtype != dtype:
+            if gdtype.kind != dtype.kind:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - "
+                    f"expected dtype {dtype} but got {gdtype}")
+            g = g.to(dtype)
+        if g is not grads[i]:
+            out = list(out) if out is grads else out
+            out[i] = g
+    return out
+
+
+def _array_ids(grads):
+    """The ids of the gradients' arrays, skipping tracers that have none."""
+    ids = set()
+    for g in grads:
+        if g is not None:
+            try:
+                ids.add(id(g._data))
+            except EscapedTracerError:
+                pass
+    return ids
+
+
 def _validate(node, grads, path):
     """Check a rule's (or hook's) gradients against each input's shape and dtype, reducing
     broadcast gradients to the input's shape (the one reduction point, DESIGN.md section 2);
@@ -394,9 +555,9 @@ def _hook_result(h, g, r):
     if not isinstance(r, Tensor):
         raise TypeError(f"hook '{getattr(h, '__name__', h)}' returned a "
                         f"{type(r).__name__}; tensor hooks return a Tensor or None")
-    if r._data.shape != g._data.shape:
+    if shape_of(r) != shape_of(g):
         raise RuntimeError(f"hook '{getattr(h, '__name__', h)}' has changed the size of value: "
-                           f"{list(g._data.shape)} -> {list(r._data.shape)}")
+                           f"{list(shape_of(g))} -> {list(shape_of(r))}")
     return r
 
 
@@ -438,8 +599,15 @@ def _unwrap_all(grads, path):
 
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
-    # first-order backward under the eager interpreter passes raw arrays between nodes
-    path = _Arrays if not create_graph and current_interpreter() is EVAL else _Tensors
+    # first-order backward under the eager interpreter passes raw arrays between nodes;
+    # under a transform's interpreter gradients may be tracers (the one check for them)
+    interp = current_interpreter()
+    if interp is EVAL:
+        path = _Tensors if create_graph else _Arrays
+        validate = _validate
+    else:
+        path = _traced_path(interp, create_graph)
+        validate = _validate_traced
     arrays = path.arrays
     deps, needed = _discover(roots, targets)
     capture = None
@@ -463,7 +631,9 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, node))
-    stored = {id(g._data) for g in grads if g is not None}  # never store the caller's grads
+    # never store the caller's grads
+    stored = {id(g._data) for g in grads if g is not None} if validate is _validate else \
+        _array_ids(grads)
 
     token = _GRAD_ENABLED.set(bool(create_graph))
     try:
@@ -517,7 +687,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                                            f"of gradients (expected {len(nxt)}, got "
                                            f"{len(out)})")
                     out = out[: len(nxt)]
-                out = _validate(node, out, path)
+                out = validate(node, out, path)
             if node._any_hooks and node._hooks:
                 for h in list(node._hooks):
                     r = h(_wrap_all(out, path), _wrap_all(buf, path))

@@ -1,10 +1,25 @@
-"""Finite-difference checks of gradients: ``gradcheck`` and ``gradgradcheck``."""
+"""Finite-difference checks of gradients: ``gradcheck`` and ``gradgradcheck``.
+
+Reverse mode is checked through ``autograd.grad``, forward mode through
+``autograd.forward_ad`` (``make_dual``/``unpack_dual``), and the batched checks run both
+under ``numbagrad.func.vmap`` against a loop, modelled on PyTorch's
+``torch.autograd.gradcheck`` (its checks, order and messages; no complex or sparse inputs).
+NOTE: PyTorch's batched checks use its legacy vmap, which runs a custom Function's forward
+on the batch; numbagrad has one vmap, which calls the Function's ``vmap`` rule, so a wrong
+rule fails here and passes there. Forward over reverse (``gradgradcheck``) differentiates
+``func.vjp``: the eager tape saves primals, not duals.
+"""
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from numbagrad._tensor import Tensor
+from numbagrad._transforms.forward import DualTracer
+from numbagrad._transforms.tracer import np_dtype_of
+from numbagrad.autograd import forward_ad as fwAD
 from numbagrad.autograd.engine import _execute, _root_edge
 from numbagrad.autograd.engine import grad as _grad
 
@@ -69,18 +84,8 @@ def _analytical_jacobian(func, inputs, diff):
     return jac
 
 
-_NEEDS_TRANSFORMS = ("check_forward_ad", "check_batched_grad", "check_batched_forward_grad",
-                     "check_fwd_over_rev")
-
-
-def _refuse_transform_checks(fname, **flags):
-    """Checks that need forward mode or vmap raise until those transforms exist."""
-    for name in _NEEDS_TRANSFORMS:
-        if flags.get(name):
-            raise NotImplementedError(
-                f"{fname}({name}=True) needs forward-mode AD / vmap, which numbagrad does not "
-                f"implement yet; call {fname} without {name}")
-    if flags.get("masked"):
+def _refuse_masked(fname, masked):
+    if masked:
         raise NotImplementedError(f"{fname}(masked=True) is for sparse tensors, which numbagrad "
                                   "does not have")
 
@@ -148,27 +153,47 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         How far two runs of the backward may differ (the backward is run twice).
     check_undefined_grad : bool, default True
         Also check that the backward accepts undefined (None) output gradients, giving
-        None or zeros.
+        None or zeros; with ``check_forward_ad``, also that an input without a tangent
+        gives the same output tangents as one with a zero tangent.
     check_grad_dtypes : bool, default False
         Also check that each gradient has its input's dtype.
+    check_batched_grad : bool, default False
+        Check that the backward can be vmapped: ``autograd.grad`` of each output under
+        :func:`numbagrad.func.vmap` over a batch of two random cotangents must equal the
+        two separate calls (needs ``check_backward_ad``).
+    check_batched_forward_grad : bool, default False
+        The same for forward mode: the output tangents under ``vmap`` over a batch of two
+        random input tangents must equal the two separate forward passes (needs
+        ``check_forward_ad``).
+    check_forward_ad : bool, default False
+        Check the Jacobian computed by forward mode (``forward_ad.make_dual`` with one
+        basis tangent per input element, ``unpack_dual`` of the outputs) against the
+        numerical one.
     check_backward_ad : bool, default True
-        Check the reverse-mode Jacobian (the only mode numbagrad has so far).
+        Check the Jacobian computed by reverse mode (``autograd.grad`` with one basis
+        cotangent per output element) against the numerical one. ``False`` also skips
+        ``check_batched_grad`` and the backward's undefined-gradient check.
     fast_mode : bool, default False
-        Compare ``v^T J u`` in one random direction instead of whole Jacobians.
-    check_forward_ad, check_batched_grad, check_batched_forward_grad : bool
-        Need forward-mode AD and vmap: ``True`` raises ``NotImplementedError`` for now.
+        Compare Jacobian-vector products in one random direction instead of whole
+        Jacobians: ``v^T J u`` for reverse mode, ``J u`` per input for forward mode.
+    masked : bool, optional
+        For sparse tensors, which numbagrad does not have: ``True`` raises
+        ``NotImplementedError``.
 
     Returns
     -------
     bool
-        True when all checks pass.
+        True when all checks pass (False on a mismatch when ``raise_exception`` is False).
 
     Raises
     ------
     GradcheckError
         On a mismatch, when ``raise_exception`` is True.
-    NotImplementedError
-        For the forward-mode and batched checks.
+    AssertionError
+        When neither ``check_forward_ad`` nor ``check_backward_ad`` is set, or a batched
+        check is asked for without its mode (as in PyTorch).
+    ValueError
+        When no input requires grad.
 
     Examples
     --------
@@ -176,11 +201,20 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     >>> x = numbagrad.rand(3, dtype=numbagrad.float64, requires_grad=True)
     >>> numbagrad.autograd.gradcheck(numbagrad.sin, (x,))
     True
+    >>> numbagrad.autograd.gradcheck(numbagrad.sin, (x,), check_forward_ad=True,
+    ...                              check_batched_grad=True, check_batched_forward_grad=True)
+    True
     """
-    _refuse_transform_checks("gradcheck", check_forward_ad=check_forward_ad,
-                             check_batched_grad=check_batched_grad,
-                             check_batched_forward_grad=check_batched_forward_grad,
-                             masked=masked)
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to "
+                             "be True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError("Setting check_batched_forward_grad=True requires "
+                             "check_forward_ad to be True")
+    _refuse_masked("gradcheck", masked)
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
@@ -188,22 +222,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                          "but none of the them have requires_grad=True.")
     for i in diff:
         if inputs[i].dtype.np != np.float64:
-            import warnings
-
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point. This check will likely fail if all the inputs are not of "
                           "double precision floating point.", stacklevel=2)
-    if not check_backward_ad:
-        return True
     try:
-        if fast_mode:
-            _directional_check(func, inputs, diff, eps, atol, rtol, nondet_tol)
-        else:
-            _full_check(func, inputs, diff, eps, atol, rtol, nondet_tol)
-        if check_grad_dtypes:
-            _check_grad_dtypes(func, inputs, diff)
-        if check_undefined_grad:
-            _check_undefined_grad(func, inputs, diff)
+        _gradcheck_helper(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                          check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+                          check_forward_ad, check_backward_ad, fast_mode)
     except GradcheckError:
         if raise_exception:
             raise
@@ -211,8 +236,39 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def _full_check(func, inputs, diff, eps, atol, rtol, nondet_tol):
-    num = _numerical_jacobian(func, inputs, diff, eps)
+def _gradcheck_helper(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                      check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+                      check_forward_ad, check_backward_ad, fast_mode):
+    """The checks in PyTorch's order: reverse-mode Jacobian, forward-mode Jacobian (and its
+    undefined-tangent check), batched forward grad, batched grad, the rest of reverse mode."""
+    num = None
+    if not fast_mode:
+        num = _numerical_jacobian(func, inputs, diff, eps)  # shared by both modes
+    if check_backward_ad:
+        if fast_mode:
+            _directional_check(func, inputs, diff, eps, atol, rtol, nondet_tol)
+        else:
+            _full_check(func, inputs, diff, atol, rtol, nondet_tol, num)
+    if check_forward_ad:
+        if fast_mode:
+            _fast_forward_check(func, inputs, diff, eps, atol, rtol, check_grad_dtypes)
+        else:
+            _forward_check(func, inputs, diff, atol, rtol, num, check_grad_dtypes)
+        if check_undefined_grad:
+            _check_undefined_forward(func, inputs, diff)
+    if check_batched_forward_grad:
+        _check_batched_forward_grad(func, inputs, diff)
+    if not check_backward_ad:
+        return
+    if check_batched_grad:
+        _check_batched_grad(func, inputs, diff)
+    if check_grad_dtypes:
+        _check_grad_dtypes(func, inputs, diff)
+    if check_undefined_grad:
+        _check_undefined_grad(func, inputs, diff)
+
+
+def _full_check(func, inputs, diff, atol, rtol, nondet_tol, num):
     ana = _analytical_jacobian(func, inputs, diff)
     if nondet_tol is not None:
         again = _analytical_jacobian(func, inputs, diff)
@@ -266,6 +322,239 @@ def _check_undefined_grad(func, inputs, diff):
                                  "(check_undefined_grad=False disables this check)")
 
 
+# -- forward mode ------------------------------------------------------------------------
+def _dual_outputs(func, inputs, diff, tangents, check_grad_dtypes=False):
+    """Run ``func`` under a forward AD level with ``inputs[i]`` (``i`` in ``diff``) made dual
+    with ``tangents`` (arrays; None leaves that input a plain tensor); return each float
+    output's tangent as a flat float64 array (zeros where it has none)."""
+    with fwAD.dual_level():
+        args = list(inputs)
+        for i, t in zip(diff, tangents):
+            x = inputs[i].detach()
+            args[i] = x if t is None else fwAD.make_dual(x, Tensor._make(t))
+        res = []
+        for o in _outputs(func, args):
+            val, tan = fwAD.unpack_dual(o)
+            if tan is None:
+                res.append(np.zeros(val.numel()))
+                continue
+            if check_grad_dtypes and np_dtype_of(tan).kind != np_dtype_of(val).kind:
+                raise GradcheckError("Forward AD gradient has dtype mismatch.")
+            res.append(np.asarray(tan._data, np.float64).reshape(-1))
+    return res
+
+
+def _zero_tangents(inputs, diff):
+    return [np.zeros(inputs[i]._data.shape, inputs[i]._data.dtype) for i in diff]
+
+
+def _forward_jacobian(func, inputs, diff, check_grad_dtypes=False):
+    """The Jacobian by forward mode, one column per input element: every differentiable
+    input is dual, with a zero tangent except the one basis element (as PyTorch)."""
+    n_out = [o.numel() for o in _outputs(func, inputs)]
+    jac = [[np.zeros((m, inputs[i].numel())) for i in diff] for m in n_out]
+    for col, i in enumerate(diff):
+        shape = inputs[i]._data.shape
+        for j, idx in enumerate(np.ndindex(shape)):
+            tangents = _zero_tangents(inputs, diff)
+            tangents[col][idx] = 1
+            tans = _dual_outputs(func, inputs, diff, tangents, check_grad_dtypes)
+            if len(tans) != len(jac):
+                raise GradcheckError(f"func returned {len(tans)} floating point outputs under "
+                                     f"forward AD but {len(jac)} without it")
+            for k, t in enumerate(tans):
+                jac[k][col][:, j] = t
+    return jac
+
+
+def _forward_check(func, inputs, diff, atol, rtol, num, check_grad_dtypes):
+    ana = _forward_jacobian(func, inputs, diff, check_grad_dtypes)
+    for k in range(len(num)):
+        for col, i in enumerate(diff):
+            n, a = num[k][col], ana[k][col]
+            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
+                raise GradcheckError(
+                    f"Jacobian computed with forward mode mismatch for output {k} with respect "
+                    f"to input {i},\nnumerical:{n}\nanalytical:{a}\n")
+
+
+def _numerical_jvp(func, inputs, i, u, eps):
+    """Central differences of every float output along direction ``u`` of input ``i``."""
+    x = inputs[i]._data
+    x0 = x.copy()
+    try:
+        x[...] = x0 + eps * u
+        plus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(func, inputs)]
+        x[...] = x0 - eps * u
+        minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(func, inputs)]
+    finally:
+        x[...] = x0
+    return [(p - m) / (2 * eps) for p, m in zip(plus, minus)]
+
+
+def _random_directions(inputs, diff):
+    """PyTorch's fast-mode ``u``: one uniform random unit vector per input."""
+    rng = np.random.default_rng(0)
+    us = []
+    for i in diff:
+        u = rng.random(inputs[i]._data.shape)
+        norm = np.linalg.norm(u)
+        us.append(u / norm if norm else u)
+    return us
+
+
+def _fast_forward_check(func, inputs, diff, eps, atol, rtol, check_grad_dtypes):
+    """``fast_mode`` for forward AD: ``J u`` for a random ``u`` per input, by one forward
+    pass with tangent ``u`` and by central differences along ``u``; the tolerance ``atol``
+    is scaled by ``sum(u)`` (PyTorch's ``_adjusted_atol``)."""
+    us = _random_directions(inputs, diff)
+    for col, (i, u) in enumerate(zip(diff, us)):
+        numerical = _numerical_jvp(func, inputs, i, u, eps)
+        tangents = _zero_tangents(inputs, diff)
+        tangents[col] = u.astype(inputs[i]._data.dtype)
+        analytical = _dual_outputs(func, inputs, diff, tangents, check_grad_dtypes)
+        for k, (n, a) in enumerate(zip(numerical, analytical)):
+            if np.allclose(a, n, rtol=rtol, atol=atol * float(u.sum()), equal_nan=False):
+                continue
+            slow_n = _numerical_jacobian(func, inputs, diff, eps)[k][col]
+            slow_a = _forward_jacobian(func, inputs, diff)[k][col]
+            slow_ok = np.allclose(slow_a, slow_n, rtol=rtol, atol=atol)
+            raise GradcheckError(
+                f"Jacobian computed with forward mode mismatch for output {k} with respect to "
+                f"input {i},\nnumerical:{n}\nanalytical:{a}\n\nThe above quantities are J u "
+                f"for a random direction u (fast_mode=True). The full Jacobians (slow mode):"
+                f"\n\nNumerical:\n {slow_n}\nAnalytical:\n{slow_a}\n\nThe max per-element "
+                f"difference (slow mode) is: {np.max(np.abs(slow_n - slow_a), initial=0.0)}.\n"
+                + ("Fast gradcheck failed but element-wise differences are small: the check "
+                   "passes with fast_mode=False." if slow_ok else ""))
+
+
+def _check_undefined_forward(func, inputs, diff):
+    """PyTorch's ``_test_undefined_forward_mode``: with the other inputs dual (random
+    tangents), an input with no tangent at all must give the same output tangents as the
+    same input with a materialized zero tangent."""
+    us = [u.astype(inputs[i]._data.dtype) for i, u in zip(diff, _random_directions(inputs,
+                                                                                  diff))]
+    for col, i in enumerate(diff):
+        zero = list(us)
+        zero[col] = np.zeros_like(us[col])
+        absent = list(us)
+        absent[col] = None
+        with_zero = _dual_outputs(func, inputs, diff, zero)
+        without = _dual_outputs(func, inputs, diff, absent)
+        for k, (r1, r2) in enumerate(zip(with_zero, without)):
+            if not np.allclose(r1, r2, rtol=1e-5, atol=1e-8):
+                raise GradcheckError(
+                    f"Mismatch in tangent values for output with index: {k} when input {i} has "
+                    f"an undefined tangent value. Got: {r1} but expected: {r2} (the output "
+                    "tangents with a zero tangent for that input). check_undefined_grad=False "
+                    "disables this check.")
+
+
+# -- batched gradients (vmap) ------------------------------------------------------------
+_FAILED_BATCHED_GRAD_MSG = (
+    "gradcheck or gradgradcheck failed while testing batched gradient computation: "
+    "autograd.grad under numbagrad.func.vmap (over a batch of two cotangents) disagrees with "
+    "two separate calls, or raised. To compute batched gradients (jacobians, hessians) "
+    "numbagrad vmaps the backward: every VJP rule on the way (a custom Function's backward "
+    "included) must be written with numbagrad ops that vmap supports, without NumPy "
+    "arrays, .item() or data-dependent Python control flow. Call gradcheck/gradgradcheck "
+    "with check_batched_grad=False to skip this check.")
+
+_FAILED_BATCHED_GRAD_MSG_FWD_AD = (
+    "gradcheck failed while testing batched gradient computation with forward-mode AD: the "
+    "output tangents under numbagrad.func.vmap (over a batch of two input tangents) disagree "
+    "with two separate forward passes, or raised. Every JVP rule on the way (a custom "
+    "Function's jvp included) must be vmappable; a custom Function also needs a vmap "
+    "staticmethod or generate_vmap_rule = True, and that rule must be right. Call gradcheck "
+    "with check_batched_forward_grad=False to skip this check.")
+
+
+def _failed_batched_msg(output_idx, input_idx, res, exp, fwd):
+    return (f"For output {output_idx} and input {input_idx}:\n\n"
+            f"{_FAILED_BATCHED_GRAD_MSG_FWD_AD if fwd else _FAILED_BATCHED_GRAD_MSG}\n\n"
+            f"Got:\n{res}\n\nExpected:\n{exp}")
+
+
+def _stack(ts):
+    return Tensor._make(np.stack([t._data for t in ts]))
+
+
+def _close(res, exp):
+    """``torch.allclose`` with its default tolerances."""
+    return res.shape == exp.shape and np.allclose(res._data, exp._data, rtol=1e-5, atol=1e-8)
+
+
+def _check_batched_forward_grad(func, inputs, diff):
+    """PyTorch's ``_test_batched_grad_forward_ad``: for each differentiable input, the
+    output tangents of ``vmap`` over two random tangents against two forward passes."""
+    from numbagrad.func import vmap
+
+    rng = np.random.default_rng(1)
+    for i in diff:
+        x = inputs[i]
+        if x._data.dtype.kind != "f":
+            continue
+
+        def jvp(tangent, i=i):
+            with fwAD.dual_level():
+                args = [a.detach() if isinstance(a, Tensor) else a for a in inputs]
+                args[i] = fwAD.make_dual(inputs[i].detach(), tangent)
+                res = []
+                for o in _as_tuple(func(*args)):
+                    if not isinstance(o, Tensor):
+                        continue
+                    primal, tan = fwAD.unpack_dual(o)
+                    res.append(tan if tan is not None else
+                               Tensor._make(np.zeros((), np_dtype_of(primal))).expand(
+                                   primal.shape))
+                return tuple(res)
+
+        tangents = [Tensor._make(rng.standard_normal(x._data.shape).astype(x._data.dtype))
+                    for _ in range(2)]
+        expected = [_stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                result = vmap(jvp)(_stack(tangents))
+        except RuntimeError as ex:
+            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n"
+                                 f"{_FAILED_BATCHED_GRAD_MSG_FWD_AD}") from ex
+        for k, (res, exp) in enumerate(zip(result, expected)):
+            if not _close(res, exp):
+                raise GradcheckError(_failed_batched_msg(k, i, res, exp, True))
+
+
+def _check_batched_grad(func, inputs, diff):
+    """PyTorch's ``_test_batched_grad``: for each output that requires grad, ``vmap`` of
+    ``autograd.grad`` over two random cotangents against two separate calls."""
+    from numbagrad.func import vmap
+
+    rng = np.random.default_rng(2)
+    wrt = [inputs[i] for i in diff]
+    outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.requires_grad]
+    for k, out in enumerate(outs):
+        def vjp(v, out=out):
+            gs = _grad(out, wrt, v, retain_graph=True, allow_unused=True)
+            return tuple(g if g is not None else
+                         Tensor._make(np.zeros((), x._data.dtype)).expand(x.shape)
+                         for g, x in zip(gs, wrt))
+
+        gos = [Tensor._make(rng.standard_normal(out._data.shape).astype(out._data.dtype))
+               for _ in range(2)]
+        expected = [_stack(shards) for shards in zip(*[vjp(g) for g in gos])]
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="There is a performance drop")
+                result = vmap(vjp)(_stack(gos))
+        except RuntimeError as ex:
+            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n"
+                                 f"{_FAILED_BATCHED_GRAD_MSG}") from ex
+        for col, (res, exp) in enumerate(zip(result, expected)):
+            if not _close(res, exp):
+                raise GradcheckError(_failed_batched_msg(k, diff[col], res, exp, False))
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False,
@@ -273,15 +562,48 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_rev_over_rev=True, fast_mode=False, masked=False):
     """Check second derivatives: :func:`gradcheck` applied to the vector-Jacobian product.
 
-    ``grad_outputs`` default to random float64 tensors that require grad, so the check
-    covers the derivative with respect to them too.
+    The function checked is ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs,
+    grad_outputs, create_graph=True)``; ``grad_outputs`` default to random float64
+    tensors that require grad, so the check covers the derivative with respect to them too.
 
-    ``gen_non_contig_grad_outputs`` makes the generated ``grad_outputs`` non-contiguous;
-    ``nondet_tol``, ``check_undefined_grad``, ``check_grad_dtypes``, ``fast_mode`` and
-    ``raise_exception`` are passed to :func:`gradcheck`. ``check_rev_over_rev=False``
-    skips the (reverse-over-reverse) check; ``check_fwd_over_rev`` and
-    ``check_batched_grad`` need forward-mode AD and vmap and raise
-    ``NotImplementedError`` for now.
+    Parameters
+    ----------
+    func : callable
+        Takes the inputs, returns a tensor or a tuple of tensors.
+    inputs : Tensor or tuple
+    grad_outputs : Tensor or tuple, optional
+        The cotangents of ``func``'s outputs that require grad.
+    gen_non_contig_grad_outputs : bool, default False
+        Make the generated ``grad_outputs`` non-contiguous.
+    eps, atol, rtol, raise_exception, nondet_tol, check_grad_dtypes, fast_mode
+        Passed to :func:`gradcheck`.
+    check_undefined_grad : bool, default True
+        Passed to :func:`gradcheck`; needs ``check_rev_over_rev``.
+    check_batched_grad : bool, default False
+        :func:`gradcheck`'s ``check_batched_grad`` on the vector-Jacobian product: the double
+        backward under ``vmap`` (needs ``check_rev_over_rev``).
+    check_fwd_over_rev : bool, default False
+        Check the forward-mode derivative of the vector-Jacobian product (forward over
+        reverse: :func:`gradcheck` with ``check_forward_ad``) against finite differences.
+        Under forward AD the product is computed with :func:`numbagrad.func.vjp`, whose
+        VJP rules run on dual tensors (the eager tape saves primals, not tangents), so a
+        custom ``Function`` in ``func`` needs the ``setup_context`` style here.
+    check_rev_over_rev : bool, default True
+        Check the reverse-mode derivative of the vector-Jacobian product (double backward).
+    masked : bool, default False
+        ``True`` raises ``NotImplementedError`` (sparse tensors).
+
+    Returns
+    -------
+    bool
+
+    Raises
+    ------
+    GradcheckError
+        On a mismatch, when ``raise_exception`` is True.
+    AssertionError
+        For flag combinations PyTorch refuses (no mode; ``check_undefined_grad`` or
+        ``check_batched_grad`` without ``check_rev_over_rev``).
 
     Examples
     --------
@@ -289,36 +611,84 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     >>> x = numbagrad.rand(3, dtype=numbagrad.float64, requires_grad=True)
     >>> numbagrad.autograd.gradgradcheck(numbagrad.tanh, (x,))
     True
+    >>> numbagrad.autograd.gradgradcheck(numbagrad.tanh, (x,), check_fwd_over_rev=True,
+    ...                                  check_batched_grad=True)
+    True
     """
-    _refuse_transform_checks("gradgradcheck", check_fwd_over_rev=check_fwd_over_rev,
-                             check_batched_grad=check_batched_grad, masked=masked)
-    if not check_rev_over_rev:
-        return True
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or "
+                             "check_rev_over_rev to be True")
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev "
+                             "to be True")
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev "
+                             "to be True")
+    _refuse_masked("gradgradcheck", masked)
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
-    outs = _outputs(func, inputs)
+    # which of func's outputs are differentiated (the forward-AD path cannot ask a traced
+    # output whether it requires grad)
+    outs = _as_tuple(func(*inputs))
+    out_idx = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(_random_grad_output(rng, o, gen_non_contig_grad_outputs)
-                             for o in outs)
+        grad_outputs = tuple(_random_grad_output(rng, outs[k], gen_non_contig_grad_outputs)
+                             for k in out_idx)
+    del outs
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
+    def eager_vjp(ins, gos):
+        ins = tuple(x if i not in diff or x.requires_grad else x.detach().requires_grad_()
+                    for i, x in enumerate(ins))
+        out = _as_tuple(func(*ins))
+        if not out_idx:
+            raise GradcheckError("gradgradcheck: no output of func requires grad")
+        return _grad([out[k] for k in out_idx], [ins[i] for i in diff], list(gos),
+                     create_graph=True, allow_unused=True)
+
+    used = [g is not None for g in eager_vjp(inputs, grad_outputs)]
+
     def vjp_fn(*args):
         ins, gos = args[:n_in], args[n_in:]
-        out = _outputs(func, ins)
-        wrt = [ins[i] for i in diff]
-        pairs = [(o, g) for o, g in zip(out, gos) if o.requires_grad]
-        if not pairs:
-            raise GradcheckError("gradgradcheck: no output of func requires grad")
-        gs = _grad([o for o, _ in pairs], wrt, [g for _, g in pairs], create_graph=True,
-                   allow_unused=True)
-        return tuple(g for g in gs if g is not None)
+        if _has_dual(args):
+            gs = _functional_vjp(func, ins, gos, diff, out_idx)
+        else:
+            gs = eager_vjp(ins, gos)
+        return tuple(g for g, u in zip(gs, used) if u)
 
     return gradcheck(vjp_fn, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode)
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)
+
+
+def _has_dual(args):
+    """Whether ``args`` hold a live forward-AD dual (gradcheck's forward-mode Jacobian)."""
+    for a in args:
+        if type(a) is DualTracer and a._interp.alive:
+            return True
+    return False
+
+
+def _functional_vjp(func, ins, gos, diff, out_idx):
+    """The vector-Jacobian product by :func:`numbagrad.func.vjp`, for forward over reverse:
+    its backward runs the VJP rules on the (dual) values themselves, so their tangents flow
+    through it; the eager tape saves primals only."""
+    from numbagrad.func import vjp
+
+    def f(*d):
+        full = list(ins)
+        for k, i in enumerate(diff):
+            full[i] = d[k]
+        out = _as_tuple(func(*full))
+        return tuple(out[k] for k in out_idx)
+
+    _, pullback = vjp(f, *[ins[i] for i in diff])
+    return pullback(tuple(gos))
 
 
 def _random_grad_output(rng, out, non_contiguous):
