@@ -69,6 +69,8 @@ _TORCH_NESTED = NestedIOFunction.__module__.startswith('torch.')
 requires_working_nested = pytest.mark.skipif(
     _TORCH_NESTED, reason="PyTorch's own NestedIOFunction is broken (AttributeError)"
 )
+# instantiating any autograd Function (NestedIOFunction included) warns, as in PyTorch 2.x
+_INSTANTIATED = 'should not be instantiated'
 
 
 def to_np(t):
@@ -583,7 +585,8 @@ class SumAndProducts(NestedIOFunction):
 def test_nested_io_function_structure_and_grads(rng):
     xv, yv, zv = (rng.normal(size=3) for _ in range(3))
     x, y, z = (f64(v, requires_grad=True) for v in (xv, yv, zv))
-    fn = SumAndProducts(2.0)
+    with pytest.warns(DeprecationWarning, match=_INSTANTIATED):  # as in PyTorch 2.x
+        fn = SumAndProducts(2.0)
     out = fn(x, (y, z))
     # outputs come back with forward_extended's nesting
     assert isinstance(out, tuple) and len(out) == 2
@@ -619,7 +622,9 @@ def test_nested_io_function_unused_output_and_needs_input_grad(rng):
     av, bv = rng.normal(size=2), rng.normal(size=2)
     a = f64(av, requires_grad=True)
     b = f64(bv)  # does not require grad
-    out_a, out_b = Scale()((a, b))
+    with pytest.warns(DeprecationWarning, match=_INSTANTIATED):
+        fn = Scale()
+    out_a, out_b = fn((a, b))
     np.testing.assert_allclose(to_np(out_a), 3 * av)
     np.testing.assert_allclose(to_np(out_b), 4 * bv)
     assert seen['needs'] == (True, False)
@@ -648,7 +653,9 @@ def test_nested_io_function_mark_non_differentiable(rng):
 
     xv = distinct(rng, (5,))
     x = f64(xv, requires_grad=True)
-    values, rank = SortWithIndex()(x)
+    with pytest.warns(DeprecationWarning, match=_INSTANTIATED):
+        fn = SortWithIndex()
+    values, rank = fn(x)
     np.testing.assert_allclose(to_np(values), np.sort(xv))
     assert values.requires_grad
     assert not rank.requires_grad
@@ -670,7 +677,9 @@ def test_nested_io_function_mark_dirty():
 
     leaf = f64([1.0, -2.0, 3.0], requires_grad=True)
     x = leaf * 1  # a non-leaf: in-place on a leaf requiring grad is an error
-    out = DoubleInPlace()(x)
+    with pytest.warns(DeprecationWarning, match=_INSTANTIATED):
+        fn = DoubleInPlace()
+    out = fn(x)
     np.testing.assert_allclose(to_np(out), [2.0, -4.0, 6.0])
     np.testing.assert_allclose(to_np(x), [2.0, -4.0, 6.0])  # x was modified in place
     out.sum().backward()

@@ -16,6 +16,11 @@ so the transforms can give it their own rules. Under the eager interpreter it:
 4. turns ``save_for_backward``'s tensors into saved tensors with their version, outputs
    saved without a reference cycle (NOTE [Graph layout]).
 
+Instantiating a Function emits PyTorch 2.x's ``DeprecationWarning``; numbagrad never does
+it itself (ctx objects are ``<Name>Backward`` nodes, not Function instances). Users of the
+legacy ``NestedIOFunction`` instantiate it by design, and get the warning too, as in
+PyTorch (NOTE [NestedIOFunction]).
+
 On backward the node materialises missing gradients as zeros (``set_materialize_grads``),
 calls the user's ``backward``/``vjp`` and checks the count of what it returned; the engine
 checks shapes and dtypes and names this Function in its errors. Beyond PyTorch: a
@@ -28,6 +33,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -222,6 +230,22 @@ class BackwardCFunction(_CustomNode):
         return self._forward_cls._backward_impl(self, *grads)
 
 
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` that makes a warning raised by this function's caller point at
+    the first frame outside numbagrad (``InplaceFunction.__init__`` calls
+    ``Function.__init__``, for instance: the warning names the user's line)."""
+    level = 2
+    frame = sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
+            _PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 class FunctionMeta(type):
     """Makes the ``<Name>Backward`` node class of each Function subclass."""
 
@@ -234,6 +258,13 @@ class FunctionMeta(type):
         base = globals().get("Function")
         if base is None:  # Function itself
             cls._separate_style = False
+            return
+        if cls._nested_io:
+            # NestedIOFunction: instance methods, never applied through ``apply``; a
+            # ``vjp`` of its own clashes with the shared ``backward`` (as in PyTorch)
+            cls._separate_style = cls._uses_vjp = False
+            cls._both_backward_and_vjp = inspect.getattr_static(cls, "vjp") is not \
+                inspect.getattr_static(cls, "_vjp_stub")
             return
         cls._separate_style = inspect.getattr_static(cls, "setup_context") is not \
             base.__dict__["setup_context"]
@@ -257,6 +288,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     - ``jvp`` and ``vmap`` (with ``generate_vmap_rule``) for the ``numbagrad.func``
       transforms.
 
+    Do not instantiate it: as in PyTorch 2.x, ``MyFunction()`` emits a
+    ``DeprecationWarning`` (pointing at the line that instantiates it).
+
     Examples
     --------
     >>> import numbagrad
@@ -277,9 +311,19 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     """
 
     generate_vmap_rule = False
+    _nested_io = False  # True on NestedIOFunction and its subclasses
 
     def __init__(self, *args, **kwargs):
-        pass
+        # PyTorch 2.x's deprecation of instances, word for word (numbagrad itself never
+        # instantiates a Function: its ctx objects are ``<Name>Backward`` nodes)
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions "
+            "are all static, so you should invoke them on the class itself. "
+            "Instantiating an autograd function will raise an "
+            "error in a future version of PyTorch.",
+            DeprecationWarning,
+            stacklevel=_user_stacklevel(),
+        )
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(
@@ -589,29 +633,86 @@ def once_differentiable(fn):
         meta = tuple(m for e, m in zip(ctx._next, ctx._in_meta) if e is not None)
         msg = ("trying to differentiate twice a function that was marked with "
                f"@once_differentiable ({ctx.name()})")
-        is_tuple = isinstance(outputs, tuple)
-        outs = list(outputs) if is_tuple else [outputs]
-        for i, o in enumerate(outs):
+
+        def delayed(o):
+            # nested lists/tuples: a NestedIOFunction's backward_extended may return them
+            if isinstance(o, (list, tuple)):
+                return _rebuild(o, [delayed(x) for x in o])
             if isinstance(o, Tensor) and o._data.dtype.kind == "f":
                 t = Tensor._make(o._data, o._storage)
                 t._grad_fn = _DelayedError(msg, edges, meta)
                 t._requires_grad = True
-                outs[i] = t
-        return tuple(outs) if is_tuple else outs[0]
+                return t
+            return o
+
+        return delayed(outputs)
 
     return wrapper
 
 
 # -- NestedIOFunction (legacy) ----------------------------------------------------------------
-def _iter_tensors(obj):
+# NOTE [NestedIOFunction]
+# The instance is the ctx and the graph node of its one application. ``__call__`` flattens
+# the nested inputs to their tensors and runs ``_run_custom`` with ``forward`` (which
+# rebuilds the nesting for ``forward_extended`` and flattens its result); the node's
+# backward calls ``backward`` (which rebuilds the outputs' nesting for the gradients given
+# to ``backward_extended`` and flattens what it returns, one gradient per input tensor).
+# The nesting is kept as a *skeleton*: the structure with each tensor replaced by
+# ``_LEAF``, so the instance holds no reference to its outputs (no cycle through
+# ``grad_fn``) and no tensor outside the version-checked saved tensors.
+_LEAF = object()
+
+
+def _nesting_error(obj):
+    return ValueError(f"Auto nesting doesn't know how to process an input object of type "
+                      f"{type(obj).__name__}. Accepted types: Tensors, or lists/tuples of them")
+
+
+def _iter_tensors(obj, strict=False):
+    """The tensors of a nested list/tuple/dict structure, in order; other leaves are
+    skipped (None always; anything else only when not ``strict``)."""
     if isinstance(obj, Tensor):
         yield obj
     elif isinstance(obj, (list, tuple)):
         for o in obj:
-            yield from _iter_tensors(o)
+            yield from _iter_tensors(o, strict)
     elif isinstance(obj, dict):
         for o in obj.values():
-            yield from _iter_tensors(o)
+            yield from _iter_tensors(o, strict)
+    elif strict and obj is not None:
+        raise _nesting_error(obj)
+
+
+def _rebuild(seq, items):
+    return type(seq)(*items) if hasattr(seq, "_fields") else type(seq)(items)
+
+
+def _skeleton(obj):
+    """``obj`` with each tensor replaced by ``_LEAF`` (other leaves kept)."""
+    if isinstance(obj, Tensor):
+        return _LEAF
+    if isinstance(obj, (list, tuple)):
+        return _rebuild(obj, [_skeleton(o) for o in obj])
+    if isinstance(obj, dict):
+        return {k: _skeleton(v) for k, v in obj.items()}
+    return obj
+
+
+def _unflatten(flat, skeleton, others_none=False):
+    """Rebuild ``skeleton``'s nesting, its ``_LEAF`` entries taken in order from ``flat``;
+    its other leaves are kept, or None with ``others_none`` (gradients of non-tensors)."""
+    it = iter(flat)
+
+    def rec(s):
+        if s is _LEAF:
+            return next(it)
+        if isinstance(s, (list, tuple)):
+            return _rebuild(s, [rec(x) for x in s])
+        if isinstance(s, dict):
+            return {k: rec(v) for k, v in s.items()}
+        return None if others_none else s
+
+    return rec(skeleton)
 
 
 def _iter_none_tensors(obj):
@@ -621,35 +722,102 @@ def _iter_none_tensors(obj):
         for o in obj:
             yield from _iter_none_tensors(o)
     else:
-        raise TypeError(f"backward_extended must return tensors, None or nested sequences of "
-                        f"them, got {type(obj).__name__}")
+        raise TypeError(f"backward_extended must return tensors, None or nested lists/tuples "
+                        f"of them, got {type(obj).__name__}")
 
 
-def _unflatten(flat, structure):
-    """Rebuild ``structure``'s nesting (tensors replaced, in order, from ``flat``)."""
-    it = iter(flat)
-
-    def rec(s):
-        if isinstance(s, Tensor) or s is None:
-            return next(it)
-        if isinstance(s, (list, tuple)):
-            return type(s)(rec(x) for x in s)
-        return s
-
-    return rec(structure)
+class _MismatchError(Exception):
+    pass
 
 
-class NestedIOFunction(_CustomNode):
+def _match_grads(result, skeleton):
+    """One gradient per tensor of ``skeleton`` from ``result`` of the same nesting, where a
+    None standing for a whole nested input gives None for each of its tensors."""
+    if skeleton is _LEAF:
+        if result is not None and not isinstance(result, Tensor):
+            raise _MismatchError
+        yield result
+    elif isinstance(skeleton, (list, tuple, dict)):
+        values = list(skeleton.values()) if isinstance(skeleton, dict) else skeleton
+        if result is None:
+            for s in values:
+                yield from _match_grads(None, s)
+            return
+        if isinstance(skeleton, dict):
+            if not isinstance(result, dict) or result.keys() != skeleton.keys():
+                raise _MismatchError
+            result = [result[k] for k in skeleton]
+        elif not isinstance(result, (list, tuple)) or len(result) != len(values):
+            raise _MismatchError
+        for r, s in zip(result, values):
+            yield from _match_grads(r, s)
+    elif result is not None:  # a non-tensor input has no gradient
+        raise _MismatchError
+
+
+def _flat_grads(result, inputs):
+    """``backward_extended``'s result as one gradient (or None) per input tensor."""
+    if inputs is not None:
+        # one input: its gradient may be returned bare, or in a 1-tuple
+        if len(inputs) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
+            result = (result,)
+        try:
+            return tuple(_match_grads(tuple(result) if isinstance(result, list) else result,
+                                      inputs))
+        except _MismatchError:
+            pass
+    return tuple(_iter_none_tensors(result))  # PyTorch's flattening; the node checks counts
+
+
+def _refuse_transforms(fn, flat):
+    """NestedIOFunction runs eagerly only: refuse values a live transform owns."""
+    for a in flat:
+        if a._is_tracer and a._interp.alive:
+            interp = a._interp
+            name = type(fn).__name__
+            if getattr(interp, "level", None) is not None:
+                raise NotImplementedError(
+                    f"{name} is a legacy NestedIOFunction, which does not support forward-mode "
+                    f"AD: one of its inputs is a dual tensor of {interp.name}. Write it as a "
+                    "numbagrad.autograd.Function with a jvp staticmethod to use it with "
+                    "forward_ad.")
+            raise RuntimeError(
+                f"{name} is a legacy NestedIOFunction, which cannot be used under "
+                f"{interp.name}: as in PyTorch, the numbagrad.func transforms need an "
+                "autograd.Function with a staticmethod forward(*args), setup_context(ctx, "
+                "inputs, output) and backward/jvp/vmap staticmethods.")
+
+
+class NestedIOFunction(Function, _CustomNode):
     """Legacy custom function with nested inputs and outputs (kept for old code).
 
-    Subclass it, define ``forward_extended(*inputs)`` and ``backward_extended(*grads)``
-    as *instance* methods, and call an instance: ``MyFn()(x, (y, z))``. Inputs and outputs
-    may be nested tuples/lists of tensors; ``save_for_backward`` accepts nested structures
-    too and ``saved_tensors`` returns them with the same nesting. New code should use
-    :class:`Function`.
+    This class is here only for backward compatibility reasons; use :class:`Function`
+    for any new use case. It is a :class:`Function` subclass, but instance-based:
+    subclass it, define ``forward_extended(self, *inputs)`` and
+    ``backward_extended(self, *grad_outputs)`` as ordinary methods, and call an
+    instance, ``MyFn()(x, (y, z))``. The instance is the ``ctx``: inside
+    ``forward_extended`` use ``self.save_for_backward``, ``self.mark_dirty``,
+    ``self.mark_non_differentiable``, ``self.set_materialize_grads`` and
+    ``self.needs_input_grad``.
+
+    Inputs and outputs may be nested lists, tuples (named tuples included) and dicts of
+    tensors; other leaves (numbers, strings, None) pass through. ``forward_extended``
+    receives the inputs with their nesting, ``backward_extended`` receives one gradient per
+    output with the outputs' nesting and returns gradients with the inputs' nesting (None
+    for an input, or a whole nested input, that needs none). ``save_for_backward``
+    accepts nested structures and ``saved_tensors`` returns them with the same nesting.
+
+    As in PyTorch 2.x, instantiating it emits a ``DeprecationWarning`` (the one every
+    ``Function`` instance gets). An instance can be applied only once. It runs eagerly
+    (``backward``, ``autograd.grad``, double backward when ``backward_extended`` is itself
+    differentiable); forward-mode AD and the ``numbagrad.func`` transforms refuse it with
+    an error, as PyTorch refuses Functions without ``jvp``/``setup_context``. PyTorch
+    2.13's own ``NestedIOFunction`` fails when called (``AttributeError``); numbagrad's
+    works as documented.
 
     Examples
     --------
+    >>> import warnings
     >>> import numbagrad
     >>> from numbagrad.autograd.function import NestedIOFunction
     >>> class AddMul(NestedIOFunction):
@@ -661,72 +829,310 @@ class NestedIOFunction(_CustomNode):
     ...         x, (y, z) = self.saved_tensors
     ...         return g_sum + g_prod * z, (g_sum, g_prod * x)
     >>> x, y, z = (numbagrad.tensor([v], requires_grad=True) for v in (1.0, 2.0, 3.0))
-    >>> s, p = AddMul()(x, (y, z))
+    >>> with warnings.catch_warnings():  # instances are deprecated, as in PyTorch
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     fn = AddMul()
+    >>> s, p = fn(x, (y, z))
     >>> (s + p).sum().backward()
     >>> x.grad, y.grad, z.grad
     (tensor([4.]), tensor([1.]), tensor([1.]))
+    >>> isinstance(fn, numbagrad.autograd.Function)
+    True
     """
 
-    def __init__(self, *args, **kwargs):
-        pass
+    _nested_io = True
+
+    def __new__(cls, *args, **kwargs):
+        # node state set here, not in __init__: legacy subclasses often define an
+        # __init__ that does not call super().__init__()
+        self = super().__new__(cls)
+        self._saved = _IN_FORWARD  # not run yet: saved_tensors gives what was saved
+        self._next = ()
+        self._in_meta = ()
+        self.needs_input_grad = None  # set when called
+        return self
 
     def name(self) -> str:
-        return type(self).__name__ + "Backward"
+        """The class name: the instance itself is the graph node (as in PyTorch)."""
+        return type(self).__name__
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Not available: a NestedIOFunction is applied by calling an instance.
+
+        Raises
+        ------
+        RuntimeError
+            Always (PyTorch 2.13 fails too, with an ``AttributeError``).
+        """
+        raise RuntimeError(f"{cls.__name__} is a legacy NestedIOFunction: apply it by calling "
+                           f"an instance, {cls.__name__}()(*inputs), not with "
+                           f"{cls.__name__}.apply(...)")
 
     def __call__(self, *nested_input):
-        if self.__dict__.get("_used"):
+        d = self.__dict__
+        if d.get("_used"):
             raise RuntimeError(f"{type(self).__name__} instances can be applied only once; "
                                "make a new instance for each call")
-        self._used = True
-        self._nested_input = nested_input
+        d["_used"] = True
         flat = tuple(_iter_tensors(nested_input))
-        out = _run_custom(self, flat, lambda: self.forward(*flat))
-        flat_out = out if isinstance(out, tuple) else (out,)
-        return _unflatten(flat_out, self._nested_output)
+        _refuse_transforms(self, flat)
+        d["_input_skeleton"] = d["_nested_input"] = _skeleton(nested_input)
+        try:
+            out = _run_custom(self, flat, lambda: self.forward(*flat))
+        finally:
+            d.pop("_nested_input", None)
+        return _unflatten(out if isinstance(out, tuple) else (out,), d["_nested_output"])
 
     _do_forward = __call__
 
     def forward(self, *args):
-        """Shared forward utility: calls ``forward_extended`` with the nested inputs."""
-        nested = _unflatten(args, self._nested_input)
-        del self._nested_input
+        """Shared forward utility: run ``forward_extended`` on the nested inputs.
+
+        Called by ``__call__`` with the inputs' tensors, flat; it gives them back their
+        nesting, calls ``forward_extended``, remembers its result's nesting and returns the
+        result's tensors as a flat tuple. Called directly (outside a call), ``args`` go to
+        ``forward_extended`` as they are.
+
+        Returns
+        -------
+        tuple of Tensor
+            The tensors of ``forward_extended``'s result, in order.
+        """
+        skeleton = self.__dict__.get("_nested_input")
+        nested = args if skeleton is None else _unflatten(args, skeleton)
         result = self.forward_extended(*nested)
-        self._nested_output = result
+        self._nested_output = _skeleton(result)
         return tuple(_iter_tensors(result))
 
     def backward(self, *gradients):
-        """Shared backward utility: calls ``backward_extended`` with nested gradients."""
-        nested = _unflatten(gradients, self._nested_output)
-        if not isinstance(nested, (list, tuple)):
-            nested = (nested,)  # a single output: one gradient, not its elements
+        """Shared backward utility: run ``backward_extended`` on nested gradients.
+
+        ``gradients`` holds one gradient per output tensor, flat; they are given the
+        outputs' nesting (one argument per top-level output), passed to
+        ``backward_extended``, and what it returns is flattened to one gradient per input
+        tensor.
+
+        Returns
+        -------
+        tuple of Tensor or None
+            One gradient per input tensor.
+        """
+        d = self.__dict__
+        skeleton = d.get("_nested_output", _LEAF)
+        if "_nested_output" not in d:
+            nested = gradients
+        else:
+            nested = _unflatten(gradients, skeleton, others_none=True)
+            if not isinstance(skeleton, (list, tuple)):
+                nested = (nested,)  # a single output: one gradient, not its elements
         result = self.backward_extended(*nested)
-        return tuple(_iter_none_tensors(result))
+        return _flat_grads(result, d.get("_input_skeleton"))
 
     def _call_backward(self, grads):
+        if type(self)._both_backward_and_vjp:
+            raise RuntimeError(f"Implementing both 'backward' and 'vjp' for a custom Function "
+                               f"is not allowed. You should only implement one of them "
+                               f"({type(self).__name__}: a NestedIOFunction's backward calls "
+                               "backward_extended; define that, not vjp).")
         return self.backward(*grads)
 
     def forward_extended(self, *input):
-        """User-defined forward on nested inputs (override it)."""
-        raise NotImplementedError(f"{type(self).__name__} must define forward_extended")
+        """User-defined forward: override it.
+
+        Receives the inputs as given to the call (nested lists/tuples/dicts of tensors
+        kept), runs with grad mode off and returns tensors, possibly nested. ``self`` is
+        the ctx.
+
+        Raises
+        ------
+        NotImplementedError
+            If the subclass does not define it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define "
+                                  "forward_extended(self, *inputs) (the NestedIOFunction's "
+                                  "forward)")
 
     def backward_extended(self, *grad_output):
-        """User-defined backward on nested gradients (override it)."""
-        raise NotImplementedError(f"{type(self).__name__} must define backward_extended")
+        """User-defined backward: override it.
+
+        Receives one gradient per top-level output of ``forward_extended``, nested as the
+        outputs are, and returns the inputs' gradients nested as the inputs are (None where
+        an input needs none).
+
+        Raises
+        ------
+        NotImplementedError
+            If the subclass does not define it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must define "
+                                  "backward_extended(self, *grad_outputs) (the "
+                                  "NestedIOFunction's backward)")
 
     def save_for_backward(self, *args):
-        """Save (possibly nested) tensors; ``saved_tensors`` returns the same nesting."""
-        self.to_save = tuple(_iter_tensors(args))
-        self._to_save_nested = args
+        """Save tensors for ``backward_extended``, nested in lists/tuples/dicts as you like.
+
+        ``saved_tensors`` returns ``args`` with the same nesting; like
+        :meth:`FunctionCtx.save_for_backward`, a saved tensor modified in place before
+        backward makes it raise. None entries are kept.
+
+        Raises
+        ------
+        ValueError
+            For a leaf that is not a tensor or None (as PyTorch).
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numbagrad
+        >>> from numbagrad.autograd.function import NestedIOFunction
+        >>> class Dot(NestedIOFunction):
+        ...     def forward_extended(self, pair):
+        ...         a, b = pair
+        ...         self.save_for_backward([a, b], None)
+        ...         return (a * b).sum()
+        ...     def backward_extended(self, g):
+        ...         [a, b], nothing = self.saved_tensors
+        ...         return (g * b, g * a)
+        >>> a = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> b = numbagrad.tensor([3.0, 4.0], requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     out = Dot()((a, b))
+        >>> out.backward()
+        >>> a.grad, b.grad
+        (tensor([3., 4.]), tensor([1., 2.]))
+        """
+        self.to_save = tuple(_iter_tensors(args, strict=True))
+        self._to_save_nested = _skeleton(args)
 
     @property
     def saved_tensors(self):
+        """What ``save_for_backward`` saved, with its nesting (version-checked)."""
         flat = FunctionCtx.saved_tensors.fget(self)
         return _unflatten(flat, self.__dict__.get("_to_save_nested", ()))
 
+    def save_for_forward(self, *tensors):
+        """Accepted as on any ctx (see :meth:`FunctionCtx.save_for_forward`), but never
+        read: a NestedIOFunction has no forward-mode AD (no ``jvp``)."""
+        FunctionCtx.save_for_forward(self, *tensors)
+
     def mark_dirty(self, *args, **kwargs):
-        """Mark (possibly nested) inputs modified in place."""
-        self.dirty_tensors = tuple(_iter_tensors((args, kwargs)))
+        """Mark inputs (possibly nested) that ``forward_extended`` modified in place.
+
+        They must be returned among the outputs; see :meth:`FunctionCtx.mark_dirty`.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numbagrad
+        >>> from numbagrad.autograd.function import NestedIOFunction
+        >>> class Double_(NestedIOFunction):
+        ...     def forward_extended(self, x):
+        ...         x.mul_(2)
+        ...         self.mark_dirty(x)
+        ...         return x
+        ...     def backward_extended(self, g):
+        ...         return g * 2
+        >>> leaf = numbagrad.ones(2, requires_grad=True)
+        >>> x = leaf.clone()
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     out = Double_()(x)
+        >>> out is x
+        True
+        >>> out.sum().backward()
+        >>> leaf.grad
+        tensor([2., 2.])
+        """
+        self.dirty_tensors = tuple(_iter_tensors((args, kwargs), strict=True))
 
     def mark_non_differentiable(self, *args, **kwargs):
-        """Mark (possibly nested) outputs as non-differentiable."""
-        self.non_differentiable = tuple(_iter_tensors((args, kwargs)))
+        """Mark outputs (possibly nested) as not requiring grad.
+
+        Their gradients reach ``backward_extended`` as zeros (or None with
+        ``set_materialize_grads(False)``); see :meth:`FunctionCtx.mark_non_differentiable`.
+        """
+        self.non_differentiable = tuple(_iter_tensors((args, kwargs), strict=True))
+
+    def set_materialize_grads(self, value: bool):
+        """Whether missing output gradients reach ``backward_extended`` as zeros (True, the
+        default) or as None. Call it in ``forward_extended``.
+
+        Examples
+        --------
+        >>> import warnings
+        >>> import numbagrad
+        >>> from numbagrad.autograd.function import NestedIOFunction
+        >>> class Twice(NestedIOFunction):
+        ...     def forward_extended(self, x):
+        ...         self.set_materialize_grads(False)
+        ...         return x.clone(), x.clone()
+        ...     def backward_extended(self, g1, g2):
+        ...         return sum(g for g in (g1, g2) if g is not None)
+        >>> a = numbagrad.tensor([1.0], requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     b, _ = Twice()(a)
+        >>> b.backward()  # g2 reaches backward_extended as None
+        >>> a.grad
+        tensor([1.])
+        """
+        FunctionCtx.set_materialize_grads(self, value)
+
+    @classmethod
+    def setup_context(cls, ctx, inputs, output):
+        """Not used by a NestedIOFunction: ``forward_extended`` sets up ``self`` itself.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, naming the class (PyTorch raises NotImplementedError too).
+        """
+        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction, which has no "
+                                  "setup_context: save what backward_extended needs with "
+                                  "self.save_for_backward(...) inside forward_extended")
+
+    @classmethod
+    def jvp(cls, ctx, *grad_inputs):
+        """Not available: a NestedIOFunction has no forward-mode AD.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, naming the class (PyTorch raises NotImplementedError too).
+        """
+        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction, which does not "
+                                  "support forward-mode AD: to define a jvp, write it as a "
+                                  "numbagrad.autograd.Function with forward, setup_context and "
+                                  "jvp staticmethods")
+
+    @classmethod
+    def vjp(cls, ctx, *grad_outputs):
+        """Not the backward of a NestedIOFunction: as in PyTorch, ``vjp`` stays the base
+        ``Function``'s unimplemented hook; the gradient is ``backward_extended``'s.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, naming the class and what to define instead.
+        """
+        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction: it does not use "
+                                  "vjp; define backward_extended(self, *grad_outputs), which "
+                                  "its backward calls")
+
+    _vjp_stub = vjp
+
+    @classmethod
+    def vmap(cls, info, in_dims, *args):
+        """Not available: a NestedIOFunction cannot run under ``numbagrad.func.vmap``.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, naming the class (PyTorch raises NotImplementedError too).
+        """
+        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction, which does not "
+                                  "support vmap: write it as a numbagrad.autograd.Function "
+                                  "with a vmap staticmethod (or generate_vmap_rule = True) "
+                                  "and setup_context")
