@@ -149,5 +149,7 @@ def empty_cache():
     alloc.clear()
 
 
+from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
+
 # every public name: the ops, creation and dtype names imported above and the functions here
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "builtins")
