@@ -6,7 +6,7 @@ its argument types and the time it took, to the ``numbagrad.compile`` logger at 
 without any logging setup, as ``jax_log_compiles`` does). ``precompile()`` runs every
 kernel-backed op forward and backward at the sizes that reach its serial and parallel
 kernels, so a container image or a cluster job pays the compile time once, at build time
-(``python -m numbagrad.precompile``).
+(``python -m numbagrad.warmup``).
 """
 
 from __future__ import annotations

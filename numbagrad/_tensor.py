@@ -15,6 +15,7 @@ a tensor saved for backward records the version it saw (NOTE [Graph layout]).
 from __future__ import annotations
 
 import weakref
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -42,8 +43,13 @@ class _LateNamespace:
 # The op namespace: this layer holds no math.
 _F = _LateNamespace()
 
+if TYPE_CHECKING:  # the methods ops/_methods.py attaches, for type checkers (NOTE [Type stubs])
+    from numbagrad._tensor_methods import _TensorMethods as _AttachedMethods
+else:
+    _AttachedMethods = object
 
-class Tensor:
+
+class Tensor(_AttachedMethods):
     """A multi-dimensional array with autograd support (``numbagrad.Tensor``).
 
     Create tensors with :func:`numbagrad.tensor`, :func:`numbagrad.zeros`,

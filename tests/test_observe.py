@@ -31,7 +31,7 @@ def test_log_compiles_from_the_environment_names_kernel_types_and_time(tmp_path)
 
 
 def test_precompile_fills_the_cache(tmp_path):
-    out = _python(["-m", "numbagrad.precompile", "-q"], tmp_path)
+    out = _python(["-m", "numbagrad.warmup", "-q"], tmp_path)
     assert "numbagrad kernels compiled in" in out.stdout and str(tmp_path) in out.stdout
     again = _python(RUN_TANH.replace("float64", "float32"), tmp_path,
                     NUMBAGRAD_LOG_COMPILES="1")

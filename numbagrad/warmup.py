@@ -1,4 +1,4 @@
-"""``python -m numbagrad.precompile``: compile numbagrad's CPU kernels into Numba's cache.
+"""``python -m numbagrad.warmup``: compile numbagrad's CPU kernels into Numba's cache.
 
 Run it once where the compile cache is kept (next to the installed package, or in
 ``NUMBA_CACHE_DIR``), for instance while building a container image; later processes
@@ -16,7 +16,7 @@ __all__ = ["main", "precompile"]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m numbagrad.precompile",
+    parser = argparse.ArgumentParser(prog="python -m numbagrad.warmup",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="do not list the kernels as they compile")
