@@ -1209,13 +1209,17 @@ def test_tensor_stored_on_ctx_first_order_works(rng):
 
 
 @numbagrad_only
-def test_tensor_stored_on_ctx_read_under_create_graph_raises(rng):
-    # PyTorch silently returns a wrong second derivative here (0 instead of 6x);
-    # numbagrad refuses, pointing at save_for_backward.
-    x = f64(rng.normal(size=3), requires_grad=True)
-    y = CubeStoredOnCtx.apply(x).sum()
+def test_tensor_stored_on_ctx_differentiated_under_create_graph_raises(rng):
+    # The first derivative is right, as in PyTorch; differentiating it through ctx.dx
+    # (whose history is not tracked) would silently miss the 6x term in PyTorch:
+    # numbagrad refuses, pointing at save_for_backward (tests/test_engine_safety.py).
+    xv = rng.normal(size=3)
+    x = f64(xv, requires_grad=True)
+    y = (CubeStoredOnCtx.apply(x) * x).sum()  # the incoming gradient (x) has a graph
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(to_np(g), 4 * xv ** 3, rtol=1e-13)
     with pytest.raises(RuntimeError, match='save_for_backward'):
-        torch.autograd.grad(y, x, create_graph=True)
+        torch.autograd.grad(g.sum(), x)
 
 
 def test_non_tensor_ctx_attributes_fine_under_create_graph(rng):

@@ -21,6 +21,7 @@ values and the edges, and it is the context a VJP rule receives (``saved``,
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 
 from numbagrad._core.grad_mode import is_grad_enabled
@@ -28,13 +29,19 @@ from numbagrad._hooks import RemovableHandle
 from numbagrad._tensor import Tensor
 
 __all__ = ["REFRESH_VIEW", "AccumulateGrad", "Node", "OpNode", "SavedOutput",
-           "accumulator_of", "edge_of", "save_input", "saved_value"]
+           "accumulator_of", "edge_of", "next_seq", "save_input", "saved_value"]
 
 # Re-derives the history of a view whose base was modified in place; set by ``ops.inplace``
 # (a documented upward arrow, NOTE [Layers]: views are an op-level concept).
 REFRESH_VIEW = None
 
 _seq = itertools.count()
+
+
+def next_seq():
+    """A sequence number later than every node made so far (nodes made after are later)."""
+    return next(_seq)
+
 
 _FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -255,16 +262,25 @@ class SavedOutput:
 
 
 class AccumulateGrad(Node):
-    """The node that adds incoming gradients into a leaf tensor's ``.grad``."""
+    """The node that adds incoming gradients into a leaf tensor's ``.grad``.
 
-    __slots__ = ("variable",)
+    ``_lock`` serialises the read-add-store of ``.grad`` (PyTorch's per-AccumulateGrad
+    mutex): backward calls running in several threads into a shared leaf lose no update.
+    A leaf has at most one live AccumulateGrad (``accumulator_of``), so one lock per leaf.
+    """
+
+    __slots__ = ("_lock", "variable")
 
     def __init__(self, variable):
         self._init_node((), ((variable._data.shape, variable._data.dtype),), 1)
         self.variable = variable
+        self._lock = threading.Lock()
 
     def name(self) -> str:
         return "AccumulateGrad"
+
+
+_ACCUMULATOR_LOCK = threading.Lock()
 
 
 def accumulator_of(leaf) -> AccumulateGrad:
@@ -272,8 +288,12 @@ def accumulator_of(leaf) -> AccumulateGrad:
     ref = leaf._accumulator
     node = ref() if ref is not None else None
     if node is None:
-        node = AccumulateGrad(leaf)
-        leaf._accumulator = weakref.ref(node)
+        with _ACCUMULATOR_LOCK:  # two threads must not make two (two locks) for one leaf
+            ref = leaf._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                node = AccumulateGrad(leaf)
+                leaf._accumulator = weakref.ref(node)
     return node
 
 

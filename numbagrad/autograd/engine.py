@@ -7,11 +7,18 @@ NOTE [Engine]
    that cannot reach them are pruned.
 2. Pop ready nodes from a heap, latest sequence number first (PyTorch's order), sum the
    gradients that arrived in the node's buffer, run tensor hooks and pre-hooks, the node's
-   rule, post-hooks, then reduce each gradient to its input's shape (``_validate``) and send
-   it along the edge. Saved tensors are freed unless ``retain_graph``.
-3. Leaves: ``AccumulateGrad`` adds into ``.grad`` with the in-place JIT kernel. A gradient
-   array is stored in ``.grad`` without copying only when nothing else can hold it (a
-   fresh, owned, contiguous array not already stored elsewhere in this run).
+   rule, then reduce each gradient to its input's shape (``_validate``), run post-hooks
+   and send each gradient along its edge. Saved tensors are freed unless ``retain_graph``.
+   What a hook returns is checked as PyTorch checks it (``_hook_grads``,
+   ``_check_hook_value``: a tuple of the right length for node hooks, Tensors or None,
+   the same dtype, device and shape, no value where there was None) before anything uses
+   it: the fused kernels the rules call do no bounds checks.
+3. Leaves: ``AccumulateGrad`` adds into ``.grad`` with the in-place JIT kernel, holding the
+   node's lock (one per leaf, as PyTorch's mutex per AccumulateGrad), so concurrent
+   backward calls lose no update. A gradient array is stored in ``.grad`` without copying
+   only when nothing else can hold it (a fresh, contiguous array that is not in
+   ``stored``, point 6). With ``create_graph`` a first gradient is cloned, later ones are
+   added out of place (PyTorch's AccumulateGrad under grad mode).
 4. Buffers: when a second gradient reaches a slot, it is added *in place* into the first
    only if the engine knows that array is held by that slot alone: a fresh array (no
    ``base``) made by a built-in op's rule (``Node._fresh_grads``; custom Functions may
@@ -24,6 +31,14 @@ NOTE [Engine]
    adds with ``+`` and validates shapes from tracer metadata (``_Traced``). The choice is
    made once per backward, from the current interpreter; the eager path does no per-node
    work for it.
+6. ``.grad`` never aliases an array user code holds. ``stored`` collects, by id, the arrays
+   that must not become a ``.grad`` uncopied: the caller's ``grad_tensors``, arrays already
+   stored, and every array user code has seen or made in this run: what a custom
+   Function's backward returns (it may be a saved input or an attribute of ctx), what
+   tensor hooks (other than ``retain_grad``'s), pre-hooks and post-hooks saw or returned,
+   and captured gradients. A node with post-hooks also gives up point 4's ownership (a
+   post-hook may keep a gradient it returns unchanged). Built-in rules' fresh arrays, the
+   common case, are stored and summed into without a copy.
 """
 
 from __future__ import annotations
@@ -36,7 +51,7 @@ from numbagrad import _tensor
 from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
 from numbagrad._core.interpreter import EVAL, current_interpreter
-from numbagrad._tensor import Size, Tensor
+from numbagrad._tensor import Size, Tensor, _RetainGrad
 from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
 from numbagrad.kernels import backend_of
 from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
@@ -530,44 +545,102 @@ def _fix(node, i, g, data, shape, dtype, path):
     return g
 
 
-def _store_leaf_grad(leaf, g, create_graph, stored):
-    """Accumulate ``g`` (a Tensor, or an array on the array path) into ``leaf.grad``
-    (see NOTE [Engine], point 3)."""
-    old = leaf._grad
-    if create_graph or (old is not None and old._requires_grad):
-        leaf._grad = g if old is None else old + g
-        return
-    arr = g._data if isinstance(g, Tensor) else g
-    if old is None:
-        if (arr.base is not None or not arr.flags.c_contiguous or not arr.flags.writeable
-                or id(arr) in stored or arr.dtype != leaf._data.dtype):
-            arr = np.array(arr, dtype=leaf._data.dtype, order="C")
-        stored.add(id(arr))
-        leaf._grad = Tensor._make(arr)
-        return
-    od = old._data
-    backend_of(od).accumulate(od, arr)
-    old._storage[1] += 1
+def _store_leaf_grad(node, g, create_graph, stored):
+    """Accumulate ``g`` (a Tensor, or an array on the array path) into the ``.grad`` of
+    ``node``'s leaf, holding the node's lock (see NOTE [Engine], points 3 and 6)."""
+    leaf = node.variable
+    with node._lock:
+        old = leaf._grad
+        if create_graph or (old is not None and old._requires_grad):
+            # as PyTorch's AccumulateGrad under grad mode: a first gradient is cloned (it
+            # may be the caller's, another leaf's, or a pass-through of either), later ones
+            # are added out of place
+            leaf._grad = g.clone() if old is None else old + g
+            return
+        arr = g._data if isinstance(g, Tensor) else g
+        if old is None:
+            if (arr.base is not None or not arr.flags.c_contiguous or not arr.flags.writeable
+                    or id(arr) in stored or arr.dtype != leaf._data.dtype):
+                arr = np.array(arr, dtype=leaf._data.dtype, order="C")
+            stored.add(id(arr))
+            leaf._grad = Tensor._make(arr)
+            return
+        od = old._data
+        backend_of(od).accumulate(od, arr)
+        old._storage[1] += 1
 
 
-def _hook_result(h, g, r):
-    """A tensor hook's return value, refused when it changed the gradient's shape."""
+def _hook_name(h):
+    """A hook's name as PyTorch prints it in errors."""
+    name = getattr(h, "__name__", None)
+    return name if isinstance(name, str) else "<unknown>"
+
+
+def _type_name(v):
+    t = type(v)
+    return f"numpy.{t.__name__}" if t.__module__ == "numpy" else t.__name__
+
+
+def _check_hook_value(h, orig, r):
+    """A non-None value hook ``h`` returned in place of gradient ``orig``: a Tensor of the
+    same dtype, device and shape (PyTorch's ``check_single_result``), checked before any
+    kernel reads it (fused kernels do no bounds checks)."""
     if not isinstance(r, Tensor):
-        raise TypeError(f"hook '{getattr(h, '__name__', h)}' returned a "
-                        f"{type(r).__name__}; tensor hooks return a Tensor or None")
-    if shape_of(r) != shape_of(g):
-        raise RuntimeError(f"hook '{getattr(h, '__name__', h)}' has changed the size of value: "
-                           f"{list(shape_of(g))} -> {list(shape_of(r))}")
-    return r
+        raise TypeError(f"expected Variable, but hook returned '{_type_name(r)}' (hook "
+                        f"'{_hook_name(h)}'; a gradient must be a Tensor or None)")
+    if np_dtype_of(r) != np_dtype_of(orig):
+        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the type of value (was "
+                           f"{orig.dtype} got {r.dtype})")
+    if r.device != orig.device:
+        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the type of value (was a "
+                           f"tensor on {orig.device} got one on {r.device})")
+    if shape_of(r) != shape_of(orig):
+        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of value: "
+                           f"{list(shape_of(orig))} -> {list(shape_of(r))}")
 
 
-def _run_tensor_hooks(hooks, g, path):
+def _hook_grads(h, before, r, path):
+    """The gradients a node pre- or post-hook returned in place of ``before`` (a tuple of
+    tensors or None), checked as PyTorch's ``check_result`` does, as the path's values."""
+    if not isinstance(r, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{_type_name(r)}' (hook "
+                        f"'{_hook_name(h)}')")
+    if len(r) != len(before):
+        raise RuntimeError(f"hook '{_hook_name(h)}' has returned an incorrect number of values "
+                           f"(got {len(r)}, but expected {len(before)})")
+    out = []
+    for b, v in zip(before, r):
+        if v is not None:
+            if b is None:
+                raise RuntimeError("can't replace a None gradient with a non-None value")
+            _check_hook_value(h, b, v)
+            v = path.unwrap(v)
+        out.append(v)
+    return out
+
+
+def _run_tensor_hooks(hooks, g, path, stored):
+    """Run tensor hooks on gradient ``g``; each may replace it (checked first)."""
     t = path.wrap(g)
+    user = False
     for h in list(hooks):
+        if type(h) is not _RetainGrad:  # retain_grad's hook keeps a copy, not ``g``
+            user = True
         r = h(t)
         if r is not None:
-            t = _hook_result(h, t, r)
-    return path.unwrap(t)
+            _check_hook_value(h, t, r)
+            t = r
+    g = path.unwrap(t)
+    if user and path.arrays:
+        stored.add(id(g))  # the user's code has seen or made it (NOTE [Engine], point 6)
+    return g
+
+
+def _expose(grads, stored):
+    """Mark arrays user code has seen or made: never stored in ``.grad`` uncopied."""
+    for g in grads:
+        if g is not None:
+            stored.add(id(g))
 
 
 def _exclusive(g, buf, out):
@@ -594,8 +667,16 @@ def _wrap_all(grads, path):
     return tuple(None if g is None else path.wrap(g) for g in grads)
 
 
-def _unwrap_all(grads, path):
-    return [None if g is None else path.unwrap(g) for g in grads]
+def _run_post_hooks(node, out, buf, path):
+    """Run ``node``'s post-hooks on its gradients ``out`` (None where an input takes no
+    gradient, as PyTorch shows them); each may replace them (checked first)."""
+    out = [None if e is None else g for e, g in zip(node._next, out)]
+    for h in list(node._hooks):
+        before = _wrap_all(out, path)
+        r = h(before, _wrap_all(buf, path))
+        if r is not None:
+            out = _hook_grads(h, before, r, path)
+    return out
 
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
@@ -646,18 +727,24 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                 if th:
                     for nr, hooks in th.items():
                         if buf[nr] is not None:
-                            buf[nr] = _run_tensor_hooks(hooks, buf[nr], path)
+                            buf[nr] = _run_tensor_hooks(hooks, buf[nr], path, stored)
                 if node._pre_hooks:
                     for h in list(node._pre_hooks):
-                        r = h(_wrap_all(buf, path))
+                        before = _wrap_all(buf, path)
+                        r = h(before)
                         if r is not None:
-                            buf = _unwrap_all(r, path)
+                            buf = _hook_grads(h, before, r, path)
+                    if arrays:
+                        _expose(buf, stored)
             if capture is not None and node in capture:
+                if is_leaf and buf[0] is not None and node.variable._hooks:
+                    # once, for the capture and the accumulation below
+                    buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], path, stored)
                 for nr, i in capture[node]:
                     g = buf[nr]
-                    if is_leaf and g is not None and node.variable._hooks:
-                        g = _run_tensor_hooks(node.variable._hooks, g, path)
                     if g is not None:
+                        if arrays:
+                            stored.add(id(g))  # returned to the caller
                         g = path.wrap(g)
                     captured[i] = g
                     if accumulate and g is not None and not is_leaf:
@@ -667,12 +754,16 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                 g = buf[0]
                 if accumulate and g is not None and (capture is None or node in capture):
                     leaf = node.variable
-                    if leaf._hooks:
-                        g = _run_tensor_hooks(leaf._hooks, g, path)
-                    _store_leaf_grad(leaf, g, create_graph, stored)
+                    if leaf._hooks and capture is None:  # (else they ran above)
+                        g = _run_tensor_hooks(leaf._hooks, g, path, stored)
+                    _store_leaf_grad(node, g, create_graph, stored)
                     if node._hooks:
+                        # as PyTorch: AccumulateGrad has no grad_inputs, so a post-hook may
+                        # return only None or ()
                         for h in list(node._hooks):
-                            h((leaf._grad,), _wrap_all([g], path))
+                            r = h((), _wrap_all([g], path))
+                            if r is not None:
+                                _hook_grads(h, (), r, path)
                 continue
             if needed is not None and node not in needed:
                 continue
@@ -688,14 +779,15 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                                            f"{len(out)})")
                     out = out[: len(nxt)]
                 out = validate(node, out, path)
+            fresh = arrays and node._fresh_grads
             if node._any_hooks and node._hooks:
-                for h in list(node._hooks):
-                    r = h(_wrap_all(out, path), _wrap_all(buf, path))
-                    if r is not None:
-                        out = _unwrap_all(r, path)
+                out = _run_post_hooks(node, out, buf, path)
+                fresh = False
+            if arrays and not fresh:
+                # a custom backward's or a post-hook's arrays: the user may hold them
+                _expose(out, stored)
             if not retain_graph and node._saved:
                 node._saved = None  # free saved tensors (a node that saved none stays usable)
-            fresh = arrays and node._fresh_grads
             for edge, g in zip(nxt, out):
                 if edge is None:
                     continue

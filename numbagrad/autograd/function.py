@@ -23,10 +23,18 @@ PyTorch (NOTE [NestedIOFunction]).
 
 On backward the node materialises missing gradients as zeros (``set_materialize_grads``),
 calls the user's ``backward``/``vjp`` and checks the count of what it returned; the engine
-checks shapes and dtypes and names this Function in its errors. Beyond PyTorch: a
-floating-point tensor stored directly on ctx (``ctx.t = t``) cannot be read by a backward
-that is itself being differentiated, because its history is not tracked and the second
-derivative would silently be wrong.
+checks shapes and dtypes and names this Function in its errors. ``mark_dirty`` bumps the
+version counter of each marked tensor, as PyTorch does (the forward may have written it
+through ``x.numpy()``, which no counter sees).
+
+Beyond PyTorch: a floating-point tensor stored directly on ctx (``ctx.t = t``), not an
+input and not requiring grad (an intermediate computed in forward, whose dependence on the
+inputs is not tracked), reads under ``create_graph=True`` as a tensor whose ``grad_fn``
+raises when a gradient reaches it (``_untracked``): PyTorch would silently miss that
+dependence in the higher-order gradient. Anything that is not differentiated through it
+runs as in PyTorch, and a gradient whose only history is such tensors comes back with no
+graph, as PyTorch's does. An input stored on ctx keeps its history (it is the caller's
+tensor), so ``ctx.x = x`` is differentiable, as in PyTorch.
 """
 
 from __future__ import annotations
@@ -42,13 +50,15 @@ import numpy as np
 from numbagrad._core.grad_mode import _GRAD_ENABLED, is_grad_enabled, no_grad
 from numbagrad._core.graph import (
     _FREED_MSG,
+    AccumulateGrad,
     Node,
     SavedOutput,
     edge_of,
+    next_seq,
     save_input,
     saved_value,
 )
-from numbagrad._core.interpreter import bind
+from numbagrad._core.interpreter import EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive
 from numbagrad.ops.inplace import AsStridedPut, _geometry
@@ -109,6 +119,11 @@ class FunctionCtx:
     def mark_dirty(self, *args):
         """Mark input tensors that ``forward`` modified in place; return them as outputs.
 
+        As in PyTorch, each marked tensor's version counter is bumped when ``forward``
+        returns, so a tensor saved earlier from the same storage (``b = a * a`` before the
+        Function wrote ``a``) refuses to be used by backward instead of giving a wrong
+        gradient, even when ``forward`` wrote through ``x.numpy()``.
+
         Examples
         --------
         >>> import numbagrad
@@ -157,6 +172,7 @@ _IN_FORWARD = object()  # ``_saved`` while forward runs: saved_tensors gives wha
 _CTX_INTERNAL = frozenset((
     "to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
     "materialize_grads", "needs_input_grad", "_ctx_tensors", "_double", "_out_meta",
+    "_proxies",
     "_tensor_hooks",
 ))
 
@@ -169,13 +185,10 @@ class _CustomNode(FunctionCtx, Node):
         d = self.__dict__
         ct = d.get("_ctx_tensors")
         if ct is not None and name in ct:
-            if d.get("_double"):
-                raise RuntimeError(
-                    f"{self.name()}: the backward is being differentiated (create_graph=True) "
-                    f"but reads ctx.{name}, a tensor stored directly on ctx. Its history is not "
-                    "tracked, so the higher-order gradient would silently be wrong. Save it "
-                    f"with ctx.save_for_backward(...) and read it from ctx.saved_tensors.")
-            return ct[name]
+            t = ct[name]
+            if d.get("_double") and not t._requires_grad:
+                return _untracked(self, name, t)
+            return t
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _call_backward(self, grads):
@@ -185,13 +198,22 @@ class _CustomNode(FunctionCtx, Node):
         if self.__dict__.get("materialize_grads", True):
             grads = [g if g is not None or m is None else
                      Tensor._make(np.zeros(m[0], m[1])) for g, m in zip(grads, self._out_meta)]
-        self._double = bool(create_graph)
-        try:
+        d = self.__dict__
+        proxies = None
+        if create_graph:
+            seq0 = next_seq()  # the nodes this backward records come after it
+            d["_double"] = True
+            try:
+                res = self._call_backward(grads)
+            finally:
+                d["_double"] = False
+                proxies = d.pop("_proxies", None)
+        else:
             res = self._call_backward(grads)
-        finally:
-            self._double = False
         if type(res) is not tuple:
             res = (res,) if not isinstance(res, list) else tuple(res)
+        if proxies:
+            res = tuple([_drop_untracked_history(r, proxies, seq0) for r in res])
         n = len(self._next)
         if len(res) > n:
             if any(r is not None for r in res[n:]):
@@ -457,6 +479,11 @@ def _run_custom(ctx, args, forward_call, setup=None):
         _bad_outputs(ctx, outs)
     if dirty or nondiff_list:
         _check_marks(ctx, args, outs, dirty, nondiff_list, grad_on)
+        for t in dirty:
+            # as PyTorch's mark_dirty: the forward wrote the storage (maybe through
+            # ``x.numpy()``, which no version counter sees), so tensors saved earlier from
+            # it must refuse to unpack
+            t._storage[1] += 1
     nondiff = {id(t) for t in nondiff_list}
     dirty_ids = {id(t) for t in dirty}
 
@@ -518,7 +545,9 @@ def _run_custom(ctx, args, forward_call, setup=None):
     # float tensors stored directly on ctx: guarded against double backward
     ct = None
     for k, v in d.items():
-        if isinstance(v, Tensor) and k not in _CTX_INTERNAL and v._data.dtype.kind == "f":
+        # (an input keeps its own history: ``ctx.x = x`` is differentiable, as in PyTorch)
+        if isinstance(v, Tensor) and k not in _CTX_INTERNAL and v._data.dtype.kind == "f" \
+                and not any(v is a for a in args):
             if ct is None:
                 ct = {}
             ct[k] = v
@@ -586,6 +615,63 @@ class _DelayedError(Node):
 
     def _backward(self, grads, create_graph):
         raise RuntimeError(self.msg)
+
+
+def _untracked(ctx, name, t):
+    """``ctx.<name>``, a float tensor stored directly on ctx (no history: computed in forward,
+    under no_grad), read by a backward that is being differentiated.
+
+    PyTorch hands it over as it is, so a gradient that depends on it is silently wrong when
+    differentiated. Here it comes back as a tensor on the same storage whose ``grad_fn``
+    raises when a gradient reaches it (``_DelayedError``, with edges to the Function's
+    inputs, on which the missing dependence is). Whatever does not differentiate through it
+    runs as in PyTorch; a gradient whose only history is such tensors is detached when the
+    backward returns (``_drop_untracked_history``), so it has no graph, as in PyTorch.
+    Under a transform's interpreter (``forward_ad`` over a backward) there is no graph to
+    carry the error: reading it raises."""
+    if current_interpreter() is not EVAL:
+        raise RuntimeError(
+            f"{ctx.name()}: the backward is being differentiated but reads ctx.{name}, a "
+            "tensor stored directly on ctx. Its history is not tracked, so the higher-order "
+            f"gradient would silently be wrong. Save it with ctx.save_for_backward(...) (and "
+            "return it from forward if it is an intermediate result) and read it from "
+            "ctx.saved_tensors.")
+    edges = tuple(e for e in ctx._next if e is not None)
+    if not edges:
+        return t
+    meta = tuple(m for e, m in zip(ctx._next, ctx._in_meta) if e is not None)
+    msg = (f"{ctx.name()}: a gradient that depends on ctx.{name}, a tensor stored directly on "
+           "ctx in forward, is being differentiated. Its history is not tracked, so the "
+           "higher-order gradient would silently be wrong (PyTorch would miss this "
+           "dependence). Save it with ctx.save_for_backward(...), and if it is an "
+           "intermediate result, also return it as an output of forward (see PyTorch's "
+           "'Double Backward with Custom Functions' tutorial).")
+    node = _DelayedError(msg, edges, meta)
+    ctx.__dict__.setdefault("_proxies", set()).add(node)
+    p = Tensor._make(t._data, t._storage)
+    p._grad_fn = node
+    p._requires_grad = True
+    return p
+
+
+def _drop_untracked_history(r, proxies, seq0):
+    """``r`` detached when its history (the nodes recorded by this backward, after
+    ``seq0``) leads to nothing but ``proxies``: it then has no real graph, as in PyTorch."""
+    if not isinstance(r, Tensor) or not r._requires_grad or r._grad_fn is None:
+        return r
+    seen = set()
+    stack = [r._grad_fn]
+    while stack:
+        node = stack.pop()
+        if node in proxies:
+            continue
+        if node._seq < seq0 or type(node) is AccumulateGrad:
+            return r  # reaches the real graph (or a leaf): keep it
+        for e in node._next:
+            if e is not None and e[0] not in seen:
+                seen.add(e[0])
+                stack.append(e[0])
+    return Tensor._make(r._data, r._storage)
 
 
 def once_differentiable(fn):
