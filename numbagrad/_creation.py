@@ -27,13 +27,16 @@ def _finish(arr, requires_grad, device):
     return t
 
 
-def _infer_np_dtype(data):
-    """The dtype PyTorch infers for nested Python data: bool, int64 or the default float."""
+def _infer_np_dtype(data, to_float=False):
+    """The dtype PyTorch infers for nested Python data: bool, int64 or the default float.
+    Python ints beyond int64 are an error unless a float is among them or ``to_float`` (the
+    tensor asked for is floating)."""
     a = np.asarray(data)
-    if a.dtype == object:
-        raise TypeError("could not build a tensor: ragged or mixed nested sequences "
-                        "(all rows must have the same length)")
     k = a.dtype.kind
+    # NumPy makes Python ints beyond int64 uint64, float64 (with smaller ints) or objects
+    if k in "uO" or (k == "f" and a.size and not np.all(np.abs(a) < 2.0 ** 63)):
+        a = _big_ints(data, a, to_float)
+        k = a.dtype.kind
     if k == "b":
         return a, np.bool_
     if k in "iu":
@@ -41,6 +44,30 @@ def _infer_np_dtype(data):
     if k == "f":
         return a, D.get_default_dtype().np
     raise TypeError(f"could not convert data of type {a.dtype} to a tensor")
+
+
+def _scalars(data):
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            yield from _scalars(x)
+    else:
+        yield data
+
+
+def _big_ints(data, a, to_float):
+    """``a`` (NumPy's array of nested ``data``) checked for Python ints beyond int64: with a
+    float among the values, or ``to_float``, they make a float tensor; otherwise PyTorch's
+    overflow error. An object array of anything else is ragged or mixed data."""
+    vals = list(_scalars(data))
+    numbers = all(isinstance(v, (int, float, np.number)) for v in vals)
+    if a.dtype.kind == "O" and not (numbers and vals):
+        raise TypeError("could not build a tensor: ragged or mixed nested sequences "
+                        "(all rows must have the same length)")
+    big = any(isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < 2 ** 63
+              for v in vals)
+    if big and not to_float and not any(isinstance(v, (float, np.floating)) for v in vals):
+        raise ValueError("Overflow when unpacking long long")
+    return a.astype(np.float64) if a.dtype.kind == "O" else a
 
 
 def _unwrap_nested(data):
@@ -77,7 +104,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
         npd = D.from_numpy_dtype(arr.dtype).np if dtype is None else D.as_dtype(dtype).np
     else:
         data = _unwrap_nested(data)
-        arr, inferred = _infer_np_dtype(data)
+        arr, inferred = _infer_np_dtype(
+            data, dtype is not None and D.as_dtype(dtype).is_floating_point)
         npd = inferred if dtype is None else D.as_dtype(dtype).np
     return _finish(np.array(arr, dtype=npd, copy=True, order="C"), requires_grad, device)
 
@@ -117,17 +145,94 @@ def scalar_tensor(value, *, dtype=None, requires_grad=False):
     return tensor(value, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)
 
 
-def _size(size):
+_INT64_MAX = 2 ** 63 - 1
+
+
+def _size(size, name="empty"):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    for s in size:
+    for i, s in enumerate(size):
         if not isinstance(s, (int, np.integer)):
             raise TypeError(f"size must be a tuple of ints, but got an element of type "
                             f"{type(s).__name__}")
+        if not -_INT64_MAX - 1 <= s <= _INT64_MAX:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{i + 1} with error \"Overflow when unpacking long long\"")
+    for s in size:
         if s < 0:
+            if name == "zeros":  # PyTorch's zeros checks first, in its own words
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
     return tuple(int(s) for s in size)
+
+
+def _check_size(shape, np_dtype):
+    """PyTorch's checks before it allocates a contiguous ``shape``: the byte count and the
+    strides must fit in int64 (RuntimeError naming the sizes, not NumPy's ValueError)."""
+    n, overflow = 1, False
+    for s in shape:  # the running product in uint64, as c10::safe_multiplies_u64
+        n *= s
+        overflow = overflow or n > 2 ** 64 - 1
+    if overflow or n * np.dtype(np_dtype).itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    stride = 1
+    for s in reversed(shape[1:]):
+        stride *= max(s, 1)
+        if stride > _INT64_MAX:
+            raise RuntimeError("Stride calculation overflowed")
+
+
+def _alloc(make, shape, np_dtype):
+    """``make()`` (a NumPy array of ``shape``) after PyTorch's size checks, an allocation
+    failure reported as PyTorch's CPU allocator does (RuntimeError, not MemoryError)."""
+    _check_size(shape, np_dtype)
+    try:
+        return make()
+    except MemoryError:
+        nbytes = math.prod(shape) * np.dtype(np_dtype).itemsize
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to "
+                           f"allocate {nbytes} bytes. Error code 12 (Cannot allocate "
+                           "memory)") from None
+
+
+_C_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int",
+                 "int64": "int64_t", "bool": "bool"}
+
+
+def _fill_value(value, np_dtype):
+    """``value`` checked as PyTorch checks a fill value for ``np_dtype``: Python ints from
+    -2**63 to 2**64 - 1, and a value the dtype cannot hold (an integer out of range, inf or
+    nan for an integer dtype, a finite float beyond float32's range) raises."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if np_dtype.kind == "b" and isinstance(value, (int, float)):
+        return bool(value)  # anything converts to bool
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value  # bools always fit; tensors and others: as NumPy does
+    if isinstance(value, int):
+        if value < -_INT64_MAX - 1:
+            raise OverflowError("can't convert negative int to unsigned")
+        if value > 2 ** 64 - 1:
+            raise OverflowError("int too big to convert")
+    kind = np_dtype.kind
+    if kind in "iu":
+        info = np.iinfo(np_dtype)
+        if isinstance(value, float):  # compared as doubles, as c10::overflows
+            bad = not math.isfinite(value) or value > float(info.max) \
+                or value < float(info.min)
+        else:
+            bad = not info.min <= value <= info.max
+    elif kind == "f":
+        v = float(value)
+        bad = math.isfinite(v) and abs(v) > float(np.finfo(np_dtype).max)
+    else:
+        bad = False
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{_C_TYPE_NAMES.get(np_dtype.name, np_dtype.name)} without "
+                           "overflow")
+    return value
 
 
 def _dt(dtype):
@@ -136,24 +241,30 @@ def _dt(dtype):
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of the given size (default float dtype)."""
-    return _finish(np.zeros(_size(size), _dt(dtype)), requires_grad, device)
+    shape, dt = _size(size, "zeros"), _dt(dtype)
+    return _finish(_alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given size (default float dtype)."""
-    return _finish(np.ones(_size(size), _dt(dtype)), requires_grad, device)
+    shape, dt = _size(size, "ones"), _dt(dtype)
+    return _finish(_alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of the given size."""
-    return _finish(np.empty(_size(size), _dt(dtype)), requires_grad, device)
+    shape, dt = _size(size, "empty"), _dt(dtype)
+    return _finish(_alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad, device)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor filled with ``fill_value``; its dtype is inferred from the value."""
     if dtype is None:
         dtype = D.scalar_dtype(fill_value)
-    return _finish(np.full(_size((size,)), fill_value, _dt(dtype)), requires_grad, device)
+    shape, dt = _size((size,), "full"), _dt(dtype)
+    value = _fill_value(fill_value, dt)
+    return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad,
+                   device)
 
 
 def _like(t, dtype):
@@ -165,25 +276,27 @@ def _like(t, dtype):
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
     """Zeros with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
-    return _finish(np.zeros(shape, dt), requires_grad, device)
+    return _finish(_alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad, device)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False):
     """Ones with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
-    return _finish(np.ones(shape, dt), requires_grad, device)
+    return _finish(_alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad, device)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False):
     """Uninitialised, with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
-    return _finish(np.empty(shape, dt), requires_grad, device)
+    return _finish(_alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad, device)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     """Filled with ``fill_value``, with ``input``'s shape and dtype."""
     shape, dt = _like(input, dtype)
-    return _finish(np.full(shape, fill_value, dt), requires_grad, device)
+    value = _fill_value(fill_value, dt)
+    return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad,
+                   device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -196,21 +309,32 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         isint = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = D.int64 if isint else D.get_default_dtype()
     n = max(math.ceil((end - start) / step), 0)
-    arr = (start + step * np.arange(n, dtype=np.float64)).astype(_dt(dtype)) \
-        if D.as_dtype(dtype).np.kind not in "iu" else np.arange(start, end, step, _dt(dtype))
-    return _finish(arr, requires_grad, device)
+    dt = _dt(dtype)
+    if dt.kind not in "iu":
+        def make():
+            return (start + step * np.arange(n, dtype=np.float64)).astype(dt)
+    else:
+        def make():
+            return np.arange(start, end, step, dt)
+    return _finish(_alloc(make, (n,), dt), requires_grad, device)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, steps, dtype=_dt(dtype)), requires_grad, device)
+    dt = _dt(dtype)
+    return _finish(_alloc(lambda: np.linspace(start, end, steps, dtype=dt), (steps,), dt),
+                   requires_grad, device)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The ``n x m`` identity matrix."""
-    return _finish(np.eye(n, m, dtype=_dt(dtype)), requires_grad, device)
+    dt = _dt(dtype)
+    shape = (n, n if m is None else m)
+    if shape[0] * shape[1] > _INT64_MAX:
+        raise RuntimeError("numel: integer multiplication overflow")
+    return _finish(_alloc(lambda: np.eye(n, m, dtype=dt), shape, dt), requires_grad, device)
 
 
 # -- random -------------------------------------------------------------------------------
@@ -249,12 +373,14 @@ def seed() -> int:
 RANDOM_HOOK = None
 
 
-def _random(make, size, requires_grad, device, what):
+def _random(make, size, requires_grad, device, what, np_dtype=None):
     if RANDOM_HOOK is not None:
         batched = RANDOM_HOOK(make, size, what)
         if batched is not None:
             return batched
-    return _finish(make(size), requires_grad, device)
+    if np_dtype is None:
+        return _finish(make(size), requires_grad, device)
+    return _finish(_alloc(lambda: make(size), size, np_dtype), requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
@@ -262,7 +388,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     g = (generator or _RNG).gen
     dt = _dt(dtype)
     return _random(lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
-                   _size(size), requires_grad, device, "randn")
+                   _size(size, "randn"), requires_grad, device, "randn", dt)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
@@ -270,7 +396,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     g = (generator or _RNG).gen
     dt = _dt(dtype)
     return _random(lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
-                   _size(size), requires_grad, device, "rand")
+                   _size(size, "rand"), requires_grad, device, "rand", dt)
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
@@ -284,8 +410,8 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         low, high = 0, low
     g = (generator or _RNG).gen
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
-    return _random(lambda s: g.integers(low, high, s).astype(dt), _size((size,)),
-                   requires_grad, device, "randint")
+    return _random(lambda s: g.integers(low, high, s).astype(dt), _size((size,), "randint"),
+                   requires_grad, device, "randint", dt)
 
 
 def randperm(n, *, dtype=None, device=None, generator=None):

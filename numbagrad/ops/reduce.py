@@ -10,9 +10,22 @@ it (``_reduce_batch``, ``_scan_batch``): a ``dims`` of None ("all") becomes ever
 the batch one, so a reduced ``dims`` param may be ``()`` (reduce nothing), which the rules
 below keep distinct from None (``_sum`` binds ``Sum`` directly; ``sum()`` reads ``()`` as
 all, as PyTorch does).
+
+NOTE [Reduction dims as PyTorch reads them]
+The public functions turn ``dim`` into the ``dims`` param in one place (``_reduce_dims``):
+None, ``[]`` and ``()`` mean every dim for ``sum``, ``mean``, ``var``, ``std``, ``amax``,
+``amin`` and ``norm`` (``any``/``all`` read an empty list as no dim: nothing is reduced);
+repeated dims raise; and a 0-d tensor accepts dim 0 and -1, reducing nothing (its value is
+the result). Reductions with no identity (``amax``, ``max``, ``argmax``, the inf norm)
+raise PyTorch's errors over an empty dim; the others give their identity (``sum`` 0,
+``prod`` 1, ``logsumexp`` -inf) or nan (``mean``, ``var``).
 """
 
 from __future__ import annotations
+
+import builtins
+import math
+import warnings
 
 import numpy as np
 
@@ -22,9 +35,18 @@ from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import both_ways, front
 from numbagrad.ops._util import MinMax as _MinMax
-from numbagrad.ops._util import default_float, norm_dims, wrap_dim
+from numbagrad.ops._util import default_float, wrap_dim
 from numbagrad.ops.shape import Gather
 from numbagrad.ops.unary import SafeSqrt
+
+# the names PyTorch's messages give dtypes
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+                "bool": "Bool"}
+
+
+def _torch_name(dtype) -> str:
+    name = np.dtype(dtype.np if isinstance(dtype, D.dtype) else dtype).name
+    return _TORCH_NAMES.get(name, name)
 
 
 def _expand_back(g, shape, dims, keepdim):
@@ -55,9 +77,63 @@ def _reduce_batch(prim, args, bdims, dims, keepdim, **params):
 
 
 def _scan_batch(prim, args, bdims, dim):
-    """The batching rule of an op along one ``dim`` that keeps the shape (scans, softmax)."""
-    bd = bdims[0]
+    """The batching rule of an op along one ``dim`` that keeps the shape (scans, softmax);
+    a batch of 0-d examples is scanned along a size-1 dim."""
+    x, bd = args[0], bdims[0]
+    if x.ndim == 1:  # 0-d examples: the op along a new size-1 dim, one per example
+        out = bind(prim, (F.unsqueeze(x, 1),), {"dim": 1})
+        return F.squeeze(out, 1), 0
     return bind(prim, args, {"dim": dim + (dim >= bd)}), bd
+
+
+# -- dims (NOTE [Reduction dims as PyTorch reads them]) -----------------------------------------
+def _wrap_dims(dim, ndim):
+    """An int or a sequence of dims as a sorted tuple of non-negative axes."""
+    if isinstance(dim, (int, np.integer)):
+        return (wrap_dim(int(dim), ndim),)
+    out = []
+    for d in dim:
+        w = wrap_dim(int(d), ndim)
+        if w in out:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        out.append(w)
+    return tuple(sorted(out))
+
+
+def _is_empty_seq(dim):
+    return isinstance(dim, (list, tuple)) and len(dim) == 0
+
+
+def _reduce_dims(input, dim, empty_is_all=True):
+    """The ``dims`` param of a reduction of ``input`` over ``dim``: None for all dims."""
+    if dim is None:
+        return None
+    if _is_empty_seq(dim):
+        return None if empty_is_all else ()
+    dims = _wrap_dims(dim, input.ndim)
+    return None if input.ndim == 0 else dims  # a 0-d tensor: nothing to reduce
+
+
+def _count(shape, dims):
+    """The number of elements each output element reduces."""
+    return math.prod(shape if dims is None else [shape[d] for d in dims])
+
+
+def _check_nonempty(name, input, dim, dims):
+    """PyTorch's errors for a reduction with no identity (max, amax...) over no elements;
+    ``dim`` is the argument as given (PyTorch names the dim as the caller wrote it)."""
+    if dims is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return
+    if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: its one element
+        return
+    shape = input.shape
+    for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+        if shape[wrap_dim(int(d), input.ndim)] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
 class Sum(Primitive):
@@ -79,6 +155,9 @@ class Sum(Primitive):
 
 class Prod(Primitive):
     saves_inputs = (0,)
+    # PyTorch's ProdBackward saves its result too (prod_backward reads it): changing the
+    # result in place before the backward is the same error here
+    saves_output = True
     batch = classmethod(_reduce_batch)
 
     @staticmethod
@@ -90,7 +169,7 @@ class Prod(Primitive):
     def vjp(ctx, g, dims, keepdim):
         # d prod / d x_i is the product of the other elements: exclusive products from the
         # left and from the right, O(n) and exact with zeros (no division, no branch)
-        (x,) = ctx.saved()
+        x = ctx.saved()[0]
         return _expand_back(g, ctx.input_shape(0), dims, keepdim) * _others_prod(x, dims)
 
     @staticmethod
@@ -107,9 +186,11 @@ def _exclusive_cumprod(x):
 
 def _others_prod(x, dims):
     """For every element, the product of the other elements of its reduced slice."""
+    dims = range(x.ndim) if dims is None else dims
     rest = [i for i in range(x.ndim) if i not in dims]
     moved = F.movedim(x, list(dims), list(range(len(rest), x.ndim)))
-    flat = F.reshape(moved, (*moved.shape[: len(rest)], -1))
+    # (the reduced size spelt out: -1 is ambiguous when the tensor is empty)
+    flat = F.reshape(moved, (*moved.shape[: len(rest)], math.prod(moved.shape[len(rest):])))
     left = _exclusive_cumprod(flat)
     right = F.flip(_exclusive_cumprod(F.flip(flat, (-1,))), (-1,))
     out = F.reshape(left * right, moved.shape)
@@ -132,8 +213,7 @@ class Cumprod(Primitive):
 
     @staticmethod
     def impl(be, x, dim):
-        dt = np.int64 if x.dtype.kind in "biu" else None
-        return be.xp.cumprod(x, axis=dim, dtype=dt)
+        return _scan_impl(be.xp.cumprod, x, dim)
 
     @staticmethod
     def vjp(ctx, g, dim):
@@ -146,6 +226,8 @@ class Cumprod(Primitive):
         # - at the second zero z2: x[z] * reverse_cumsum(g * y2)[z2], y2 the cumprod with
         #   x[z] and x[z2] set to 1 (zero in value, but its derivative in x[z] is not);
         # - at later zeros: 0, with zero first derivatives too (two factors vanish).
+        if len(ctx.input_shape(0)) == 0:
+            return g  # the cumprod of a 0-d tensor is the tensor
         x, y = ctx.saved()
         nonzero = x != 0
         count = F.cumsum(~nonzero, dim)
@@ -168,6 +250,8 @@ class Cumprod(Primitive):
         # - two, at z and z2: p2[i] * (t[z] * x[z2] + t[z2] * x[z]), p2 likewise;
         # - more: 0, with zero first derivatives.
         (x,), (t,) = primals, tangents
+        if x.ndim == 0:
+            return t
         nonzero = x != 0
         count = F.cumsum(~nonzero, dim)
         first = ~nonzero & (count == 1)
@@ -182,32 +266,57 @@ class Cumprod(Primitive):
 
 
 class Amax(Primitive):
+    """``amax`` over ``dims``; ties share the gradient equally (PyTorch's amax/amin rule,
+    under which a NaN maximum gives NaN gradients to its whole slice).
+
+    ``evenly=True`` is ``max()``/``min()`` over all elements (PyTorch's MaxBackward1,
+    ``evenly_distribute_backward``): the elements equal to the result, or all the NaN ones
+    when the result is NaN, share the gradient, and the others get exactly 0 (masked, so
+    an infinite gradient gives no NaN there).
+    """
+
     saves_inputs = (0,)
     saves_output = True
     fn = "amax"
     batch = classmethod(_reduce_batch)
 
     @classmethod
-    def impl(cls, be, x, dims, keepdim):
-        if x.size == 0:
-            raise IndexError(f"{cls.fn}(): Expected reduction dim to be specified "
-                             "for input.numel() == 0. Specify the reduction dim.")
+    def node_name(cls, params) -> str:
+        if params.get("evenly"):
+            return "MaxBackward1" if cls.fn == "amax" else "MinBackward1"
+        return cls.grad_fn
+
+    @classmethod
+    def impl(cls, be, x, dims, keepdim, evenly=False):
+        if x.size == 0 and (dims is None or builtins.any(x.shape[d] == 0 for d in dims)):
+            raise IndexError(f"{cls.fn}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0. Specify the reduction dim.")
         return getattr(be.xp, cls.fn)(x, axis=dims, keepdims=keepdim)
 
     @staticmethod
-    def vjp(ctx, g, dims, keepdim):
-        x, y = ctx.saved()
-        # ties share the gradient equally (PyTorch's amax/amin rule)
-        mask = (x == _expand_back(y, x.shape, dims, keepdim)).to(g.dtype)
-        count = _sum(mask, dims, True)
-        return _expand_back(g, x.shape, dims, keepdim) * mask / count
+    def _mask(x, ye, evenly):
+        mask = x == ye
+        if evenly:  # a NaN result: the NaN elements are the maximum
+            mask = mask | (F.isnan(x) & F.isnan(ye))
+        return mask
 
-    @staticmethod
-    def jvp(primals, tangents, out, dims, keepdim):
+    @classmethod
+    def vjp(cls, ctx, g, dims, keepdim, evenly=False):
+        x, y = ctx.saved()
+        mask = cls._mask(x, _expand_back(y, x.shape, dims, keepdim), evenly)
+        count = _sum(mask.to(g.dtype), dims, True)
+        ge = _expand_back(g, x.shape, dims, keepdim)
+        if evenly:
+            return F.where(mask, ge / count, 0)
+        return ge / count * mask.to(g.dtype)  # (grad / count) * mask, as PyTorch
+
+    @classmethod
+    def jvp(cls, primals, tangents, out, dims, keepdim, evenly=False):
         # the mean of the tangents at the ties (the transpose of the vjp's equal shares)
         (x,), (t,) = primals, tangents
-        mask = (x == _expand_back(out, x.shape, dims, keepdim)).to(t.dtype)
-        return _sum(mask * t, dims, keepdim) / _sum(mask, dims, keepdim)
+        mask = cls._mask(x, _expand_back(out, x.shape, dims, keepdim), evenly)
+        return _sum(F.where(mask, t, 0), dims, keepdim) / _sum(mask.to(t.dtype), dims,
+                                                               keepdim)
 
 
 class Amin(Amax):
@@ -220,14 +329,19 @@ class ArgReduce(Primitive, register=False):
 
     @classmethod
     def impl(cls, be, x, dim, keepdim):
-        if x.size == 0:
+        if x.dtype.kind == "b":
+            raise RuntimeError(f"{cls.fn}(): does not support bool input")
+        if dim is None and x.size == 0:
             raise IndexError(f"{cls.fn}(): Expected reduction dim to be "
                              "specified for input.numel() == 0.")
+        if dim is not None and x.ndim and x.shape[dim] == 0:
+            raise IndexError(f"{cls.fn}(): Expected reduction dim {dim} to have non-zero "
+                             "size.")
         fn = getattr(be.xp, cls.fn)
         if dim is None:
             r = fn(x.reshape(-1))
             return be.xp.asarray(r, np.int64).reshape((1,) * x.ndim if keepdim else ())
-        return fn(x, axis=dim, keepdims=keepdim).astype(np.int64, copy=False)
+        return be.xp.asarray(fn(x, axis=dim, keepdims=keepdim)).astype(np.int64, copy=False)
 
     @classmethod
     def batch(cls, args, bdims, dim, keepdim):
@@ -263,7 +377,8 @@ class Any(All):
 
 
 class Norm2(Primitive):
-    """The 2-norm; its gradient is ``x / norm``, taken as 0 where the norm is 0."""
+    """The 2-norm; its gradient is ``x / norm``, masked to 0 where the norm is 0 (PyTorch's
+    subgradient at the origin)."""
 
     saves_inputs = (0,)
     saves_output = True
@@ -275,17 +390,19 @@ class Norm2(Primitive):
 
     @staticmethod
     def vjp(ctx, g, dims, keepdim):
+        # grad * (self / norm).masked_fill_(norm == 0, 0), as PyTorch's norm_backward (the
+        # inner where keeps 0/0 out of the unselected branch and of its derivative)
         x, y = ctx.saved()
         ye = _expand_back(y, x.shape, dims, keepdim)
-        ge = _expand_back(g, x.shape, dims, keepdim)
         zero = ye == 0
-        return F.where(zero, ge * 0, ge * x / F.where(zero, ye + 1, ye))
+        return _expand_back(g, x.shape, dims, keepdim) * F.where(zero, 0,
+                                                                 x / F.where(zero, 1, ye))
 
     @staticmethod
     def jvp(primals, tangents, out, dims, keepdim):
         s = _sum(primals[0] * tangents[0], dims, keepdim)
         zero = out == 0
-        return F.where(zero, s * 0, s / F.where(zero, out + 1, out))
+        return F.where(zero, 0, s / F.where(zero, 1, out))
 
 
 def _softmax_rule(m, ctx, saved, g, dim):
@@ -309,6 +426,8 @@ class Softmax(Primitive):
         xp = be.xp
         if x.dtype.kind != "f":
             x = x.astype(default_float())
+        if x.size == 0:  # an empty dim has no maximum to subtract
+            return xp.empty(x.shape, x.dtype)
         e = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
         return e / xp.sum(e, axis=dim, keepdims=True)
 
@@ -333,11 +452,27 @@ class LogSoftmax(Primitive):
         xp = be.xp
         if x.dtype.kind != "f":
             x = x.astype(default_float())
+        if x.size == 0:
+            return xp.empty(x.shape, x.dtype)
         s = x - xp.amax(x, axis=dim, keepdims=True)
         return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
 
 
+def _scan_impl(fn, x, dim):
+    """``cumsum``/``cumprod`` as PyTorch's CPU kernels: integers and bools in int64, float32
+    accumulated in float64 (its ``acc_type``; a partial product may pass float32's range),
+    and a 0-d input stays 0-d."""
+    kind = x.dtype.kind
+    if kind in "biu":
+        return fn(x, axis=dim, dtype=np.int64).reshape(x.shape)
+    if x.dtype == np.float32:
+        return fn(x, axis=dim, dtype=np.float64).astype(np.float32).reshape(x.shape)
+    return fn(x, axis=dim).reshape(x.shape)
+
+
 def _cumsum_rule(m, ctx, saved, g, dim):
+    if g.ndim == 0:  # the cumsum of a 0-d tensor is the tensor
+        return g
     return m.flip(m.cumsum(m.flip(g, (dim,)), dim), (dim,))
 
 
@@ -348,17 +483,18 @@ class Cumsum(Primitive):
 
     @staticmethod
     def impl(be, x, dim):
-        dt = np.int64 if x.dtype.kind in "biu" else None
-        return be.xp.cumsum(x, axis=dim, dtype=dt)
+        out = _scan_impl(be.xp.cumsum, x, dim)
+        if out.dtype.kind == "f":
+            # PyTorch accumulates from +0: a leading -0.0 sums to +0.0 (NumPy keeps -0.0)
+            out += 0.0
+        return out
 
 
 # -- public functions ------------------------------------------------------------------------
-def _dims(input, dim):
-    return None if dim is None else norm_dims(dim, input.ndim)
-
-
 def sum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum over ``dim`` (int, tuple or None for all).
+    """Sum over ``dim`` (int, tuple or None for all; ``()`` and ``[]`` mean all too).
+
+    Integer and bool inputs sum in int64 unless ``dtype`` says otherwise, as in PyTorch.
 
     Examples
     --------
@@ -366,41 +502,52 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     >>> numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]).sum(1)
     tensor([3., 7.])
     """
-    dims = None if dim is None or dim == () else norm_dims(dim, input.ndim)  # () = all (torch)
     dt = None if dtype is None else D.as_dtype(dtype).np
-    return bind(Sum, (input,), {"dims": dims, "keepdim": keepdim, "dtype": dt})
+    return bind(Sum, (input,), {"dims": _reduce_dims(input, dim), "keepdim": keepdim,
+                                "dtype": dt})
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; requires a floating dtype (or ``dtype=``), as in PyTorch."""
     if dtype is not None:
-        input = input.to(dtype)
+        dt = D.as_dtype(dtype)
+        if not dt.is_floating_point:
+            raise RuntimeError(
+                "mean(): could not infer output dtype. Optional dtype must be either a "
+                f"floating point or complex dtype. Got: {_torch_name(dt)}")
+        input = input.to(dt)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
-            f"mean(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {input.dtype}"
-        )
-    dims = norm_dims(None if dim == () else dim, input.ndim)
-    n = 1
-    for d in dims:
-        n *= input.shape[d]
-    return sum(input, dims, keepdim) / n
+            "mean(): could not infer output dtype. Input dtype must be either a floating "
+            f"point or complex dtype. Got: {_torch_name(input.dtype)}")
+    dims = _reduce_dims(input, dim)
+    return sum(input, dims, keepdim) / _count(input.shape, dims)
 
 
-def prod(input, dim=None, keepdim=False):
+def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over ``dim`` (an int or None); zeros are handled in the gradient."""
-    return bind(Prod, (input,), {"dims": norm_dims(dim, input.ndim), "keepdim": keepdim})
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
+    if dtype is not None:
+        dtype = D.as_dtype(dtype)
+        input = input.to(dtype)
+    dims = _reduce_dims(input, dim)
+    out = bind(Prod, (input,), {"dims": tuple(range(input.ndim)) if dims is None else dims,
+                                "keepdim": keepdim})
+    return out if dtype is None or out.dtype is dtype else out.to(dtype)
 
 
 def amax(input, dim=(), keepdim=False):
     """Maximum over ``dim`` (default all); ties share the gradient equally."""
-    dims = None if dim == () or dim is None else norm_dims(dim, input.ndim)
+    dims = _reduce_dims(input, dim)
+    _check_nonempty("amax", input, dim, dims)
     return bind(Amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
 def amin(input, dim=(), keepdim=False):
     """Minimum over ``dim`` (default all); ties share the gradient equally."""
-    dims = None if dim == () or dim is None else norm_dims(dim, input.ndim)
+    dims = _reduce_dims(input, dim)
+    _check_nonempty("amin", input, dim, dims)
     return bind(Amin, (input,), {"dims": dims, "keepdim": keepdim})
 
 
@@ -416,13 +563,16 @@ def argmin(input, dim=None, keepdim=False):
     return bind(Argmin, (input,), {"dim": d, "keepdim": keepdim})
 
 
-def _minmax(input, dim, keepdim, arg, full, other):
+def _minmax(input, dim, keepdim, name, arg, full, other):
     if isinstance(dim, Tensor):  # max(a, b) is maximum(a, b)
         return other(input, dim)
     if dim is None:
-        return full(input)
+        _check_nonempty(name, input, None, None)
+        return bind(full, (input,), {"dims": None, "keepdim": False, "evenly": True})
     d = wrap_dim(dim, input.ndim)
-    idx = arg(input, d, keepdim=True)
+    _check_nonempty(name, input, d, (d,))
+    # (argmax/argmin refuse bools, as PyTorch's; max/min of bools along a dim do not)
+    idx = arg(input.to(D.int32) if input.dtype is D.bool else input, d, keepdim=True)
     values = bind(Gather, (input, idx), {"dim": d})  # take_along_dim; idx is valid
     if not keepdim:
         values = values.squeeze(d)
@@ -434,43 +584,81 @@ def max(input, dim=None, keepdim=False):
     """Maximum of all elements, or ``(values, indices)`` along ``dim``.
 
     With a tensor second argument it is :func:`maximum`. Along a dim the gradient goes to
-    the returned index; over all elements ties share it (as in PyTorch).
+    the returned index; over all elements ties share it, and a NaN maximum sends it to the
+    NaN elements (as in PyTorch).
     """
-    return _minmax(input, dim, keepdim, argmax, amax, F.maximum)
+    return _minmax(input, dim, keepdim, "max", argmax, Amax, F.maximum)
 
 
 def min(input, dim=None, keepdim=False):
     """Minimum of all elements, or ``(values, indices)`` along ``dim``."""
-    return _minmax(input, dim, keepdim, argmin, amin, F.minimum)
+    return _minmax(input, dim, keepdim, "min", argmin, Amin, F.minimum)
 
 
 def all(input, dim=None, keepdim=False):
-    """True where all elements (along ``dim``) are non-zero."""
-    return bind(All, (input,), {"dims": _dims(input, dim), "keepdim": keepdim})
+    """True where all elements (along ``dim``) are non-zero (``dim=()``: elementwise)."""
+    return bind(All, (input,), {"dims": _reduce_dims(input, dim, empty_is_all=False),
+                                "keepdim": keepdim})
 
 
 def any(input, dim=None, keepdim=False):
-    """True where any element (along ``dim``) is non-zero."""
-    return bind(Any, (input,), {"dims": _dims(input, dim), "keepdim": keepdim})
+    """True where any element (along ``dim``) is non-zero (``dim=()``: elementwise)."""
+    return bind(Any, (input,), {"dims": _reduce_dims(input, dim, empty_is_all=False),
+                                "keepdim": keepdim})
 
 
 def logsumexp(input, dim, keepdim=False):
-    """``log(sum(exp(input), dim))`` computed stably (the max is subtracted first)."""
-    dims = norm_dims(dim, input.ndim)
-    m = amax(input, dims, keepdim=True).detach()
-    m = m.masked_fill(~m.isfinite(), 0.0) if input.numel() else m
-    out = F.log(sum((input - m).exp(), dims, keepdim=True)) + m
-    return out if keepdim else out.reshape(
-        tuple(s for i, s in enumerate(input.shape) if i not in dims))
+    """``log(sum(exp(input), dim))`` computed stably (the max is subtracted first); -inf
+    over an empty dim."""
+    if _is_empty_seq(dim) and not keepdim and input.ndim:
+        # PyTorch reduces every dim but then fails to drop them (its own error)
+        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
+                           f"{[1] * input.ndim}")
+    if not input.dtype.is_floating_point:
+        input = input.to(default_float())
+    dims = _reduce_dims(input, dim)
+    if _count(input.shape, dims) == 0:  # nothing to take the maximum of: log(0)
+        out = F.log(sum(input.exp(), dims, keepdim=True))
+    else:
+        m = amax(input, dims if dims is not None else (), keepdim=True).detach()
+        m = m.masked_fill(~m.isfinite(), 0.0) if input.numel() else m
+        out = F.log(sum((input - m).exp(), dims, keepdim=True)) + m
+    if keepdim:
+        return out
+    dims = range(input.ndim) if dims is None else dims
+    return out.reshape(tuple(s for i, s in enumerate(input.shape) if i not in dims))
+
+
+def _format_p(p):
+    p = float(p)
+    if math.isinf(p):
+        return "inf" if p > 0 else "-inf"
+    return str(int(p)) if p.is_integer() else str(p)
 
 
 def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, ``inf``, ``-inf``, or any float p)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"norm(): input dtype should be floating point, got {input.dtype}")
-    dims = _dims(input, dim)
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_torch_name(input.dtype)}")
+    if p == "fro" and isinstance(dim, (list, tuple)) and len(dim) > 2:
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           + " ".join(str(d) for d in dim))
+    dims = _reduce_dims(input, dim)
     if p in ("fro", 2, 2.0):
         return bind(Norm2, (input,), {"dims": dims, "keepdim": keepdim})
+    if p < 0 and _count(input.shape, dims) == 0:  # no identity: as linalg.vector_norm
+        if dims is None:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the {_format_p(p)} norm "
+                               "on an empty tensor because the operation does not have an "
+                               "identity")
+        for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+            if input.shape[wrap_dim(int(d), input.ndim)] == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {_format_p(p)} "
+                                   f"norm on the dimension {d}because this dimension is "
+                                   "empty and the operation does not have an identity")
+    if p == float("inf") and _count(input.shape, dims) == 0:
+        _check_norm_inf_empty(input, dim, dims)
     a = input.abs()
     if p == float("inf"):
         return amax(a, dims if dims is not None else (), keepdim)
@@ -483,45 +671,117 @@ def norm(input, p="fro", dim=None, keepdim=False):
     return sum(a ** p, dims, keepdim) ** (1.0 / p)
 
 
-def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False``
-    means 0)."""
+def _check_norm_inf_empty(input, dim, dims):
+    if dims is None:
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
+                           "tensor because the operation does not have an identity")
+    for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+        if input.shape[wrap_dim(int(d), input.ndim)] == 0:
+            raise RuntimeError(f"linalg.vector_norm cannot compute the inf norm on the "
+                               f"dimension {d}because this dimension is empty and the "
+                               "operation does not have an identity")
+
+
+def _var(input, dim, unbiased, keepdim, correction, name):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
         correction = 0 if unbiased is False else 1
-    dims = norm_dims(dim, input.ndim)
-    n = 1
-    for d in dims:
-        n *= input.shape[d]
+    dims = _reduce_dims(input, dim)
+    n = _count(input.shape, dims)
     mu = mean(input, dims, keepdim=True)
+    dof = n - correction
+    if dof > 0:
+        diff = input - mu
+        return sum(diff * diff, dims, keepdim) / dof
+    warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the reduction factor (input numel divided by output numel).",
+                  UserWarning, stacklevel=3)
+    return _var_no_dof(input, mu, dims, keepdim, n, dof, dim is None or input.ndim == 0)
+
+
+def _var_no_dof(input, mu, dims, keepdim, n, dof, whole):
+    """``var`` with ``correction >= n``: ``sum((x - mean)**2) / 0`` (inf, or nan when every
+    element is the mean), with PyTorch's gradients (``var_backward``): over the whole tensor
+    ``grad * (inf, or nan where x == mean)`` with no graph; over a dim
+    ``(2 / (n - correction)) * grad * (x - mean)`` (inf times it when ``n == correction``).
+    """
+    inf = float("inf")
     diff = input - mu
-    return sum(diff * diff, dims, keepdim) / (n - correction if n > correction else 0)
+    ss = sum(diff * diff, dims, keepdim)
+    if whole:
+        # value: ss * inf; gradient: inf * |x - mean| (its derivative is 0: a constant)
+        dev = diff.abs().detach()
+        p = sum(input * dev, dims, keepdim)
+        return (ss.detach() + (p - p.detach())) * inf
+    if dof == 0:
+        # (2 / 0) * grad * (x - mean), not inf - inf from the mean; one element (x == mean)
+        # keeps the mean: its second order is then NaN, as PyTorch's inf * (1 - 1/n)
+        d = input - (mu if n == 1 else mu.detach())
+        return sum(d * d, dims, keepdim) / 0.0
+    q = ss / dof  # the gradient of sum(...) / (n - correction) < 0, the value inf (or nan)
+    return q + (ss.detach() / 0.0 - q.detach())
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False``
+    means 0); ``correction >= n`` gives inf (nan for constant data) and warns, as PyTorch."""
+    return _var(input, dim, unbiased, keepdim, correction, "var")
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation, ``sqrt(var(...))``; its gradient is 0 where the deviation is 0
     (as PyTorch), not 0/0."""
-    return bind(SafeSqrt, (var(input, dim, unbiased, keepdim, correction=correction),), {})
+    return bind(SafeSqrt, (_var(input, dim, unbiased, keepdim, correction, "std"),), {})
+
+
+def _check_softmax_input(name, input, dim):
+    """PyTorch's softmax kernels exist for floating dtypes only (pass ``dtype=``)."""
+    if not input.dtype.is_floating_point and input.numel():
+        kernel = "lastdim_kernel_impl" if dim == input.ndim - 1 or input.ndim == 0 \
+            else "kernel_impl"
+        raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
+                                  f"'{_torch_name(input.dtype)}'")
 
 
 def softmax(input, dim, dtype=None):
-    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably."""
+    """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (floating inputs, or pass
+    ``dtype``)."""
     if dtype is not None:
         input = input.to(dtype)
-    return bind(Softmax, (input,), {"dim": wrap_dim(dim, input.ndim)})
+    d = wrap_dim(dim, input.ndim)
+    _check_softmax_input("softmax", input, d)
+    if not input.dtype.is_floating_point:  # empty: nothing to compute
+        return F.clone(input)
+    return bind(Softmax, (input,), {"dim": d})
 
 
 def log_softmax(input, dim, dtype=None):
-    """``x - logsumexp(x)`` along ``dim``, computed stably."""
+    """``x - logsumexp(x)`` along ``dim``, computed stably (floating inputs, or pass
+    ``dtype``)."""
     if dtype is not None:
         input = input.to(dtype)
-    return bind(LogSoftmax, (input,), {"dim": wrap_dim(dim, input.ndim)})
+    d = wrap_dim(dim, input.ndim)
+    _check_softmax_input("log_softmax", input, d)
+    if not input.dtype.is_floating_point:
+        return F.clone(input)
+    return bind(LogSoftmax, (input,), {"dim": d})
+
+
+def _scan(prim, name, input, dim, dtype):
+    d = wrap_dim(dim, input.ndim)
+    if dtype is None:
+        return bind(prim, (input,), {"dim": d})
+    dtype = D.as_dtype(dtype)
+    if dtype is D.bool and input.ndim and input.numel():
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+    out = bind(prim, (input.to(dtype),), {"dim": d})
+    return out if out.dtype is dtype else out.to(dtype)  # integers scan in int64
 
 
 def cumsum(input, dim, *, dtype=None):
-    """Cumulative sum along ``dim``."""
-    if dtype is not None:
-        input = input.to(dtype)
-    return bind(Cumsum, (input,), {"dim": wrap_dim(dim, input.ndim)})
+    """Cumulative sum along ``dim`` (integers and bools in int64 unless ``dtype``)."""
+    return _scan(Cumsum, "cumsum", input, dim, dtype)
 
 
 def cumprod(input, dim, *, dtype=None):
@@ -533,9 +793,7 @@ def cumprod(input, dim, *, dtype=None):
     >>> numbagrad.tensor([1.0, 2.0, 0.0, 4.0]).cumprod(0)
     tensor([1., 2., 0., 0.])
     """
-    if dtype is not None:
-        input = input.to(dtype)
-    return bind(Cumprod, (input,), {"dim": wrap_dim(dim, input.ndim)})
+    return _scan(Cumprod, "cumprod", input, dim, dtype)
 
 
 ALL = ("sum mean prod amax amin argmax argmin max min all any logsumexp norm var std "

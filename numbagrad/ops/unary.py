@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from numbagrad import ops as F
+from numbagrad._creation import zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._util import default_float
 
@@ -113,51 +114,133 @@ class Neg(Unary):
         return be.map("negative", x)
 
 
+def _not_for_bool(name, x):
+    """PyTorch's error for an elementwise kernel it has no bool version of."""
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+
+
+def _sign_array(be, x):
+    """``sign(x)`` of an array as PyTorch's: 0 (not NaN) at NaN, a copy for bools."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    s = be.xp.asarray(be.map("sign", x))  # (a 0-d input gives a NumPy scalar)
+    if x.dtype.kind == "f":
+        be.xp.nan_to_num(s, copy=False, nan=0.0)
+    return s
+
+
 class Abs(Unary):
+    """``|x|``; its gradient is ``g * sign(x)``, 0 at 0 and at NaN (PyTorch's ``sgn``)."""
+
     float_only = False
     fn = "abs"
     saves_inputs = (0,)
+
+    @classmethod
+    def impl(cls, be, x):
+        _not_for_bool("abs_cpu", x)
+        return be.map("abs", x)
 
     @staticmethod
     def derivative(m, x):
         return m.sign(x)
 
+    @staticmethod
+    def fused_vjp(ctx, g):
+        be = ctx.be
+        return be.binary("multiply", g, _sign_array(be, ctx.saved_arrays()[0]))
 
-class Sign(Unary):
+
+class _PiecewiseConstant(Unary, register=False):
+    """``sign``, ``floor``, ``ceil``, ``round``: the gradient is zeros, not ``g * 0`` (NaN
+    where ``g`` is infinite), and nothing is saved (PyTorch's ``zeros_like(grad)``; changing
+    the input in place afterwards is legal)."""
+
     float_only = False
-    fn = "sign"
-    saves_inputs = (0,)
+
+    @classmethod
+    def impl(cls, be, x):
+        _not_for_bool(f"{cls.fn}_vml_cpu", x)
+        return be.map(cls.fn, x)
 
     @staticmethod
-    def derivative(m, x):
-        return x * 0  # piecewise constant
+    def vjp(ctx, g):
+        return zeros_like(g)
+
+    @staticmethod
+    def fused_vjp(ctx, g):
+        return ctx.be.zeros(g.shape, g.dtype)
 
     @staticmethod
     def jvp(primals, tangents, out):
         return None  # piecewise constant: a zero tangent
 
 
-class Floor(Sign):
+class Sign(_PiecewiseConstant):
+    """-1, 0 or 1 (0 at NaN, as PyTorch); bools are their own sign."""
+
+    fn = "sign"
+
+    @classmethod
+    def impl(cls, be, x):
+        return _sign_array(be, x)
+
+
+class Floor(_PiecewiseConstant):
     fn = "floor"
 
 
-class Ceil(Sign):
+class Ceil(_PiecewiseConstant):
     fn = "ceil"
 
 
-class Round(Sign):
+class Round(_PiecewiseConstant):
     fn = "round"  # half to even, as torch.round
 
 
 class Relu(Unary):
+    """``max(x, 0)``. Its backward MASKS, as PyTorch's ``threshold_backward``
+    (``where(result <= 0, 0, grad)``): 0 where the result is 0, even where the gradient
+    is infinite (``sqrt(relu(x))`` at ``x <= 0``), and the gradient itself where the result
+    is NaN; the fused kernel (large arrays) masks too."""
+
     float_only = False
     fn = "relu"
     saves_output = True
     kernel = "relu_backward"
 
     @staticmethod
+    def impl(be, x):
+        if x.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
+        # clamp_min(x, 0) as PyTorch: -0.0 stays -0.0 (NumPy's maximum returns its second
+        # operand on a tie, whatever the size), NaN propagates
+        return be.xp.maximum(x.dtype.type(0), x)
+
+    @staticmethod
     def derivative(m, y):
         return y > 0
+
+    @staticmethod
+    def vjp(ctx, g):
+        (y,) = ctx.saved()
+        # ``y - y`` (+0 where y is +-0) keeps the zero derivative in the result, as PyTorch's
+        # threshold_backward has one: a second derivative is zeros, not "does not require
+        # grad"
+        return F.where(y <= 0, y - y, g)
+
+    @classmethod
+    def fused_vjp(cls, ctx, g):
+        (y,) = ctx.saved_arrays()
+        be = ctx.be
+        if y.size >= be.KERNEL_MIN:  # the one-pass kernel: ``g if y > 0 else 0``
+            return be.unary_backward(cls.kernel, g, y, cls.derivative)
+        return be.xp.where(y <= 0, 0, g)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return F.where(out <= 0, 0, tangents[0])
 
 
 # -- exponentials and logarithms ---------------------------------------------------------
@@ -215,6 +298,14 @@ class Sqrt(Unary):
         return 0.5 / y
 
 
+def _safe_sqrt_rule(m, y, g):
+    # (grad / (2 * result)).masked_fill_(result == 0, 0), as PyTorch's std_backward: masked,
+    # so an infinite ``g`` gives 0 there too; the inner where keeps 0/0 out of the
+    # derivative of the unselected branch
+    zero = y == 0
+    return m.where(zero, 0, g / (m.where(zero, 1, y) * 2))
+
+
 class SafeSqrt(Sqrt):
     """``sqrt`` whose gradient is 0 (not inf) where the result is 0 (used by ``std``)."""
 
@@ -223,12 +314,36 @@ class SafeSqrt(Sqrt):
     @staticmethod
     def derivative(m, y):
         zero = y == 0
-        return m.where(zero, y * 0, 0.5 / m.where(zero, y + 1, y))
+        return m.where(zero, 0, 0.5 / m.where(zero, 1, y))
+
+    @staticmethod
+    def vjp(ctx, g):
+        return _safe_sqrt_rule(F, ctx.saved()[0], g)
+
+    @staticmethod
+    def fused_vjp(ctx, g):
+        return _safe_sqrt_rule(ctx.be.math, ctx.saved_arrays()[0], g)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return _safe_sqrt_rule(F, out, tangents[0])
 
 
 class Rsqrt(Unary):
     fn = "rsqrt"
     saves_output = True
+
+    @classmethod
+    def impl(cls, be, x):
+        if x.dtype.kind != "f":
+            x = x.astype(default_float())
+        try:
+            return be.map("rsqrt", x)
+        except ZeroDivisionError:
+            # the large-array kernel raises at 0 under numba's Python error model; 1/sqrt(0)
+            # is inf (and 1/sqrt(-0.0) -inf), as in PyTorch
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return 1 / be.xp.sqrt(x)
 
     @staticmethod
     def derivative(m, y):
@@ -239,6 +354,12 @@ class Square(Unary):
     float_only = False
     fn = "square"
     saves_inputs = (0,)
+
+    @staticmethod
+    def impl(be, x):
+        if x.dtype.kind == "b":  # pow(x, 2) as PyTorch: bools square in int64
+            x = x.astype(np.int64)
+        return be.map("square", x)
 
     @staticmethod
     def derivative(m, x):
@@ -372,13 +493,27 @@ def isinf(input):
 
 
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """Replace nan/inf by finite numbers (gradient passes where the input was finite)."""
-    fin = np.finfo(input.dtype.np) if input.is_floating_point() else None
-    out = F.where(isnan(input), nan, input)
-    if fin is not None:
-        out = F.where(out == float("inf"), fin.max if posinf is None else posinf, out)
-        out = F.where(out == float("-inf"), fin.min if neginf is None else neginf, out)
-    return out
+    """Replace nan/inf by finite numbers (gradient passes where the input was finite).
+
+    Integer and bool tensors (never nan or inf) give a copy of the same dtype; the
+    replacement values are cast to the input's dtype as PyTorch does (``nan=1e300`` in
+    float32 gives inf).
+    """
+    if not input.is_floating_point():
+        return F.clone(input)
+    npd = input.dtype.np
+    fin = np.finfo(npd)
+
+    def cast(v):
+        with np.errstate(over="ignore"):
+            return float(np.asarray(v, dtype=npd))
+
+    big = fin.max if posinf is None else cast(posinf)
+    small = fin.min if neginf is None else cast(neginf)
+    # every test on the input (not on a partly replaced value: nan=inf stays inf)
+    out = F.where(input == float("-inf"), float(small), input)
+    out = F.where(input == float("inf"), float(big), out)
+    return F.where(isnan(input), cast(nan), out)
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -436,6 +571,10 @@ def softplus(input, beta=1.0, threshold=20.0):
     threshold : float, default 20
         Where ``beta * input`` exceeds it, the result is ``input`` itself.
     """
+    if not input.is_floating_point():
+        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(str(input.dtype).split(
+            ".")[-1], str(input.dtype))
+        raise NotImplementedError(f'"softplus_cpu" not implemented for \'{name}\'')
     if beta == 1.0:
         y = _softplus(input)
     else:
