@@ -84,6 +84,13 @@ def _rmod(self, other):
     return F.remainder(other, self)
 
 
+def _invert(self):
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return F.bitwise_not(self)
+
+
 _OPERATORS = {
     "__add__": _add, "__radd__": _add, "__sub__": _sub, "__rsub__": _rsub,
     "__mul__": F.mul, "__rmul__": F.mul, "__truediv__": F.div, "__rtruediv__": _rdiv,
@@ -93,7 +100,7 @@ _OPERATORS = {
     "__mod__": F.remainder, "__rmod__": _rmod,
     "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt,
     "__ge__": F.ge, "__and__": F.bitwise_and, "__or__": F.bitwise_or,
-    "__xor__": F.bitwise_xor, "__invert__": F.logical_not,
+    "__xor__": F.bitwise_xor, "__invert__": _invert,
     "__rand__": F.bitwise_and, "__ror__": F.bitwise_or, "__rxor__": F.bitwise_xor,
 }
 for _name, _fn in _OPERATORS.items():
@@ -172,14 +179,32 @@ def _zero(self):
     return _fill(self, 0)
 
 
+_COPY = {"key": (Ellipsis,), "advanced": False, "copy": True}
+
+
+def _copy_result(t, src):
+    # ``t`` overwritten by ``src``: the old value gets a zero gradient (not ``src``'s history
+    # alone: a constant ``src`` must still cut the gradient to the old value), ``src`` the
+    # gradient summed to its shape and cast to its dtype (PyTorch's CopyBackwards)
+    return bind(shape.IndexPut, (t, src), _COPY)
+
+
 def _copy(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast) into this tensor in place."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    dst_shape, src_shape = tuple(self.shape), tuple(src.shape)
+    if src_shape != dst_shape:
+        for i in range(1, len(src_shape) + 1):
+            a = dst_shape[-i] if i <= len(dst_shape) else 1
+            if src_shape[-i] not in (1, a):
+                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
+                                   f"b ({src_shape[-i]}) at non-singleton dimension "
+                                   f"{len(src_shape) - i}")
+
     def fast(d, s):
         backend_of(d).copy_into(d, s)
-    return inplace.inplace(self, lambda t, s: clone(F.expand(to(s, t.dtype), t.shape)),
-                           src, fast=fast)
+    return inplace.inplace(self, _copy_result, src, fast=fast)
 
 
 def _setitem(self, key, value):
@@ -187,6 +212,7 @@ def _setitem(self, key, value):
     k, advanced = shape._norm_key(key, self.shape)
     if isinstance(value, (list, tuple, np.ndarray)):
         value = tensor(value, dtype=self.dtype)
+    shape.check_put_dtype(self, k, advanced, value)
     template, index = shape.split_key(k)
     if inplace.traced(self, (value, *index)):
         inplace.assign_traced(self, bind(shape.IndexPut, (self, value, *index),
@@ -194,8 +220,12 @@ def _setitem(self, key, value):
         return
     inplace.check_inplace(self)
     if not inplace._needs_graph(self, (value,)):
-        self._data[shape.fill_key(template, [i._data for i in index])] = (
-            value._data if isinstance(value, Tensor) else value)
+        data = self._data
+        v = value._data if isinstance(value, Tensor) else value
+        if type(v) is np.ndarray and v.dtype != data.dtype:
+            v = v.astype(data.dtype)
+        shape.put_array(backend_of(data).xp, data, template, [i._data for i in index],
+                        advanced, v)
         self._storage[1] += 1
         return
     inplace.commit(self, bind(shape.IndexPut, (self, value, *index),

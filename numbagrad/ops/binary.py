@@ -14,6 +14,7 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._creation import tensor
+from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, elementwise_batch
@@ -53,9 +54,13 @@ class _View:
     def __new__(cls, x):
         if type(x) is not np.ndarray:
             return x.item() if isinstance(x, (np.generic,)) else x
+        return cls.of(x.dtype, x.ndim)
+
+    @classmethod
+    def of(cls, dt, ndim):
         v = object.__new__(cls)
-        v.dtype = D._FROM_NP[x.dtype]
-        v.ndim = x.ndim
+        v.dtype = D._FROM_NP[dt]
+        v.ndim = ndim
         return v
 
 
@@ -63,6 +68,12 @@ def _cast(x, dt):
     if type(x) is np.ndarray:
         return x if x.dtype == dt else x.astype(dt)
     return dt.type(x)
+
+
+def _check_nonzero(xp, b):
+    """PyTorch's error for an integer division or remainder by zero (NumPy returns 0)."""
+    if xp.any(xp.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
 
 
 def _check_shapes(name, a, b):
@@ -164,19 +175,31 @@ class Mul(Binary):
         return ctx.be.mul_backward(g, a, b, ctx.needs_input_grad(0), ctx.needs_input_grad(1))
 
 
-def _div_rule(m, ctx, saved, g, rounding_mode=None):
+def _div_rule(ctx, g, a, b, zeros_like, rounding_mode):
+    """PyTorch's ``div_tensor_self_backward`` / ``div_tensor_other_backward``: ``g / b`` and
+    ``-g * ((a / b) / b)`` (from the inputs, not the output, so that changing the output in
+    place stays legal, as in PyTorch); zeros for a rounded division (not ``g * 0``: an
+    infinite ``g`` gives 0)."""
     if rounding_mode is not None:  # piecewise constant: zero gradient
-        return tuple(g * 0 if ctx.needs_input_grad(i) else None for i in (0, 1))
-    b, y = saved
+        return tuple(zeros_like(g) if ctx.needs_input_grad(i) else None for i in (0, 1))
     return ((g / b if ctx.needs_input_grad(0) else None),
-            (-(g * y) / b if ctx.needs_input_grad(1) else None))
+            (-g * ((a / b) / b) if ctx.needs_input_grad(1) else None))
 
 
 class Div(Binary):
     fn = "true_divide"
-    saves_inputs = (1,)
-    saves_output = True
-    vjp, fused_vjp = both_ways(_div_rule)
+    saves_inputs = (0, 1)  # what PyTorch saves: the inputs, never the output
+    saved_for = ((1,), (0, 1))  # a is needed only for b's gradient, b for both
+
+    @staticmethod
+    def vjp(ctx, g, rounding_mode=None):
+        a, b = ctx.saved()
+        return _div_rule(ctx, g, a, b, _zeros_like, rounding_mode)
+
+    @staticmethod
+    def fused_vjp(ctx, g, rounding_mode=None):
+        a, b = ctx.saved_arrays()
+        return _div_rule(ctx, g, a, b, ctx.be.xp.zeros_like, rounding_mode)
 
     @staticmethod
     def jvp(primals, tangents, out, rounding_mode=None):
@@ -200,24 +223,58 @@ class Div(Binary):
                 dt = D.get_default_dtype().np
                 a, b = _cast(a, dt), _cast(b, dt)
             return be.binary("true_divide", a, b)
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        if dt.kind == "b":
+            raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for '
+                                      "'Bool'")
+        if dt.kind in "iu":
+            _check_nonzero(xp, b)
+            q = xp.floor_divide(a, b)  # exact in integers (no float round trip)
+            if rounding_mode == "trunc":  # toward zero: one up where a / b < 0 is inexact
+                neg = (xp.asarray(a) < 0) != (xp.asarray(b) < 0)
+                q = q + ((xp.remainder(a, b) != 0) & neg)
+            return _cast(xp.asarray(q), dt)
         if rounding_mode == "trunc":
             return _cast(xp.trunc(xp.true_divide(a, b)), dt)
-        if rounding_mode == "floor":
-            return xp.floor_divide(a, b)
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                         f"but found '{rounding_mode}'")
+        return xp.floor_divide(a, b)
 
 
 class Pow(Binary):
     fn = "power"
     saves_inputs = (0, 1)
-    saves_output = True
+    saves_output = True  # for a tensor exponent's gradient only (see ``_record``)
+
+    @classmethod
+    def _record(cls, args, params, outs, *rest):
+        node = super()._record(args, params, outs, *rest)
+        if not isinstance(args[1], Tensor):
+            # ``x ** c`` with a Python exponent: PyTorch saves only the base (no rule reads
+            # the output), so changing the output in place stays legal
+            node._saved[-1] = None
+        return node
 
     @staticmethod
     def impl(be, a, b):
+        xp = be.xp
+        scalar_exponent = type(b) is not np.ndarray
         a, b, dt = _prep(a, b)
-        if dt.kind in "iu" and be.xp.any(be.xp.asarray(b) < 0):
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if dt.kind == "b":  # PyTorch: x ** True is x, x ** False is ones; no bool kernel
+            if not scalar_exponent or type(a) is not np.ndarray:
+                raise NotImplementedError("\"pow\" not implemented for 'Bool'")
+            return a.copy() if b else xp.ones(a.shape, a.dtype)
+        if dt.kind in "iu":
+            if scalar_exponent:
+                if b < 0:
+                    raise RuntimeError("Integers to negative integer powers are not allowed.")
+            elif xp.any(xp.asarray(b) < 0):
+                return _int_pow(xp, a, b, dt)
+        elif scalar_exponent and type(a) is np.ndarray:
+            special = _POW_SPECIAL.get(float(b))
+            if special is not None:  # PyTorch's kernels for these exponents (sqrt, ...)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return special(be, a)
         return be.binary("power", a, b)
 
     @staticmethod
@@ -226,8 +283,8 @@ class Pow(Binary):
         ga = gb = None
         if ctx.needs_input_grad(0):
             ga = _pow_grad_base(g, a, b)
-            if ga is None:
-                ga = g * 0
+            if ga is None:  # x ** 0: zeros (not g * 0: an infinite g gives 0, as PyTorch)
+                ga = _zeros_like(g)
         if ctx.needs_input_grad(1):
             gb = _pow_grad_exponent(g, a, b, y)
         return ga, gb
@@ -244,6 +301,28 @@ class Pow(Binary):
         return t
 
 
+def _int_pow(xp, a, b, dt):
+    """Integer powers with negative exponents as PyTorch computes them (no error for a
+    tensor exponent): 1 for a base 1, +-1 for -1, else 0."""
+    a, b = xp.asarray(a), xp.asarray(b)
+    neg = b < 0
+    out = xp.power(a, xp.where(neg, 0, b)).astype(dt, copy=False)
+    at_neg = xp.where(a == 1, 1, xp.where(a == -1, 1 - 2 * (b % 2 != 0), 0))
+    return xp.where(neg, at_neg, out).astype(dt, copy=False)
+
+
+# PyTorch's CPU kernels for a float tensor to these Python exponents (at special values they
+# differ from ``pow``: ``(-inf) ** 0.5`` is NaN, ``(-0.) ** -0.5`` is -inf)
+_POW_SPECIAL = {
+    0.5: lambda be, a: be.map("sqrt", a),
+    2.0: lambda be, a: be.map("square", a),
+    3.0: lambda be, a: be.binary("multiply", be.map("square", a), a),
+    -0.5: lambda be, a: be.map("reciprocal", be.map("sqrt", a)),
+    -1.0: lambda be, a: be.map("reciprocal", a),
+    -2.0: lambda be, a: be.map("reciprocal", be.map("square", a)),
+}
+
+
 def _pow_grad_base(t, a, b):
     """``t * b * a**(b-1)`` (``t`` times d(a**b)/da; written without y/a so a = 0 stays
     finite), 0 where a tensor exponent is 0 (as PyTorch); None for a Python exponent 0."""
@@ -255,14 +334,17 @@ def _pow_grad_base(t, a, b):
 
 
 def _pow_grad_exponent(t, a, b, y):
-    """``t * y * log(a)`` (``t`` times d(a**b)/db), 0 where a == 0 and b >= 0 (as PyTorch)."""
+    """``t * y * log(a)`` (``t`` times d(a**b)/db), with ``y * log(a)`` taken as 0 where
+    a == 0 and b >= 0 (PyTorch's ``pow_backward_exponent``)."""
     if isinstance(a, Tensor):
         zero_base = (a == 0) & (b >= 0)
-        return F.where(zero_base, 0, t * y * F.log(F.where(zero_base, 1, a)))
+        if a.dtype is not y.dtype:  # an integer base with a float exponent
+            a = a.to(y.dtype)
+        return t * F.where(zero_base, 0, y * F.log(a))
     if a == 0:  # a Python zero base
-        return F.where(b >= 0, 0, t * y * -math.inf)
+        return t * F.where(b >= 0, 0, y * -math.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return t * y * float(np.log(a))
+        return t * (y * float(np.log(a)))
 
 
 class Maximum(Binary):
@@ -281,11 +363,17 @@ class Maximum(Binary):
 
     @classmethod
     def vjp(cls, ctx, g):
+        """PyTorch's rule: ``where(a == b, g / 2, g)`` masked to 0 where the other side
+        wins; ties split the gradient equally and at a NaN both sides get all of it."""
         a, b = ctx.saved()
-        # ties split the gradient equally, as PyTorch does
-        wa = cls.weight(a, b)
-        return ((g * wa if ctx.needs_input_grad(0) else None),
-                (g * (1 - wa) if ctx.needs_input_grad(1) else None))
+        ga = gb = None
+        if ctx.needs_input_grad(0) or ctx.needs_input_grad(1):
+            share = F.where(a == b, g / 2, g)
+            if ctx.needs_input_grad(0):
+                ga = F.where(cls.wins(b, a), 0, share)
+            if ctx.needs_input_grad(1):
+                gb = F.where(cls.wins(a, b), 0, share)
+        return ga, gb
 
     @classmethod
     def jvp(cls, primals, tangents, out):
@@ -309,16 +397,24 @@ class Minimum(Maximum):
 
 
 def _atan2_rule(m, ctx, saved, g):
+    """PyTorch's ``atan2_backward``: ``g * b * r`` and ``g * -a * r`` with ``r`` the
+    reciprocal of ``a**2 + b**2`` taken as 0 where that is 0 (so the origin gets 0)."""
     a, b = saved
-    r = a * a + b * b
-    return ((g * b / r if ctx.needs_input_grad(0) else None),
-            (-(g * a) / r if ctx.needs_input_grad(1) else None))
+    d = a * a + b * b
+    r = m.where(d == 0, 0, m.reciprocal(d))
+    return ((g * b * r if ctx.needs_input_grad(0) else None),
+            (g * -a * r if ctx.needs_input_grad(1) else None))
 
 
 class Atan2(Binary):
     fn = "arctan2"
     saves_inputs = (0, 1)
-    vjp, fused_vjp = both_ways(_atan2_rule)
+    vjp, _fused = both_ways(_atan2_rule)
+
+    @staticmethod
+    def fused_vjp(ctx, g):
+        with np.errstate(divide="ignore"):  # 1 / 0 at the origin, masked out
+            return Atan2._fused(ctx, g)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -345,7 +441,26 @@ class Atan2(Binary):
 class Fmod(Binary):
     fn = "fmod"  # sign of the dividend, as torch.fmod
     saves_inputs = (0, 1)
+    saved_for = ((1,), (1,))  # only b's gradient reads them (a's is g)
     rounding = "trunc"  # fmod(a, b) = a - b * trunc(a / b)
+
+    @classmethod
+    def impl(cls, be, a, b):
+        a, b, dt = _prep(a, b)
+        _check_shapes(cls.__name__.lower(), a, b)
+        if dt.kind in "iu":
+            _check_nonzero(be.xp, b)  # PyTorch raises; NumPy would give 0
+        elif dt.kind == "b":
+            raise NotImplementedError(f"\"{cls.fn}_cpu\" not implemented for 'Bool'")
+        elif cls.rounding == "floor":
+            # PyTorch's float remainder: fmod, then + b where the signs differ; a zero keeps
+            # the dividend's sign (NumPy's remainder gives it the divisor's)
+            xp = be.xp
+            with np.errstate(invalid="ignore"):
+                mod = xp.asarray(xp.fmod(a, b))
+                fix = (mod != 0) & ((xp.asarray(b) < 0) != (mod < 0))
+                return xp.where(fix, mod + b, mod).astype(dt, copy=False)
+        return be.binary(cls.fn, a, b)
 
     @classmethod
     def vjp(cls, ctx, g):
@@ -432,16 +547,20 @@ class BitwiseXor(Compare):
 
 
 class LogicalNot(Primitive):
+    """``logical_not`` (bool result, any dtype) or, with ``bitwise``, ``bitwise_not`` / ``~``
+    (integer and bool tensors)."""
+
     differentiable = False
     batch = classmethod(unary_batch)
 
     @staticmethod
-    def impl(be, x):
-        if x.dtype.kind == "b":
+    def impl(be, x, bitwise=False):
+        if x.dtype.kind == "b" or not bitwise:
             return be.map("logical_not", x)
         if x.dtype.kind in "iu":
             return be.map("invert", x)
-        raise TypeError("~ (bitwise_not) is only defined for integer and bool tensors")
+        kind = {"float32": "Float", "float64": "Double"}.get(x.dtype.name, x.dtype.name)
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{kind}\'')
 
 
 def _where_rule(m, ctx, saved, g):
@@ -502,12 +621,15 @@ class Clamp(Primitive):
 
     @staticmethod
     def impl(be, x, min=None, max=None):
-        if min is not None and max is not None and min > max:
-            return be.xp.full(x.shape, max, x.dtype if x.dtype.kind == "f" or
-                              isinstance(max, int) else D.get_default_dtype().np)
-        dt = x.dtype
-        if dt.kind != "f" and (isinstance(min, float) or isinstance(max, float)):
-            x = x.astype(D.get_default_dtype().np)
+        dt = x.dtype  # PyTorch's promotion with the bounds (int64 with 0.5 is float32)
+        for bound in (min, max):
+            if bound is not None:
+                dt = D.result_type(_View.of(dt, x.ndim), bound).np
+        if dt != x.dtype:
+            x = x.astype(dt)
+        if min is not None and max is not None and min > max:  # max, but NaN stays NaN
+            full = be.xp.full(x.shape, max, dt)
+            return be.xp.where(x != x, x, full) if dt.kind == "f" else full
         return be.xp.clip(x, min, max)
 
 
@@ -615,11 +737,13 @@ def floor_divide(input, other):
 
 
 def logical_not(input):
-    """Elementwise logical not (bool)."""
-    return bind(LogicalNot, (input,), {})
+    """Elementwise logical not: True where ``input`` is zero (a bool result, any dtype)."""
+    return bind(LogicalNot, (input,), NO_PARAMS)
 
 
-bitwise_not = logical_not
+def bitwise_not(input):
+    """Elementwise bitwise not (``~``) of an integer or bool tensor."""
+    return bind(LogicalNot, (input,), {"bitwise": True})
 
 
 def where(condition, input=None, other=None):
@@ -641,26 +765,37 @@ def where(condition, input=None, other=None):
     return bind(Where, (condition, input, other), NO_PARAMS)
 
 
+def _max_nan(x, lo):
+    """``max(x, lo)``, NaN where either is (PyTorch's clamp), from comparisons and ``where``
+    only: the gradient goes to ``x`` where ``x >= lo`` (ties to ``x``), else to ``lo``, and
+    to neither at a NaN ``x``."""
+    return where(x >= lo, x, where(x <= x, lo, x.detach()))  # ``x <= x``: False for NaN
+
+
+def _min_nan(x, hi):
+    """``min(x, hi)``, NaN where either is, ties to ``x`` (see ``_max_nan``)."""
+    return where(x <= hi, x, where(x <= x, hi, x.detach()))
+
+
 def clamp(input, min=None, max=None):
     """Clamp to ``[min, max]``; bounds may be numbers or tensors (``None`` = unbounded).
 
-    The gradient passes where ``min <= input <= max``.
+    The gradient passes where ``min <= input <= max``; with ``min > max`` the result is
+    ``max``. Tensor bounds promote with ``input`` and propagate NaN, as in PyTorch, and get
+    its gradients: ``min`` where ``input < min < max``, ``max`` where ``input > max`` or
+    ``max < min``; none at a NaN input.
     """
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        out = input
-        if min is not None:
-            if not isinstance(min, Tensor):
-                out = where(out < min, min, out)
-            else:
-                dt = out.dtype
-                lo = min.to(dt) if dt.is_floating_point and min.dtype is not dt else min
-                out = where(out >= min, out, lo)
-        if max is not None:
-            out = where(out > max, max, out) if not isinstance(max, Tensor) else \
-                where(out <= max, out, max)
-        return out
+        lo, hi = min, max
+        if isinstance(lo, Tensor):  # no gradient to a NaN min, nor to one >= max
+            lo = where(lo <= lo, lo, lo.detach()) if hi is None else \
+                where(lo >= hi, lo.detach(), lo)
+        elif isinstance(hi, Tensor) and lo is None:  # nor to a NaN max
+            hi = where(hi <= hi, hi, hi.detach())
+        out = input if lo is None else _max_nan(input, lo)
+        return out if hi is None else _min_nan(out, hi)
     return bind(Clamp, (input,), {"min": min, "max": max})
 
 

@@ -14,6 +14,8 @@ dim params; the indexing primitives share ``_batch_key`` (batched indices throug
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from numbagrad import ops as F
@@ -275,47 +277,150 @@ def is_expandable_to(shape, desired):
 
 
 # -- indexing ----------------------------------------------------------------------------------
-def _consumed(k):
-    """How many dims of the indexed tensor a normalised key entry consumes (NumPy's rule:
-    a bool mask its rank, ``None`` and ``...`` none here)."""
+# NOTE [PyTorch's indexing order]
+# PyTorch does not follow NumPy where advanced indices are mixed with basic ones: it applies
+# ints (``select``), slices, ``None`` and Python bools (a new size-1 dim indexed by ``[0]`` or
+# ``[]``) first, left to right, and then indexes the resulting view with the index tensors,
+# which is where NumPy's placement rule applies (adjacent index tensors keep their place,
+# separated ones go first). So ints are not advanced indices and do not separate index
+# tensors: ``x[0, :, [1, 2]]`` is ``x[0][:, [1, 2]]`` (shape ``(3, 2)`` for a ``(2, 3, 4)``
+# tensor, where NumPy gives ``(2, 3)``). A key is normalised once (``_norm_key``); each
+# application splits it into the basic key and the index-tensor key of that view
+# (``_stages``), and ``_key_layout`` states the same rule for the batching rules.
+_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+              "are valid indices (got {})")
+
+
+class _BoolAxis:
+    """A Python bool (or a 0-d bool tensor) in a key: a new size-1 dim indexed by ``[0]``
+    (True) or by an empty index (False), as PyTorch does; an advanced entry."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = bool(value)
+
+    def __eq__(self, other):
+        return type(other) is _BoolAxis and other.value == self.value
+
+    def __hash__(self):
+        return hash(("_BoolAxis", self.value))
+
+    def __repr__(self):
+        return f"<bool index {self.value}>"
+
+    def array(self, xp):
+        return xp.zeros(1 if self.value else 0, np.int64)
+
+
+def _sequence_as_tuple(key):
+    """PyTorch's (deprecated) heuristic: a list key holding a sequence, tensor, slice, None
+    or ``...`` is a tuple of indices (``x[[[0, 1], [1, 2]]]`` is ``x[[0, 1], [1, 2]]``)."""
+    if len(key) >= 32:
+        return False
+    for k in key:
+        if isinstance(k, (Tensor, list, tuple, slice)) or k is None or k is Ellipsis:
+            warnings.warn(
+                "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                "which will result either in an error or a different result", UserWarning,
+                stacklevel=4)
+            return True
+    return False
+
+
+def _norm_entry(k):
+    """One key entry as ``_norm_key`` keeps it: an int, slice, None, ``...``, ``_BoolAxis``
+    or an int/bool index Tensor."""
+    if k is None or k is Ellipsis:
+        return k
+    tk = type(k)
+    if tk is bool:
+        return _BoolAxis(k)
+    if tk is int:
+        return k
+    if tk is slice:
+        if k.step is not None:
+            step = k.step.item() if isinstance(k.step, Tensor) else k.step
+            if step == 0:
+                raise ValueError("slice step cannot be zero")
+            if step < 0:
+                raise ValueError("step must be greater than zero")
+        return k
+    if isinstance(k, (int, np.integer)):  # an int subclass or a NumPy integer
+        return int(k)
+    if isinstance(k, (list, tuple, np.ndarray)):
+        arr = np.asarray(k)
+        if arr.size == 0 and arr.dtype.kind == "f":  # ``[]``: an empty int64 index
+            arr = arr.astype(np.int64)
+        k = Tensor._make(arr)
+    if isinstance(k, Tensor):
+        kind = k.dtype.np.kind
+        if kind not in "biu":
+            raise IndexError("tensors used as indices must be long, int, byte or bool "
+                             "tensors")
+        if k.ndim == 0 and not k._is_tracer:  # as PyTorch: a select, or a new dim
+            return _BoolAxis(k._data) if kind == "b" else int(k._data)
+        return k
+    if isinstance(k, float):
+        raise IndexError(_BAD_INDEX.format("float"))
+    mod = type(k).__module__
+    name = type(k).__name__ if mod == "builtins" else f"{mod.split('.')[0]}.{type(k).__name__}"
+    raise IndexError(_BAD_INDEX.format(name))
+
+
+def _used(k):
+    """How many dims of the indexed tensor a normalised key entry consumes (a bool mask its
+    rank; ``None``, ``...`` and Python bools none)."""
     if isinstance(k, Tensor):
         return k.ndim if k.dtype.np.kind == "b" else 1
-    return 0 if k is None or k is Ellipsis else 1
+    return 0 if k is None or k is Ellipsis or type(k) is _BoolAxis else 1
 
 
 def _norm_key(key, shape):
-    """A tuple key (index arrays as int/bool Tensors) and whether it uses advanced indexing.
+    """A tuple key (index arrays as int/bool Tensors) and whether it uses advanced indexing
+    (NOTE [PyTorch's indexing order]).
 
-    Integer indices are checked against their dimension first (IndexError, as PyTorch);
-    a transform's tracer index only by dtype (its values are checked by the rule's op)."""
+    Ints, and index tensors' values, are checked against the dimension they index first
+    (IndexError, as PyTorch); a transform's tracer index only by dtype (its values are
+    checked when its rule applies the op to arrays)."""
     if not isinstance(key, tuple):
-        key = (key,)
-    out = []
-    for k in key:
-        if isinstance(k, (list, np.ndarray)) or isinstance(k, bool):
-            k = Tensor._make(np.asarray(k))
-        if isinstance(k, Tensor):
-            dt = k.dtype.np
-            if dt.kind == "f" and k.ndim == 0:
-                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and "
-                                 "long or byte Variables are valid indices (got float)")
-            if dt.kind not in "biu":
-                raise IndexError(f"tensors used as indices must be long, int or bool tensors, "
-                                 f"got {dt}")
-        elif isinstance(k, float):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             "byte Variables are valid indices (got float)")
-        out.append(k)
-    advanced = any(isinstance(k, Tensor) for k in out)
-    if advanced:
-        rest = len(shape) - sum(_consumed(k) for k in out)  # the dims ``...`` stands for
-        dim = 0
+        key = tuple(key) if type(key) is list and _sequence_as_tuple(key) else (key,)
+    out = [_norm_entry(k) for k in key]
+    ndim = len(shape)
+    specified = sum(_used(k) for k in out)
+    if specified > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    rest = ndim - specified  # the dims each ``...`` stands for
+    n_ellipsis = sum(k is Ellipsis for k in out)
+    if n_ellipsis > 1:  # PyTorch lets each one stand for ``rest`` dims
+        full = []
         for k in out:
-            if k is Ellipsis:
-                dim += rest
-                continue
-            if isinstance(k, Tensor) and not k._is_tracer and k.dtype.np.kind in "iu" \
-                    and dim < len(shape) and k.numel():
+            full.extend([slice(None)] * rest if k is Ellipsis else [k])
+        while sum(_used(k) for k in full) > ndim:  # full slices past the last dim
+            if type(full[-1]) is not slice or full[-1] != slice(None):
+                raise IndexError(f"too many indices for tensor of dimension {ndim}")
+            full.pop()
+        out = full
+    dim = 0
+    for j, k in enumerate(out):
+        if k is Ellipsis:
+            dim += rest
+            continue
+        if type(k) is int:
+            size = shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {j} with size "
+                                 f"{size}")
+        elif isinstance(k, Tensor) and not k._is_tracer:
+            if k.dtype.np.kind == "b":
+                want = tuple(shape[dim:dim + k.ndim])
+                if tuple(k.shape) != want:
+                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {dim} "
+                                     f"does not match the shape of the indexed tensor "
+                                     f"{list(shape)} at index {dim}")
+            elif k.numel():
                 arr = k._data
                 size = shape[dim]
                 lo, hi = arr.min(), arr.max()
@@ -323,8 +428,9 @@ def _norm_key(key, shape):
                     bad = hi if hi >= size else lo
                     raise IndexError(f"index {bad} is out of bounds for dimension {dim} "
                                      f"with size {size}")
-            dim += _consumed(k)
-    elif Ellipsis not in out:
+        dim += _used(k)
+    advanced = any(isinstance(k, Tensor) or type(k) is _BoolAxis for k in out)
+    if not advanced and not any(k is Ellipsis for k in out):
         out.append(Ellipsis)  # keeps x[0, 1] a 0-d *view*, not a NumPy scalar copy
     return tuple(out), advanced
 
@@ -365,48 +471,121 @@ def fill_key(template, arrays):
     return tuple(arrays[k.i] if type(k) is _Slot else k for k in template)
 
 
-def _is_advanced(k):
-    """Whether an entry of an advanced key takes part in the advanced indexing (NumPy's
-    rule: index tensors, and ints alongside them)."""
-    return not (k is None or k is Ellipsis or isinstance(k, slice))
+def _is_index(k):
+    """Whether a key entry is an index tensor's slot or a Python bool: the entries PyTorch
+    indexes the view with after the basic ones (NOTE [PyTorch's indexing order])."""
+    return type(k) is _Slot or type(k) is _BoolAxis
+
+
+def _meta_used(k, metas):
+    if type(k) is _Slot:
+        nd, is_bool = metas[k.i]
+        return nd if is_bool else 1
+    return 0 if k is None or k is Ellipsis or type(k) is _BoolAxis else 1
+
+
+def _stages(key, ndim, metas):
+    """``(basic, adv)``: a key template as NumPy basic indexing of the tensor, then the
+    advanced indexing of that view by ``adv`` (slots, ``_BoolAxis`` and full slices only;
+    NumPy's placement rule on it is PyTorch's). ``metas[i]`` is ``(ndim, is_bool)`` of index
+    operand ``i``."""
+    rest = ndim - sum(_meta_used(k, metas) for k in key)
+    basic, adv = [], []
+    for k in key:
+        if type(k) is _Slot:
+            nd, is_bool = metas[k.i]
+            basic.extend([slice(None)] * (nd if is_bool else 1))
+            adv.append(k)
+        elif type(k) is _BoolAxis:
+            basic.append(None)
+            adv.append(k)
+        elif k is Ellipsis:
+            basic.append(k)
+            adv.extend([slice(None)] * rest)
+        elif k is None or type(k) is slice:
+            basic.append(k)
+            adv.append(slice(None))
+        else:  # an int: a select, no dim of the view
+            basic.append(k)
+    while adv and type(adv[-1]) is slice:
+        adv.pop()
+    if not any(k is Ellipsis for k in basic):
+        basic.append(Ellipsis)
+    return tuple(basic), tuple(adv)
+
+
+def _split_arrays(xp, x_ndim, key, index):
+    """``(basic, adv)`` of ``_stages`` with the slots filled from the arrays ``index``."""
+    metas = [(a.ndim, a.dtype.kind == "b") for a in index]
+    basic, adv = _stages(key, x_ndim, metas)
+    adv = tuple(index[k.i] if type(k) is _Slot else
+                (k.array(xp) if type(k) is _BoolAxis else k) for k in adv)
+    return basic, adv
+
+
+def index_array(xp, x, key, index, advanced):
+    """``x[key]`` on an array, in PyTorch's order (a view for basic keys)."""
+    if not advanced:
+        return x[key]
+    basic, adv = _split_arrays(xp, x.ndim, key, index)
+    return x[basic][adv]
+
+
+def put_array(xp, out, key, index, advanced, value, accumulate=False):
+    """Write ``value`` into array ``out`` at ``key`` (PyTorch's order), in place; with
+    ``accumulate`` repeated indices add up."""
+    if not advanced:
+        out[key] = value
+        return
+    basic, adv = _split_arrays(xp, out.ndim, key, index)
+    view = out[basic]
+    if accumulate:
+        xp.add.at(view, adv, value)
+    else:
+        view[adv] = value
 
 
 def _key_layout(key, ndim, metas):
-    """Where the advanced entries of ``key`` act on an ``ndim``-dim tensor, following
-    NumPy; ``metas[i]`` is ``(ndim, is_bool)`` of index operand ``i``.
+    """Where the index tensors of ``key`` act on an ``ndim``-dim tensor, following PyTorch
+    (NOTE [PyTorch's indexing order]); ``metas[i]`` is ``(ndim, is_bool)`` of index operand
+    ``i``.
 
     Returns ``(first, xdim, odim, adjacent, rank, out_ndim)``: the key position of the
-    first advanced entry and the input and output dims before it, whether the advanced
-    entries are adjacent (their result dims then stand in their place, else first), the
-    rank of their broadcast shape (a bool mask counts as one dim) and the result's rank."""
-    def used(k):
-        if type(k) is _Slot:
-            nd, is_bool = metas[k.i]
-            return nd if is_bool else 1
-        return 0 if k is None or k is Ellipsis else 1
-
-    rest = ndim - sum(used(k) for k in key)
+    first index entry and the input and output dims before it, whether the index entries
+    are adjacent in the view (ints between them do not separate them; their result dims
+    then stand in their place, else first), the rank of their broadcast shape (a bool mask
+    counts as one dim) and the result's rank."""
+    rest = ndim - sum(_meta_used(k, metas) for k in key)
     first = None
     xdim = odim = rank = 0
     at = (0, 0)
-    positions = []
+    blocks = 0
+    inside = False
     for j, k in enumerate(key):
-        if _is_advanced(k):
+        if _is_index(k):
             if first is None:
                 first, at = j, (xdim, odim)
-            positions.append(j)
+            if not inside:
+                blocks += 1
+                inside = True
             if type(k) is _Slot:
                 nd, is_bool = metas[k.i]
                 rank = max(rank, 1 if is_bool else nd)
-            xdim += used(k)
+            else:
+                rank = max(rank, 1)
+            xdim += _meta_used(k, metas)
         elif k is Ellipsis:
             xdim += rest
             odim += rest
-        else:
+            if rest:
+                inside = False
+        elif k is None or type(k) is slice:
             xdim += k is not None
             odim += 1
-    adjacent = not positions or positions[-1] - positions[0] == len(positions) - 1
-    return first, at[0], at[1], adjacent, rank, odim + ndim - xdim + rank
+            inside = False
+        else:  # an int
+            xdim += 1
+    return first, at[0], at[1], blocks <= 1, rank, odim + ndim - xdim + rank
 
 
 def _batch_key(key, advanced, ndim, index, idims, size):
@@ -487,7 +666,7 @@ class Index(Primitive):
 
     @staticmethod
     def impl(be, x, *index, key, advanced):
-        return x[fill_key(key, index) if index else key]
+        return index_array(be.xp, x, key, index, advanced)
 
     @staticmethod
     def batch(args, dims, key, advanced):
@@ -523,12 +702,8 @@ class IndexBackward(Primitive):
 
     @staticmethod
     def impl(be, g, *index, key, advanced, shape):
-        xp = be.xp
-        out = xp.zeros(shape, g.dtype)
-        if advanced:
-            xp.add.at(out, fill_key(key, index), g)  # repeated indices accumulate
-        else:
-            out[key] = g
+        out = be.xp.zeros(shape, g.dtype)
+        put_array(be.xp, out, key, index, advanced, g, accumulate=True)  # repeats add up
         return out
 
     @staticmethod
@@ -552,7 +727,8 @@ class IndexBackward(Primitive):
 
 class IndexPut(Primitive):
     """``x`` with ``value`` written at ``key`` (out of place; ``__setitem__`` commits it);
-    index tensors of the key are operands 2, 3, ..."""
+    index tensors of the key are operands 2, 3, ... ``copy`` marks ``Tensor.copy_`` (the
+    key ``(...,)``), for PyTorch's node name only."""
 
     linearity = "linear"
     data_operands = staticmethod(_put_index_operands)
@@ -560,18 +736,20 @@ class IndexPut(Primitive):
 
     @classmethod
     def node_name(cls, params):
+        if params.get("copy"):
+            return "CopyBackwards"
         return "IndexPutBackward0" if params["advanced"] else "CopySlices"
 
     @staticmethod
-    def impl(be, x, value, *index, key, advanced):
+    def impl(be, x, value, *index, key, advanced, copy=False):
         out = x.copy()
         v = value if type(value) is not np.ndarray or value.dtype == x.dtype \
             else value.astype(x.dtype)
-        out[fill_key(key, index) if index else key] = v
+        put_array(be.xp, out, key, index, advanced, v)
         return out
 
     @staticmethod
-    def batch(args, dims, key, advanced):
+    def batch(args, dims, key, advanced, copy=False):
         """The batched key (``_batch_key``) on ``x``, ``value`` broadcast to match."""
         x, value, index = args[0], args[1], args[2:]
         size = _batch_size(args, dims)
@@ -579,15 +757,37 @@ class IndexPut(Primitive):
                                               index, dims[2:], size)
         x = _with_batch(x, dims[0], xd, size)
         value = _place_value(value, dims[1], od, rank, size)
-        return bind(IndexPut, (x, value, *index), {"key": key, "advanced": advanced}), xd
+        return bind(IndexPut, (x, value, *index), {"key": key, "advanced": advanced,
+                                                   "copy": copy}), xd
 
     @staticmethod
-    def vjp(ctx, g, key, advanced):
+    def vjp(ctx, g, key, advanced, copy=False):
         index = ctx.saved()
         params = {"key": key, "advanced": advanced}
         gx = bind(IndexPut, (g, 0.0, *index), params) if ctx.needs_input_grad(0) else None
         gv = bind(Index, (g, *index), params) if ctx.needs_input_grad(1) else None
         return (gx, gv, *(None for _ in index))
+
+
+_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                 "uint8": "Byte", "bool": "Bool", "float16": "Half", "float32": "Float",
+                 "float64": "Double"}
+
+
+def check_put_dtype(x, key, advanced, value):
+    """PyTorch's ``index_put_`` check for ``x[key] = value``: a tensor ``value`` written
+    through index tensors has ``x``'s dtype, unless it is one element written through one
+    bool mask (PyTorch then fills through ``masked_fill_``, casting). Basic keys (``copy_``)
+    cast, and so does the out-of-place ``index_put`` here."""
+    if not advanced or not isinstance(value, Tensor) or value.dtype == x.dtype:
+        return
+    index = [k for k in key if isinstance(k, Tensor) or type(k) is _BoolAxis]
+    if value.numel() == 1 and len(index) == 1 and isinstance(index[0], Tensor) \
+            and index[0].dtype.np.kind == "b":
+        return
+    dst, src = (_SCALAR_NAMES.get(t.dtype.np.name, t.dtype.np.name) for t in (x, value))
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got {dst} "
+                       f"for the destination and {src} for the source.")
 
 
 def getitem(input, key):
@@ -655,23 +855,48 @@ def _gather_window(ndim, dim, index_shape):
     return tuple(slice(None) if d == dim else slice(0, index_shape[d]) for d in range(ndim))
 
 
-def _check_gather(name, x, dim, index):
-    if index.ndim != x.ndim:
+def _check_gather(name, x, dim, index, src=None):
+    """PyTorch's ``gather``/``scatter`` shape checks (a non-empty ``index``): the same rank as
+    ``x`` (a 0-d tensor counting as 1-d), no larger than ``x`` off ``dim`` (and than ``src``
+    everywhere); then the values' range."""
+    xs, js = tuple(x.shape) or (1,), tuple(index.shape) or (1,)
+    if len(xs) != len(js):
         raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
                            f"input tensor ({index.ndim} vs {x.ndim})")
-    for d in range(x.ndim):
-        if d != dim and index.shape[d] > x.shape[d]:
+    ss = None if src is None else (tuple(src.shape) or (1,))
+    if ss is not None and len(ss) != len(js):
+        raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
+                           f"src tensor ({index.ndim} vs {src.ndim})")
+    for d in range(len(xs)):
+        if (d != dim and js[d] > xs[d]) or (ss is not None and js[d] > ss[d]):
+            extra = "" if src is None else f" and to be smaller size than src {list(src.shape)}"
             raise RuntimeError(f"{name}(): Size does not match at dimension {d} expected index "
                                f"{list(index.shape)} to be smaller than self {list(x.shape)} "
-                               f"apart from dimension {dim}")
-    return _check_index(name, index, x.shape[dim] if x.ndim else 1)
+                               f"apart from dimension {dim}{extra}")
+    return _check_index(name, index, xs[dim])
+
+
+def _as_1d(t):
+    return reshape(t, (1,)) if t.ndim == 0 else t
 
 
 def gather(input, dim, index):
-    """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated)."""
+    """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated).
+
+    As PyTorch: the index may be smaller than ``input`` off ``dim``; a 0-d tensor counts as
+    1-d; an empty index gives an empty result shaped like it (no other check)."""
     index = as_tensor_arg(index, "index")
     d = wrap_dim(dim, input.ndim)
-    index = _check_gather("gather", input, d, index)
+    try:
+        index = _check_gather("gather", input, d, index)
+    except RuntimeError:
+        if index.numel():
+            raise
+        # PyTorch checks nothing for an empty index
+        return reshape(getitem(reshape(input, (-1,)), slice(0, 0)), tuple(index.shape))
+    if input.ndim != index.ndim:  # one of them 0-d, the other 1-d
+        out = bind(Gather, (_as_1d(input), _as_1d(index)), {"dim": 0})
+        return reshape(out, tuple(index.shape))
     return bind(Gather, (input, index), {"dim": d})
 
 
@@ -688,7 +913,7 @@ class ScatterAdd(Primitive):
         if x.ndim == 0:  # a 0-d index (checked: 0) adds the one element
             return (x + src).astype(x.dtype)
         out = x.copy()
-        src = src[_gather_window(src.ndim, dim, index.shape)]
+        src = src[tuple(slice(0, n) for n in index.shape)]  # src may be larger than index
         idx = list(xp.indices(index.shape, sparse=True))
         idx[dim] = index
         if src.dtype != out.dtype:
@@ -705,7 +930,7 @@ class ScatterAdd(Primitive):
             src_shape = ctx.input_shape(2)
             if tuple(gsrc.shape) != src_shape:  # src may be larger than index
                 pad = bind(Zeros, (), {"shape": src_shape, "dtype": ctx.input_dtype(2)})
-                window = _gather_window(len(src_shape), dim, index.shape)
+                window = tuple(slice(0, n) for n in index.shape)
                 gsrc = index_put(pad, window, gsrc)
         return g, None, gsrc
 
@@ -721,29 +946,55 @@ class ScatterAdd(Primitive):
 
 
 def scatter_add(input, dim, index, src):
-    """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``."""
+    """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``.
+
+    As PyTorch: ``src`` has ``input``'s dtype; the index may be smaller than ``input`` off
+    ``dim`` and than ``src`` everywhere; a 0-d tensor counts as 1-d; an empty index adds
+    nothing."""
     index = as_tensor_arg(index, "index")
+    src = as_tensor_arg(src, "src")
+    if src.dtype != input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = wrap_dim(dim, input.ndim)
-    index = _check_gather("scatter_add", input, d, index)
-    for k in range(index.ndim):
-        if index.shape[k] > src.shape[k]:
-            raise RuntimeError(f"scatter_add(): Expected index {list(index.shape)} to be "
-                               f"smaller than src {list(src.shape)} in every dimension")
+    try:
+        index = _check_gather("scatter_add", input, d, index, src)
+    except RuntimeError:
+        if index.numel():
+            raise
+        return F.clone(input)  # PyTorch checks nothing for an empty index
+    if not input.ndim == index.ndim == src.ndim:  # 0-d ones among 1-d ones
+        out = bind(ScatterAdd, (_as_1d(input), _as_1d(index), _as_1d(src)), {"dim": 0})
+        return reshape(out, tuple(input.shape))
     return bind(ScatterAdd, (input, index, src), {"dim": d})
 
 
 def take_along_dim(input, indices, dim=None):
-    """Pick values along ``dim`` at ``indices`` (broadcast against ``input``)."""
-    if dim is None:
-        return gather(input.reshape(-1), 0, indices.reshape(-1))
-    d = wrap_dim(dim, input.ndim)
+    """Pick values along ``dim`` at ``indices`` (int64, broadcast against ``input`` off
+    ``dim``); with ``dim`` None, from the flattened ``input``."""
     idx = as_tensor_arg(indices, "indices")
+    if idx.dtype.np != np.int64:
+        name = {"int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                "bool": "Bool"}.get(idx.dtype.np.name, str(idx.dtype.np))
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{name}")
+    if dim is None:
+        return gather(reshape(input, (-1,)), 0, reshape(idx, (-1,)))
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, input.ndim)
     if idx.ndim != input.ndim:
-        raise RuntimeError("take_along_dim(): input and indices should have the same number "
-                           f"of dimensions, but got {input.ndim} and {idx.ndim}")
-    shp = list(np.broadcast_shapes(
-        tuple(s for i, s in enumerate(input.shape) if i != d),
-        tuple(s for i, s in enumerate(idx.shape) if i != d)))
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {idx.ndim} dimensions for indices")
+    xo = tuple(s for i, s in enumerate(input.shape) if i != d)
+    io = tuple(s for i, s in enumerate(idx.shape) if i != d)
+    try:
+        shp = list(np.broadcast_shapes(xo, io))
+    except ValueError:
+        k = next(i for i in range(1, min(len(xo), len(io)) + 1)
+                 if xo[-i] != io[-i] and 1 not in (xo[-i], io[-i]))
+        raise RuntimeError(f"The size of tensor a ({xo[-k]}) must match the size of tensor b "
+                           f"({io[-k]}) at non-singleton dimension {len(xo) - k}") from None
     xshape = (*shp[:d], input.shape[d], *shp[d:])
     ishape = (*shp[:d], idx.shape[d], *shp[d:])
     idx = _check_index("take_along_dim", idx, input.shape[d])
@@ -753,14 +1004,19 @@ def take_along_dim(input, indices, dim=None):
 
 
 def index_select(input, dim, index):
-    """Select entries of ``input`` along ``dim`` at the 1-D int ``index``."""
+    """Select entries of ``input`` along ``dim`` at the 0-d or 1-D int ``index`` (of a 0-d
+    ``input``, its one entry: a 0-d result)."""
     index = as_tensor_arg(index, "index")
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0 and index.numel() != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{index.numel()} value(s)")
     index = _check_index("index_select", index, input.shape[d] if input.ndim else 1)
     key = (slice(None),) * d + (_Slot(0),)
-    return bind(Index, (input, index.reshape(-1)), {"key": key, "advanced": True})
+    out = bind(Index, (_as_1d(input), reshape(index, (-1,))), {"key": key, "advanced": True})
+    return reshape(out, ()) if input.ndim == 0 else out
 
 
 class Cat(Primitive):
@@ -793,7 +1049,11 @@ def cat(tensors, dim=0):
     tensors = [as_tensor_arg(t, "tensors") for t in tensors]
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
-    tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
+    dt = tensors[0].dtype  # every tensor takes part in the promotion, as in PyTorch
+    for t in tensors[1:]:
+        dt = promote_types(dt, t.dtype)
+    if any(t.ndim != 1 for t in tensors):  # legacy: skip 1-D empty tensors among others
+        tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
     d = wrap_dim(dim, tensors[0].ndim)
     ref = tensors[0].shape
     for i, t in enumerate(tensors):
@@ -802,11 +1062,7 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"torch.cat(): Sizes of tensors must match except in dimension "
                                f"{d}. Expected {list(ref)} but got {list(t.shape)} for tensor "
                                f"number {i} in the list.")
-    dts = {t.dtype for t in tensors}
-    if len(dts) > 1:
-        dt = tensors[0].dtype
-        for t in tensors[1:]:
-            dt = promote_types(dt, t.dtype)
+    if any(t.dtype != dt for t in tensors):
         tensors = [t.to(dt) for t in tensors]
     return bind(Cat, tuple(tensors), {"dim": d})
 
@@ -848,10 +1104,11 @@ class Flip(Primitive):
 
 
 def flip(input, dims):
-    """Reverse the order of elements along ``dims``."""
+    """Reverse the order of elements along ``dims`` (of a 0-d tensor, a copy)."""
     if isinstance(dims, int):
         dims = (dims,)
-    return bind(Flip, (input,), {"dims": norm_dims(dims, input.ndim)})
+    dims = norm_dims(dims, input.ndim)
+    return bind(Flip, (input,), {"dims": dims if input.ndim else ()})
 
 
 class Roll(Primitive):
@@ -988,16 +1245,16 @@ class Argsort(Primitive):
 
     @staticmethod
     def impl(be, x, dim, descending, stable):
+        """Always a stable sort (PyTorch's CPU sort orders ties by index with or without
+        ``stable=True``; NaN sorts as the largest value)."""
         xp = be.xp
-        if descending:
-            # stable descending order: sort the reversed axis, map back, reverse
-            n = x.shape[dim] if x.ndim else 1
-            r = xp.flip(x, dim) if x.ndim else x
-            idx = xp.argsort(r, axis=dim if x.ndim else None, kind="stable")
-            idx = (n - 1 - idx) if x.ndim else idx
-            return xp.flip(idx, dim).astype(np.int64) if x.ndim else idx.astype(np.int64)
         if x.ndim == 0:
             return xp.zeros((), np.int64)
+        if descending:
+            # stable descending order: sort the reversed axis, map back, reverse
+            n = x.shape[dim]
+            idx = xp.argsort(xp.flip(x, dim), axis=dim, kind="stable")
+            return xp.flip(n - 1 - idx, dim).astype(np.int64)
         return xp.argsort(x, axis=dim, kind="stable").astype(np.int64)
 
     @staticmethod
@@ -1012,13 +1269,16 @@ class Argsort(Primitive):
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
-    """Indices that sort ``input`` along ``dim`` (a stable sort)."""
+    """Indices that sort ``input`` along ``dim``: a stable sort (ties keep their order, as
+    PyTorch's CPU sort does whether or not ``stable=True``)."""
     d = wrap_dim(dim, input.ndim)
-    return bind(Argsort, (input,), {"dim": d, "descending": descending, "stable": stable})
+    return bind(Argsort, (input,), {"dim": d, "descending": bool(descending),
+                                    "stable": bool(stable)})
 
 
 def sort(input, dim=-1, descending=False, stable=False):
-    """``(values, indices)`` sorted along ``dim``; gradients flow to the values."""
+    """``(values, indices)`` sorted along ``dim`` (stable: see ``argsort``); gradients flow
+    to the values. A 0-d input gives 0-d results."""
     idx = argsort(input, dim, descending, stable)
     if input.ndim == 0:
         return _MinMax((input.clone(), idx))
@@ -1026,11 +1286,17 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
-    """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices (ties in
+    index order; PyTorch leaves their order unspecified). A 0-d input gives 0-d results
+    for ``k`` 0 or 1, as in PyTorch."""
+    if input.dtype.np.kind == "b":
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError(f"selected index k out of range: k={k} for dimension of size {n}")
+    if input.ndim == 0:
+        return _MinMax((input.clone(), argsort(input)))
     idx = narrow(argsort(input, d, descending=largest), d, 0, k)
     return _MinMax((take_along_dim(input, idx, d), idx))
 
@@ -1044,12 +1310,17 @@ def _shape_arg(shape):
 
 def reshape(input, *shape):
     """Reshape (a view when the layout allows, else a copy); one dim may be -1."""
+    if not shape:
+        raise TypeError('reshape() missing 1 required positional arguments: "shape"')
     return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False,
                                     "name": "reshape"})
 
 
 def view(input, *shape):
     """Reshape as a view; RuntimeError when the layout needs a copy (use ``reshape``)."""
+    if not shape:
+        raise TypeError("view() received an invalid combination of arguments - got (), but "
+                        "expected one of: (torch.dtype dtype), (tuple of ints size)")
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is a reinterpreting cast in torch
     return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True,
@@ -1058,6 +1329,8 @@ def view(input, *shape):
 
 def permute(input, *dims):
     """Reorder the dims (a view)."""
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -1101,6 +1374,12 @@ def movedim(input, source, destination):
         raise RuntimeError("movedim: Invalid source or destination dims: source "
                            f"({src} dims) should contain the same number of dims as destination "
                            f"({dst} dims)")
+    for what, given in (("source", src), ("destination", dst)):
+        wrapped = [wrap_dim(s, n) for s in given]
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({given})")
+    if n == 0:  # dims 0 and -1 of a 0-d tensor: nothing moves
+        return bind(Permute, (input,), {"perm": (), "name": "permute"})
     src = [wrap_dim(s, n) for s in src]
     dst = [wrap_dim(d, n) for d in dst]
     order = [i for i in range(n) if i not in src]
@@ -1117,6 +1396,8 @@ moveaxis = movedim
 
 def expand(input, *sizes):
     """Broadcast singleton dims to ``sizes`` (a view; -1 keeps a size)."""
+    if not sizes:
+        raise TypeError('expand() missing 1 required positional arguments: "size"')
     sizes = _shape_arg(sizes)
     n = len(sizes)
     if n < input.ndim:
@@ -1182,12 +1463,15 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = (*input.shape[:s], -1, *input.shape[e + 1:])
-    return reshape(input, shape)
+    shape = (*input.shape[:s], _prod(input.shape[s:e + 1]), *input.shape[e + 1:])
+    return reshape(input, shape)  # sizes spelled out: -1 is ambiguous with no elements
 
 
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes``."""
+    if input.ndim == 0:
+        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} "
+                           f"but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim)
     return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
 
@@ -1248,9 +1532,11 @@ def chunk(input, chunks, dim=0):
     """Split into ``chunks`` nearly equal pieces (the last may be smaller)."""
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0")
-    n = input.shape[wrap_dim(dim, input.ndim)]
-    size = max(-(-n // chunks), 1)
-    return split(input, size, dim)
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n == 0:  # as PyTorch: ``chunks`` empty pieces (a split of size 0 would give one)
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+    return split(input, -(-n // chunks), d)
 
 
 class Nonzero(Primitive):
@@ -1284,8 +1570,38 @@ def nonzero(input, *, as_tuple=False):
     return bind(Nonzero, (input,), NO_PARAMS)
 
 
+_C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "float32": "float", "float64": "double"}
+_C_TYPES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+            "uint8": "uint8_t", "bool": "bool"}
+
+
 def masked_fill(input, mask, value):
-    """``input`` with ``value`` where ``mask`` is true."""
+    """``input`` with ``value`` where the bool ``mask`` is true (broadcast together).
+
+    ``value`` (a number or a 0-d tensor) is cast to ``input``'s dtype, as PyTorch does: an
+    int64 tensor filled with 0.5 stays int64 (0 there). A 0-d float tensor ``value`` gets
+    the gradient summed over the filled positions."""
+    if not isinstance(mask, Tensor):
+        mask = as_tensor_arg(mask, "mask")
+    if mask.dtype.np.kind != "b":
+        name = mask.dtype.np.name
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_C_NAMES.get(name, name)}")
+    dt = input.dtype.np
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        if value.dtype.np != dt:
+            value = value.to(input.dtype)
+    else:
+        if isinstance(value, np.generic):
+            value = value.item()
+        if dt.kind in "iu" and isinstance(value, float) and not np.isfinite(value):
+            raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name)} "
+                               f"without overflow")
+        value = np.array(value).astype(dt).item()
     return F.where(mask, value, input)
 
 
