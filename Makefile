@@ -6,6 +6,7 @@
 #   make doctest run the examples in the docs pages and in numbagrad's docstrings
 #   make bench   run the asv benchmarks once against the .venv interpreter
 #   make lint    run ruff (installed into .venv on first use)
+#   make fuzz    differential fuzz campaign against PyTorch: make fuzz N=40000 (default 5000)
 #   make clean   remove build, docs and asv outputs (keeps .venv and numba caches)
 #
 # Everything runs inside .venv, created with `python3 -m venv` when missing, so a fresh
@@ -33,7 +34,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # sources, `cache=True` kernels), so the caches users and CI already have are reused.
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install demo test docs doctest bench lint clean distclean
+.PHONY: help venv install demo test docs doctest bench lint fuzz clean distclean
 
 help:
 	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
@@ -92,6 +93,19 @@ $(VENV)/bin/ruff: | $(PY)
 
 lint: $(VENV)/bin/ruff
 	$(VENV)/bin/ruff check .
+
+# --- differential fuzzing ----------------------------------------------------------------
+# N random programs (seeds FUZZ_SEED..) run under numbagrad and PyTorch 2.13 in worker
+# batches, with a progress line; the report goes to tests/fuzz/report.json and report.txt
+# (docs/guide/deviations.rst). FUZZ_ARGS passes more options: FUZZ_ARGS="--jobs 4".
+N ?= 5000
+FUZZ_SEED ?= 0
+FUZZ_ARGS ?=
+
+fuzz: venv $(VENV)/.installed-test
+	@$(PY) -c "import torch" 2>/dev/null || { echo "make fuzz needs PyTorch in $(VENV):" \
+		"$(PIP) install torch==2.13.0" >&2; exit 1; }
+	$(PY) tests/fuzz/fuzz_campaign.py -n $(N) --seed $(FUZZ_SEED) $(FUZZ_ARGS)
 
 # --- cleaning ----------------------------------------------------------------------------
 # `clean` keeps __pycache__: numba stores its compiled kernels there, and a cold cache

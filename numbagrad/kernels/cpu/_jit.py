@@ -10,16 +10,40 @@ which would break ``import``/the first op. Here that error sends the cache to a 
 temporary directory for this process, with one warning saying how to keep compiled
 kernels between runs (``NUMBA_CACHE_DIR``); should even that fail, the kernel compiles
 without a disk cache. A user's own ``NUMBA_CACHE_DIR`` is never overridden.
+
+NOTE [Bounds-check mode]
+Numba does no bounds checks: a kernel handed arrays shorter than it assumes reads or
+writes past their end silently (or crashes). With the environment variable
+``NUMBAGRAD_BOUNDSCHECK=1`` (read once, when the first kernel module is imported) ``njit``
+compiles every kernel with ``boundscheck=True``, so such an access raises ``IndexError``
+instead; CI runs the kernel and op tests and the fuzz suite that way (``.ci/run``). The
+kernels are then compiled in every process and never cached: Numba's cache key ignores
+``boundscheck``, so a cached kernel of a normal run would be loaded unchecked, and a
+checked one would be left behind to slow down normal runs. ``0`` or unset is the normal
+mode; it is for debugging and costs speed and compile time.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 import warnings
 
 import numba
 
-__all__ = ["CompileCacheWarning", "njit"]
+__all__ = ["BOUNDSCHECK", "CompileCacheWarning", "njit"]
+
+
+def _boundscheck_from_env(environ=os.environ) -> bool:
+    """NOTE [Bounds-check mode]: ``NUMBAGRAD_BOUNDSCHECK`` is ``1`` (on), ``0`` or unset."""
+    value = environ.get("NUMBAGRAD_BOUNDSCHECK", "").strip()
+    if value not in ("", "0", "1"):
+        raise ValueError(f"NUMBAGRAD_BOUNDSCHECK must be 1 (compile kernels with bounds "
+                         f"checks) or 0, got {value!r}")
+    return value == "1"
+
+
+BOUNDSCHECK = _boundscheck_from_env()
 
 _state = {"fallback_dir": None, "uncached_warned": False}
 
@@ -72,8 +96,12 @@ def _compile(fn, options):
 
 def njit(fn=None, **options):
     """``numba.njit`` with ``cache=True`` by default and the fallback of NOTE [Compile cache
-    fallback]; used bare (``@njit``) or with options (``@njit(parallel=True)``)."""
+    fallback]; used bare (``@njit``) or with options (``@njit(parallel=True)``). Under
+    ``NUMBAGRAD_BOUNDSCHECK=1`` every kernel is compiled with ``boundscheck=True`` and no
+    disk cache (NOTE [Bounds-check mode])."""
     options.setdefault("cache", True)
+    if BOUNDSCHECK:
+        options.update(boundscheck=True, cache=False)
     if fn is not None:
         return _compile(fn, options)
     return lambda f: _compile(f, options)
