@@ -310,3 +310,25 @@ def test_empty_cache_and_limit_from_the_environment():
     assert alloc._limit_from_env({"NUMBAGRAD_BUFFER_CACHE_MB": "1.5"}) == 3 << 19
     with pytest.raises(ValueError, match="megabytes"):
         alloc._limit_from_env({"NUMBAGRAD_BUFFER_CACHE_MB": "lots"})
+
+
+def test_three_large_gradients_into_one_slot_with_transposed_first_two():
+    # the first two gradients reaching y's slot are transposed views: their sum is
+    # F-ordered, and the flat parallel kernel must not add the third into a reshape copy
+    xa = rng.standard_normal((500, 400))
+    x = ng.tensor(xa, requires_grad=True)
+    y = x * 1.0
+    (y.sin().sum() + y.t().exp().sum() + y.t().cos().sum()).backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(xa) + np.exp(xa) - np.sin(xa),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [10, KERNEL_MIN + 10, PARALLEL_MIN + 10])
+def test_relu_passes_the_gradient_at_nan_as_pytorch(n):
+    xa = rng.standard_normal(n)
+    xa[:3] = [np.nan, 0.0, -1.0]
+    x = ng.tensor(xa, requires_grad=True)
+    ng.relu(x).sum().backward()
+    g = x.grad.numpy()
+    assert g[0] == 1.0 and g[1] == 0.0 and g[2] == 0.0  # threshold_backward: nan <= 0 is false
+    np.testing.assert_array_equal(g[3:], (xa[3:] > 0).astype(float))

@@ -115,27 +115,6 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
 # Found by the fuzzer, not fixed yet; the programs are minimal reproducers (render one with
 # fuzz_program.render, or see the xfail reasons of test_fuzz.py::test_open_bug).
 OPEN_BUGS: tuple[OpenBug, ...] = (
-    # Found by the kernel audit (CpuBackend.add_grads), written as a program by hand: a
-    # slot summing an F-ordered owned buffer and a C-contiguous gradient of >= PARALLEL_MIN
-    # elements runs accumulate_par on a.reshape(-1), a copy, and drops the second term.
-    OpenBug("add-grads-noncontiguous-buffer", "add", "grad_value", ("large",),
-            note=("three gradients of >= PARALLEL_MIN elements reaching one slot, the first "
-                  "two transposed: the third is lost (add_grads accumulates into a copy)"),
-            program=_p(
-        {'seed': 7, 'grad_mode': 'grad', 'inputs': [{'name': 'x0', 'dtype': 'float64',
-         'shape': [500, 400], 'grad': True, 'view': None, 'values': {'kind': 'normal',
-         'seed': 7}}], 'steps': [
-             {'op': 'mul', 'variant': None, 'args': [{'ref': 'x0'}, 1.0], 'kwargs': {}},
-             {'op': 'sin', 'variant': None, 'args': [{'ref': 's0'}], 'kwargs': {}},
-             {'op': 't', 'variant': None, 'args': [{'ref': 's0'}], 'kwargs': {}},
-             {'op': 'exp', 'variant': None, 'args': [{'ref': 's2'}], 'kwargs': {}},
-             {'op': 't', 'variant': None, 'args': [{'ref': 's0'}], 'kwargs': {}},
-             {'op': 'cos', 'variant': None, 'args': [{'ref': 's4'}], 'kwargs': {}},
-             {'op': 'add', 'variant': None, 'args': [{'ref': 's3'}, {'ref': 's5'}],
-              'kwargs': {}},
-             {'op': 't', 'variant': None, 'args': [{'ref': 's1'}], 'kwargs': {}},
-             {'op': 'add', 'variant': None, 'args': [{'ref': 's6'}, {'ref': 's7'}],
-              'kwargs': {}}]})),
     OpenBug("fill-grad-nan", "fill_", "grad_nan_pattern", ('nonfinite',),
             note=('fill_ backward is g * 0, nan for an inf/nan gradient (torch: zeros)'),
             program=_p(
@@ -462,16 +441,6 @@ OPEN_BUGS: tuple[OpenBug, ...] = (
          True, 'view': None, 'values': {'kind': 'positive', 'seed': 64202241}}],
          'steps': [{'op': 'setitem', 'variant': None, 'args': [{'ref': 'x0'}, {'ref':
          'x1'}, {'slice': [None, None, None]}], 'kwargs': {}}]})),
-    OpenBug("relu-grad-nan", "relu", "grad_nan_pattern", ('nan',),
-            note=('relu backward zeroes the gradient where the input is nan (torch passes it: '
-                  'nan <= 0 is false)'),
-            program=_p(
-        {'seed': 1014, 'grad_mode': 'grad', 'inputs': [{'name': 'x0', 'dtype':
-         'float32', 'shape': [3, 1, 1400], 'grad': True, 'view': None, 'values':
-         {'kind': 'special', 'seed': 64896}}], 'steps': [{'op': 'relu', 'variant':
-         'method', 'args': [{'ref': 'x0'}], 'kwargs': {}}, {'op': 'unsqueeze',
-         'variant': 'method', 'args': [{'ref': 's0'}, -2], 'kwargs': {}}, {'op': 'log2',
-         'variant': None, 'args': [{'ref': 's1'}], 'kwargs': {}}]})),
     OpenBug("einsum-mixed-float", "einsum", "raises_only_torch", ('mixed_dtypes',),
             match='expected scalar type',
             note=('einsum of float32 and float64 operands is accepted and promoted (torch: '

@@ -265,9 +265,12 @@ class CpuBackend:
     def add_grads(a, b, owned):
         """``a + b`` for two gradient arrays of one slot; in place into ``a`` only when the
         engine says it owns it (NOTE [Engine], point 4)."""
-        if owned and a.dtype == b.dtype and (a.shape == b.shape
-                                             or a.shape == np.broadcast_shapes(a.shape, b.shape)):
-            if a.size >= PARALLEL_MIN and a.shape == b.shape and b.flags.c_contiguous:
+        if owned and a.dtype == b.dtype and a.flags.writeable and (
+                a.shape == b.shape or a.shape == np.broadcast_shapes(a.shape, b.shape)):
+            # the flat kernel only for two C-contiguous arrays: ``reshape(-1)`` of any other
+            # layout is a copy, and the sum would go into the copy
+            if (a.size >= PARALLEL_MIN and a.shape == b.shape and a.flags.c_contiguous
+                    and b.flags.c_contiguous):
                 KA.accumulate_par(a.reshape(-1), b.reshape(-1))
             else:
                 np.add(a, b, out=a)

@@ -105,8 +105,9 @@ def erf_grad(g, x):
 
 @njit(cache=True, inline="always")
 def relu_grad(g, y):
-    """Scalar ``g * relu'``, from the output ``y = relu(x)`` (0 where ``y`` is not > 0)."""
-    return g if y > 0 else 0.0
+    """Scalar ``g * relu'``, from the output ``y = relu(x)``: 0 where ``y <= 0``, else ``g``
+    (PyTorch's threshold_backward: a NaN output passes its gradient through)."""
+    return 0.0 if y <= 0 else g
 
 
 # -- forward maps ----------------------------------------------------------------------------
