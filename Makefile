@@ -6,6 +6,7 @@
 #   make doctest run the examples in the docs pages and in numbagrad's docstrings
 #   make bench   run the asv benchmarks once against the .venv interpreter
 #   make lint    run ruff (installed into .venv on first use)
+#   make test-oldest  the suite against the oldest NumPy and Numba pyproject.toml allows
 #   make fuzz    differential fuzz campaign against PyTorch: make fuzz N=40000 (default 5000)
 #   make clean   remove build, docs and asv outputs (keeps .venv and numba caches)
 #
@@ -34,7 +35,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # sources, `cache=True` kernels), so the caches users and CI already have are reused.
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install demo test docs doctest bench lint fuzz clean distclean
+.PHONY: help venv install demo test test-oldest docs doctest bench lint fuzz clean distclean
 
 help:
 	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
@@ -72,6 +73,22 @@ DOCTEST_ARGS := --doctest-glob='*.rst' --doctest-modules --ignore=docs/conf.py \
 
 test: venv $(VENV)/.installed-test
 	$(PY) -m pytest -q tests docs numbagrad $(DOCTEST_ARGS) $(PYTEST_ARGS)
+
+# The floors in pyproject.toml's dependencies, installed exactly, in a venv of their own
+# (with its own Numba cache, so the two environments do not recompile each other's
+# kernels). PyTorch is not installed there: its comparisons skip.
+OLDEST_DEPS := numpy==2.1.0 numba==0.61.0
+OLDEST := .venv-oldest
+
+test-oldest:
+	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install -q $(OLDEST_DEPS) "pytest>=7" "hypothesis>=6.80" \
+		"mypy>=1.8"
+	$(OLDEST)/bin/python -m pip install -q --no-deps -e .
+	$(OLDEST)/bin/python -c "import numpy, numba; print('numpy', numpy.__version__, \
+		'numba', numba.__version__)"
+	NUMBA_CACHE_DIR=$(abspath $(OLDEST))/numba-cache $(OLDEST)/bin/python -m pytest -q \
+		-p no:cacheprovider tests $(PYTEST_ARGS)
 
 # --- docs, benchmarks, lint --------------------------------------------------------------
 docs: venv $(VENV)/.installed-docs
