@@ -635,9 +635,6 @@ def test_saved_tensors_as_pytorch(torch, name, what):
 
 
 # -- known remaining differences (each needs a change outside these ops' declarations) ------
-@pytest.mark.xfail(strict=False, reason="the fused relu_backward kernel (kernels/cpu/"
-                   "elementwise.py relu_grad: `g if y > 0 else 0.0`) gives 0 where the result "
-                   "is NaN; threshold_backward passes g (`0.0 if y <= 0 else g` would)")
 def test_relu_passes_the_gradient_at_nan_above_the_kernel_size(torch):
     data = np.ones(KERNEL_MIN + 4)
     data[0] = NAN
