@@ -541,3 +541,20 @@ def test_large_gradient_sums_in_place_never_alias():
     np.testing.assert_allclose(w.grad.numpy(), gv, rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), 2 * (gv + 2 * (2 * xa)) + 1, rtol=1e-12)
     assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: numbagrad.div(numbagrad.tensor([1, 2]), x),
+    lambda x: x * numbagrad.tensor(-4),
+    lambda x: numbagrad.tensor([1, 2]).atan2(x),
+    lambda x: x / numbagrad.tensor(3, dtype=numbagrad.float64),
+])
+def test_gradient_has_the_input_dtype_when_numpy_would_promote(op):
+    # NumPy promotes int64 array * float32 array to float64; PyTorch keeps the input's
+    # float32, for autograd.grad as for .grad
+    x = numbagrad.tensor([1.5, 2.0], requires_grad=True)
+    out = op(x)
+    (g,) = numbagrad.autograd.grad(out, x, numbagrad.ones_like(out))
+    assert g.dtype == numbagrad.float32
+    op(x).sum().backward()
+    assert x.grad.dtype == numbagrad.float32

@@ -516,10 +516,15 @@ def _validate(node, grads, path):
         if g is not None and edges[i] is not None:
             m = meta[i]
             data = g if path.arrays else g._data
-            if m is None:
+            if m is None:  # the input has the output's shape and dtype (OpNode._record)
                 if path.arrays and type(g) is not np.ndarray:  # a NumPy scalar (0-d result)
                     out = list(out) if out is grads else out
-                    out[i] = np.asarray(g)
+                    out[i] = g = data = np.asarray(g)
+                if data.dtype is not node._out_dtype and data.dtype != node._out_dtype:
+                    # NumPy promoted where PyTorch would not (int64 array * float32 array
+                    # is float64 in NumPy): the input's dtype, as PyTorch gives
+                    out = list(out) if out is grads else out
+                    out[i] = _fix(node, i, g, data, node._out_shape, node._out_dtype, path)
             elif type(data) is not np.ndarray or data.shape != m[0] or (
                     data.dtype is not m[1] and data.dtype != m[1]):
                 out = list(out) if out is grads else out
