@@ -953,3 +953,21 @@ def test_setitem_without_graph_matches_torch(torch, key):
         y[_key(T, key)] = 7
         return x, y
     _check(torch, fn)
+
+
+def test_zero_dim_dims_unflatten_inference_and_fill_gradient_at_inf():
+    import numbagrad as ng
+
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 2"):
+        ng.tensor(-4).transpose(-1, 2)
+    with pytest.raises(IndexError, match=r"range of \[-1, 0\], but got 2"):
+        ng.tensor(0.5).flatten(2)
+    assert ng.tensor(0.5).transpose(0, -1).shape == ()
+    assert ng.unflatten(ng.zeros((1, 0)), 0, (-1,)).shape == (1, 0)
+    assert ng.unflatten(ng.zeros(6), 0, (2, -1)).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="only one dimension can be inferred"):
+        ng.unflatten(ng.zeros(6), 0, (-1, -1))
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = x.clone().fill_(3.0)
+    (g,) = ng.autograd.grad(y, x, ng.tensor([float("inf"), float("nan")]))
+    assert g.tolist() == [0.0, 0.0]  # zeros, not inf * 0

@@ -23,7 +23,7 @@ from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import both_ways, passthrough
+from numbagrad.ops._rules import passthrough
 from numbagrad.ops.shape import Zeros
 from numbagrad.ops.unary import unary_batch
 
@@ -50,14 +50,19 @@ class Clone(Primitive):
         return x.copy()
 
 
-def _zeros_rule(m, ctx, saved, g, value):
-    return g * 0  # zeros, as PyTorch's fill_/zero_ backward gives
-
-
 class Fill(Primitive):
-    """``input`` overwritten with a constant: its old value gets no gradient."""
+    """``input`` overwritten with a constant: its old value gets no gradient (zeros, as
+    PyTorch's fill_/zero_ backward gives; not ``g * 0``, which is NaN for an inf ``g``)."""
 
-    vjp, fused_vjp = both_ways(_zeros_rule)
+    @staticmethod
+    def vjp(ctx, g, value):
+        from numbagrad._creation import zeros_like
+
+        return zeros_like(g)
+
+    @staticmethod
+    def fused_vjp(ctx, g, value):
+        return ctx.be.zeros(g.shape, g.dtype)
     batch = classmethod(unary_batch)
 
     @staticmethod

@@ -1345,7 +1345,8 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     n = input.ndim
-    if n == 0:
+    if n == 0:  # a 0-d tensor takes dims -1 and 0, as PyTorch's
+        wrap_dim(dim0, 1), wrap_dim(dim1, 1)
         return input
     perm = list(range(n))
     a, b = wrap_dim(dim0, n), wrap_dim(dim1, n)
@@ -1458,7 +1459,8 @@ def unsqueeze(input, dim):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one."""
-    if input.ndim == 0:
+    if input.ndim == 0:  # dims -1 and 0 are accepted, as PyTorch's
+        wrap_dim(start_dim, 1), wrap_dim(end_dim, 1)
         return reshape(input, (1,))
     s, e = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
     if s > e:
@@ -1473,6 +1475,19 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} "
                            f"but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim)
+    sizes = [int(v) for v in sizes]
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    n = input.shape[d]
+    if -1 in sizes:  # inferred here: reshape cannot infer it when the tensor is empty
+        known = _prod(v for v in sizes if v != -1)
+        if known == 0 or n % known:
+            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the "
+                               f"size of dim {dim} ({n}) in the input tensor")
+        sizes[sizes.index(-1)] = n // known
+    if _prod(sizes) != n:
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size "
+                           f"of dim {dim} ({n}) in the input tensor")
     return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
 
 

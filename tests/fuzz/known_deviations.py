@@ -121,23 +121,6 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
 # Found by the fuzzer, not fixed yet; the programs are minimal reproducers (render one with
 # fuzz_program.render, or see the xfail reasons of test_fuzz.py::test_open_bug).
 OPEN_BUGS: tuple[OpenBug, ...] = (
-    OpenBug("fill-grad-nan", "fill_", "grad_nan_pattern", ('nonfinite',),
-            note=('fill_ backward is g * 0, nan for an inf/nan gradient (torch: zeros)'),
-            program=_p(
-        {'seed': 1004886, 'grad_mode': 'grad', 'inputs': [{'name': 'x0', 'dtype':
-         'float64', 'shape': [3], 'grad': True, 'view': ['offset'], 'values': {'kind':
-         'normal', 'seed': 64312704}}], 'steps': [{'op': 'fill_', 'variant': None,
-         'args': [{'ref': 'x0'}, -1.0], 'kwargs': {}}], 'cotangent': {'data': [nan,
-         -912.0874405729245, nan]}})),
-    OpenBug("fill-gradgrad-nan", "fill_", "gradgrad_nan_pattern", ('nonfinite',),
-            note=('fill_ backward depends on the incoming gradient (g * 0): nan second-order '
-                  'terms (torch: none)'),
-            program=_p(
-        {'seed': 1003078, 'grad_mode': 'grad', 'inputs': [{'name': 'x0', 'dtype':
-         'float64', 'shape': [4, 2, 5], 'grad': True, 'view': ['expand', [0]], 'values':
-         {'kind': 'special', 'seed': 64196992}}], 'steps': [{'op': 'rsqrt', 'variant':
-         'method', 'args': [{'ref': 'x0'}], 'kwargs': {}}, {'op': 'fill_', 'variant':
-         None, 'args': [{'ref': 's0'}, 3], 'kwargs': {}}]})),
     OpenBug("einsum-bool-sum", "einsum", "dtype", ('bool_input',),
             note=('einsum summing bool operands returns bool (torch: int64)'),
             program=_p(
@@ -359,30 +342,6 @@ OPEN_BUGS: tuple[OpenBug, ...] = (
          {}}, {'op': 'setitem', 'variant': None, 'args': [{'ref': 's2'}, 0.0, {'slice':
          [None, None, None]}], 'kwargs': {}}, {'op': 'pow', 'variant': 'method', 'args':
          [{'ref': 'x2'}, {'ref': 's3'}], 'kwargs': {}}]})),
-    OpenBug("unflatten-empty-infer", "unflatten", "raises_only_numbagrad", ('empty',),
-            match='is invalid for input of size 0',
-            note=('unflatten of an empty tensor with a -1 size raises (torch infers it)'),
-            program=_p(
-        {'seed': 1003597, 'grad_mode': 'grad', 'inputs': [{'name': 'x0', 'dtype':
-         'float32', 'shape': [1, 0], 'grad': True, 'view': None, 'values': {'data':
-         []}}], 'steps': [{'op': 'unflatten', 'variant': None, 'args': [{'ref': 'x0'},
-         0, {'tuple': [-1]}], 'kwargs': {}}]})),
-    OpenBug("transpose-0d-dims", "transpose", "raises_only_torch", ('zero_dim',),
-            match='Dimension out of range',
-            note=('transpose of a 0-d tensor accepts dims outside [-1, 0]'),
-            program=_p(
-        {'seed': 1004860, 'grad_mode': 'backward', 'inputs': [{'name': 'x0', 'dtype':
-         'int64', 'shape': [], 'grad': False, 'view': None, 'values': {'kind': 'int',
-         'seed': 64311040}}], 'steps': [{'op': 'transpose', 'variant': 'method', 'args':
-         [{'ref': 'x0'}, -1, 2], 'kwargs': {}}]})),
-    OpenBug("flatten-0d-dims", "flatten", "raises_only_torch", ('zero_dim',),
-            match='Dimension out of range',
-            note=('flatten of a 0-d tensor accepts dims outside [-1, 0]'),
-            program=_p(
-        {'seed': 1001657, 'grad_mode': 'backward', 'inputs': [{'name': 'x0', 'dtype':
-         'float64', 'shape': [], 'grad': True, 'view': None, 'values': {'data':
-         [0.5786614650602888]}}], 'steps': [{'op': 'flatten', 'variant': 'method',
-         'args': [{'ref': 'x0'}, 2], 'kwargs': {}}]})),
     OpenBug("setitem-requires-grad", "setitem", "requires_grad", (),
             note=('setitem of a value requiring grad into an int/bool tensor: result '
                   'requires_grad False (torch: True)'),
