@@ -4,7 +4,10 @@
 #   make test    create/reuse .venv, install numbagrad[test], run the test suite
 #   make docs    build the HTML docs with warnings as errors (docs/_build/html)
 #   make doctest run the examples in the docs pages and in numbagrad's docstrings
-#   make bench   run the asv benchmarks once against the .venv interpreter
+#   make bench   run the asv benchmarks against .venv and record them for this commit
+#   make bench-quick    one fast asv pass, nothing recorded
+#   make bench-compare  BASE=<rev>: benchmark BASE and HEAD, print asv compare's table
+#   make bench-publish  render the recorded benchmark history as HTML (asv_bench/html)
 #   make lint    run ruff (installed into .venv on first use)
 #   make test-oldest  the suite against the oldest NumPy and Numba pyproject.toml allows
 #   make fuzz    differential fuzz campaign against PyTorch: make fuzz N=40000 (default 5000)
@@ -35,7 +38,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # sources, `cache=True` kernels), so the caches users and CI already have are reused.
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install demo test test-oldest docs doctest bench lint fuzz clean distclean
+.PHONY: help venv install demo test test-oldest docs doctest bench bench-quick bench-compare \
+	bench-publish lint fuzz clean distclean
 
 help:
 	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
@@ -99,11 +103,44 @@ docs: venv $(VENV)/.installed-docs
 doctest: venv $(VENV)/.installed-test
 	$(PY) -m pytest -q $(DOCTEST_ARGS) docs numbagrad $(PYTEST_ARGS)
 
-# `--python=same` benchmarks the .venv interpreter with numbagrad as installed (and
-# PyTorch, when present, in the same run); `asv machine --yes` records this machine once.
+# Benchmarks run the .venv interpreter with numbagrad as installed there (and PyTorch, when
+# present, in the same run). `bench` records the results under the current commit's hash in
+# asv_bench/results (an uncommitted change is recorded as HEAD: commit first to keep history
+# honest); `bench-compare` measures BASE from a temporary git worktree through the same
+# interpreter (ASV_PYTHONPATH puts that tree first) and then HEAD, and prints the table
+# `asv compare` makes; `bench-publish` renders every recorded result as a static site.
+# BENCH_ARGS passes options to `asv run`, e.g. BENCH_ARGS="-b Ratios" for one suite.
+ASV = $(abspath $(VENV))/bin/asv
+BASE ?= HEAD~1
+BENCH_ARGS ?=
+BENCH_BASE_TREE := $(abspath build/bench-base)
+
 bench: venv $(VENV)/.installed-bench
-	cd asv_bench && $(abspath $(VENV))/bin/asv machine --yes \
-		&& $(abspath $(VENV))/bin/asv run --python=same --quick --show-stderr
+	cd asv_bench && $(ASV) machine --yes \
+		&& $(ASV) run --python=same --set-commit-hash $$(git rev-parse HEAD) --show-stderr \
+		$(BENCH_ARGS)
+
+# one fast pass (`asv run --quick`): nothing is saved, and figures at small sizes are rough
+bench-quick: venv $(VENV)/.installed-bench
+	cd asv_bench && $(ASV) machine --yes \
+		&& $(ASV) run --python=same --quick --show-stderr $(BENCH_ARGS)
+
+bench-compare: venv $(VENV)/.installed-bench
+	rm -rf $(BENCH_BASE_TREE) && git worktree prune
+	git worktree add --detach $(BENCH_BASE_TREE) $(BASE)
+	cd asv_bench && $(ASV) machine --yes \
+		&& ASV_PYTHONPATH=$(BENCH_BASE_TREE) $(ASV) run --python=same \
+			--set-commit-hash $$(git rev-parse $(BASE)) $(BENCH_ARGS); \
+		status=$$?; git worktree remove --force $(BENCH_BASE_TREE); test $$status -le 2
+	cd asv_bench && $(ASV) run --python=same --set-commit-hash $$(git rev-parse HEAD) \
+		$(BENCH_ARGS) || test $$? -le 2
+	cd asv_bench && $(ASV) compare --split --factor 1.1 $$(git rev-parse $(BASE)) \
+		$$(git rev-parse HEAD)
+
+bench-publish: venv $(VENV)/.installed-bench
+	cd asv_bench && $(ASV) publish
+	@echo "dashboard: asv_bench/html/index.html; serve it with" \
+		"python3 -m http.server --directory asv_bench/html --bind 127.0.0.1 8080"
 
 $(VENV)/bin/ruff: | $(PY)
 	$(PIP) install -q ruff

@@ -67,6 +67,10 @@ class TanhSigmoid(BackendBenchmark):
         """Forward + backward over 10M float64."""
         return self.run()
 
+    def peakmem_forward_backward(self, backend):
+        """Peak resident memory of the process over forward + backward (inputs included)."""
+        self.run()
+
 
 class LogSumExp(BackendBenchmark):
     """``log(exp(x).sum(1)).sum()`` on 4000x2500 float64, forward + backward."""
@@ -104,3 +108,7 @@ class LogSumExp(BackendBenchmark):
     def time_forward_backward(self, backend):
         """Forward + backward over 4000x2500 float64."""
         return self.run()
+
+    def peakmem_forward_backward(self, backend):
+        """Peak resident memory of the process over forward + backward (input included)."""
+        self.run()
