@@ -11,8 +11,13 @@ import builtins
 from numbagrad import (
     _dtype,
     autograd,
+    distributed,
     func,
+    linalg,
+    nn,
     ops,
+    optim,
+    special,
     testing,
 )
 from numbagrad._creation import (
@@ -149,7 +154,42 @@ def empty_cache():
     alloc.clear()
 
 
+# -- module-level names scripts use (constants, limits, RNG, devices, save/load) -------------
+import math as _math  # noqa: E402
+
+from numbagrad import cuda, utils  # noqa: E402
+from numbagrad._creation import (  # noqa: E402
+    Generator,
+    bernoulli,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    multinomial,
+    normal,
+    poisson,
+    set_rng_state,
+)
+from numbagrad._device import get_default_device, set_default_device  # noqa: E402
+from numbagrad._dtype import finfo, iinfo  # noqa: E402
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
+from numbagrad._tensor import set_printoptions  # noqa: E402
+from numbagrad.ops.shape import (  # noqa: E402
+    index_add,
+    index_copy,
+    index_fill,
+    masked_scatter,
+    put,
+    scatter,
+    scatter_reduce,
+)
+from numbagrad.serialization import load, save  # noqa: E402
+
+inf = _math.inf
+nan = _math.nan
+pi = _math.pi
+e = _math.e
+newaxis = None  # as torch.newaxis: ``x[numbagrad.newaxis]`` adds a dimension
+globals().update(ops._methods.NUMPY_KEYWORDS)  # ``numbagrad.sum(x, axis=0, keepdims=True)``
 
 # every public name: the ops, creation and dtype names imported above and the functions here
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "builtins")

@@ -11,10 +11,11 @@ from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
 
 __all__ = [
-    "arange", "as_tensor", "empty", "empty_like", "eye", "from_numpy", "full", "full_like",
-    "linspace", "manual_seed", "ones", "ones_like", "rand", "rand_like", "randint",
-    "randint_like", "randn", "randn_like", "randperm", "scalar_tensor", "tensor", "zeros",
-    "zeros_like",
+    "Generator", "arange", "as_tensor", "bernoulli", "default_generator", "empty",
+    "empty_like", "eye", "from_numpy", "full", "full_like", "get_rng_state", "initial_seed",
+    "linspace", "manual_seed", "multinomial", "normal", "ones", "ones_like", "poisson", "rand",
+    "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "scalar_tensor",
+    "seed", "set_rng_state", "tensor", "zeros", "zeros_like",
 ]
 
 
@@ -42,8 +43,21 @@ def _infer_np_dtype(data, to_float=False):
     if k in "iu":
         return a, np.int64
     if k == "f":
-        return a, D.get_default_dtype().np
+        default = D.get_default_dtype().np
+        if default != np.float64 and not isinstance(data, (int, float)) and \
+                _has_np_float64(data):
+            # as PyTorch: a NumPy float64 scalar among the values keeps its dtype (the
+            # promotion of every value's own type, Python floats taking the default)
+            return a, np.float64
+        return a, default
     raise TypeError(f"could not convert data of type {a.dtype} to a tensor")
+
+
+def _has_np_float64(data):
+    for v in _scalars(data):
+        if isinstance(v, np.generic) and v.dtype == np.float64:
+            return True
+    return False
 
 
 def _scalars(data):
@@ -338,14 +352,104 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 # -- random -------------------------------------------------------------------------------
-class _RNG:
-    """The global generator: NumPy's PCG64, reseeded by :func:`manual_seed`."""
+class Generator:
+    """A random number generator (``torch.Generator``): NumPy's PCG64 underneath.
 
-    gen = np.random.default_rng()
+    Pass it as ``generator=`` to :func:`rand`, :func:`randn`, :func:`randint`,
+    :func:`randperm`, :func:`normal`, :func:`bernoulli`, :func:`multinomial`,
+    :func:`poisson` and the in-place ``Tensor.uniform_`` family. The global one is
+    :data:`default_generator` (what :func:`manual_seed` seeds). Streams differ from
+    PyTorch's: the same seed gives the same numbers in numbagrad, not PyTorch's numbers.
+
+    Parameters
+    ----------
+    device : str or device, default 'cpu'
+        Only ``'cpu'``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> g = numbagrad.Generator().manual_seed(7)
+    >>> a = numbagrad.rand(3, generator=g)
+    >>> state = g.get_state()
+    >>> b = numbagrad.rand(3, generator=g)
+    >>> _ = g.set_state(state)
+    >>> bool((numbagrad.rand(3, generator=g) == b).all()), g.initial_seed()
+    (True, 7)
+    """
+
+    def __init__(self, device="cpu"):
+        self.device = _device(device)
+        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.gen = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed):
+        """Seed the generator; returns it."""
+        seed = int(seed)
+        if not -2 ** 63 <= seed < 2 ** 64:
+            raise RuntimeError(f"Overflow when unpacking long long: seed {seed} is out of range "
+                               "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]")
+        self._seed = seed % 2 ** 64  # PyTorch reads a negative seed as its uint64 pattern
+        self.gen = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self) -> int:
+        """Seed from OS entropy; returns the seed used."""
+        s = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        """The seed this generator was last seeded with."""
+        return self._seed
+
+    def get_state(self):
+        """The generator's state as an int64 tensor (PCG64's 128-bit state and increment,
+        the buffered 32-bit half, and the initial seed); give it to :meth:`set_state`."""
+        st = self.gen.bit_generator.state
+        words = []
+        for v in (st["state"]["state"], st["state"]["inc"]):
+            words += [v & (2 ** 64 - 1), v >> 64]
+        words += [int(st["has_uint32"]), int(st["uinteger"]), self._seed]
+        arr = np.array(words, dtype=np.uint64).view(np.int64)
+        return Tensor._make(arr)
+
+    def set_state(self, new_state):
+        """Restore a state from :meth:`get_state`; returns the generator."""
+        if not isinstance(new_state, Tensor) or new_state.dtype is not D.int64 or \
+                tuple(new_state.shape) != (7,):
+            raise RuntimeError("set_state expects the int64 tensor of 7 values that "
+                               "Generator.get_state() returns")
+        w = [int(v) for v in new_state._data.view(np.uint64)]
+        bg = np.random.PCG64()
+        bg.state = {"bit_generator": "PCG64",
+                    "state": {"state": w[0] | (w[1] << 64), "inc": w[2] | (w[3] << 64)},
+                    "has_uint32": w[4], "uinteger": w[5]}
+        self.gen = np.random.Generator(bg)
+        self._seed = w[6]
+        return self
+
+    def __repr__(self) -> str:
+        return f"<numbagrad.Generator object at {id(self):#x}>"
+
+
+default_generator = Generator()
+default_generator.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
+_RNG = default_generator  # the global generator (``_RNG.gen`` is its NumPy Generator)
+
+
+def _gen(generator):
+    if generator is None:
+        return _RNG.gen
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a numbagrad.Generator, not "
+                        f"{type(generator).__name__}")
+    return generator.gen
 
 
 def manual_seed(seed: int):
-    """Seed the global random generator; the same seed gives the same stream.
+    """Seed the global random generator; the same seed gives the same stream. Returns
+    :data:`default_generator`.
 
     Examples
     --------
@@ -355,15 +459,27 @@ def manual_seed(seed: int):
     >>> bool((a == b).all())
     True
     """
-    _RNG.gen = np.random.default_rng(int(seed))
-    return _RNG
+    return _RNG.manual_seed(seed)
 
 
 def seed() -> int:
-    """Seed the generator from OS entropy; returns the seed used."""
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+    """Seed the global generator from OS entropy; returns the seed used."""
+    return _RNG.seed()
+
+
+def initial_seed() -> int:
+    """The seed the global generator was last seeded with."""
+    return _RNG.initial_seed()
+
+
+def get_rng_state():
+    """The global generator's state (see :meth:`Generator.get_state`)."""
+    return _RNG.get_state()
+
+
+def set_rng_state(new_state) -> None:
+    """Restore the global generator's state from :func:`get_rng_state`."""
+    _RNG.set_state(new_state)
 
 
 # NOTE [Randomness under vmap]: set by ``numbagrad._transforms.batching`` when it is
@@ -385,7 +501,7 @@ def _random(make, size, requires_grad, device, what, np_dtype=None):
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
-    g = (generator or _RNG).gen
+    g = _gen(generator)
     dt = _dt(dtype)
     return _random(lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
                    _size(size, "randn"), requires_grad, device, "randn", dt)
@@ -393,7 +509,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples on ``[0, 1)`` of the given size."""
-    g = (generator or _RNG).gen
+    g = _gen(generator)
     dt = _dt(dtype)
     return _random(lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
                    _size(size, "rand"), requires_grad, device, "rand", dt)
@@ -408,7 +524,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    g = (generator or _RNG).gen
+    g = _gen(generator)
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
     return _random(lambda s: g.integers(low, high, s).astype(dt), _size((size,), "randint"),
                    requires_grad, device, "randint", dt)
@@ -416,7 +532,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 def randperm(n, *, dtype=None, device=None, generator=None):
     """A random permutation of ``0 .. n-1``."""
-    g = (generator or _RNG).gen
+    g = _gen(generator)
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
     if RANDOM_HOOK is not None:
         RANDOM_HOOK(None, (n,), "randperm")
@@ -433,3 +549,212 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False):
 
 def randint_like(input, low, high=None, *, dtype=None, device=None):
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+
+
+def _data_of(x):
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Normal samples with the given ``mean`` and ``std`` (``torch.normal``).
+
+    ``normal(mean, std)`` with a tensor among them broadcasts them (the result takes the
+    tensors' dtype); ``normal(mean, std, size)`` with two numbers draws ``size`` samples.
+    Samples are not differentiable with respect to ``mean``/``std`` (PyTorch's are not
+    either: reparameterise as ``mean + std * randn(...)`` for that).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.normal(2.0, 0.0, (2,))
+    tensor([2., 2.])
+    """
+    g = _gen(generator)
+    tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    if tensors:
+        if size is not None:
+            raise RuntimeError("normal(): size= is only accepted with a float mean and std")
+        m, s = _data_of(mean), _data_of(std)
+        if np.any(s < 0):
+            raise RuntimeError(f"normal expects all elements of std >= 0.0, got {s.min()}")
+        npd = D.result_type(*tensors).np if dtype is None else D.as_dtype(dtype).np
+        if np.dtype(npd).kind != "f":
+            raise RuntimeError("normal(): mean and std must be floating point tensors")
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s))
+        out = m + s * g.standard_normal(shape)
+        return _finish(np.ascontiguousarray(out, dtype=npd), requires_grad, device)
+    if size is None:
+        raise TypeError("normal() with a float mean and std needs size=")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    dt = _dt(dtype)
+    return _random(lambda sz: (mean + std * g.standard_normal(sz)).astype(dt, copy=False),
+                   _size((size,), "normal"), requires_grad, device, "normal", dt)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 samples, 1 with probability ``input`` elementwise (or ``p`` when given), with
+    ``input``'s shape and dtype (``torch.bernoulli``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.bernoulli(numbagrad.tensor([0.0, 1.0]))
+    tensor([0., 1.])
+    """
+    g = _gen(generator)
+    probs = _data_of(input) if p is None else np.broadcast_to(_data_of(p), input.shape)
+    if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
+        raise RuntimeError("bernoulli(): all elements of the probability must be in [0, 1]")
+    out = (g.random(np.shape(probs)) < probs).astype(input._data.dtype)
+    return Tensor._make(np.ascontiguousarray(out))
+
+
+def poisson(input, generator=None):
+    """Poisson samples with rate ``input`` elementwise (``torch.poisson``), in its dtype.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.poisson(numbagrad.zeros(3))
+    tensor([0., 0., 0.])
+    """
+    lam = _data_of(input)
+    if np.any(lam < 0) or np.any(np.isnan(lam)):
+        raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
+    out = _gen(generator).poisson(lam).astype(input._data.dtype)
+    return Tensor._make(np.ascontiguousarray(out))
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from the categorical distributions in the rows of ``input`` (non-negative
+    weights, not necessarily normalised), ``num_samples`` per row (``torch.multinomial``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.multinomial(numbagrad.tensor([0.0, 0.0, 1.0]), 2, replacement=True)
+    tensor([2, 2])
+    """
+    w = _data_of(input)
+    if w.ndim not in (1, 2):
+        raise RuntimeError("multinomial(): prob_dist must be 1 or 2 dim")
+    if w.dtype.kind != "f":
+        raise RuntimeError("multinomial(): expected a floating point probability tensor")
+    if num_samples <= 0:
+        raise RuntimeError("multinomial(): cannot sample n_sample <= 0 samples")
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise RuntimeError("multinomial(): probability tensor contains either `inf`, `nan` or "
+                           "element < 0")
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError("multinomial(): cannot sample n_sample > prob_dist.size(-1) samples "
+                           "without replacement")
+    g = _gen(generator)
+    out = np.empty((rows.shape[0], num_samples), np.int64)
+    for i, r in enumerate(rows):
+        total = r.sum()
+        if total <= 0:
+            raise RuntimeError("multinomial(): invalid multinomial distribution (sum of "
+                               "probabilities <= 0)")
+        if not replacement and np.count_nonzero(r) < num_samples:
+            raise RuntimeError("multinomial(): invalid multinomial distribution (with "
+                               "replacement=False, not enough non-negative category to sample)")
+        out[i] = g.choice(r.size, num_samples, replace=replacement, p=r / total)
+    return Tensor._make(out.reshape(*w.shape[:-1], num_samples))
+
+
+# -- in-place random fills (Tensor.uniform_ and friends) ------------------------------------
+def _fill_random(t, make):
+    """Overwrite ``t`` with ``make(shape)`` (an array) through ``copy_``: the version bumps and
+    an old value in a graph gets a zero gradient, as PyTorch's random fills."""
+    vals = make(tuple(t.shape))
+    return t.copy_(Tensor._make(np.ascontiguousarray(vals, dtype=t._data.dtype)))
+
+
+def _check_float(t, name):
+    if t._data.dtype.kind != "f":
+        raise RuntimeError(f"{name} is implemented for floating point tensors only, got "
+                           f"{t.dtype}")
+
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    """Fill with uniform samples on ``[from, to)`` in place (``from`` may be passed by name).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.empty(4).uniform_(2.0, 2.0)
+    >>> x
+    tensor([2., 2., 2., 2.])
+    """
+    lo = kw.pop("from", from_)
+    if kw:
+        raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
+    _check_float(self, "uniform_")
+    if lo > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={lo} > to={to}")
+    g = _gen(generator)
+    return _fill_random(self, lambda s: lo + (to - lo) * g.random(s))
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with normal samples of ``mean`` and ``std`` in place."""
+    _check_float(self, "normal_")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    g = _gen(generator)
+    return _fill_random(self, lambda s: mean + std * g.standard_normal(s))
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor) in place."""
+    probs = _data_of(p)
+    if np.any((probs < 0) | (probs > 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    g = _gen(generator)
+    return _fill_random(self, lambda s: g.random(s) < np.broadcast_to(probs, s))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with exponential samples of rate ``lambd`` in place."""
+    _check_float(self, "exponential_")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    g = _gen(generator)
+    return _fill_random(self, lambda s: g.exponential(1.0 / lambd, s))
+
+
+def random_(self, from_=None, to=None, *, generator=None, **kw):
+    """Fill with integers: ``random_(to)`` from ``[0, to)``, ``random_(from, to)`` from
+    ``[from, to)``, ``random_()`` from ``[0, 2**mantissa]`` for floats (every integer the
+    dtype holds exactly) or ``[0, max]`` for integer dtypes."""
+    lo = kw.pop("from", from_)
+    if kw:
+        raise TypeError(f"random_() got unexpected keyword arguments {sorted(kw)}")
+    npd = self._data.dtype
+    if to is None and lo is not None:
+        lo, to = 0, lo
+    if lo is None:
+        lo = 0
+        if npd.kind == "f":
+            to = 2 ** (np.finfo(npd).nmant + 1) + 1
+        elif npd.kind == "b":
+            to = 2
+        else:
+            to = int(np.iinfo(npd).max)
+    if lo >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
+                           f">= to={to}")
+    g = _gen(generator)
+    return _fill_random(self, lambda s: g.integers(lo, to, s))
+
+
+for _fn in (uniform_, normal_, bernoulli_, exponential_, random_):
+    setattr(Tensor, _fn.__name__, _fn)
+Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p,
+                                                                      generator=generator)
+Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: \
+    multinomial(self, num_samples, replacement, generator=generator)

@@ -48,3 +48,42 @@ class device:
 
 
 CPU = device("cpu")
+
+
+def _cuda_unavailable(what):
+    return RuntimeError(f"{what}: CUDA is not available (this build of numbagrad runs on "
+                        "'cpu' only; numbagrad.cuda.is_available() is False)")
+
+
+_DEFAULT_DEVICE = [CPU]
+
+
+def set_default_device(device_):
+    """Set the device new tensors are created on (``torch.set_default_device``).
+
+    Only ``'cpu'`` (or None, which resets it) is accepted until a CUDA backend exists.
+
+    Raises
+    ------
+    RuntimeError
+        For ``'cuda'`` (CUDA is not available) or any other device.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.set_default_device("cpu")
+    >>> numbagrad.get_default_device()
+    device(type='cpu')
+    """
+    if device_ is None:
+        _DEFAULT_DEVICE[0] = CPU
+        return
+    name = device_.type if isinstance(device_, device) else str(device_)
+    if name.partition(":")[0] == "cuda":
+        raise _cuda_unavailable(f"set_default_device({device_!r})")
+    _DEFAULT_DEVICE[0] = device(name)
+
+
+def get_default_device():
+    """The device new tensors are created on (``device(type='cpu')``)."""
+    return _DEFAULT_DEVICE[0]

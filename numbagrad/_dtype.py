@@ -198,3 +198,76 @@ def result_type(*operands) -> dtype:
         else:
             raise TypeError(f"unsupported operand type {type(x).__name__}")
     return _combine(dim, _combine(zero, scalar))
+
+
+class finfo:
+    """Machine limits of a floating dtype (``torch.finfo``).
+
+    Parameters
+    ----------
+    type : dtype, optional
+        A floating dtype; the default dtype when omitted.
+
+    Attributes
+    ----------
+    bits, eps, max, min, tiny, smallest_normal, resolution : int or float
+        As NumPy's ``finfo`` (``tiny`` is ``smallest_normal``; ``resolution`` is
+        ``10 ** -precision``).
+    dtype : str
+        The dtype's name, e.g. ``'float32'``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.finfo(numbagrad.float32).eps
+    1.1920928955078125e-07
+    >>> numbagrad.finfo(numbagrad.float64).bits
+    64
+    """
+
+    def __init__(self, type=None):
+        d = _default[0] if type is None else as_dtype(type)
+        if not d.is_floating_point:
+            raise TypeError(f"numbagrad.finfo() requires a floating point input type, got "
+                            f"{d}. Use numbagrad.iinfo to handle it")
+        f = np.finfo(d.np)
+        self.bits = int(f.bits)
+        self.eps = float(f.eps)
+        self.max = float(f.max)
+        self.min = float(f.min)
+        self.tiny = self.smallest_normal = float(f.smallest_normal)
+        self.resolution = 10.0 ** -int(f.precision)  # as PyTorch: exact decimal power
+        self.dtype = d._name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (``torch.iinfo``): ``bits``, ``max``, ``min``,
+    ``dtype`` (its name).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.iinfo(numbagrad.int32).max
+    2147483647
+    """
+
+    def __init__(self, type):
+        d = as_dtype(type)
+        if d.is_floating_point:
+            raise TypeError(f"numbagrad.iinfo() requires an integer input type, got {d}. Use "
+                            "numbagrad.finfo to handle it")
+        if d is bool:
+            raise TypeError("numbagrad.bool is not supported by numbagrad.iinfo")
+        i = np.iinfo(d.np)
+        self.bits = int(i.bits)
+        self.max = int(i.max)
+        self.min = int(i.min)
+        self.dtype = d._name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"

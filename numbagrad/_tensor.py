@@ -14,6 +14,7 @@ a tensor saved for backward records the version it saw (NOTE [Graph layout]).
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._device import CPU
 from numbagrad._hooks import RemovableHandle
 
-__all__ = ["Size", "Tensor"]
+__all__ = ["Size", "Tensor", "set_printoptions"]
 
 
 class _LateNamespace:
@@ -53,8 +54,9 @@ class Tensor(_AttachedMethods):
     """A multi-dimensional array with autograd support (``numbagrad.Tensor``).
 
     Create tensors with :func:`numbagrad.tensor`, :func:`numbagrad.zeros`,
-    :func:`numbagrad.from_numpy` and friends; ``Tensor(data)`` is accepted as a shorthand
-    for ``numbagrad.tensor(data)``.
+    :func:`numbagrad.from_numpy` and friends. As PyTorch's legacy constructor,
+    ``Tensor(data)`` copies ``data`` into a tensor of the default dtype (``float32``, so
+    ``Tensor([1, 2])`` is float) and ``Tensor(2, 3)`` makes an uninitialised one of that size.
 
     Examples
     --------
@@ -74,6 +76,7 @@ class Tensor(_AttachedMethods):
     _grad = None
     _output_nr = 0
     _hooks = None
+    _post_acc_hooks = None  # register_post_accumulate_grad_hook (leaves)
     _retains_grad = False
     _accumulator = None
     _hist_version = 0
@@ -81,8 +84,36 @@ class Tensor(_AttachedMethods):
 
     __array_priority__ = 1000  # make ``ndarray * Tensor`` defer to Tensor.__rmul__
 
-    def __init__(self, *args, **kwargs):
-        src = _F.tensor(*args, **kwargs) if args else _F.tensor([], **kwargs)
+    def __init__(self, *args, device=None):
+        # PyTorch's legacy constructor: ``Tensor(2, 3)`` (or a ``Size``) is an uninitialised
+        # tensor of that size, ``Tensor(data)`` copies data; both of the default dtype
+        dt = D.get_default_dtype()
+        if device is not None:
+            from numbagrad._device import device as _dev
+
+            _dev(device)  # validates: 'cpu' only
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            src = args[0]
+            if src._data.dtype != dt.np:
+                raise TypeError(f"expected {dt} (got {src.dtype}): Tensor(tensor) shares "
+                                "memory and takes a tensor of the default dtype only; use "
+                                "tensor.to(dtype) to convert")
+            Tensor._init_from(self, src._data, src._storage)
+            return
+        if not args or all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
+                or (len(args) == 1 and isinstance(args[0], Size)):
+            size = tuple(args[0]) if args and isinstance(args[0], Size) else (args or (0,))
+            if any(n < 0 for n in size):
+                raise RuntimeError(f"Trying to create tensor with negative dimension: "
+                                   f"{list(size)}")
+            a = np.empty(size, dt.np)
+            Tensor._init_from(self, a, [a, 0])
+            return
+        if len(args) != 1:
+            raise TypeError("Tensor() takes sizes (ints) or one sequence of data, got "
+                            f"{len(args)} arguments of types "
+                            f"{[type(a).__name__ for a in args]}")
+        src = _F.tensor(args[0], dtype=dt)
         Tensor._init_from(self, src._data, src._storage)
 
     # -- construction (internal) ---------------------------------------------------------
@@ -177,6 +208,110 @@ class Tensor(_AttachedMethods):
     def is_contiguous(self) -> bool:
         """Whether the elements are laid out in row-major order without gaps."""
         return self._data.flags.c_contiguous
+
+    def ndimension(self) -> int:
+        """Number of dimensions (an alias of :meth:`dim`)."""
+        return self._data.ndim
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes taken by the elements (``numel() * itemsize``; views count their own)."""
+        return self._data.size * self._data.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element (views of one storage differ by their offset).
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> x = numbagrad.zeros(4)
+        >>> x[1:].data_ptr() - x.data_ptr()
+        4
+        """
+        return self._data.__array_interface__["data"][0]
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The type name (``'torch.FloatTensor'``, PyTorch's string, so scripts comparing it
+        keep working), or, given a dtype or such a name, this tensor converted to it.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> x = numbagrad.ones(2)
+        >>> x.type()
+        'torch.FloatTensor'
+        >>> x.type('torch.DoubleTensor').dtype
+        numbagrad.float64
+        """
+        if dtype is None:
+            return "torch." + _TYPE_NAMES[self._data.dtype.name]
+        if isinstance(dtype, str):
+            name = dtype
+            if name.startswith("torch.cuda."):
+                raise RuntimeError(f"{name}: CUDA is not available (numbagrad runs on 'cpu' "
+                                   "only)")
+            short = name[len("torch."):] if name.startswith("torch.") else name
+            found = [k for k, v in _TYPE_NAMES.items() if v == short]
+            if not found:
+                raise ValueError(f"invalid type: {name!r}; expected one of "
+                                 f"{sorted('torch.' + v for v in _TYPE_NAMES.values())}")
+            dtype = found[0]
+        elif isinstance(dtype, type) and issubclass(dtype, Tensor):
+            dtype = D.get_default_dtype()
+        dt = D.as_dtype(dtype)
+        if dt is self.dtype:
+            return self
+        return _F.to(self, dt)
+
+    def new(self, *args, device=None):
+        """PyTorch's legacy ``x.new(...)``: ``x.new(data)`` a tensor of ``data`` with this
+        tensor's dtype, ``x.new(*sizes)`` an uninitialised one of that size, ``x.new()`` an
+        empty one.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> x = numbagrad.ones(2, dtype=numbagrad.float64)
+        >>> x.new([1, 2])
+        tensor([1., 2.], dtype=numbagrad.float64)
+        >>> x.new(2, 3).shape
+        numbagrad.Size([2, 3])
+        """
+        npd = self._data.dtype
+        if not args or all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
+                or (len(args) == 1 and isinstance(args[0], Size)):
+            size = tuple(args[0]) if args and isinstance(args[0], Size) else (args or (0,))
+            if any(n < 0 for n in size):
+                raise RuntimeError(f"Trying to create tensor with negative dimension: "
+                                   f"{list(size)}")
+            return Tensor._make(np.empty(size, npd))
+        if len(args) != 1:
+            raise TypeError("new() takes sizes (ints) or one sequence of data")
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data._data.dtype != npd:
+                raise TypeError(f"expected {self.dtype} (got {data.dtype})")
+            return data.detach()
+        return _F.tensor(data, dtype=self.dtype)
+
+    def equal(self, other) -> bool:
+        """True when both tensors have the same shape and elements (``torch.equal``)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}")
+        return bool(self._data.shape == other._data.shape
+                    and np.array_equal(self._data, other._data))
+
+    def __format__(self, spec: str) -> str:
+        # as PyTorch: a 0-d tensor formats as its Python number (``f"{loss:.4f}"``)
+        if self._data.ndim == 0 and not self._is_tracer:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
@@ -302,6 +437,39 @@ class Tensor(_AttachedMethods):
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Register ``hook(tensor)`` run after this leaf's ``.grad`` was accumulated.
+
+        The hook runs once per backward that accumulates into ``.grad`` (not for
+        :func:`numbagrad.autograd.grad`, which accumulates nothing), after the
+        accumulation; it must return None. Optimizers fused into backward and gradient
+        bucketing (``DistributedDataParallel``) use it. Returns a handle whose ``remove()``
+        unregisters it.
+
+        Raises
+        ------
+        RuntimeError
+            On a tensor that does not require grad, or on a non-leaf tensor.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> w = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+        >>> h = w.register_post_accumulate_grad_hook(lambda p: print(p.grad))
+        >>> (w * 3).sum().backward()
+        tensor([3., 3.])
+        >>> h.remove()
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_acc_hooks is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return RemovableHandle(self._post_acc_hooks, hook)
+
     def detach(self) -> Tensor:
         """A tensor sharing storage (and version counter) with this one, without history."""
         return Tensor._make(self._data, self._storage)
@@ -414,6 +582,10 @@ class Tensor(_AttachedMethods):
         return t
 
 
+_TYPE_NAMES = {"float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
+               "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor"}
+
+
 class _RetainGrad:
     """The tensor hook behind ``retain_grad``: stores (a copy of) the gradient in ``.grad``."""
 
@@ -463,10 +635,62 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + n if dim < 0 else dim
 
 
+_PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
+          "sci_mode": None}
+_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3,
+                      "linewidth": 80}}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """Set how tensors print (``torch.set_printoptions``).
+
+    Parameters
+    ----------
+    precision : int, optional
+        Digits after the decimal point (default 4).
+    threshold : int, optional
+        Above this many elements, print a summary (default 1000).
+    edgeitems : int, optional
+        Items at each end of every dimension in a summary (default 3).
+    linewidth : int, optional
+        Characters per line (default 80).
+    profile : {'default', 'short', 'full'}, optional
+        Presets: 'short' has precision 2 and 2 edge items, 'full' never summarises; the
+        other arguments given override the profile's values.
+    sci_mode : bool or None, optional
+        True forces scientific notation, False disables it, None (the default) chooses as
+        PyTorch does. As PyTorch, it is always set (None when not given).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.set_printoptions(precision=2)
+    >>> numbagrad.tensor([1.23456, 2.0])
+    tensor([1.23, 2.00])
+    >>> numbagrad.set_printoptions(profile="default")
+    """
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        _PRINT.update(_PROFILES[profile])
+    for name, v in (("precision", precision), ("threshold", threshold),
+                    ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if v is not None:
+            _PRINT[name] = v
+    _PRINT["sci_mode"] = sci_mode
+
+
 def _format(t: Tensor) -> str:
     """A repr close to PyTorch's: 4 decimals, integral floats as ``1.``, extra fields after."""
     a = t._data
     kind = a.dtype.kind
+    thr = _PRINT["threshold"]
+    thr = sys.maxsize if thr == float("inf") else int(thr)
+    edge = _PRINT["edgeitems"]
+    width_max = _PRINT["linewidth"] - 1
     if a.size == 0:
         body = "[]" if a.ndim <= 1 else np.array2string(a, separator=", ")
     elif kind == "f":
@@ -475,21 +699,25 @@ def _format(t: Tensor) -> str:
         amax = float(np.abs(finite).max()) if finite.size else 0.0
         amin = float(np.abs(finite[finite != 0]).min()) if np.any(finite != 0) else 0.0
         sci = amax >= 1e8 or ((amin and (amin < 1e-4 or amax / amin > 1000)) and not integral)
-        if integral and amax < 1e8:
+        prec = _PRINT["precision"]
+        forced = _PRINT["sci_mode"]
+        if forced is not None:
+            sci = forced
+        if integral and amax < 1e8 and forced is None:
             fmt = lambda v: (f"{v:.0f}." if np.isfinite(v) else str(v))  # noqa: E731
         elif sci:
-            fmt = lambda v: f"{v:.4e}"  # noqa: E731
+            fmt = lambda v: f"{v:.{prec}e}"  # noqa: E731
         else:
-            fmt = lambda v: f"{v:.4f}"  # noqa: E731
+            fmt = lambda v: f"{v:.{prec}f}"  # noqa: E731
         # PyTorch right-aligns every element to the widest one
         width = max(len(fmt(v)) for v in a.reshape(-1)[:2000])
         body = np.array2string(a, separator=", ",
                                formatter={"float_kind": lambda v: fmt(v).rjust(width)},
-                               prefix="tensor(", threshold=1000, edgeitems=3,
-                               max_line_width=79)
+                               prefix="tensor(", threshold=thr, edgeitems=edge,
+                               max_line_width=width_max)
     else:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               max_line_width=79)
+        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=thr,
+                               edgeitems=edge, max_line_width=width_max)
         if kind == "b":
             body = body.replace("True", "True").replace("False", "False")
     extras = []
@@ -503,5 +731,14 @@ def _format(t: Tensor) -> str:
         extras.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._requires_grad:
         extras.append("requires_grad=True")
-    inner = ", ".join([body, *extras])
-    return f"tensor({inner})"
+    # as PyTorch's ``_str_intern``: a suffix that would overflow the line goes on its own
+    text = "tensor(" + body
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in extras:
+        if last + len(suffix) + 2 > _PRINT["linewidth"]:
+            text += ",\n" + " " * len("tensor(") + suffix
+            last = len("tensor(") + len(suffix)
+        else:
+            text += ", " + suffix
+            last += len(suffix) + 2
+    return text + ")"

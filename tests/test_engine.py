@@ -558,3 +558,19 @@ def test_gradient_has_the_input_dtype_when_numpy_would_promote(op):
     assert g.dtype == numbagrad.float32
     op(x).sum().backward()
     assert x.grad.dtype == numbagrad.float32
+
+
+@pytest.mark.parametrize("order", ["upstream-first", "downstream-first"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_of_several_outputs_one_upstream_of_another(order, create_graph):
+    # y feeds z and w: every output's gradient reaches x, whatever their order (the
+    # upstream root used to be visited after the downstream one, which then was dropped)
+    x = leaf(1.0)
+    y = x * 2
+    z = y.exp()
+    w = z * y
+    outs = [y, z, w] if order == "upstream-first" else [w, z, y]
+    (g,) = autograd.grad(outs, x, create_graph=create_graph)
+    e2 = np.exp(2.0)
+    # d/dx [2x + e^(2x) + 2x e^(2x)] at x = 1
+    np.testing.assert_allclose(npy(g), 2 + 2 * e2 + 2 * e2 + 4 * e2, rtol=1e-12)

@@ -28,8 +28,9 @@ from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._hooks import RemovableHandle
 from numbagrad._tensor import Tensor
 
-__all__ = ["REFRESH_VIEW", "AccumulateGrad", "Node", "OpNode", "SavedOutput",
-           "accumulator_of", "edge_of", "next_seq", "save_input", "saved_value"]
+__all__ = ["REFRESH_VIEW", "SAVED_HOOKS", "AccumulateGrad", "Node", "OpNode", "SavedOutput",
+           "SavedPacked", "accumulator_of", "edge_of", "next_seq", "pack_saved", "save_input",
+           "saved_value"]
 
 # Re-derives the history of a view whose base was modified in place; set by ``ops.inplace``
 # (a documented upward arrow, NOTE [Layers]: views are an op-level concept).
@@ -81,6 +82,8 @@ class Node:
             self._n_out = n_out
         self._seq = next(_seq)
         self._saved = ()
+        if ANOMALY[0]:
+            stamp_anomaly(self)
 
     # -- PyTorch's public Node API -------------------------------------------------------
     def name(self) -> str:
@@ -194,6 +197,50 @@ class OpNode(Node):
         return res if type(res) is tuple else (res,)
 
 
+# PyTorch's argument names of the operands of the primitives whose names differ from
+# ``self, other`` (``_saved_<name>`` attributes); the saved output is ``result``
+_ARG_NAMES = {
+    "Pow": ("self", "exponent"), "Where": ("condition", "self", "other"),
+    "Clamp": ("self", "min", "max"), "Gather": ("self", "index"),
+    "ScatterAdd": ("self", "index", "src"),
+}
+
+
+def _saved_index(node, key):
+    """The position in ``node._saved`` of the value PyTorch calls ``_saved_<key>``."""
+    try:
+        prim = object.__getattribute__(node, "prim")
+    except AttributeError:
+        return None
+    saves = prim.saves_inputs
+    if type(saves) is not tuple:  # a variable number of operands: no names
+        return None
+    names = _ARG_NAMES.get(prim.__name__, ("self", "other"))
+    for k, i in enumerate(saves):
+        if i < len(names) and names[i] == key:
+            return k
+    if key == "result" and prim.saves_output:
+        return len(saves)
+    return None
+
+
+def _saved_property(key):
+    """``OpNode._saved_<key>``: the saved value PyTorch names ``key`` (a property per name,
+    not ``__getattr__``, which would slow every attribute read of every node)."""
+
+    def get(node):
+        i = _saved_index(node, key)
+        if i is None:
+            raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
+        return saved_value(node, i)
+    get.__name__ = "_saved_" + key
+    return property(get, doc=f"The saved value PyTorch calls ``{key}`` (``_saved_{key}``).")
+
+
+for _key in sorted({"self", "other", "result", *(n for v in _ARG_NAMES.values() for n in v)}):
+    setattr(OpNode, "_saved_" + _key, _saved_property(_key))
+
+
 def _version_error(node, index, data, version, expected, what):
     return RuntimeError(
         "one of the variables needed for gradient computation has been modified by an "
@@ -205,8 +252,92 @@ def _version_error(node, index, data, version, expected, what):
 
 
 def save_input(t):
-    """A saved input tensor: ``(tensor, version at save time)`` (a tuple: cheapest)."""
+    """A saved input tensor: ``(tensor, version at save time)`` (a tuple: cheapest), or,
+    under ``saved_tensors_hooks``, what the pack hook made of it (``SavedPacked``)."""
+    if SAVED_HOOKS:
+        return SavedPacked(t)
     return (t, t._storage[1])
+
+
+# NOTE [Saved-tensor hooks]
+# ``autograd.graph.saved_tensors_hooks(pack, unpack)`` pushes its pair here. While the stack
+# is not empty, every tensor saved for backward is replaced at save time by a
+# ``SavedPacked`` holding ``pack(tensor)`` and the innermost pair's ``unpack``: by
+# ``save_input`` and ``SavedOutput`` (custom Functions' ``save_for_backward``) and by the
+# wrapper ``autograd.graph`` puts on ``Primitive._record`` while hooks are active (the
+# built-in ops; nothing is wrapped, so nothing is paid, when no hooks are active).
+# ``saved_value`` calls ``unpack`` when the rule reads the value and gives the result the
+# saved tensor's history (its ``grad_fn``, or its leaf's accumulator) so that double
+# backward still reaches it. As in PyTorch with hooks, the version check against in-place
+# changes is not made (the pack hook decides what is kept). The stack is per process, not
+# per thread.
+SAVED_HOOKS: list = []
+
+
+class SavedPacked:
+    """A saved tensor replaced by what a pack hook returned (NOTE [Saved-tensor hooks])."""
+
+    __slots__ = ("_acc", "grad_fn", "output_nr", "packed", "requires_grad", "unpack_hook")
+
+    def __init__(self, t, is_output=False, output_nr=0):
+        pack, unpack = SAVED_HOOKS[-1]
+        self.unpack_hook = unpack
+        self.requires_grad = t._requires_grad
+        self.output_nr = output_nr if is_output else t._output_nr
+        # an output's node is the saving node itself (given at unpack: no cycle)
+        self.grad_fn = None if is_output else t._grad_fn
+        self._acc = None
+        if t._requires_grad and t._grad_fn is None and not is_output:
+            self._acc = accumulator_of(t)  # a leaf: keep its accumulator for double backward
+        self.packed = pack(t.detach() if is_output else t)
+
+    def unpack(self, node, index, is_output):
+        r = self.unpack_hook(self.packed)
+        if not isinstance(r, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(r).__name__}")
+        t = Tensor._make(r._data, r._storage)
+        if self.requires_grad:
+            t._requires_grad = True
+            if is_output:
+                t._grad_fn = node
+                t._output_nr = self.output_nr
+            elif self.grad_fn is not None:
+                t._grad_fn = self.grad_fn
+                t._output_nr = self.output_nr
+            else:
+                t._accumulator = weakref.ref(self._acc)
+        return t
+
+
+# NOTE [Anomaly mode]: ``autograd.anomaly_mode`` sets ANOMALY[0] (and ANOMALY[1], the
+# check_nan flag); while it is on, every node gets the forward's stack at creation
+# (``stamp_anomaly``: by the ``Primitive._record`` wrapper for built-in ops, by
+# ``_init_node`` for the others) and the engine checks each rule's results for NaN.
+ANOMALY = [False, True]
+
+
+def stamp_anomaly(node):
+    """Record the current (forward) stack on ``node`` for anomaly mode's error reports."""
+    import os
+    import traceback
+
+    frames = traceback.extract_stack()
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    while frames and os.path.abspath(frames[-1].filename).startswith(pkg):
+        frames.pop()  # numbagrad's own frames: the user's call is what helps
+    node.__dict__["_anomaly_trace"] = traceback.format_list(frames)
+
+
+def pack_saved(node):
+    """Replace the saved tensors of a just-recorded built-in node by pack hooks' results
+    (called by the ``Primitive._record`` wrapper while hooks are active)."""
+    saved = node._saved
+    if not saved:
+        return
+    for i, e in enumerate(saved):
+        if type(e) is tuple:
+            saved[i] = SavedPacked(e[0])
 
 
 def saved_value(node, i, as_array=False):
@@ -225,6 +356,9 @@ def saved_value(node, i, as_array=False):
         return t._data if as_array else t
     if type(e) is SavedOutput:
         return e.array(node, i) if as_array else e.unpack(node, i)
+    if type(e) is SavedPacked:
+        t = e.unpack(node, i, False)
+        return t._data if as_array else t
     return e
 
 
@@ -233,9 +367,16 @@ class SavedOutput:
     would form a cycle through ``grad_fn``): ``unpack`` rebuilds a tensor on the same array
     whose ``grad_fn`` is the saving node, which is what double backward needs."""
 
-    __slots__ = ("data", "output_nr", "requires_grad", "storage", "version")
+    __slots__ = ("data", "output_nr", "packed", "requires_grad", "storage", "version")
 
     def __init__(self, t, output_nr=0):
+        if SAVED_HOOKS:  # NOTE [Saved-tensor hooks]: keep only what the pack hook returns
+            self.packed = SavedPacked(t, True, output_nr)
+            self.data = self.storage = None
+            self.requires_grad = t._requires_grad
+            self.output_nr = output_nr
+            return
+        self.packed = None
         self.storage = s = t._storage
         self.version = s[1]
         self.data = t._data
@@ -248,6 +389,8 @@ class SavedOutput:
                                  f"output {self.output_nr} of {node.name()}")
 
     def unpack(self, node, index=0):
+        if self.packed is not None:
+            return self.packed.unpack(node, index, True)
         self._check(node, index)
         t = Tensor._make(self.data, self.storage)
         if self.requires_grad:
@@ -257,6 +400,8 @@ class SavedOutput:
         return t
 
     def array(self, node, index=0):
+        if self.packed is not None:
+            return self.packed.unpack(node, index, True)._data
         self._check(node, index)
         return self.data
 

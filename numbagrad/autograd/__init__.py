@@ -15,12 +15,19 @@ from numbagrad._core.grad_mode import (
 )
 from numbagrad.autograd import (
     _function_transforms,
+    anomaly_mode,
     engine,
     forward_ad,
     function,
     functional,
     grad_mode,
     graph,
+)
+from numbagrad.autograd.anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
 )
 from numbagrad.autograd.engine import backward, grad
 from numbagrad.autograd.function import (
@@ -37,7 +44,9 @@ __all__ = [
     "FunctionCtx",
     "NestedIOFunction",
     "Node",
+    "anomaly_mode",
     "backward",
+    "detect_anomaly",
     "enable_grad",
     "engine",
     "forward_ad",
@@ -49,8 +58,11 @@ __all__ = [
     "gradgradcheck",
     "graph",
     "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",
     "once_differentiable",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]

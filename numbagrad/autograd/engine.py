@@ -44,11 +44,13 @@ NOTE [Engine]
 from __future__ import annotations
 
 import heapq
+import threading
 
 import numpy as np
 
 from numbagrad import _tensor
 from numbagrad._core.grad_mode import _GRAD_ENABLED
+from numbagrad._core.graph import ANOMALY as _ANOMALY
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
 from numbagrad._core.interpreter import EVAL, current_interpreter
 from numbagrad._tensor import Size, Tensor, _RetainGrad
@@ -337,22 +339,25 @@ def _discover(roots, targets):
         return deps, None
     order = []  # post-order: children before parents
     seen = set()
-    stack = []
-    for node, _ in roots:
-        if node not in seen:
-            seen.add(node)
-            stack.append((node, iter(node._next)))
-    while stack:
-        node, it = stack[-1]
-        for edge in it:
-            if edge is not None and edge[0] not in seen:
-                child = edge[0]
-                seen.add(child)
-                stack.append((child, iter(child._next)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
+    for root, _ in roots:
+        # one depth-first pass per root, run to completion: marking every root seen up front
+        # would put a root that is upstream of another (grad([y, y.exp()], x)) after it in
+        # the order, and the downstream root's gradient would be dropped as "not needed"
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [(root, iter(root._next))]
+        while stack:
+            node, it = stack[-1]
+            for edge in it:
+                if edge is not None and edge[0] not in seen:
+                    child = edge[0]
+                    seen.add(child)
+                    stack.append((child, iter(child._next)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
     tset = {n for n, _ in targets}
     needed = set()
     for node in order:
@@ -575,6 +580,15 @@ def _store_leaf_grad(node, g, create_graph, stored):
         old._storage[1] += 1
 
 
+def _run_post_accumulate_hooks(leaf):
+    """Run ``leaf``'s post-accumulate-grad hooks (after ``.grad`` was updated)."""
+    for h in list(leaf._post_acc_hooks):
+        r = h(leaf)
+        if r is not None:
+            raise TypeError(f"expected None, but post accumulate grad hook returned "
+                            f"'{_type_name(r)}' (hook '{_hook_name(h)}' must return None)")
+
+
 def _hook_name(h):
     """A hook's name as PyTorch prints it in errors."""
     name = getattr(h, "__name__", None)
@@ -694,6 +708,10 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     else:
         path = _traced_path(interp, create_graph)
         validate = _validate_traced
+    if _ANOMALY[0]:  # NOTE [Anomaly mode]: every rule's result checked
+        from numbagrad.autograd.anomaly_mode import checked_path
+
+        path = checked_path(path)
     arrays = path.arrays
     deps, needed = _discover(roots, targets)
     capture = None
@@ -721,6 +739,8 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     stored = {id(g._data) for g in grads if g is not None} if validate is _validate else \
         _array_ids(grads)
 
+    prev_run = getattr(_LOCAL, "run", None)
+    _LOCAL.run = _Run(deps, needed, roots)
     token = _GRAD_ENABLED.set(bool(create_graph))
     try:
         while ready:
@@ -762,6 +782,8 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                     if leaf._hooks and capture is None:  # (else they ran above)
                         g = _run_tensor_hooks(leaf._hooks, g, path, stored)
                     _store_leaf_grad(node, g, create_graph, stored)
+                    if leaf._post_acc_hooks:
+                        _run_post_accumulate_hooks(leaf)
                     if node._hooks:
                         # as PyTorch: AccumulateGrad has no grad_inputs, so a post-hook may
                         # return only None or ()
@@ -819,7 +841,40 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                     heapq.heappush(ready, (-child._seq, child))
     finally:
         _GRAD_ENABLED.reset(token)
+        _LOCAL.run = prev_run
     return captured
+
+
+_LOCAL = threading.local()
+
+
+class _Run:
+    """The backward running in this thread (``current_run``): which nodes it reaches."""
+
+    __slots__ = ("deps", "needed", "roots")
+
+    def __init__(self, deps, needed, roots):
+        self.deps = deps
+        self.needed = needed
+        self.roots = roots
+
+    def will_compute(self, t):
+        """Whether this backward computes a gradient for ``t`` (its node is reached)."""
+        if t._grad_fn is not None:
+            node = t._grad_fn
+        else:
+            ref = t._accumulator
+            node = ref() if ref is not None else None
+            if node is None:
+                return False
+        if node not in self.deps and all(node is not n for n, _ in self.roots):
+            return False
+        return self.needed is None or node in self.needed
+
+
+def current_run():
+    """The backward running in this thread, or None (``register_multi_grad_hook``)."""
+    return getattr(_LOCAL, "run", None)
 
 
 _tensor._F.backward = backward  # Tensor.backward calls up into the engine (NOTE [Layers])

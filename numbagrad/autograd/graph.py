@@ -9,11 +9,224 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
 
+from numbagrad._core import graph as _graph
 from numbagrad._core.graph import AccumulateGrad, Node, OpNode, SavedOutput, accumulator_of
 from numbagrad._tensor import Tensor
 
-__all__ = ["AccumulateGrad", "DotGraph", "Node", "OpNode", "to_dot"]
+__all__ = ["AccumulateGrad", "DotGraph", "Node", "OpNode", "register_multi_grad_hook",
+           "save_on_cpu", "saved_tensors_hooks", "to_dot"]
+
+
+# -- the wrapper on Primitive._record (saved-tensor hooks, anomaly mode) ---------------------
+# NOTE [Record hooks]: saved-tensor hooks must see every tensor a built-in op saves, and
+# anomaly mode must stamp every node with the forward's traceback. Both are rare, so
+# instead of a check on every op, ``Primitive._record`` is wrapped while either is active
+# and restored when neither is: the eager path pays nothing when they are off.
+_RECORD_LOCK = threading.Lock()
+_RECORD_USERS = [0]
+_ORIG_RECORD = []
+
+
+def _wrapped_record(cls, args, params, outs, *rest):
+    node = _ORIG_RECORD[0].__func__(cls, args, params, outs, *rest)
+    if _graph.SAVED_HOOKS:
+        _graph.pack_saved(node)
+    if _graph.ANOMALY[0]:
+        _graph.stamp_anomaly(node)
+    return node
+
+
+def _acquire_record_hook():
+    from numbagrad.ops._op import Primitive
+
+    with _RECORD_LOCK:
+        if _RECORD_USERS[0] == 0:
+            _ORIG_RECORD[:] = [Primitive.__dict__["_record"]]
+            Primitive._record = classmethod(_wrapped_record)
+        _RECORD_USERS[0] += 1
+
+
+def _release_record_hook():
+    from numbagrad.ops._op import Primitive
+
+    with _RECORD_LOCK:
+        _RECORD_USERS[0] -= 1
+        if _RECORD_USERS[0] == 0:
+            Primitive._record = _ORIG_RECORD.pop()
+
+
+class saved_tensors_hooks:
+    """Context manager: every tensor saved for backward while it is active goes through
+    ``pack_hook`` at save time and ``unpack_hook`` when backward reads it
+    (``torch.autograd.graph.saved_tensors_hooks``).
+
+    Built-in ops and ``ctx.save_for_backward`` in custom Functions both use it. Contexts
+    nest: the innermost pair is used, and the pair active when a tensor was saved unpacks
+    it. ``unpack_hook`` must return a Tensor (TypeError otherwise); the tensor backward
+    then uses has the saved tensor's history. See NOTE [Saved-tensor hooks].
+
+    Parameters
+    ----------
+    pack_hook : callable
+        ``pack_hook(tensor) -> object``; must not modify ``tensor`` in place.
+    unpack_hook : callable
+        ``unpack_hook(object) -> Tensor``, the value to use in place of the saved tensor.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.autograd.graph import saved_tensors_hooks
+    >>> x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> seen = []
+    >>> with saved_tensors_hooks(lambda t: seen.append(t.shape) or t, lambda t: t):
+    ...     y = (x * x).sum()
+    >>> y.backward()
+    >>> len(seen), x.grad
+    (2, tensor([2., 4.]))
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        if not callable(pack_hook) or not callable(unpack_hook):
+            raise TypeError("saved_tensors_hooks expects two callables (pack_hook, "
+                            "unpack_hook)")
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        _acquire_record_hook()
+        _graph.SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _graph.SAVED_HOOKS.pop()
+        _release_record_hook()
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved-tensor hooks that keep a CPU copy of each saved tensor
+    (``torch.autograd.graph.save_on_cpu``).
+
+    numbagrad runs on the CPU only, so, as in a CPU-only build of PyTorch, this packs each
+    saved tensor into a copy in host memory and unpacks that copy: values and gradients
+    are unchanged, and the copy decouples the saved value from later in-place changes.
+    ``pin_memory=True`` is accepted and has nothing to pin without CUDA (PyTorch's CPU
+    build also ignores it there).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.autograd.graph import save_on_cpu
+    >>> x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+    >>> with save_on_cpu():
+    ...     y = (x.exp() * x).sum()
+    >>> y.backward()
+    >>> [round(v, 4) for v in x.grad.tolist()]
+    [5.4366, 22.1672]
+    """
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        self.pin_memory = bool(pin_memory)
+
+        def pack(t):
+            return Tensor._make(t._data.copy())
+
+        def unpack(packed):
+            return packed
+
+        super().__init__(pack, unpack)
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Run ``fn`` once the gradients of ``tensors`` are computed in a backward
+    (``torch.autograd.graph.register_multi_grad_hook``).
+
+    With ``mode='all'``, ``fn(grads)`` runs once per backward, after every tensor of
+    ``tensors`` that takes part in it got its gradient; ``grads`` has one entry per tensor
+    (None for those that got none). With ``mode='any'``, ``fn(grad)`` runs once per
+    backward, on the first gradient computed among them. Returns a handle whose
+    ``remove()`` unregisters it.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.autograd.graph import register_multi_grad_hook
+    >>> a = numbagrad.tensor(1.0, requires_grad=True)
+    >>> b = numbagrad.tensor(2.0, requires_grad=True)
+    >>> h = register_multi_grad_hook((a, b), lambda gs: print(gs))
+    >>> (a * b).backward()
+    (tensor(2.), tensor(1.))
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"register_multi_grad_hook expects tensors, got {type(t).__name__}")
+    state = {"grads": {}, "count": 0, "fired": False, "expected": None, "run": None}
+    lock = threading.Lock()
+
+    def expected_count():
+        # the tensors whose gradient this backward will compute: their node is pending
+        from numbagrad.autograd import engine
+
+        run = engine.current_run()
+        if run is None:
+            return None, None
+        n = 0
+        for t in tensors:
+            if t._requires_grad and run.will_compute(t):
+                n += 1
+        return n, run
+
+    def make_hook(i):
+        def hook(g):
+            with lock:
+                from numbagrad.autograd import engine
+
+                run = engine.current_run()
+                if state["run"] is not run:  # a new backward: start over
+                    state.update(grads={}, count=0, fired=False, run=run,
+                                 expected=expected_count()[0])
+                if mode == "any":
+                    if state["fired"]:
+                        return None
+                    state["fired"] = True
+                    call = True
+                else:
+                    state["grads"][i] = g
+                    state["count"] += 1
+                    call = state["count"] == state["expected"]
+            if call:
+                if mode == "any":
+                    fn(g)
+                else:
+                    fn(tuple(state["grads"].get(k) for k in range(len(tensors))))
+            return None
+        return hook
+
+    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
+               if t._requires_grad]
+    return _MultiHandle(handles)
+
+
+class _MultiHandle:
+    """The handle of :func:`register_multi_grad_hook`: ``remove()`` removes every hook."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
 
 
 class DotGraph(str):

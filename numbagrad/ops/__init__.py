@@ -9,7 +9,7 @@ methods and operators.
 
 from __future__ import annotations
 
-from numbagrad.ops import _op, binary, inplace, linalg, reduce, shape, unary
+from numbagrad.ops import _op, binary, inplace, linalg, math, reduce, shape, special, unary
 from numbagrad.ops._op import PRIMITIVES, Primitive, bind
 from numbagrad.ops.binary import (
     add,
@@ -53,7 +53,39 @@ from numbagrad.ops.binary import (
     where,
 )
 from numbagrad.ops.inplace import clone, contiguous, to
-from numbagrad.ops.linalg import bmm, dot, einsum, ger, inner, matmul, mm, outer, vdot
+from numbagrad.ops.linalg import (
+    addmm,
+    addmv,
+    baddbmm,
+    bmm,
+    cdist,
+    cholesky,
+    cholesky_solve,
+    cross,
+    det,
+    diag,
+    diag_embed,
+    dist,
+    dot,
+    einsum,
+    ger,
+    inner,
+    inverse,
+    kron,
+    logdet,
+    matmul,
+    matrix_exp,
+    matrix_power,
+    mm,
+    outer,
+    pinverse,
+    slogdet,
+    svd,
+    tensordot,
+    trace,
+    vdot,
+)
+from numbagrad.ops.math import *  # noqa: F403  (the extra top-level math: math.ALL)
 from numbagrad.ops.reduce import (
     all,
     amax,
@@ -118,6 +150,7 @@ from numbagrad.ops.shape import (
     unsqueeze,
     view,
 )
+from numbagrad.ops.special import *  # noqa: F403  (the top-level special functions)
 from numbagrad.ops.unary import (
     abs,
     ceil,
@@ -148,8 +181,8 @@ from numbagrad.ops.unary import (
     tanh,
 )
 
-__all__ = [*unary.ALL, *binary.ALL, *reduce.ALL, *shape.ALL, *linalg.ALL, "clone",
-           "contiguous", "to"]
+__all__ = [*unary.ALL, *binary.ALL, *reduce.ALL, *shape.ALL, *linalg.ALL, *math.ALL, "clone",
+           "contiguous", "to", *special.ALL]
 _internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
 
 from numbagrad.ops import _methods  # noqa: E402  (attaches Tensor's methods: needs the above)

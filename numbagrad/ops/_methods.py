@@ -6,6 +6,8 @@ Imported once by ``numbagrad.ops`` after every op exists; it also registers the 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from numbagrad import _dtype as D
@@ -22,7 +24,7 @@ from numbagrad.ops.inplace import clone, to
 __all__: list = []
 
 # -- Tensor methods and operators -------------------------------------------------------------
-_NOT_METHODS = {"cat", "concat", "concatenate", "stack", "where", "einsum"}
+_NOT_METHODS = {"cat", "concat", "concatenate", "stack", "where", "einsum", *F.math.NOT_METHODS}
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, getattr(F, _name))
@@ -162,6 +164,8 @@ Tensor.__ipow__ = Tensor.pow_
 for _name in ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
               "reciprocal sin cos tan tanh sigmoid erf clamp clip masked_fill").split():
     setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
+for _name in F.math.INPLACE:  # the extra top-level math (``ops/math.py``)
+    setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
 
 
 def _fill(self, value):
@@ -236,6 +240,33 @@ Tensor.fill_ = _fill
 Tensor.zero_ = _zero
 Tensor.copy_ = _copy
 Tensor.__setitem__ = _setitem
+
+# NumPy's keyword names, which PyTorch also accepts on reductions: ``axis`` for ``dim``,
+# ``keepdims`` for ``keepdim`` (``x.sum(axis=0, keepdims=True)``); ``numbagrad/__init__.py``
+# gives the top-level names the same wrappers
+def _numpy_keywords(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            for alias, name in (("axis", "dim"), ("keepdims", "keepdim")):
+                if alias in kwargs:
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got both '{name}' and its alias "
+                                        f"'{alias}'; pass one")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+NUMPY_KEYWORDS = {n: _numpy_keywords(getattr(F, n)) for n in F.reduce.ALL if n != "norm"}
+for _name, _fn in NUMPY_KEYWORDS.items():
+    setattr(Tensor, _name, _fn)
+
+# the scatter family (``shape.SCATTER``): out-of-place methods and in-place ``<name>_``
+for _name in shape.SCATTER:
+    setattr(Tensor, _name, getattr(shape, _name))
+    setattr(Tensor, _name + "_", _unary_inplace(getattr(shape, _name)))
+Tensor.scatter_add_ = _unary_inplace(F.scatter_add)
 
 # the names the Tensor layer calls up into (``_tensor._LateNamespace``)
 for _name in F.__all__:

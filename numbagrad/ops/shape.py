@@ -1620,11 +1620,395 @@ def masked_fill(input, mask, value):
     return F.where(mask, value, input)
 
 
+# -- index_add / index_copy / index_fill / scatter / scatter_reduce / masked_scatter / put ---
+# Composites of IndexPut, ScatterAdd and Index (so they get every rule: gradients as
+# PyTorch's derivatives.yaml, JVP, vmap); every index is validated here, before any kernel.
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+               "bool": "Bool", "float16": "Half"}
+
+
+def _tname(t):
+    return _TYPE_NAMES.get(t.dtype.np.name, t.dtype.np.name)
+
+
+def _long_index(name, index, msg=None):
+    index = as_tensor_arg(index, "index")
+    if index.dtype.np != np.int64:
+        raise (msg or (lambda: RuntimeError(
+            f"{name}(): Expected a long tensor for index, but got {_tname(index)}")))()
+    return index
+
+
+def _vector_index(name, index):
+    if index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {_tname(index)} and size: "
+                         f"{list(index.shape)}")
+    return reshape(index, (-1,))
+
+
+def _wrap_negative(index, size):
+    """``index`` with entries in ``[-size, 0)`` moved up by ``size`` (after a range check
+    over ``[-size, size)``)."""
+    return F.where(F.lt(index, 0), F.add(index, size), index)
+
+
+def _check_signed(name, index, size, msg):
+    """Bounds ``[-size, size)`` (PyTorch's ``index_fill``/``put``), checked on the values."""
+    if not index._is_tracer and index.numel():
+        a = index._data
+        bad = (a < -size) | (a >= size)
+        if bad.any():
+            raise IndexError(msg(int(a.reshape(-1)[np.argmax(bad.reshape(-1))])))
+    return index
+
+
+def _along(d):
+    return (slice(None),) * d + (_Slot(0),)
+
+
+def _source_along(name, input, d, index, source, err=RuntimeError):
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): self ({_tname(input)}) and source ({_tname(source)}) "
+                           "must have the same scalar type")
+    xs, ss = tuple(input.shape) or (1,), tuple(source.shape) or (1,)
+    if len(xs) != len(ss) or any(a != b for k, (a, b) in enumerate(zip(xs, ss)) if k != d):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    if ss[d] != index.numel():
+        raise err(f"{name}(): Number of indices ({index.numel()}) should be equal to "
+                  f"source.size(dim): ({ss[d]}), for dim: {d}")
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]``
+    along ``dim`` (out of place; repeated indices add up).
+
+    Differentiable in ``input`` (the gradient passes through) and ``source``
+    (``alpha * grad.index_select(dim, index)``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.zeros(3, 2)
+    >>> x.index_add(0, numbagrad.tensor([0, 2, 0]), numbagrad.ones(3, 2))
+    tensor([[2., 2.],
+            [0., 0.],
+            [1., 1.]])
+    """
+    index = as_tensor_arg(index, "index")
+    source = as_tensor_arg(source, "source")
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_tname(index)}")
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {_tname(index)} and size: "
+                         f"{list(index.shape)}")
+    d = wrap_dim(dim, input.ndim)
+    _source_along("index_add_", input, d, index, source)
+    index = _check_index("index_add_", reshape(index, (-1,)).to(np.int64),
+                         input.shape[d] if input.ndim else 1)
+    if alpha != 1:
+        source = F.mul(source, alpha)
+    if input.ndim == 0:
+        return reshape(index_add(reshape(input, (1,)), 0, index, reshape(source, (1,))), ())
+    shape = [1] * input.ndim
+    shape[d] = index.numel()
+    src = source if source.ndim else reshape(source, (1,))
+    idx = expand(reshape(index, tuple(shape)), tuple(src.shape))
+    return bind(ScatterAdd, (input, idx, src), {"dim": d})
+
+
+def index_copy(input, dim, index, source):
+    """``input`` with ``source[..., i, ...]`` written at ``input[..., index[i], ...]`` along
+    ``dim`` (out of place; ``index`` int64). Gradients: ``input`` gets ``grad`` with zeros at
+    the overwritten slices, ``source`` gets ``grad.index_select(dim, index)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.zeros(3).index_copy(0, numbagrad.tensor([2, 0]), numbagrad.tensor([5., 6.]))
+    tensor([6., 0., 5.])
+    """
+    index = _long_index("index_copy_", index)
+    source = as_tensor_arg(source, "source")
+    if index.ndim > 1:
+        raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got "
+                         f"{index.ndim})")
+    d = wrap_dim(dim, input.ndim)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {_tname(input)} and (source) {_tname(source)}")
+    ss = tuple(source.shape) or (1,)
+    xs = tuple(input.shape) or (1,)
+    if len(ss) != len(xs) or xs[:d] + xs[d + 1:] != ss[:d] + ss[d + 1:]:
+        raise IndexError(f"index_copy_(): Source/destination tensor must have same slice "
+                         f"shapes. Destination slice shape: {list(input.shape)} at dimension "
+                         f"{d} and source slice shape: {list(source.shape)} at dimension {d}.")
+    if ss[d] != index.numel():
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+                         f"to source.size(dim) ({ss[d]})")
+    index = _check_index("index_copy_", reshape(index, (-1,)),
+                         input.shape[d] if input.ndim else 1)
+    if input.ndim == 0:
+        return reshape(index_copy(reshape(input, (1,)), 0, index, reshape(source, (1,))), ())
+    return bind(IndexPut, (input, source, index), {"key": _along(d), "advanced": True})
+
+
+def index_fill(input, dim, index, value):
+    """``input`` with ``value`` (a number or a 0-d tensor) in the slices ``index`` along
+    ``dim`` (int64; negative entries count from the end). A 0-d float tensor ``value`` gets
+    the gradient summed over the filled slices.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.zeros(2, 3).index_fill(1, numbagrad.tensor([0, -1]), 7.0)
+    tensor([[7., 0., 7.],
+            [7., 0., 7.]])
+    """
+    index = _long_index("index_fill_", index, lambda: IndexError(
+        "index_fill_(): Expected dtype int64 for index."))
+    if index.ndim > 1:
+        raise IndexError(f"index_fill_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim}")
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    index = reshape(index, (-1,))
+    _check_signed("index_fill_", index, size, lambda i: (
+        f"index {i} is out of bounds for dimension {d} with size {size}"))
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {value.ndim} dimension(s).")
+        value = value.to(input.dtype)
+    elif isinstance(value, (int, float, bool, np.number)):
+        value = np.array(value).astype(input.dtype.np).item()
+    else:
+        raise TypeError(f"index_fill(): value must be a number or a 0-d tensor, got "
+                        f"{type(value).__name__}")
+    index = _wrap_negative(index, size)
+    if input.ndim == 0:
+        return reshape(index_fill(reshape(input, (1,)), 0, index, value), ())
+    return bind(IndexPut, (input, value, index), {"key": _along(d), "advanced": True})
+
+
+def _scatter_key(index, d):
+    """The advanced key writing ``src[i][j]..`` to ``out[..index[i][j]..]`` along ``d``:
+    one int64 operand per dimension (``arange``s broadcast against ``index``)."""
+    ops = []
+    for k, n in enumerate(index.shape):
+        if k == d:
+            ops.append(index.to(np.int64))
+        else:
+            shape = [1] * index.ndim
+            shape[k] = n
+            ops.append(reshape(arange(n), tuple(shape)))
+    return tuple(_Slot(k) for k in range(index.ndim)), ops
+
+
+def _scatter_prep(name, input, dim, index, src):
+    index = as_tensor_arg(index, "index")
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    d = wrap_dim(dim, input.ndim)
+    if isinstance(src, Tensor) and src.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): Expected self.dtype to be equal to src.dtype")
+    if index.numel() == 0:
+        return None, d
+    index = _check_gather(name, input, d, index, src if isinstance(src, Tensor) else None)
+    return index, d
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    """``input`` with ``src[i][j]`` (a tensor, or one number) written at
+    ``out[index[i][j]][j]`` (for ``dim=0``; likewise for other dims), out of place.
+
+    ``reduce='add'`` adds instead of writing (``scatter_add``); ``'multiply'`` is not
+    supported (PyTorch deprecates it: use :func:`scatter_reduce`). Gradients, as PyTorch's:
+    ``input`` gets ``grad`` with zeros where written, ``src`` gets ``grad.gather(dim,
+    index)``. Where an index repeats, which value lands is unspecified (as PyTorch).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.zeros(2, 3).scatter(1, numbagrad.tensor([[2], [0]]), 5.0)
+    tensor([[0., 0., 5.],
+            [5., 0., 0.]])
+    """
+    if src is None:
+        if value is None:
+            raise TypeError("scatter() missing the value to write: pass src (a tensor) or "
+                            "value (a number)")
+        src = value
+    if reduce is not None and reduce not in ("add", "multiply"):
+        raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
+    if reduce == "multiply":
+        raise NotImplementedError("scatter(reduce='multiply') is not supported in numbagrad; "
+                                  "PyTorch deprecates it (use scatter_reduce)")
+    is_tensor = isinstance(src, Tensor)
+    index, d = _scatter_prep("scatter", input, dim, index, src if is_tensor else None)
+    if index is None:
+        return F.clone(input)  # PyTorch checks nothing for an empty index
+    if reduce == "add":
+        if not is_tensor:
+            from numbagrad._creation import full
+
+            src = full(tuple(index.shape), src, dtype=input.dtype)
+        return scatter_add(input, d, index, src)
+    if input.ndim == 0 or index.ndim == 0:
+        x1 = _as_1d(input)
+        s1 = _as_1d(src) if is_tensor else src
+        return reshape(scatter(x1, 0, _as_1d(index), s1), tuple(input.shape))
+    key, ops = _scatter_key(index, d)
+    if is_tensor:
+        window = tuple(slice(0, n) for n in index.shape)
+        if tuple(src.shape) != tuple(index.shape):
+            src = getitem(src, window)
+    else:
+        src = np.array(src).astype(input.dtype.np).item()
+    return bind(IndexPut, (input, src, *ops), {"key": key, "advanced": True})
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """``input`` with ``src`` reduced into it at ``index`` along ``dim`` (out of place).
+
+    ``reduce`` is ``'sum'`` or ``'mean'`` (``'prod'``, ``'amax'``, ``'amin'`` raise
+    NotImplementedError: not supported yet). With ``include_self=False`` the values of
+    ``input`` at scattered positions take no part (positions nothing is scattered to keep
+    ``input``). Integer ``'mean'`` rounds down, as PyTorch. Differentiable in ``input`` and
+    ``src``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([1.0, 1.0, 1.0])
+    >>> i = numbagrad.tensor([0, 0, 2])
+    >>> x.scatter_reduce(0, i, numbagrad.tensor([2.0, 4.0, 5.0]), "mean")
+    tensor([2.3333, 1.0000, 3.0000])
+    >>> x.scatter_reduce(0, i, numbagrad.tensor([2.0, 4.0, 5.0]), "sum", include_self=False)
+    tensor([6., 1., 5.])
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's aliases
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if reduce in ("prod", "amax", "amin"):
+        raise NotImplementedError(f"scatter_reduce(reduce={reduce!r}) is not supported in "
+                                  "numbagrad yet; 'sum' and 'mean' are")
+    src = as_tensor_arg(src, "src")
+    index, d = _scatter_prep("scatter_reduce", input, dim, index, src)
+    if index is None:
+        return F.clone(input)
+    if input.ndim == 0 or index.ndim == 0:
+        out = scatter_reduce(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
+                             include_self=include_self)
+        return reshape(out, tuple(input.shape))
+    window = tuple(slice(0, n) for n in index.shape)
+    if tuple(src.shape) != tuple(index.shape):
+        src = getitem(src, window)
+    base = input if include_self else scatter(input, d, index, 0)
+    total = scatter_add(base, d, index, src)
+    if reduce == "sum":
+        return total
+    from numbagrad._creation import full, ones
+
+    counts = scatter_add(full(tuple(input.shape), 1 if include_self else 0, dtype=input.dtype),
+                         d, index, ones(tuple(index.shape), dtype=input.dtype))
+    counts = F.where(F.eq(counts, 0), 1, counts)
+    if input.dtype.is_floating_point:
+        return F.div(total, counts)
+    return F.floor_divide(total, counts)
+
+
+def masked_scatter(input, mask, source):
+    """``input`` with the elements of ``source`` (in order) written where the bool ``mask``
+    (broadcast to ``input``) is true. Gradients: ``input`` gets ``grad`` with zeros where
+    written; ``source`` gets ``grad[mask]`` in its first elements, zeros after.
+
+    The number of elements written depends on ``mask``'s values, so this op needs concrete
+    values (it is not supported under ``vmap``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> m = numbagrad.tensor([True, False, True])
+    >>> numbagrad.zeros(3).masked_scatter(m, numbagrad.tensor([1.0, 2.0, 3.0]))
+    tensor([1., 0., 2.])
+    """
+    mask = as_tensor_arg(mask, "mask")
+    source = as_tensor_arg(source, "source")
+    if mask.dtype.np.kind != "b":
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_tname(mask)}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
+                           f"got {_tname(input)} and {_tname(source)}")
+    if mask._is_tracer:
+        raise RuntimeError("masked_scatter: the mask's values decide the result's layout, so "
+                           "it cannot be used with a mask a transform (vmap, grad) owns")
+    if tuple(mask.shape) != tuple(input.shape):
+        if not is_expandable_to(tuple(mask.shape), tuple(input.shape)):
+            raise RuntimeError(f"The size of tensor a ({list(mask.shape)}) must match the "
+                               f"size of tensor b ({list(input.shape)}): mask must broadcast "
+                               "to self")
+        mask = expand(mask, tuple(input.shape))
+    n = int(np.count_nonzero(mask._data))
+    if source.numel() < n:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    values = getitem(reshape(source, (-1,)), slice(0, n))
+    return index_put(input, mask, values)
+
+
+def put(input, index, source, accumulate=False):
+    """``input`` with ``source`` written (or, with ``accumulate``, added) at the flat
+    positions ``index`` (int64, negative entries count from the end), out of place.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.zeros(2, 2)
+    >>> x.put(numbagrad.tensor([0, -1]), numbagrad.tensor([1.0, 2.0]))
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    index = _long_index("put_", index)
+    source = as_tensor_arg(source, "source")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"put_(): self ({_tname(input)}) and source ({_tname(source)}) "
+                           "must have the same scalar type")
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
+                           f"elements, but got source.numel() = {source.numel()}, "
+                           f"index.numel() = {index.numel()}")
+    n = input.numel()
+    idx = reshape(index, (-1,))
+    _check_signed("put_", idx, n, lambda i: (
+        f"out of range: tried to access index {i} on a tensor of {n} elements."))
+    if index.numel() == 0:
+        return F.clone(input)
+    idx = _wrap_negative(idx, n)
+    flat = reshape(input, (-1,))
+    src = reshape(source, (-1,))
+    if accumulate:
+        out = bind(ScatterAdd, (flat, idx, src), {"dim": 0})
+    else:
+        out = bind(IndexPut, (flat, src, idx), {"key": (_Slot(0),), "advanced": True})
+    return reshape(out, tuple(input.shape))
+
+
 ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
        "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
        "chunk "
        "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
        "scatter_add take_along_dim index_select nonzero masked_fill").split()
 
-__all__ = ["ALL", *ALL, "IndexOutOfRangeError", "fill_key", "getitem", "index_put",
-           "is_expandable_to", "split_key", "sum_to_array"]
+# the scatter family (not in ALL: ``numbagrad/__init__.py`` and ``ops/_methods.py`` attach
+# them by name)
+SCATTER = ("index_add", "index_copy", "index_fill", "scatter", "scatter_reduce",
+           "masked_scatter", "put")
+
+__all__ = ["ALL", *ALL, "IndexOutOfRangeError", "SCATTER", *SCATTER, "fill_key", "getitem",
+           "index_put", "is_expandable_to", "split_key", "sum_to_array"]
