@@ -20,12 +20,57 @@ from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, elementwise_batch
 from numbagrad.ops.unary import unary_batch
 
-__all__ = ["ALL", "add", "atan2", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "clamp", "clamp_max", "clamp_min", "clip", "div", "divide", "eq", "floor_divide",
-           "fmod", "ge", "greater", "greater_equal", "gt", "le", "less", "less_equal",
-           "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "maximum",
-           "minimum", "mul", "multiply", "ne", "not_equal", "pow", "remainder", "sub",
-           "subtract", "true_divide", "where"]
+__all__ = [
+    "ALL",
+    "add",
+    "atan2",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "clip",
+    "copysign",
+    "div",
+    "divide",
+    "eq",
+    "float_power",
+    "floor_divide",
+    "fmax",
+    "fmin",
+    "fmod",
+    "ge",
+    "greater",
+    "greater_equal",
+    "gt",
+    "heaviside",
+    "hypot",
+    "le",
+    "less",
+    "less_equal",
+    "logaddexp",
+    "logaddexp2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "maximum",
+    "minimum",
+    "mul",
+    "multiply",
+    "ne",
+    "nextafter",
+    "not_equal",
+    "pow",
+    "remainder",
+    "sub",
+    "subtract",
+    "true_divide",
+    "where",
+]
 
 _SCALARS = (int, float, bool)
 
@@ -485,6 +530,189 @@ class Remainder(Fmod):
     rounding = "floor"  # remainder(a, b) = a - b * floor(a / b)
 
 
+# -- hypot, logaddexp, copysign, fmax/fmin, heaviside, nextafter ---------------------------------
+_TORCH_KIND = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+               "uint8": "Byte", "bool": "Bool"}
+
+
+class FloatBinary(Binary, register=False):
+    """A broadcasting op PyTorch has floating kernels for only (``hypot``, ``logaddexp``,
+    ``nextafter``): integer and bool operands raise its error."""
+
+    @classmethod
+    def impl(cls, be, a, b):
+        a, b, dt = _prep(a, b)
+        if dt.kind != "f":
+            raise NotImplementedError(f'"{cls.__name__.lower()}_cpu" not implemented for '
+                                      f"'{_TORCH_KIND.get(dt.name, dt.name)}'")
+        _check_shapes(cls.__name__.lower(), a, b)
+        return be.binary(cls.fn, a, b)
+
+
+class Hypot(FloatBinary):
+    """``sqrt(a**2 + b**2)`` without overflow; gradients ``g * a / y`` and ``g * b / y``
+    (PyTorch's: NaN at the origin)."""
+
+    fn = "hypot"
+    saves_inputs = (0, 1)
+    saves_output = True
+
+    @staticmethod
+    def vjp(ctx, g):
+        a, b, y = ctx.saved()
+        return ((g * a / y if ctx.needs_input_grad(0) else None),
+                (g * b / y if ctx.needs_input_grad(1) else None))
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        a, b = primals
+        ta, tb = tangents
+        num = ta * a if tb is None else (tb * b if ta is None else ta * a + tb * b)
+        return num / out
+
+
+class Logaddexp(FloatBinary):
+    """``log(exp(a) + exp(b))`` computed stably; gradients PyTorch's
+    ``g / (1 + exp(b - a))`` and ``g / (1 + exp(a - b))`` (NaN where both are the same
+    infinity, as there)."""
+
+    fn = "logaddexp"
+    saves_inputs = (0, 1)
+
+    @staticmethod
+    def _base(x):
+        return F.exp(x)
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        a, b = ctx.saved()
+        return ((g / (1 + cls._base(b - a)) if ctx.needs_input_grad(0) else None),
+                (g / (1 + cls._base(a - b)) if ctx.needs_input_grad(1) else None))
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        a, b = primals
+        ta, tb = tangents
+        t = None if ta is None else ta / (1 + cls._base(b - a))
+        if tb is not None:
+            tb = tb / (1 + cls._base(a - b))
+            t = tb if t is None else t + tb
+        return t
+
+
+class Logaddexp2(Logaddexp):
+    """``log2(2**a + 2**b)``; gradients ``g / (1 + 2**(b - a))`` and the mirror."""
+
+    fn = "logaddexp2"
+
+    @staticmethod
+    def _base(x):
+        return F.exp2(x)
+
+
+class Nextafter(FloatBinary):
+    """The next floating value after ``a`` toward ``b`` (no gradient, as in PyTorch)."""
+
+    fn = "nextafter"
+    differentiable = False
+
+
+def _copysign_ratio(m, a, y):
+    # d copysign(a, b) / da = y / a, taken as 0 where a == 0 (PyTorch's
+    # copysign_tensor_self_backward); the inner where keeps 0/0 out of the unselected branch
+    zero = a == 0
+    return m.where(zero, 0, y / m.where(zero, 1, a))
+
+
+class Copysign(Binary):
+    """``|a|`` with the sign of ``b``; integers promote to the default float dtype. The
+    gradient to ``a`` is ``g * y / a`` (0 at ``a == 0``), to ``b`` zeros, as PyTorch."""
+
+    fn = "copysign"
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def impl(be, a, b):
+        a, b, dt = _prep(a, b)
+        if dt.kind != "f":
+            dt = D.get_default_dtype().np
+            a, b = _cast(a, dt), _cast(b, dt)
+        _check_shapes("copysign", a, b)
+        return be.binary("copysign", a, b)
+
+    @staticmethod
+    def vjp(ctx, g):
+        a, y = ctx.saved()
+        return ((g * _copysign_ratio(F, a, y) if ctx.needs_input_grad(0) else None),
+                (_zeros_like(g) if ctx.needs_input_grad(1) else None))
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        ta = tangents[0]
+        return None if ta is None else ta * _copysign_ratio(F, primals[0], out)
+
+
+class Fmax(Binary):
+    """The maximum ignoring NaN (NaN only where both are); the gradient goes to ``a`` where
+    ``a >= b`` or ``b`` is NaN, else to ``b`` (PyTorch's rule: ties to ``a``)."""
+
+    fn = "fmax"
+    saves_inputs = (0, 1)
+
+    @staticmethod
+    def to_a(a, b):
+        return (a >= b) | F.isnan(b)
+
+    @classmethod
+    def impl(cls, be, a, b):
+        a, b, dt = _prep(a, b)
+        if dt.kind == "b":
+            raise NotImplementedError(f'"{cls.fn}_cpu" not implemented for \'Bool\'')
+        _check_shapes(cls.fn, a, b)
+        return be.binary(cls.fn, a, b)
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        a, b = ctx.saved()
+        mask = cls.to_a(a, b)
+        return ((F.where(mask, g, 0) if ctx.needs_input_grad(0) else None),
+                (F.where(mask, 0, g) if ctx.needs_input_grad(1) else None))
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        ta, tb = tangents
+        return F.where(cls.to_a(*primals), 0 if ta is None else ta, 0 if tb is None else tb)
+
+
+class Fmin(Fmax):
+    fn = "fmin"
+
+    @staticmethod
+    def to_a(a, b):
+        return (a <= b) | F.isnan(b)
+
+
+class Heaviside(Binary):
+    """The step function: ``values`` where ``input == 0``, 1 where it is positive, else 0
+    (NaN gives 0, as PyTorch's kernel). No gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, a, b):
+        ta = a.dtype if type(a) is np.ndarray else None
+        tb = b.dtype if type(b) is np.ndarray else None
+        if ta is not None and tb is not None and ta != tb:
+            raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                               "dtypes")
+        a, b, dt = _prep(a, b)
+        _check_shapes("heaviside", a, b)
+        xp = be.xp
+        return xp.asarray(xp.where(a == 0, b, xp.asarray(a > 0).astype(dt))).astype(
+            dt, copy=False)
+
+
 class Compare(Binary, register=False):
     differentiable = False
 
@@ -633,6 +861,57 @@ class Clamp(Primitive):
         return be.xp.clip(x, min, max)
 
 
+def _clamp_tensor_rule(m, ctx, saved, g, has_min, has_max):
+    """PyTorch's ``clamp_backward`` and ``clamp_backward_min_max`` (derivatives.yaml): masks,
+    never ``g * mask``, so a NaN or infinite ``g`` reaches only the operand that gets it."""
+    x, lo, hi = saved
+    if has_min and has_max:
+        px, plo, phi = (x >= lo) & (x <= hi), (x < lo) & (lo < hi), (x > hi) | (hi < lo)
+    elif has_min:
+        px, plo, phi = x >= lo, x < lo, None
+    else:
+        px, plo, phi = x <= hi, None, x > hi
+    return tuple(m.where(p, g, 0) if p is not None and ctx.needs_input_grad(i) else None
+                 for i, p in enumerate((px, plo, phi)))
+
+
+class ClampTensor(Primitive):
+    """``clamp(x, min, max)`` with tensor bounds, operands ``(x, min, max)`` of one dtype; a
+    missing bound is a placeholder number (``has_min``/``has_max`` say which are real).
+    NaN in any operand gives NaN; with ``min > max`` the result is ``max``."""
+
+    saves_inputs = (0, 1, 2)
+    vjp, fused_vjp = both_ways(_clamp_tensor_rule)
+    batch = classmethod(broadcast_batch)
+
+    @staticmethod
+    def jvp(primals, tangents, out, has_min, has_max):
+        """The VJP's masks applied to the tangents (a missing tangent is a zero)."""
+        x, lo, hi = primals
+        if has_min and has_max:
+            masks = ((x >= lo) & (x <= hi), (x < lo) & (lo < hi), (x > hi) | (hi < lo))
+        elif has_min:
+            masks = (x >= lo, x < lo, None)
+        else:
+            masks = (x <= hi, None, x > hi)
+        terms = [F.where(p, t, 0) for p, t in zip(masks, tangents)
+                 if p is not None and t is not None]
+        if not terms:
+            return None
+        out_t = terms[0]
+        for t in terms[1:]:
+            out_t = out_t + t
+        return out_t
+
+    @staticmethod
+    def impl(be, x, lo, hi, has_min, has_max):
+        xp = be.xp
+        out = xp.maximum(x, lo) if has_min else x  # maximum/minimum propagate NaN
+        out = xp.minimum(out, hi) if has_max else out
+        return out if type(out) is np.ndarray and out.dtype == x.dtype else \
+            xp.asarray(out, dtype=x.dtype)
+
+
 # -- public functions ------------------------------------------------------------------------
 def _check_operand(x, name):
     if not isinstance(x, (Tensor, int, float, bool)):
@@ -692,6 +971,22 @@ logical_xor = _binary(LogicalXor, "Elementwise logical xor (bool).")
 bitwise_and = _binary(BitwiseAnd, "Elementwise bitwise and (integer and bool tensors).")
 bitwise_or = _binary(BitwiseOr, "Elementwise bitwise or (integer and bool tensors).")
 bitwise_xor = _binary(BitwiseXor, "Elementwise bitwise xor (integer and bool tensors).")
+hypot = _binary(Hypot, "Elementwise ``sqrt(input**2 + other**2)`` (no overflow; floats only).")
+logaddexp = _binary(Logaddexp, "``log(exp(input) + exp(other))``, computed stably (floats only).")
+logaddexp2 = _binary(Logaddexp2, "``log2(2**input + 2**other)``, computed stably (floats only).")
+copysign = _binary(Copysign, "``|input|`` with the sign of ``other`` (integers promote to "
+                             "the default float dtype).")
+fmax = _binary(Fmax, "Elementwise maximum that ignores NaN (NaN only where both are).")
+fmin = _binary(Fmin, "Elementwise minimum that ignores NaN (NaN only where both are).")
+nextafter = _binary(Nextafter, "The next representable value after ``input`` toward ``other``.")
+_heaviside = _binary(Heaviside, "Heaviside step (see ``heaviside``).")
+hypot.__doc__ += """
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.hypot(numbagrad.tensor([3.0, 5.0]), numbagrad.tensor([4.0, 12.0]))
+    tensor([ 5., 13.])
+    """
 greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 multiply = mul
 
@@ -788,18 +1083,85 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        lo, hi = min, max
-        if isinstance(lo, Tensor):  # no gradient to a NaN min, nor to one >= max
-            lo = where(lo <= lo, lo, lo.detach()) if hi is None else \
-                where(lo >= hi, lo.detach(), lo)
-        elif isinstance(hi, Tensor) and lo is None:  # nor to a NaN max
-            hi = where(hi <= hi, hi, hi.detach())
-        out = input if lo is None else _max_nan(input, lo)
-        return out if hi is None else _min_nan(out, hi)
+        dt = input.dtype  # promotion with the bounds, numbers as wrapped scalars
+        for b in (min, max):
+            if b is not None:
+                dt = D.result_type(_View.of(dt.np, input.ndim),
+                                   _View.of(b.dtype.np, b.ndim) if isinstance(b, Tensor) else b)
+        shapes = [tuple(t.shape) for t in (input, min, max) if isinstance(t, Tensor)]
+        try:
+            np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise RuntimeError(f"clamp: the shapes {[list(s) for s in shapes]} of the input "
+                               "and the bounds are not broadcastable") from None
+        ops = [input if input.dtype is dt else input.to(dt)]
+        for b, fill in ((min, -math.inf), (max, math.inf)):
+            if b is None:
+                b = fill if dt.is_floating_point else 0
+            b = b if isinstance(b, Tensor) else tensor(b, dtype=dt)
+            ops.append(b if b.dtype is dt else b.to(dt))
+        return bind(ClampTensor, tuple(ops), {"has_min": min is not None,
+                                              "has_max": max is not None})
     return bind(Clamp, (input,), {"min": min, "max": max})
 
 
 clip = clamp
+
+
+def heaviside(input, values):
+    """The Heaviside step: ``values`` where ``input == 0``, 1 where it is positive, else 0
+    (NaN included, as PyTorch's kernel).
+
+    Parameters
+    ----------
+    input, values : Tensor
+        Of one dtype, broadcast together.
+
+    Returns
+    -------
+    Tensor
+        No gradient.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.heaviside(numbagrad.tensor([-1.0, 0.0, 2.0]), numbagrad.tensor([0.5]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    return _heaviside(input, values)
+
+
+def float_power(input, exponent):
+    """``input ** exponent`` computed in float64 (the result is always float64).
+
+    Parameters
+    ----------
+    input, exponent : Tensor or Python number
+
+    Returns
+    -------
+    Tensor
+        float64; gradients flow back in each operand's own dtype.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> y = numbagrad.float_power(numbagrad.tensor([2, 3]), 2)
+    >>> y.tolist(), y.dtype == numbagrad.float64
+    ([4.0, 9.0], True)
+    """
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        input = tensor(input)
+    if isinstance(input, Tensor) and input.dtype is not D.float64:
+        input = input.to(D.float64)
+    if isinstance(exponent, Tensor):
+        if exponent.dtype is not D.float64:
+            exponent = exponent.to(D.float64)
+    elif isinstance(exponent, (int, bool)):
+        exponent = float(exponent)
+    if not isinstance(input, Tensor):
+        input = float(input)
+    return pow(input, exponent)
 
 
 def clamp_min(input, min):
@@ -814,3 +1176,5 @@ ALL = ("add sub mul div pow maximum minimum atan2 fmod remainder eq ne lt le gt 
        "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
        "bitwise_not where clamp clip clamp_min clamp_max floor_divide true_divide divide "
        "multiply subtract greater less greater_equal less_equal not_equal").split()
+# the extra top-level math, exported through ``ops/math.py``'s ALL
+MATH = "hypot logaddexp logaddexp2 copysign fmax fmin nextafter heaviside float_power".split()

@@ -24,6 +24,7 @@ raise PyTorch's errors over an empty dim; the others give their identity (``sum`
 from __future__ import annotations
 
 import builtins
+import collections
 import math
 import warnings
 
@@ -31,6 +32,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import both_ways, front
@@ -490,6 +492,123 @@ class Cumsum(Primitive):
         return out
 
 
+class Cumargmax(Primitive):
+    """The index of the running maximum along ``dim`` (int64, no gradient): the latest
+    index on ties (PyTorch's ``>=``), and once a NaN is met, the latest NaN. ``cummax``
+    gathers its values with it, so the gradient goes to the chosen positions."""
+
+    differentiable = False
+    batch = classmethod(_scan_batch)
+    fn = "maximum"
+
+    @classmethod
+    def impl(cls, be, x, dim):
+        xp = be.xp
+        if x.ndim == 0:
+            return xp.zeros((), np.int64)
+        if x.dtype.kind == "b":
+            x = x.view(np.uint8)
+        # the running extreme, then where each element equals it (a new extreme or a tie:
+        # PyTorch updates on ties) or is NaN; the latest such position is the index
+        run = getattr(xp, cls.fn).accumulate(x, axis=dim)
+        hit = x == run
+        if x.dtype.kind == "f":
+            hit |= xp.isnan(x)
+        shape = [1] * x.ndim
+        shape[dim] = x.shape[dim]
+        pos = xp.arange(x.shape[dim], dtype=np.int64).reshape(shape)
+        return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
+
+
+class Cumargmin(Cumargmax):
+    fn = "minimum"
+
+
+def _logcumsumexp_rule(g, x, y, dim):
+    """PyTorch's ``logcumsumexp_backward``: ``sum_{i >= k} g[i] exp(x[k] - y[i])`` in log
+    space, split by the sign of ``g`` (so nothing overflows), written with
+    ``logcumsumexp`` itself and so differentiable again."""
+    lowest = float(np.finfo(g.dtype.np).min)
+    log_abs = F.log(F.abs(g))
+    pos = F.where(g > 0, log_abs, lowest)
+    neg = F.where(g < 0, log_abs, lowest)
+
+    def reverse(v):
+        return F.flip(logcumsumexp(F.flip(v, (dim,)), dim), (dim,))
+    return F.exp(reverse(pos - y) + x) - F.exp(reverse(neg - y) + x)
+
+
+class Logcumsumexp(Primitive):
+    """``log(cumsum(exp(x)))`` along ``dim``, as a running ``logaddexp`` (exact and stable:
+    no common shift that could underflow the early prefixes)."""
+
+    saves_inputs = (0,)
+    saves_output = True
+    batch = classmethod(_scan_batch)
+
+    @staticmethod
+    def impl(be, x, dim):
+        if x.dtype.kind != "f":
+            x = x.astype(default_float())
+        if x.ndim == 0:
+            return x.copy()
+        return be.xp.logaddexp.accumulate(x, axis=dim)
+
+    @staticmethod
+    def vjp(ctx, g, dim):
+        if g.ndim == 0 or g.numel() == 0:
+            return g
+        x, y = ctx.saved()
+        return _logcumsumexp_rule(g, x, y, dim)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dim):
+        # sum_{k <= i} t[k] exp(x[k] - y[i]), with t split by sign and summed in log space
+        # (stable where PyTorch's max-shifted rule underflows to 0 on early prefixes)
+        (x,), (t,) = primals, tangents
+        if x.ndim == 0 or x.numel() == 0:
+            return t
+        lowest = float(np.finfo(t.dtype.np).min)
+        log_abs = F.log(F.abs(t))
+        pos = logcumsumexp(F.where(t > 0, log_abs, lowest) + x, dim)
+        neg = logcumsumexp(F.where(t < 0, log_abs, lowest) + x, dim)
+        return F.exp(pos - out) - F.exp(neg - out)
+
+
+class Median(Amax):
+    """The lower median over ``dims`` (NaN where a NaN is reduced). Its gradient is
+    PyTorch's for ``median()`` (``evenly_distribute_backward``): the elements equal to the
+    result share it equally (the NaN ones when it is NaN); the JVP is their mean tangent."""
+
+    fn = "median"
+    grad_fn = "MedianBackward0"
+
+    @classmethod
+    def node_name(cls, params) -> str:
+        return cls.grad_fn
+
+    @classmethod
+    def impl(cls, be, x, dims, keepdim, evenly=True):
+        xp = be.xp
+        dims = tuple(range(x.ndim)) if dims is None else dims
+        rest = [i for i in range(x.ndim) if i not in dims]
+        moved = xp.moveaxis(x, list(dims), list(range(len(rest), x.ndim)))
+        flat = moved.reshape((*(x.shape[i] for i in rest), _count(x.shape, dims)))
+        n = flat.shape[-1]
+        if n == 0:
+            out = xp.full(flat.shape[:-1], xp.nan, x.dtype if x.dtype.kind == "f"
+                          else default_float())
+        else:
+            srt = xp.sort(flat, axis=-1)  # NaN sorts last
+            out = srt[..., (n - 1) // 2]
+            if x.dtype.kind == "f":
+                out = xp.where(xp.isnan(srt[..., -1]), srt[..., -1], out)
+            out = xp.asarray(out, x.dtype)
+        if keepdim:
+            out = out.reshape(tuple(1 if i in dims else s for i, s in enumerate(x.shape)))
+        return out
+
+
 # -- public functions ------------------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (int, tuple or None for all; ``()`` and ``[]`` mean all too).
@@ -521,7 +640,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_torch_name(input.dtype)}")
     dims = _reduce_dims(input, dim)
-    return sum(input, dims, keepdim) / _count(input.shape, dims)
+    n = _count(input.shape, dims)
+    if n == 0:
+        # nan, with PyTorch's gradient grad.expand(...) / 0: empty, and the derivative of
+        # that in grad is a sum over nothing, 0 (``sum / 0`` would give 0 / 0 there)
+        return sum(input, dims, keepdim) + float("nan")
+    return sum(input, dims, keepdim) / n
 
 
 def prod(input, dim=None, keepdim=False, *, dtype=None):
@@ -617,8 +741,9 @@ def logsumexp(input, dim, keepdim=False):
     if not input.dtype.is_floating_point:
         input = input.to(default_float())
     dims = _reduce_dims(input, dim)
-    if _count(input.shape, dims) == 0:  # nothing to take the maximum of: log(0)
-        out = F.log(sum(input.exp(), dims, keepdim=True))
+    if _count(input.shape, dims) == 0:  # nothing to take the maximum of: log(0) = -inf
+        # (PyTorch's gradient g * exp(x - out) is empty, and its derivative in g is 0)
+        out = sum(input, dims, keepdim=True) + float("-inf")
     else:
         m = amax(input, dims if dims is not None else (), keepdim=True).detach()
         m = m.masked_fill(~m.isfinite(), 0.0) if input.numel() else m
@@ -697,6 +822,8 @@ def _var(input, dim, unbiased, keepdim, correction, name):
     warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                   "than the reduction factor (input numel divided by output numel).",
                   UserWarning, stacklevel=3)
+    if n == 0:  # nan; the gradient is empty and its derivative in grad 0, as PyTorch's
+        return sum(input, dims, keepdim) + float("nan")
     return _var_no_dof(input, mu, dims, keepdim, n, dof, dim is None or input.ndim == 0)
 
 
@@ -796,7 +923,411 @@ def cumprod(input, dim, *, dtype=None):
     return _scan(Cumprod, "cumprod", input, dim, dtype)
 
 
+# -- the extra scans and reductions (exported through ``ops/math.py``) ---------------------------
+# ``(min, max)`` as PyTorch's ``torch.return_types.aminmax``
+_Pair = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def _cum_extreme(prim, input, dim):
+    d = wrap_dim(dim, input.ndim)
+    idx = bind(prim, (input,), {"dim": d})
+    if input.ndim == 0:
+        return _MinMax((F.clone(input), idx))
+    return _MinMax((bind(Gather, (input, idx), {"dim": d}), idx))
+
+
+def cummax(input, dim):
+    """Running maximum along ``dim`` and its indices.
+
+    Ties take the latest index and a NaN, once met, stays the maximum (its index the
+    latest NaN's), as in PyTorch; the gradient goes to the chosen positions.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int
+
+    Returns
+    -------
+    (values, indices)
+        ``values`` like ``input``; ``indices`` int64.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> v, i = numbagrad.cummax(numbagrad.tensor([1.0, 3.0, 2.0, 3.0]), 0)
+    >>> v, i
+    (tensor([1., 3., 3., 3.]), tensor([0, 1, 1, 3]))
+    """
+    return _cum_extreme(Cumargmax, input, dim)
+
+
+def cummin(input, dim):
+    """Running minimum along ``dim`` and its indices (see :func:`cummax`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.cummin(numbagrad.tensor([3, 1, 2, 1]), 0).indices
+    tensor([0, 1, 1, 3])
+    """
+    return _cum_extreme(Cumargmin, input, dim)
+
+
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(input), dim))`` computed stably (floating tensors only, as in
+    PyTorch).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.logcumsumexp(numbagrad.tensor([0.0, 0.0, 0.0]), 0)
+    tensor([0.0000, 0.6931, 1.0986])
+    """
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_torch_name(input.dtype)}'")
+    return bind(Logcumsumexp, (input,), {"dim": wrap_dim(dim, input.ndim)})
+
+
+def _kth(input, dim, keepdim, pick, name):
+    """``(values, indices)`` of the element at sorted position ``pick(order, d)`` along
+    ``dim``: stable ascending order (NaN last), values gathered (the gradient goes to the
+    chosen element)."""
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _MinMax((F.clone(input), F.argsort(input)))
+    if input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    order = F.argsort(input, d, stable=True)
+    idx = pick(order, d)
+    values = bind(Gather, (input, idx), {"dim": d})
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _MinMax((values, idx))
+
+
+def _at(order, d, k):
+    return F.narrow(order, d, k, 1)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median of all elements, or ``(values, indices)`` along ``dim``.
+
+    NaN wherever a NaN is reduced (along a dim, its index is the first NaN's). Over all
+    elements the gradient is shared by the elements equal to the median; along a dim it
+    goes to the returned index. Among equal values the index returned may differ from
+    PyTorch's (which leaves it unspecified): this one is a stable sort's.
+
+    Parameters
+    ----------
+    input : Tensor
+    dim : int, optional
+    keepdim : bool, default False
+
+    Returns
+    -------
+    Tensor, or (values, indices) with ``dim``
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([[3.0, 1.0, 2.0, 4.0], [0.0, 5.0, 6.0, 7.0]])
+    >>> numbagrad.median(x)
+    tensor(3.)
+    >>> numbagrad.median(x, 1).values
+    tensor([2., 5.])
+    """
+    if dim is None:
+        return bind(Median, (input,), {"dims": None, "keepdim": False, "evenly": True})
+
+    def pick(order, d):
+        k = _at(order, d, (input.shape[d] - 1) // 2)
+        if not input.is_floating_point():
+            return k
+        nan = F.isnan(input)
+        first = argmax(nan.to(D.int32), d, keepdim=True)
+        return F.where(any(nan, d, keepdim=True), first, k)
+    return _kth(input, dim, keepdim, pick, "median")
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    """:func:`median` ignoring NaN (NaN only where every reduced element is NaN).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nanmedian(numbagrad.tensor([1.0, float("nan"), 3.0, 2.0]))
+    tensor(2.)
+    """
+    if dim is None and input.numel() == 0:
+        return bind(Median, (input,), {"dims": None, "keepdim": False, "evenly": True})
+    x = F.reshape(input, (-1,)) if dim is None else input
+
+    def pick(order, d):
+        # the lower median of the non-NaN values (they sort first); 0 when all are NaN
+        count = sum(~F.isnan(x), d, keepdim=True)
+        k = F.clamp(F.floor_divide(count - 1, 2), min=0)
+        return F.take_along_dim(order, k, d)
+    out = _kth(x, 0 if dim is None else dim, keepdim, pick, "nanmedian")
+    return out[0] if dim is None else out
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The ``k``-th smallest element (1-based) along ``dim`` and its index (NaN counts as
+    the largest value); the gradient goes to that element.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.kthvalue(numbagrad.tensor([4.0, 1.0, 3.0, 2.0]), 2).values
+    tensor(2.)
+    """
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _kth(input, d, keepdim, lambda order, d: _at(order, d, k - 1), "kthvalue")
+
+
+_QUANTILE_MODES = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
+    """PyTorch's ``quantile_compute`` as a composite: sort, ranks ``q * (n - 1)`` (the
+    non-NaN count for ``nanquantile``; the last index where a NaN makes the result NaN),
+    gather below and above, interpolate with ``lerp``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _QUANTILE_MODES:
+        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
+                         f"midpoint or nearest. Got {interpolation}")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if type(q) is Tensor and q.numel():  # (a plain tensor: a transform's has no values)
+            qa = q.detach().numpy()
+            if not ((qa >= 0) & (qa <= 1)).all():
+                raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        qt = q
+    else:
+        qf = float(q)
+        if not 0 <= qf <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {qf}")
+        qt = _tensor(qf, dtype=input.dtype)
+    scalar_q = qt.ndim == 0
+    if dim is None:
+        x, d = F.reshape(input, (-1,)), 0
+    else:
+        d = wrap_dim(dim, input.ndim)
+        x = input if input.ndim else F.reshape(input, (1,))
+    srt = F.movedim(F.sort(x, d)[0], d, -1)  # (..., n), NaN last
+    n = srt.shape[-1]
+    qv = F.reshape(qt, (-1,))
+    shape = (*srt.shape[:-1], qv.shape[0])
+    nan = F.isnan(srt)
+    if ignore_nan:
+        count = sum(~nan, -1, keepdim=True)
+        ranks = qv * (count - 1).to(input.dtype)
+        ranks = F.where(ranks < 0, 0, ranks)
+    else:
+        ranks = F.where(any(nan, -1, keepdim=True), float(n - 1), qv * (n - 1))
+    ranks = F.expand(ranks, shape)
+    if interpolation == "lower":
+        ranks = F.floor(ranks)
+    elif interpolation == "higher":
+        ranks = F.ceil(ranks)
+    elif interpolation == "nearest":
+        ranks = F.round(ranks)
+    below = ranks.to(D.int64)
+    out = F.take_along_dim(srt, below, -1)
+    if interpolation in ("linear", "midpoint"):
+        above = F.ceil(ranks).to(D.int64)
+        w = 0.5 if interpolation == "midpoint" else ranks - below.to(ranks.dtype)
+        out = F.lerp(out, F.take_along_dim(srt, above, -1), w)
+    out = F.squeeze(out, -1) if scalar_q else F.movedim(out, -1, 0)
+    if keepdim:
+        lead = 0 if scalar_q else 1
+        if dim is None:
+            out = F.reshape(out, tuple(out.shape[:lead]) + (1,) * input.ndim)
+        elif input.ndim:
+            out = F.unsqueeze(out, lead + d)
+    return out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-th quantiles of ``input`` over ``dim`` (all elements when None).
+
+    Parameters
+    ----------
+    input : Tensor
+        float32 or float64.
+    q : float or Tensor
+        In ``[0, 1]``; a 1-D tensor (of ``input``'s dtype) gives one result per entry,
+        along a new leading dimension.
+    dim : int, optional
+    keepdim : bool, default False
+    interpolation : {'linear', 'lower', 'higher', 'midpoint', 'nearest'}
+        Between the two nearest sorted values, as NumPy's and PyTorch's.
+
+    Returns
+    -------
+    Tensor
+        NaN where a NaN is reduced. Differentiable with respect to ``input`` (the
+        gradient goes to the sorted values used, weighted by the interpolation).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.quantile(numbagrad.tensor([1.0, 2.0, 3.0, 4.0]), 0.25)
+    tensor(1.7500)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """:func:`quantile` ignoring NaN (NaN only where every reduced element is NaN).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nanquantile(numbagrad.tensor([1.0, float("nan"), 3.0]), 0.5)
+    tensor(2.)
+    """
+    return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """:func:`sum` treating NaN as zero.
+
+    The gradient is 0 at the NaN elements; PyTorch's is ``grad * 0`` there, NaN where
+    ``grad`` is infinite (as from :func:`nanmean` over an all-NaN slice).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nansum(numbagrad.tensor([1.0, float("nan"), 2.0]))
+    tensor(3.)
+    """
+    if input.is_floating_point():
+        input = F.where(F.isnan(input), 0, input)
+    return sum(input, dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """:func:`mean` of the non-NaN elements (NaN where all are NaN).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nanmean(numbagrad.tensor([1.0, float("nan"), 2.0]))
+    tensor(1.5000)
+    """
+    if dtype is not None:
+        input = input.to(dtype)
+    if not input.is_floating_point():
+        raise RuntimeError("nanmean(): expected input to have floating point or complex "
+                           f"dtype but got {_torch_name(input.dtype)}")
+    count = sum(~F.isnan(input), dim, keepdim)
+    return nansum(input, dim, keepdim) / count.to(input.dtype)
+
+
+def _var_args(dim, unbiased):
+    # var_mean(x, True) is the ``unbiased`` overload, as in PyTorch
+    if isinstance(dim, bool):
+        return None, dim
+    return dim, unbiased
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim`` in one call (see :func:`var` for ``correction``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> v, m = numbagrad.var_mean(numbagrad.tensor([1.0, 2.0, 3.0, 4.0]))
+    >>> print(round(float(v), 4), float(m))
+    1.6667 2.5
+    """
+    dim, unbiased = _var_args(dim, unbiased)
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim`` in one call (see :func:`std`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> s, m = numbagrad.std_mean(numbagrad.tensor([1.0, 3.0]))
+    >>> print(round(float(s), 4), float(m))
+    1.4142 2.0
+    """
+    dim, unbiased = _var_args(dim, unbiased)
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, dim, keepdim))
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over ``dim`` (all elements when None); ties share the gradient.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.aminmax(numbagrad.tensor([[1.0, 5.0], [-2.0, 3.0]]), dim=1).max
+    tensor([5., 3.])
+    """
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        lo, hi = amin(input, (), keepdim), amax(input, (), keepdim)
+    else:
+        d = wrap_dim(dim, input.ndim)
+        if input.ndim and input.shape[d] == 0:
+            raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero "
+                             "size.")
+        lo, hi = amin(input, d, keepdim), amax(input, d, keepdim)
+    return _Pair(lo, hi)
+
+
+def msort(input):
+    """``input`` sorted along its first dimension (the values of ``sort(input, 0)``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.msort(numbagrad.tensor([[3.0, 1.0], [2.0, 4.0]]))
+    tensor([[2., 1.],
+            [3., 4.]])
+    """
+    return F.sort(input, 0)[0]
+
+
+def count_nonzero(input, dim=None):
+    """The number of non-zero elements over ``dim`` (int, tuple or None for all), int64.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.count_nonzero(numbagrad.tensor([[0, 1, 2], [0, 0, 3]]), dim=1)
+    tensor([2, 1])
+    """
+    return sum(input != 0, dim)
+
+
 ALL = ("sum mean prod amax amin argmax argmin max min all any logsumexp norm var std "
        "softmax log_softmax cumsum cumprod").split()
+# the extra top-level math, exported through ``ops/math.py``'s ALL
+MATH = ("cummax cummin logcumsumexp median nanmedian kthvalue quantile nanquantile nansum "
+        "nanmean var_mean std_mean aminmax msort count_nonzero").split()
 
-__all__ = ["ALL", *ALL]
+__all__ = ["ALL", "MATH", *ALL, *MATH]

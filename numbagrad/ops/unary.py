@@ -22,32 +22,58 @@ from numbagrad.ops._util import default_float
 __all__ = [
     "ALL",
     "abs",
+    "absolute",
+    "acos",
+    "acosh",
+    "arccos",
+    "arccosh",
+    "arcsin",
+    "arcsinh",
+    "arctan",
+    "arctanh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
     "ceil",
     "cos",
+    "cosh",
+    "deg2rad",
     "erf",
     "exp",
+    "exp2",
     "expm1",
+    "fix",
     "floor",
+    "frac",
     "isfinite",
     "isinf",
     "isnan",
     "log",
     "log1p",
     "log2",
+    "log10",
     "nan_to_num",
     "neg",
+    "negative",
+    "positive",
+    "rad2deg",
     "reciprocal",
     "relu",
     "round",
     "rsqrt",
+    "sgn",
     "sigmoid",
     "sign",
+    "signbit",
     "sin",
+    "sinh",
     "softplus",
     "sqrt",
     "square",
     "tan",
     "tanh",
+    "trunc",
     "unary_batch",
 ]
 
@@ -446,6 +472,103 @@ class Erf(Unary):
         return m.exp(-(x * x)) * (2 / math.sqrt(math.pi))
 
 
+# -- inverse trigonometric, hyperbolic, log10, exp2 -------------------------------------------
+# The derivatives are PyTorch's (derivatives.yaml), so values at the domain edges match: acos'
+# and asin' are -inf/inf at +-1, acosh' inf at 1, atanh' inf at +-1, NaN outside the domain.
+class Acos(Unary):
+    fn = "arccos"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return -m.reciprocal(m.sqrt(1 - x * x))
+
+
+class Asin(Unary):
+    fn = "arcsin"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.reciprocal(m.sqrt(1 - x * x))
+
+
+class Atan(Unary):
+    fn = "arctan"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.reciprocal(x * x + 1)
+
+
+class Sinh(Unary):
+    fn = "sinh"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.cosh(x)
+
+
+class Cosh(Unary):
+    fn = "cosh"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.sinh(x)
+
+
+class Asinh(Unary):
+    fn = "arcsinh"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.reciprocal(m.sqrt(x * x + 1))
+
+
+class Acosh(Unary):
+    fn = "arccosh"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.reciprocal(m.sqrt(x * x - 1))
+
+
+class Atanh(Unary):
+    fn = "arctanh"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.reciprocal(1 - x * x)
+
+
+class Log10(Unary):
+    fn = "log10"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.reciprocal(x * math.log(10.0))
+
+
+class Exp2(Unary):
+    fn = "exp2"
+    saves_output = True
+
+    @staticmethod
+    def derivative(m, y):
+        return y * math.log(2.0)
+
+
+class Trunc(_PiecewiseConstant):
+    fn = "trunc"  # integer inputs keep their dtype (NumPy 2's trunc does too)
+
+
 class Predicate(Primitive, register=False):
     """An elementwise test of floating values (bool, no gradient); integer and bool inputs
     are finite and never nan or inf."""
@@ -475,6 +598,21 @@ class IsNan(Predicate):
 class IsInf(Predicate):
     fn = "isinf"
     default = False
+
+
+class Signbit(Predicate):
+    """True where the sign bit is set (``-0.0`` and ``-nan`` included); for integers
+    ``x < 0``, for bools never."""
+
+    fn = "signbit"
+
+    @classmethod
+    def impl(cls, be, x):
+        if x.dtype.kind == "f":
+            return be.map("signbit", x)
+        if x.dtype.kind == "b":
+            return be.xp.zeros(x.shape, bool)
+        return be.xp.asarray(x < 0)
 
 
 def isfinite(input):
@@ -510,10 +648,40 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
     big = fin.max if posinf is None else cast(posinf)
     small = fin.min if neginf is None else cast(neginf)
-    # every test on the input (not on a partly replaced value: nan=inf stays inf)
-    out = F.where(input == float("-inf"), float(small), input)
-    out = F.where(input == float("inf"), float(big), out)
-    return F.where(isnan(input), cast(nan), out)
+    return bind(NanToNum, (input,), {"nan": cast(nan), "posinf": float(big),
+                                     "neginf": float(small)})
+
+
+class NanToNum(Unary):
+    """``nan_to_num`` of a float tensor; params are the replacement values, already cast to
+    the input's dtype. The gradient is PyTorch's ``grad * isfinite(self)`` (a product, not
+    a mask: an infinite gradient at a replaced entry gives NaN, as in PyTorch), and only
+    the input is saved."""
+
+    float_only = False
+    saves_inputs = (0,)
+
+    @staticmethod
+    def impl(be, x, *, nan, posinf, neginf):
+        with np.errstate(over="ignore"):
+            return be.xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def derivative(m, x):
+        return m.isfinite(x)
+
+    @classmethod
+    def vjp(cls, ctx, g, **params):
+        return g * F.isfinite(ctx.saved()[0])
+
+    @classmethod
+    def fused_vjp(cls, ctx, g, **params):
+        x = ctx.saved_arrays()[0]
+        return ctx.be.binary("multiply", g, ctx.be.xp.isfinite(x).astype(g.dtype))
+
+    @classmethod
+    def jvp(cls, primals, tangents, out, **params):
+        return tangents[0] * F.isfinite(primals[0])
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -561,6 +729,130 @@ _softplus = _unary(Softplus, "``log(1 + exp(input))``, computed stably.")
 erf = _unary(Erf, "The error function.")
 
 
+acos = _unary(Acos, "Elementwise inverse cosine (radians).")
+asin = _unary(Asin, "Elementwise inverse sine (radians).")
+atan = _unary(Atan, "Elementwise inverse tangent (radians).")
+sinh = _unary(Sinh, "Hyperbolic sine.")
+cosh = _unary(Cosh, "Hyperbolic cosine.")
+asinh = _unary(Asinh, "Inverse hyperbolic sine.")
+acosh = _unary(Acosh, "Inverse hyperbolic cosine (NaN below 1).")
+atanh = _unary(Atanh, "Inverse hyperbolic tangent (+-inf at +-1, NaN outside).")
+log10 = _unary(Log10, "Base-10 logarithm.")
+exp2 = _unary(Exp2, "Elementwise ``2 ** input``.")
+trunc = _unary(Trunc, "Round toward zero; integer inputs keep their dtype; zero gradient.")
+arccos, arcsin, arctan = acos, asin, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+fix = trunc
+absolute = abs
+negative = neg
+acos.__doc__ += """
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.acos(numbagrad.tensor([1.0, 0.0, -1.0]))
+    tensor([0.0000, 1.5708, 3.1416])
+    """
+
+
+def signbit(input):
+    """True where the sign bit of ``input`` is set (``-0.0`` included; never for bools).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+        bool, no gradient.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.signbit(numbagrad.tensor([-1.0, -0.0, 0.0, 2.0]))
+    tensor([ True,  True, False, False])
+    """
+    return bind(Signbit, (input,), NO_PARAMS)
+
+
+def sgn(input):
+    """The sign of ``input``; for real tensors the same as :func:`sign`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.sgn(numbagrad.tensor([-2.0, 0.0, 3.0]))
+    tensor([-1.,  0.,  1.])
+    """
+    return sign(input)
+
+
+def frac(input):
+    """The fractional part ``input - trunc(input)`` (sign of ``input``); gradient 1.
+
+    Floating tensors only, as in PyTorch.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.frac(numbagrad.tensor([1.25, -1.5]))
+    tensor([ 0.2500, -0.5000])
+    """
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_torch_name(input)}\'')
+    return input - trunc(input)
+
+
+def _torch_name(t):
+    return {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float",
+            "float64": "Double"}.get(str(t.dtype).split(".")[-1], str(t.dtype))
+
+
+def _scaled(input, c):
+    if not input.is_floating_point():
+        input = input.to(default_float())
+    return input * c
+
+
+def deg2rad(input):
+    """Degrees to radians, ``input * pi / 180`` (integers give the default float dtype).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.deg2rad(numbagrad.tensor([180.0, 90.0]))
+    tensor([3.1416, 1.5708])
+    """
+    return _scaled(input, math.pi / 180.0)
+
+
+def rad2deg(input):
+    """Radians to degrees, ``input * 180 / pi`` (integers give the default float dtype).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.rad2deg(numbagrad.tensor([3.141592653589793]))
+    tensor([180.])
+    """
+    return _scaled(input, 180.0 / math.pi)
+
+
+def positive(input):
+    """``input`` itself (``+input``); bool tensors raise, as in PyTorch.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([1.0, -2.0])
+    >>> numbagrad.positive(x) is x
+    True
+    """
+    if input.dtype.np.kind == "b":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, linear above ``threshold`` (as PyTorch).
 
@@ -585,3 +877,7 @@ def softplus(input, beta=1.0, threshold=20.0):
 ALL = ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
        "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
        "nan_to_num").split()
+# the extra top-level math, exported through ``ops/math.py``'s ALL
+MATH = ("acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
+        "arcsinh arccosh arctanh fix absolute negative signbit sgn frac deg2rad rad2deg "
+        "positive").split()

@@ -25,6 +25,12 @@ from numbagrad.kernels.cpu.threads import THREAD_MIN
 # Elements from which a float64 result comes from the buffer cache (NOTE [Buffer cache]).
 CACHE_MIN = alloc.MIN_BYTES // 8
 
+# NOTE [Quiet NumPy]: PyTorch never warns when a result is inf or nan (overflow, 0/0,
+# inf - inf, log(0)): the IEEE value is the answer. NumPy warns, so the backend's maps,
+# binary ufuncs and unary backward formulas run under ``np.errstate(all="ignore")``
+# (a fresh one per call: errstate objects are not reentrant), and the ufunc worker threads
+# start with errors ignored (``threads._quiet``).
+
 
 def _broadcast_size(sa, sb):
     """The number of elements of the broadcast of shapes ``sa`` and ``sb``."""
@@ -102,6 +108,11 @@ class ArrayMath:
     def cumsum(x, dim):
         return np.cumsum(x, axis=dim)
 
+    # (the derivatives of the inverse trigonometric and hyperbolic maps, ``ops/unary.py``)
+    sqrt = staticmethod(np.sqrt)
+    sinh = staticmethod(np.sinh)
+    cosh = staticmethod(np.cosh)
+
 
 # name -> (NumPy function, njit kernel name or None, NumPy formula for small arrays)
 _MAPS = {
@@ -122,11 +133,17 @@ _MAPS = {
     "isinf": (np.isinf, None, None), "logical_not": (np.logical_not, None, None),
     "invert": (np.invert, None, None),
 }
+# the inverse trigonometric and hyperbolic maps, base-10 log, 2**x, trunc, signbit
+_MAPS.update({name: (getattr(np, name), None, None) for name in (
+    "arccos arcsin arctan sinh cosh arcsinh arccosh arctanh log10 exp2 trunc "
+    "signbit").split()})
 
 _UFUNCS = {name: getattr(np, name) for name in (
     "add subtract multiply true_divide power maximum minimum arctan2 fmod remainder equal "
     "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor "
     "bitwise_and bitwise_or bitwise_xor").split()}
+_UFUNCS.update({name: getattr(np, name) for name in (
+    "hypot logaddexp logaddexp2 copysign fmax fmin nextafter").split()})
 
 # fused backward kernels with a ``prange`` twin
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
@@ -163,27 +180,31 @@ class CpuBackend:
         fn, kernel, small = _MAPS[name]
         if kernel is not None:
             if x.size < KERNEL_MIN and small is not None:
-                return small(x)
+                with np.errstate(all="ignore"):
+                    return small(x)
             out = alloc.empty(x.shape, x.dtype)
             getattr(K, kernel)(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
             return out
-        if x.size >= THREAD_MIN and type(fn) is np.ufunc:
-            return threads.call(fn, x)  # NOTE [Threaded ufuncs]
-        return fn(x)
+        with np.errstate(all="ignore"):  # NOTE [Quiet NumPy]
+            if x.size >= THREAD_MIN and type(fn) is np.ufunc:
+                return threads.call(fn, x)  # NOTE [Threaded ufuncs]
+            return fn(x)
 
     @staticmethod
     def binary(name, a, b):
         """The broadcasting NumPy ufunc ``name`` (``"add"``, ``"power"``, ...) of arrays or
         scalars ``a``, ``b``."""
         fn = _UFUNCS[name]
-        if type(a) is np.ndarray:
-            if a.size >= CACHE_MIN or (type(b) is np.ndarray and (
-                    b.size >= CACHE_MIN or (a.size * b.size >= CACHE_MIN  # a cheap bound
-                                            and _broadcast_size(a.shape, b.shape) >= CACHE_MIN))):
-                return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
-        elif type(b) is np.ndarray and b.size >= CACHE_MIN:
-            return threads.call(fn, a, b)
-        return fn(a, b)
+        with np.errstate(all="ignore"):
+            if type(a) is np.ndarray:
+                if a.size >= CACHE_MIN or (type(b) is np.ndarray and (
+                        b.size >= CACHE_MIN or (a.size * b.size >= CACHE_MIN  # a cheap bound
+                                                and _broadcast_size(a.shape, b.shape)
+                                                >= CACHE_MIN))):
+                    return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
+            elif type(b) is np.ndarray and b.size >= CACHE_MIN:
+                return threads.call(fn, a, b)
+            return fn(a, b)
 
     @staticmethod
     def binary_into(name, dst, other):
@@ -210,8 +231,9 @@ class CpuBackend:
         """``g * derivative(s)`` for a unary op: the fused ``kernel`` (``"<op>_backward"``,
         or None) from ``KERNEL_MIN`` elements, else the op's own formula on arrays."""
         if kernel is None or s.size < KERNEL_MIN:
-            d = derivative(ArrayMath, s)
-            return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
+            with np.errstate(all="ignore"):
+                d = derivative(ArrayMath, s)
+                return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
         out = alloc.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
         if s.size >= PARALLEL_MIN and kernel in _PARALLEL_TWINS:
             kernel += "_par"

@@ -70,8 +70,14 @@ def _get_pool():
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=N_THREADS - 1,
-                                   thread_name_prefix="numbagrad-ufunc")
+                                   thread_name_prefix="numbagrad-ufunc",
+                                   initializer=_quiet)
     return _pool
+
+
+def _quiet():
+    """Worker threads never warn on overflow/0/0 (PyTorch does not; the values are IEEE's)."""
+    np.seterr(all="ignore")
 
 
 def _slabs(n, parts):

@@ -1,0 +1,1065 @@
+"""The wider top-level math: interpolation, stacking and grids, differences and integrals,
+searching, counting and set operations.
+
+Most are composites of existing ops (so they get gradients, JVP and vmap rules for free).
+The data-dependent ones (``searchsorted``, ``histc``, ``unique``, ``unique_consecutive``)
+are small non-differentiable primitives, as in PyTorch, whose derivatives are not
+implemented either. ``ALL`` also lists the new elementwise, binary and reduction functions
+declared in ``unary.py``, ``binary.py`` and ``reduce.py`` (their ``MATH`` lists), so that
+``numbagrad.ops`` exports them from here.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad import ops as F
+from numbagrad._creation import tensor, zeros
+from numbagrad._tensor import Tensor
+from numbagrad.ops import binary, reduce, unary
+from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._util import default_float, wrap_dim
+from numbagrad.ops.binary import (  # noqa: F401  (re-exported: see ALL)
+    copysign,
+    float_power,
+    fmax,
+    fmin,
+    heaviside,
+    hypot,
+    logaddexp,
+    logaddexp2,
+    nextafter,
+)
+from numbagrad.ops.reduce import (  # noqa: F401  (re-exported: see ALL)
+    aminmax,
+    count_nonzero,
+    cummax,
+    cummin,
+    kthvalue,
+    logcumsumexp,
+    median,
+    msort,
+    nanmean,
+    nanmedian,
+    nanquantile,
+    nansum,
+    quantile,
+    std_mean,
+    var_mean,
+)
+from numbagrad.ops.unary import (  # noqa: F401  (re-exported: see ALL)
+    absolute,
+    acos,
+    acosh,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctanh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    cosh,
+    deg2rad,
+    exp2,
+    fix,
+    frac,
+    log10,
+    negative,
+    positive,
+    rad2deg,
+    sgn,
+    signbit,
+    sinh,
+    trunc,
+)
+
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+                "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+
+
+def _tname(dtype) -> str:
+    name = np.dtype(dtype.np if isinstance(dtype, D.dtype) else dtype).name
+    return _TORCH_NAMES.get(name, name)
+
+
+def _tensors(args, name):
+    """The tensors of ``f(*tensors)`` or ``f([tensors])``, checked."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    for i, t in enumerate(args):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    return tuple(args)
+
+
+# -- interpolation -----------------------------------------------------------------------------
+def lerp(input, end, weight):
+    """Linear interpolation ``input + weight * (end - input)``.
+
+    Computed as PyTorch does (from ``end`` where ``|weight| >= 0.5``, so that ``weight = 1``
+    gives ``end`` exactly); differentiable with respect to all three.
+
+    Parameters
+    ----------
+    input, end : Tensor
+        Floating tensors of one dtype (broadcast together).
+    weight : float or Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.lerp(numbagrad.tensor([0.0, 10.0]), numbagrad.tensor([10.0, 20.0]), 0.25)
+    tensor([ 2.5000, 12.5000])
+    """
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor):
+        raise TypeError("lerp(): input and end must be Tensors")
+    if end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {_tname(input.dtype).lower()} for `end` but got "
+                           f"dtype {_tname(end.dtype).lower()}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for '
+                                  f"'{_tname(input.dtype)}'")
+    d = end - input
+    if isinstance(weight, Tensor):
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(f"expected dtype {_tname(input.dtype).lower()} for `weight` "
+                               f"but got dtype {_tname(weight.dtype).lower()}")
+        return F.where(F.abs(weight) < 0.5, input + weight * d, end - d * (1 - weight))
+    w = float(weight)
+    return input + d * w if builtins.abs(w) < 0.5 else end - d * (1 - w)
+
+
+# -- dimensions, stacking and grids ----------------------------------------------------------
+def _atleast(args, nd, name):
+    ts = _tensors(args, name)
+    out = []
+    for t in ts:
+        if t.ndim >= nd:
+            out.append(t)
+        elif nd == 1 or t.ndim == 0:
+            out.append(F.reshape(t, (1,) * nd))
+        elif nd == 2:  # (n,) -> (1, n)
+            out.append(F.unsqueeze(t, 0))
+        elif t.ndim == 1:  # (n,) -> (1, n, 1)
+            out.append(F.reshape(t, (1, t.shape[0], 1)))
+        else:  # (m, n) -> (m, n, 1)
+            out.append(F.unsqueeze(t, -1))
+    single = len(args) == 1 and isinstance(args[0], Tensor)
+    return out[0] if single else tuple(out)
+
+
+def atleast_1d(*tensors):
+    """Each tensor with at least one dimension (0-d ones become shape ``(1,)``).
+
+    Returns the tensor for one tensor argument, else a tuple.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> tuple(numbagrad.atleast_1d(numbagrad.tensor(3.0)).shape)
+    (1,)
+    """
+    return _atleast(tensors, 1, "atleast_1d")
+
+
+def atleast_2d(*tensors):
+    """Each tensor with at least two dimensions (``(n,)`` becomes ``(1, n)``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> tuple(numbagrad.atleast_2d(numbagrad.tensor([1.0, 2.0])).shape)
+    (1, 2)
+    """
+    return _atleast(tensors, 2, "atleast_2d")
+
+
+def atleast_3d(*tensors):
+    """Each tensor with at least three dimensions (``(n,)`` becomes ``(1, n, 1)``,
+    ``(m, n)`` becomes ``(m, n, 1)``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> tuple(numbagrad.atleast_3d(numbagrad.tensor([1.0, 2.0])).shape)
+    (1, 2, 1)
+    """
+    return _atleast(tensors, 3, "atleast_3d")
+
+
+def _nonempty(ts, name):
+    if not ts:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return ts
+
+
+def vstack(tensors):
+    """Stack tensors vertically: :func:`cat` of their :func:`atleast_2d` along dim 0.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.vstack([numbagrad.tensor([1.0, 2.0]), numbagrad.tensor([3.0, 4.0])])
+    tensor([[1., 2.],
+            [3., 4.]])
+    """
+    ts = _nonempty(_tensors((tensors,), "vstack"), "vstack")
+    return F.cat(list(_atleast(ts, 2, "vstack")), 0)
+
+
+row_stack = vstack
+
+
+def hstack(tensors):
+    """Stack tensors horizontally: along dim 0 for 1-D tensors, else dim 1.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.hstack([numbagrad.tensor([1.0]), numbagrad.tensor([2.0, 3.0])])
+    tensor([1., 2., 3.])
+    """
+    ts = list(_atleast(_nonempty(_tensors((tensors,), "hstack"), "hstack"), 1, "hstack"))
+    return F.cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def dstack(tensors):
+    """Stack tensors depth-wise: :func:`cat` of their :func:`atleast_3d` along dim 2.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> tuple(numbagrad.dstack([numbagrad.tensor([1.0]), numbagrad.tensor([2.0])]).shape)
+    (1, 1, 2)
+    """
+    ts = _nonempty(_tensors((tensors,), "dstack"), "dstack")
+    return F.cat(list(_atleast(ts, 3, "dstack")), 2)
+
+
+def column_stack(tensors):
+    """Stack as columns: 0-d and 1-D tensors become ``(n, 1)`` columns, then :func:`cat`
+    along dim 1.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.column_stack([numbagrad.tensor([1.0, 2.0]), numbagrad.tensor([3.0, 4.0])])
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    ts = _nonempty(_tensors((tensors,), "column_stack"), "column_stack")
+    cols = [F.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in ts]
+    return F.cat(cols, 1)
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids from 1-D tensors (0-d ones count as size 1).
+
+    Parameters
+    ----------
+    *tensors : Tensor
+        Or one list of tensors; all of one dtype.
+    indexing : {'ij', 'xy'}, optional
+        ``'ij'`` (matrix indexing, the default, with PyTorch's warning when not given) or
+        ``'xy'`` (Cartesian: the first two dimensions swapped).
+
+    Returns
+    -------
+    tuple of Tensor
+        Broadcast views of the inputs, each of the full grid shape.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> gx, gy = numbagrad.meshgrid(numbagrad.tensor([1, 2]), numbagrad.tensor([3, 4, 5]),
+    ...                             indexing="xy")
+    >>> gx
+    tensor([[1, 2],
+            [1, 2],
+            [1, 2]])
+    """
+    ts = _tensors(tensors, "meshgrid")
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
+                      "the indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
+                           f"received: {indexing}")
+    if not ts:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for t in ts:
+        if t.dtype is not ts[0].dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if t.ndim > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
+                               f"but got: {t}")
+    flat = [F.reshape(t, (-1,)) for t in ts]
+    shape = tuple(t.shape[0] for t in flat)
+    grids = []
+    for i, t in enumerate(flat):
+        view = [1] * len(flat)
+        view[i] = shape[i]
+        grids.append(F.expand(F.reshape(t, tuple(view)), shape))
+    if indexing == "xy" and len(grids) >= 2:  # Cartesian: the first two dims swapped
+        grids = [F.transpose(g, 0, 1) for g in grids]
+    return tuple(grids)
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common broadcast shape (views).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> a, b = numbagrad.broadcast_tensors(numbagrad.tensor([[1.0], [2.0]]),
+    ...                                    numbagrad.tensor([3.0, 4.0, 5.0]))
+    >>> tuple(a.shape), tuple(b.shape)
+    ((2, 3), (2, 3))
+    """
+    ts = _tensors(tensors, "broadcast_tensors")
+    shape = _broadcast_shapes(*(t.shape for t in ts))
+    return tuple(t if tuple(t.shape) == shape else F.expand(t, shape) for t in ts)
+
+
+def _broadcast_shapes(*shapes):
+    """The shape that ``shapes`` broadcast to (PyTorch's error when they do not)."""
+    out = []
+    for s in shapes:
+        s = tuple(s)
+        for i in range(1, len(s) + 1):
+            if i > len(out):
+                out.insert(0, s[-i])
+            elif out[-i] == 1:
+                out[-i] = s[-i]
+            elif s[-i] != 1 and s[-i] != out[-i]:
+                raise RuntimeError(f"The size of tensor a ({out[-i]}) must match the size of "
+                                   f"tensor b ({s[-i]}) at non-singleton dimension "
+                                   f"{len(out) - i}")
+    return tuple(out)
+
+
+def tile(input, dims):
+    """Repeat ``input`` ``dims[i]`` times along each dimension (missing leading entries of
+    either are 1, as NumPy's and PyTorch's ``tile``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tile(numbagrad.tensor([1.0, 2.0]), (2, 2))
+    tensor([[1., 2., 1., 2.],
+            [1., 2., 1., 2.]])
+    """
+    reps = (dims,) if isinstance(dims, (int, np.integer)) else tuple(int(r) for r in dims)
+    for r in reps:
+        if r < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
+                               f"{list(reps)}")
+    n = builtins.max(len(reps), input.ndim)
+    reps = (1,) * (n - len(reps)) + reps
+    shape = (1,) * (n - input.ndim) + tuple(input.shape)
+    # (1, s0, 1, s1, ...) expanded to (r0, s0, r1, s1, ...), then merged pairwise
+    inter = tuple(v for s in shape for v in (1, s))
+    full = tuple(v for r, s in zip(reps, shape) for v in (r, s))
+    out = F.expand(F.reshape(input, inter), full)
+    return F.reshape(out, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (or slice along ``dim``) ``repeats`` times in place.
+
+    Parameters
+    ----------
+    input : Tensor
+        With ``repeats`` None, a 1-D integer tensor of counts: the result is
+        ``repeat_interleave(arange(len(input)), input)``.
+    repeats : int or Tensor
+        One count for all, or a 1-D integer tensor with one count per slice.
+    dim : int, optional
+        Along which to repeat; the flattened input when None.
+    output_size : int, optional
+        The total length along ``dim``, checked when given.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.repeat_interleave(numbagrad.tensor([1.0, 2.0]), 2)
+    tensor([1., 1., 2., 2.])
+    >>> numbagrad.repeat_interleave(numbagrad.tensor([2, 0, 1]))
+    tensor([0, 0, 2])
+    """
+    if repeats is None:
+        counts = input
+        if counts.ndim != 1 or counts.is_floating_point():
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        input = tensor(np.arange(counts.shape[0], dtype=np.int64))
+        repeats, dim = counts, 0
+    if dim is None:
+        input, dim = F.reshape(input, (-1,)), 0
+    d = wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        input = F.reshape(input, (1,))
+    n = input.shape[d]
+    if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
+        repeats = int(repeats.reshape(()).item())
+    if isinstance(repeats, Tensor):
+        if repeats.ndim != 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        if repeats.is_floating_point():
+            raise RuntimeError("repeats has to be Long or Int tensor")
+        counts = np.asarray(repeats.detach().numpy(), np.int64)
+        if counts.shape[0] != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {counts.shape[0]} and input.size({d}) = {n}")
+        if (counts < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        total = int(counts.sum())
+        _check_output_size(output_size, total)
+        index = tensor(np.repeat(np.arange(n, dtype=np.int64), counts))
+        return F.index_select(input, d, index)
+    r = int(repeats)
+    if r < 0:
+        raise RuntimeError("repeats can not be negative")
+    _check_output_size(output_size, n * r)
+    shape = tuple(input.shape)
+    out = F.expand(F.unsqueeze(input, d + 1), (*shape[:d + 1], r, *shape[d + 1:]))
+    return F.reshape(out, (*shape[:d], n * r, *shape[d + 1:]))
+
+
+def _check_output_size(output_size, total):
+    if output_size is not None and output_size != total:
+        raise RuntimeError(f"repeat_interleave: allocated size does not match required size "
+                           f"(output_size={output_size}, required {total})")
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first toward the
+    second.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.rot90(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[2., 4.],
+            [1., 3.]])
+    """
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    k = int(k) % 4
+    if k == 1:
+        return F.transpose(F.flip(input, (d1,)), d0, d1)
+    if k == 2:
+        return F.flip(input, (d0, d1))
+    if k == 3:
+        return F.transpose(F.flip(input, (d0,)), d0, d1)
+    return F.clone(input)
+
+
+def block_diag(*tensors):
+    """A block-diagonal matrix of the given blocks (0-d ones are 1x1, 1-D ones one row);
+    the dtype is their promoted dtype.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.block_diag(numbagrad.tensor([[1.0, 2.0]]), numbagrad.tensor(3.0))
+    tensor([[1., 2., 0.],
+            [0., 0., 3.]])
+    """
+    ts = _tensors(tensors, "block_diag")
+    blocks = []
+    for i, t in enumerate(ts):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.ndim} dimensions")
+        blocks.append(F.reshape(t, (1, 1)) if t.ndim == 0 else
+                      F.unsqueeze(t, 0) if t.ndim == 1 else t)
+    if not blocks:
+        return zeros((1, 0))
+    dt = blocks[0].dtype
+    for b in blocks[1:]:
+        dt = D.promote_types(dt, b.dtype)
+    width = builtins.sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        r, c = b.shape
+        parts = [zeros((r, left), dtype=dt), b.to(dt), zeros((r, width - left - c), dtype=dt)]
+        rows.append(F.cat(parts, 1))
+        left += c
+    return F.cat(rows, 0)
+
+
+def cartesian_prod(*tensors):
+    """The Cartesian product of 1-D tensors, one combination per row (a single tensor
+    is returned as it is, as PyTorch's).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.cartesian_prod(numbagrad.tensor([1, 2]), numbagrad.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
+    ts = _tensors(tensors, "cartesian_prod")
+    for t in ts:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    grids = meshgrid(*ts, indexing="ij")
+    return F.stack([F.reshape(g, (-1,)) for g in grids], 1)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
+    norm ``maxnorm`` (PyTorch's factor ``maxnorm / (norm + 1e-7)``); differentiable through
+    the norm.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.renorm(numbagrad.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
+    if not input.is_floating_point():
+        raise RuntimeError(f"renorm: expected a floating point tensor, got "
+                           f"{_tname(input.dtype)}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    d = wrap_dim(dim, input.ndim)
+    others = [i for i in range(input.ndim) if i != d]
+    norm = F.norm(input, p, others, keepdim=True)
+    factor = F.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return input * factor
+
+
+def ravel(input):
+    """``input`` flattened to one dimension (a view when possible).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.ravel(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([1., 2., 3., 4.])
+    """
+    return F.reshape(input, (-1,))
+
+
+def argwhere(input):
+    """The indices of the non-zero elements, one row each (as :func:`nonzero`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.argwhere(numbagrad.tensor([[0.0, 1.0], [2.0, 0.0]]))
+    tensor([[0, 1],
+            [1, 0]])
+    """
+    return F.nonzero(input)
+
+
+# -- differences and integrals ---------------------------------------------------------------
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bools), after
+    concatenating ``prepend`` and ``append`` along it.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.diff(numbagrad.tensor([1.0, 4.0, 9.0, 16.0]))
+    tensor([3., 5., 7.])
+    >>> numbagrad.diff(numbagrad.tensor([1.0, 4.0, 9.0, 16.0]), n=2)
+    tensor([2., 2.])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = wrap_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    for t in parts:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"diff(): prepend and append must be Tensors, not "
+                            f"{type(t).__name__}")
+        if t.ndim != input.ndim:
+            raise RuntimeError("diff expects prepend or append to be the same dimension as "
+                               "input")
+    x = F.cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = F.narrow(x, d, 1, m - 1), F.narrow(x, d, 0, m - 1)
+        x = F.logical_xor(hi, lo) if x.dtype is D.bool else hi - lo
+    return x
+
+
+def _dx_along(x, y, d):
+    """The spacings of sample points ``x`` along dim ``d`` of ``y`` (a 1-D ``x`` lines up
+    with that dim, as PyTorch's)."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[d]:
+            raise RuntimeError(f"trapezoid: There must be one `x` value for each sample point "
+                               f"but got {x.shape[0]} x values and {y.shape[d]} y values")
+        dx = diff(x)
+        view = [1] * y.ndim
+        view[d] = dx.shape[0]
+        return F.reshape(dx, tuple(view))
+    return diff(x, dim=d - y.ndim)
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim``: sample points ``x`` (a tensor) or a constant
+    spacing ``dx`` (default 1); differentiable with respect to ``y`` and ``x``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> print(float(numbagrad.trapezoid(numbagrad.tensor([1.0, 2.0, 3.0]))))
+    4.0
+    >>> print(float(numbagrad.trapezoid(numbagrad.tensor([1.0, 2.0, 3.0]),
+    ...                                 numbagrad.tensor([0.0, 1.0, 3.0]))))
+    6.5
+    """
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid(): pass either sample points x or a spacing dx, not both")
+    if y.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{dim})")
+    d = wrap_dim(dim, y.ndim)
+    if y.shape[d] == 0:
+        shape = tuple(s for i, s in enumerate(y.shape) if i != d)
+        return zeros(shape, dtype=y.dtype if y.is_floating_point() else default_float())
+    if isinstance(x, Tensor):
+        spacing = _dx_along(x, y, d)
+        n = y.shape[d]
+        pair = F.narrow(y, d, 1, n - 1) + F.narrow(y, d, 0, n - 1)
+        return F.sum(spacing * pair, d) / 2.0
+    h = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
+    ends = F.select(y, d, 0) + F.select(y, d, -1)
+    return (F.sum(y, d) - ends * 0.5) * h
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """Alias of :func:`trapezoid`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> print(float(numbagrad.trapz(numbagrad.tensor([0.0, 2.0]), dx=0.5)))
+    0.5
+    """
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim`` (one element shorter than ``y``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.cumulative_trapezoid(numbagrad.tensor([1.0, 2.0, 3.0]))
+    tensor([1.5000, 4.0000])
+    """
+    if x is not None and dx is not None:
+        raise TypeError("cumulative_trapezoid(): pass either sample points x or a spacing dx, "
+                        "not both")
+    if y.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         f"{dim})")
+    d = wrap_dim(dim, y.ndim)
+    n = y.shape[d]
+    if n == 0:
+        return y if y.is_floating_point() else y.to(default_float())
+    pair = F.narrow(y, d, 1, n - 1) + F.narrow(y, d, 0, n - 1)
+    if isinstance(x, Tensor):
+        return F.cumsum(_dx_along(x, y, d) * pair, d) / 2.0
+    h = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
+    if not pair.is_floating_point():
+        pair = pair.to(default_float())
+    return F.cumsum(pair * (h / 2.0), d)
+
+
+# -- searching and counting (non-differentiable primitives) -----------------------------------
+def _search_rows(xp, seq, x, side):
+    """``searchsorted`` of each row of ``x`` (leading dims matching ``seq``'s) in the
+    matching row of ``seq``."""
+    if seq.ndim == 1:
+        return xp.searchsorted(seq, x, side=side)
+    rows = seq.reshape(-1, seq.shape[-1])
+    xs = x.reshape(rows.shape[0], -1)
+    out = xp.empty(xs.shape, np.int64)
+    for i in range(rows.shape[0]):
+        out[i] = xp.searchsorted(rows[i], xs[i], side=side)
+    return out.reshape(x.shape)
+
+
+class Searchsorted(Primitive):
+    """The insertion indices of ``values`` in the last dim of ``seq`` (both data: no
+    gradient). The comparison is in the promoted dtype of the two."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, seq, values, side, out_int32):
+        xp = be.xp
+        v = xp.asarray(values)
+        dt = np.result_type(seq.dtype, v.dtype)
+        out = _search_rows(xp, seq.astype(dt, copy=False), v.astype(dt, copy=False), side)
+        return xp.asarray(out, np.int32 if out_int32 else np.int64)
+
+    @staticmethod
+    def batch(args, dims, side, out_int32):
+        """Batch dims in front; a 1-D sequence per example searches the flattened values."""
+        seq, values = args
+        sd, vd = dims
+        params = {"side": side, "out_int32": out_int32}
+        if sd is None:
+            if seq.ndim == 1:  # the same 1-D sequence for every value
+                return bind(Searchsorted, (seq, values), params), vd
+            seq = F.expand(F.unsqueeze(seq, 0), (values.shape[vd], *seq.shape))
+        else:
+            seq = F.movedim(seq, sd, 0)
+        b = seq.shape[0]
+        if vd is None:
+            values = F.expand(F.unsqueeze(values, 0), (b, *values.shape))
+        else:
+            values = F.movedim(values, vd, 0)
+        if seq.ndim == 2:  # 1-D sequences per example: each example's values as one row
+            shape = tuple(values.shape)
+            flat = F.reshape(values, (b, math.prod(shape[1:])))
+            return F.reshape(bind(Searchsorted, (seq, flat), params), shape), 0
+        return bind(Searchsorted, (seq, values), params), 0
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """Indices where ``input``'s values would be inserted into ``sorted_sequence`` (along
+    its last dim) to keep it sorted.
+
+    Parameters
+    ----------
+    sorted_sequence : Tensor
+        1-D, or N-D whose leading dims match ``input``'s (one sequence per row).
+    input : Tensor or Python number
+    out_int32 : bool, default False
+        int32 indices instead of int64.
+    right, side : bool, {'left', 'right'}
+        The index after equal values (``right=True`` or ``side='right'``) or before.
+    sorter : Tensor, optional
+        Indices that sort an unsorted ``sorted_sequence`` along its last dim.
+
+    Returns
+    -------
+    Tensor
+        Of ``input``'s shape (0-d for a number); no gradient.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> seq = numbagrad.tensor([1.0, 3.0, 5.0, 7.0])
+    >>> numbagrad.searchsorted(seq, numbagrad.tensor([3.0, 6.0]))
+    tensor([1, 3])
+    >>> numbagrad.searchsorted(seq, numbagrad.tensor([3.0, 6.0]), right=True)
+    tensor([2, 3])
+    """
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to "
+                               "opposites, got side of left while right was True")
+        right = side == "right"
+    if not isinstance(input, Tensor):
+        if sorted_sequence.ndim != 1:
+            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
+                               "boundaries tensor dimension is 1, but we got boundaries "
+                               f"tensor dim({sorted_sequence.ndim}) and input value's dim(0) "
+                               "numel(1)")
+        input = tensor(input)
+    seq = sorted_sequence
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if seq.ndim != 1 and (seq.ndim != input.ndim
+                          or tuple(seq.shape[:-1]) != tuple(input.shape[:-1])):
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           "the first N-1 dimensions of boundaries tensor and input value "
+                           "tensor must match, but we got boundaries tensor "
+                           f"{list(seq.shape)} and input value tensor {list(input.shape)}")
+    if sorter is not None:
+        if tuple(sorter.shape) != tuple(seq.shape):
+            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {list(seq.shape)}and got "
+                               f"sorter tensor {list(sorter.shape)}")
+        seq = F.take_along_dim(seq, sorter, -1)
+    return bind(Searchsorted, (seq.detach(), input.detach()),
+                {"side": "right" if right else "left", "out_int32": bool(out_int32)})
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each element of ``input`` among the 1-D sorted ``boundaries``:
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<=``/``<`` with ``right=True``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.bucketize(numbagrad.tensor([1.0, 5.0, 9.0]), numbagrad.tensor([1.0, 5.0]))
+    tensor([0, 1, 2])
+    """
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+class Histc(Primitive):
+    """Equal-width histogram of the elements in ``[lo, hi]`` (NaN and the outside ignored),
+    binned as PyTorch's kernel: ``int((x - lo) * bins / (hi - lo))``, the right edge in
+    the last bin; ``lo == hi`` means the finite data range. With ``rows`` (the batching
+    rule's form) each row of a 2-D input gets its own histogram. No gradient (PyTorch
+    defines none)."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, x, bins, lo, hi, rows=False):
+        xp = be.xp
+        x = x.reshape(x.shape[0], -1) if rows else x.reshape(1, -1)
+        r, n = x.shape
+        t = x.dtype.type
+        lo_r = xp.full(r, lo, np.float64)
+        hi_r = xp.full(r, hi, np.float64)
+        if lo == hi and n:
+            fin = xp.isfinite(x)
+            has = fin.any(axis=1)
+            lo_r = xp.where(has, xp.where(fin, x, xp.inf).min(axis=1), lo_r)
+            hi_r = xp.where(has, xp.where(fin, x, -xp.inf).max(axis=1), hi_r)
+        same = lo_r == hi_r
+        lo_r, hi_r = xp.where(same, lo_r - 1, lo_r), xp.where(same, hi_r + 1, hi_r)
+        lo_t, hi_t = lo_r.astype(x.dtype)[:, None], hi_r.astype(x.dtype)[:, None]
+        keep = (x >= lo_t) & (x <= hi_t)  # False for NaN
+        with np.errstate(invalid="ignore", over="ignore"):
+            pos = ((x - lo_t) * t(bins) / (hi_t - lo_t))
+        pos = xp.where(keep, pos, 0).astype(np.int64)
+        pos[pos == bins] = bins - 1
+        flat = (pos + xp.arange(r)[:, None] * bins)[keep]
+        out = xp.bincount(flat, minlength=r * bins).astype(x.dtype).reshape(r, bins)
+        return out if rows else out[0]
+
+    @staticmethod
+    def batch(args, dims, bins, lo, hi, rows=False):
+        """One histogram per example: the examples as the rows of a 2-D input (per row of
+        each example already in rows form, under nested vmap)."""
+        x = F.movedim(args[0], dims[0], 0)
+        params = {"bins": bins, "lo": lo, "hi": hi, "rows": True}
+        if rows:
+            b, r = x.shape[0], x.shape[1]
+            out = bind(Histc, (F.reshape(x, (b * r, x.shape[2])),), params)
+            return F.reshape(out, (b, r, bins)), 0
+        flat = F.reshape(x, (x.shape[0], math.prod(x.shape[1:])))
+        return bind(Histc, (flat,), params), 0
+
+
+def histc(input, bins=100, min=0, max=0):
+    """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's
+    range when both are equal); elements outside are ignored. Floating tensors only.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.histc(numbagrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
+    tensor([0., 2., 1., 0.])
+    """
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                  f"'{_tname(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError("torch.histc: bins must be > 0, but got "
+                           f"{bins} for dimension 0")
+    if min > max:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (math.isfinite(min) and math.isfinite(max)):
+        raise RuntimeError(f"torch.histc: range of [{min}, {max}] is not finite")
+    return bind(Histc, (input.detach(),), {"bins": int(bins), "lo": float(min),
+                                           "hi": float(max)})
+
+
+class Unique(Primitive):
+    """Sorted unique values (or slices along ``dim``), the inverse indices and the counts;
+    NaN values are all distinct, as PyTorch's. ``consecutive`` merges only runs of equal
+    neighbours. No gradient; the output size depends on the data (no vmap)."""
+
+    differentiable = False
+    n_out = 3
+
+    @staticmethod
+    def impl(be, x, dim, consecutive):
+        xp = be.xp
+        if dim is None:
+            flat, shape_inv = x.reshape(-1), x.shape
+            moved = flat.reshape(-1, 1)
+        else:
+            moved = xp.moveaxis(x, dim, 0)
+            shape_inv = (x.shape[dim],)
+            moved = moved.reshape(moved.shape[0], -1)
+        n = moved.shape[0]
+        if consecutive:
+            order = xp.arange(n)
+            srt = moved
+        else:
+            # lexicographic order of the rows (stable), then runs of equal rows
+            order = xp.lexsort(moved.T[::-1]) if moved.shape[1] else xp.arange(n)
+            srt = moved[order]
+        if n:
+            new = xp.ones(n, bool)
+            new[1:] = (srt[1:] != srt[:-1]).any(axis=1) if moved.shape[1] else False
+        else:
+            new = xp.zeros(0, bool)
+        group = xp.cumsum(new) - 1
+        starts = xp.flatnonzero(new)
+        counts = xp.diff(xp.append(starts, n)).astype(np.int64)
+        inverse = xp.empty(n, np.int64)
+        inverse[order] = group
+        values = srt[starts]
+        if dim is None:
+            values = values.reshape(-1)
+        else:
+            rest = tuple(s for i, s in enumerate(x.shape) if i != dim)
+            values = xp.moveaxis(values.reshape((values.shape[0], *rest)), 0, dim)
+        return xp.ascontiguousarray(values), inverse.reshape(shape_inv), counts
+
+
+def _unique(input, dim, consecutive, return_inverse, return_counts):
+    d = None if dim is None else wrap_dim(dim, input.ndim)
+    if d is not None and input.ndim == 0:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
+                         f"got {dim})")
+    values, inverse, counts = bind(Unique, (input.detach(),),
+                                   {"dim": d, "consecutive": consecutive})
+    out = (values,)
+    if return_inverse:
+        out += (inverse,)
+    if return_counts:
+        out += (counts,)
+    return values if len(out) == 1 else out
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The unique elements of ``input`` (or unique slices along ``dim``), sorted.
+
+    Parameters
+    ----------
+    input : Tensor
+    sorted : bool, default True
+        Accepted for PyTorch's signature: the CPU result is sorted either way, as
+        PyTorch's CPU kernel is.
+    return_inverse : bool, default False
+        Also return, for each element (slice), the index of its value in the output.
+    return_counts : bool, default False
+        Also return how often each unique value occurs.
+    dim : int, optional
+
+    Returns
+    -------
+    Tensor, or a tuple ``(output, inverse_indices?, counts?)``
+        No gradient; NaN elements are all distinct (as PyTorch's).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.unique(numbagrad.tensor([3, 1, 2, 1, 3]), return_counts=True)
+    (tensor([1, 2, 3]), tensor([2, 1, 2]))
+    """
+    return _unique(input, dim, False, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements (or slices along ``dim``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.unique_consecutive(numbagrad.tensor([1, 1, 2, 2, 1]))
+    tensor([1, 2, 1])
+    """
+    return _unique(input, dim, True, return_inverse, return_counts)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True where ``|input - other| <= atol + |rtol * other|`` (or where they are equal,
+    infinities included; NaN equals NaN only with ``equal_nan``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.isclose(numbagrad.tensor([1.0, 1.0]), numbagrad.tensor([1.0 + 1e-9, 1.1]))
+    tensor([ True, False])
+    """
+    if not isinstance(other, Tensor):
+        other = tensor(other, dtype=input.dtype)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_tname(input.dtype)} did not match {_tname(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    a, b = input.detach(), other.detach()
+    close = a == b
+    if equal_nan and a.is_floating_point():
+        close = close | (F.isnan(a) & F.isnan(b))
+    if rtol == 0 and atol == 0:
+        return close
+    if a.dtype is D.bool:
+        a, b = a.to(default_float()), b.to(default_float())
+    allowed = F.abs(b * rtol) + atol
+    actual = F.abs(a - b)
+    return close | (F.isfinite(actual) & (actual <= allowed))
+
+
+# not Tensor methods in PyTorch either (``ops/_methods.py``)
+NOT_METHODS = ("var_mean std_mean atleast_1d atleast_2d atleast_3d vstack row_stack hstack "
+               "dstack column_stack meshgrid broadcast_tensors block_diag cartesian_prod "
+               "trapezoid trapz cumulative_trapezoid searchsorted bucketize").split()
+# the in-place methods ``<name>_`` PyTorch has for them (``ops/_methods.py``; ``float_power_``
+# is left out: its float64 result must not be cast into a float32 tensor silently)
+INPLACE = ("acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
+           "arcsinh arccosh arctanh fix absolute negative sgn frac deg2rad rad2deg hypot "
+           "copysign nextafter heaviside lerp renorm").split()
+
+ALL = [*unary.MATH, *binary.MATH, *reduce.MATH, *(
+    "lerp atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
+    "meshgrid broadcast_tensors tile repeat_interleave rot90 block_diag "
+    "cartesian_prod renorm ravel argwhere diff trapezoid trapz cumulative_trapezoid searchsorted "
+    "bucketize histc unique unique_consecutive isclose").split()]
+
+__all__ = ALL
