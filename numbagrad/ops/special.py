@@ -1,0 +1,1036 @@
+"""Special functions (``numbagrad.special``, and the ones PyTorch also has at the top level).
+
+The elementwise special functions NumPy has no ufunc for are primitives whose forward runs
+the ``@njit`` kernels of ``numbagrad/kernels/cpu/special.py`` (NOTE [Special-function
+kernels]: float64 in, float32 results rounded once); each states its local derivative once,
+in numbagrad ops, as PyTorch's ``derivatives.yaml`` does, so the VJP ``g * d`` and the JVP
+``t * d`` are themselves differentiable (``polygamma(n)``'s derivative is ``polygamma(n+1)``,
+``lgamma``'s is ``digamma``, ...). The rest are composites of existing ops (``sinc``,
+``logit``, ``multigammaln``, ``xlogy``'s masks), which get every rule for free.
+
+NOTE [Special-function gradients]
+As in PyTorch: ``bessel_j0``/``bessel_j1`` are not differentiable (their outputs do not
+require grad); ``gammainc``/``gammaincc``/``zeta`` are differentiable in their second
+argument only, and asking for the first argument's gradient raises ``NotImplementedError``
+("the derivative for 'igamma: input' is not implemented.") when the backward (or forward-mode
+rule) runs, as PyTorch does.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numbagrad import ops as F
+from numbagrad._creation import tensor
+from numbagrad._tensor import Tensor
+from numbagrad.kernels import module
+from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._util import default_float
+from numbagrad.ops.binary import _check_shapes, _prep, broadcast_batch
+from numbagrad.ops.unary import unary_batch
+
+KS = module("special")
+
+_SQRT_2PI = math.sqrt(2 * math.pi)
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+# -- forward helpers --------------------------------------------------------------------------
+def _check_cpu(be, name):
+    if be.name != "cpu":
+        raise NotImplementedError(f"special.{name} has no {be.name} kernel; move the tensor to "
+                                  "the CPU first (.cpu())")
+
+
+def _out_dtype(dt):
+    """Integer and bool inputs give the default float dtype (as PyTorch's special ops)."""
+    return dt if dt.kind == "f" else default_float()
+
+
+def _unary_map(be, name, x, n=None):
+    """The kernel map ``name`` of array ``x`` (computed in float64, NOTE [Special-function
+    kernels]); ``n`` is polygamma's order."""
+    _check_cpu(be, name)
+    dt = _out_dtype(x.dtype)
+    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)  # a copy unless float64
+    out = np.empty(flat.size, np.float64)
+    if flat.size:
+        if n is None:
+            KS.special_unary(KS.UNARY_CODES[name], flat, out)
+        else:
+            KS.polygamma_forward(n, flat, out)
+    return out.reshape(np.shape(x)).astype(dt, copy=False)
+
+
+def _binary_prep(a, b, name):
+    """Operands cast to their promoted floating dtype (integers: the default float)."""
+    a, b, dt = _prep(a, b)
+    _check_shapes(name, a, b)
+    dt = _out_dtype(np.dtype(dt))
+    return np.asarray(a, dt), np.asarray(b, dt), dt
+
+
+def _binary_map(be, name, a, b):
+    """The two-operand kernel ``name`` (gammainc, gammaincc, zeta), broadcasting."""
+    _check_cpu(be, name)
+    a, b, dt = _binary_prep(a, b, name)
+    a, b = np.broadcast_arrays(a, b)
+    shape = a.shape
+    fa = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+    fb = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
+    out = np.empty(fa.size, np.float64)
+    if fa.size:
+        KS.special_binary(KS.BINARY_CODES[name], fa, fb, out)
+    return out.reshape(shape).astype(dt, copy=False)
+
+
+# -- elementwise unary primitives -------------------------------------------------------------
+class _SpecialUnary(Primitive, register=False):
+    """An elementwise special function: the kernel formula ``kernel`` and its local
+    derivative ``derivative(x, y)`` from the input ``x`` and/or output ``y`` (whichever
+    ``saves_inputs``/``saves_output`` keep; the other is None)."""
+
+    kernel = ""
+
+    @classmethod
+    def impl(cls, be, x):
+        return _unary_map(be, cls.kernel, x)
+
+    @staticmethod
+    def derivative(x, y):
+        raise NotImplementedError("a special unary op must define derivative(x, y)")
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        saved = ctx.saved()
+        x = saved[0] if cls.saves_inputs else None
+        y = saved[-1] if cls.saves_output else None
+        return g * cls.derivative(x, y)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        return tangents[0] * cls.derivative(primals[0], out)
+
+    batch = classmethod(unary_batch)
+
+
+class Erfc(_SpecialUnary):
+    kernel = "erfc"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(x, y):
+        return F.exp(-(x * x)) * -_TWO_OVER_SQRT_PI
+
+
+class Erfcx(_SpecialUnary):
+    kernel = "erfcx"
+    grad_fn = "SpecialErfcxBackward0"
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        return x * y * 2 - _TWO_OVER_SQRT_PI
+
+
+class Erfinv(_SpecialUnary):
+    kernel = "erfinv"
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        return F.exp(y * y) * (math.sqrt(math.pi) / 2)
+
+
+class Lgamma(_SpecialUnary):
+    kernel = "lgamma"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(x, y):
+        return digamma(x)
+
+
+class Digamma(_SpecialUnary):
+    kernel = "digamma"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(x, y):
+        return polygamma(1, x)
+
+
+class Polygamma(Primitive):
+    """``polygamma(n, x)``, the ``n``-th derivative of digamma (``n`` a param)."""
+
+    saves_inputs = (0,)
+
+    @staticmethod
+    def impl(be, x, *, n):
+        return _unary_map(be, "polygamma", x, n)
+
+    @staticmethod
+    def vjp(ctx, g, *, n):
+        return g * polygamma(n + 1, ctx.saved()[0])
+
+    @staticmethod
+    def jvp(primals, tangents, out, *, n):
+        return tangents[0] * polygamma(n + 1, primals[0])
+
+    batch = classmethod(unary_batch)
+
+
+class I0(_SpecialUnary):
+    kernel = "i0"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(x, y):
+        return i1(x)
+
+
+class I0e(_SpecialUnary):
+    kernel = "i0e"
+    grad_fn = "SpecialI0eBackward0"
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        return i1e(x) - F.sign(x) * y
+
+
+def _nonzero(x):
+    """``x`` with its zeros replaced by 1: a divisor for the branch a ``where`` drops at 0
+    (keeps 0/0 out of that branch's gradient)."""
+    return F.where(x == 0, 1.0, x)
+
+
+class I1(_SpecialUnary):
+    kernel = "i1"
+    grad_fn = "SpecialI1Backward0"
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        # i0(x) - i1(x)/x, with its limit 1/2 at 0 (PyTorch's i1_backward)
+        return F.where(x == 0, 0.5, i0(x) - y / _nonzero(x))
+
+
+class I1e(_SpecialUnary):
+    kernel = "i1e"
+    grad_fn = "SpecialI1eBackward0"
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        # i0e(x) - i1e(x) (sgn(x) + 1/x), with its limit 1/2 at 0 (i1e_backward)
+        return F.where(x == 0, 0.5, i0e(x) - y * (F.sign(x) + F.reciprocal(_nonzero(x))))
+
+
+def _no_tangent(primals, tangents, out):
+    return None  # a non-differentiable op: its output has no tangent
+
+
+class BesselJ0(_SpecialUnary):
+    """Not differentiable, as in PyTorch (NOTE [Special-function gradients])."""
+
+    kernel = "bessel_j0"
+    differentiable = False
+    vjp = None
+    jvp = staticmethod(_no_tangent)
+
+
+class BesselJ1(BesselJ0):
+    """Not differentiable, as in PyTorch (NOTE [Special-function gradients])."""
+
+    kernel = "bessel_j1"
+
+
+class Ndtr(_SpecialUnary):
+    kernel = "ndtr"
+    grad_fn = "SpecialNdtrBackward0"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(x, y):
+        return F.exp(x * x * -0.5) * (1 / _SQRT_2PI)
+
+
+class Ndtri(_SpecialUnary):
+    kernel = "ndtri"
+    grad_fn = "SpecialNdtriBackward0"
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        return F.exp(y * y * 0.5) * _SQRT_2PI
+
+
+class LogNdtr(_SpecialUnary):
+    kernel = "log_ndtr"
+    grad_fn = "SpecialLogNdtrBackward0"
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def derivative(x, y):
+        # pdf(x) / ndtr(x) = exp(-(log_ndtr(x) + x^2/2)) / sqrt(2 pi): no underflowing
+        # ratio in the left tail
+        return F.exp(-(y + x * x * 0.5)) * (1 / _SQRT_2PI)
+
+
+class Entr(_SpecialUnary):
+    kernel = "entr"
+    grad_fn = "SpecialEntrBackward0"
+    saves_inputs = (0,)
+
+    @staticmethod
+    def derivative(x, y):
+        return -(F.log(x) + 1)
+
+
+# -- two-operand primitives -------------------------------------------------------------------
+def _not_implemented(what):
+    return NotImplementedError(f"the derivative for '{what}' is not implemented.")
+
+
+class _SpecialBinary(Primitive, register=False):
+    """``f(a, x)`` broadcasting; differentiable in ``x`` only (NOTE [Special-function
+    gradients]); ``derivative(a, x)`` is ``df/dx``, ``first`` names ``a``'s missing
+    derivative as PyTorch does."""
+
+    kernel = ""
+    first = ""
+    saves_inputs = (0, 1)
+    batch = classmethod(broadcast_batch)
+
+    @classmethod
+    def impl(cls, be, a, x):
+        return _binary_map(be, cls.kernel, a, x)
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        if ctx.needs_input_grad(0):
+            raise _not_implemented(cls.first)
+        a, x = ctx.saved()
+        return None, g * cls.derivative(a, x)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        if tangents[0] is not None:
+            raise _not_implemented(cls.first)
+        return tangents[1] * cls.derivative(*primals)
+
+
+def _gammainc_dx(a, x):
+    """``d/dx P(a, x) = x^(a-1) e^-x / Gamma(a)``."""
+    return F.exp((a - 1) * F.log(x) - x - lgamma(a))
+
+
+class Gammainc(_SpecialBinary):
+    kernel = "gammainc"
+    first = "igamma: input"
+    grad_fn = "IgammaBackward0"
+
+    @staticmethod
+    def derivative(a, x):
+        return _gammainc_dx(a, x)
+
+
+class Gammaincc(_SpecialBinary):
+    kernel = "gammaincc"
+    first = "igammac: input"
+    grad_fn = "IgammacBackward0"
+
+    @staticmethod
+    def derivative(a, x):
+        return -_gammainc_dx(a, x)
+
+
+class Zeta(_SpecialBinary):
+    kernel = "zeta"
+    first = "zeta"
+    grad_fn = "SpecialZetaBackward0"
+
+    @staticmethod
+    def derivative(s, q):
+        return -s * zeta(s + 1, q)
+
+
+def _xlogy_array(a, b, log):
+    with np.errstate(all="ignore"):
+        out = a * log(b)
+        # 0 where a == 0, unless b is NaN (PyTorch's xlogy/xlog1py)
+        return np.where((a == 0) & ~np.isnan(b), a.dtype.type(0), out)
+
+
+class Xlogy(Primitive):
+    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
+
+    saves_inputs = (0, 1)
+    batch = classmethod(broadcast_batch)
+    _log = staticmethod(np.log)
+    _pole = 0.0  # where log(y) is -inf or NaN
+
+    @classmethod
+    def impl(cls, be, a, b):
+        _check_cpu(be, cls.__name__.lower())
+        a, b, dt = _binary_prep(a, b, cls.__name__.lower())
+        a, b = np.broadcast_arrays(a, b)
+        return np.asarray(_xlogy_array(a, b, cls._log), dt)
+
+    @classmethod
+    def _rule(cls, x, y, tx, ty):
+        """``tx * log(y)`` masked to 0 where ``x == 0 and y <= pole`` (PyTorch masks only
+        there), plus ``ty * x / (y - pole)``; a None tangent contributes nothing."""
+        out = None
+        if tx is not None:
+            # x is a tensor here (a number has no tangent); y may be a number
+            out = F.where((x == 0) & (y <= cls._pole), 0.0,
+                          (xlogy if cls is Xlogy else xlog1py)(tx, y))
+        if ty is not None:
+            d = ty * x / (y - cls._pole)
+            out = d if out is None else out + d
+        return out
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        x, y = ctx.saved()
+        gx = cls._rule(x, y, g, None) if ctx.needs_input_grad(0) else None
+        gy = cls._rule(x, y, None, g) if ctx.needs_input_grad(1) else None
+        return gx, gy
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        return cls._rule(primals[0], primals[1], tangents[0], tangents[1])
+
+
+class Xlog1py(Xlogy):
+    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
+
+    grad_fn = "SpecialXlog1pyBackward0"
+    _log = staticmethod(np.log1p)
+    _pole = -1.0
+
+
+# -- public functions -----------------------------------------------------------------------------
+def _tensor_arg(x, fname, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _number_or_tensor(x, fname, arg):
+    """A Tensor, or a Python number left as it is (the op promotes it as PyTorch's wrapped
+    scalars: it does not widen a tensor's float dtype, and keeps its float64 value)."""
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, np.number):
+        return x.item()
+    if isinstance(x, (bool, int, float)):
+        return x
+    raise TypeError(f"{fname}(): argument '{arg}' must be Tensor or Number, not "
+                    f"{type(x).__name__}")
+
+
+def _apply(op, input, fname):
+    return bind(op, (_tensor_arg(input, fname),), NO_PARAMS)
+
+
+def _apply2(op, input, other, fname, names=("input", "other")):
+    a = _number_or_tensor(input, fname, names[0])
+    b = _number_or_tensor(other, fname, names[1])
+    if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+        a = tensor(a)
+    return bind(op, (a, b), NO_PARAMS)
+
+
+def _as_float(x):
+    """``x`` itself if floating, else cast to the default float dtype."""
+    return x if x.is_floating_point() else F.to(x, default_float())
+
+
+def erfc(input):
+    """The complementary error function ``1 - erf(x)``, accurate where ``erf(x)`` is near 1.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+        Integer inputs give the default float dtype.
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.erfc(torch.tensor(3.0, dtype=torch.float64))), 8))
+    2.209e-05
+    """
+    return _apply(Erfc, input, "erfc")
+
+
+def erfcx(input):
+    """The scaled complementary error function ``exp(x**2) * erfc(x)``, without overflow.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.erfcx(torch.tensor(100.0))), 6))
+    0.005642
+    """
+    return _apply(Erfcx, input, "special_erfcx")
+
+
+def erfinv(input):
+    """The inverse error function on ``[-1, 1]`` (``+-inf`` at ``+-1``, NaN outside).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.erfinv(torch.tensor(0.5, dtype=torch.float64))), 6))
+    0.476936
+    """
+    return _apply(Erfinv, input, "erfinv")
+
+
+def lgamma(input):
+    """``log|Gamma(x)|`` (``inf`` at the poles ``0, -1, -2, ...``).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.lgamma(torch.tensor(10.0, dtype=torch.float64))), 6))
+    12.801827
+    """
+    return _apply(Lgamma, input, "lgamma")
+
+
+def digamma(input):
+    """The digamma function ``d/dx log Gamma(x)``: ``-inf`` at ``+0``, ``inf`` at ``-0``,
+    NaN at the negative integers (as PyTorch).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.digamma(torch.tensor(1.0, dtype=torch.float64))), 6))
+    -0.577216
+    """
+    return _apply(Digamma, input, "digamma")
+
+
+def polygamma(n, input):
+    """The ``n``-th derivative of the digamma function.
+
+    ``x.polygamma(n)`` (the Tensor method) is the same as ``polygamma(n, x)``.
+
+    Parameters
+    ----------
+    n : int
+        The order, ``n >= 0`` (``polygamma(0, x)`` is ``digamma(x)``).
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        If ``n`` is not an int.
+    RuntimeError
+        If ``n`` is negative.
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor(1.0, dtype=torch.float64)
+    >>> print(round(float(torch.polygamma(1, x)), 6))  # pi**2 / 6
+    1.644934
+    """
+    if isinstance(n, Tensor) and not isinstance(input, Tensor):  # the method x.polygamma(n)
+        n, input = input, n
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return bind(Polygamma, (_tensor_arg(input, "polygamma"),), {"n": int(n)})
+
+
+def i0(input):
+    """The modified Bessel function of the first kind of order 0.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.i0(torch.tensor(1.0, dtype=torch.float64))), 6))
+    1.266066
+    """
+    return _apply(I0, input, "i0")
+
+
+def i0e(input):
+    """The exponentially scaled modified Bessel function ``exp(-|x|) * i0(x)``.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.i0e(torch.tensor(1000.0, dtype=torch.float64))), 6))
+    0.012617
+    """
+    return _apply(I0e, input, "special_i0e")
+
+
+def i1(input):
+    """The modified Bessel function of the first kind of order 1.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.i1(torch.tensor(1.0, dtype=torch.float64))), 6))
+    0.565159
+    """
+    return _apply(I1, input, "special_i1")
+
+
+def i1e(input):
+    """The exponentially scaled modified Bessel function ``exp(-|x|) * i1(x)``.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.i1e(torch.tensor(1.0, dtype=torch.float64))), 6))
+    0.20791
+    """
+    return _apply(I1e, input, "special_i1e")
+
+
+def bessel_j0(input):
+    """The Bessel function of the first kind of order 0 (not differentiable, as in PyTorch).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor(2.404825557695773, dtype=torch.float64)  # the first zero
+    >>> print(abs(float(torch.special.bessel_j0(x))) < 1e-15)
+    True
+    """
+    return _apply(BesselJ0, input, "special_bessel_j0")
+
+
+def bessel_j1(input):
+    """The Bessel function of the first kind of order 1 (not differentiable, as in PyTorch).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.bessel_j1(torch.tensor(1.0, dtype=torch.float64))), 6))
+    0.440051
+    """
+    return _apply(BesselJ1, input, "special_bessel_j1")
+
+
+def ndtr(input):
+    """The standard normal cumulative distribution function.
+
+    Computed as ``erfc(-x / sqrt(2)) / 2``, which keeps its relative accuracy in the left
+    tail (PyTorch's ``(1 + erf(x / sqrt(2))) / 2`` gives 0 below about -8.3).
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.ndtr(torch.tensor(1.0, dtype=torch.float64))), 6))
+    0.841345
+    """
+    return _apply(Ndtr, input, "special_ndtr")
+
+
+def ndtri(input):
+    """The inverse of :func:`ndtr`: ``-inf`` at 0, ``inf`` at 1, NaN outside ``[0, 1]``.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.ndtri(torch.tensor(0.975, dtype=torch.float64))), 6))
+    1.959964
+    """
+    return _apply(Ndtri, input, "special_ndtri")
+
+
+def log_ndtr(input):
+    """``log(ndtr(x))``, accurate far into the left tail.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor(-40.0, dtype=torch.float64)
+    >>> print(round(float(torch.special.log_ndtr(x)), 4))
+    -804.6084
+    """
+    return _apply(LogNdtr, input, "special_log_ndtr")
+
+
+def entr(input):
+    """The elementwise entropy ``-x * log(x)``: 0 at 0, ``-inf`` for ``x < 0``.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(round(float(torch.special.entr(torch.tensor(0.5, dtype=torch.float64))), 6))
+    0.346574
+    """
+    return _apply(Entr, input, "special_entr")
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function ``P(a, x)``.
+
+    Differentiable in ``other`` only; the gradient with respect to ``input`` raises
+    ``NotImplementedError`` when computed, as in PyTorch.
+
+    Parameters
+    ----------
+    input : Tensor
+        ``a >= 0``.
+    other : Tensor
+        ``x >= 0``; broadcast with ``input``.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> a = torch.tensor(1.0, dtype=torch.float64)
+    >>> x = torch.tensor(2.0, dtype=torch.float64)
+    >>> print(round(float(torch.special.gammainc(a, x)), 6))  # 1 - e^-2
+    0.864665
+    """
+    fname = "special_gammainc"
+    return bind(Gammainc, (_tensor_arg(input, fname), _tensor_arg(other, fname, "other")),
+                NO_PARAMS)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``.
+
+    Differentiable in ``other`` only (see :func:`gammainc`).
+
+    Parameters
+    ----------
+    input : Tensor
+        ``a >= 0``.
+    other : Tensor
+        ``x >= 0``; broadcast with ``input``.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> a = torch.tensor(1.0, dtype=torch.float64)
+    >>> x = torch.tensor(2.0, dtype=torch.float64)
+    >>> print(round(float(torch.special.gammaincc(a, x)), 6))  # e^-2
+    0.135335
+    """
+    fname = "special_gammaincc"
+    return bind(Gammaincc, (_tensor_arg(input, fname), _tensor_arg(other, fname, "other")),
+                NO_PARAMS)
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function ``sum_k (k + q)^-x`` of ``x = input`` and ``q = other``.
+
+    Differentiable in ``other`` only; the gradient with respect to ``input`` raises
+    ``NotImplementedError``, as in PyTorch.
+
+    Parameters
+    ----------
+    input : Tensor or Number
+    other : Tensor or Number
+        Broadcast with ``input``.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor(2.0, dtype=torch.float64)
+    >>> print(round(float(torch.special.zeta(x, 1.0)), 6))  # pi**2 / 6
+    1.644934
+    """
+    return _apply2(Zeta, input, other, "special_zeta", ("self", "other"))
+
+
+def xlogy(input, other):
+    """``input * log(other)``, with 0 where ``input == 0`` (unless ``other`` is NaN).
+
+    Parameters
+    ----------
+    input : Tensor or Number
+    other : Tensor or Number
+        Broadcast with ``input``.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor([0.0, 2.0], dtype=torch.float64)
+    >>> print(torch.xlogy(x, torch.tensor([0.0, 1.0], dtype=torch.float64)).tolist())
+    [0.0, 0.0]
+    """
+    return _apply2(Xlogy, input, other, "xlogy", ("self", "other"))
+
+
+def xlog1py(input, other):
+    """``input * log1p(other)``, with 0 where ``input == 0`` (unless ``other`` is NaN).
+
+    Parameters
+    ----------
+    input : Tensor or Number
+    other : Tensor or Number
+        Broadcast with ``input``.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor([0.0, 2.0], dtype=torch.float64)
+    >>> print(torch.special.xlog1py(x, torch.tensor([-1.0, 0.0], dtype=torch.float64)).tolist())
+    [0.0, 0.0]
+    """
+    return _apply2(Xlog1py, input, other, "special_xlog1py", ("self", "other"))
+
+
+def sinc(input):
+    """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0.
+
+    Parameters
+    ----------
+    input : Tensor
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> print(torch.sinc(torch.tensor([0.0, 1.0, 0.5], dtype=torch.float64)).tolist()[0])
+    1.0
+    """
+    x = _as_float(_tensor_arg(input, "sinc"))
+    zero = x == 0
+    # the divisor of the branch dropped at 0 is 1 there, so neither value nor gradient of
+    # the selected branch sees 0/0 (PyTorch's gradient at 0 is 0, as here)
+    px = F.where(zero, 1.0, x * math.pi)
+    return F.where(zero, 1.0, F.sin(px) / px)
+
+
+def logit(input, eps=None):
+    """The log-odds ``log(p / (1 - p))``.
+
+    Parameters
+    ----------
+    input : Tensor
+    eps : float, optional
+        When given, ``input`` is clamped to ``[eps, 1 - eps]`` first (and the gradient is 0
+        outside that interval); otherwise values outside ``[0, 1]`` give NaN.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> p = torch.tensor([0.5, 0.1], dtype=torch.float64)
+    >>> print([round(v, 6) for v in torch.logit(p).tolist()])
+    [0.0, -2.197225]
+    >>> print(round(torch.logit(p, eps=0.25).tolist()[1], 6))  # logit(0.25)
+    -1.098612
+    """
+    x = _as_float(_tensor_arg(input, "logit"))
+    if eps is not None:
+        lo = float(eps)
+        hi = 1.0 - lo
+        # as PyTorch's kernel: x < lo gives lo, else x > hi gives hi (not clamp(): with
+        # eps > 0.5 the two orders differ)
+        x = F.where(x < lo, lo, F.where(x > hi, hi, x))
+    return F.log(x) - F.log1p(-x)
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension ``p``:
+    ``sum_{j<p} lgamma(x - j/2) + p (p - 1)/4 log(pi)``.
+
+    Parameters
+    ----------
+    input : Tensor
+    p : int
+        The dimension, ``p >= 1``.
+
+    Returns
+    -------
+    Tensor
+
+    Raises
+    ------
+    TypeError
+        If ``p`` is not an int.
+    RuntimeError
+        If ``p < 1``.
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> x = torch.tensor(2.5, dtype=torch.float64)
+    >>> print(round(float(torch.mvlgamma(x, 1)), 6))  # lgamma(2.5)
+    0.284683
+    """
+    if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
+        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not "
+                        f"{type(p).__name__}")
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    x = _as_float(_tensor_arg(input, "mvlgamma"))
+    offsets = tensor(np.arange(p, dtype=x.dtype.np) * -0.5)
+    terms = lgamma(F.unsqueeze(x, -1) + offsets)
+    return F.sum(terms, -1) + p * (p - 1) / 4 * math.log(math.pi)
+
+
+# the ones PyTorch also has at the top level (and as Tensor methods); numbagrad.special has
+# every public function of this module
+ALL = "erfc erfinv lgamma digamma polygamma i0 sinc logit xlogy mvlgamma".split()
+__all__ = ALL
