@@ -199,8 +199,8 @@ def _has_python_float(obj):
     return False
 
 
-# entries whose op adds a constant of its own (``2.0 + x``): affine, not linear
-_AFFINE_ENTRIES = {'radd', 'rsub'}
+# entries whose op adds a constant of its own (``2.0 + x``, ``beta * input + a @ b``): affine
+_AFFINE_ENTRIES = {'radd', 'rsub', 'addmm', 'baddbmm', 'addmv'}
 _LINEAR_ENTRIES = [i for i in op_db if i.supports_grad and i.primitives
                    and set(i.primitives) <= _FLAGGED and i.name not in _AFFINE_ENTRIES]
 

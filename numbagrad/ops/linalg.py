@@ -308,10 +308,457 @@ def einsum(equation, *operands):
             raise RuntimeError(f"einsum(): output subscript {c!r} does not appear in the "
                                "equation for any input operand")
     dt = ops[0].dtype
-    for o in ops[1:]:
-        dt = D.promote_types(dt, o.dtype)
-    ops = tuple(o if o.dtype is dt else o.to(dt) for o in ops)
+    for o in ops[1:]:  # PyTorch: no promotion, one dtype for all operands
+        if o.dtype is not dt:
+            raise RuntimeError(f"expected scalar type {_scalar_name(dt)} but found "
+                               f"{_scalar_name(o.dtype)}")
+    if dt is D.bool and set("".join(ins)) - set(out):  # a sum over bools
+        if len(ops) > 1:
+            raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+        ops = (ops[0].to(D.int64),)  # PyTorch sums bools in int64
     return bind(Einsum, ops, {"ins": tuple(ins), "out": out})
 
 
+def _scalar_name(dt):
+    from numbagrad.ops.reduce import _torch_name
+
+    return _torch_name(dt)
+
+
 ALL = "matmul mm bmm dot inner vdot outer ger einsum".split()
+
+
+# -- the top-level linear-algebra functions (``torch.<name>``) over ``numbagrad.linalg``'s
+# primitives (``ops/linalg_decomp.py``) ----------------------------------------------------------
+from numbagrad.ops import linalg_decomp as _L  # noqa: E402
+
+
+def _check_2d(name, x, what="matrix"):
+    if x.ndim != 2:
+        raise RuntimeError(f"{name}: expected a {what}, but got tensor with dim {x.ndim}")
+
+
+def svd(input, some=True, compute_uv=True):
+    """Singular value decomposition in ``torch.svd``'s convention: ``(U, S, V)`` with
+    ``input = U diag(S) V^T`` (``V``, not ``Vh`` as :func:`numbagrad.linalg.svd` returns).
+
+    ``some=True`` gives the reduced factors; ``compute_uv=False`` returns zero-filled ``U``
+    and ``V`` of the full shapes (as PyTorch does). Batched over leading dims. See
+    :func:`numbagrad.linalg.svd` for the gradient caveats at repeated singular values.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> U, S, V = numbagrad.svd(numbagrad.tensor([[3.0, 0.0], [0.0, -2.0]]))
+    >>> S.tolist()
+    [3.0, 2.0]
+    """
+    _L.check_matrix(input, "linalg.svd")
+    if not compute_uv:
+        m, n = input.shape[-2], input.shape[-1]
+        s = _L.svdvals(input)
+        batch = tuple(input.shape[:-2])
+        from numbagrad._creation import zeros
+
+        return _L.TorchSvdResult(zeros(*batch, m, m, dtype=input.dtype), s,
+                                 zeros(*batch, n, n, dtype=input.dtype))
+    u, s, vh = _L.svd(input, full_matrices=not some)
+    return _L.TorchSvdResult(u, s, vh.swapaxes(-1, -2))
+
+
+def det(input):
+    """Determinant of a (batch of) square matrices, :func:`numbagrad.linalg.det`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> print(round(float(numbagrad.det(numbagrad.tensor([[2.0, 1.0], [1.0, 3.0]]))), 4))
+    5.0
+    """
+    return _L.det(input)
+
+
+def slogdet(input):
+    """``(sign, logabsdet)`` of the determinant, :func:`numbagrad.linalg.slogdet`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> sign, logabsdet = numbagrad.slogdet(numbagrad.tensor([[-2.0, 0.0], [0.0, 1.0]]))
+    >>> print(float(sign), round(float(logabsdet), 4))
+    -1.0 0.6931
+    """
+    return _L.slogdet(input)
+
+
+def logdet(input):
+    """``log(det(input))``: nan for a negative determinant, ``-inf`` for a singular matrix.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> print(round(float(numbagrad.logdet(numbagrad.eye(3) * 2.0)), 4))
+    2.0794
+    """
+    sign, logabs = _L.slogdet(input)
+    return sign.log() + logabs
+
+
+def inverse(input):
+    """Inverse of a (batch of) square matrices, :func:`numbagrad.linalg.inv`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.inverse(numbagrad.tensor([[2.0, 0.0], [0.0, 4.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.25]]
+    """
+    return _L.inv(input)
+
+
+def cholesky(input, upper=False):
+    """Cholesky factor of a symmetric positive-definite matrix (``torch.cholesky``; the
+    lower factor, or the upper one with ``upper=True``), :func:`numbagrad.linalg.cholesky`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.cholesky(numbagrad.tensor([[4.0, 2.0], [2.0, 2.0]])).tolist()
+    [[2.0, 0.0], [1.0, 1.0]]
+    """
+    return _L.cholesky(input, upper=upper)
+
+
+def cholesky_solve(input, input2, upper=False):
+    """Solve ``A X = input`` given the Cholesky factor ``input2`` of ``A`` (lower, or upper
+    with ``upper=True``): two triangular solves, differentiable in both arguments.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> L = numbagrad.tensor([[2.0, 0.0], [1.0, 1.0]])
+    >>> numbagrad.cholesky_solve(numbagrad.tensor([[4.0], [2.0]]), L).tolist()
+    [[1.0], [0.0]]
+    """
+    _L.check_matrix(input, "cholesky_solve", name="B")
+    _L.check_matrix(input2, "cholesky_solve", square=True)
+    low = input2.swapaxes(-1, -2) if upper else input2
+    y = _L.solve(low, input)
+    return _L.solve(low.swapaxes(-1, -2), y)
+
+
+def matrix_exp(input):
+    """Matrix exponential, :func:`numbagrad.linalg.matrix_exp`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> print(round(float(numbagrad.matrix_exp(numbagrad.zeros(2, 2))[0, 0]), 4))
+    1.0
+    """
+    return _L.matrix_exp(input)
+
+
+def pinverse(input, rcond=1e-15):
+    """Pseudo-inverse with singular values below ``rcond * s_max`` dropped
+    (:func:`numbagrad.linalg.pinv` with ``rtol=rcond``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.pinverse(numbagrad.tensor([[2.0, 0.0], [0.0, 0.0]])).tolist()
+    [[0.5, 0.0], [0.0, 0.0]]
+    """
+    return _L.pinv(input, rtol=rcond)
+
+
+def matrix_power(input, n):
+    """``input`` multiplied by itself ``n`` times (the identity for ``n = 0``, powers of the
+    inverse for ``n < 0``), by repeated squaring.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.matrix_power(numbagrad.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
+    _L.check_matrix(input, "linalg.matrix_power", square=True)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    if n == 0:
+        from numbagrad._creation import eye
+
+        return F.expand(eye(input.shape[-1], dtype=input.dtype), tuple(input.shape)).clone()
+    x = _L.inv(input) if n < 0 else input
+    n = abs(int(n))
+    result = None
+    while True:
+        if n & 1:
+            result = x if result is None else matmul(result, x)
+        n >>= 1
+        if not n:
+            return result
+        x = matmul(x, x)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Tensors whose diagonals (``offset`` of dims ``dim1``, ``dim2`` of the result) are
+    filled by the last dimension of ``input``; zeros elsewhere.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.diag_embed(numbagrad.tensor([1.0, 2.0])).tolist()
+    [[1.0, 0.0], [0.0, 2.0]]
+    """
+    input = as_tensor_arg(input, "input")
+    nd = input.ndim + 1
+    d1 = dim1 + nd if dim1 < 0 else dim1
+    d2 = dim2 + nd if dim2 < 0 else dim2
+    if not (0 <= d1 < nd and 0 <= d2 < nd):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
+                         f"{nd - 1}], but got {dim1 if not 0 <= d1 < nd else dim2})")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    if input.ndim == 0:
+        input = input.reshape(1)
+    k = input.shape[-1] + abs(offset)
+    lead = list(input.shape[:-1])
+    shape = []
+    for i in range(nd):
+        shape.append(k if i in (d1, d2) else lead.pop(0))
+    return bind(_L.DiagonalBackward, (input,), {"shape": tuple(shape), "offset": offset,
+                                                "dim1": d1, "dim2": d2})
+
+
+def diag(input, diagonal=0):
+    """A 1-D input as the ``diagonal``-th diagonal of a square matrix; a 2-D input's
+    ``diagonal``-th diagonal (a copy).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.diag(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]])).tolist()
+    [1.0, 4.0]
+    """
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        return F.diagonal(input, diagonal, 0, 1).clone()
+    raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.ndim}D")
+
+
+def trace(input):
+    """Sum of the main diagonal of a 2-D tensor.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.trace(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]])).item()
+    5.0
+    """
+    _check_2d("trace", input)
+    return F.diagonal(input, 0, 0, 1).sum()
+
+
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.dist(numbagrad.tensor([3.0, 0.0]), numbagrad.tensor([0.0, 4.0])).item()
+    5.0
+    """
+    return F.norm(input - other, p)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Pairwise ``p``-norm distances between the rows of ``x1`` ``(..., P, M)`` and
+    ``x2`` ``(..., R, M)``: ``(..., P, R)``, batch dims broadcast.
+
+    Computed from the differences (exact, including for ``p=2``, where PyTorch may use a
+    matrix product for large inputs); the gradient at zero distance is 0 for ``p=2``, as
+    in PyTorch.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> a = numbagrad.tensor([[0.0, 0.0], [3.0, 4.0]])
+    >>> numbagrad.cdist(a, a).tolist()
+    [[0.0, 5.0], [5.0, 0.0]]
+    """
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                            "donot_use_mm_for_euclid_dist"):
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    return F.norm(diff, p, -1)
+
+
+def tensordot(a, b, dims=2):
+    """Contract ``dims`` trailing dims of ``a`` with leading dims of ``b`` (an int), or the
+    listed dims (a pair of lists).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tensordot(numbagrad.ones(2, 3), numbagrad.ones(3, 4), dims=1).shape
+    numbagrad.Size([2, 4])
+    """
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da = list(range(a.ndim - dims, a.ndim))
+        db = list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da = [d % a.ndim for d in da]
+    db = [d % b.ndim for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
+                               f"dim {y}")
+    sa = list(_LETTERS[:a.ndim])
+    sb = list(_LETTERS[a.ndim:a.ndim + b.ndim])
+    for x, y in zip(da, db):
+        sb[y] = sa[x]
+    out = "".join(c for i, c in enumerate(sa) if i not in da) + \
+        "".join(c for i, c in enumerate(sb) if i not in db)
+    return einsum("".join(sa) + "," + "".join(sb) + "->" + out, a, b)
+
+
+def kron(input, other):
+    """Kronecker product (dims aligned from the right, the shorter padded with ones).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.kron(numbagrad.tensor([1.0, 2.0]), numbagrad.tensor([1.0, 10.0])).tolist()
+    [1.0, 10.0, 2.0, 20.0]
+    """
+    nd = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (nd - input.ndim) + tuple(input.shape))
+    b = other.reshape((1,) * (nd - other.ndim) + tuple(other.shape))
+    sa, sb = [], []
+    for x, y in zip(a.shape, b.shape):
+        sa += [x, 1]
+        sb += [1, y]
+    out = a.reshape(tuple(sa)) * b.reshape(tuple(sb))
+    return out.reshape(tuple(x * y for x, y in zip(a.shape, b.shape)))
+
+
+def _cross(input, other, dim, name):
+    shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    a = F.expand(input, shape) if tuple(input.shape) != shape else input
+    b = F.expand(other, shape) if tuple(other.shape) != shape else other
+    return F.roll(a, -1, dim) * F.roll(b, -2, dim) - F.roll(a, -2, dim) * F.roll(b, -1, dim)
+
+
+def cross(input, other, dim=None):
+    """Cross product of 3-vectors along ``dim`` (``torch.cross``: with ``dim=None``, the
+    first dim of size 3; :func:`numbagrad.linalg.cross` defaults to ``dim=-1``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.cross(numbagrad.tensor([1.0, 0.0, 0.0]),
+    ...                 numbagrad.tensor([0.0, 1.0, 0.0])).tolist()
+    [0.0, 0.0, 1.0]
+    """
+    if dim is None:
+        import warnings
+
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
+                      "Please either pass the dim explicitly or simply use torch.linalg.cross."
+                      "\nThe default value of dim will change to agree with that of "
+                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+        if input.ndim != other.ndim:
+            raise RuntimeError(f"Expected input and other to have the same number of "
+                               f"dimensions, but got {input.ndim} and {other.ndim}")
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((i for i, s in enumerate(shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim=dim)
+
+
+def linalg_cross(input, other, *, dim=-1):
+    """``numbagrad.linalg.cross`` (kept here so the top-level ``cross`` can share it)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions. "
+                           f"Got {input.ndim} and {other.ndim}")
+    d = dim + input.ndim if dim < 0 else dim
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    return _cross(input, other, d, "linalg.cross")
+
+
+def _scaled_sum(input, prod, beta, alpha):
+    out = prod if alpha == 1 else prod * alpha
+    if tuple(input.shape) != tuple(prod.shape) and (
+            input.ndim > prod.ndim
+            or any(a not in (1, b) for a, b in zip(input.shape[::-1], prod.shape[::-1]))):
+        input.expand(*prod.shape)  # PyTorch's error: input must expand to the product's shape
+    if beta == 0:
+        return out
+    return out + (input if beta == 1 else input * beta)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast; ignored when
+    ``beta == 0``, so its nan/inf do not propagate).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.addmm(numbagrad.ones(2, 2), numbagrad.eye(2), numbagrad.eye(2)).tolist()
+    [[2.0, 1.0], [1.0, 2.0]]
+    """
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * bmm(batch1, batch2)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.baddbmm(numbagrad.zeros(1, 2, 2), numbagrad.ones(1, 2, 3),
+    ...                   numbagrad.ones(1, 3, 2)).tolist()
+    [[[3.0, 3.0], [3.0, 3.0]]]
+    """
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.addmv(numbagrad.ones(2), numbagrad.eye(2), numbagrad.ones(2)).tolist()
+    [2.0, 2.0]
+    """
+    if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    return _scaled_sum(input, matmul(mat, vec), beta, alpha)
+
+
+ALL += ["svd", "det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_solve",
+        "matrix_exp", "pinverse", "matrix_power", "diag", "diag_embed", "trace", "dist",
+        "cdist", "tensordot", "kron", "cross", "addmm", "baddbmm", "addmv"]
+__all__ += ALL[9:]

@@ -1,0 +1,907 @@
+"""Matrix decompositions and solvers: the primitives behind ``numbagrad.linalg``.
+
+NumPy's ``np.linalg`` (LAPACK) runs every forward on CPU; each primitive's ``vjp`` and
+``jvp`` are written with numbagrad ops (so they are differentiable again) after PyTorch's
+``derivatives.yaml`` / ``FunctionsManual.cpp`` formulas, and each batches over leading
+dimensions, so its vmap rule moves the batch dimension to the front.
+
+NOTE [Linalg outputs saved for backward]
+The factorizations with several outputs (``LinalgSvd``, ``LinalgEigh``, ``LinalgQr``,
+``LinalgSlogdet``) need all their outputs in the backward, while the engine's
+``saves_output`` keeps output 0 only. ``_MultiOut._record`` appends the other outputs to the
+eager node, and ``_outputs(ctx)`` reads them back (from a ``func.grad`` tape node, which
+keeps every output, directly).
+
+NOTE [Degenerate spectra]
+As in PyTorch, the gradients of ``eigh`` / ``svd`` through the eigenvectors or singular
+vectors divide by differences of eigenvalues (squared singular values): at a repeated
+value they are inf or nan, since the vectors are not unique there. Gradients through the
+values alone (``eigvalsh``, ``svdvals``) are fine everywhere.
+"""
+
+# ruff: noqa: N802, N803, N806  (math notation: A, L, U, S, Vh, as PyTorch names them)
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad import ops as F
+from numbagrad._core.graph import SavedOutput
+from numbagrad._creation import arange as _arange
+from numbagrad._creation import eye as _eye
+from numbagrad._creation import ones_like as _ones_like
+from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._tensor import Tensor
+from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import align_batched, front
+from numbagrad.ops.shape import DiagonalBackward
+
+__all__ = ["LinAlgError"]
+
+# result types with PyTorch's field names (``torch.return_types.<name>``)
+SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
+EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
+TorchSvdResult = namedtuple("svd", ["U", "S", "V"])
+QrResult = namedtuple("linalg_qr", ["Q", "R"])
+LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (a singular matrix in ``inv`` or
+    ``solve``, a matrix that is not positive-definite in ``cholesky``), as
+    ``torch.linalg.LinAlgError``; a ``RuntimeError``."""
+
+
+# -- input checks -------------------------------------------------------------------------------
+def _torch_dtype_name(dtype):
+    names = {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short",
+             "int8": "Char", "uint8": "Byte"}
+    return names.get(str(dtype).split(".")[-1], str(dtype))
+
+
+def check_float(A, fname, arg="input"):
+    """``A`` a floating tensor (PyTorch's message otherwise)."""
+    if not isinstance(A, Tensor):
+        raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. "
+                           f"Got {_torch_dtype_name(A.dtype)}")
+
+
+def check_matrix(A, fname, square=False, name="A"):
+    """``A`` a floating batch of (square) matrices."""
+    check_float(A, fname)
+    if A.ndim < 2:
+        raise RuntimeError(f"{fname}: The input tensor {name} must have at least 2 dimensions.")
+    if square and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{fname}: {name} must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+
+
+# -- small tensor helpers used by the rules ---------------------------------------------------
+def _mT(x):
+    return F.swapaxes(x, -1, -2)
+
+
+def diag_embed0(x):
+    """A batch of diagonal matrices with ``x`` (``(..., n)``) on their diagonals."""
+    n = x.shape[-1]
+    k = x.ndim
+    return bind(DiagonalBackward, (x,), {"shape": (*x.shape, n), "offset": 0, "dim1": k - 1,
+                                         "dim2": k})
+
+
+def _eye_as(x, n):
+    return _eye(n, dtype=x.dtype)
+
+
+def _ones_offdiag(x, n):
+    # 1 - I: keeps the off-diagonal part of a batch of n x n matrices
+    return 1.0 - _eye_as(x, n)
+
+
+def _sym_denominator(v):
+    """``E_ij = v_j - v_i`` with ones on the diagonal (the gaps the rules divide by)."""
+    n = v.shape[-1]
+    return F.unsqueeze(v, -2) - F.unsqueeze(v, -1) + _eye_as(v, n)
+
+
+def _unary_batch(cls, args, dims, **params):
+    """Every primitive here batches over leading dims: the vmap dim goes first."""
+    out = bind(cls, (front(args[0], dims[0]),), params)
+    return out, (0 if cls.n_out == 1 else (0,) * cls.n_out)
+
+
+def _outputs(ctx, n):
+    """All ``n`` outputs of the node (NOTE [Linalg outputs saved for backward])."""
+    outs = getattr(ctx, "outs", None)
+    if outs is not None:  # a func.grad tape node keeps them all
+        return list(outs)
+    return ctx.saved()[-n:]
+
+
+class _MultiOut(Primitive, register=False):
+    """Base of the primitives with several outputs that their rules all read."""
+
+    saves_output = True
+
+    @classmethod
+    def _record(cls, args, params, outs, be=None):
+        node = super()._record(args, params, outs) if be is None else \
+            super()._record(args, params, outs, be)
+        node._saved = [*node._saved, *(SavedOutput(o, i) for i, o in enumerate(outs) if i)]
+        return node
+
+
+# -- LAPACK calls with PyTorch's error messages ----------------------------------------------
+def _flat(a):
+    """``a`` as a stack of matrices (also when some dimension is 0)."""
+    return a.reshape(int(np.prod(a.shape[:-2], dtype=np.int64)), *a.shape[-2:])
+
+
+def _batch_prefix(shape, flat_index):
+    if len(shape) <= 2:
+        return ""
+    return f"(Batch element {flat_index}): "
+
+
+def _zero_pivot(a):
+    """1-based index of the first exactly-zero pivot of ``a``'s LU factorization with partial
+    pivoting (LAPACK ``getrf``'s ``info``), 0 when there is none."""
+    u = np.array(a, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        if p != k:
+            u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return 0
+
+
+def _per_matrix(fn, a, *rest):
+    """``fn`` applied matrix by matrix over the batch (non-finite matrices give nan, as in
+    PyTorch, instead of LAPACK's singular-matrix error)."""
+    flat = _flat(a)
+    outs = []
+    for m in flat:
+        if np.isfinite(m).all():
+            outs.append(fn(m, *rest))
+        else:
+            outs.append(np.full_like(fn(np.eye(m.shape[-1], dtype=m.dtype), *rest), np.nan))
+    return np.stack(outs).reshape(*a.shape[:-2], *outs[0].shape)
+
+
+def _first_singular_finite(a):
+    """``(batch index, pivot)`` of the first finite singular matrix, or None."""
+    flat = _flat(a)
+    for i, m in enumerate(flat):
+        if np.isfinite(m).all():
+            info = _zero_pivot(m)
+            if info:
+                return i, info
+    return None
+
+
+def _inv(a):
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        bad = _first_singular_finite(a)
+        if bad is None:  # only non-finite matrices failed: nan there
+            return _per_matrix(np.linalg.inv, a)
+        i, info = bad
+        raise LinAlgError(f"linalg.inv: {_batch_prefix(a.shape, i)}The diagonal element {info} "
+                          "is zero, the inversion could not be completed because the input "
+                          "matrix is singular.") from None
+
+
+def _solve(a, b):
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        bad = _first_singular_finite(a)
+        if bad is None:
+            shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+            a2 = np.broadcast_to(a, (*shape, *a.shape[-2:]))
+            b2 = np.broadcast_to(b, (*shape, *b.shape[-2:]))
+            flat_a = a2.reshape(-1, *a.shape[-2:])
+            flat_b = b2.reshape(-1, *b.shape[-2:])
+            out = np.stack([np.linalg.solve(m, r) if np.isfinite(m).all()
+                            else np.full(r.shape, np.nan, r.dtype)
+                            for m, r in zip(flat_a, flat_b)])
+            return out.reshape(*shape, *b.shape[-2:])
+        i, _ = bad
+        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a.shape, i)}The solver failed "
+                          "because the input matrix is singular.") from None
+
+
+def _not_converged(name, a, what):
+    """PyTorch's error for an eigen/singular value solver that did not converge."""
+    flat = _flat(a)
+    for i, m in enumerate(flat):
+        if not np.isfinite(m).all():
+            return LinAlgError(f"{name}: {_batch_prefix(a.shape, i)}The algorithm failed to "
+                               "converge because the input matrix contained non-finite values.")
+    return LinAlgError(f"{name}: The algorithm failed to converge because the input matrix is "
+                       f"ill-conditioned or has too many repeated {what}.")
+
+
+def _cholesky(a):
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        flat = _flat(a)
+        for i, m in enumerate(flat):
+            for k in range(1, m.shape[-1] + 1):
+                try:
+                    np.linalg.cholesky(m[:k, :k])
+                except np.linalg.LinAlgError:
+                    raise LinAlgError(
+                        f"linalg.cholesky: {_batch_prefix(a.shape, i)}The factorization could "
+                        "not be completed because the input is not positive-definite (the "
+                        f"leading minor of order {k} is not positive-definite).") from None
+        raise LinAlgError("linalg.cholesky: The factorization could not be completed because "
+                          "the input is not positive-definite.") from None
+
+
+# -- inverse and solve --------------------------------------------------------------------------
+class LinalgInv(Primitive):
+    """``A^-1``; VJP ``-A^-T g A^-T``, JVP ``-X dA X``."""
+
+    saves_output = True
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a):
+        return _inv(a)
+
+    @staticmethod
+    def vjp(ctx, g):
+        xt = _mT(ctx.saved()[0])
+        return -F.matmul(xt, F.matmul(g, xt))
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return -F.matmul(out, F.matmul(tangents[0], out))
+
+
+def inv(A):
+    check_matrix(A, "linalg.inv", square=True)
+    return bind(LinalgInv, (A,), NO_PARAMS)
+
+
+class LinalgSolve(Primitive):
+    """``X = A^-1 B`` for a batch of matrices ``B`` (batch dims broadcast). VJP: one solve
+    with ``A^T`` gives ``gB``, and ``gA = -gB X^T``; JVP ``A^-1 (dB - dA X)``."""
+
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def impl(be, a, b):
+        return _solve(a, b)
+
+    @staticmethod
+    def vjp(ctx, g):
+        a, x = ctx.saved()
+        gb = bind(LinalgSolve, (_mT(a), g), NO_PARAMS)
+        ga = -F.matmul(gb, _mT(x)) if ctx.needs_input_grad(0) else None
+        return ga, (gb if ctx.needs_input_grad(1) else None)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        a, _ = primals
+        ta, tb = tangents
+        rhs = tb
+        if ta is not None:
+            rhs = -F.matmul(ta, out) if rhs is None else rhs - F.matmul(ta, out)
+        return bind(LinalgSolve, (a, rhs), NO_PARAMS)
+
+    @staticmethod
+    def batch(args, dims):
+        """Batch dims broadcast: the vmap dim first, unbatched operands broadcast."""
+        return bind(LinalgSolve, align_batched(args, dims), NO_PARAMS), 0
+
+
+def _is_vector_rhs(A, B):
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+
+
+def solve(A, B, *, left=True):
+    check_matrix(A, "linalg.solve", square=True)
+    check_float(B, "linalg.solve", "B")
+    if A.dtype is not B.dtype:
+        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
+                           f"A of type {A.dtype} and B of type {B.dtype} instead")
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _mT(solve(_mT(A), _mT(B)))
+    vector = _is_vector_rhs(A, B)
+    Bm = F.unsqueeze(B, -1) if vector else B
+    n = A.shape[-1]
+    if Bm.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x"
+                           f"{Bm.shape[-1]})")
+    try:
+        np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(f"linalg.solve: batch dimensions of A {list(A.shape)} and B "
+                           f"{list(B.shape)} are not broadcastable") from None
+    X = bind(LinalgSolve, (A, Bm), NO_PARAMS)
+    return F.squeeze(X, -1) if vector else X
+
+
+# -- determinants ------------------------------------------------------------------------------
+def _prod_others(s):
+    """``prod_{j != i} s_j`` along the last dim, without dividing (exclusive products)."""
+    ones = _ones_like(F.narrow(s, -1, 0, 1)) if s.shape[-1] else s
+    before = F.cumprod(F.cat([ones, F.narrow(s, -1, 0, s.shape[-1] - 1)], -1), -1)
+    rev = F.flip(s, (-1,))
+    after = F.flip(F.cumprod(F.cat([ones, F.narrow(rev, -1, 0, s.shape[-1] - 1)], -1), -1),
+                   (-1,))
+    return before * after
+
+
+def _det_grad(a, d, g):
+    """``g * adj(A)^T``, PyTorch's ``linalg_det_backward``: ``g det A^-T`` through one
+    solve where ``A`` is invertible; through the SVD, ``det(U) det(Vh) U diag(prod_{j!=i}
+    S_j) Vh``, where ``|det A|`` is tiny (no division there). Each path sees a harmless
+    stand-in (identity, or a diagonal with distinct entries) for the matrices it does not
+    own, so neither produces inf/nan."""
+    n = a.shape[-1]
+    if n == 0:
+        return _zeros_like(a)
+    if n == 1:
+        return F.expand(F.unsqueeze(F.unsqueeze(g, -1), -1), a.shape)
+    eps = float(np.finfo(D.as_dtype(a.dtype).np).eps)
+    singular = F.unsqueeze(F.unsqueeze(F.abs(d) < 100.0 * eps, -1), -1)
+    eye = _eye_as(a, n)
+    gd = F.unsqueeze(F.unsqueeze(g * d, -1), -1) * eye
+    good = bind(LinalgSolve, (_mT(F.where(singular, eye, a)), gd), NO_PARAMS)
+    distinct = eye * _arange(1, n + 1, dtype=a.dtype)
+    u, s, vh = bind(LinalgSvd, (F.where(singular, a, distinct),), {"full_matrices": False})
+    alpha = bind(LinalgDet, (u,), NO_PARAMS) * bind(LinalgDet, (vh,), NO_PARAMS) * g
+    bad = F.matmul(u * F.unsqueeze(F.unsqueeze(alpha, -1) * _prod_others(s), -2), vh)
+    return F.where(singular, bad, good)
+
+
+class LinalgDet(Primitive):
+    """``det A``; VJP ``g adj(A)^T`` (``_det_grad``), JVP ``<adj(A)^T, dA>``."""
+
+    saves_inputs = (0,)
+    saves_output = True
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a):
+        with np.errstate(invalid="ignore"):
+            d = np.asarray(np.linalg.det(a), dtype=a.dtype)
+        nan = np.isnan(a).any((-2, -1))  # LAPACK's LU can turn a nan matrix into det 0
+        return np.where(nan, np.nan, d).astype(a.dtype) if nan.any() else d
+
+    @staticmethod
+    def vjp(ctx, g):
+        a, d = ctx.saved()
+        return _det_grad(a, d, g)
+
+    @staticmethod
+    def fused_vjp(ctx, g):
+        """``_det_grad`` on arrays: each matrix takes only its own path (one solve, or the
+        SVD for the nearly singular ones) instead of both."""
+        a, d = ctx.saved_arrays()
+        g = np.broadcast_to(g, d.shape)
+        n = a.shape[-1]
+        if n <= 1:
+            return np.broadcast_to(g[..., None, None], a.shape).copy()
+        eps = np.finfo(a.dtype).eps
+        singular = np.abs(d) < 100.0 * eps
+        out = np.empty(a.shape, dtype=a.dtype)
+        good = ~singular
+        if good.any():
+            gd = (g * d)[good][..., None, None] * np.eye(n, dtype=a.dtype)
+            out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2), gd)
+        if singular.any():
+            u, s, vh = np.linalg.svd(a[singular])
+            alpha = np.linalg.det(u) * np.linalg.det(vh) * g[singular]
+            others = np.stack([np.prod(np.delete(s, i, -1), -1) for i in range(n)], -1)
+            out[singular] = (u * (alpha[..., None] * others)[..., None, :]) @ vh
+        return out
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return F.sum(_det_grad(primals[0], out, _ones_like(out)) * tangents[0], (-2, -1))
+
+
+def det(A):
+    check_matrix(A, "linalg.det", square=True)
+    return bind(LinalgDet, (A,), NO_PARAMS)
+
+
+class LinalgSlogdet(_MultiOut):
+    """``(sign, log|det A|)``; the sign is piecewise constant (zero gradient), the log's VJP
+    is ``g A^-T`` (one solve), its JVP ``tr(A^-1 dA)``."""
+
+    n_out = 2
+    saves_inputs = (0,)
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sign, logabs = np.linalg.slogdet(a)
+        nan = np.isnan(a).any((-2, -1))
+        if nan.any():  # PyTorch: sign 0, logabsdet nan
+            sign = np.where(nan, 0.0, sign)
+            logabs = np.where(nan, np.nan, logabs)
+        return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype)
+
+    @staticmethod
+    def vjp(ctx, gsign, glog):
+        if glog is None:
+            return None
+        a = ctx.saved()[0]
+        n = a.shape[-1]
+        return bind(LinalgSolve, (_mT(a), F.unsqueeze(F.unsqueeze(glog, -1), -1)
+                                  * _eye_as(a, n)), NO_PARAMS)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        a = primals[0]
+        x = bind(LinalgSolve, (a, tangents[0]), NO_PARAMS)
+        return None, F.sum(F.diagonal(x, 0, -2, -1), -1)
+
+
+def slogdet(A):
+    check_matrix(A, "linalg.slogdet", square=True)
+    return SlogdetResult(*bind(LinalgSlogdet, (A,), NO_PARAMS))
+
+
+# -- Cholesky ---------------------------------------------------------------------------------
+def _solve_right(x, a):
+    """``x a^-1`` (a solve from the right)."""
+    return _mT(bind(LinalgSolve, (_mT(a), _mT(x)), NO_PARAMS))
+
+
+class LinalgCholesky(Primitive):
+    """The lower Cholesky factor ``L`` of ``A = L L^T`` (LAPACK reads the lower triangle).
+
+    VJP (PyTorch's ``cholesky_backward``): ``Phi = tril(L^T gL)`` symmetrized with its
+    diagonal halved, then ``gA = L^-T Phi L^-1``. JVP: ``dL = L Phi(L^-1 dA L^-T)`` with
+    ``Phi`` the lower triangle, diagonal halved."""
+
+    saves_output = True
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a):
+        return _cholesky(a)
+
+    @staticmethod
+    def vjp(ctx, g):
+        L = ctx.saved()[0]
+        phi = F.tril(F.matmul(_mT(L), g))
+        phi = 0.5 * (phi + _mT(F.tril(phi, -1)))
+        ga = bind(LinalgSolve, (_mT(L), phi), NO_PARAMS)
+        return _solve_right(ga, L)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        L = out
+        x = _mT(bind(LinalgSolve, (L, _mT(bind(LinalgSolve, (L, tangents[0]), NO_PARAMS))),
+                     NO_PARAMS))
+        phi = F.tril(x) - 0.5 * diag_embed0(F.diagonal(x, 0, -2, -1))
+        return F.matmul(L, phi)
+
+
+def cholesky(A, *, upper=False):
+    check_matrix(A, "linalg.cholesky", square=True)
+    L = bind(LinalgCholesky, (A,), NO_PARAMS)
+    return _mT(L) if upper else L
+
+
+# -- symmetric eigendecomposition ----------------------------------------------------------------
+class LinalgEigh(_MultiOut):
+    """``(L, V)`` with ``A = V diag(L) V^T``, eigenvalues ascending (reads the ``UPLO``
+    triangle). VJP (``linalg_eig_backward``, Hermitian case):
+    ``V (skew(V^T gV) / E + diag(gL)) V^T`` with ``E_ij = L_j - L_i``
+    (NOTE [Degenerate spectra]); JVP ``dL = diag(V^T dA V)``, ``dV = V (V^T dA V / E)`` with
+    a zero diagonal."""
+
+    n_out = 2
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a, uplo):
+        try:
+            w, v = np.linalg.eigh(a, UPLO=uplo)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eigh", a, "eigenvalues") from None
+        return w, v
+
+    @staticmethod
+    def vjp(ctx, gl, gv, uplo):
+        L, V = _outputs(ctx, 2)
+        Vt = _mT(V)
+        if gv is None:
+            return F.matmul(V * F.unsqueeze(gl, -2), Vt)
+        vg = F.matmul(Vt, gv)
+        ga = 0.5 * (vg - _mT(vg)) / _sym_denominator(L)
+        if gl is not None:
+            ga = ga + diag_embed0(gl)
+        return F.matmul(V, F.matmul(ga, Vt))
+
+    @staticmethod
+    def jvp(primals, tangents, out, uplo):
+        L, V = out
+        x = F.matmul(_mT(V), F.matmul(tangents[0], V))
+        dl = F.diagonal(x, 0, -2, -1)
+        c = x / _sym_denominator(L) * _ones_offdiag(x, x.shape[-1])
+        return dl, F.matmul(V, c)
+
+
+def eigh(A, UPLO="L"):
+    check_matrix(A, "linalg.eigh", square=True)
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+    return EighResult(*bind(LinalgEigh, (A,), {"uplo": UPLO}))
+
+
+# -- singular value decomposition -------------------------------------------------------------
+def _svd_backward(gu, gs, gvh, U, S, Vh):
+    """PyTorch's ``svd_backward`` (reduced factors; NOTE [Degenerate spectra])."""
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gu is None and gvh is None:
+        if m >= n:
+            return F.matmul(U, F.unsqueeze(gs, -1) * Vh)
+        return F.matmul(U * F.unsqueeze(gs, -2), Vh)
+    E = _sym_denominator(S * S)
+    uhgu = vhgv = None
+    if gu is not None:
+        uhgu = F.matmul(_mT(U), gu)
+        uhgu = uhgu - _mT(uhgu)
+    if gvh is not None:
+        vhgv = F.matmul(Vh, _mT(gvh))
+        vhgv = vhgv - _mT(vhgv)
+    if uhgu is not None and vhgv is not None:
+        ga = (uhgu * F.unsqueeze(S, -2) + F.unsqueeze(S, -1) * vhgv) / E
+    elif uhgu is not None:
+        ga = uhgu / E * F.unsqueeze(S, -2)
+    else:
+        ga = F.unsqueeze(S, -1) * (vhgv / E)
+    if gs is not None:
+        ga = ga + diag_embed0(gs)
+    if m > n and gu is not None:
+        ga = F.matmul(U, ga)
+        gus = gu / F.unsqueeze(S, -2)
+        ga = ga + gus - F.matmul(U, F.matmul(_mT(U), gus))
+        return F.matmul(ga, Vh)
+    if m < n and gvh is not None:
+        ga = F.matmul(ga, Vh)
+        sgvh = gvh / F.unsqueeze(S, -1)
+        ga = ga + sgvh - F.matmul(F.matmul(sgvh, _mT(Vh)), Vh)
+        return F.matmul(U, ga)
+    if m >= n:
+        return F.matmul(U, F.matmul(ga, Vh))
+    return F.matmul(F.matmul(U, ga), Vh)
+
+
+class LinalgSvd(_MultiOut):
+    """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending.
+
+    VJP: PyTorch's ``svd_backward`` on the reduced factors (``full_matrices=True`` drops the
+    extra columns of ``U`` / rows of ``Vh`` and their gradients first, as PyTorch does).
+    JVP (``svd_jvp``): with ``dP = U^T dA V``, ``dS = diag(dP)``,
+    ``dU = U (sym(dP S) / E) + (I - U U^T) dA V S^-1``,
+    ``dVh = -(sym(S dP) / E) Vh + S^-1 U^T dA (I - V V^T)``, ``E_ij = S_j^2 - S_i^2``
+    (zero diagonal for the skew parts; NOTE [Degenerate spectra])."""
+
+    n_out = 3
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a, full_matrices):
+        return _svd(a, full_matrices)
+
+    @staticmethod
+    def vjp(ctx, gu, gs, gvh, full_matrices):
+        U, S, Vh = _outputs(ctx, 3)
+        if full_matrices:
+            k = S.shape[-1]
+            U = F.narrow(U, -1, 0, k)
+            Vh = F.narrow(Vh, -2, 0, k)
+            gu = F.narrow(gu, -1, 0, k) if gu is not None else None
+            gvh = F.narrow(gvh, -2, 0, k) if gvh is not None else None
+        return _svd_backward(gu, gs, gvh, U, S, Vh)
+
+    @staticmethod
+    def jvp(primals, tangents, out, full_matrices):
+        U_, S, Vh_ = out
+        da = tangents[0]
+        m, n = da.shape[-2], da.shape[-1]
+        k = S.shape[-1]
+        U = F.narrow(U_, -1, 0, k) if full_matrices else U_
+        Vh = F.narrow(Vh_, -2, 0, k) if full_matrices else Vh_
+        V = _mT(Vh)
+        dp = F.matmul(_mT(U), F.matmul(da, V))
+        ds = F.diagonal(dp, 0, -2, -1)
+        E = _sym_denominator(S * S)
+        off = _ones_offdiag(S, k)
+        x = dp * F.unsqueeze(S, -2)
+        du = F.matmul(U, (x + _mT(x)) / E * off)
+        y = F.unsqueeze(S, -1) * dp
+        dvh = -F.matmul((y + _mT(y)) / E * off, Vh)
+        if m > k:
+            dav = F.matmul(da, V / F.unsqueeze(S, -2))
+            du = du + dav - F.matmul(U, F.matmul(_mT(U), dav))
+            if full_matrices:
+                du = F.cat([du, _zeros_like(F.narrow(U_, -1, k, m - k))], -1)
+        if n > k:
+            uda = F.matmul(_mT(U) / F.unsqueeze(S, -1), da)
+            dvh = dvh + uda - F.matmul(F.matmul(uda, V), Vh)
+            if full_matrices:
+                dvh = F.cat([dvh, _zeros_like(F.narrow(Vh_, -2, k, n - k))], -2)
+        return du, ds, dvh
+
+
+def svd(A, full_matrices=True):
+    check_matrix(A, "linalg.svd")
+    return SvdResult(*bind(LinalgSvd, (A,), {"full_matrices": bool(full_matrices)}))
+
+
+def svdvals(A):
+    check_matrix(A, "linalg.svdvals")
+    return bind(LinalgSvd, (A,), {"full_matrices": False})[1]
+
+
+def _svd(a, full_matrices):
+    try:
+        return np.linalg.svd(a, full_matrices=full_matrices)
+    except np.linalg.LinAlgError:
+        raise _not_converged("linalg.svd", a, "singular values") from None
+
+
+# -- QR -------------------------------------------------------------------------------------------
+def _qr_square_jvp(da, Q, R):
+    """``(dQ, dR)`` for ``A = Q R`` with ``R`` square: ``X = Q^T dA R^-1``, the skew part
+    ``Om = tril(X, -1) - tril(X, -1)^T`` is ``Q^T dQ``, ``dR = (X - Om) R``,
+    ``dQ = dA R^-1 - Q (X - Om)``."""
+    dar = _solve_right(da, R)
+    x = F.matmul(_mT(Q), dar)
+    low = F.tril(x, -1)
+    up = x - (low - _mT(low))
+    return dar - F.matmul(Q, up), F.matmul(up, R)
+
+
+class LinalgQr(_MultiOut):
+    """``(Q, R)`` with ``A = Q R`` (``mode`` 'reduced', 'complete' or 'r'; with 'r' ``Q`` is
+    empty). VJP: PyTorch's ``linalg_qr_backward``; JVP: the same derivation forward
+    (``_qr_square_jvp``; a wide ``A = Q [R1 R2]`` adds ``dR2 = Q^T (dA2 - dQ R2)``)."""
+
+    n_out = 2
+
+    @staticmethod
+    def impl(be, a, mode):
+        if mode == "r":
+            r = np.linalg.qr(a, mode="r")
+            return np.zeros((0,), a.dtype), r
+        q, r = np.linalg.qr(a, mode=mode)
+        return q, r
+
+    @staticmethod
+    def batch(args, dims, mode):
+        """The vmap dim first; the empty Q of mode 'r' is not batched."""
+        q, r = bind(LinalgQr, (front(args[0], dims[0]),), {"mode": mode})
+        return (q, r), ((None if mode == "r" else 0), 0)
+
+    @staticmethod
+    def vjp(ctx, gq, gr, mode):
+        _check_qr_differentiable(mode, ctx.input_shape(0))
+        Q, R = _outputs(ctx, 2)
+        m, n = Q.shape[-2], R.shape[-1]
+        if gq is not None:
+            ga = -F.matmul(_mT(Q), gq)
+            if gr is not None:
+                ga = ga + F.matmul(gr, _mT(R))
+        else:
+            ga = F.matmul(gr, _mT(R))
+        if m >= n:
+            sym = F.triu(ga)
+            sym = sym + _mT(sym)
+            sym = sym - 0.5 * diag_embed0(F.diagonal(sym, 0, -2, -1))
+            ga = F.matmul(Q, sym)
+            if gq is not None:
+                ga = ga + gq
+            return _solve_right(ga, _mT(R))  # gA R^-T
+        x = -ga
+        skew = F.tril(x - _mT(x))
+        ga = _solve_right(F.matmul(Q, skew), _mT(F.narrow(R, -1, 0, m)))
+        ga = F.cat([ga, _zeros_like(F.narrow(R, -1, m, n - m))], -1)
+        if gr is not None:
+            ga = ga + F.matmul(Q, gr)
+        return ga
+
+    @staticmethod
+    def jvp(primals, tangents, out, mode):
+        _check_qr_differentiable(mode, tuple(primals[0].shape))
+        Q, R = out
+        da = tangents[0]
+        m, n = Q.shape[-2], R.shape[-1]
+        if m >= n:
+            return _qr_square_jvp(da, Q, R)
+        dq, dr1 = _qr_square_jvp(F.narrow(da, -1, 0, m), Q, F.narrow(R, -1, 0, m))
+        dr2 = F.matmul(_mT(Q), F.narrow(da, -1, m, n - m)
+                       - F.matmul(dq, F.narrow(R, -1, m, n - m)))
+        return dq, F.cat([dr1, dr2], -1)
+
+
+def _check_qr_differentiable(mode, shape):
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr.")
+    if mode == "complete" and shape[-2] > shape[-1]:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+
+
+def qr(A, mode="reduced"):
+    check_matrix(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    return QrResult(*bind(LinalgQr, (A,), {"mode": mode}))
+
+
+# -- matrix exponential -------------------------------------------------------------------------
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+
+
+def _expm_one(a):
+    """``exp(a)`` of one matrix: scaling and squaring with the degree-13 Pade approximant
+    (Higham 2005), in float64."""
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[0]
+    norm = np.abs(a).sum(0).max() if n else 0.0
+    s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
+    a = a / (2.0 ** s)
+    b = _PADE13
+    ident = np.eye(n)
+    a2 = a @ a
+    a4 = a2 @ a2
+    a6 = a4 @ a2
+    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
+             + b[1] * ident)
+    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+        + b[0] * ident
+    r = np.linalg.solve(v - u, v + u)
+    for _ in range(s):
+        r = r @ r
+    return r
+
+
+def _expm(a):
+    flat = _flat(a)
+    out = np.empty(flat.shape, dtype=a.dtype)
+    for i, m in enumerate(flat):
+        out[i] = _expm_one(m) if np.isfinite(m).all() else np.nan
+    return out.reshape(a.shape)
+
+
+def _expm_frechet(a, e):
+    """The Frechet derivative of ``exp`` at ``a`` in direction ``e``: the top-right block of
+    ``exp([[a, e], [0, a]])`` (PyTorch's block-matrix trick), differentiable again."""
+    n = a.shape[-1]
+    top = F.cat([a, e], -1)
+    bottom = F.cat([_zeros_like(a), a], -1)
+    big = bind(LinalgMatrixExp, (F.cat([top, bottom], -2),), NO_PARAMS)
+    return F.narrow(F.narrow(big, -2, 0, n), -1, n, n)
+
+
+class LinalgMatrixExp(Primitive):
+    """``exp(A)``; VJP the Frechet derivative at ``A^T`` applied to ``g``, JVP at ``A``
+    applied to ``dA`` (``_expm_frechet``)."""
+
+    saves_inputs = (0,)
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a):
+        return _expm(a)
+
+    @staticmethod
+    def vjp(ctx, g):
+        return _expm_frechet(_mT(ctx.saved()[0]), g)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return _expm_frechet(primals[0], tangents[0])
+
+
+def matrix_exp(A):
+    check_matrix(A, "linalg.matrix_exp", square=True)
+    return bind(LinalgMatrixExp, (A,), NO_PARAMS)
+
+
+# -- pseudo-inverse -------------------------------------------------------------------------------
+def _pinv_array(a, atol, rtol, hermitian):
+    if hermitian:
+        try:
+            w, v = np.linalg.eigh(a)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eigh", a, "eigenvalues") from None
+        s = np.abs(w)
+        smax = s.max(-1, keepdims=True) if s.shape[-1] else s
+        keep = s > np.maximum(atol, rtol * smax)
+        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0).astype(a.dtype)
+        return (v * winv[..., None, :]) @ np.swapaxes(v, -1, -2)
+    u, s, vh = _svd(a, False)
+    smax = s[..., :1] if s.shape[-1] else s
+    keep = s > np.maximum(atol, rtol * smax)
+    sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0).astype(a.dtype)
+    return (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
+
+
+class LinalgPinv(Primitive):
+    """The Moore-Penrose pseudo-inverse ``X = A^+`` (singular values at most
+    ``max(atol, rtol * s_max)`` dropped). VJP: PyTorch's ``pinv_backward``; JVP
+    ``-X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X`` (constant rank)."""
+
+    saves_inputs = (0,)
+    saves_output = True
+    batch = classmethod(_unary_batch)
+
+    @staticmethod
+    def impl(be, a, atol, rtol, hermitian):
+        return _pinv_array(a, atol, rtol, hermitian)
+
+    @staticmethod
+    def vjp(ctx, g, atol, rtol, hermitian):
+        a, p = ctx.saved()
+        m, n = a.shape[-2], a.shape[-1]
+        ph = _mT(p)
+        gh = _mT(g)
+        if m <= n:
+            k = F.matmul(gh, p)
+            kph = F.matmul(k, ph)
+            return (-_mT(F.matmul(p, k)) + kph - F.matmul(F.matmul(a, p), kph)
+                    + F.matmul(F.matmul(ph, p), gh - F.matmul(k, a)))
+        k = F.matmul(p, gh)
+        phk = F.matmul(ph, k)
+        return (-_mT(F.matmul(k, p)) + F.matmul(F.matmul(gh - F.matmul(a, k), p), ph) + phk
+                - F.matmul(F.matmul(phk, p), a))
+
+    @staticmethod
+    def jvp(primals, tangents, out, atol, rtol, hermitian):
+        a = primals[0]
+        da = tangents[0]
+        x = out
+        dat = _mT(da)
+        xt = _mT(x)
+        ax = F.matmul(a, x)
+        xa = F.matmul(x, a)
+        return (-F.matmul(x, F.matmul(da, x))
+                + F.matmul(F.matmul(x, xt), F.matmul(dat, _eye_as(a, a.shape[-2]) - ax))
+                + F.matmul(_eye_as(a, a.shape[-1]) - xa, F.matmul(dat, F.matmul(xt, x))))
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    check_matrix(A, "linalg.pinv")
+    if hermitian and A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.pinv(hermitian=True): A must be batches of square "
+                           f"matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    for name, v in (("atol", atol), ("rtol", rtol)):
+        if isinstance(v, Tensor):
+            raise NotImplementedError(f"linalg.pinv: a tensor {name} is not supported; pass "
+                                      "a Python float")
+    if rtol is None:
+        eps = float(np.finfo(D.as_dtype(A.dtype).np).eps)
+        rtol = eps * max(A.shape[-2], A.shape[-1]) if atol is None or atol <= 0 else 0.0
+    return bind(LinalgPinv, (A,), {"atol": float(atol or 0.0), "rtol": float(rtol),
+                                   "hermitian": bool(hermitian)})
