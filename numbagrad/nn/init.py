@@ -1,0 +1,348 @@
+"""Parameter initialisation (PyTorch's ``torch.nn.init``).
+
+Every function fills its tensor in place without recording a graph and returns it. Random
+draws use numbagrad's global generator (``numbagrad.manual_seed`` makes them reproducible;
+the streams differ from PyTorch's, the distributions and bounds are PyTorch's).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from numbagrad._core.grad_mode import no_grad
+from numbagrad._creation import _RNG
+from numbagrad._tensor import Tensor
+
+__all__ = [
+    "calculate_gain",
+    "constant_",
+    "eye_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "orthogonal_",
+    "trunc_normal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
+]
+
+
+def _gen(generator):
+    if generator is None:
+        return _RNG.gen
+    gen = getattr(generator, "gen", None)
+    if not isinstance(gen, np.random.Generator):
+        raise TypeError(f"generator must be a numbagrad generator, got "
+                        f"{type(generator).__name__}")
+    return gen
+
+
+def _check(tensor, name):
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{name}(): expected a numbagrad Tensor, got {type(tensor).__name__}")
+
+
+def _write(tensor, values):
+    """Copy ``values`` (an ndarray of the tensor's shape) into ``tensor`` without a graph."""
+    with no_grad():
+        tensor.copy_(Tensor._make(np.asarray(values, dtype=tensor._data.dtype)))
+    return tensor
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for a nonlinearity (PyTorch's table).
+
+    ``linear``, the ``conv`` variants and ``sigmoid``: 1; ``tanh``: 5/3; ``relu``:
+    sqrt(2); ``leaky_relu``: sqrt(2 / (1 + negative_slope^2)) with ``param`` the slope
+    (default 0.01); ``selu``: 3/4.
+
+    Raises
+    ------
+    ValueError
+        For an unknown nonlinearity or a non-numeric slope.
+
+    Examples
+    --------
+    >>> from numbagrad import nn
+    >>> round(nn.init.calculate_gain("tanh"), 4)
+    1.6667
+    """
+    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                  "conv_transpose2d", "conv_transpose3d"]
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            negative_slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            negative_slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive = 1
+    for s in tensor.shape[2:]:
+        receptive *= s
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    valid = ["fan_in", "fan_out"]
+    if mode not in valid:
+        raise ValueError(f"Mode {mode} not supported, please use one of {valid}")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill with samples of the uniform distribution on ``[a, b)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> w = numbagrad.nn.init.uniform_(numbagrad.empty(3, 5), -0.1, 0.1)
+    >>> bool((w.abs() <= 0.1).all())
+    True
+    """
+    _check(tensor, "uniform_")
+    return _write(tensor, _gen(generator).uniform(a, b, tuple(tensor.shape)))
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill with samples of the normal distribution ``N(mean, std^2)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.normal_(numbagrad.empty(2, 2), std=0.0)
+    tensor([[0., 0.],
+            [0., 0.]])
+    """
+    _check(tensor, "normal_")
+    return _write(tensor, _gen(generator).normal(mean, std, tuple(tensor.shape)))
+
+
+def _norm_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with samples of ``N(mean, std^2)`` truncated to ``[a, b]``.
+
+    Samples are drawn by rejection (redrawing those outside ``[a, b]``), which gives the
+    truncated distribution exactly; when under 1 in 1000 draws would land inside, the
+    inverse CDF is inverted by bisection instead.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> w = numbagrad.nn.init.trunc_normal_(numbagrad.empty(100), std=1.0, a=-0.5, b=0.5)
+    >>> bool((w.abs() <= 0.5).all())
+    True
+    """
+    _check(tensor, "trunc_normal_")
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                      "The distribution of values may be incorrect.", stacklevel=2)
+    g = _gen(generator)
+    shape = tuple(tensor.shape)
+    n = int(np.prod(shape, dtype=np.int64))
+    lo, hi = _norm_cdf((a - mean) / std), _norm_cdf((b - mean) / std)
+    if hi - lo >= 1e-3:
+        out = np.empty(n)
+        filled = 0
+        while filled < n:
+            need = n - filled
+            draw = g.normal(mean, std, int(need / (hi - lo)) + 16)
+            draw = draw[(draw >= a) & (draw <= b)][:need]
+            out[filled:filled + draw.size] = draw
+            filled += draw.size
+    else:
+        # inverse CDF by bisection on the standardised bounds
+        u = g.uniform(lo, hi, n)
+        left = np.full(n, (a - mean) / std)
+        right = np.full(n, (b - mean) / std)
+        cdf = np.vectorize(_norm_cdf, otypes=[np.float64])
+        for _ in range(60):
+            mid = 0.5 * (left + right)
+            below = cdf(mid) < u
+            left = np.where(below, mid, left)
+            right = np.where(below, right, mid)
+        out = np.clip(mean + std * 0.5 * (left + right), a, b)
+    return _write(tensor, out.reshape(shape))
+
+
+def constant_(tensor, val):
+    """Fill with the constant ``val``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.constant_(numbagrad.empty(2), 0.5)
+    tensor([0.5000, 0.5000])
+    """
+    _check(tensor, "constant_")
+    with no_grad():
+        tensor.fill_(val)
+    return tensor
+
+
+def ones_(tensor):
+    """Fill with ones.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.ones_(numbagrad.empty(2))
+    tensor([1., 1.])
+    """
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor):
+    """Fill with zeros.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.zeros_(numbagrad.empty(2))
+    tensor([0., 0.])
+    """
+    return constant_(tensor, 0.0)
+
+
+def eye_(tensor):
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.eye_(numbagrad.empty(2, 3))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
+    _check(tensor, "eye_")
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, np.eye(*tensor.shape))
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """Glorot uniform: ``U(-bound, bound)`` with ``bound = gain * sqrt(6 / (fan_in +
+    fan_out))``.
+
+    Examples
+    --------
+    >>> import numbagrad, math
+    >>> w = numbagrad.nn.init.xavier_uniform_(numbagrad.empty(4, 6))
+    >>> bool((w.abs() <= math.sqrt(6 / 10)).all())
+    True
+    """
+    _check(tensor, "xavier_uniform_")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """Glorot normal: ``N(0, std^2)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.xavier_normal_(numbagrad.empty(4, 6)).shape
+    numbagrad.Size([4, 6])
+    """
+    _check(tensor, "xavier_normal_")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """He uniform: ``U(-bound, bound)`` with ``bound = gain * sqrt(3 / fan)``, ``gain =
+    calculate_gain(nonlinearity, a)`` and ``fan`` the ``mode`` fan.
+
+    Examples
+    --------
+    >>> import numbagrad, math
+    >>> w = numbagrad.nn.init.kaiming_uniform_(numbagrad.empty(3, 8), a=math.sqrt(5))
+    >>> bool((w.abs() <= 1 / math.sqrt(8)).all())
+    True
+    """
+    _check(tensor, "kaiming_uniform_")
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    gain = calculate_gain(nonlinearity, a)
+    bound = math.sqrt(3.0) * gain / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """He normal: ``N(0, std^2)`` with ``std = gain / sqrt(fan)`` (see
+    :func:`kaiming_uniform_`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.init.kaiming_normal_(numbagrad.empty(3, 8), mode="fan_out").shape
+    numbagrad.Size([3, 8])
+    """
+    _check(tensor, "kaiming_normal_")
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return normal_(tensor, 0.0, std, generator)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """Fill with a (semi-)orthogonal matrix times ``gain`` (trailing dims flattened),
+    from the QR decomposition of a normal matrix with the signs of ``R``'s diagonal
+    fixed, as PyTorch does.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> q = numbagrad.nn.init.orthogonal_(numbagrad.empty(3, 3, dtype=numbagrad.float64))
+    >>> bool(numbagrad.allclose(q @ q.T, numbagrad.eye(3, dtype=numbagrad.float64)))
+    True
+    """
+    _check(tensor, "orthogonal_")
+    if tensor.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (gain * q).reshape(tuple(tensor.shape)))
