@@ -1,0 +1,117 @@
+"""Adam and its amsgrad variant (``torch.optim.Adam``)."""
+
+from __future__ import annotations
+
+from numbagrad._core.grad_mode import no_grad
+from numbagrad.optim import _functional as _fn
+from numbagrad.optim.optimizer import (
+    Optimizer,
+    _check_lr,
+    _lr_value,
+    _step_tensor,
+    _zero_state,
+)
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam (PyTorch's ``torch.optim.Adam``), Kingma and Ba, 2014.
+
+    With gradient :math:`g` (negated when ``maximize``, plus :math:`\lambda\theta` with
+    weight decay) at step :math:`t`: :math:`m \leftarrow \beta_1 m + (1-\beta_1) g`,
+    :math:`v \leftarrow \beta_2 v + (1-\beta_2) g^2` (with ``amsgrad``
+    :math:`\hat v \leftarrow \max(\hat v, v)` is used for :math:`v` below) and
+    :math:`\theta \leftarrow \theta - \frac{\gamma}{1-\beta_1^t} \frac{m}{\sqrt{v} /
+    \sqrt{1-\beta_2^t} + \epsilon}`. Parameters from ``numbagrad.optim._functional.FUSED_MIN``
+    elements are updated by one fused kernel pass.
+
+    Parameters
+    ----------
+    params : iterable
+        Tensors to optimize or dicts defining parameter groups.
+    lr : float or Tensor, default 1e-3
+        Learning rate :math:`\gamma`.
+    betas : tuple of float, default (0.9, 0.999)
+        Decay rates :math:`\beta_1, \beta_2` of the running averages.
+    eps : float, default 1e-8
+        Added to the denominator for numerical stability.
+    weight_decay : float, default 0
+        L2 penalty added to the gradient.
+    amsgrad : bool, default False
+        Use the maximum of the past second moments (Reddi et al., 2018).
+    maximize : bool, default False
+        Maximize the objective instead of minimizing it.
+
+    Raises
+    ------
+    ValueError
+        For a negative ``lr``, ``eps`` or ``weight_decay``, or a beta outside [0, 1).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> w = numbagrad.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = numbagrad.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, maximize=False):
+        _check_lr(lr)
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
+                    "amsgrad": amsgrad, "maximize": maximize}
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """Perform one optimization step.
+
+        Parameters
+        ----------
+        closure : callable, optional
+            Re-evaluates the model and returns the loss (called under ``enable_grad``).
+
+        Returns
+        -------
+        The closure's loss, or None.
+        """
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _lr_value(group["lr"])
+                beta1, beta2 = group["betas"]
+                amsgrad = group["amsgrad"]
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    if len(state) == 0:
+                        state["step"] = _step_tensor()
+                        state["exp_avg"] = _zero_state(p)
+                        state["exp_avg_sq"] = _zero_state(p)
+                        if amsgrad:
+                            state["max_exp_avg_sq"] = _zero_state(p)
+                    step_t = state["step"]
+                    step_t._data += 1
+                    vmax = state["max_exp_avg_sq"]._data if amsgrad else None
+                    _fn.adam_update(p._data, p.grad._data, state["exp_avg"]._data,
+                                    state["exp_avg_sq"]._data, vmax, float(step_t._data),
+                                    lr=lr, beta1=float(beta1), beta2=float(beta2),
+                                    eps=group["eps"], weight_decay=group["weight_decay"],
+                                    amsgrad=amsgrad, maximize=group["maximize"],
+                                    decoupled=self._decoupled)
+                    p._storage[1] += 1
+        return loss

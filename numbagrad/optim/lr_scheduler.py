@@ -1,0 +1,612 @@
+"""Learning-rate schedulers (``torch.optim.lr_scheduler``).
+
+Each scheduler sets ``group["lr"]`` of its optimizer's parameter groups. ``step()`` (called
+once per epoch, after ``optimizer.step()``) advances ``last_epoch`` and computes the new
+rates with PyTorch's formulas: the recursive ("chainable") form from the current rates,
+so that schedulers can be stacked, and the closed form when an explicit epoch is passed.
+The sequences match PyTorch's to rounding (``tests/test_optim.py`` compares 30 epochs).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import warnings
+import weakref
+from bisect import bisect_right
+from collections import Counter
+from functools import wraps
+
+from numbagrad._tensor import Tensor
+from numbagrad.optim.optimizer import Optimizer
+
+__all__ = [
+    "CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "MultiStepLR",
+    "ReduceLROnPlateau", "StepLR",
+]
+
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the "
+    "new chainable form, where available.")
+
+
+def _group_values(optimizer, key):
+    """``group[key]`` of every group (Tensors copied, so they never alias the group's)."""
+    return [g[key].clone() if isinstance(g[key], Tensor) else g[key]
+            for g in optimizer.param_groups]
+
+
+def _set_group_value(group, key, value):
+    """Set ``group[key]``; a Tensor entry is filled in place."""
+    if isinstance(group[key], Tensor):
+        group[key].fill_(float(value))
+    else:
+        group[key] = value
+
+
+class LRScheduler:
+    """Base class of the learning-rate schedulers (PyTorch's ``LRScheduler``).
+
+    Subclasses define ``get_lr()`` (the rates for ``last_epoch``, from the current ones)
+    and optionally ``_get_closed_form_lr()`` (from ``base_lrs``, used by
+    ``step(epoch)``). Construction records each group's ``initial_lr`` and takes the first
+    step (``last_epoch`` becomes 0).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+        The optimizer whose learning rates are scheduled.
+    last_epoch : int, default -1
+        The index of the last epoch; leave at -1 unless resuming (then every group needs
+        ``initial_lr``).
+
+    Attributes
+    ----------
+    base_lrs : list of float
+        The groups' ``initial_lr``.
+    last_epoch : int
+        Epochs stepped so far (0 after construction).
+
+    Raises
+    ------
+    TypeError
+        If ``optimizer`` is not a numbagrad Optimizer.
+    KeyError
+        When resuming (``last_epoch >= 0``) without ``initial_lr`` in the groups.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import StepLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = StepLR(opt, step_size=2, gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.5, 0.25, 0.25]
+    """
+
+    _get_lr_called_within_step = False
+    _is_initial = False
+
+    def __init__(self, optimizer, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if isinstance(lr, Tensor) else lr)
+        else:
+            for i, group in enumerate(optimizer.param_groups):
+                if "initial_lr" not in group:
+                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
+                                   "when resuming scheduler with last_epoch >= 0 (load the "
+                                   "optimizer's state_dict first)")
+        self.base_lrs = _group_values(optimizer, "initial_lr")
+        self.last_epoch = last_epoch
+        self._mark_optimizer_steps()
+        self._initial_step()
+
+    def _mark_optimizer_steps(self):
+        """Wrap ``optimizer.step`` to record that it ran (for the order warning)."""
+        opt = self.optimizer
+        if hasattr(opt.step, "_wrapped_by_lr_sched"):
+            return
+        func = opt.step.__func__
+        opt_ref = weakref.ref(opt)
+
+        @wraps(func)
+        def wrapper(*args, **kwargs):
+            o = opt_ref()
+            o._opt_called = True
+            return func.__get__(o, o.__class__)(*args, **kwargs)
+
+        wrapper._wrapped_by_lr_sched = True
+        opt.step = wrapper
+
+    def _initial_step(self):
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            self._is_initial = False
+
+    def state_dict(self):
+        """The scheduler's state: every attribute except the optimizer.
+
+        Returns
+        -------
+        dict
+        """
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict):
+        """Restore a state returned by :meth:`state_dict`.
+
+        Parameters
+        ----------
+        state_dict : dict
+        """
+        self.__dict__.update(state_dict)
+
+    def get_last_lr(self):
+        """The learning rates set by the last ``step`` (one per parameter group).
+
+        Returns
+        -------
+        list of float
+        """
+        return self._last_lr
+
+    def get_lr(self):
+        """The learning rates for ``last_epoch`` (defined by each scheduler)."""
+        raise NotImplementedError
+
+    def _warn_outside_step(self):
+        if not self._get_lr_called_within_step:
+            warnings.warn("To get the last learning rate computed by the scheduler, please "
+                          "use `get_last_lr()`.", UserWarning, stacklevel=3)
+
+    def step(self, epoch=None):
+        """Advance one epoch and set the new learning rates.
+
+        Parameters
+        ----------
+        epoch : int, optional
+            Deprecated in PyTorch: jump to this epoch (closed form where available).
+        """
+        if self._step_count == 1:
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn("Seems like `optimizer.step()` has been overridden after "
+                              "learning rate scheduler initialization. Please, make sure to "
+                              "call `optimizer.step()` before `lr_scheduler.step()`.",
+                              UserWarning, stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn("Detected call of `lr_scheduler.step()` before "
+                              "`optimizer.step()`. You should call them in the opposite "
+                              "order: `optimizer.step()` before `lr_scheduler.step()`. Failure "
+                              "to do this will result in skipping the first value of the "
+                              "learning rate schedule.", UserWarning, stacklevel=2)
+        self._step_count += 1
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                if hasattr(self, "_get_closed_form_lr"):
+                    values = self._get_closed_form_lr()
+                else:
+                    values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+
+class LambdaLR(LRScheduler):
+    """Learning rate ``base_lr * lr_lambda(epoch)`` (PyTorch's ``LambdaLR``).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    lr_lambda : callable or list of callable
+        A factor of the epoch, or one function per parameter group.
+    last_epoch : int, default -1
+
+    Raises
+    ------
+    ValueError
+        If a list of functions does not have one per group.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import LambdaLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = LambdaLR(opt, lambda epoch: 0.5 ** epoch)
+    >>> opt.step(); sched.step(); opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.25]
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
+                                 f"{len(lr_lambda)}")
+            self.lr_lambdas = list(lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        """The state; a lambda is saved only if it is a callable object (its ``__dict__``),
+        not a plain function, as in PyTorch.
+
+        Returns
+        -------
+        dict
+        """
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict):
+        """Restore a state returned by :meth:`state_dict`.
+
+        Parameters
+        ----------
+        state_dict : dict
+        """
+        state_dict = dict(state_dict)
+        lambdas = state_dict.pop("lr_lambdas")
+        self.__dict__.update(state_dict)
+        for fn, saved in zip(self.lr_lambdas, lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+    def get_lr(self):
+        """``base_lr * lr_lambda(last_epoch)`` per group."""
+        self._warn_outside_step()
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class StepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every ``step_size`` epochs (PyTorch's
+    ``StepLR``).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    step_size : int
+        Period of the decay, in epochs.
+    gamma : float, default 0.1
+        Decay factor.
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import StepLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = StepLR(opt, step_size=1, gamma=0.5)
+    >>> opt.step(); sched.step()
+    >>> opt.param_groups[0]["lr"]
+    0.5
+    """
+
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        self.step_size = step_size
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        """The current rates, times ``gamma`` at each non-zero multiple of ``step_size``."""
+        self._warn_outside_step()
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return _group_values(self.optimizer, "lr")
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** (self.last_epoch // self.step_size)
+                for base in self.base_lrs]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` at each milestone epoch (PyTorch's
+    ``MultiStepLR``; a milestone listed n times multiplies by ``gamma ** n``).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    milestones : iterable of int
+        Epoch indices, increasing.
+    gamma : float, default 0.1
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import MultiStepLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = MultiStepLR(opt, milestones=[2, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        self.milestones = Counter(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        """The current rates, times ``gamma ** count`` at a milestone."""
+        self._warn_outside_step()
+        if self.last_epoch not in self.milestones:
+            return _group_values(self.optimizer, "lr")
+        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch]
+                for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect_right(milestones, self.last_epoch)
+                for base in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every epoch (PyTorch's ``ExponentialLR``).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    gamma : float
+        Decay factor.
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import ExponentialLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = ExponentialLR(opt, gamma=0.5)
+    >>> opt.step(); sched.step(); opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.25]
+    """
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        """The current rates times ``gamma`` (unchanged at construction)."""
+        self._warn_outside_step()
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    r"""Cosine annealing from ``base_lr`` to ``eta_min`` over ``T_max`` epochs, then back
+    up (PyTorch's ``CosineAnnealingLR``, without restarts):
+    :math:`\eta_t = \eta_{min} + \frac12(\eta_{base} - \eta_{min})(1 + \cos(\pi t / T_{max}))`,
+    computed recursively from the current rate as PyTorch does.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    T_max : int
+        Half-period, in epochs.
+    eta_min : float, default 0.0
+        Minimum learning rate.
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import CosineAnnealingLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = CosineAnnealingLR(opt, T_max=2)
+    >>> opt.step(); sched.step()
+    >>> round(sched.get_last_lr()[0], 6)
+    0.5
+    """
+
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):  # noqa: N803
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        """The next rates by PyTorch's recursive cosine formula."""
+        self._warn_outside_step()
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        if self._step_count == 1 and self.last_epoch > 0:  # resumed: closed form
+            return [self.eta_min + (base - self.eta_min)
+                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                    for base in self.base_lrs]
+        if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
+            # at the bottom of the cosine the ratio below would divide by zero
+            return [g["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                    for base, g in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
+                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+                * (g["lr"] - self.eta_min) + self.eta_min for g in groups]
+
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for base in self.base_lrs]
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the learning rate by ``factor`` when a metric stops improving for
+    ``patience`` epochs (PyTorch's ``ReduceLROnPlateau``); ``step(metric)``.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    mode : {'min', 'max'}, default 'min'
+        Whether the metric should decrease or increase.
+    factor : float, default 0.1
+        Reduction factor, below 1.
+    patience : int, default 10
+        Epochs without improvement tolerated before a reduction.
+    threshold : float, default 1e-4
+        Minimum change counted as an improvement.
+    threshold_mode : {'rel', 'abs'}, default 'rel'
+        Relative (``best * (1 -+ threshold)``) or absolute (``best -+ threshold``).
+    cooldown : int, default 0
+        Epochs after a reduction during which bad epochs are not counted.
+    min_lr : float or list of float, default 0
+        Lower bound of the learning rate (per group with a list).
+    eps : float, default 1e-8
+        Reductions smaller than this are skipped.
+
+    Raises
+    ------
+    ValueError
+        For ``factor >= 1``, an unknown mode, or a ``min_lr`` list of the wrong length.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import ReduceLROnPlateau
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = ReduceLROnPlateau(opt, patience=1, factor=0.5)
+    >>> for metric in [1.0, 1.0, 1.0, 1.0]:
+    ...     sched.step(metric)
+    >>> sched.get_last_lr()
+    [0.5]
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        self.factor = factor
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            if len(min_lr) != len(optimizer.param_groups):
+                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
+                                 f"{len(min_lr)}")
+            self.default_min_lr = None
+            self.min_lrs = list(min_lr)
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience = patience
+        self.cooldown = cooldown
+        self.eps = eps
+        self.last_epoch = 0
+        self._last_lr = _group_values(optimizer, "lr")
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None):
+        """Record this epoch's metric and reduce the rates if it has plateaued.
+
+        Parameters
+        ----------
+        metrics : float or one-element Tensor
+            The monitored quantity.
+        epoch : int, optional
+            Deprecated in PyTorch.
+        """
+        current = float(metrics)
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+    def _reduce_lr(self):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(f"The number of param groups in the `optimizer` "
+                                   f"({len(groups)}) differs from when `ReduceLROnPlateau` was "
+                                   f"initialized ({len(self.min_lrs)}); set `min_lrs` to one "
+                                   "value per group.")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for i, group in enumerate(groups):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, self.min_lrs[i])
+            if old_lr - new_lr > self.eps:
+                _set_group_value(group, "lr", new_lr)
+
+    @property
+    def in_cooldown(self):
+        """Whether a reduction happened less than ``cooldown`` epochs ago."""
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min" and self.threshold_mode == "abs":
+            return a < best - self.threshold
+        if self.mode == "max" and self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in {"min", "max"}:
+            raise ValueError("mode " + mode + " is unknown!")
+        if threshold_mode not in {"rel", "abs"}:
+            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode = mode
+        self.threshold = threshold
+        self.threshold_mode = threshold_mode
+
+    def load_state_dict(self, state_dict):
+        """Restore a state returned by :meth:`state_dict`.
+
+        Parameters
+        ----------
+        state_dict : dict
+        """
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
