@@ -9,6 +9,7 @@
 #   make bench-compare  BASE=<rev>: benchmark BASE and HEAD, print asv compare's table
 #   make bench-publish  render the recorded benchmark history as HTML (asv_bench/html)
 #   make lint    run ruff (installed into .venv on first use)
+#   make dist    build the wheel and sdist into dist/ and check them with twine --strict
 #   make test-oldest  the suite against the oldest NumPy and Numba pyproject.toml allows
 #   make fuzz    differential fuzz campaign against PyTorch: make fuzz N=40000 (default 5000)
 #   make clean   remove build, docs and asv outputs (keeps .venv and numba caches)
@@ -39,7 +40,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .DEFAULT_GOAL := help
 .PHONY: help venv install demo test test-oldest docs doctest bench bench-quick bench-compare \
-	bench-publish lint fuzz clean distclean
+	bench-publish lint dist fuzz clean distclean
 
 help:
 	@sed -n 's/^#   make /  make /p' $(firstword $(MAKEFILE_LIST))
@@ -142,11 +143,22 @@ bench-publish: venv $(VENV)/.installed-bench
 	@echo "dashboard: asv_bench/html/index.html; serve it with" \
 		"python3 -m http.server --directory asv_bench/html --bind 127.0.0.1 8080"
 
+# ruff is pinned so that a new release's rules cannot turn CI red on an unchanged tree
+RUFF_VERSION ?= 0.17.6
+
 $(VENV)/bin/ruff: | $(PY)
-	$(PIP) install -q ruff
+	$(PIP) install -q ruff==$(RUFF_VERSION)
 
 lint: $(VENV)/bin/ruff
 	$(VENV)/bin/ruff check .
+
+# the wheel and the sdist, built as `pip install` would build them, checked by twine --strict
+# (metadata and the README rendering PyPI would show)
+dist: venv
+	$(PIP) install -q build twine
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
 
 # --- differential fuzzing ----------------------------------------------------------------
 # N random programs (seeds FUZZ_SEED..) run under numbagrad and PyTorch 2.13 in worker
