@@ -22,6 +22,7 @@ from numbagrad.autograd import (
     functional,
     grad_mode,
     graph,
+    profiler,
 )
 from numbagrad.autograd.anomaly_mode import (
     detect_anomaly,
@@ -57,6 +58,7 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "graph",
+    "profiler",
     "inference_mode",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
