@@ -17,6 +17,7 @@ from numbagrad import (
     nn,
     ops,
     optim,
+    profiler,
     special,
     testing,
 )

@@ -13,6 +13,7 @@ from numbagrad import linalg as linalg
 from numbagrad import nn as nn
 from numbagrad import ops as ops
 from numbagrad import optim as optim
+from numbagrad import profiler as profiler
 from numbagrad import serialization as serialization
 from numbagrad import special as special
 from numbagrad import testing as testing
