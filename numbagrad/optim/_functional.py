@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from numbagrad.kernels.cpu import optim as K
+from numbagrad.kernels import lazy
+
+# imported (with numba) on the first fused step, not at ``import numbagrad``
+# (NOTE [Lazy kernels] in ``numbagrad/kernels/__init__.py``)
+K = lazy("numbagrad.kernels.cpu.optim")
 
 __all__ = ["FUSED_MIN", "adagrad_update", "adam_update", "rmsprop_update", "sgd_update"]
 
