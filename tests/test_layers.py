@@ -35,6 +35,8 @@ def _layer(module):
 def _modules():
     out = {}
     for path in ROOT.rglob('*.py'):
+        if path.name == 'conftest.py':  # pytest's doctest fixtures, not part of the library
+            continue
         rel = path.relative_to(ROOT.parent).with_suffix('')
         parts = list(rel.parts)
         if parts[-1] == '__init__':
@@ -135,3 +137,18 @@ def test_in_place_names_mean_in_place():
             pytest.fail(f'numbagrad.ops.{name} is not an in-place op')
     x = numbagrad.tensor([1.0, 2.0])
     assert x.add_(1.0) is x and x.tolist() == [2.0, 3.0]
+
+
+def test_import_loads_no_jit_compiler_and_no_optional_engine():
+    # NOTE [Lazy kernels]: numba (a quarter of a second) loads on the first kernel call;
+    # mpi4py, dask, matplotlib and numba.cuda only where their features are used
+    import subprocess
+    import sys
+
+    code = ("import sys, numbagrad, numbagrad.nn, numbagrad.optim, numbagrad.linalg, "
+            "numbagrad.special; "
+            "print(sorted(m for m in ('numba', 'numba.cuda', 'mpi4py', 'dask', 'matplotlib') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.strip()
+    assert out == "[]", f"import numbagrad loaded {out}"
