@@ -74,7 +74,8 @@ demo: venv $(VENV)/.installed
 
 # The suite in tests/ plus the `>>>` examples of the docs pages and public docstrings.
 DOCTEST_ARGS := --doctest-glob='*.rst' --doctest-modules --ignore=docs/conf.py \
-	--ignore=docs/_build --ignore=docs/auto_examples
+	--ignore=docs/_build --ignore=docs/auto_examples \
+	--ignore=docs/generated
 
 test: venv $(VENV)/.installed-test
 	$(PY) -m pytest -q tests docs numbagrad $(DOCTEST_ARGS) $(PYTEST_ARGS)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE_EXAMPLES = ['quickstart.py']
+CORE_EXAMPLES = ['quickstart.py', 'plot_ode_fit_lbfgs.py', 'plot_newton_hessian.py']
 
 
 @pytest.mark.parametrize('name', CORE_EXAMPLES)
@@ -18,6 +18,7 @@ def test_example_runs(name):
     env = dict(os.environ)
     # Run against the working tree even when the package is not installed.
     env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
+    env['MPLBACKEND'] = 'Agg'  # examples that plot (with matplotlib installed) never block
     proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]

@@ -1534,8 +1534,9 @@ def test_differential_in_place_against_pytorch(rng):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize('name', ['numpy_sort.py', 'lennard_jones.py'])
-def test_example_runs(name, capsys):
+@pytest.mark.parametrize('name', ['numpy_sort.py', 'plot_lennard_jones.py'])
+def test_example_runs(name, capsys, monkeypatch):
+    monkeypatch.setenv('MPLBACKEND', 'Agg')  # the figure (when matplotlib is there) never blocks
     path = EXAMPLES / name
     assert path.exists(), path
     runpy.run_path(str(path), run_name='__main__')
