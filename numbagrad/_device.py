@@ -1,4 +1,14 @@
-"""Devices. ``cpu`` is the only device until the CUDA backend lands."""
+"""Devices: ``cpu`` and ``cuda[:N]`` (``numbagrad.device``).
+
+NOTE [CUDA tensors]
+A CUDA tensor is a Tensor whose ``_data`` is a ``kernels.cuda.array.CudaArray`` (a strided
+view of a flat device array, NOTE [CUDA storage]) instead of a NumPy array; everything else
+(storage list, version counter, autograd fields) is the same. Ops pick the CUDA backend from
+the array type (``kernels.backend_of``), so no op branches on the device. Creation functions
+build their values on the host and copy them once (``to_cuda``); ``.to(device)`` is a
+differentiable copy (``ops.inplace.ToDevice``, whose kernel is ``copy_array``).
+``numba.cuda`` is imported only when a CUDA tensor is first made (NOTE [CUDA driver]).
+"""
 
 from __future__ import annotations
 
@@ -6,17 +16,28 @@ __all__ = ["device"]
 
 
 class device:
-    """Where a tensor's storage lives (``numbagrad.device('cpu')``).
+    """Where a tensor's storage lives (``numbagrad.device('cpu')``, ``device('cuda:0')``).
 
     Parameters
     ----------
     type : str or device
-        ``'cpu'`` (``'cpu:0'`` is accepted too).
+        ``'cpu'`` (``'cpu:0'`` is accepted too), ``'cuda'`` or ``'cuda:N'``.
+    index : int, optional
+        The device index (``device('cuda', 0)``).
 
     Raises
     ------
     RuntimeError
-        For a device this build of numbagrad cannot use.
+        For ``'cuda'`` where CUDA is not available (numba-cuda missing, or no GPU), with
+        what is missing and how to install it.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.device("cpu")
+    device(type='cpu')
+    >>> str(numbagrad.device("cpu"))
+    'cpu'
     """
 
     __slots__ = ("index", "type")
@@ -24,35 +45,131 @@ class device:
     def __init__(self, type="cpu", index=None):
         if isinstance(type, device):
             type, index = type.type, type.index
+        if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is cuda:0
+            type, index = "cuda", type
         name, _, idx = str(type).partition(":")
-        if name != "cpu":
-            raise RuntimeError(
-                f"device {type!r} is not available: numbagrad currently runs on 'cpu' only"
-            )
+        if name not in ("cpu", "cuda"):
+            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
+                               f"string: {type}")
+        if idx and index is not None:
+            raise RuntimeError(f"type (string) must not include an index because index was "
+                               f"passed explicitly: {type}")
+        if idx:
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            index = int(idx)
+        if index is not None and int(index) < 0:
+            raise RuntimeError(f"Device index must not be negative, got {index}")
+        if name == "cuda":
+            from numbagrad.kernels.cuda import _driver
+
+            # NOTE [CUDA tensors]: unlike torch.device, a CUDA device cannot even be named
+            # where CUDA is unavailable, so code that only validates a device (map_location,
+            # Module.to) keeps refusing 'cuda' on such machines
+            if not _driver.is_available():
+                raise _cuda_unavailable(f"device {str(type) if index is None else type!r}")
         self.type = name
-        self.index = int(idx) if idx else index
+        self.index = None if index is None else int(index)
 
     def __repr__(self) -> str:
+        if self.type == "cuda" and self.index is not None:
+            return f"device(type='cuda', index={self.index})"
         return f"device(type='{self.type}')"
 
     def __str__(self) -> str:
+        if self.type == "cuda" and self.index is not None:
+            return f"cuda:{self.index}"
         return self.type
 
     def __eq__(self, other) -> bool:
         if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and other.type == self.type
+            try:
+                other = device(other)
+            except RuntimeError:
+                return False
+        if not isinstance(other, device) or other.type != self.type:
+            return False
+        return self.type == "cpu" or other.index == self.index
 
     def __hash__(self) -> int:
-        return hash(self.type)
+        return hash((self.type, self.index if self.type == "cuda" else None))
 
 
 CPU = device("cpu")
+_CUDA_DEVICES: dict = {}
+
+
+def cuda_device(index: int = 0) -> device:
+    """The (cached) ``device(type='cuda', index=index)`` that CUDA tensors report."""
+    d = _CUDA_DEVICES.get(index)
+    if d is None:
+        d = _CUDA_DEVICES[index] = device("cuda", index)
+    return d
+
+
+def resolve(dev) -> device:
+    """``dev`` as a device, with a CUDA device's index filled in (the current device)."""
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "cuda" and d.index is None:
+        from numbagrad.kernels.cuda import _driver
+
+        return cuda_device(_driver.current_device())
+    return d
+
+
+def to_cuda(arr, dev):
+    """A NumPy array copied to the CUDA device ``dev`` (NOTE [CUDA tensors])."""
+    from numbagrad.kernels.cuda import _driver
+    from numbagrad.kernels.cuda.array import CudaArray
+
+    _driver.require()
+    d = resolve(dev)
+    if d.index != _driver.current_device():
+        raise RuntimeError(f"{d} is not the current CUDA device (cuda:"
+                           f"{_driver.current_device()}); select it with "
+                           "numbagrad.cuda.set_device first")
+    import numpy as np
+
+    return CudaArray.from_host(np.asarray(arr), d.index)
+
+
+def copy_array(data, dev):
+    """``data`` (a NumPy or CUDA array) copied to device ``dev`` (one counted copy)."""
+    import numpy as np
+
+    dev = resolve(dev)
+    if dev.type == "cpu":
+        return data.to_host()
+    if type(data) is np.ndarray:
+        return to_cuda(data, dev)
+    if data.device_index != dev.index:
+        raise RuntimeError(f"copying between CUDA devices (cuda:{data.device_index} -> {dev}) "
+                           "is not implemented yet; go through .cpu()")
+    return data.copy()
+
+
+def from_device_array(obj, dtype=None, device=None):
+    """A ``CudaArray`` sharing the memory of device array ``obj`` (``as_tensor``)."""
+    from numbagrad.kernels.cuda import _driver
+    from numbagrad.kernels.cuda.array import CudaArray
+
+    if device is not None and resolve(device).type != "cuda":
+        raise RuntimeError("as_tensor(device array, device='cpu') would copy; call .cpu() on "
+                           "the result instead")
+    arr = CudaArray.from_device_array(obj, _driver.current_device())
+    if dtype is not None and dtype != arr.dtype:
+        raise TypeError(f"as_tensor(device array, dtype={dtype}): the array is {arr.dtype}; a "
+                        "zero-copy view cannot change the dtype (call .to(dtype) after)")
+    return arr
 
 
 def _cuda_unavailable(what):
-    return RuntimeError(f"{what}: CUDA is not available (this build of numbagrad runs on "
-                        "'cpu' only; numbagrad.cuda.is_available() is False)")
+    from numbagrad.kernels.cuda import _driver
+
+    why = ("numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+           if _driver.installed() else "the numba-cuda package is not installed")
+    return RuntimeError(f"{what}: CUDA is not available: {why}; numbagrad.cuda.is_available() "
+                        'is False (install the CUDA extra with pip install "numbagrad[cuda]")')
 
 
 _DEFAULT_DEVICE = [CPU]
@@ -61,12 +178,15 @@ _DEFAULT_DEVICE = [CPU]
 def set_default_device(device_):
     """Set the device new tensors are created on (``torch.set_default_device``).
 
-    Only ``'cpu'`` (or None, which resets it) is accepted until a CUDA backend exists.
+    Parameters
+    ----------
+    device_ : str, device or None
+        ``'cpu'``, ``'cuda'``/``'cuda:N'`` (when CUDA is available), or None to reset.
 
     Raises
     ------
     RuntimeError
-        For ``'cuda'`` (CUDA is not available) or any other device.
+        For ``'cuda'`` when CUDA is not available.
 
     Examples
     --------
@@ -78,12 +198,16 @@ def set_default_device(device_):
     if device_ is None:
         _DEFAULT_DEVICE[0] = CPU
         return
-    name = device_.type if isinstance(device_, device) else str(device_)
-    if name.partition(":")[0] == "cuda":
-        raise _cuda_unavailable(f"set_default_device({device_!r})")
-    _DEFAULT_DEVICE[0] = device(name)
+    d = device(device_)
+    if d.type == "cuda":
+        from numbagrad.kernels.cuda import _driver
+
+        if not _driver.is_available():
+            raise _cuda_unavailable(f"set_default_device({device_!r})")
+        d = resolve(d)
+    _DEFAULT_DEVICE[0] = d
 
 
 def get_default_device():
-    """The device new tensors are created on (``device(type='cpu')``)."""
+    """The device new tensors are created on (``device(type='cpu')`` by default)."""
     return _DEFAULT_DEVICE[0]

@@ -91,7 +91,9 @@ class Tensor(_AttachedMethods):
         if device is not None:
             from numbagrad._device import device as _dev
 
-            _dev(device)  # validates: 'cpu' only
+            if _dev(device).type != "cpu":  # NOTE [CUDA tensors]
+                raise NotImplementedError("Tensor(..., device='cuda') is not supported; use "
+                                          "numbagrad.tensor(data, device='cuda')")
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             if src._data.dtype != dt.np:
@@ -148,8 +150,11 @@ class Tensor(_AttachedMethods):
 
     @property
     def device(self):
-        """Where the storage lives (``device(type='cpu')``)."""
-        return CPU
+        """Where the storage lives (``device(type='cpu')``, ``device(type='cuda', index=0)``)."""
+        d = self._data
+        if type(d) is np.ndarray:
+            return CPU
+        return _cuda_device_of(d)  # NOTE [CUDA tensors]
 
     @property
     def ndim(self) -> int:
@@ -158,7 +163,8 @@ class Tensor(_AttachedMethods):
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        """Whether the storage is on a CUDA device."""
+        return type(self._data) is not np.ndarray and self.device.type == "cuda"
 
     @property
     def data(self) -> Tensor:
@@ -202,6 +208,8 @@ class Tensor(_AttachedMethods):
     def storage_offset(self) -> int:
         """Offset of the first element in the flat storage, in elements."""
         base = self._storage[0]
+        if type(base) is not np.ndarray:  # a CUDA storage (NOTE [CUDA storage])
+            return self._data._off
         return (self._data.__array_interface__["data"][0]
                 - base.__array_interface__["data"][0]) // self._data.itemsize
 
@@ -263,6 +271,8 @@ class Tensor(_AttachedMethods):
             dtype = found[0]
         elif isinstance(dtype, type) and issubclass(dtype, Tensor):
             dtype = D.get_default_dtype()
+        elif isinstance(getattr(dtype, "dtype", None), D.dtype):  # numbagrad.DoubleTensor ...
+            dtype = dtype.dtype
         dt = D.as_dtype(dtype)
         if dt is self.dtype:
             return self
@@ -488,13 +498,27 @@ class Tensor(_AttachedMethods):
         _F.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def cpu(self) -> Tensor:
-        """This tensor (its storage is already in host memory)."""
-        return self
+        """This tensor if its storage is in host memory, else a copy there (differentiable,
+        as ``.to('cpu')``)."""
+        if type(self._data) is np.ndarray:
+            return self
+        return _F.to(self, "cpu")
 
-    def cuda(self, device=None):
-        """Not available yet: numbagrad currently runs on 'cpu' only."""
-        raise RuntimeError("numbagrad was built without CUDA support in this version; tensors "
-                           "live on 'cpu' only")
+    def cuda(self, device=None, non_blocking=False):
+        """This tensor on a CUDA device (``'cuda'``: the current one); a differentiable
+        copy unless it is already there.
+
+        Raises
+        ------
+        RuntimeError
+            Where CUDA is not available (the message says whether numba-cuda or a GPU is
+            missing, and how to install ``numbagrad[cuda]``).
+        """
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, int):
+            device = f"cuda:{device}"
+        return _F.to(self, device)
 
     # -- interop ---------------------------------------------------------------------------
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -505,6 +529,9 @@ class Tensor(_AttachedMethods):
         RuntimeError
             If the tensor requires grad while grad mode is on: use ``.detach().numpy()``.
         """
+        if type(self._data) is not np.ndarray:  # as PyTorch (NOTE [CUDA tensors])
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
         if self._requires_grad and not force:
             if is_grad_enabled():
                 raise RuntimeError(
@@ -512,6 +539,22 @@ class Tensor(_AttachedMethods):
                     "Use tensor.detach().numpy() instead."
                 )
         return self._data
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA Array Interface of a CUDA tensor on a GPU (zero-copy interop with
+        ``numba.cuda.as_cuda_array``, CuPy, ...); AttributeError for CPU tensors, and
+        under the CUDA simulator, whose arrays have none (use
+        ``numbagrad.cuda.as_cuda_array`` there)."""
+        d = self._data
+        if type(d) is np.ndarray:
+            raise AttributeError("a CPU tensor has no __cuda_array_interface__; move it with "
+                                 ".cuda() first")
+        if self._requires_grad:
+            raise RuntimeError("Can't get __cuda_array_interface__ on a Variable that requires "
+                               "grad. If gradients aren't required, use var.detach() to get "
+                               "Variable that doesn't require grad.")
+        return d.__cuda_array_interface__
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -604,6 +647,13 @@ class _RetainGrad:
         return None
 
 
+def _cuda_device_of(data):
+    """The ``device`` of a CUDA array (NOTE [CUDA tensors])."""
+    from numbagrad._device import cuda_device
+
+    return cuda_device(data.device_index)
+
+
 def _rebuild(data, requires_grad):
     t = Tensor._make(data)
     t._requires_grad = requires_grad
@@ -686,6 +736,9 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
 def _format(t: Tensor) -> str:
     """A repr close to PyTorch's: 4 decimals, integral floats as ``1.``, extra fields after."""
     a = t._data
+    on_device = type(a) is not np.ndarray
+    if on_device:  # a CUDA tensor prints a host copy of its values (NOTE [CUDA tensors])
+        a = a.to_host()
     kind = a.dtype.kind
     thr = _PRINT["threshold"]
     thr = sys.maxsize if thr == float("inf") else int(thr)
@@ -720,7 +773,7 @@ def _format(t: Tensor) -> str:
                                edgeitems=edge, max_line_width=width_max)
         if kind == "b":
             body = body.replace("True", "True").replace("False", "False")
-    extras = []
+    extras = [f"device='{t.device}'"] if on_device else []
     default = D.get_default_dtype()
     dt = t.dtype
     if a.size == 0 and a.ndim != 1:

@@ -1,96 +1,260 @@
-"""``numbagrad.cuda``: the CUDA surface scripts query, as PyTorch's CPU-only build answers it.
+"""``numbagrad.cuda``: CUDA devices, streams and zero-copy device views, through numba-cuda.
 
-numbagrad has no CUDA backend yet, so this behaves like ``torch.cuda`` in a build without
-CUDA: :func:`is_available` is False and :func:`device_count` 0; seeding
-(:func:`manual_seed`, :func:`manual_seed_all`, :func:`seed`, :func:`seed_all`) and
-:func:`empty_cache` silently do nothing (so ``torch.cuda.manual_seed_all(0)`` in a CPU run
-keeps working); calls that need a device (:func:`synchronize`, :func:`current_device`,
-:func:`get_device_name`, :func:`initial_seed`, :func:`set_device`) raise.
+CUDA support needs the ``numba-cuda`` package (``pip install "numbagrad[cuda]"``) and a GPU;
+under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before the first CUDA use) numba
+pretends one device, which is how CI tests the CUDA path without a GPU. Without CUDA this
+module answers as ``torch.cuda`` does in a CPU-only build: :func:`is_available` is False,
+:func:`device_count` 0, seeding and :func:`empty_cache` do nothing, and calls that need a
+device (:func:`synchronize`, :func:`current_device`, :func:`get_device_name`,
+:func:`initial_seed`, :func:`set_device`) raise AssertionError saying what is missing.
+``numba.cuda`` is imported on the first call that needs it, never at ``import numbagrad``.
 
 Examples
 --------
 >>> import numbagrad
->>> numbagrad.cuda.is_available(), numbagrad.cuda.device_count()
-(False, 0)
+>>> isinstance(numbagrad.cuda.is_available(), bool)
+True
 """
 
 from __future__ import annotations
 
+import contextlib
+
+from numbagrad.kernels.cuda import _driver
+
 __all__ = [
-    "current_device", "device_count", "empty_cache", "get_device_name", "initial_seed",
-    "is_available", "is_initialized", "manual_seed", "manual_seed_all", "memory_allocated",
-    "seed", "seed_all", "set_device", "synchronize",
+    "Stream", "as_cuda_array", "current_device", "current_stream", "device_count",
+    "empty_cache", "get_device_name", "initial_seed", "is_available", "is_initialized",
+    "manual_seed", "manual_seed_all", "memory_allocated", "seed", "seed_all", "set_device",
+    "stream", "synchronize",
 ]
 
 
 def _no_cuda():
-    # PyTorch's CPU build raises AssertionError with this message (``_lazy_init``)
-    return AssertionError("numbagrad was built without CUDA support: CUDA is not available "
-                          "(numbagrad.cuda.is_available() is False); run on 'cpu'")
+    # PyTorch's CPU build raises AssertionError (``_lazy_init``); say which part is missing
+    why = ("numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+           if _driver.installed() else "the numba-cuda package is not installed")
+    return AssertionError(f"CUDA is not available: {why} (numbagrad.cuda.is_available() is "
+                          'False); install the CUDA extra with pip install "numbagrad[cuda]" '
+                          "or run on 'cpu'")
+
+
+def _require():
+    if not _driver.is_available():
+        raise _no_cuda()
 
 
 def is_available() -> bool:
-    """False: this build of numbagrad runs on the CPU only."""
-    return False
+    """Whether CUDA tensors can be made: numba-cuda is installed and sees a GPU (or is the
+    simulator)."""
+    return _driver.is_available()
 
 
 def is_initialized() -> bool:
-    """False: CUDA is never initialised without a CUDA backend."""
-    return False
+    """Whether numba.cuda has been imported and sees a device."""
+    return "cuda" in _driver._state and _driver.is_available()
 
 
 def device_count() -> int:
-    """The number of CUDA devices: 0."""
-    return 0
-
-
-def manual_seed(seed: int) -> None:
-    """Seed the CUDA generator: does nothing without CUDA (as PyTorch's CPU build)."""
-    int(seed)  # still refuses a non-integer seed
-
-
-def manual_seed_all(seed: int) -> None:
-    """Seed every CUDA generator: does nothing without CUDA (as PyTorch's CPU build)."""
-    int(seed)
-
-
-def seed() -> None:
-    """Seed the CUDA generator randomly: does nothing without CUDA."""
-
-
-def seed_all() -> None:
-    """Seed every CUDA generator randomly: does nothing without CUDA."""
-
-
-def empty_cache() -> None:
-    """Free cached CUDA memory: nothing to free without CUDA."""
-
-
-def memory_allocated(device=None) -> int:
-    """Bytes of CUDA memory held by tensors: 0."""
-    return 0
-
-
-def synchronize(device=None):
-    """Wait for CUDA work: raises AssertionError, as PyTorch's CPU build does."""
-    raise _no_cuda()
+    """The number of CUDA devices (0 without CUDA)."""
+    return _driver.device_count()
 
 
 def current_device() -> int:
-    """The current CUDA device: raises AssertionError (no CUDA)."""
-    raise _no_cuda()
+    """The index of the current CUDA device.
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+    _require()
+    return _driver.current_device()
 
 
 def set_device(device) -> None:
-    """Select a CUDA device: raises AssertionError (no CUDA)."""
-    raise _no_cuda()
+    """Make ``device`` (an index, ``'cuda:N'`` or a ``numbagrad.device``) current.
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+    _require()
+    from numbagrad._device import device as _device
+
+    if not isinstance(device, int):
+        device = _device(device).index or 0
+    _driver.set_device(device)
 
 
 def get_device_name(device=None) -> str:
-    """A CUDA device's name: raises AssertionError (no CUDA)."""
-    raise _no_cuda()
+    """The name of a CUDA device (the current one by default).
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+    _require()
+    if device is not None and not isinstance(device, int):
+        from numbagrad._device import device as _device
+
+        device = _device(device).index
+    return _driver.device_name(device)
+
+
+def synchronize(device=None) -> None:
+    """Wait until all work queued on the current CUDA device has finished.
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+    _require()
+    _driver.synchronize()
+
+
+# NOTE [CUDA random numbers]: random tensors on CUDA are drawn by numbagrad's default
+# generator on the host and copied once, so ``numbagrad.manual_seed`` makes them
+# reproducible and a CUDA ``randn`` equals the CPU one for the same seed. The CUDA seeding
+# functions therefore seed that generator when CUDA is available (scripts that seed only
+# ``torch.cuda`` stay reproducible) and do nothing without CUDA, as PyTorch's CPU build.
+def manual_seed(seed: int) -> None:
+    """Seed the generator CUDA random tensors are drawn from (NOTE [CUDA random numbers]);
+    does nothing without CUDA."""
+    seed = int(seed)
+    if _driver.is_available():
+        from numbagrad._creation import manual_seed as _seed
+
+        _seed(seed)
+
+
+def manual_seed_all(seed: int) -> None:
+    """Seed every CUDA generator: as :func:`manual_seed` (there is one)."""
+    manual_seed(seed)
+
+
+def seed() -> None:
+    """Seed the CUDA generator randomly (the default generator; nothing without CUDA)."""
+    if _driver.is_available():
+        from numbagrad._creation import seed as _seed
+
+        _seed()
+
+
+def seed_all() -> None:
+    """Seed every CUDA generator randomly: as :func:`seed`."""
+    seed()
 
 
 def initial_seed() -> int:
-    """The CUDA generator's seed: raises AssertionError (no CUDA)."""
-    raise _no_cuda()
+    """The seed of the generator CUDA random tensors come from.
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+    _require()
+    from numbagrad._creation import initial_seed as _initial
+
+    return _initial()
+
+
+def empty_cache() -> None:
+    """Release cached CUDA memory: numba frees device arrays when they are collected, so
+    there is no cache to empty."""
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of CUDA memory held by tensors: not tracked by numbagrad, reported as 0."""
+    return 0
+
+
+class Stream:
+    """A CUDA stream (a queue of kernels that run in order), wrapping a numba stream.
+
+    Use it with :func:`stream` to launch numbagrad's kernels on it.
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+
+    def __init__(self, device=None, priority=0):
+        _require()
+        self._numba = _driver.new_stream()
+
+    @classmethod
+    def _wrap(cls, numba_stream):
+        s = object.__new__(cls)
+        s._numba = numba_stream
+        return s
+
+    def synchronize(self) -> None:
+        """Wait until all work queued on this stream has finished."""
+        self._numba.synchronize()
+
+    @property
+    def numba_stream(self):
+        """The numba stream, to launch your own kernels on (``kernel[grid, block, s]``)."""
+        return self._numba
+
+    def __repr__(self):
+        return f"<numbagrad.cuda.Stream {self._numba!r}>"
+
+
+def current_stream(device=None) -> Stream:
+    """The stream numbagrad's kernels are launched on now (the default stream unless inside
+    a :func:`stream` block).
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    """
+    _require()
+    from numbagrad.kernels.cuda.launch import STREAMS
+
+    return Stream._wrap(STREAMS[-1] if STREAMS else _driver.default_stream())
+
+
+@contextlib.contextmanager
+def stream(s):
+    """A context in which numbagrad launches its kernels on stream ``s`` (None: no change).
+
+    Raises
+    ------
+    TypeError
+        If ``s`` is not a :class:`Stream`.
+    """
+    if s is None:
+        yield
+        return
+    if not isinstance(s, Stream):
+        raise TypeError(f"stream() expects a numbagrad.cuda.Stream, got {type(s).__name__}")
+    from numbagrad.kernels.cuda.launch import STREAMS
+
+    STREAMS.append(s._numba)
+    try:
+        yield s
+    finally:
+        STREAMS.pop()
+
+
+def as_cuda_array(t):
+    """A numba device array viewing the memory of CUDA tensor ``t`` (zero copy); see
+    :func:`numbagrad.cuda._interop.as_cuda_array`. Works on a GPU and under the simulator,
+    so user ``@cuda.jit`` kernels can read and write tensors in either.
+
+    Raises
+    ------
+    TypeError
+        For a CPU tensor.
+    """
+    from numbagrad.cuda._interop import as_cuda_array as _as
+
+    return _as(t)

@@ -72,7 +72,7 @@ def lazy(name: str) -> _Lazy:
 # Kernel modules are found per device here and nowhere else: ``module(kind, device)`` is
 # ``numbagrad.kernels.<package>.<kind>`` for the device's package. Backends look their
 # kernels up through it, so a device's kernels live under its own package.
-REGISTRY = {"cpu": "numbagrad.kernels.cpu"}
+REGISTRY = {"cpu": "numbagrad.kernels.cpu", "cuda": "numbagrad.kernels.cuda"}
 _modules: dict = {}
 
 
@@ -113,6 +113,10 @@ def backend(device: str = "cpu"):
             from numbagrad.kernels.cpu.backend import CPU
 
             be = _BACKENDS["cpu"] = CPU
+        elif device == "cuda":  # NOTE [CUDA driver]: imported (and numba.cuda) on first use
+            from numbagrad.kernels.cuda.backend import CUDA
+
+            be = CUDA
         else:
             raise RuntimeError(f"no backend is available for device {device!r}; "
                                f"available: {sorted(set(_BACKENDS) | {'cpu'})}")

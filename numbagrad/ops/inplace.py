@@ -19,7 +19,9 @@ from numbagrad import _dtype as D
 from numbagrad._core import graph
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import save_input
+from numbagrad._device import copy_array
 from numbagrad._device import device as _device
+from numbagrad._device import resolve as _resolve_device
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
@@ -80,6 +82,9 @@ class ToCopy(Primitive):
 
     @staticmethod
     def impl(be, x, dtype):
+        if dtype == np.float16:  # beyond 65504 is inf, silently as in PyTorch
+            with np.errstate(over="ignore"):
+                return x.astype(dtype)
         return x.astype(dtype)
 
     @staticmethod
@@ -93,11 +98,13 @@ class ToCopy(Primitive):
 
 def clone(input, *, memory_format=None):
     """A copy with its own storage; gradients flow through unchanged."""
+    D.check_memory_format(memory_format, "clone")
     return bind(Clone, (input,), NO_PARAMS)
 
 
 def contiguous(input, memory_format=None):
     """``input`` itself if row-major contiguous, else a contiguous copy."""
+    D.check_memory_format(memory_format, "contiguous")
     if input._is_tracer:
         return input  # a transformed value has no memory layout
     return input if input._data.flags.c_contiguous else clone(input)
@@ -117,15 +124,43 @@ def to(input, *args, **kwargs):
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
+            if not (a._is_tracer or input._is_tracer) and (a.is_cuda or input.is_cuda):
+                dev = a.device  # to(other) also moves to other's device (NOTE [CUDA tensors])
         elif isinstance(a, (str, _device)):
             dev = a
         elif a is not None:
             dtype = a
     if dev is not None:
-        _device(dev)
+        dev = _device(dev)
+        if not input._is_tracer and (dev.type == "cuda" or input.is_cuda) \
+                and input.device != _resolve_device(dev):  # NOTE [CUDA tensors]
+            input = bind(ToDevice, (input,), {"device": _resolve_device(dev)})
+            copy = False
     if dtype is None or D.as_dtype(dtype) == input.dtype:
         return clone(input) if copy else input
     return bind(ToCopy, (input,), {"dtype": D.as_dtype(dtype).np})
+
+
+class ToDevice(Primitive, register=False):
+    """A copy to another device (PyTorch's ``_to_copy`` with a device): its VJP copies the
+    gradient back to the device that ran the forward (``ctx.be``). Not registered: the op
+    database runs on the CPU only, and the CUDA suite (``tests/cuda``) tests this op."""
+
+    linearity = "linear"
+    grad_fn = "ToCopyBackward0"
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def impl(be, x, device):
+        return copy_array(x, device)
+
+    @staticmethod
+    def vjp(ctx, g, device):
+        return bind(ToDevice, (g,), {"device": _resolve_device(ctx.be.name)})
+
+    @staticmethod
+    def fused_vjp(ctx, g, device):
+        return copy_array(g, ctx.be.name)
 
 
 # -- strided views of a base (for in-place writes through views) ----------------------------

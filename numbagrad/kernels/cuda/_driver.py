@@ -1,0 +1,188 @@
+"""The one module that imports ``numba.cuda`` (DESIGN.md section 5).
+
+NOTE [CUDA driver]
+Every ``numba.cuda`` symbol numbagrad uses is reached through this module, so the backend
+could move to another binding (numba-cuda-mlir) by editing one file. ``numba.cuda`` is
+imported on first use (:func:`cuda`), never at ``import numbagrad``: importing it costs
+time, and a CPU-only install has no numba-cuda at all. Host<->device copies made by
+numbagrad go through :func:`to_device` and :func:`to_host`, which count them in
+:data:`COPIES`; the tests use the counts to prove that ``backward`` keeps gradients on the
+device. Under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``, set before numba.cuda is
+imported) ``numba.cuda`` pretends one device, which is how CI runs the CUDA path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+
+__all__ = ["COPIES", "CudaUnavailableError", "cuda", "is_available", "require", "simulator"]
+
+INSTALL_HINT = 'pip install "numbagrad[cuda]"'
+
+# host->device and device->host copies made through this module (NOTE [CUDA driver])
+COPIES = {"h2d": 0, "d2h": 0}
+
+_state: dict = {}
+
+
+class CudaUnavailableError(RuntimeError):
+    """CUDA was asked for, but numba-cuda or a GPU is missing (the message says which)."""
+
+
+def installed() -> bool:
+    """Whether the numba-cuda package is installed (without importing it)."""
+    return importlib.util.find_spec("numba_cuda") is not None
+
+
+def simulator() -> bool:
+    """Whether numba.cuda runs (or will run) as the CUDA simulator."""
+    # numba reads the variable once, when numba.cuda is imported
+    return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
+
+
+def cuda():
+    """The ``numba.cuda`` module, imported on first call.
+
+    Raises
+    ------
+    CudaUnavailableError
+        When numba-cuda is not installed.
+    """
+    mod = _state.get("cuda")
+    if mod is None:
+        if not installed():
+            raise CudaUnavailableError(
+                "CUDA is not available: the numba-cuda package is not installed; install it "
+                f"with {INSTALL_HINT}")
+        from numba import cuda as mod  # the only numba.cuda import (NOTE [CUDA driver])
+
+        _state["cuda"] = mod
+    return mod
+
+
+def is_available() -> bool:
+    """Whether CUDA tensors can be made: numba-cuda is installed and sees a GPU (or runs
+    as the simulator)."""
+    if not installed():
+        return False
+    try:
+        return bool(cuda().is_available())
+    except Exception:  # a broken driver install reads as "no GPU"
+        return False
+
+
+def require():
+    """``numba.cuda`` after checking that a device is usable; the error says what is
+    missing (numba-cuda, or a GPU)."""
+    mod = cuda()
+    if not is_available():
+        raise CudaUnavailableError(
+            "CUDA is not available: numba-cuda is installed but no CUDA GPU (or driver) was "
+            "found; run on 'cpu', or set NUMBA_ENABLE_CUDASIM=1 to use the CUDA simulator "
+            f"(install the CUDA extra with {INSTALL_HINT})")
+    return mod
+
+
+def device_array(n: int, dtype):
+    """An uninitialised flat device array of ``n`` elements."""
+    return require().device_array(n, dtype=np.dtype(dtype))
+
+
+def to_device(host: np.ndarray, stream=0):
+    """Copy a contiguous host array to a new device array (counted in ``COPIES``)."""
+    COPIES["h2d"] += 1
+    return require().to_device(np.ascontiguousarray(host), stream=stream)
+
+
+def to_host(dev, stream=0) -> np.ndarray:
+    """Copy a device array to a new host array (counted in ``COPIES``)."""
+    COPIES["d2h"] += 1
+    return dev.copy_to_host(stream=stream)
+
+
+def is_device_array(obj) -> bool:
+    """Whether ``obj`` is a numba device array (the simulator's too) or exposes
+    ``__cuda_array_interface__``."""
+    if type(obj).__name__ == "FakeCUDAArray":  # the simulator's device arrays
+        return True
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def as_device_array(obj):
+    """A numba device array for ``obj`` (zero copy through ``__cuda_array_interface__``)."""
+    mod = cuda()
+    if type(obj).__name__ == "FakeCUDAArray":
+        return obj
+    return mod.as_cuda_array(obj)
+
+
+def strided_view(flat, offset: int, shape, strides, dtype):
+    """A zero-copy device array of ``shape``/``strides`` (in elements) over the flat device
+    array ``flat`` from element ``offset`` (a GPU array, or the simulator's fake one)."""
+    shape = tuple(shape)
+    n = 1
+    for s in shape:
+        n *= s
+    cstrides, acc = [], 1
+    for s in reversed(shape):
+        cstrides.append(acc)
+        acc *= max(s, 1)
+    if tuple(strides) == tuple(reversed(cstrides)) or n == 0:
+        return flat[offset:offset + n].reshape(shape)  # a contiguous slice: a view
+    itemsize = np.dtype(dtype).itemsize
+    bstrides = tuple(int(s) * itemsize for s in strides)
+    if type(flat).__name__ == "FakeCUDAArray":
+        host = np.lib.stride_tricks.as_strided(flat._ary[offset:], shape, bstrides)
+        return type(flat)(host)
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    return DeviceNDArray(shape, bstrides, np.dtype(dtype), gpu_data=flat[offset:].gpu_data)
+
+
+def device_count() -> int:
+    """The number of CUDA devices numba sees (0 when CUDA is unavailable)."""
+    if not is_available():
+        return 0
+    mod = cuda()
+    try:
+        return len(mod.gpus)
+    except TypeError:  # the simulator's device list has no length: it simulates one GPU
+        return 1
+
+
+def current_device() -> int:
+    """The index of the current CUDA device."""
+    return int(getattr(require().get_current_device(), "id", 0))  # (the simulator: no id)
+
+
+def set_device(index: int) -> None:
+    """Make device ``index`` current."""
+    require().select_device(int(index))
+
+
+def device_name(index=None) -> str:
+    """The name of the CUDA device ``index`` (the current one by default)."""
+    mod = require()
+    dev = mod.get_current_device() if index is None else mod.gpus[int(index)]
+    name = getattr(dev, "name", None)
+    if name is None:  # the simulator's device has no name
+        return "CUDA simulator"
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def synchronize() -> None:
+    """Wait for all work on the current device."""
+    require().synchronize()
+
+
+def new_stream():
+    """A new numba CUDA stream."""
+    return require().stream()
+
+
+def default_stream():
+    """The default numba CUDA stream."""
+    return require().default_stream()

@@ -1,0 +1,135 @@
+"""CUDA: what runs in the main test process (no GPU needed).
+
+- ``import numbagrad`` does not import numba.cuda;
+- without a GPU, asking for a CUDA tensor says what is missing;
+- every ``@cuda.jit`` kernel in ``numbagrad/kernels/cuda/`` compiles to PTX for sm_90
+  (``cuda.compile_ptx``: type errors cannot hide behind the simulator, which does no type
+  checking);
+- the CUDA suite ``tests/cuda/`` runs in its own process under the CUDA simulator
+  (``NUMBA_ENABLE_CUDASIM=1`` must be set before numba.cuda is imported).
+"""
+
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).parents[1]
+HAVE_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None
+needs_numba_cuda = pytest.mark.skipif(
+    not HAVE_NUMBA_CUDA, reason='numba-cuda is not installed (pip install "numbagrad[cuda]")')
+
+
+def _run(code, env=None, timeout=120):
+    e = dict(os.environ)
+    e.pop("NUMBA_ENABLE_CUDASIM", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=e, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_import_does_not_import_numba_cuda():
+    r = _run("import sys, numbagrad\n"
+             "x = numbagrad.ones(3, requires_grad=True)\n"
+             "(x * 2).sum().backward()\n"
+             "print('numba.cuda' in sys.modules, 'numbagrad.kernels.cuda.backend' in "
+             "sys.modules)")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "False"]
+
+
+def test_cuda_tensor_without_cuda_says_what_is_missing():
+    r = _run("import numbagrad\n"
+             "try:\n"
+             "    numbagrad.zeros(2, device='cuda')\n"
+             "except RuntimeError as e:\n"
+             "    print(e)\n")
+    assert r.returncode == 0, r.stderr
+    assert "CUDA is not available" in r.stdout and 'pip install "numbagrad[cuda]"' in r.stdout
+    if HAVE_NUMBA_CUDA:
+        assert "no CUDA GPU" in r.stdout
+    else:
+        assert "not installed" in r.stdout
+
+
+# one representative signature per kernel (tuples of int64 stand for shapes and strides)
+PTX_SCRIPT = r'''
+import sys
+import numba.cuda.dispatcher as dispatcher
+from numba import cuda, float32, float64, int64, boolean, types
+from numba.cuda.dispatcher import CUDADispatcher
+
+class _SM90:  # device functions ask the driver for the current device's CC; no GPU here
+    compute_capability = (9, 0)
+dispatcher.get_current_device = lambda: _SM90()
+
+from numbagrad.kernels.cuda import elementwise as E, reduce as R, linalg as L
+
+T = lambda n: types.UniTuple(int64, n)
+f64, f32, i64, b1 = float64[::1], float32[::1], int64[::1], boolean[::1]
+SIGS = {
+    "map_kernel": [(int64, int64, f64, int64, T(2), T(2), f64),
+                   (int64, int64, f32, int64, T(1), T(1), b1)],
+    "binary_kernel": [(int64, int64, f64, int64, T(2), f64, int64, T(2), T(2), f64),
+                      (int64, int64, f32, int64, T(3), f32, int64, T(3), T(3), b1)],
+    "binary_scalar_kernel": [(int64, int64, f32, int64, T(2), float64, boolean, T(2), f32)],
+    "unary_grad_kernel": [(int64, int64, f64, int64, T(2), f64, int64, T(2), T(2), f64)],
+    "copy_kernel": [(int64, f64, int64, T(3), T(3), f32, int64, T(3))],
+    "fill_kernel": [(int64, f64, int64, T(1), T(1), float64)],
+    "accumulate_kernel": [(int64, f64, int64, T(2), f64, int64, T(2), T(2))],
+    "first_out_of_range_kernel": [(int64, i64, int64, T(1), T(1), int64, i64)],
+    "where_kernel": [(int64, b1, int64, T(2), f64, int64, T(2), f64, int64, T(2), T(2),
+                      f64)],
+    "nan_to_num_kernel": [(int64, f32, int64, T(2), T(2), float64, float64, float64, f32,
+                           int64, T(2))],
+    "sum_kernel": [(int64, int64, f64, int64, T(2), T(2), f64),
+                   (int64, int64, f32, int64, T(3), T(3), f32)],
+    "sum_int_kernel": [(int64, int64, i64, int64, T(2), T(2), i64),
+                       (int64, int64, b1, int64, T(1), T(1), i64)],
+    "matmul_kernel": [(int64, int64, int64, int64, f32, int64, T(1), int64, int64, f32,
+                       int64, T(1), int64, int64, T(1), f32)],
+}
+found = {}
+for mod in (E, R, L):
+    for name, obj in vars(mod).items():
+        if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device"):
+            found[name] = obj
+missing = sorted(set(found) - set(SIGS))
+assert not missing, f"kernels without a PTX signature in tests/test_cuda.py: {missing}"
+n = 0
+for name, sigs in SIGS.items():
+    for sig in sigs:
+        ptx, _ = cuda.compile_ptx(found[name].py_func, sig, cc=(9, 0))
+        assert ".target sm_90" in ptx, name
+        n += 1
+print("compiled", n)
+'''
+
+
+@needs_numba_cuda
+def test_every_kernel_compiles_to_ptx_for_sm90():
+    probe = _run("from numba import cuda\n"
+                 "def k(a):\n"
+                 "    a[0] = 1\n"
+                 "from numba import float64\n"
+                 "cuda.compile_ptx(k, (float64[::1],), cc=(9, 0))\n")
+    if probe.returncode != 0:
+        pytest.skip("NVVM is not available (install numba-cuda[cu13] for the NVIDIA wheels): "
+                    + probe.stderr.strip().splitlines()[-1])
+    r = _run(PTX_SCRIPT, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.startswith("compiled")
+
+
+@needs_numba_cuda
+def test_cuda_suite_under_the_simulator():
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/cuda"],
+        cwd=ROOT, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}, capture_output=True,
+        text=True, timeout=300)
+    tail = r.stdout[-4000:] + r.stderr[-2000:]
+    assert r.returncode == 0, tail
+    assert " passed" in r.stdout and "skipped" not in r.stdout.splitlines()[-1], tail
