@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "bool",
     "dtype",
+    "float16",
     "float32",
     "float64",
     "get_default_dtype",
@@ -28,12 +29,13 @@ _builtin_bool = bool
 
 
 class dtype:
-    """A tensor element type (``numbagrad.float32``, ``float64``, ``int32``, ``int64``, ``bool``).
+    """A tensor element type (``numbagrad.float16``, ``float32``, ``float64``, ``int32``,
+    ``int64``, ``bool``; no ``bfloat16``: NumPy has no such type).
 
     Attributes
     ----------
     is_floating_point : bool
-        True for ``float32`` and ``float64``.
+        True for ``float16``, ``float32`` and ``float64``.
     itemsize : int
         Bytes per element.
     """
@@ -59,17 +61,19 @@ class dtype:
         return False
 
 
+float16 = dtype("float16", np.float16, 2)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 bool = dtype("bool", np.bool_, 0)
 
-_ALL = (float32, float64, int32, int64, bool)
+_ALL = (float16, float32, float64, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d._name: d for d in _ALL}
 # aliases PyTorch also accepts
-_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32})
+_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32,
+                 "half": float16})
 
 
 def _by_name(name: str) -> dtype:
@@ -97,7 +101,7 @@ def set_default_dtype(d: dtype) -> None:
     Parameters
     ----------
     d : dtype
-        ``numbagrad.float32`` or ``numbagrad.float64``.
+        ``numbagrad.float32``, ``numbagrad.float64`` or ``numbagrad.float16``.
 
     Raises
     ------
@@ -130,7 +134,8 @@ def as_dtype(d) -> dtype:
         return _FROM_NP[npd]
     except KeyError:
         raise TypeError(
-            f"unsupported dtype {npd}; numbagrad supports float32, float64, int32, int64 and bool"
+            f"unsupported dtype {npd}; numbagrad supports float16, float32, float64, int32, int64 "
+            "and bool"
         ) from None
 
 
@@ -141,7 +146,7 @@ def from_numpy_dtype(npd) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {npd}. The only supported types are: "
-            "float64, float32, int64, int32 and bool."
+            "float64, float32, float16, int64, int32 and bool."
         ) from None
 
 
@@ -271,3 +276,44 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"
+
+
+# -- memory formats (``torch.memory_format``): layout tags, re-exported by numbagrad ---------
+class memory_format:
+    """A memory layout tag (``torch.memory_format``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.preserve_format
+    torch.preserve_format
+    >>> numbagrad.zeros_like(numbagrad.ones(2), memory_format=numbagrad.preserve_format)
+    tensor([0., 0.])
+    """
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"torch.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
+def check_memory_format(fmt, api):
+    """Accept ``None`` or a format numbagrad's row-major storage satisfies; refuse the
+    channels-last layouts, which it cannot hold."""
+    if fmt is None or fmt is preserve_format or fmt is contiguous_format:
+        return
+    if fmt is channels_last or fmt is channels_last_3d:
+        raise NotImplementedError(f"{api}: memory_format={fmt!r} is not supported: numbagrad "
+                                  "stores tensors row-major (contiguous_format) only")
+    raise TypeError(f"{api}(): argument 'memory_format' must be numbagrad.memory_format, not "
+                    f"{type(fmt).__name__}")

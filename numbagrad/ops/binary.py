@@ -87,8 +87,20 @@ def _prep(a, b):
     elif tb is np.ndarray and ta in _SCALARS:
         if b.dtype.kind == "f":
             return a, b, b.dtype
+    if getattr(a, "_numbagrad_device", False) or getattr(b, "_numbagrad_device", False):
+        return _prep_device(a, b)  # CUDA operands (NOTE [CUDA tensors] in _device.py)
     dt = D.result_type(_View(a), _View(b)).np
     return _cast(a, dt), _cast(b, dt), dt
+
+
+def _prep_device(a, b):
+    """``_prep`` for operands of which one is a CUDA array (a ``CudaArray``)."""
+    views = [_View.of(x.dtype, x.ndim) if getattr(x, "_numbagrad_device", False) else _View(x)
+             for x in (a, b)]
+    dt = D.result_type(*views).np
+    a, b = (x.astype(dt, copy=False) if getattr(x, "_numbagrad_device", False)
+            else _cast(x, dt) for x in (a, b))
+    return a, b, dt
 
 
 class _View:
@@ -111,8 +123,14 @@ class _View:
 
 def _cast(x, dt):
     if type(x) is np.ndarray:
-        return x if x.dtype == dt else x.astype(dt)
-    return dt.type(x)
+        if x.dtype == dt:
+            return x
+        if dt != np.float16:
+            return x.astype(dt)
+    elif dt != np.float16:
+        return dt.type(x)
+    with np.errstate(over="ignore"):  # float16: beyond 65504 is inf, silently as PyTorch
+        return x.astype(dt) if type(x) is np.ndarray else dt.type(x)
 
 
 def _check_nonzero(xp, b):
@@ -666,9 +684,7 @@ class Fmax(Binary):
 
     @classmethod
     def impl(cls, be, a, b):
-        a, b, dt = _prep(a, b)
-        if dt.kind == "b":
-            raise NotImplementedError(f'"{cls.fn}_cpu" not implemented for \'Bool\'')
+        a, b, _ = _prep(a, b)  # bools too: PyTorch 2.13 computes fmax/fmin of bools
         _check_shapes(cls.fn, a, b)
         return be.binary(cls.fn, a, b)
 
@@ -791,7 +807,7 @@ class LogicalNot(Primitive):
         raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{kind}\'')
 
 
-def _where_rule(m, ctx, saved, g):
+def _where_rule(m, ctx, saved, g, node=None):
     (c,) = saved
     return (None,
             m.where(c, g, 0) if ctx.needs_input_grad(1) else None,
@@ -807,14 +823,20 @@ class Where(Primitive):
     vjp, fused_vjp = both_ways(_where_rule)
     batch = classmethod(broadcast_batch)  # the condition may be batched too
 
+    @classmethod
+    def node_name(cls, params) -> str:
+        """``WhereBackward0``, or the name of the op that binds it (``node`` param:
+        ``masked_fill``'s ``MaskedFillBackward0``/``1``)."""
+        return params.get("node") or cls.grad_fn
+
     @staticmethod
-    def jvp(primals, tangents, out):
+    def jvp(primals, tangents, out, node=None):
         """``where(cond, ta, tb)``, a missing tangent a scalar zero (no zeros tensor)."""
         _, ta, tb = tangents
         return F.where(primals[0], 0 if ta is None else ta, 0 if tb is None else tb)
 
     @staticmethod
-    def impl(be, cond, a, b):
+    def impl(be, cond, a, b, node=None):
         a, b, _ = _prep(a, b)
         try:
             return be.xp.where(cond, a, b)
@@ -838,6 +860,7 @@ def _clamp_rule(m, ctx, saved, g, min=None, max=None):
 class Clamp(Primitive):
     """``clamp(x, min, max)`` with scalar bounds (``None`` for no bound)."""
 
+    grad_fn = "ClampBackward1"  # PyTorch's name for clamp (Scalar bounds)
     saves_inputs = (0,)
     vjp, fused_vjp = both_ways(_clamp_rule)
     batch = classmethod(unary_batch)
@@ -880,6 +903,7 @@ class ClampTensor(Primitive):
     missing bound is a placeholder number (``has_min``/``has_max`` say which are real).
     NaN in any operand gives NaN; with ``min > max`` the result is ``max``."""
 
+    grad_fn = "ClampBackward0"  # PyTorch's name for clamp.Tensor
     saves_inputs = (0, 1, 2)
     vjp, fused_vjp = both_ways(_clamp_tensor_rule)
     batch = classmethod(broadcast_batch)

@@ -32,7 +32,7 @@ class Matmul(Primitive):
 
     @staticmethod
     def impl(be, a, b):
-        return be.xp.matmul(a, b)
+        return be.math.matmul(a, b)  # (CPU float16: in float32, NOTE [Half precision])
 
     @staticmethod
     def batch(args, bdims):
@@ -172,7 +172,8 @@ class Einsum(Primitive):
 
     @staticmethod
     def impl(be, *xs, ins, out):
-        return be.xp.einsum(",".join(ins) + "->" + out, *xs, optimize=len(xs) > 2)
+        with np.errstate(all="ignore"):  # inf * 0 is NaN, silently (NOTE [Quiet NumPy])
+            return be.xp.einsum(",".join(ins) + "->" + out, *xs, optimize=len(xs) > 2)
 
     @staticmethod
     def jvp(primals, tangents, y, ins, out):
@@ -307,15 +308,24 @@ def einsum(equation, *operands):
         if c not in sizes:
             raise RuntimeError(f"einsum(): output subscript {c!r} does not appear in the "
                                "equation for any input operand")
+    summed = set("".join(ins)) - set(out)
+    # PyTorch contracts an index of size > 1 shared by operands with bmm: one dtype for all
+    # operands then (no promotion), and no bool; other products promote (mul)
+    contracted = any(sum(c in term for term in ins) > 1 and sizes.get(c, 1) != 1
+                     for c in summed)
     dt = ops[0].dtype
-    for o in ops[1:]:  # PyTorch: no promotion, one dtype for all operands
-        if o.dtype is not dt:
+    for o in ops[1:]:
+        if contracted and o.dtype is not dt:
             raise RuntimeError(f"expected scalar type {_scalar_name(dt)} but found "
                                f"{_scalar_name(o.dtype)}")
-    if dt is D.bool and set("".join(ins)) - set(out):  # a sum over bools
-        if len(ops) > 1:
+        dt = D.promote_types(dt, o.dtype)
+    if dt is D.bool and ((len(ops) == 1 and summed) or any(
+            sum(c in term for term in ins) == 1 and sizes.get(c, 1) != 1 for c in summed)
+            or contracted):
+        if contracted:
             raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
-        ops = (ops[0].to(D.int64),)  # PyTorch sums bools in int64
+        dt = D.int64  # PyTorch sums bools in int64
+    ops = tuple(o if o.dtype is dt else o.to(dt) for o in ops)
     return bind(Einsum, ops, {"ins": tuple(ins), "out": out})
 
 
@@ -615,6 +625,9 @@ def tensordot(a, b, dims=2):
     if isinstance(dims, (int, np.integer)):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
         da = list(range(a.ndim - dims, a.ndim))
         db = list(range(dims))
     else:
@@ -623,9 +636,15 @@ def tensordot(a, b, dims=2):
         db = [db] if isinstance(db, int) else list(db)
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
-    da = [d % a.ndim for d in da]
-    db = [d % b.ndim for d in db]
-    for x, y in zip(da, db):
+    from numbagrad.ops._util import wrap_dim
+
+    da = [wrap_dim(d, a.ndim) for d in da]  # PyTorch's IndexError out of range
+    db = [wrap_dim(d, b.ndim) for d in db]
+    for x, y in zip(da, db):  # as PyTorch, a size-1 contracted dim broadcasts
+        if a.shape[x] == 1 and b.shape[y] != 1:
+            a = a.expand(*(b.shape[y] if i == x else n for i, n in enumerate(a.shape)))
+        elif b.shape[y] == 1 and a.shape[x] != 1:
+            b = b.expand(*(a.shape[x] if i == y else n for i, n in enumerate(b.shape)))
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
@@ -727,6 +746,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     >>> numbagrad.addmm(numbagrad.ones(2, 2), numbagrad.eye(2), numbagrad.eye(2)).tolist()
     [[2.0, 1.0], [1.0, 2.0]]
     """
+    if hasattr(input, "dtype") and input.dtype is not mat2.dtype:  # no promotion
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
+                           f"{_scalar_name(input.dtype)} and {_scalar_name(mat2.dtype)}")
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_scalar_name(mat1.dtype)} and {_scalar_name(mat2.dtype)}")
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
@@ -740,6 +765,12 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     ...                   numbagrad.ones(1, 3, 2)).tolist()
     [[[3.0, 3.0], [3.0, 3.0]]]
     """
+    if hasattr(input, "dtype") and not (input.dtype is batch1.dtype is batch2.dtype):
+        n = {"Float": "float", "Double": "double", "Long": "long int"}
+        a, b, c = (n.get(_scalar_name(t.dtype), _scalar_name(t.dtype).lower())
+                   for t in (input, batch1, batch2))
+        raise RuntimeError(f"Input dtypes must be the same, got: input {a}, batch1: {b}, "
+                           f"batch2: {c}")
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
@@ -755,6 +786,9 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
+    if hasattr(input, "dtype") and not (input.dtype is mat.dtype is vec.dtype):
+        raise RuntimeError("addmv input tensors must have the same dtype, but got " + ", ".join(
+            _scalar_name(t.dtype) for t in (input, mat)) + f", and {_scalar_name(vec.dtype)}")
     return _scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 

@@ -71,9 +71,15 @@ def check_float(A, fname, arg="input"):
                            f"Got {_torch_dtype_name(A.dtype)}")
 
 
+_HALF_OK = frozenset(("linalg.matrix_exp", "linalg.matrix_power"))  # products only
+
+
 def check_matrix(A, fname, square=False, name="A"):
     """``A`` a floating batch of (square) matrices."""
     check_float(A, fname)
+    if A.dtype is D.float16 and fname not in _HALF_OK:  # NumPy's LAPACK has no float16
+        raise NotImplementedError(f"{fname}: float16 (Half) is not supported, as in PyTorch's "
+                                  "CPU build; convert with .float() first")
     if A.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor {name} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:

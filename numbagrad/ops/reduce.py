@@ -428,6 +428,8 @@ class Softmax(Primitive):
         xp = be.xp
         if x.dtype.kind != "f":
             x = x.astype(default_float())
+        elif x.dtype == np.float16:  # in float32, rounded once (NOTE [Half precision])
+            return Softmax.impl(be, x.astype(np.float32), dim).astype(np.float16)  # in [0, 1]
         if x.size == 0:  # an empty dim has no maximum to subtract
             return xp.empty(x.shape, x.dtype)
         e = xp.exp(x - xp.amax(x, axis=dim, keepdims=True))
@@ -454,10 +456,14 @@ class LogSoftmax(Primitive):
         xp = be.xp
         if x.dtype.kind != "f":
             x = x.astype(default_float())
+        elif x.dtype == np.float16:  # in float32, rounded once (NOTE [Half precision])
+            with np.errstate(over="ignore"):
+                return LogSoftmax.impl(be, x.astype(np.float32), dim).astype(np.float16)
         if x.size == 0:
             return xp.empty(x.shape, x.dtype)
-        s = x - xp.amax(x, axis=dim, keepdims=True)
-        return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+        with np.errstate(all="ignore"):  # inf - inf is NaN, silently (NOTE [Quiet NumPy])
+            s = x - xp.amax(x, axis=dim, keepdims=True)
+            return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
 
 
 def _scan_impl(fn, x, dim):
@@ -469,6 +475,9 @@ def _scan_impl(fn, x, dim):
         return fn(x, axis=dim, dtype=np.int64).reshape(x.shape)
     if x.dtype == np.float32:
         return fn(x, axis=dim, dtype=np.float64).astype(np.float32).reshape(x.shape)
+    if x.dtype == np.float16:  # in float32 (NOTE [Half precision]); beyond 65504 is inf
+        with np.errstate(over="ignore"):
+            return fn(x, axis=dim, dtype=np.float32).astype(np.float16).reshape(x.shape)
     return fn(x, axis=dim).reshape(x.shape)
 
 
@@ -645,6 +654,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         # nan, with PyTorch's gradient grad.expand(...) / 0: empty, and the derivative of
         # that in grad is a sum over nothing, 0 (``sum / 0`` would give 0 / 0 there)
         return sum(input, dims, keepdim) + float("nan")
+    if input.dtype is D.float16:  # PyTorch accumulates half in float32, rounds once
+        return (sum(input, dims, keepdim, dtype=D.float32) / n).to(D.float16)
     return sum(input, dims, keepdim) / n
 
 
@@ -766,6 +777,8 @@ def norm(input, p="fro", dim=None, keepdim=False):
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_torch_name(input.dtype)}")
+    if input.dtype is D.float16:  # x**p overflows in half: in float32, as PyTorch's opmath
+        return norm(input.to(D.float32), p, dim, keepdim).to(D.float16)
     if p == "fro" and isinstance(dim, (list, tuple)) and len(dim) > 2:
         raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
                            + " ".join(str(d) for d in dim))
@@ -807,6 +820,34 @@ def _check_norm_inf_empty(input, dim, dims):
                                "operation does not have an identity")
 
 
+class Var(Primitive):
+    """The variance over ``dims`` (None: all) with ``correction`` where ``n - correction >
+    0``. PyTorch's ``var_backward``, ``(2 / (n - correction)) * grad * (x - mean(x))``, has
+    no term through the mean (it is 0 in exact arithmetic; with an infinite entry it would
+    be inf - inf = NaN everywhere); it saves only the input, as PyTorch's VarBackward0."""
+
+    saves_inputs = (0,)
+    batch = classmethod(_reduce_batch)
+
+    @staticmethod
+    def impl(be, x, dims, keepdim, correction):
+        with np.errstate(all="ignore"):  # inf - inf is NaN, silently (NOTE [Quiet NumPy])
+            return be.xp.asarray(be.xp.var(x, axis=dims, ddof=correction, keepdims=keepdim),
+                                 dtype=x.dtype)
+
+    @staticmethod
+    def vjp(ctx, g, dims, keepdim, correction):
+        x = ctx.saved()[0]
+        scale = 2.0 / (_count(x.shape, dims) - correction)
+        return scale * _expand_back(g, x.shape, dims, keepdim) * (x - mean(x, dims, True))
+
+    @staticmethod
+    def jvp(primals, tangents, out, dims, keepdim, correction):
+        x = primals[0]
+        scale = 2.0 / (_count(x.shape, dims) - correction)
+        return _sum(tangents[0] * (x - mean(x, dims, True)), dims, keepdim) * scale
+
+
 def _var(input, dim, unbiased, keepdim, correction, name):
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
@@ -814,11 +855,11 @@ def _var(input, dim, unbiased, keepdim, correction, name):
         correction = 0 if unbiased is False else 1
     dims = _reduce_dims(input, dim)
     n = _count(input.shape, dims)
-    mu = mean(input, dims, keepdim=True)
     dof = n - correction
     if dof > 0:
-        diff = input - mu
-        return sum(diff * diff, dims, keepdim) / dof
+        return bind(Var, (input,), {"dims": dims, "keepdim": keepdim,
+                                    "correction": correction})
+    mu = mean(input, dims, keepdim=True)
     warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
                   "than the reduction factor (input numel divided by output numel).",
                   UserWarning, stacklevel=3)
@@ -853,12 +894,18 @@ def _var_no_dof(input, mu, dims, keepdim, n, dof, whole):
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False``
     means 0); ``correction >= n`` gives inf (nan for constant data) and warns, as PyTorch."""
+    if input.dtype is D.float16:  # squares overflow in half: in float32, as PyTorch
+        return _var(input.to(D.float32), dim, unbiased, keepdim, correction, "var").to(
+            D.float16)
     return _var(input, dim, unbiased, keepdim, correction, "var")
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation, ``sqrt(var(...))``; its gradient is 0 where the deviation is 0
     (as PyTorch), not 0/0."""
+    if input.dtype is D.float16:  # squares overflow in half: in float32, as PyTorch
+        v = _var(input.to(D.float32), dim, unbiased, keepdim, correction, "std")
+        return bind(SafeSqrt, (v,), {}).to(D.float16)
     return bind(SafeSqrt, (_var(input, dim, unbiased, keepdim, correction, "std"),), {})
 
 

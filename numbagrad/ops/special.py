@@ -61,7 +61,16 @@ def _unary_map(be, name, x, n=None):
             KS.special_unary(KS.UNARY_CODES[name], flat, out)
         else:
             KS.polygamma_forward(n, flat, out)
-    return out.reshape(np.shape(x)).astype(dt, copy=False)
+    return _round(out.reshape(np.shape(x)), dt)
+
+
+def _round(out, dt):
+    """The float64 result ``out`` as ``dt``; float16 overflows to inf silently, as in
+    PyTorch (NOTE [Half precision] in ``kernels/cpu/backend.py``)."""
+    if dt == np.float16:
+        with np.errstate(over="ignore"):
+            return out.astype(dt)
+    return out.astype(dt, copy=False)
 
 
 def _binary_prep(a, b, name):
@@ -83,7 +92,7 @@ def _binary_map(be, name, a, b):
     out = np.empty(fa.size, np.float64)
     if fa.size:
         KS.special_binary(KS.BINARY_CODES[name], fa, fb, out)
-    return out.reshape(shape).astype(dt, copy=False)
+    return _round(out.reshape(shape), dt)
 
 
 # -- elementwise unary primitives -------------------------------------------------------------
@@ -988,6 +997,9 @@ def logit(input, eps=None):
         # as PyTorch's kernel: x < lo gives lo, else x > hi gives hi (not clamp(): with
         # eps > 0.5 the two orders differ)
         x = F.where(x < lo, lo, F.where(x > hi, hi, x))
+    else:  # outside [0, 1] the gradient is NaN too, as PyTorch's logit_backward
+        # (the constant in x's dtype: a default-dtype one would promote float16 to float32)
+        x = x + F.where((x >= 0) & (x <= 1), 0.0, math.nan).to(x.dtype)
     return F.log(x) - F.log1p(-x)
 
 
@@ -1024,6 +1036,8 @@ def mvlgamma(input, p):
                         f"{type(p).__name__}")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
+    if isinstance(input, Tensor) and input.dtype.np.kind == "b":
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     x = _as_float(_tensor_arg(input, "mvlgamma"))
     offsets = tensor(np.arange(p, dtype=x.dtype.np) * -0.5)
     terms = lgamma(F.unsqueeze(x, -1) + offsets)

@@ -15,6 +15,7 @@ What runs where, by size (figures in docs/guide/kernels.rst and asv_bench/):
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -26,10 +27,31 @@ from numbagrad.kernels.cpu.threads import THREAD_MIN
 CACHE_MIN = alloc.MIN_BYTES // 8
 
 # NOTE [Quiet NumPy]: PyTorch never warns when a result is inf or nan (overflow, 0/0,
-# inf - inf, log(0)): the IEEE value is the answer. NumPy warns, so the backend's maps,
-# binary ufuncs and unary backward formulas run under ``np.errstate(all="ignore")``
-# (a fresh one per call: errstate objects are not reentrant), and the ufunc worker threads
-# start with errors ignored (``threads._quiet``).
+# inf - inf, log(0)): the IEEE value is the answer. NumPy warns (a RuntimeWarning issued
+# from the Python frame that called the ufunc). An ``np.errstate`` block around every ufunc
+# call would cost about 2.4 us each, a fifth of a small op's whole time, so instead one
+# warnings filter, installed here once, drops exactly those floating-point warnings when
+# they are raised from numbagrad's own modules; the user's NumPy code still warns as it
+# always did, and nothing is paid while no warning occurs. The ufunc worker threads start
+# with errors ignored (``threads._quiet``: their warnings would be attributed to the pool).
+# A filter added later in front of this one (``warnings.simplefilter("error")``, ``python
+# -W error``) takes precedence, as the warnings module intends.
+warnings.filterwarnings(
+    "ignore", message=r"(divide by zero|overflow|invalid value|underflow) encountered",
+    category=RuntimeWarning, module=r"numbagrad(\.|$)")
+
+# NOTE [Half precision]
+# Numba has no float16 arithmetic: no ``@njit`` kernel may receive a float16 array. Where
+# the backend picks a kernel (maps without a NumPy ufunc, fused backward formulas, ``prange``
+# products, gradient sums and leaf accumulation) a float16 operand takes the NumPy path
+# instead: NumPy's float16 ufuncs convert each element to float32, compute and round, which
+# is what PyTorch's CPU kernels do. Where one rounding per step would cost accuracy or
+# overflow (sums, matrix products, the kernel-only maps), the work runs in float32 and is
+# rounded once, as PyTorch accumulates half in float (its ``acc_type``). The dtype is
+# checked once, where a path is chosen (large arrays only on the kernel branches), so
+# float32 and float64 pay one comparison at most. Ops outside the backend that need
+# float32 for half (``softmax``, ``mean``, ``var``, ``norm``, ``cumsum``) point here.
+_F16 = np.dtype(np.float16)
 
 
 def _broadcast_size(sa, sb):
@@ -66,7 +88,7 @@ def _sigmoid_block(out, x):
 
 
 def _sigmoid(x):
-    if x.size < KERNEL_MIN:
+    if x.size < KERNEL_MIN or x.dtype == _F16:  # (float16: e^-x overflows from x < -11)
         return _np_sigmoid(x)
     # NumPy's SIMD exp on cache-sized blocks, on every core: about twice as fast as a
     # scalar-exp njit loop on two threads (measured on 10M float64)
@@ -82,6 +104,15 @@ def _relu(x):
     return np.maximum(x, x.dtype.type(0))  # one SIMD pass; NaN propagates as in torch
 
 
+def _matmul(a, b):
+    """``a @ b``; float16 in float32, rounded once (NOTE [Half precision])."""
+    if a.dtype == _F16 and b.dtype == _F16:
+        out = np.matmul(a.astype(np.float32), b.astype(np.float32))
+        with np.errstate(over="ignore"):  # NOTE [Quiet NumPy]
+            return out.astype(_F16)
+    return np.matmul(a, b)  # inf * 0 in a product is NaN, silently (NOTE [Quiet NumPy])
+
+
 class ArrayMath:
     """The array twins of the ops that derivative formulas use (NOTE [Backends])."""
 
@@ -93,7 +124,7 @@ class ArrayMath:
     where = staticmethod(np.where)
     sigmoid = staticmethod(_np_sigmoid)
 
-    matmul = staticmethod(np.matmul)
+    matmul = staticmethod(_matmul)
     swapaxes = staticmethod(np.swapaxes)
 
     @staticmethod
@@ -179,42 +210,51 @@ class CpuBackend:
         """The elementwise map ``name`` of array ``x`` (e.g. ``"exp"``, ``"softplus"``)."""
         fn, kernel, small = _MAPS[name]
         if kernel is not None:
+            if x.dtype == _F16:  # no float16 in Numba (NOTE [Half precision])
+                out = CpuBackend.map(name, x.astype(np.float32))
+                with np.errstate(over="ignore"):
+                    return out.astype(_F16)
             if x.size < KERNEL_MIN and small is not None:
-                with np.errstate(all="ignore"):
-                    return small(x)
+                return small(x)
             out = alloc.empty(x.shape, x.dtype)
             getattr(K, kernel)(np.ascontiguousarray(x).reshape(-1), out.reshape(-1))
             return out
-        with np.errstate(all="ignore"):  # NOTE [Quiet NumPy]
-            if x.size >= THREAD_MIN and type(fn) is np.ufunc:
-                return threads.call(fn, x)  # NOTE [Threaded ufuncs]
-            return fn(x)
+        if x.size >= THREAD_MIN and type(fn) is np.ufunc:
+            return threads.call(fn, x)  # NOTE [Threaded ufuncs]
+        return fn(x)  # (NOTE [Quiet NumPy]: no warning on inf/nan)
 
     @staticmethod
     def binary(name, a, b):
         """The broadcasting NumPy ufunc ``name`` (``"add"``, ``"power"``, ...) of arrays or
         scalars ``a``, ``b``."""
         fn = _UFUNCS[name]
-        with np.errstate(all="ignore"):
-            if type(a) is np.ndarray:
-                if a.size >= CACHE_MIN or (type(b) is np.ndarray and (
-                        b.size >= CACHE_MIN or (a.size * b.size >= CACHE_MIN  # a cheap bound
-                                                and _broadcast_size(a.shape, b.shape)
-                                                >= CACHE_MIN))):
-                    return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
-            elif type(b) is np.ndarray and b.size >= CACHE_MIN:
-                return threads.call(fn, a, b)
-            return fn(a, b)
+        if type(a) is np.ndarray:
+            if a.size >= CACHE_MIN or (type(b) is np.ndarray and (
+                    b.size >= CACHE_MIN or (a.size * b.size >= CACHE_MIN  # a cheap bound
+                                            and _broadcast_size(a.shape, b.shape)
+                                            >= CACHE_MIN))):
+                return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
+        elif type(b) is np.ndarray and b.size >= CACHE_MIN:
+            return threads.call(fn, a, b)
+        return fn(a, b)
 
     @staticmethod
     def binary_into(name, dst, other):
         """``dst = name(dst, other)`` in place (an in-place op with no graph to record),
         casting like PyTorch's in-place ops: same kind or safer."""
+        if dst.dtype == _F16:  # beyond 65504 is inf, silently (NOTE [Quiet NumPy])
+            with np.errstate(over="ignore"):
+                _UFUNCS[name](dst, other, out=dst, casting="same_kind")
+            return
         _UFUNCS[name](dst, other, out=dst, casting="same_kind")
 
     @staticmethod
     def copy_into(dst, src):
         """Copy ``src`` into ``dst`` (broadcast, cast as ``copy_`` does)."""
+        if dst.dtype == _F16:  # beyond 65504 is inf, silently (NOTE [Quiet NumPy])
+            with np.errstate(over="ignore"):
+                np.copyto(dst, src, casting="unsafe")
+            return
         np.copyto(dst, src, casting="unsafe")
 
     @staticmethod
@@ -230,10 +270,9 @@ class CpuBackend:
     def unary_backward(kernel, g, s, derivative):
         """``g * derivative(s)`` for a unary op: the fused ``kernel`` (``"<op>_backward"``,
         or None) from ``KERNEL_MIN`` elements, else the op's own formula on arrays."""
-        if kernel is None or s.size < KERNEL_MIN:
-            with np.errstate(all="ignore"):
-                d = derivative(ArrayMath, s)
-                return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
+        if kernel is None or s.size < KERNEL_MIN or s.dtype == _F16 or g.dtype == _F16:
+            d = derivative(ArrayMath, s)
+            return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
         out = alloc.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
         if s.size >= PARALLEL_MIN and kernel in _PARALLEL_TWINS:
             kernel += "_par"
@@ -245,7 +284,7 @@ class CpuBackend:
         """Both products of ``mul``'s VJP; large same-shape operands in one parallel pass."""
         if (need_a and need_b and type(a) is np.ndarray and a.size >= PARALLEL_MIN
                 and type(b) is np.ndarray and a.shape == b.shape == g.shape
-                and a.dtype == b.dtype == g.dtype
+                and a.dtype == b.dtype == g.dtype != _F16
                 and a.flags.c_contiguous and b.flags.c_contiguous):
             ga = alloc.empty(a.shape, a.dtype)
             gb = alloc.empty(a.shape, a.dtype)
@@ -260,6 +299,10 @@ class CpuBackend:
     def sum(x, dims, keepdim, dtype):
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64  # PyTorch sums integers and bools in int64
+        elif (x.dtype if dtype is None else dtype) == _F16:  # NOTE [Half precision]
+            s = x.sum(axis=dims, keepdims=keepdim, dtype=np.float32)
+            with np.errstate(over="ignore"):  # beyond 65504 is inf, silently as in PyTorch
+                return s.astype(_F16)
         return x.sum(axis=dims, keepdims=keepdim, dtype=dtype)
 
     @staticmethod
@@ -292,13 +335,13 @@ class CpuBackend:
             # the flat kernel only for two C-contiguous arrays: ``reshape(-1)`` of any other
             # layout is a copy, and the sum would go into the copy
             if (a.size >= PARALLEL_MIN and a.shape == b.shape and a.flags.c_contiguous
-                    and b.flags.c_contiguous):
+                    and b.flags.c_contiguous and a.dtype != _F16):
                 KA.accumulate_par(a.reshape(-1), b.reshape(-1))
             else:
                 np.add(a, b, out=a)
             return a
         if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
-                and b.flags.c_contiguous and a.size >= PARALLEL_MIN:
+                and b.flags.c_contiguous and a.size >= PARALLEL_MIN and a.dtype != _F16:
             out = alloc.empty(a.shape, a.dtype)
             KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
             return out
@@ -309,7 +352,8 @@ class CpuBackend:
     def accumulate(dst, src):
         """``dst += src`` in place (a leaf's ``.grad``), casting ``src`` to ``dst``'s dtype."""
         if dst.size >= KERNEL_MIN and dst.flags.c_contiguous and dst.flags.writeable and (
-                src.dtype == dst.dtype and src.shape == dst.shape and src.flags.c_contiguous):
+                src.dtype == dst.dtype != _F16 and src.shape == dst.shape
+                and src.flags.c_contiguous):
             k = KA.accumulate_par if dst.size >= PARALLEL_MIN else KA.accumulate
             k(dst.reshape(-1), src.reshape(-1))
         else:

@@ -538,6 +538,10 @@ class Module:
         """Cast floating parameters and buffers to float32 in place; returns ``self``."""
         return self._cast_float(D.float32)
 
+    def half(self):
+        """Cast floating parameters and buffers to float16 in place; returns ``self``."""
+        return self._cast_float(D.float16)
+
     def type(self, dst_type):
         """Cast every parameter and buffer to ``dst_type``; returns ``self``."""
         return self._apply(lambda t: t.to(dst_type))
