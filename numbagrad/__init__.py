@@ -31,6 +31,7 @@ from numbagrad._creation import (
     full,
     full_like,
     linspace,
+    logspace,
     manual_seed,
     ones,
     ones_like,
@@ -51,6 +52,7 @@ from numbagrad._device import device
 from numbagrad._dtype import (
     bool,
     dtype,
+    float16,
     float32,
     float64,
     get_default_dtype,
@@ -74,6 +76,7 @@ from numbagrad.ops import *  # noqa: F403
 
 float = float32
 double = float64
+half = float16
 long = int64
 int = int32
 
@@ -86,6 +89,19 @@ def is_tensor(obj):
 def numel(input):
     """Number of elements of ``input``."""
     return input.numel()
+
+
+def is_floating_point(input):
+    """Return True if ``input`` has a floating-point dtype.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.is_floating_point(numbagrad.tensor([1.0])), numbagrad.is_floating_point(
+    ...     numbagrad.tensor([1]))
+    (True, False)
+    """
+    return input.is_floating_point()
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -158,7 +174,7 @@ def empty_cache():
 # -- module-level names scripts use (constants, limits, RNG, devices, save/load) -------------
 import math as _math  # noqa: E402
 
-from numbagrad import cuda, utils  # noqa: E402
+from numbagrad import backends, cuda, distributions, utils  # noqa: E402
 from numbagrad._creation import (  # noqa: E402
     Generator,
     bernoulli,
@@ -172,6 +188,19 @@ from numbagrad._creation import (  # noqa: E402
 )
 from numbagrad._device import get_default_device, set_default_device  # noqa: E402
 from numbagrad._dtype import finfo, iinfo  # noqa: E402
+from numbagrad._legacy import (  # noqa: E402
+    BoolTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
 from numbagrad._tensor import set_printoptions  # noqa: E402
 from numbagrad.ops.shape import (  # noqa: E402

@@ -7,21 +7,25 @@ import math
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
 
 __all__ = [
     "Generator", "arange", "as_tensor", "bernoulli", "default_generator", "empty",
     "empty_like", "eye", "from_numpy", "full", "full_like", "get_rng_state", "initial_seed",
-    "linspace", "manual_seed", "multinomial", "normal", "ones", "ones_like", "poisson", "rand",
+    "linspace", "logspace",
+    "manual_seed", "multinomial", "normal", "ones", "ones_like", "poisson", "rand",
     "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "scalar_tensor",
     "seed", "set_rng_state", "tensor", "zeros", "zeros_like",
 ]
 
 
 def _finish(arr, requires_grad, device):
-    if device is not None:
-        _device(device)  # validates: only 'cpu' for now
+    if device is not None or _DEFAULT_DEVICE[0] is not CPU:
+        dev = _DEFAULT_DEVICE[0] if device is None else _device(device)
+        if dev.type == "cuda":  # NOTE [CUDA tensors]: made on the host, copied once
+            arr = to_cuda(arr, dev)
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
@@ -121,14 +125,27 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
         arr, inferred = _infer_np_dtype(
             data, dtype is not None and D.as_dtype(dtype).is_floating_point)
         npd = inferred if dtype is None else D.as_dtype(dtype).np
+    if npd == np.float16:  # beyond 65504 is inf, silently as in PyTorch
+        with np.errstate(over="ignore"):
+            arr = np.array(arr, dtype=npd, copy=True, order="C")
+        return _finish(arr, requires_grad, device)
     return _finish(np.array(arr, dtype=npd, copy=True, order="C"), requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like :func:`tensor` but shares memory with a NumPy array (or tensor) when possible."""
     if isinstance(data, Tensor):
+        if device is not None and _device(device) != data.device:
+            data = data.to(device)
         return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
-    if isinstance(data, np.ndarray) and (dtype is None or D.as_dtype(dtype).np == data.dtype):
+    if not isinstance(data, (np.ndarray, list, tuple, int, float, bool)):
+        from numbagrad.kernels.cuda import _driver
+
+        if _driver.is_device_array(data):  # zero copy (NOTE [CUDA tensors])
+            npd = None if dtype is None else D.as_dtype(dtype).np
+            return Tensor._make(from_device_array(data, npd, device))
+    if isinstance(data, np.ndarray) and (dtype is None or D.as_dtype(dtype).np == data.dtype) \
+            and (device is None or _device(device).type == "cpu"):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -210,7 +227,7 @@ def _alloc(make, shape, np_dtype):
                            "memory)") from None
 
 
-_C_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int",
+_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
                  "int64": "int64_t", "bool": "bool"}
 
 
@@ -281,36 +298,54 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
                    device)
 
 
+def _like_device(t, device):
+    """The device of a ``*_like`` result: ``device``, else ``t``'s (as PyTorch)."""
+    if device is not None or t._is_tracer or type(t._data) is np.ndarray:
+        return device
+    return t.device
+
+
 def _like(t, dtype):
     if t._is_tracer:  # a transform's tracer has metadata but no array
         return tuple(t.shape), D.as_dtype(t.dtype if dtype is None else dtype).np
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None):
     """Zeros with ``input``'s shape and dtype."""
+    D.check_memory_format(memory_format, "zeros_like")
     shape, dt = _like(input, dtype)
-    return _finish(_alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad, device)
+    return _finish(_alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad,
+                   _like_device(input, device))
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
     """Ones with ``input``'s shape and dtype."""
+    D.check_memory_format(memory_format, "ones_like")
     shape, dt = _like(input, dtype)
-    return _finish(_alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad, device)
+    return _finish(_alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad,
+                   _like_device(input, device))
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+def empty_like(input, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None):
     """Uninitialised, with ``input``'s shape and dtype."""
+    D.check_memory_format(memory_format, "empty_like")
     shape, dt = _like(input, dtype)
-    return _finish(_alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad, device)
+    return _finish(_alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad,
+                   _like_device(input, device))
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
     """Filled with ``fill_value``, with ``input``'s shape and dtype."""
+    D.check_memory_format(memory_format, "full_like")
     shape, dt = _like(input, dtype)
     value = _fill_value(fill_value, dt)
     return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad,
-                   device)
+                   _like_device(input, device))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -340,6 +375,22 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     dt = _dt(dtype)
     return _finish(_alloc(lambda: np.linspace(start, end, steps, dtype=dt), (steps,), dt),
                    requires_grad, device)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` values ``base ** x`` for ``x`` evenly spaced from ``start`` to ``end``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.logspace(0, 2, 3)
+    tensor([  1.,  10., 100.])
+    """
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = _dt(dtype)
+    return _finish(_alloc(lambda: np.logspace(start, end, steps, base=base).astype(dt),
+                          (steps,), dt), requires_grad, device)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
@@ -531,7 +582,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 
 def randperm(n, *, dtype=None, device=None, generator=None):
-    """A random permutation of ``0 .. n-1``."""
+    """A random permutation of the integers ``0`` to ``n - 1``."""
     g = _gen(generator)
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
     if RANDOM_HOOK is not None:
@@ -539,15 +590,22 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     return _finish(g.permutation(n).astype(dt), False, device)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def randn_like(input, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None):
+    D.check_memory_format(memory_format, "randn_like")
+    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                 device=_like_device(input, device))
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def rand_like(input, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    D.check_memory_format(memory_format, "rand_like")
+    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
+                device=_like_device(input, device))
 
 
-def randint_like(input, low, high=None, *, dtype=None, device=None):
+def randint_like(input, low, high=None, *, dtype=None, device=None, memory_format=None):
+    D.check_memory_format(memory_format, "randint_like")
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
 
 

@@ -39,6 +39,7 @@ NAMESPACES = [
     "numbagrad.distributed",
     "numbagrad.utils.checkpoint",
     "numbagrad.utils.data",
+    "numbagrad.distributions",
     "numbagrad.backends.cudnn",
     "numbagrad.backends.mps",
     "numbagrad.cuda",
@@ -167,7 +168,7 @@ def _public(ns):
 # their public names are re-exported by the namespaces above (numbagrad.optim.adam.Adam is
 # numbagrad.optim.Adam), or they only gather submodules (numbagrad.utils, .backends).
 _INTERNAL = re.compile(
-    r"numbagrad\.(_|kernels\b|ops\b|serialization$|backends$|utils$"
+    r"numbagrad\.(_|kernels\b|ops\b|serialization$|backends$|utils$|warmup$|(\w+\.)*conftest$"
     r"|autograd\.(engine|function|grad_mode|anomaly_mode|variable)$"
     r"|nn\.(modules\b|parameter$|parallel\.distributed$)"
     r"|optim\.(adagrad|adam|adamw|lbfgs|optimizer|rmsprop|sgd)$)")

@@ -39,12 +39,14 @@ from numbagrad.autograd.function import (
 )
 from numbagrad.autograd.gradcheck import gradcheck, gradgradcheck
 from numbagrad.autograd.graph import Node
+from numbagrad.autograd.variable import Variable
 
 __all__ = [
     "Function",
     "FunctionCtx",
     "NestedIOFunction",
     "Node",
+    "Variable",
     "anomaly_mode",
     "backward",
     "detect_anomaly",
@@ -58,13 +60,13 @@ __all__ = [
     "gradcheck",
     "gradgradcheck",
     "graph",
-    "profiler",
     "inference_mode",
     "is_anomaly_check_nan_enabled",
     "is_anomaly_enabled",
     "is_grad_enabled",
     "no_grad",
     "once_differentiable",
+    "profiler",
     "set_detect_anomaly",
     "set_grad_enabled",
 ]

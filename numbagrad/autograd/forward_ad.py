@@ -102,8 +102,11 @@ def make_dual(tensor, tangent, *, level=None):
                            f"size {list(shape_of(tensor))} while the given forward gradient is "
                            f"of size {list(shape_of(tangent))}.")
     if np_dtype_of(tensor) != np_dtype_of(tangent):
-        raise RuntimeError(f"Expected tangent to have the same dtype as the primal: the primal "
-                           f"is {tensor.dtype} and the tangent is {tangent.dtype}")
+        if np_dtype_of(tensor).kind != np_dtype_of(tangent).kind:
+            raise RuntimeError(f"Expected tangent to have the same dtype as the primal: the "
+                               f"primal is {tensor.dtype} and the tangent is {tangent.dtype}")
+        # as PyTorch does: a float tangent of another precision is cast to the primal's
+        tangent = tangent.to(tensor.dtype)
     primal = tensor._primal if type(tensor) is DualTracer and tensor._interp is interp \
         else tensor
     return DualTracer._new(interp, primal, tangent)

@@ -34,10 +34,10 @@ from numbagrad._transforms.pytree import (
 )
 from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode, backward
 from numbagrad._transforms.tracer import np_dtype_of, shape_of, under
-from numbagrad.func._functional_call import functional_call
+from numbagrad.func._functional_call import functional_call, stack_module_state
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "vjp", "vmap"]
+           "linearize", "stack_module_state", "vjp", "vmap"]
 
 
 # -- helpers -------------------------------------------------------------------------------

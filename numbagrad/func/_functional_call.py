@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "stack_module_state"]
 
 
 def _merge(dicts):
@@ -134,3 +134,62 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                 store[key] = old
             else:
                 store.pop(key, None)
+
+
+def _stacked_leaf(tensors, name):
+    from numbagrad import ops as F
+
+    grads = {bool(t.requires_grad) for t in tensors}
+    if len(grads) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = F.stack(tuple(t.detach() for t in tensors))
+    return result.requires_grad_() if grads == {True} else result
+
+
+def stack_module_state(models):
+    """Stack the parameters and buffers of several same-class modules along a new leading
+    dimension, for running an ensemble with ``vmap`` over ``functional_call``.
+
+    Parameters
+    ----------
+    models : sequence of numbagrad.nn.Module
+        Modules of the same class, all in training or all in eval mode.
+
+    Returns
+    -------
+    (dict, dict)
+        ``name -> stacked parameter`` (new leaves that require grad when the originals do)
+        and ``name -> stacked buffer``.
+
+    Raises
+    ------
+    RuntimeError
+        For no models, mixed classes, mixed training modes, or parameters that disagree
+        on ``requires_grad``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.func import functional_call, stack_module_state, vmap
+    >>> models = [numbagrad.nn.Linear(2, 1) for _ in range(3)]
+    >>> params, buffers = stack_module_state(models)
+    >>> params["weight"].shape
+    numbagrad.Size([3, 1, 2])
+    >>> out = vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)),
+    ...            in_dims=(0, 0, None))(params, buffers, numbagrad.ones(4, 2))
+    >>> out.shape
+    numbagrad.Size([3, 4, 1])
+    """
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({bool(m.training) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if len({type(m) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    all_params = [dict(m.named_parameters()) for m in models]
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    params = {k: _stacked_leaf([p[k] for p in all_params], k) for k in all_params[0]}
+    buffers = {k: _stacked_leaf([b[k] for b in all_buffers], k) for k in all_buffers[0]}
+    return params, buffers

@@ -23,7 +23,8 @@ from numbagrad.ops.linalg import linalg_cross as _linalg_cross
 from numbagrad.ops.linalg import matrix_power as _matrix_power
 from numbagrad.ops.linalg_decomp import LinAlgError
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
+           "inv",
            "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
            "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
            "svdvals", "vecdot", "vector_norm"]
@@ -341,6 +342,37 @@ def svdvals(A):
     return _L.svdvals(A)
 
 
+def cond(A, p=None):
+    """Condition number of matrices ``(*, m, n)`` in the norm ``p``: the ratio of the
+    largest to the smallest singular value for ``p`` None or 2 (their inverse ratio for
+    -2), else ``matrix_norm(A, p) * matrix_norm(inv(A), p)`` (square invertible ``A``;
+    ``p`` one of ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, 1, -1). Differentiable.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> A = numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> round(numbagrad.linalg.cond(A).item(), 4)
+    14.933
+    >>> numbagrad.linalg.cond(A, 1).item()
+    21.0
+    """
+    _L.check_float(A, "linalg.cond")
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
+    if p is None or (not isinstance(p, str) and p in (2, -2)):
+        s = svdvals(A)
+        big, small = s[..., 0], s[..., -1]
+        return small / big if p == -2 else big / small
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
+                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
+    if (isinstance(p, str) and p not in ("fro", "nuc")) or \
+            (not isinstance(p, str) and p not in (1, -1, float("inf"), float("-inf"))):
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse, dropping singular values at most
     ``max(atol, rtol * s_max)``.
@@ -527,6 +559,17 @@ def vecdot(x, y, *, dim=-1):
     >>> numbagrad.linalg.vecdot(numbagrad.tensor([1.0, 2.0]), numbagrad.tensor([3.0, 4.0])).item()
     11.0
     """
+    if x.dtype is not y.dtype:  # as PyTorch: no promotion
+        from numbagrad.ops.reduce import _torch_name
+
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+                           f"x of type {_torch_name(x.dtype)} and y of type "
+                           f"{_torch_name(y.dtype)} instead")
+    if x.ndim == 1 and y.ndim == 1 and x.shape[0] != y.shape[0]:  # PyTorch: a dot, no broadcast
+        n1, n2 = x.shape[0], y.shape[0]
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to "
+                           f"have the same number of elements, but got {n1} and {n2} elements "
+                           "respectively")
     return (x * y).sum(dim)
 
 
@@ -712,6 +755,10 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if len(dim) == 1:
             return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
         if len(dim) == 2:
+            from numbagrad.ops._util import wrap_dim
+
+            for d in dim:  # PyTorch's IndexError for a dim out of range
+                wrap_dim(d, A.ndim)
             return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
         raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
                            f"Got {list(dim)}")

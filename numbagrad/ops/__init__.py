@@ -146,6 +146,7 @@ from numbagrad.ops.shape import (
     transpose,
     tril,
     triu,
+    unbind,
     unflatten,
     unsqueeze,
     view,

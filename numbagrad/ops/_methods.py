@@ -32,8 +32,50 @@ Tensor.where = lambda self, condition, other: F.where(condition, self, other)
 Tensor.__getitem__ = F.getitem
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
 Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+
+
+def _H(self):  # noqa: N802  (PyTorch's name)
+    """Conjugate transpose of a matrix (numbagrad's tensors are real: the transpose)."""
+    if self.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor."
+                           + (" For batches of matrices, consider using tensor.mH"
+                              if self.ndim > 2 else ""))
+    return self if self.ndim == 0 else F.transpose(self, 0, 1)
+
+
+def _mH(self):  # noqa: N802  (PyTorch's name)
+    """Conjugate transpose of the last two dims (real tensors: ``mT``)."""
+    if self.ndim < 2:
+        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return F.transpose(self, -2, -1)
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Fill the main diagonal in place (all dims equal beyond 2-D); ``wrap`` restarts the
+    diagonal every ``ncols + 1`` rows of a tall matrix, as PyTorch's."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    shape = tuple(self.shape)
+    if self.ndim > 2 and any(n != shape[0] for n in shape):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    numel = int(np.prod(shape))
+    step = sum(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    count = min(shape)
+    if wrap and self.ndim == 2 and shape[0] > shape[1] + 1:
+        count = -(-numel // step)
+    flat = np.zeros(numel, np.bool_)
+    flat[np.arange(count) * step] = True
+    return self.masked_fill_(tensor(flat.reshape(shape), device=self.device), fill_value)
+
+
+Tensor.H = property(_H)
+Tensor.mH = property(_mH)
+Tensor.fill_diagonal_ = _fill_diagonal_
 Tensor.float = lambda self: to(self, np.float32)
 Tensor.double = lambda self: to(self, np.float64)
+Tensor.half = lambda self: to(self, np.float16)
 Tensor.long = lambda self: to(self, np.int64)
 Tensor.int = lambda self: to(self, np.int32)
 Tensor.bool = lambda self: to(self, np.bool_)
@@ -267,6 +309,8 @@ for _name in shape.SCATTER:
     setattr(Tensor, _name, getattr(shape, _name))
     setattr(Tensor, _name + "_", _unary_inplace(getattr(shape, _name)))
 Tensor.scatter_add_ = _unary_inplace(F.scatter_add)
+Tensor.repeat = shape.repeat  # method-only in PyTorch (no ``torch.repeat``)
+Tensor.sum_to_size = shape.sum_to_size
 
 # the names the Tensor layer calls up into (``_tensor._LateNamespace``)
 for _name in F.__all__:

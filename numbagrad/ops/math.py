@@ -19,7 +19,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
-from numbagrad._creation import tensor, zeros
+from numbagrad._creation import ones_like, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.ops import binary, reduce, unary
 from numbagrad.ops._op import Primitive, bind
@@ -140,6 +140,45 @@ def lerp(input, end, weight):
         return F.where(F.abs(weight) < 0.5, input + weight * d, end - d * (1 - weight))
     w = float(weight)
     return input + d * w if builtins.abs(w) < 0.5 else end - d * (1 - w)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (broadcast); differentiable.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([1.0, 2.0])
+    >>> numbagrad.addcmul(x, x, numbagrad.tensor([3.0, 4.0]), value=0.5)
+    tensor([2.5000, 6.0000])
+    """
+    if not any(isinstance(t, Tensor) and t.is_floating_point()
+               for t in (input, tensor1, tensor2)):
+        value = int(value)  # as PyTorch: the scalar takes the integral result dtype
+    return input + value * tensor1 * tensor2
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2`` (broadcast); differentiable. Integer
+    ``tensor1`` and ``tensor2`` are refused, as PyTorch does.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([1.0, 2.0])
+    >>> numbagrad.addcdiv(x, x, numbagrad.tensor([4.0, 4.0]), value=2)
+    tensor([1.5000, 3.0000])
+    """
+    if not (isinstance(tensor1, Tensor) and tensor1.is_floating_point()) and \
+            not (isinstance(tensor2, Tensor) and tensor2.is_floating_point()):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future  release addcdiv will perform a true division of tensor1 "
+                           "and tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    return input + value * tensor1 / tensor2
 
 
 # -- dimensions, stacking and grids ----------------------------------------------------------
@@ -410,8 +449,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if dim is None:
         input, dim = F.reshape(input, (-1,)), 0
     d = wrap_dim(dim, input.ndim)
-    if input.ndim == 0:
-        input = F.reshape(input, (1,))
+    if input.ndim == 0:  # PyTorch refuses a dim for a 0-d input (it reads it as 1-d's dim 1)
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         "1)")
     n = input.shape[d]
     if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
         repeats = int(repeats.reshape(()).item())
@@ -1046,20 +1086,299 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return close | (F.isfinite(actual) & (actual <= allowed))
 
 
+# -- counting, covariance and triangle indices ----------------------------------------------
+def bincount(input, weights=None, minlength=0):
+    """Count how often each value ``0, 1, ..., max(input)`` occurs in a 1-D tensor of
+    non-negative integers (sum the matching ``weights`` instead, when given).
+
+    Parameters
+    ----------
+    input : Tensor
+        1-D, integral, non-negative.
+    weights : Tensor, optional
+        1-D, as long as ``input``. The result has its dtype when floating, float64 else.
+    minlength : int, default 0
+        The smallest length of the result.
+
+    Returns
+    -------
+    Tensor
+        Of length ``max(max(input) + 1, minlength)``; int64 without ``weights``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.bincount(numbagrad.tensor([0, 2, 2, 3]))
+    tensor([1, 0, 2, 1])
+    >>> numbagrad.bincount(numbagrad.tensor([0, 2]), weights=numbagrad.tensor([0.5, 2.0]))
+    tensor([0.5000, 0.0000, 2.0000])
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bincount(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.is_floating_point() or input.dtype is D.bool:
+        raise NotImplementedError(f'"bincount_cpu" not implemented for '
+                                  f"'{_tname(input.dtype)}'")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if input.ndim != 1 or (input.numel() and F.amin(input).item() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    index = input.detach().to(D.int64)
+    if weights is None:
+        src = ones_like(index)
+    else:
+        if not isinstance(weights, Tensor) or weights.ndim != 1 or \
+                weights.shape[0] != input.shape[0]:
+            raise RuntimeError("weights should be 1-d and have the same length as input")
+        # no gradient, as PyTorch's; integral weights count in float64, as PyTorch's
+        src = weights.detach() if weights.is_floating_point() else weights.detach().to(D.float64)
+    # NOTE: the output length depends on the data, so this reads it eagerly (no vmap, as
+    # PyTorch's bincount has no batching rule either)
+    n = builtins.max(int(F.amax(index).item()) + 1 if index.numel() else 0, int(minlength))
+    return zeros(n, dtype=src.dtype).index_add(0, index, src)
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance matrix of the variables in the rows of ``input`` (observations in the
+    columns), as ``numpy.cov``; differentiable.
+
+    Parameters
+    ----------
+    input : Tensor
+        1-D (one variable) or 2-D (variables x observations).
+    correction : int, default 1
+        Subtracted from the (weighted) number of observations: 1 is Bessel's correction.
+    fweights : Tensor, optional
+        1-D integer frequency weights, one per observation.
+    aweights : Tensor, optional
+        1-D floating observation weights.
+
+    Returns
+    -------
+    Tensor
+        ``(variables, variables)``, or a scalar for a single variable.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])
+    >>> numbagrad.cov(x)
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.ndim} dimensions")
+    x = input if input.ndim == 2 else F.reshape(input, (1, -1))
+    if not x.is_floating_point():
+        x = x.to(default_float())
+    n_obs = x.shape[1]
+    w = None
+    for name, wt in (("fweights", fweights), ("aweights", aweights)):
+        if wt is None:
+            continue
+        if wt.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but "
+                               f"got {name} with {wt.ndim} dimensions")
+        if wt.numel() != n_obs:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {wt.numel()} != {n_obs}")
+        if name == "fweights" and wt.is_floating_point():
+            raise RuntimeError("cov(): expected fweights to have integral dtype but got "
+                               f"fweights with {_tname(wt.dtype)} dtype")
+        if name == "aweights" and not wt.is_floating_point():
+            raise RuntimeError("cov(): expected aweights to have floating point dtype but "
+                               f"got aweights with {_tname(wt.dtype)} dtype")
+        w = wt if w is None else w * wt
+    if w is None:
+        avg = F.mean(x, 1)
+        norm = builtins.max(n_obs - correction, 0)
+        if norm == 0:
+            warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly "
+                          "less than the number of observations.", stacklevel=2)
+    else:
+        w = w.to(x.dtype)
+        w_sum = F.sum(w)
+        avg = F.sum(x * w, 1) / w_sum
+        norm = w_sum - correction * F.sum(w * aweights) / w_sum if \
+            (aweights is not None and correction != 0) else w_sum - correction
+        norm = F.clamp_min(norm, 0)
+    xm = x - F.unsqueeze(avg, 1)
+    c = F.mm(xm, F.transpose(xm if w is None else xm * w, 0, 1))
+    return F.squeeze(c / norm)
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the variables in the rows of ``input``
+    (``cov`` normalised by the standard deviations, clipped to ``[-1, 1]``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.corrcoef(numbagrad.tensor([[1.0, 2.0, 4.0], [1.0, 0.0, 2.0]]))
+    tensor([[1.0000, 0.6547],
+            [0.6547, 1.0000]])
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    std = F.sqrt(F.diagonal(c))
+    c = c / F.unsqueeze(std, 1) / F.unsqueeze(std, 0)
+    return F.clamp(c, -1, 1)
+
+
+def _tri_indices(upper, row, col, offset, dtype, device):
+    name = "triu_indices" if upper else "tril_indices"
+    for what, v in (("row", row), ("col", col)):
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"{name}(): argument '{what}' must be int, not {type(v).__name__}")
+        if v < 0:
+            raise RuntimeError(f"{what} must be non-negative, got{v}")
+    if dtype not in (D.int64, D.int32):
+        raise RuntimeError(f'"{name}" not implemented for \'{_tname(dtype)}\'')
+    make = np.triu_indices if upper else np.tril_indices
+    idx = np.stack(make(int(row), int(offset), int(col))) if row and col else \
+        np.zeros((2, 0), np.int64)
+    return tensor(idx.astype(dtype.np), device=device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The ``(2, N)`` row and column indices of the upper triangle (on and above diagonal
+    ``offset``) of a ``row x col`` matrix, in row-major order.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.triu_indices(3, 3, offset=1)
+    tensor([[0, 0, 1],
+            [1, 2, 2]])
+    """
+    return _tri_indices(True, row, col, offset, D.int64 if dtype is None else dtype, device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The ``(2, N)`` row and column indices of the lower triangle (on and below diagonal
+    ``offset``) of a ``row x col`` matrix, in row-major order.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tril_indices(3, 3)
+    tensor([[0, 1, 1, 2, 2, 2],
+            [0, 0, 1, 0, 1, 2]])
+    """
+    return _tri_indices(False, row, col, offset, D.int64 if dtype is None else dtype, device)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Split ``input`` along ``dim`` into ``n`` nearly equal views (the first ``size % n``
+    one longer) for an integer ``n``, or at the given indices (negative ones from the end,
+    clamped to the size, an empty piece where they decrease), as ``numpy.array_split``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tensor_split(numbagrad.arange(7), 3)
+    (tensor([0, 1, 2]), tensor([3, 4]), tensor([5, 6]))
+    >>> numbagrad.tensor_split(numbagrad.arange(7), [1, 5])
+    (tensor([0]), tensor([1, 2, 3, 4]), tensor([5, 6]))
+    """
+    d = wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    spec = indices_or_sections
+    if isinstance(spec, Tensor):
+        if spec.ndim > 1 or spec.is_floating_point():
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {spec.ndim} dims")
+        spec = int(spec.item()) if spec.ndim == 0 else spec.tolist()
+    if isinstance(spec, (int, np.integer)):
+        if spec <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
+        q, r = divmod(n, int(spec))
+        bounds = [0]
+        for i in range(int(spec)):
+            bounds.append(bounds[-1] + q + (i < r))
+    else:
+        # as slicing: negative indices count from the end, all are clamped to [0, n]
+        bounds = [0, *(builtins.min(builtins.max(int(i) + n * (int(i) < 0), 0), n)
+                       for i in spec), n]
+    import itertools
+
+    return tuple(F.narrow(input, d, a, builtins.max(b - a, 0))
+                 for a, b in itertools.pairwise(bounds))
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of a 1-D tensor, as rows (the order of
+    ``itertools.combinations``); differentiable.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.combinations(numbagrad.tensor([1.0, 2.0, 3.0]))
+    tensor([[1., 2.],
+            [1., 3.],
+            [2., 3.]])
+    """
+    import itertools
+
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return zeros(0, dtype=input.dtype)
+    make = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = list(make(range(input.shape[0]), r))
+    idx = np.array(rows, dtype=np.int64).reshape(len(rows), r)
+    flat = F.index_select(input, 0, tensor(idx.reshape(-1), device=input.device))
+    return F.reshape(flat, (len(rows), r))
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a
+    scalar); ``invert`` negates. No gradient.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.isin(numbagrad.tensor([[1, 2], [3, 4]]), numbagrad.tensor([2, 3]))
+    tensor([[False,  True],
+            [ True, False]])
+    """
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin(): at least one of elements and test_elements must be a Tensor")
+    if not isinstance(elements, Tensor):
+        elements = tensor(elements, device=test_elements.device)
+    if not isinstance(test_elements, Tensor):
+        test_elements = tensor(test_elements, device=elements.device)
+    test = F.reshape(test_elements.detach(), (-1,))
+    if test.shape[0] == 0:
+        found = zeros(tuple(elements.shape), dtype=D.bool, device=elements.device)
+    else:
+        found = F.any(F.unsqueeze(elements.detach(), -1) == test, -1)
+    return F.logical_not(found) if invert else found
+
+
 # not Tensor methods in PyTorch either (``ops/_methods.py``)
 NOT_METHODS = ("var_mean std_mean atleast_1d atleast_2d atleast_3d vstack row_stack hstack "
                "dstack column_stack meshgrid broadcast_tensors block_diag cartesian_prod "
-               "trapezoid trapz cumulative_trapezoid searchsorted bucketize").split()
+               "trapezoid trapz cumulative_trapezoid searchsorted bucketize "
+               "triu_indices tril_indices combinations isin").split()
 # the in-place methods ``<name>_`` PyTorch has for them (``ops/_methods.py``; ``float_power_``
 # is left out: its float64 result must not be cast into a float32 tensor silently)
 INPLACE = ("acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
            "arcsinh arccosh arctanh fix absolute negative sgn frac deg2rad rad2deg hypot "
-           "copysign nextafter heaviside lerp renorm").split()
+           "copysign nextafter heaviside lerp renorm addcmul addcdiv").split()
 
 ALL = [*unary.MATH, *binary.MATH, *reduce.MATH, *(
-    "lerp atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
+    "lerp addcmul addcdiv "
+    "atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
     "meshgrid broadcast_tensors tile repeat_interleave rot90 block_diag "
     "cartesian_prod renorm ravel argwhere diff trapezoid trapz cumulative_trapezoid searchsorted "
-    "bucketize histc unique unique_consecutive isclose").split()]
+    "bucketize histc unique unique_consecutive isclose bincount cov corrcoef triu_indices "
+    "tril_indices tensor_split combinations isin").split()]
 
 __all__ = ALL

@@ -19,11 +19,11 @@ import warnings
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad._creation import arange
+from numbagrad._creation import arange, zeros
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
-from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._op import NO_PARAMS, PRIMITIVES, Primitive, bind
 from numbagrad.ops._rules import both_ways, front, passthrough
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
@@ -1020,24 +1020,33 @@ def index_select(input, dim, index):
 
 
 class Cat(Primitive):
+    """``cat`` along ``dim``; the operands at positions ``skip`` are PyTorch's legacy
+    skipped 1-D empty tensors: not concatenated, but still inputs (an empty gradient, and
+    they make the result require grad)."""
+
     linearity = "linear"
 
     @staticmethod
-    def impl(be, *xs, dim):
+    def impl(be, *xs, dim, skip=()):
+        if skip:
+            xs = [x for i, x in enumerate(xs) if i not in skip]
         return be.xp.concatenate(xs, axis=dim)
 
     @staticmethod
-    def batch(args, dims, dim):
+    def batch(args, dims, dim, skip=()):
         """Every operand batched in front (an unbatched one broadcast), ``dim`` shifted."""
         size = _batch_size(args, dims)
         xs = tuple(_with_batch(a, d, 0, size) for a, d in zip(args, dims))
-        return bind(Cat, xs, {"dim": dim + 1}), 0
+        return bind(Cat, xs, {"dim": dim + 1, "skip": skip} if skip else {"dim": dim + 1}), 0
 
     @staticmethod
-    def vjp(ctx, g, dim):
+    def vjp(ctx, g, dim, skip=()):
         out = []
         start = 0
         for i in range(ctx.num_inputs()):
+            if i in skip:
+                out.append(zeros(ctx.input_shape(i), dtype=g.dtype))
+                continue
             n = ctx.input_shape(i)[dim]
             out.append(narrow(g, dim, start, n))
             start += n
@@ -1052,11 +1061,15 @@ def cat(tensors, dim=0):
     dt = tensors[0].dtype  # every tensor takes part in the promotion, as in PyTorch
     for t in tensors[1:]:
         dt = promote_types(dt, t.dtype)
+    skip = ()
     if any(t.ndim != 1 for t in tensors):  # legacy: skip 1-D empty tensors among others
-        tensors = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or tensors[:1]
-    d = wrap_dim(dim, tensors[0].ndim)
-    ref = tensors[0].shape
-    for i, t in enumerate(tensors):
+        skip = tuple(i for i, t in enumerate(tensors) if t.ndim == 1 and t.shape[0] == 0)
+        if len(skip) == len(tensors):
+            skip = skip[1:]
+    kept = [t for i, t in enumerate(tensors) if i not in skip]
+    d = wrap_dim(dim, kept[0].ndim)
+    ref = kept[0].shape
+    for i, t in enumerate(kept):
         if t.ndim != len(ref) or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref))
                                      if k != d):
             raise RuntimeError(f"torch.cat(): Sizes of tensors must match except in dimension "
@@ -1064,6 +1077,8 @@ def cat(tensors, dim=0):
                                f"number {i} in the list.")
     if any(t.dtype != dt for t in tensors):
         tensors = [t.to(dt) for t in tensors]
+    if skip:  # still inputs: they get (empty) gradients, as in PyTorch
+        return bind(Cat, tuple(tensors), {"dim": d, "skip": skip})
     return bind(Cat, tuple(tensors), {"dim": d})
 
 
@@ -1554,6 +1569,61 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-n // chunks), d)
 
 
+def unbind(input, dim=0):
+    """The slices along ``dim``, that dimension removed: a tuple of views.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.unbind(numbagrad.tensor([[1, 2], [3, 4]]), dim=1)
+    (tensor([1, 3]), tensor([2, 4]))
+    """
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = wrap_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def _size_args(sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return tuple(int(v) for v in sizes)
+
+
+def repeat(input, *sizes):
+    """``Tensor.repeat``: tile ``input`` ``sizes[i]`` times along each dimension; ``sizes``
+    may add leading dimensions but not have fewer entries than ``input`` has dimensions.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.tensor([1, 2]).repeat(2, 2)
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
+    reps = _size_args(sizes)
+    if len(reps) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
+                           "number of dimensions of tensor")
+    return F.tile(input, reps)
+
+
+def sum_to_size(input, *size):
+    """``Tensor.sum_to_size``: sum ``input`` down to ``size``, which must broadcast to it.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    shape = _size_args(size)
+    if not is_expandable_to(shape, tuple(input.shape)):
+        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "
+                           f"{{{list(input.shape)}}}.")
+    return sum_to(input, shape)
+
+
 class Nonzero(Primitive):
     """The ``(n, ndim)`` int64 indices of the non-zero elements (a data-dependent shape: no
     gradient, and no batching rule can exist)."""
@@ -1617,7 +1687,8 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name)} "
                                f"without overflow")
         value = np.array(value).astype(dt).item()
-    return F.where(mask, value, input)
+    node = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
+    return bind(PRIMITIVES["Where"], (mask, value, input), {"node": node})
 
 
 # -- index_add / index_copy / index_fill / scatter / scatter_reduce / masked_scatter / put ---
@@ -2001,7 +2072,7 @@ def put(input, index, source, accumulate=False):
 
 ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
        "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
-       "chunk "
+       "chunk unbind "
        "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
        "scatter_add take_along_dim index_select nonzero masked_fill").split()
 

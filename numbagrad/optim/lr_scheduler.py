@@ -21,8 +21,9 @@ from numbagrad._tensor import Tensor
 from numbagrad.optim.optimizer import Optimizer
 
 __all__ = [
-    "CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "MultiStepLR",
-    "ReduceLROnPlateau", "StepLR",
+    "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "ExponentialLR",
+    "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau",
+    "SequentialLR", "StepLR",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
@@ -610,3 +611,430 @@ class ReduceLROnPlateau(LRScheduler):
         """
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class LinearLR(LRScheduler):
+    """Multiply the learning rate by a factor going linearly from ``start_factor`` to
+    ``end_factor`` over ``total_iters`` epochs (PyTorch's ``LinearLR``, the usual warm-up).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    start_factor : float, default 1/3
+        In ``(0, 1]``.
+    end_factor : float, default 1.0
+        In ``[0, 1]``.
+    total_iters : int, default 5
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import LinearLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
+                 last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
+                             "less or equal to 1.")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
+        self.start_factor = start_factor
+        self.end_factor = end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        lrs = [group["lr"] for group in self.optimizer.param_groups]
+        if self.last_epoch == 0:
+            return [lr * self.start_factor for lr in lrs]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return lrs
+        d = self.end_factor - self.start_factor
+        return [lr * (1.0 + d / (self.total_iters * self.start_factor
+                                 + (self.last_epoch - 1) * d)) for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
+                           * min(self.total_iters, self.last_epoch) / self.total_iters)
+                for base_lr in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Multiply the learning rate by ``factor`` until epoch ``total_iters`` (PyTorch's
+    ``ConstantLR``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import ConstantLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [0.5, 0.5, 1.0, 1.0]
+    """
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor = factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        lrs = [group["lr"] for group in self.optimizer.param_groups]
+        if self.last_epoch == 0:
+            return [lr * self.factor for lr in lrs]
+        if self.last_epoch != self.total_iters:
+            return lrs
+        return [lr * (1.0 / self.factor) for lr in lrs]
+
+    def _get_closed_form_lr(self):
+        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base_lr in self.base_lrs]
+
+
+class SequentialLR(LRScheduler):
+    """Run ``schedulers`` one after another, switching at the epochs in ``milestones``
+    (PyTorch's ``SequentialLR``, e.g. a ``LinearLR`` warm-up then a cosine decay).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    schedulers : list of LRScheduler
+        Built on ``optimizer``; not ``ReduceLROnPlateau``.
+    milestones : list of int
+        One fewer than ``schedulers``.
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim import lr_scheduler as S
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = S.SequentialLR(opt, [S.ConstantLR(opt, factor=0.1, total_iters=2),
+    ...                              S.ExponentialLR(opt, gamma=0.5)], milestones=[2])
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> [round(v, 4) for v in lrs]
+    [0.1, 0.1, 1.0, 0.5, 0.25]
+    """
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        if len(schedulers) < 1:
+            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got "
+                             "no scheduler.")
+        for i, s in enumerate(schedulers):
+            if not hasattr(s, "optimizer"):
+                raise TypeError(f"{type(self).__name__} at index {i} should have `optimizer` "
+                                "as its attribute.")
+            if isinstance(s, ReduceLROnPlateau):
+                raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` "
+                                 f"scheduler as it requires additional kwargs to be specified "
+                                 f"when calling `step`, but got one at index {i} in the given "
+                                 "schedulers sequence.")
+            if optimizer != s.optimizer:
+                raise ValueError(f"{type(self).__name__} expects all schedulers to belong to "
+                                 f"the same optimizer, but got scheduler {type(s).__name__} at "
+                                 f"index {i} has {s.optimizer}, which is different from "
+                                 f"{type(optimizer).__name__}.")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
+                             "one more than the number of milestone points, but got number of "
+                             f"schedulers {len(schedulers)} and the number of milestones to be "
+                             f"equal to {len(milestones)}")
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in self.optimizer.param_groups:  # back to the initial rates
+            _set_group_value(group, "lr", group["initial_lr"])
+        self._undo(self)  # the construction steps of the schedulers given
+        self._schedulers[0]._initial_step()
+        self._last_lr = self._schedulers[0].get_last_lr()
+
+    def _undo(self, sched):
+        if hasattr(sched, "_schedulers"):
+            for s in sched._schedulers:
+                self._undo(s)
+        elif hasattr(sched, "last_epoch"):
+            sched.last_epoch -= 1
+
+    def step(self):
+        """Advance one epoch: step the scheduler in charge (restarted at its milestone)."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler.step(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self):
+        """The state, the inner schedulers' states included."""
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        out["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return out
+
+    def load_state_dict(self, state_dict):
+        """Restore a state returned by :meth:`state_dict`."""
+        state_dict = dict(state_dict)
+        inner = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for s, sd in zip(self._schedulers, inner):
+            s.load_state_dict(sd)
+
+
+def _format_param(name, optimizer, param):
+    if isinstance(param, (list, tuple)):
+        if len(param) != len(optimizer.param_groups):
+            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
+                             f"{name} has {len(param)} values, param_groups has "
+                             f"{len(optimizer.param_groups)}.")
+    else:
+        param = [param] * len(optimizer.param_groups)
+    return [p.clone() if isinstance(p, Tensor) else p for p in param]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (PyTorch's ``OneCycleLR``): the rate rises from
+    ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of ``total_steps``, then
+    anneals to ``initial_lr / final_div_factor``; momentum (or Adam's beta1) cycles the
+    other way when ``cycle_momentum``. Stepped once per batch.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    max_lr : float or list of float
+    total_steps : int, optional
+        Else ``epochs * steps_per_epoch``.
+    epochs, steps_per_epoch : int, optional
+    pct_start : float, default 0.3
+    anneal_strategy : {'cos', 'linear'}, default 'cos'
+    cycle_momentum : bool, default True
+    base_momentum, max_momentum : float or list of float, default 0.85, 0.95
+    div_factor, final_div_factor : float, default 25, 1e4
+    three_phase : bool, default False
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import OneCycleLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=0.1,
+    ...                           momentum=0.9)
+    >>> sched = OneCycleLR(opt, max_lr=1.0, total_steps=4, pct_start=0.5)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> [round(v, 6) for v in lrs]
+    [0.04, 1.0, 0.500002, 4e-06]
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True,
+                 base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
+                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            if not isinstance(epochs, int) or epochs <= 0:
+                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
+            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
+                raise ValueError("Expected positive integer steps_per_epoch, but got "
+                                 f"{steps_per_epoch}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("You must define either total_steps OR (epochs AND "
+                             "steps_per_epoch)")
+        up = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": float(2 * pct_start * self.total_steps) - 2, "start_lr": "max_lr",
+                 "end_lr": "initial_lr", "start_momentum": "base_momentum",
+                 "end_momentum": "max_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "initial_lr",
+                 "end_lr": "min_lr", "start_momentum": "max_momentum",
+                 "end_momentum": "max_momentum"}]
+        else:
+            self._schedule_phases = [
+                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
+                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
+                {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
+                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"}]
+        if not isinstance(pct_start, float) or pct_start < 0 or pct_start > 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{anneal_strategy}")
+        self._anneal_func_type = anneal_strategy
+        max_lrs = _format_param("max_lr", optimizer, max_lr)
+        if last_epoch == -1:
+            for m, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = m / div_factor
+                group["max_lr"] = m
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            maxs = _format_param("max_momentum", optimizer, max_momentum)
+            bases = _format_param("base_momentum", optimizer, base_momentum)
+            if last_epoch == -1:
+                for m, b, group in zip(maxs, bases, optimizer.param_groups):
+                    if self.use_beta1:
+                        group["betas"] = (m, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m
+                    group["max_momentum"] = m
+                    group["base_momentum"] = b
+        super().__init__(optimizer, last_epoch)
+
+    def _anneal_func(self, start, end, pct):
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        self._warn_outside_step()
+        step_num = self.last_epoch
+        if step_num > self.total_steps:
+            raise ValueError(f"Tried to step {step_num} times. The specified number of total "
+                             f"steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step_num <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step_num - start_step) / (end_step - start_step)
+                    lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
+                    if self.cycle_momentum:
+                        mom = self._anneal_func(group[phase["start_momentum"]],
+                                                group[phase["end_momentum"]], pct)
+                    break
+                start_step = phase["end_step"]
+            lrs.append(lr)
+            if self.cycle_momentum:
+                if self.use_beta1:
+                    group["betas"] = (mom, *group["betas"][1:])
+                else:
+                    group["momentum"] = mom
+        return lrs
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing with warm restarts (SGDR; PyTorch's
+    ``CosineAnnealingWarmRestarts``): periods ``T_0, T_0 * T_mult, ...``; ``step(epoch)``
+    takes fractional epochs (stepping per batch).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    T_0 : int
+        The first period (positive).
+    T_mult : int, default 1
+        The period's growth factor (at least 1).
+    eta_min : float, default 0.0
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import CosineAnnealingWarmRestarts
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [1.0, 0.5, 1.0, 0.5]
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):  # noqa: N803
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        self._warn_outside_step()
+        return [self.eta_min + (base_lr - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for base_lr in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Advance one epoch, or jump to the (possibly fractional) ``epoch``."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur - self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")

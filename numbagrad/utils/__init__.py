@@ -1,5 +1,6 @@
-"""``numbagrad.utils``: helpers scripts import from ``torch.utils`` (``checkpoint``)."""
+"""``numbagrad.utils``: helpers scripts import from ``torch.utils`` (``checkpoint``,
+``data``)."""
 
-from numbagrad.utils import checkpoint
+from numbagrad.utils import checkpoint, data
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]
