@@ -595,13 +595,10 @@ SAVED = {
 # composites without a primitive of their own save what their parts save
 _SAVED_KNOWN = {
     ("softplus_beta", "input"): "softplus(beta != 1) saves beta * x, not x",
-    ("nan_to_num", "input"): "nan_to_num is where(...): it saves masks, not x",
     ("logsumexp", "input"): "logsumexp is a composite: saves neither x nor its result",
     ("logsumexp", "result"): "logsumexp is a composite: saves neither x nor its result",
     ("norm_p1", "result"): "norm(p=1) is sum(abs(x)): its result is not saved",
     ("norm_p3", "result"): "norm(p=3) ends in pow(s, 1/3), which saves s, not the result",
-    ("var", "input"): "var is a composite: x is not saved (PyTorch's VarBackward0 saves it)",
-    ("std", "input"): "std is a composite: x is not saved (PyTorch's StdBackward0 saves it)",
 }
 SAVED.update({
     "softplus_beta": lambda T, x: _softplus(T, x, beta=2.0),
@@ -641,9 +638,6 @@ def test_relu_passes_the_gradient_at_nan_above_the_kernel_size(torch):
     _check(torch, lambda T: _grads(T, lambda T, x: T.relu(x), data, 1))
 
 
-@pytest.mark.xfail(strict=False, reason="var is a composite: its gradient goes through the "
-                   "mean, where inf - inf is NaN; PyTorch's var_backward (2 / (n - c)) * g * "
-                   "(x - mean) has no mean term (needs a Var primitive)")
 def test_var_gradient_with_an_infinite_input(torch):
     _check(torch, lambda T: _grads(T, lambda T, x: T.var(x), [1.0, INF, 2.0], 1))
 

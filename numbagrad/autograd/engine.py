@@ -17,8 +17,11 @@ NOTE [Engine]
    node's lock (one per leaf, as PyTorch's mutex per AccumulateGrad), so concurrent
    backward calls lose no update. A gradient array is stored in ``.grad`` without copying
    only when nothing else can hold it (a fresh, contiguous array that is not in
-   ``stored``, point 6). With ``create_graph`` a first gradient is cloned, later ones are
-   added out of place (PyTorch's AccumulateGrad under grad mode).
+   ``stored``, point 6), and not also sent to another node (another thread's in-place
+   accumulation into that ``.grad`` would change what the node reads). With
+   ``create_graph`` a first gradient is cloned, later ones are added out of place
+   (PyTorch's AccumulateGrad under grad mode). Non-leaf ``.grad`` updates (``retain_grad``,
+   ``backward(inputs=[non_leaf])``) hold ``_NONLEAF_GRAD_LOCK``.
 4. Buffers: when a second gradient reaches a slot, it is added *in place* into the first
    only if the engine knows that array is held by that slot alone: a fresh array (no
    ``base``) made by a built-in op's rule (``Node._fresh_grads``; custom Functions may
@@ -91,6 +94,9 @@ def _make_grads(outputs, grad_outputs, create_graph):
                                    f"but got {out.dtype}")
             g = Tensor._make(np.ones(out._data.shape, out._data.dtype) if out._data.ndim
                              else np.array(1, out._data.dtype))
+            if type(out._data) is not np.ndarray:  # the seed on the output's device
+                g = Tensor._make(backend_of(out._data).xp.ones(out._data.shape,
+                                                               out._data.dtype))
         else:
             if not isinstance(g, Tensor):
                 if isinstance(g, (int, float)):
@@ -313,6 +319,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 raise RuntimeError("One of the differentiated Tensors appears to not have been "
                                    "used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
+        elif not g._is_tracer and type(g._data) is np.ndarray and \
+                not g._data.flags.c_contiguous:
+            # NOTE: PyTorch hands back gradients in their input's row-major layout (mm's
+            # backward computes a transposed operand's gradient transposed), and scripts
+            # flatten them with ``g.view(-1)``; a rule's transposed view is copied once here
+            g = g.contiguous()
         result.append(g)
     return tuple(result)
 
@@ -522,7 +534,8 @@ def _validate(node, grads, path):
             m = meta[i]
             data = g if path.arrays else g._data
             if m is None:  # the input has the output's shape and dtype (OpNode._record)
-                if path.arrays and type(g) is not np.ndarray:  # a NumPy scalar (0-d result)
+                if path.arrays and type(g) is not np.ndarray and not getattr(
+                        g, "_numbagrad_device", False):  # a NumPy scalar (0-d result)
                     out = list(out) if out is grads else out
                     out[i] = g = data = np.asarray(g)
                 if data.dtype is not node._out_dtype and data.dtype != node._out_dtype:
@@ -539,7 +552,8 @@ def _validate(node, grads, path):
 
 
 def _fix(node, i, g, data, shape, dtype, path):
-    if path.arrays and type(data) is not np.ndarray:
+    if path.arrays and type(data) is not np.ndarray and not getattr(
+            data, "_numbagrad_device", False):  # (CUDA arrays stay: NOTE [CUDA tensors])
         g = data = np.asarray(data)
     if data.shape != shape:
         if not is_expandable_to(shape, data.shape):
@@ -571,7 +585,8 @@ def _store_leaf_grad(node, g, create_graph, stored):
         if old is None:
             if (arr.base is not None or not arr.flags.c_contiguous or not arr.flags.writeable
                     or id(arr) in stored or arr.dtype != leaf._data.dtype):
-                arr = np.array(arr, dtype=leaf._data.dtype, order="C")
+                arr = (np.array(arr, dtype=leaf._data.dtype, order="C")
+                       if type(arr) is np.ndarray else arr.astype(leaf._data.dtype))
             stored.add(id(arr))
             leaf._grad = Tensor._make(arr)
             return
@@ -699,6 +714,7 @@ def _run_post_hooks(node, out, buf, path):
 
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
+    # (no NumPy warning on an inf/NaN gradient: NOTE [Quiet NumPy] in kernels/cpu/backend.py)
     # first-order backward under the eager interpreter passes raw arrays between nodes;
     # under a transform's interpreter gradients may be tracers (the one check for them)
     interp = current_interpreter()
@@ -750,9 +766,10 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             if node._any_hooks:
                 th = node._tensor_hooks
                 if th:
-                    for nr, hooks in th.items():
-                        if buf[nr] is not None:
-                            buf[nr] = _run_tensor_hooks(hooks, buf[nr], path, stored)
+                    with _NONLEAF_GRAD_LOCK:  # retain_grad's read-add-store of .grad
+                        for nr, hooks in th.items():
+                            if buf[nr] is not None:
+                                buf[nr] = _run_tensor_hooks(hooks, buf[nr], path, stored)
                 if node._pre_hooks:
                     for h in list(node._pre_hooks):
                         before = _wrap_all(buf, path)
@@ -772,9 +789,12 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                             stored.add(id(g))  # returned to the caller
                         g = path.wrap(g)
                     captured[i] = g
-                    if accumulate and g is not None and not is_leaf:
-                        t = input_tensors[i]
-                        t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+                    t = input_tensors[i] if accumulate and not is_leaf else None
+                    if g is not None and t is not None and not t._retains_grad:
+                        # (a retained tensor's hook above already stored it, once)
+                        with _NONLEAF_GRAD_LOCK:
+                            t._grad = g.detach() if t._grad is None else \
+                                t._grad + g.detach()
             if is_leaf:
                 g = buf[0]
                 if accumulate and g is not None and (capture is None or node in capture):
@@ -830,6 +850,11 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                         if fresh and deps[child] > 1 and g.base is None and \
                                 g.flags.writeable and _exclusive(g, buf, out):
                             owned.add((child, nr))  # only this slot holds g: sum into it
+                        elif arrays and type(child) is AccumulateGrad and \
+                                not _exclusive(g, buf, out):
+                            # also sent on to another node: stored in .grad uncopied,
+                            # another thread's accumulation would change it (point 3)
+                            stored.add(id(g))
                     else:
                         key = (child, nr)
                         cbuf[nr] = path.add(cbuf[nr], g, key in owned)
@@ -846,6 +871,10 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
 
 
 _LOCAL = threading.local()
+# Serialises the updates of non-leaf tensors' ``.grad`` (``retain_grad``'s hook, and
+# ``backward(inputs=[non_leaf])``) across threads (NOTE [Engine], point 3); reentrant: a
+# hook may itself call backward.
+_NONLEAF_GRAD_LOCK = threading.RLock()
 
 
 class _Run:

@@ -286,10 +286,11 @@ def elu(input, alpha=1.0, inplace=False):
     tensor([-0.6321,  2.0000])
     """
     def fn(x):
-        pos = x > 0
+        neg = x <= 0
         # expm1 only of the non-positive part: no overflow (and no inf * 0 gradient) for
-        # large positive x; at x = 0 the derivative is alpha, as PyTorch's
-        return _ops.where(pos, x, alpha * _ops.expm1(_ops.where(pos, 0.0, x)))
+        # large positive x; at x = 0 the derivative is alpha, and at NaN the gradient passes
+        # (the positive branch), as PyTorch's
+        return _ops.where(neg, alpha * _ops.expm1(_ops.where(neg, x, 0.0)), x)
     return _maybe_inplace(input, inplace, fn)
 
 
@@ -692,6 +693,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    input, target = _promoted(input, target)
     d = input - target
     return _weighted(d * d, weight, input, reduction, True)
 
@@ -709,6 +711,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
+    input, target = _promoted(input, target)
     return _weighted(_ops.abs(input - target), weight, input, reduction, True)
 
 
@@ -727,6 +730,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    input, target = _promoted(input, target)
     d = input - target
     ad = _ops.abs(d)
     if beta == 0.0:
@@ -750,10 +754,23 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if isinstance(target, Tensor) and isinstance(input, Tensor) and \
+            target.dtype is not input.dtype:  # PyTorch's result has input's dtype
+        target = target.to(input.dtype)
     d = input - target
     ad = _ops.abs(d)
     loss = _ops.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
     return _weighted(loss, weight, input, reduction, False)
+
+
+def _promoted(input, target):
+    """``input`` and ``target`` in their promoted dtype as tensors of one shape (PyTorch
+    broadcasts the two before the loss, so a 0-d operand promotes like any other)."""
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and \
+            input.dtype is not target.dtype:
+        dt = D.promote_types(input.dtype, target.dtype)
+        input, target = input.to(dt), target.to(dt)
+    return input, target
 
 
 def _safe_log(x):

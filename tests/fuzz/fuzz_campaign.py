@@ -255,6 +255,9 @@ def build_report(records, crashes, config):
         "reproducers": repros,
         "fuzzer_errors": fuzzer_errors[:20],
         "op_coverage": dict(sorted(coverage.items())),
+        # every mismatch (its reduced program, no script), so that ``--reclassify`` can
+        # classify a long campaign again against edited tables
+        "mismatch_records": [{k: v for k, v in r.items() if k != "repro"} for r in mism],
     }
 
 
@@ -293,6 +296,35 @@ def summary(report, full=False):
     return "\n".join(lines)
 
 
+def reclassify(*reports):
+    """The reports of one or more campaigns (chunks of a long one) merged, their mismatches
+    classified again against the current tables (the programs are not run again)."""
+    records = []
+    for rep in reports:
+        for r in rep["mismatch_records"]:
+            r = dict(r)
+            r["repro"] = render(r["program"], r)
+            records.append(r)
+    first = reports[0]["config"]
+    config = dict(first, n=sum(rep["config"]["n"] for rep in reports),
+                  seed=min(rep["config"]["seed"] for rep in reports),
+                  elapsed_s=round(sum(rep["config"]["elapsed_s"] for rep in reports), 1),
+                  merged=[[rep["config"]["seed"], rep["config"]["n"]] for rep in reports])
+    out = build_report(records, [], config)
+
+    def total(key):
+        c = Counter()
+        for rep in reports:
+            c.update(rep[key])
+        return dict(c.most_common())
+
+    out.update(programs=sum(rep["programs"] for rep in reports), status=total("status"),
+               crashes=[c for rep in reports for c in rep["crashes"]], drift=total("drift"),
+               fuzzer_errors=[e for rep in reports for e in rep["fuzzer_errors"]][:20],
+               op_coverage=dict(sorted(total("op_coverage").items())))
+    return out
+
+
 def write_report(report, out_dir):
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -311,10 +343,21 @@ def main(argv=None):
     ap.add_argument("--out", default=str(HERE), help="directory of report.json/report.txt")
     ap.add_argument("--show", type=int, default=None, metavar="SEED",
                     help="run one program in this process and print it")
+    ap.add_argument("--reclassify", default=None, metavar="REPORT_JSON[,...]",
+                    help="classify the mismatches of one or more campaigns' reports (chunks "
+                         "of a long campaign are merged) again against the current tables of "
+                         "known_deviations.py, and write the report in --out")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         return worker()
+    if a.reclassify:
+        report = reclassify(*(json.loads(Path(f).read_text())
+                              for f in a.reclassify.split(",")))
+        js, txt = write_report(report, a.out)
+        print(summary(report))
+        print(f"report: {js} and {txt}")
+        return 0
     ops = a.ops.split(",") if a.ops else None
     if a.show is not None:
         ng, torch = _setup()

@@ -6,10 +6,13 @@ then large enough for the njit kernels, float32/float64/int64/bool, a non-contig
 of its leaf in a third of the cases), then steps that each apply an op to the current
 value, with fresh operands (broadcastable shapes with size-1 and missing dimensions, other
 dtypes, Python scalars), earlier values, dims (negative ones too) and indices drawn by the
-op's *schema* below. A small share of the arguments is invalid on purpose (dims out of
-range, shapes that do not broadcast, indices out of bounds): both libraries must then
-raise. Float values come in four kinds (``fuzz_program.make_values``): plain, positive,
-integer-valued with signed zeros (ties), and special (NaN, +-inf, +-0, overflow edges).
+op's *schema* below. Every op of the database is drawn: those without a hand-written
+schema (the math, special, linalg and nn.functional families) start from one of their
+op-database samples (``_from_samples``). A small share of the arguments is invalid on
+purpose (dims out of range, shapes that do not broadcast, indices out of bounds): both
+libraries must then raise. Float values come in four kinds (``fuzz_program.make_values``):
+plain, positive, integer-valued with signed zeros (ties), and special (NaN, +-inf, +-0,
+overflow edges).
 
 Generation runs the program under torch as it goes: the shapes and dtypes of the results
 choose the next arguments, and the torch run is reused by the check. Everything is drawn
@@ -842,6 +845,106 @@ def _write_through_view(g, op):
     return [g.cur], {}, None
 
 
+# -- the ops of the op database's family files (_opdb_math/_special/_linalg/_nn) -------------
+# Drawn from the op's own samples (``OpInfo.sample_inputs``): their arguments (shapes, dims,
+# keyword arguments, index tensors, structured matrices) are valid by construction. The
+# sample's first float array is replaced by the current value (always for elementwise ops,
+# whose other operands then are broadcastable partners; half the time for the others), and
+# the sample's other arrays become program inputs holding the sample's values (a quarter of
+# the time a random draw of the same shape: special values, ties). Decompositions whose
+# outputs are defined up to a sign or a basis (eigh, svd, qr, ...) keep their samples' values
+# and contiguous layouts: their op-database entries call gauge-invariant forms (``|U|``,
+# ``U diag(S) Vh``) that are only well defined on the samples' distinct spectra.
+
+_SAMPLES = {}
+_ELEMENTWISE_UNARY = set(
+    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc frac deg2rad rad2deg sgn "
+    "absolute negative positive signbit special.erf special.erfc special.erfcx special.erfinv "
+    "special.expit special.exp2 special.expm1 special.log1p special.gammaln special.digamma "
+    "special.psi special.i0 special.i0e special.i1 special.i1e special.bessel_j0 "
+    "special.bessel_j1 special.ndtr special.ndtri special.log_ndtr special.entr special.sinc "
+    "special.polygamma special.multigammaln special.logit special.round nn.functional.gelu "
+    "nn.functional.silu nn.functional.elu nn.functional.leaky_relu nn.functional.relu6 "
+    "nn.functional.softplus nn.functional.hardtanh nn.functional.selu nn.functional.logsigmoid "
+    "nn.functional.softsign nn.functional.mish".split())
+_ELEMENTWISE_NARY = set(
+    "hypot logaddexp logaddexp2 copysign fmax fmin nextafter heaviside float_power lerp "
+    "special.xlogy special.xlog1py special.gammainc special.gammaincc special.zeta".split())
+# Inputs with structure (spectra, definiteness, triangularity): the samples' values only.
+_STRUCTURED = set(
+    "linalg.cholesky cholesky cholesky_solve linalg.eigh linalg.eigvalsh linalg.svd svd "
+    "linalg.svdvals linalg.qr linalg.pinv pinverse linalg.lstsq linalg.solve_triangular "
+    "logdet linalg.slogdet slogdet linalg.det det linalg.inv inverse linalg.solve "
+    "linalg.matrix_exp matrix_exp linalg.matrix_power matrix_power searchsorted bucketize"
+    .split())
+_SORTED = {"searchsorted", "bucketize"}  # sorted boundaries: never the current value
+
+
+def _samples(op):
+    if op not in _SAMPLES:
+        _SAMPLES[op] = ops_by_name[op].sample_inputs()
+    return _SAMPLES[op]
+
+
+def _float_array(a):
+    return isinstance(a, np.ndarray) and a.dtype.kind == "f"
+
+
+def _data_tensor(g, a, structured):
+    """A program input holding the sample array ``a`` (floats in the program's float dtype),
+    or, a quarter of the time for unstructured ops, a random draw of its shape."""
+    dtype = g.float_dtype if a.dtype.kind == "f" else str(a.dtype)
+    if not structured and a.dtype.kind == "f" and g.p(0.25):
+        return g.tensor(a.shape, dtype)
+    name = f"x{len(g.program['inputs'])}"
+    grad = dtype in FLOATS and g.p(0.7)
+    inp = {"name": name, "dtype": dtype, "shape": list(a.shape), "grad": bool(grad),
+           "view": None if structured else g.random_view(a.shape),
+           "values": {"data": np.asarray(a).astype(dtype).ravel().tolist()}}
+    g.program["inputs"].append(inp)
+    from fuzz_program import materialize
+
+    g.env[name], _ = materialize(g.torch, inp)
+    ref = Ref(name)
+    g.values.append(ref)
+    return ref
+
+
+def _from_samples(g, op):
+    sample = g.choice(_samples(op))
+    structured = op in _STRUCTURED
+    elementwise = op in _ELEMENTWISE_UNARY or op in _ELEMENTWISE_NARY
+    first = next((i for i, a in enumerate(sample.args) if _float_array(a)), None)
+    cur_float = g.dtype() in FLOATS
+    subst = first is not None and (
+        elementwise or (not structured and cur_float and g.p(0.5))
+        or (structured and op not in _SORTED and g.shape() == sample.args[first].shape
+            and g.p(0.3)))
+    if elementwise and first is None:
+        return None
+    nd = len(g.shape())
+
+    def conv(a, top=False):
+        if isinstance(a, np.ndarray):
+            if op in _ELEMENTWISE_NARY and top and _float_array(a):
+                return g.partner()
+            return _data_tensor(g, a, structured)
+        if isinstance(a, tuple):
+            return tuple(conv(b) for b in a)
+        if isinstance(a, list):
+            return [conv(b) for b in a]
+        if isinstance(a, dict):
+            return {k: conv(v) for k, v in a.items()}
+        return a.item() if isinstance(a, np.generic) else a
+
+    args = [g.cur if subst and i == first else conv(a, top=True)
+            for i, a in enumerate(sample.args)]
+    kwargs = {k: conv(v, top=True) for k, v in sample.kwargs.items()}
+    if subst and not elementwise and isinstance(kwargs.get("dim"), int) and g.p(0.7):
+        kwargs["dim"] = g.dim(nd)
+    return args, kwargs, g.variant(op)
+
+
 SCHEMAS = {}
 for _name in ("neg abs sign exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan "
               "tanh sigmoid relu softplus erf floor ceil round radd rsub rmul rtruediv rpow "
@@ -869,6 +972,8 @@ SCHEMAS.update({
     "sort": _sort, "argsort": _sort, "topk": _topk, "matmul": _matmul, "mm": _mm,
     "bmm": _bmm, "dot": _dot, "outer": _outer, "einsum": _einsum,
 })
+for _name in ops_by_name:
+    SCHEMAS.setdefault(_name, _from_samples)
 OPS = sorted(SCHEMAS)
 
 

@@ -889,7 +889,10 @@ def _isolated_backward_steps(program, torch):
         iso = isolate(program, t_run, j)
         if iso is None:
             continue
-        a = np.array(g.detach().numpy())
+        try:
+            a = np.array(g.detach().numpy())
+        except RuntimeError:  # torch's ZeroTensor (a gradient known to be 0) has no array
+            a = np.zeros(tuple(g.shape))
         iso["cotangent"] = {"data": a.astype(np.float64).ravel().tolist()}
         if explicit_elements(iso) <= ISOLATE_MAX_ATTRIBUTION:
             found.append(iso)
