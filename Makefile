@@ -6,6 +6,7 @@
 #   make doctest run the examples in the docs pages and in numbagrad's docstrings
 #   make bench   run the asv benchmarks against .venv and record them for this commit
 #   make bench-quick    one fast asv pass, nothing recorded
+#   make bench-smoke    check the asv suites and run the small ones once (CI)
 #   make bench-compare  BASE=<rev>: benchmark BASE and HEAD, print asv compare's table
 #   make bench-publish  render the recorded benchmark history as HTML (asv_bench/html)
 #   make lint    run ruff (installed into .venv on first use)
@@ -39,7 +40,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 # sources, `cache=True` kernels), so the caches users and CI already have are reused.
 
 .DEFAULT_GOAL := help
-.PHONY: help venv install demo test test-oldest docs doctest bench bench-quick bench-compare \
+.PHONY: help venv install demo test test-oldest docs doctest bench bench-quick bench-smoke bench-compare \
 	bench-publish lint dist fuzz clean distclean
 
 help:
@@ -126,6 +127,15 @@ bench: venv $(VENV)/.installed-bench
 bench-quick: venv $(VENV)/.installed-bench
 	cd asv_bench && $(ASV) machine --yes \
 		&& $(ASV) run --python=same --quick --show-stderr $(BENCH_ARGS)
+
+# CI's smoke run: the small and medium suites once each, nothing recorded; a benchmark that
+# raises fails it (asv exits 2), so the suite cannot rot unnoticed
+BENCH_SMOKE ?= bench_(eager|function|optim|ratios|transforms)
+
+bench-smoke: venv $(VENV)/.installed-bench
+	cd asv_bench && $(ASV) machine --yes >/dev/null \
+		&& $(ASV) check --python=same \
+		&& $(ASV) run --python=same --quick --dry-run --show-stderr -b '$(BENCH_SMOKE)'
 
 bench-compare: venv $(VENV)/.installed-bench
 	rm -rf $(BENCH_BASE_TREE) && git worktree prune
