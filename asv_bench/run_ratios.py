@@ -46,6 +46,7 @@ from benchmarks import (  # noqa: E402
     bench_function,
     bench_kernels,
     bench_large,
+    bench_optim,
     bench_transforms,
 )
 
@@ -170,6 +171,14 @@ WORKLOADS = [
         "time_hessian",
         target=Target("torch", 0.5, "<= 0.5x torch"),
         note="transforms issue: hessian of the 64-dimensional Rosenbrock function",
+    ),
+    Workload(
+        "adam step 10M f64",
+        bench_optim.AdamStep,
+        "time_step",
+        large=True,
+        group="other workloads",
+        note="optim: one Adam step on a 10M float64 parameter; torch with foreach=True",
     ),
     Workload(
         "chain200 x1000 f64",
