@@ -330,6 +330,41 @@ def ref_scatter_add(x, dim, index, src):
     return out
 
 
+def ref_scatter_reduce(reduce):
+    """Out-of-place ``scatter_reduce`` with ``reduce`` in prod / amax / amin."""
+    ufunc = {'prod': np.multiply, 'amax': np.maximum, 'amin': np.minimum}[reduce]
+    start = {'prod': 1.0, 'amax': -np.inf, 'amin': np.inf}[reduce]
+
+    def ref(x, dim, index, src, include_self=True):
+        out = x.copy()
+        pos = list(np.indices(index.shape))
+        pos[dim % x.ndim] = index
+        if not include_self:
+            out[tuple(pos)] = start
+        ufunc.at(out, tuple(pos), src[tuple(slice(0, n) for n in index.shape)])
+        return out
+    return ref
+
+
+def scatter_reduce_samples(rng):
+    """scatter_reduce with repeated indices, with and without ``input`` (src shaped as the
+    index: PyTorch's backward needs it)."""
+    return [
+        SampleInput(real(rng, (3, 4)), 1, _index(rng, 4, (3, 5)), real(rng, (3, 5)),
+                    name='dim1'),
+        SampleInput(real(rng, (3, 4)), 0, _index(rng, 3, (4, 4)), real(rng, (4, 4)),
+                    include_self=False, name='dim0_excl'),
+        SampleInput(real(rng, (5,)), 0, np.array([1, 1, 1, 3], dtype=np.int64),
+                    real(rng, (4,)), name='1d_dup'),
+    ]
+
+
+def _op_scatter_reduce(reduce):
+    def op(m, x, dim, index, src, **kwargs):
+        return m.scatter_reduce(x, dim, index, src, reduce, **kwargs)
+    return op
+
+
 def ref_take_along_dim(x, indices, dim=None):
     """``take_along_dim``: flattened when ``dim`` is None, else broadcasting gather."""
     if dim is None:
@@ -1263,6 +1298,9 @@ op_db = [
            primitives=('Gather',)),
     OpInfo('scatter_add', ref_scatter_add, scatter_add_samples, method=True,
            primitives=('ScatterAdd',)),
+    *(OpInfo(f'scatter_reduce_{r}', ref_scatter_reduce(r), scatter_reduce_samples,
+             op=_op_scatter_reduce(r), primitives=('ScatterReduce',))
+      for r in ('prod', 'amax', 'amin')),
     OpInfo('take_along_dim', ref_take_along_dim, take_along_dim_samples, method=True,
            primitives=('Expand', 'Gather', 'Reshape')),
     OpInfo('cat', lambda xs, dim=0: np.concatenate(xs, axis=dim), cat_samples,

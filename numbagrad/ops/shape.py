@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad._creation import arange, zeros
+from numbagrad._creation import arange, full, zeros
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
@@ -1893,12 +1893,26 @@ def _scatter_prep(name, input, dim, index, src):
     return index, d
 
 
+def _scatter_reduce_op(input, d, index, src, reduce, include_self):
+    """``ScatterReduce`` on a checked, non-empty index: 0-d operands as 1-d, ``src`` cut to
+    the index's shape."""
+    if input.ndim == 0 or index.ndim == 0 or src.ndim == 0:
+        out = _scatter_reduce_op(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
+                                 include_self)
+        return reshape(out, tuple(input.shape))
+    if tuple(src.shape) != tuple(index.shape):
+        src = getitem(src, tuple(slice(0, n) for n in index.shape))
+    return bind(ScatterReduce, (input, index, src),
+                {"dim": d, "reduce": reduce, "include_self": bool(include_self)})
+
+
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """``input`` with ``src[i][j]`` (a tensor, or one number) written at
     ``out[index[i][j]][j]`` (for ``dim=0``; likewise for other dims), out of place.
 
-    ``reduce='add'`` adds instead of writing (``scatter_add``); ``'multiply'`` is not
-    supported (PyTorch deprecates it: use :func:`scatter_reduce`). Gradients, as PyTorch's:
+    ``reduce='add'`` adds instead of writing (``scatter_add``); ``'multiply'`` multiplies
+    (PyTorch deprecates it for a tensor ``src``, with a warning, and gives it no
+    derivative: backward raises; use :func:`scatter_reduce`). Gradients, as PyTorch's:
     ``input`` gets ``grad`` with zeros where written, ``src`` gets ``grad.gather(dim,
     index)``. Where an index repeats, which value lands is unspecified (as PyTorch).
 
@@ -1916,19 +1930,24 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         src = value
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
-    if reduce == "multiply":
-        raise NotImplementedError("scatter(reduce='multiply') is not supported in numbagrad; "
-                                  "PyTorch deprecates it (use scatter_reduce)")
     is_tensor = isinstance(src, Tensor)
     index, d = _scatter_prep("scatter", input, dim, index, src if is_tensor else None)
     if index is None:
         return F.clone(input)  # PyTorch checks nothing for an empty index
-    if reduce == "add":
-        if not is_tensor:
+    if reduce is not None:
+        if is_tensor:
+            if reduce == "multiply":
+                warnings.warn("The reduce argument of torch.scatter with Tensor src is "
+                              "deprecated and will be removed in a future PyTorch release. "
+                              "Use torch.scatter_reduce instead for more reduction options.",
+                              UserWarning, stacklevel=2)
+        else:
             from numbagrad._creation import full
 
             src = full(tuple(index.shape), src, dtype=input.dtype)
-        return scatter_add(input, d, index, src)
+        if reduce == "add":
+            return scatter_add(input, d, index, src)
+        return _scatter_reduce_op(input, d, index, src, "multiply", True)
     if input.ndim == 0 or index.ndim == 0:
         x1 = _as_1d(input)
         s1 = _as_1d(src) if is_tensor else src
@@ -1943,14 +1962,132 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     return bind(IndexPut, (input, src, *ops), {"key": key, "advanced": True})
 
 
+def _reduce_identity(dtype, reduce):
+    """The value ``reduce`` starts from where ``include_self=False`` drops ``input``."""
+    if reduce in ("prod", "multiply"):
+        return 1
+    if dtype.kind == "b":
+        return reduce == "amin"
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return -np.inf if reduce == "amax" else np.inf
+
+
+def _scatter_reduce_partials(x, index, src, out, g, x_shape, need_x, need_src, dim, reduce,
+                             include_self):
+    """``ScatterReduce``'s gradients for cotangent ``g`` (PyTorch's
+    ``scatter_reduce_backward``); with ``g`` of ones they are the partial derivatives its JVP
+    uses."""
+    if reduce == "multiply":
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    params = {"dim": dim, "reduce": reduce, "include_self": include_self}
+    gx = gs = None
+    if reduce == "prod":
+        if need_x:
+            masked_x = F.where(x == 0, 1, x)
+            masked_out = bind(ScatterReduce, (masked_x, index, src), params)
+            gx = g * masked_out / masked_x
+        if need_src:
+            src_zero = src == 0
+            per_group = scatter_add(zeros(x_shape, dtype=x.dtype), dim, index,
+                                    src_zero.to(x.dtype))
+            n_zeros = gather(per_group, dim, index)
+            single = src_zero & (n_zeros == 1)
+            masked_src = F.where(single, 1, src)
+            masked_out = bind(ScatterReduce, (x, index, masked_src), params)
+            gs = F.where(single, gather(g * masked_out, dim, index),
+                         gather(g * out, dim, index) / F.where(src_zero, 1, src))
+    else:  # amax / amin
+        value = gather(out, dim, index)
+        x_is = (x == out).to(x.dtype)
+        src_is = (src == value).to(x.dtype)
+        share = g / scatter_add(x_is, dim, index, src_is)
+        if need_x:
+            gx = x_is * share
+        if need_src:
+            gs = src_is * gather(share, dim, index)
+    if gx is not None and not include_self:
+        gx = scatter(gx, dim, index, 0)
+    return gx, None, gs
+
+
+class ScatterReduce(Primitive):
+    """``scatter_reduce(x, index, src, dim)`` for ``reduce`` in ``'prod'``, ``'amax'``,
+    ``'amin'`` (and ``'multiply'``: ``scatter(reduce='multiply')``, a product that, as in
+    PyTorch, has no derivative). ``index`` and ``src`` come checked, shaped alike and at
+    least 1-d; the index is a data operand. Gradients as PyTorch's
+    ``scatter_reduce_backward``: amax/amin split ``grad`` evenly among every element equal
+    to the result (``input`` included when ``include_self``); prod divides the result by the
+    element, except that a lone zero of a group gets the product of the others (two zeros
+    or more: 0). The JVP applies the same partial derivatives to the tangents."""
+
+    data_operands = (1,)
+    saves_inputs = (0, 1, 2)
+    saves_output = True
+
+    @classmethod
+    def node_name(cls, params) -> str:
+        return "NotImplemented" if params["reduce"] == "multiply" else cls.grad_fn
+
+    @staticmethod
+    def impl(be, x, index, src, dim, reduce, include_self):
+        xp = be.xp
+        out = x.copy()
+        idx = list(xp.indices(index.shape, sparse=True))
+        idx[dim] = index
+        idx = tuple(idx)
+        if not include_self:
+            out[idx] = _reduce_identity(out.dtype, reduce)
+        ufunc = {"amax": xp.maximum, "amin": xp.minimum}.get(reduce, xp.multiply)
+        ufunc.at(out, idx, src.astype(out.dtype, copy=False))
+        return out
+
+    @staticmethod
+    def vjp(ctx, g, dim, reduce, include_self):
+        x, index, src, out = ctx.saved()
+        return _scatter_reduce_partials(x, index, src, out, g, ctx.input_shape(0),
+                                        ctx.needs_input_grad(0), ctx.needs_input_grad(2),
+                                        dim, reduce, include_self)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dim, reduce, include_self):
+        """Each output element is a function of its own group only, so the partial
+        derivatives are the VJP's factors for a cotangent of ones: ``t_out = d_x * t_x +
+        scatter_add(d_src * t_src)``."""
+        x, index, src = primals
+        tx, _, tsrc = tangents
+        dx, _, dsrc = _scatter_reduce_partials(x, index, src, out,
+                                               full(tuple(out.shape), 1, dtype=out.dtype),
+                                               x.shape,
+                                               tx is not None, tsrc is not None,
+                                               dim, reduce, include_self)
+        t = dx * tx if tx is not None else None
+        if tsrc is not None:
+            t_src = scatter_add(zeros(tuple(out.shape), dtype=out.dtype), dim, index,
+                                dsrc * tsrc)
+            t = t_src if t is None else t + t_src
+        return t
+
+    @staticmethod
+    def batch(args, dims, dim, reduce, include_self):
+        """All operands batched in front (an unbatched one broadcast), ``dim`` shifted (the
+        operands are at least 1-d, so no 0-d examples)."""
+        size = _batch_size(args, dims)
+        args = tuple(_with_batch(a, d, 0, size) for a, d in zip(args, dims))
+        return bind(ScatterReduce, args,
+                    {"dim": dim + 1, "reduce": reduce, "include_self": include_self}), 0
+
+
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """``input`` with ``src`` reduced into it at ``index`` along ``dim`` (out of place).
 
-    ``reduce`` is ``'sum'`` or ``'mean'`` (``'prod'``, ``'amax'``, ``'amin'`` raise
-    NotImplementedError: not supported yet). With ``include_self=False`` the values of
-    ``input`` at scattered positions take no part (positions nothing is scattered to keep
-    ``input``). Integer ``'mean'`` rounds down, as PyTorch. Differentiable in ``input`` and
-    ``src``.
+    ``reduce`` is ``'sum'``, ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'`` (``'max'`` and
+    ``'min'`` are aliases). With ``include_self=False`` the values of ``input`` at scattered
+    positions take no part (positions nothing is scattered to keep ``input``). Integer
+    ``'mean'`` rounds down, as PyTorch. Differentiable in ``input`` and ``src``, as PyTorch:
+    ``'amax'``/``'amin'`` split the gradient evenly among the elements equal to the result;
+    ``'prod'`` gives a lone zero the product of the others.
 
     Examples
     --------
@@ -1961,14 +2098,13 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     tensor([2.3333, 1.0000, 3.0000])
     >>> x.scatter_reduce(0, i, numbagrad.tensor([2.0, 4.0, 5.0]), "sum", include_self=False)
     tensor([6., 1., 5.])
+    >>> x.scatter_reduce(0, i, numbagrad.tensor([2.0, 4.0, 5.0]), "amax", include_self=False)
+    tensor([4., 1., 5.])
     """
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's aliases
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if reduce in ("prod", "amax", "amin"):
-        raise NotImplementedError(f"scatter_reduce(reduce={reduce!r}) is not supported in "
-                                  "numbagrad yet; 'sum' and 'mean' are")
     src = as_tensor_arg(src, "src")
     index, d = _scatter_prep("scatter_reduce", input, dim, index, src)
     if index is None:
@@ -1980,6 +2116,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     window = tuple(slice(0, n) for n in index.shape)
     if tuple(src.shape) != tuple(index.shape):
         src = getitem(src, window)
+    if reduce in ("prod", "amax", "amin"):
+        return _scatter_reduce_op(input, d, index, src, reduce, include_self)
     base = input if include_self else scatter(input, d, index, 0)
     total = scatter_add(base, d, index, src)
     if reduce == "sum":

@@ -60,7 +60,7 @@ _TORCH_KERNEL_GAPS = ("abs", "ceil", "floor", "round", "softplus", "matmul", "mm
 # Ops whose zeros are sums, or maxima/minima of +0 and -0: their sign depends on the order.
 _ORDER_SIGNED_ZERO = ("cumsum", "einsum", "matmul", "mm", "amax", "maximum", "minimum", "sort",
                       "topk", "clamp", "logcumsumexp", "fmax", "fmin", "median", "nanmedian",
-                      "msort", "aminmax", "tensordot")
+                      "msort", "aminmax", "tensordot", "unique", "unique_consecutive")
 # Ops PyTorch gives outputs that require grad although it has no derivative for them (the
 # backward raises "the derivative for ... is not implemented").
 _TORCH_UNDIFFERENTIABLE = ("nextafter", "heaviside", "unique", "unique_consecutive")
@@ -92,6 +92,11 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("std-gradgrad-zero-spread", "std", "gradgrad_nan_pattern", ("!nonfinite",),
               reason="Where std is 0, PyTorch's gradient masks 0/0 to 0 but its second order "
                      "is nan; numbagrad differentiates the masked 0."),
+    Deviation("empty-matmul-dtype", ("bmm", "mm", "matmul"), "raises_only_numbagrad",
+              ("empty", "mixed_dtypes"), match="expected m1 and m2 to have the same dtype",
+              reason="PyTorch skips its same-dtype check when a product has no elements; "
+                     "numbagrad checks dtypes whatever the sizes, as PyTorch does for every "
+                     "non-empty product."),
     Deviation("view-strides", "view", "raises_only_numbagrad",
               match="view size is not compatible",
               reason="view() depends on its input's strides, and results of ops on "
