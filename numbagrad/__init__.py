@@ -120,11 +120,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def equal(input, other):
-    """True when both tensors have the same shape and elements."""
-    import numpy as _np
-
-    return builtins.bool(input.shape == other.shape
-                         and _np.array_equal(input._data, other._data))
+    """True when both tensors have the same shape and elements (:meth:`Tensor.equal`)."""
+    return input.equal(other)
 
 
 def result_type(tensor1, tensor2):

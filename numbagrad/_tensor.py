@@ -50,6 +50,18 @@ else:
     _AttachedMethods = object
 
 
+
+def _legacy_size(args):
+    """The size PyTorch's legacy ``Tensor(*sizes)``/``x.new(*sizes)`` reads from ``args``
+    (ints, one ``Size``, or nothing: ``(0,)``), or None when ``args`` is data."""
+    if args and not (all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+                     or (len(args) == 1 and isinstance(args[0], Size))):
+        return None
+    size = tuple(args[0]) if args and isinstance(args[0], Size) else (args or (0,))
+    if any(n < 0 for n in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
+    return size
+
 class Tensor(_AttachedMethods):
     """A multi-dimensional array with autograd support (``numbagrad.Tensor``).
 
@@ -102,12 +114,8 @@ class Tensor(_AttachedMethods):
                                 "tensor.to(dtype) to convert")
             Tensor._init_from(self, src._data, src._storage)
             return
-        if not args or all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
-                or (len(args) == 1 and isinstance(args[0], Size)):
-            size = tuple(args[0]) if args and isinstance(args[0], Size) else (args or (0,))
-            if any(n < 0 for n in size):
-                raise RuntimeError(f"Trying to create tensor with negative dimension: "
-                                   f"{list(size)}")
+        size = _legacy_size(args)
+        if size is not None:
             a = np.empty(size, dt.np)
             Tensor._init_from(self, a, [a, 0])
             return
@@ -293,12 +301,8 @@ class Tensor(_AttachedMethods):
         numbagrad.Size([2, 3])
         """
         npd = self._data.dtype
-        if not args or all(isinstance(a, int) and not isinstance(a, bool) for a in args) \
-                or (len(args) == 1 and isinstance(args[0], Size)):
-            size = tuple(args[0]) if args and isinstance(args[0], Size) else (args or (0,))
-            if any(n < 0 for n in size):
-                raise RuntimeError(f"Trying to create tensor with negative dimension: "
-                                   f"{list(size)}")
+        size = _legacy_size(args)
+        if size is not None:
             return Tensor._make(np.empty(size, npd))
         if len(args) != 1:
             raise TypeError("new() takes sizes (ints) or one sequence of data")

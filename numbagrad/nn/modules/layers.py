@@ -436,7 +436,24 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}" + _inplace_str(self.inplace, ", ")
 
 
-class Softmax(Module):
+class _AlongDim(Module):
+    """A normalisation along one dimension (``Softmax``, ``Softmin``, ``LogSoftmax``):
+    ``_fn(input, dim)`` of the ``nn.functional`` function the subclass names."""
+
+    _fn = None
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return type(self)._fn(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
     """Softmax along ``dim``.
 
     Examples
@@ -446,18 +463,10 @@ class Softmax(Module):
     tensor([0.5000, 0.5000])
     """
 
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmax(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.softmax)
 
 
-class Softmin(Module):
+class Softmin(_AlongDim):
     """Softmin (softmax of ``-x``) along ``dim``.
 
     Examples
@@ -467,18 +476,10 @@ class Softmin(Module):
     Softmin(dim=0)
     """
 
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.softmin(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.softmin)
 
 
-class LogSoftmax(Module):
+class LogSoftmax(_AlongDim):
     """Log-softmax along ``dim``.
 
     Examples
@@ -488,15 +489,7 @@ class LogSoftmax(Module):
     LogSoftmax(dim=1)
     """
 
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
-    def forward(self, input):
-        return F.log_softmax(input, self.dim)
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
+    _fn = staticmethod(F.log_softmax)
 
 
 class Dropout(Module):
