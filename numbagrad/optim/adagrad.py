@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from numbagrad._core.grad_mode import no_grad
 from numbagrad._tensor import Tensor
 from numbagrad.optim import _functional as _fn
-from numbagrad.optim.optimizer import Optimizer, _check_lr, _lr_value, _step_tensor
+from numbagrad.optim.optimizer import Optimizer, _check_lr, _step_tensor
 
 __all__ = ["Adagrad"]
 
@@ -82,33 +81,12 @@ class Adagrad(Optimizer):
         state["sum"] = Tensor._make(
             np.full(p._data.shape, group["initial_accumulator_value"], p._data.dtype))
 
-    def step(self, closure=None):
-        """Perform one optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            Re-evaluates the model and returns the loss (called under ``enable_grad``).
-
-        Returns
-        -------
-        The closure's loss, or None.
-        """
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    state = self.state[p]
-                    if len(state) == 0:  # a parameter of a group added after construction
-                        self._init_state(p, group)
-                    step_t = state["step"]
-                    step_t._data += 1
-                    _fn.adagrad_update(p._data, p.grad._data, state["sum"]._data,
-                                       float(step_t._data), lr=lr, lr_decay=group["lr_decay"],
-                                       eps=group["eps"], weight_decay=group["weight_decay"],
-                                       maximize=group["maximize"])
-                    p._storage[1] += 1
-        return loss
+    def _update(self, p, state, group, lr):
+        if len(state) == 0:  # a parameter of a group added after construction
+            self._init_state(p, group)
+        step_t = state["step"]
+        step_t._data += 1
+        _fn.adagrad_update(p._data, p.grad._data, state["sum"]._data,
+                           float(step_t._data), lr=lr, lr_decay=group["lr_decay"],
+                           eps=group["eps"], weight_decay=group["weight_decay"],
+                           maximize=group["maximize"])

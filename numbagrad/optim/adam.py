@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from numbagrad._core.grad_mode import no_grad
 from numbagrad.optim import _functional as _fn
 from numbagrad.optim.optimizer import (
     Optimizer,
     _check_lr,
-    _lr_value,
     _step_tensor,
     _zero_state,
 )
@@ -76,42 +74,21 @@ class Adam(Optimizer):
                     "amsgrad": amsgrad, "maximize": maximize}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """Perform one optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            Re-evaluates the model and returns the loss (called under ``enable_grad``).
-
-        Returns
-        -------
-        The closure's loss, or None.
-        """
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])
-                beta1, beta2 = group["betas"]
-                amsgrad = group["amsgrad"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _step_tensor()
-                        state["exp_avg"] = _zero_state(p)
-                        state["exp_avg_sq"] = _zero_state(p)
-                        if amsgrad:
-                            state["max_exp_avg_sq"] = _zero_state(p)
-                    step_t = state["step"]
-                    step_t._data += 1
-                    vmax = state["max_exp_avg_sq"]._data if amsgrad else None
-                    _fn.adam_update(p._data, p.grad._data, state["exp_avg"]._data,
-                                    state["exp_avg_sq"]._data, vmax, float(step_t._data),
-                                    lr=lr, beta1=float(beta1), beta2=float(beta2),
-                                    eps=group["eps"], weight_decay=group["weight_decay"],
-                                    amsgrad=amsgrad, maximize=group["maximize"],
-                                    decoupled=self._decoupled)
-                    p._storage[1] += 1
-        return loss
+    def _update(self, p, state, group, lr):
+        beta1, beta2 = group["betas"]
+        amsgrad = group["amsgrad"]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = _zero_state(p)
+            state["exp_avg_sq"] = _zero_state(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = _zero_state(p)
+        step_t = state["step"]
+        step_t._data += 1
+        vmax = state["max_exp_avg_sq"]._data if amsgrad else None
+        _fn.adam_update(p._data, p.grad._data, state["exp_avg"]._data,
+                        state["exp_avg_sq"]._data, vmax, float(step_t._data),
+                        lr=lr, beta1=float(beta1), beta2=float(beta2),
+                        eps=group["eps"], weight_decay=group["weight_decay"],
+                        amsgrad=amsgrad, maximize=group["maximize"],
+                        decoupled=self._decoupled)

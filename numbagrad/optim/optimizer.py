@@ -21,7 +21,7 @@ from itertools import chain
 
 import numpy as np
 
-from numbagrad._core.grad_mode import enable_grad
+from numbagrad._core.grad_mode import enable_grad, no_grad
 from numbagrad._dtype import get_default_dtype
 from numbagrad._tensor import Tensor
 
@@ -261,14 +261,34 @@ class Optimizer:
                     g.zero_()
 
     def step(self, closure=None):
-        """Perform one optimization step (each optimizer defines it).
+        """Perform one optimization step.
 
         Parameters
         ----------
         closure : callable, optional
             Re-evaluates the model and returns the loss; called under ``enable_grad``.
+
+        Returns
+        -------
+        The closure's loss, or None.
         """
-        raise NotImplementedError(f"{type(self).__name__} does not define step()")
+        if type(self)._update is Optimizer._update:
+            raise NotImplementedError(f"{type(self).__name__} does not define step()")
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                lr = _lr_value(group["lr"])
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    self._update(p, self.state[p], group, lr)
+                    p._storage[1] += 1  # an in-place update of the parameter
+        return loss
+
+    def _update(self, p, state, group, lr):
+        """Update parameter ``p`` in place from its ``.grad`` (``state``: its state;
+        ``lr``: the group's learning rate as a float); what each optimizer defines."""
+        raise NotImplementedError
 
     @staticmethod
     def _closure_loss(closure):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from numbagrad._core.grad_mode import no_grad
 from numbagrad.optim import _functional as _fn
 from numbagrad.optim.optimizer import (
     Optimizer,
     _check_lr,
-    _lr_value,
     _step_tensor,
     _zero_state,
 )
@@ -75,40 +73,19 @@ class RMSprop(Optimizer):
                     "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """Perform one optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            Re-evaluates the model and returns the loss (called under ``enable_grad``).
-
-        Returns
-        -------
-        The closure's loss, or None.
-        """
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])
-                momentum, centered = group["momentum"], group["centered"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    state = self.state[p]
-                    if len(state) == 0:
-                        state["step"] = _step_tensor()
-                        state["square_avg"] = _zero_state(p)
-                        if momentum > 0:
-                            state["momentum_buffer"] = _zero_state(p)
-                        if centered:
-                            state["grad_avg"] = _zero_state(p)
-                    state["step"]._data += 1
-                    gavg = state["grad_avg"]._data if centered else None
-                    buf = state["momentum_buffer"]._data if momentum > 0 else None
-                    _fn.rmsprop_update(p._data, p.grad._data, state["square_avg"]._data, gavg,
-                                       buf, lr=lr, alpha=group["alpha"], eps=group["eps"],
-                                       weight_decay=group["weight_decay"], momentum=momentum,
-                                       centered=centered, maximize=group["maximize"])
-                    p._storage[1] += 1
-        return loss
+    def _update(self, p, state, group, lr):
+        momentum, centered = group["momentum"], group["centered"]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["square_avg"] = _zero_state(p)
+            if momentum > 0:
+                state["momentum_buffer"] = _zero_state(p)
+            if centered:
+                state["grad_avg"] = _zero_state(p)
+        state["step"]._data += 1
+        gavg = state["grad_avg"]._data if centered else None
+        buf = state["momentum_buffer"]._data if momentum > 0 else None
+        _fn.rmsprop_update(p._data, p.grad._data, state["square_avg"]._data, gavg,
+                           buf, lr=lr, alpha=group["alpha"], eps=group["eps"],
+                           weight_decay=group["weight_decay"], momentum=momentum,
+                           centered=centered, maximize=group["maximize"])

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from numbagrad._core.grad_mode import no_grad
 from numbagrad.optim import _functional as _fn
-from numbagrad.optim.optimizer import Optimizer, _check_lr, _lr_value, _zero_state
+from numbagrad.optim.optimizer import Optimizer, _check_lr, _zero_state
 
 __all__ = ["SGD"]
 
@@ -67,37 +66,16 @@ class SGD(Optimizer):
                     "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        """Perform one optimization step.
-
-        Parameters
-        ----------
-        closure : callable, optional
-            Re-evaluates the model and returns the loss (called under ``enable_grad``).
-
-        Returns
-        -------
-        The closure's loss, or None.
-        """
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr = _lr_value(group["lr"])
-                momentum = group["momentum"]
-                for p in group["params"]:
-                    if p.grad is None:
-                        continue
-                    buf, first = None, False
-                    if momentum != 0:
-                        state = self.state[p]
-                        buf = state.get("momentum_buffer")
-                        if buf is None:
-                            buf, first = _zero_state(p), True
-                            state["momentum_buffer"] = buf
-                        buf = buf._data
-                    _fn.sgd_update(p._data, p.grad._data, buf, first, lr=lr,
-                                   weight_decay=group["weight_decay"], momentum=momentum,
-                                   dampening=group["dampening"], nesterov=group["nesterov"],
-                                   maximize=group["maximize"])
-                    p._storage[1] += 1
-        return loss
+    def _update(self, p, state, group, lr):
+        momentum = group["momentum"]
+        buf, first = None, False
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf, first = _zero_state(p), True
+                state["momentum_buffer"] = buf
+            buf = buf._data
+        _fn.sgd_update(p._data, p.grad._data, buf, first, lr=lr,
+                       weight_decay=group["weight_decay"], momentum=momentum,
+                       dampening=group["dampening"], nesterov=group["nesterov"],
+                       maximize=group["maximize"])
