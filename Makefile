@@ -9,7 +9,7 @@
 #   make bench-smoke    check the asv suites and run the small ones once (CI)
 #   make bench-compare  BASE=<rev>: benchmark BASE and HEAD, print asv compare's table
 #   make bench-publish  render the recorded benchmark history as HTML (asv_bench/html)
-#   make lint    run ruff (installed into .venv on first use)
+#   make lint    ruff check and ruff format --check (ruff installed into .venv on first use)
 #   make dist    build the wheel and sdist into dist/ and check them with twine --strict
 #   make test-oldest  the suite against the oldest NumPy and Numba pyproject.toml allows
 #   make fuzz    differential fuzz campaign against PyTorch: make fuzz N=40000 (default 5000)
@@ -162,6 +162,7 @@ $(VENV)/bin/ruff: | $(PY)
 
 lint: $(VENV)/bin/ruff
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 # the wheel and the sdist, built as `pip install` would build them, checked by twine --strict
 # (metadata and the README rendering PyPI would show)

@@ -136,8 +136,7 @@ WORKLOADS = [
         target=Target("abs", 0.6, "<= 0.6 s"),
         quick_repeat=3,
         max_repeat=5,
-        note="issue 2: fresh process, import + chain20 once, numba cache warm; "
-        "PyTorch ~1.7-2.2 s",
+        note="issue 2: fresh process, import + chain20 once, numba cache warm; PyTorch ~1.7-2.2 s",
     ),
     Workload(
         "cold start, empty cache",
@@ -284,7 +283,7 @@ def measure(work, args, backends):
     live = list(instances)
     for r in range(repeat):
         # Rotate the order each repeat so no backend always runs right after another.
-        order = live[r % len(live):] + live[: r % len(live)] if live else []
+        order = live[r % len(live) :] + live[: r % len(live)] if live else []
         for b in order:
             inst, params, fn = instances[b]
             res = results[b]
@@ -414,23 +413,47 @@ def ratio(medians, a, b):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="3 repeats, short samples, "
-                        "skip the 10M and 4000x2500 workloads unless --large")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="3 repeats, short samples, skip the 10M and 4000x2500 workloads unless --large",
+    )
     parser.add_argument("--large", action="store_true", help="run the large workloads")
-    parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="rows whose name contains NAME (case-insensitive; repeatable, "
-                        "comma-separated); a large workload named here runs under --quick")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="rows whose name contains NAME (case-insensitive; repeatable, "
+        "comma-separated); a large workload named here runs under --quick",
+    )
     parser.add_argument("--no-kernels", action="store_true", help="skip the kernel rows")
-    parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help="comma-separated subset of " + ",".join(BACKENDS))
-    parser.add_argument("--repeat", type=int, default=None,
-                        help="samples per backend (default 7, --quick 3)")
-    parser.add_argument("--min-time", type=float, default=None,
-                        help="seconds per sample for autoranging (default 0.2, --quick 0.05)")
-    parser.add_argument("--gc", action="store_true",
-                        help="keep the garbage collector on while timing (timeit turns it off)")
-    parser.add_argument("--torch-threads", type=int, default=None, metavar="N",
-                        help="torch.set_num_threads(N) before timing (default: torch's own)")
+    parser.add_argument(
+        "--backends",
+        default=",".join(BACKENDS),
+        help="comma-separated subset of " + ",".join(BACKENDS),
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="samples per backend (default 7, --quick 3)"
+    )
+    parser.add_argument(
+        "--min-time",
+        type=float,
+        default=None,
+        help="seconds per sample for autoranging (default 0.2, --quick 0.05)",
+    )
+    parser.add_argument(
+        "--gc",
+        action="store_true",
+        help="keep the garbage collector on while timing (timeit turns it off)",
+    )
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="torch.set_num_threads(N) before timing (default: torch's own)",
+    )
     parser.add_argument("--json", metavar="PATH", help="write all samples as JSON")
     parser.add_argument("--traceback", action="store_true", help="print errors in full")
     args = parser.parse_args(argv)
@@ -465,9 +488,11 @@ def main(argv=None):
     print("numbagrad benchmark ratios (asv_bench/run_ratios.py)")
     for line in environment_lines():
         print("  " + line)
-    print(f"  {args.repeat} repeats per backend, interleaved; samples >= {args.min_time} s "
-          f"(autoranged); gc {'on' if args.gc else 'off'} while timing; "
-          "cells: median [min-max] per call")
+    print(
+        f"  {args.repeat} repeats per backend, interleaved; samples >= {args.min_time} s "
+        f"(autoranged); gc {'on' if args.gc else 'off'} while timing; "
+        "cells: median [min-max] per call"
+    )
     load = os.getloadavg()[0]
     if "torch" in backends and load > 0.8 * (os.cpu_count() or 1) - 1:
         try:
@@ -475,13 +500,14 @@ def main(argv=None):
         except NotImplementedError:
             threads = 1
         if threads > 1:
-            print(f"  WARNING: load avg {load:.2f} on {os.cpu_count()} cpus: torch's "
-                  f"{threads}-thread OpenMP pool can stall for milliseconds per call while "
-                  "another process holds a core; compare with --torch-threads 1")
+            print(
+                f"  WARNING: load avg {load:.2f} on {os.cpu_count()} cpus: torch's "
+                f"{threads}-thread OpenMP pool can stall for milliseconds per call while "
+                "another process holds a core; compare with --torch-threads 1"
+            )
     print(flush=True)
 
-    header = ["workload", "unit", *backends, "nb/torch", "nb/numpy", "target", "verdict",
-              "grads"]
+    header = ["workload", "unit", *backends, "nb/torch", "nb/numpy", "target", "verdict", "grads"]
     dump = []
     groups = {}
     for w in selected:
@@ -502,16 +528,18 @@ def main(argv=None):
                 if r.samples and not r.error
             }
             verdict = w.target.verdict(medians) if w.target else ""
-            rows.append([
-                w.name,
-                w.per_label or "per call",
-                *[cell(results.get(b), w.per) if b in w.backends else "" for b in backends],
-                ratio(medians, "numbagrad", "torch"),
-                ratio(medians, "numbagrad", "numpy"),
-                w.target.text if w.target else "",
-                verdict,
-                check_values(results),
-            ])
+            rows.append(
+                [
+                    w.name,
+                    w.per_label or "per call",
+                    *[cell(results.get(b), w.per) if b in w.backends else "" for b in backends],
+                    ratio(medians, "numbagrad", "torch"),
+                    ratio(medians, "numbagrad", "numpy"),
+                    w.target.text if w.target else "",
+                    verdict,
+                    check_values(results),
+                ]
+            )
             if w.note:
                 notes.append(f"{w.name}: {w.note}")
             for b, r in results.items():
@@ -519,11 +547,19 @@ def main(argv=None):
                     errors.append(f"{w.name} [{b}] skipped: {r.skipped}")
                 if r.error:
                     errors.append(f"{w.name} [{b}] ERROR: {r.error}")
-                dump.append({
-                    "workload": w.name, "backend": b, "per": w.per, "number": r.number,
-                    "samples_s": r.samples, "skipped": r.skipped, "error": r.error,
-                    "target": w.target.text if w.target else None, "verdict": verdict,
-                })
+                dump.append(
+                    {
+                        "workload": w.name,
+                        "backend": b,
+                        "per": w.per,
+                        "number": r.number,
+                        "samples_s": r.samples,
+                        "skipped": r.skipped,
+                        "error": r.error,
+                        "target": w.target.text if w.target else None,
+                        "verdict": verdict,
+                    }
+                )
         print(f"== {group} ==")
         print_table(rows)
         for n in notes:
@@ -541,8 +577,10 @@ def main(argv=None):
             seen.add(key)
             print("  " + e)
         print()
-    print(f"  load avg after {os.getloadavg()[0]:.2f}; ratios are medians of the same run; "
-          "the machine is shared, read absolute times as +-30 %")
+    print(
+        f"  load avg after {os.getloadavg()[0]:.2f}; ratios are medians of the same run; "
+        "the machine is shared, read absolute times as +-30 %"
+    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"environment": environment_lines(), "results": dump}, f, indent=1)

@@ -65,6 +65,7 @@ except ImportError:  # no numba-cuda: the CPU path still runs
     cuda = None
 
 if cuda is not None:
+
     @cuda.jit
     def energy_gpu(x, e):
         for i in range(cuda.grid(1), x.shape[0], cuda.gridsize(1)):
@@ -115,8 +116,7 @@ class PairEnergy(numbagrad.autograd.Function):
         f = numbagrad.empty_like(x)
         gv = float(g)  # the incoming gradient of a scalar: one value
         if x.is_cuda:
-            forces_gpu[2, 32](numbagrad.cuda.as_cuda_array(x), gv,
-                              numbagrad.cuda.as_cuda_array(f))
+            forces_gpu[2, 32](numbagrad.cuda.as_cuda_array(x), gv, numbagrad.cuda.as_cuda_array(f))
         else:
             forces_cpu(x.detach().numpy(), gv, f.numpy())
         return f

@@ -73,8 +73,7 @@ class LennardJones(numbagrad.autograd.Function):
 
     @staticmethod
     def forward(positions):
-        return numbagrad.tensor(lj_energy(positions.contiguous().numpy()),
-                                dtype=positions.dtype)
+        return numbagrad.tensor(lj_energy(positions.contiguous().numpy()), dtype=positions.dtype)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -118,9 +117,15 @@ def relax(seed, n_atoms=13, steps=400, lr=2e-3, max_step=0.05):
                 step = step * (max_step / norm)
             x -= step
     final = float(LennardJones.apply(x.detach()))
-    return {"seed": seed, "energy": final, "positions": x.detach(),
-            "max_force": float(x.grad.abs().max()), "worker": os.getpid(),
-            "compiled": compiled, "seconds": time.perf_counter() - t0}
+    return {
+        "seed": seed,
+        "energy": final,
+        "positions": x.detach(),
+        "max_force": float(x.grad.abs().max()),
+        "worker": os.getpid(),
+        "compiled": compiled,
+        "seconds": time.perf_counter() - t0,
+    }
 
 
 def main(argv=None):
@@ -138,8 +143,9 @@ def main(argv=None):
     t_serial = time.perf_counter() - t0
 
     if SCHEDULER is None:
-        cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None
+        )
         client = Client(cluster)
     else:
         cluster, client = None, Client(SCHEDULER)
@@ -154,11 +160,15 @@ def main(argv=None):
         if cluster is not None:
             cluster.close()
 
-    print(f"{'seed':>4} {'energy':>11} {'max |force|':>11} {'worker':>8} {'compiled':>8} "
-          f"{'seconds':>8}")
+    print(
+        f"{'seed':>4} {'energy':>11} {'max |force|':>11} {'worker':>8} {'compiled':>8} "
+        f"{'seconds':>8}"
+    )
     for r in sorted(results, key=lambda r: r["energy"]):
-        print(f"{r['seed']:4d} {r['energy']:11.5f} {r['max_force']:11.2e} {r['worker']:8d} "
-              f"{r['compiled']!s:>8} {r['seconds']:8.3f}")
+        print(
+            f"{r['seed']:4d} {r['energy']:11.5f} {r['max_force']:11.2e} {r['worker']:8d} "
+            f"{r['compiled']!s:>8} {r['seconds']:8.3f}"
+        )
     for r, s in zip(results, serial):  # the same answers as the serial loop, bit for bit
         assert r["energy"] == s["energy"], (r["seed"], r["energy"], s["energy"])
         assert np.array_equal(r["positions"].numpy(), s["positions"].numpy())
@@ -166,11 +176,15 @@ def main(argv=None):
     compiles = sum(r["compiled"] for r in results)
     assert compiles <= len(workers), "a worker compiled the kernels more than once"
     best = min(results, key=lambda r: r["energy"])
-    print(f"lowest energy {best['energy']:.5f} (seed {best['seed']}; the 13-atom global "
-          f"minimum is -44.32680)")
-    print(f"{len(seeds)} relaxations: serial {t_serial:.2f} s, Dask on {len(workers)} "
-          f"worker(s) {t_dask:.2f} s (speed-up {t_serial / t_dask:.2f}x); kernels compiled "
-          f"or loaded {compiles} time(s), once per worker at most")
+    print(
+        f"lowest energy {best['energy']:.5f} (seed {best['seed']}; the 13-atom global "
+        f"minimum is -44.32680)"
+    )
+    print(
+        f"{len(seeds)} relaxations: serial {t_serial:.2f} s, Dask on {len(workers)} "
+        f"worker(s) {t_dask:.2f} s (speed-up {t_serial / t_dask:.2f}x); kernels compiled "
+        f"or loaded {compiles} time(s), once per worker at most"
+    )
     return results
 
 

@@ -37,8 +37,8 @@ class NumpySort(torch.autograd.Function):
         result = np.take_along_axis(x, ind, axis=dim)
         # Any intermediates to be saved in backward must be returned as outputs.
         return (
-            torch.tensor(result, device=device),   # the desired output
-            torch.tensor(ind, device=device),      # saved for backward
+            torch.tensor(result, device=device),  # the desired output
+            torch.tensor(ind, device=device),  # saved for backward
             torch.tensor(ind_inv, device=device),  # saved for backward
         )
 
@@ -97,8 +97,8 @@ x_np = x.detach().numpy()
 y, ind, ind_inv = NumpySort.apply(x, -1)
 assert np.array_equal(y.detach().numpy(), np.sort(x_np, axis=-1))
 assert y.requires_grad and not ind.requires_grad and not ind_inv.requires_grad
-print('sorted rows     :', np.round(y.detach().numpy()[0], 4).tolist())
-print('grad_fn         :', y.grad_fn.name())
+print("sorted rows     :", np.round(y.detach().numpy()[0], 4).tolist())
+print("grad_fn         :", y.grad_fn.name())
 
 # Backward: L = sum(sort(x) * w)  =>  dL/dx = w gathered with the inverse permutation.
 w = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
@@ -107,18 +107,18 @@ loss = (numpy_sort(x) * w).sum()
 w_np = w.detach().numpy()
 expected = np.take_along_axis(w_np, np.argsort(np.argsort(x_np, axis=-1), axis=-1), axis=-1)
 assert np.allclose(grad_x.detach().numpy(), expected)
-print('dL/dx matches the hand-derived permutation of w: ok')
+print("dL/dx matches the hand-derived permutation of w: ok")
 
 # Second order: dL/dx is linear in w, and d/dw sum(dL/dx * v) = v gathered with ind.
 v = torch.randn(3, 5, dtype=torch.float64)
 (grad_w,) = torch.autograd.grad((grad_x * v).sum(), w)
 expected_w = np.take_along_axis(v.numpy(), np.argsort(x_np, axis=-1), axis=-1)
 assert np.allclose(grad_w.numpy(), expected_w)
-print('second-order gradient through NumpyTake: ok')
+print("second-order gradient through NumpyTake: ok")
 
 # Finite differences agree, to first and second order, along either dimension.
 x64 = x.detach().clone().requires_grad_(True)
 for dim in (0, 1):
     assert torch.autograd.gradcheck(lambda t, d=dim: numpy_sort(t, d), (x64,))
     assert torch.autograd.gradgradcheck(lambda t, d=dim: numpy_sort(t, d), (x64,))
-print('gradcheck and gradgradcheck (dim 0 and 1): ok')
+print("gradcheck and gradgradcheck (dim 0 and 1): ok")

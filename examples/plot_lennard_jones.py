@@ -121,8 +121,8 @@ class LennardJones(numbagrad.autograd.Function):
 def lj_energy_numpy(pos, epsilon=1.0, sigma=1.0):
     """The same energy, vectorised with NumPy, as an independent check."""
     diff = pos[:, None, :] - pos[None, :, :]
-    r2 = (diff ** 2).sum(-1)[np.triu_indices(len(pos), k=1)]
-    sr6 = (sigma ** 2 / r2) ** 3
+    r2 = (diff**2).sum(-1)[np.triu_indices(len(pos), k=1)]
+    sr6 = (sigma**2 / r2) ** 3
     return 4.0 * epsilon * (sr6 * sr6 - sr6).sum()
 
 
@@ -151,7 +151,7 @@ energy.backward()
 # Newton's third law: the pair forces cancel, so the gradients sum to zero.
 assert np.allclose(small.grad.numpy().sum(axis=0), 0.0, atol=1e-10)
 assert numbagrad.autograd.gradcheck(lambda p: LennardJones.apply(p, 1.0, 1.0), (small,))
-print(f'4-particle energy {energy.item():.6f} matches NumPy; gradcheck: ok')
+print(f"4-particle energy {energy.item():.6f} matches NumPy; gradcheck: ok")
 
 # %%
 # Relaxing 13 particles
@@ -161,9 +161,11 @@ print(f'4-particle energy {energy.item():.6f} matches NumPy; gradcheck: ok')
 
 # The centre and its 12 nearest neighbours of a face-centred cubic lattice
 # (a cuboctahedron), perturbed so the descent has work to do.
-shell = np.array([[a, b, 0.0] for a in (-1, 1) for b in (-1, 1)]
-                 + [[a, 0.0, b] for a in (-1, 1) for b in (-1, 1)]
-                 + [[0.0, a, b] for a in (-1, 1) for b in (-1, 1)])
+shell = np.array(
+    [[a, b, 0.0] for a in (-1, 1) for b in (-1, 1)]
+    + [[a, 0.0, b] for a in (-1, 1) for b in (-1, 1)]
+    + [[0.0, a, b] for a in (-1, 1) for b in (-1, 1)]
+)
 start = np.vstack([np.zeros(3), shell * r_min / np.sqrt(2.0)])
 start += rng.normal(scale=0.06, size=start.shape)
 
@@ -178,18 +180,19 @@ for step in range(301):
     energies.append(energy.item())
     max_forces.append(float(np.abs(positions.grad.numpy()).max()))
     if step % 50 == 0:
-        print(f'step {step:3d}  energy {energies[-1]:10.5f}  max |force| {max_forces[-1]:8.4f}')
+        print(f"step {step:3d}  energy {energies[-1]:10.5f}  max |force| {max_forces[-1]:8.4f}")
     with numbagrad.no_grad():
         positions -= learning_rate * positions.grad
 
-assert energies[-1] < energies[0] - 1.0, 'the cluster relaxed'
-assert np.all(np.diff(energies) <= 1e-9), 'descent is monotone'
+assert energies[-1] < energies[0] - 1.0, "the cluster relaxed"
+assert np.all(np.diff(energies) <= 1e-9), "descent is monotone"
 assert np.isclose(energies[-1], lj_energy_numpy(positions.detach().numpy()), rtol=1e-12)
 # From this start the descent slides over the cuboctahedron's saddle into the
 # icosahedron, the known global minimum of LJ13 (E = -44.326801).
 assert abs(energies[-1] - (-44.326801)) < 1e-4
-print(f'energy fell from {energies[0]:.4f} to {energies[-1]:.6f}: '
-      'the LJ13 icosahedron (-44.326801)')
+print(
+    f"energy fell from {energies[0]:.4f} to {energies[-1]:.6f}: the LJ13 icosahedron (-44.326801)"
+)
 
 # %%
 # The descent first stalls on a plateau near a saddle point, where the forces are small,
@@ -197,14 +200,20 @@ print(f'energy fell from {energies[0]:.4f} to {energies[-1]:.6f}: '
 
 if plt is not None:
     fig, (ax_e, ax_f) = plt.subplots(2, 1, sharex=True, figsize=(6.4, 5.6))
-    ax_e.plot(energies, color='C0')
-    ax_e.axhline(-44.326801, color='0.5', linestyle='--', linewidth=1)
-    ax_e.annotate('icosahedron, -44.3268', (len(energies) - 1, -44.326801),
-                  xytext=(0, 6), textcoords='offset points', ha='right', color='0.35')
-    ax_e.set_ylabel('energy (units of epsilon)')
-    ax_e.set_title('Gradient descent on LJ13')
-    ax_f.semilogy(max_forces, color='C1')
-    ax_f.set_xlabel('step')
-    ax_f.set_ylabel('largest |force| component')
+    ax_e.plot(energies, color="C0")
+    ax_e.axhline(-44.326801, color="0.5", linestyle="--", linewidth=1)
+    ax_e.annotate(
+        "icosahedron, -44.3268",
+        (len(energies) - 1, -44.326801),
+        xytext=(0, 6),
+        textcoords="offset points",
+        ha="right",
+        color="0.35",
+    )
+    ax_e.set_ylabel("energy (units of epsilon)")
+    ax_e.set_title("Gradient descent on LJ13")
+    ax_f.semilogy(max_forces, color="C1")
+    ax_f.set_xlabel("step")
+    ax_f.set_ylabel("largest |force| component")
     fig.tight_layout()
     plt.show()

@@ -78,7 +78,7 @@ sgd_errors = []
 for _epoch in range(200):
     sgd_errors.append(float(((w - w_true) ** 2).sum().sqrt()))
     per_example = vmap(grad(loss), in_dims=(None, 0, 0))(w, X, Y)  # (n, d), no Python loop
-    norms = (per_example ** 2).sum(1, keepdim=True).sqrt()
+    norms = (per_example**2).sum(1, keepdim=True).sqrt()
     clipped = per_example * torch.clamp(clip / (norms + 1e-12), max=1.0)
     w = w - 0.1 * clipped.mean(0)
 err = float(((w - w_true) ** 2).sum().sqrt())
@@ -94,8 +94,10 @@ assert err < 0.5 * sgd_errors[0], "the clipped SGD moved towards w_true"
 if plt is not None:
     fig, (ax_n, ax_s) = plt.subplots(1, 2, figsize=(9, 3.6))
     steps = np.arange(len(grad_norms))
-    for values, style, label in ((grad_norms, "o-", "max |gradient|"),
-                                 (errors, "s--", "max |x - 1|")):
+    for values, style, label in (
+        (grad_norms, "o-", "max |gradient|"),
+        (errors, "s--", "max |x - 1|"),
+    ):
         values = np.array(values)
         ax_n.semilogy(steps[values > 0], values[values > 0], style, label=label)
     ax_n.set_xlabel("Newton step")

@@ -120,8 +120,9 @@ class LotkaVolterraRK4(numbagrad.autograd.Function):
     @staticmethod
     def forward(theta, y0, h, n_steps):
         out = np.empty((n_steps + 1, 2))
-        rk4_forward(theta.detach().contiguous().numpy(), y0.detach().contiguous().numpy(),
-                    h, n_steps, out)
+        rk4_forward(
+            theta.detach().contiguous().numpy(), y0.detach().contiguous().numpy(), h, n_steps, out
+        )
         return numbagrad.from_numpy(out)
 
     @staticmethod
@@ -135,17 +136,24 @@ class LotkaVolterraRK4(numbagrad.autograd.Function):
     def backward(ctx, grad_traj):
         theta, traj = ctx.saved_tensors
         grad_theta, grad_y0 = np.empty(4), np.empty(2)
-        rk4_backward(theta.contiguous().numpy(), traj.contiguous().numpy(), ctx.h,
-                     ctx.n_steps, np.ascontiguousarray(grad_traj.numpy()), grad_theta, grad_y0)
+        rk4_backward(
+            theta.contiguous().numpy(),
+            traj.contiguous().numpy(),
+            ctx.h,
+            ctx.n_steps,
+            np.ascontiguousarray(grad_traj.numpy()),
+            grad_theta,
+            grad_y0,
+        )
         return numbagrad.from_numpy(grad_theta), numbagrad.from_numpy(grad_y0), None, None
 
 
 # --- check the adjoint against finite differences ----------------------------------
-theta_check = numbagrad.tensor([1.1, 0.4, 0.9, 0.3], dtype=numbagrad.float64,
-                               requires_grad=True)
+theta_check = numbagrad.tensor([1.1, 0.4, 0.9, 0.3], dtype=numbagrad.float64, requires_grad=True)
 y0_check = numbagrad.tensor([2.0, 1.5], dtype=numbagrad.float64, requires_grad=True)
 assert numbagrad.autograd.gradcheck(
-    lambda t, y: LotkaVolterraRK4.apply(t, y, 0.05, 40), (theta_check, y0_check))
+    lambda t, y: LotkaVolterraRK4.apply(t, y, 0.05, 40), (theta_check, y0_check)
+)
 print("gradcheck of the RK4 adjoint kernel: ok")
 
 # --- synthetic data: two periods of the classic oscillation, 3% noise --------------
@@ -164,8 +172,13 @@ observed_t = numbagrad.from_numpy(observed)
 log_theta = numbagrad.from_numpy(np.log(true_theta * [0.8, 1.2, 1.2, 0.8])).requires_grad_(True)
 with numbagrad.no_grad():
     start_traj = LotkaVolterraRK4.apply(log_theta.exp(), y0, h, n_steps).numpy().copy()
-opt = numbagrad.optim.LBFGS([log_theta], line_search_fn="strong_wolfe", max_iter=100,
-                            tolerance_grad=1e-10, tolerance_change=1e-12)
+opt = numbagrad.optim.LBFGS(
+    [log_theta],
+    line_search_fn="strong_wolfe",
+    max_iter=100,
+    tolerance_grad=1e-10,
+    tolerance_change=1e-12,
+)
 
 
 def closure():
@@ -187,8 +200,9 @@ evals = opt.state[log_theta]["func_evals"]
 fitted = np.exp(log_theta.detach().numpy())
 print(f"loss {first_loss:.4g} -> {final_loss:.4g} in {evals} evaluations, {elapsed:.2f} s")
 print(f"{'rate':>6} {'true':>8} {'start':>8} {'recovered':>10}")
-for name, t, s, f in zip(["alpha", "beta", "gamma", "delta"], true_theta,
-                         true_theta * [0.8, 1.2, 1.2, 0.8], fitted):
+for name, t, s, f in zip(
+    ["alpha", "beta", "gamma", "delta"], true_theta, true_theta * [0.8, 1.2, 1.2, 0.8], fitted
+):
     print(f"{name:>6} {t:8.4f} {s:8.4f} {f:10.4f}")
 # 3% noise on 302 values: the rates come back to within a few percent
 assert np.allclose(fitted, true_theta, rtol=0.02), fitted
@@ -200,8 +214,9 @@ if plt is not None:
     t_all = h * np.arange(n_steps + 1)
     fig, ax = plt.subplots(figsize=(7, 4.6), layout="constrained")
     for k, (label, color) in enumerate((("prey", "C0"), ("predators", "C3"))):
-        ax.plot(t_all[::every], observed[:, k], ".", color=color, alpha=0.6,
-                label=f"{label}, observed")
+        ax.plot(
+            t_all[::every], observed[:, k], ".", color=color, alpha=0.6, label=f"{label}, observed"
+        )
         ax.plot(t_all, start_traj[:, k], ":", color=color, label=f"{label}, starting guess")
         ax.plot(t_all, fitted_traj.numpy()[:, k], "-", color=color, label=f"{label}, fitted")
     ax.set_xlabel("time")

@@ -38,7 +38,7 @@ assert abs(w.item() - 3.0) < 0.05 and abs(b.item() + 0.5) < 0.05
 # Higher-order derivatives
 # ------------------------
 t = torch.tensor(2.0, requires_grad=True)
-(d1,) = torch.autograd.grad(t ** 3, t, create_graph=True)
+(d1,) = torch.autograd.grad(t**3, t, create_graph=True)
 (d2,) = torch.autograd.grad(d1, t)
 print(f"d/dt t^3 = {d1.item():.1f}, d2/dt2 t^3 = {d2.item():.1f} at t = 2")
 assert d1.item() == 12.0 and d2.item() == 12.0
@@ -77,6 +77,7 @@ SoftClip.apply(z).sum().backward()
 expected = np.exp(-np.abs(z.detach().numpy()))
 print("SoftClip grad matches exp(-|z|):", np.allclose(z.grad.numpy(), expected))
 assert np.allclose(z.grad.numpy(), expected)
-assert torch.autograd.gradcheck(SoftClip.apply, (torch.randn(4, dtype=torch.float64,
-                                                             requires_grad=True),))
+assert torch.autograd.gradcheck(
+    SoftClip.apply, (torch.randn(4, dtype=torch.float64, requires_grad=True),)
+)
 print("gradcheck passed: all results checked")

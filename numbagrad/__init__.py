@@ -115,8 +115,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """
     import numpy as _np
 
-    return builtins.bool(_np.allclose(input._data, other._data, rtol=rtol, atol=atol,
-                                      equal_nan=equal_nan))
+    return builtins.bool(
+        _np.allclose(input._data, other._data, rtol=rtol, atol=atol, equal_nan=equal_nan)
+    )
 
 
 def equal(input, other):

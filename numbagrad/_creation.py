@@ -12,12 +12,40 @@ from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
 
 __all__ = [
-    "Generator", "arange", "as_tensor", "bernoulli", "default_generator", "empty",
-    "empty_like", "eye", "from_numpy", "full", "full_like", "get_rng_state", "initial_seed",
-    "linspace", "logspace",
-    "manual_seed", "multinomial", "normal", "ones", "ones_like", "poisson", "rand",
-    "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm", "scalar_tensor",
-    "seed", "set_rng_state", "tensor", "zeros", "zeros_like",
+    "Generator",
+    "arange",
+    "as_tensor",
+    "bernoulli",
+    "default_generator",
+    "empty",
+    "empty_like",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "get_rng_state",
+    "initial_seed",
+    "linspace",
+    "logspace",
+    "manual_seed",
+    "multinomial",
+    "normal",
+    "ones",
+    "ones_like",
+    "poisson",
+    "rand",
+    "rand_like",
+    "randint",
+    "randint_like",
+    "randn",
+    "randn_like",
+    "randperm",
+    "scalar_tensor",
+    "seed",
+    "set_rng_state",
+    "tensor",
+    "zeros",
+    "zeros_like",
 ]
 
 
@@ -39,7 +67,7 @@ def _infer_np_dtype(data, to_float=False):
     a = np.asarray(data)
     k = a.dtype.kind
     # NumPy makes Python ints beyond int64 uint64, float64 (with smaller ints) or objects
-    if k in "uO" or (k == "f" and a.size and not np.all(np.abs(a) < 2.0 ** 63)):
+    if k in "uO" or (k == "f" and a.size and not np.all(np.abs(a) < 2.0**63)):
         a = _big_ints(data, a, to_float)
         k = a.dtype.kind
     if k == "b":
@@ -48,8 +76,7 @@ def _infer_np_dtype(data, to_float=False):
         return a, np.int64
     if k == "f":
         default = D.get_default_dtype().np
-        if default != np.float64 and not isinstance(data, (int, float)) and \
-                _has_np_float64(data):
+        if default != np.float64 and not isinstance(data, (int, float)) and _has_np_float64(data):
             # as PyTorch: a NumPy float64 scalar among the values keeps its dtype (the
             # promotion of every value's own type, Python floats taking the default)
             return a, np.float64
@@ -79,10 +106,13 @@ def _big_ints(data, a, to_float):
     vals = list(_scalars(data))
     numbers = all(isinstance(v, (int, float, np.number)) for v in vals)
     if a.dtype.kind == "O" and not (numbers and vals):
-        raise TypeError("could not build a tensor: ragged or mixed nested sequences "
-                        "(all rows must have the same length)")
-    big = any(isinstance(v, int) and not isinstance(v, bool) and not -2 ** 63 <= v < 2 ** 63
-              for v in vals)
+        raise TypeError(
+            "could not build a tensor: ragged or mixed nested sequences "
+            "(all rows must have the same length)"
+        )
+    big = any(
+        isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63 for v in vals
+    )
     if big and not to_float and not any(isinstance(v, (float, np.floating)) for v in vals):
         raise ValueError("Overflow when unpacking long long")
     return a.astype(np.float64) if a.dtype.kind == "O" else a
@@ -91,8 +121,7 @@ def _big_ints(data, a, to_float):
 def _unwrap_nested(data):
     if isinstance(data, Tensor):
         return data._data
-    if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple))
-                                                for x in data):
+    if isinstance(data, (list, tuple)) and any(isinstance(x, (Tensor, list, tuple)) for x in data):
         return [_unwrap_nested(x) for x in data]
     return data
 
@@ -123,7 +152,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     else:
         data = _unwrap_nested(data)
         arr, inferred = _infer_np_dtype(
-            data, dtype is not None and D.as_dtype(dtype).is_floating_point)
+            data, dtype is not None and D.as_dtype(dtype).is_floating_point
+        )
         npd = inferred if dtype is None else D.as_dtype(dtype).np
     if npd == np.float16:  # beyond 65504 is inf, silently as in PyTorch
         with np.errstate(over="ignore"):
@@ -144,8 +174,11 @@ def as_tensor(data, dtype=None, device=None):
         if _driver.is_device_array(data):  # zero copy (NOTE [CUDA tensors])
             npd = None if dtype is None else D.as_dtype(dtype).np
             return Tensor._make(from_device_array(data, npd, device))
-    if isinstance(data, np.ndarray) and (dtype is None or D.as_dtype(dtype).np == data.dtype) \
-            and (device is None or _device(device).type == "cpu"):
+    if (
+        isinstance(data, np.ndarray)
+        and (dtype is None or D.as_dtype(dtype).np == data.dtype)
+        and (device is None or _device(device).type == "cpu")
+    ):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
@@ -166,8 +199,10 @@ def from_numpy(ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
     D.from_numpy_dtype(ndarray.dtype)
     if not ndarray.dtype.isnative:
-        raise ValueError("given numpy array has byte order different from the native byte "
-                         "order. Conversion between byte orders is currently not supported.")
+        raise ValueError(
+            "given numpy array has byte order different from the native byte "
+            "order. Conversion between byte orders is currently not supported."
+        )
     return Tensor._make(ndarray)
 
 
@@ -176,7 +211,7 @@ def scalar_tensor(value, *, dtype=None, requires_grad=False):
     return tensor(value, dtype=dtype or D.get_default_dtype(), requires_grad=requires_grad)
 
 
-_INT64_MAX = 2 ** 63 - 1
+_INT64_MAX = 2**63 - 1
 
 
 def _size(size, name="empty"):
@@ -184,17 +219,19 @@ def _size(size, name="empty"):
         size = tuple(size[0])
     for i, s in enumerate(size):
         if not isinstance(s, (int, np.integer)):
-            raise TypeError(f"size must be a tuple of ints, but got an element of type "
-                            f"{type(s).__name__}")
+            raise TypeError(
+                f"size must be a tuple of ints, but got an element of type {type(s).__name__}"
+            )
         if not -_INT64_MAX - 1 <= s <= _INT64_MAX:
-            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
-                            f"{i + 1} with error \"Overflow when unpacking long long\"")
+            raise TypeError(
+                f"{name}(): argument 'size' failed to unpack the object at pos "
+                f'{i + 1} with error "Overflow when unpacking long long"'
+            )
     for s in size:
         if s < 0:
             if name == "zeros":  # PyTorch's zeros checks first, in its own words
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(size)}")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
     return tuple(int(s) for s in size)
 
 
@@ -204,7 +241,7 @@ def _check_size(shape, np_dtype):
     n, overflow = 1, False
     for s in shape:  # the running product in uint64, as c10::safe_multiplies_u64
         n *= s
-        overflow = overflow or n > 2 ** 64 - 1
+        overflow = overflow or n > 2**64 - 1
     if overflow or n * np.dtype(np_dtype).itemsize > _INT64_MAX:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
     stride = 1
@@ -222,13 +259,21 @@ def _alloc(make, shape, np_dtype):
         return make()
     except MemoryError:
         nbytes = math.prod(shape) * np.dtype(np_dtype).itemsize
-        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to "
-                           f"allocate {nbytes} bytes. Error code 12 (Cannot allocate "
-                           "memory)") from None
+        raise RuntimeError(
+            f"DefaultCPUAllocator: can't allocate memory: you tried to "
+            f"allocate {nbytes} bytes. Error code 12 (Cannot allocate "
+            "memory)"
+        ) from None
 
 
-_C_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "int32": "int",
-                 "int64": "int64_t", "bool": "bool"}
+_C_TYPE_NAMES = {
+    "float16": "c10::Half",
+    "float32": "float",
+    "float64": "double",
+    "int32": "int",
+    "int64": "int64_t",
+    "bool": "bool",
+}
 
 
 def _fill_value(value, np_dtype):
@@ -244,14 +289,13 @@ def _fill_value(value, np_dtype):
     if isinstance(value, int):
         if value < -_INT64_MAX - 1:
             raise OverflowError("can't convert negative int to unsigned")
-        if value > 2 ** 64 - 1:
+        if value > 2**64 - 1:
             raise OverflowError("int too big to convert")
     kind = np_dtype.kind
     if kind in "iu":
         info = np.iinfo(np_dtype)
         if isinstance(value, float):  # compared as doubles, as c10::overflows
-            bad = not math.isfinite(value) or value > float(info.max) \
-                or value < float(info.min)
+            bad = not math.isfinite(value) or value > float(info.max) or value < float(info.min)
         else:
             bad = not info.min <= value <= info.max
     elif kind == "f":
@@ -260,9 +304,11 @@ def _fill_value(value, np_dtype):
     else:
         bad = False
     if bad:
-        raise RuntimeError(f"value cannot be converted to type "
-                           f"{_C_TYPE_NAMES.get(np_dtype.name, np_dtype.name)} without "
-                           "overflow")
+        raise RuntimeError(
+            f"value cannot be converted to type "
+            f"{_C_TYPE_NAMES.get(np_dtype.name, np_dtype.name)} without "
+            "overflow"
+        )
     return value
 
 
@@ -294,8 +340,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
         dtype = D.scalar_dtype(fill_value)
     shape, dt = _size((size,), "full"), _dt(dtype)
     value = _fill_value(fill_value, dt)
-    return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad,
-                   device)
+    return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad, device)
 
 
 def _like_device(t, device):
@@ -311,41 +356,45 @@ def _like(t, dtype):
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False,
-               memory_format=None):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Zeros with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "zeros_like")
     shape, dt = _like(input, dtype)
-    return _finish(_alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad,
-                   _like_device(input, device))
+    return _finish(
+        _alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad, _like_device(input, device)
+    )
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Ones with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "ones_like")
     shape, dt = _like(input, dtype)
-    return _finish(_alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad,
-                   _like_device(input, device))
+    return _finish(
+        _alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad, _like_device(input, device)
+    )
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False,
-               memory_format=None):
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Uninitialised, with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "empty_like")
     shape, dt = _like(input, dtype)
-    return _finish(_alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad,
-                   _like_device(input, device))
+    return _finish(
+        _alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad, _like_device(input, device)
+    )
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(
+    input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None
+):
     """Filled with ``fill_value``, with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "full_like")
     shape, dt = _like(input, dtype)
     value = _fill_value(fill_value, dt)
-    return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad,
-                   _like_device(input, device))
+    return _finish(
+        _alloc(lambda: np.full(shape, value, dt), shape, dt),
+        requires_grad,
+        _like_device(input, device),
+    )
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -360,11 +409,14 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     n = max(math.ceil((end - start) / step), 0)
     dt = _dt(dtype)
     if dt.kind not in "iu":
+
         def make():
             return (start + step * np.arange(n, dtype=np.float64)).astype(dt)
     else:
+
         def make():
             return np.arange(start, end, step, dt)
+
     return _finish(_alloc(make, (n,), dt), requires_grad, device)
 
 
@@ -373,8 +425,11 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
-    return _finish(_alloc(lambda: np.linspace(start, end, steps, dtype=dt), (steps,), dt),
-                   requires_grad, device)
+    return _finish(
+        _alloc(lambda: np.linspace(start, end, steps, dtype=dt), (steps,), dt),
+        requires_grad,
+        device,
+    )
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
@@ -389,8 +444,11 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _dt(dtype)
-    return _finish(_alloc(lambda: np.logspace(start, end, steps, base=base).astype(dt),
-                          (steps,), dt), requires_grad, device)
+    return _finish(
+        _alloc(lambda: np.logspace(start, end, steps, base=base).astype(dt), (steps,), dt),
+        requires_grad,
+        device,
+    )
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
@@ -431,22 +489,24 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._seed = int(np.random.SeedSequence().entropy % (2 ** 63))
+        self._seed = int(np.random.SeedSequence().entropy % (2**63))
         self.gen = np.random.default_rng(self._seed)
 
     def manual_seed(self, seed):
         """Seed the generator; returns it."""
         seed = int(seed)
-        if not -2 ** 63 <= seed < 2 ** 64:
-            raise RuntimeError(f"Overflow when unpacking long long: seed {seed} is out of range "
-                               "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]")
-        self._seed = seed % 2 ** 64  # PyTorch reads a negative seed as its uint64 pattern
+        if not -(2**63) <= seed < 2**64:
+            raise RuntimeError(
+                f"Overflow when unpacking long long: seed {seed} is out of range "
+                "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]"
+            )
+        self._seed = seed % 2**64  # PyTorch reads a negative seed as its uint64 pattern
         self.gen = np.random.default_rng(self._seed)
         return self
 
     def seed(self) -> int:
         """Seed from OS entropy; returns the seed used."""
-        s = int(np.random.SeedSequence().entropy % (2 ** 63))
+        s = int(np.random.SeedSequence().entropy % (2**63))
         self.manual_seed(s)
         return s
 
@@ -460,22 +520,29 @@ class Generator:
         st = self.gen.bit_generator.state
         words = []
         for v in (st["state"]["state"], st["state"]["inc"]):
-            words += [v & (2 ** 64 - 1), v >> 64]
+            words += [v & (2**64 - 1), v >> 64]
         words += [int(st["has_uint32"]), int(st["uinteger"]), self._seed]
         arr = np.array(words, dtype=np.uint64).view(np.int64)
         return Tensor._make(arr)
 
     def set_state(self, new_state):
         """Restore a state from :meth:`get_state`; returns the generator."""
-        if not isinstance(new_state, Tensor) or new_state.dtype is not D.int64 or \
-                tuple(new_state.shape) != (7,):
-            raise RuntimeError("set_state expects the int64 tensor of 7 values that "
-                               "Generator.get_state() returns")
+        if (
+            not isinstance(new_state, Tensor)
+            or new_state.dtype is not D.int64
+            or tuple(new_state.shape) != (7,)
+        ):
+            raise RuntimeError(
+                "set_state expects the int64 tensor of 7 values that Generator.get_state() returns"
+            )
         w = [int(v) for v in new_state._data.view(np.uint64)]
         bg = np.random.PCG64()
-        bg.state = {"bit_generator": "PCG64",
-                    "state": {"state": w[0] | (w[1] << 64), "inc": w[2] | (w[3] << 64)},
-                    "has_uint32": w[4], "uinteger": w[5]}
+        bg.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": w[0] | (w[1] << 64), "inc": w[2] | (w[3] << 64)},
+            "has_uint32": w[4],
+            "uinteger": w[5],
+        }
         self.gen = np.random.Generator(bg)
         self._seed = w[6]
         return self
@@ -485,7 +552,7 @@ class Generator:
 
 
 default_generator = Generator()
-default_generator.manual_seed(int(np.random.SeedSequence().entropy % (2 ** 63)))
+default_generator.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))
 _RNG = default_generator  # the global generator (``_RNG.gen`` is its NumPy Generator)
 
 
@@ -493,8 +560,7 @@ def _gen(generator):
     if generator is None:
         return _RNG.gen
     if not isinstance(generator, Generator):
-        raise TypeError(f"generator must be a numbagrad.Generator, not "
-                        f"{type(generator).__name__}")
+        raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
     return generator.gen
 
 
@@ -554,20 +620,33 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
     g = _gen(generator)
     dt = _dt(dtype)
-    return _random(lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
-                   _size(size, "randn"), requires_grad, device, "randn", dt)
+    return _random(
+        lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
+        _size(size, "randn"),
+        requires_grad,
+        device,
+        "randn",
+        dt,
+    )
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples on ``[0, 1)`` of the given size."""
     g = _gen(generator)
     dt = _dt(dtype)
-    return _random(lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
-                   _size(size, "rand"), requires_grad, device, "rand", dt)
+    return _random(
+        lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
+        _size(size, "rand"),
+        requires_grad,
+        device,
+        "rand",
+        dt,
+    )
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
-            generator=None):
+def randint(
+    low, high=None, size=None, *, dtype=None, device=None, requires_grad=False, generator=None
+):
     """Uniform integers in ``[low, high)``; ``randint(high, size)`` is accepted too."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
@@ -577,8 +656,14 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         low, high = 0, low
     g = _gen(generator)
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
-    return _random(lambda s: g.integers(low, high, s).astype(dt), _size((size,), "randint"),
-                   requires_grad, device, "randint", dt)
+    return _random(
+        lambda s: g.integers(low, high, s).astype(dt),
+        _size((size,), "randint"),
+        requires_grad,
+        device,
+        "randint",
+        dt,
+    )
 
 
 def randperm(n, *, dtype=None, device=None, generator=None):
@@ -590,18 +675,24 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     return _finish(g.permutation(n).astype(dt), False, device)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False,
-               memory_format=None):
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     D.check_memory_format(memory_format, "randn_like")
-    return randn(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                 device=_like_device(input, device))
+    return randn(
+        input.shape,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+        device=_like_device(input, device),
+    )
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     D.check_memory_format(memory_format, "rand_like")
-    return rand(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad,
-                device=_like_device(input, device))
+    return rand(
+        input.shape,
+        dtype=dtype or input.dtype,
+        requires_grad=requires_grad,
+        device=_like_device(input, device),
+    )
 
 
 def randint_like(input, low, high=None, *, dtype=None, device=None, memory_format=None):
@@ -613,8 +704,9 @@ def _data_of(x):
     return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False):
+def normal(
+    mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False
+):
     """Normal samples with the given ``mean`` and ``std`` (``torch.normal``).
 
     ``normal(mean, std)`` with a tensor among them broadcasts them (the result takes the
@@ -647,8 +739,14 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _dt(dtype)
-    return _random(lambda sz: (mean + std * g.standard_normal(sz)).astype(dt, copy=False),
-                   _size((size,), "normal"), requires_grad, device, "normal", dt)
+    return _random(
+        lambda sz: (mean + std * g.standard_normal(sz)).astype(dt, copy=False),
+        _size((size,), "normal"),
+        requires_grad,
+        device,
+        "normal",
+        dt,
+    )
 
 
 def bernoulli(input, p=None, *, generator=None):
@@ -704,21 +802,26 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("multinomial(): cannot sample n_sample <= 0 samples")
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
-        raise RuntimeError("multinomial(): probability tensor contains either `inf`, `nan` or "
-                           "element < 0")
+        raise RuntimeError(
+            "multinomial(): probability tensor contains either `inf`, `nan` or element < 0"
+        )
     if not replacement and num_samples > rows.shape[1]:
-        raise RuntimeError("multinomial(): cannot sample n_sample > prob_dist.size(-1) samples "
-                           "without replacement")
+        raise RuntimeError(
+            "multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
     g = _gen(generator)
     out = np.empty((rows.shape[0], num_samples), np.int64)
     for i, r in enumerate(rows):
         total = r.sum()
         if total <= 0:
-            raise RuntimeError("multinomial(): invalid multinomial distribution (sum of "
-                               "probabilities <= 0)")
+            raise RuntimeError(
+                "multinomial(): invalid multinomial distribution (sum of probabilities <= 0)"
+            )
         if not replacement and np.count_nonzero(r) < num_samples:
-            raise RuntimeError("multinomial(): invalid multinomial distribution (with "
-                               "replacement=False, not enough non-negative category to sample)")
+            raise RuntimeError(
+                "multinomial(): invalid multinomial distribution (with "
+                "replacement=False, not enough non-negative category to sample)"
+            )
         out[i] = g.choice(r.size, num_samples, replace=replacement, p=r / total)
     return Tensor._make(out.reshape(*w.shape[:-1], num_samples))
 
@@ -733,8 +836,7 @@ def _fill_random(t, make):
 
 def _check_float(t, name):
     if t._data.dtype.kind != "f":
-        raise RuntimeError(f"{name} is implemented for floating point tensors only, got "
-                           f"{t.dtype}")
+        raise RuntimeError(f"{name} is implemented for floating point tensors only, got {t.dtype}")
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
@@ -752,8 +854,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kw)}")
     _check_float(self, "uniform_")
     if lo > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={lo} > to={to}")
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={lo} > to={to}"
+        )
     g = _gen(generator)
     return _fill_random(self, lambda s: lo + (to - lo) * g.random(s))
 
@@ -804,15 +907,16 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
         else:
             to = int(np.iinfo(npd).max)
     if lo >= to:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
-                           f">= to={to}")
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={to}"
+        )
     g = _gen(generator)
     return _fill_random(self, lambda s: g.integers(lo, to, s))
 
 
 for _fn in (uniform_, normal_, bernoulli_, exponential_, random_):
     setattr(Tensor, _fn.__name__, _fn)
-Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p,
-                                                                      generator=generator)
-Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: \
-    multinomial(self, num_samples, replacement, generator=generator)
+Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
+Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
+    self, num_samples, replacement, generator=generator
+)

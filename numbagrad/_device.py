@@ -49,11 +49,14 @@ class device:
             type, index = "cuda", type
         name, _, idx = str(type).partition(":")
         if name not in ("cpu", "cuda"):
-            raise RuntimeError(f"Expected one of cpu, cuda device type at start of device "
-                               f"string: {type}")
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type}"
+            )
         if idx and index is not None:
-            raise RuntimeError(f"type (string) must not include an index because index was "
-                               f"passed explicitly: {type}")
+            raise RuntimeError(
+                f"type (string) must not include an index because index was "
+                f"passed explicitly: {type}"
+            )
         if idx:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}'")
@@ -125,9 +128,11 @@ def to_cuda(arr, dev):
     _driver.require()
     d = resolve(dev)
     if d.index != _driver.current_device():
-        raise RuntimeError(f"{d} is not the current CUDA device (cuda:"
-                           f"{_driver.current_device()}); select it with "
-                           "numbagrad.cuda.set_device first")
+        raise RuntimeError(
+            f"{d} is not the current CUDA device (cuda:"
+            f"{_driver.current_device()}); select it with "
+            "numbagrad.cuda.set_device first"
+        )
     import numpy as np
 
     return CudaArray.from_host(np.asarray(arr), d.index)
@@ -143,8 +148,10 @@ def copy_array(data, dev):
     if type(data) is np.ndarray:
         return to_cuda(data, dev)
     if data.device_index != dev.index:
-        raise RuntimeError(f"copying between CUDA devices (cuda:{data.device_index} -> {dev}) "
-                           "is not implemented yet; go through .cpu()")
+        raise RuntimeError(
+            f"copying between CUDA devices (cuda:{data.device_index} -> {dev}) "
+            "is not implemented yet; go through .cpu()"
+        )
     return data.copy()
 
 
@@ -154,22 +161,30 @@ def from_device_array(obj, dtype=None, device=None):
     from numbagrad.kernels.cuda.array import CudaArray
 
     if device is not None and resolve(device).type != "cuda":
-        raise RuntimeError("as_tensor(device array, device='cpu') would copy; call .cpu() on "
-                           "the result instead")
+        raise RuntimeError(
+            "as_tensor(device array, device='cpu') would copy; call .cpu() on the result instead"
+        )
     arr = CudaArray.from_device_array(obj, _driver.current_device())
     if dtype is not None and dtype != arr.dtype:
-        raise TypeError(f"as_tensor(device array, dtype={dtype}): the array is {arr.dtype}; a "
-                        "zero-copy view cannot change the dtype (call .to(dtype) after)")
+        raise TypeError(
+            f"as_tensor(device array, dtype={dtype}): the array is {arr.dtype}; a "
+            "zero-copy view cannot change the dtype (call .to(dtype) after)"
+        )
     return arr
 
 
 def _cuda_unavailable(what):
     from numbagrad.kernels.cuda import _driver
 
-    why = ("numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
-           if _driver.installed() else "the numba-cuda package is not installed")
-    return RuntimeError(f"{what}: CUDA is not available: {why}; numbagrad.cuda.is_available() "
-                        'is False (install the CUDA extra with pip install "numbagrad[cuda]")')
+    why = (
+        "numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+        if _driver.installed()
+        else "the numba-cuda package is not installed"
+    )
+    return RuntimeError(
+        f"{what}: CUDA is not available: {why}; numbagrad.cuda.is_available() "
+        'is False (install the CUDA extra with pip install "numbagrad[cuda]")'
+    )
 
 
 _DEFAULT_DEVICE = [CPU]

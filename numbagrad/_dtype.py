@@ -72,8 +72,7 @@ _ALL = (float16, float32, float64, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d._name: d for d in _ALL}
 # aliases PyTorch also accepts
-_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32,
-                 "half": float16})
+_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32, "half": float16})
 
 
 def _by_name(name: str) -> dtype:
@@ -233,8 +232,10 @@ class finfo:
     def __init__(self, type=None):
         d = _default[0] if type is None else as_dtype(type)
         if not d.is_floating_point:
-            raise TypeError(f"numbagrad.finfo() requires a floating point input type, got "
-                            f"{d}. Use numbagrad.iinfo to handle it")
+            raise TypeError(
+                f"numbagrad.finfo() requires a floating point input type, got "
+                f"{d}. Use numbagrad.iinfo to handle it"
+            )
         f = np.finfo(d.np)
         self.bits = int(f.bits)
         self.eps = float(f.eps)
@@ -245,9 +246,11 @@ class finfo:
         self.dtype = d._name
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
-                f"tiny={self.tiny:g}, dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+            f"tiny={self.tiny:g}, dtype={self.dtype})"
+        )
 
 
 class iinfo:
@@ -264,8 +267,10 @@ class iinfo:
     def __init__(self, type):
         d = as_dtype(type)
         if d.is_floating_point:
-            raise TypeError(f"numbagrad.iinfo() requires an integer input type, got {d}. Use "
-                            "numbagrad.finfo to handle it")
+            raise TypeError(
+                f"numbagrad.iinfo() requires an integer input type, got {d}. Use "
+                "numbagrad.finfo to handle it"
+            )
         if d is bool:
             raise TypeError("numbagrad.bool is not supported by numbagrad.iinfo")
         i = np.iinfo(d.np)
@@ -313,7 +318,11 @@ def check_memory_format(fmt, api):
     if fmt is None or fmt is preserve_format or fmt is contiguous_format:
         return
     if fmt is channels_last or fmt is channels_last_3d:
-        raise NotImplementedError(f"{api}: memory_format={fmt!r} is not supported: numbagrad "
-                                  "stores tensors row-major (contiguous_format) only")
-    raise TypeError(f"{api}(): argument 'memory_format' must be numbagrad.memory_format, not "
-                    f"{type(fmt).__name__}")
+        raise NotImplementedError(
+            f"{api}: memory_format={fmt!r} is not supported: numbagrad "
+            "stores tensors row-major (contiguous_format) only"
+        )
+    raise TypeError(
+        f"{api}(): argument 'memory_format' must be numbagrad.memory_format, not "
+        f"{type(fmt).__name__}"
+    )

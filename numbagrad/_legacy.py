@@ -20,9 +20,20 @@ from numbagrad._dtype import (  # the memory formats live with the dtypes (lowes
 )
 from numbagrad._tensor import Size, Tensor
 
-__all__ = ["BoolTensor", "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor",
-           "channels_last", "channels_last_3d", "check_memory_format", "contiguous_format",
-           "memory_format", "preserve_format"]
+__all__ = [
+    "BoolTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "channels_last",
+    "channels_last_3d",
+    "check_memory_format",
+    "contiguous_format",
+    "memory_format",
+    "preserve_format",
+]
 
 
 class _TensorType(type):
@@ -37,18 +48,23 @@ class _TensorType(type):
 
         if not args:
             return _creation.empty(0, dtype=cls.dtype, device=device)
-        if (len(args) == 1 and isinstance(args[0], Size)) or \
-                all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+        if (len(args) == 1 and isinstance(args[0], Size)) or all(
+            isinstance(a, int) and not isinstance(a, bool) for a in args
+        ):
             size = tuple(args[0]) if isinstance(args[0], Size) else args
             return _creation.empty(size, dtype=cls.dtype, device=device)
         if len(args) > 1:
-            raise TypeError(f"{cls.__name__}(): expected sizes (ints) or one sequence of data, "
-                            f"got {len(args)} arguments")
+            raise TypeError(
+                f"{cls.__name__}(): expected sizes (ints) or one sequence of data, "
+                f"got {len(args)} arguments"
+            )
         data = args[0]
         if isinstance(data, Tensor):
             if data.dtype is not cls.dtype:
-                raise TypeError(f"{cls.__name__}(tensor): expected a tensor of dtype "
-                                f"{cls.dtype}, got {data.dtype}; use tensor.to({cls.dtype})")
+                raise TypeError(
+                    f"{cls.__name__}(tensor): expected a tensor of dtype "
+                    f"{cls.dtype}, got {data.dtype}; use tensor.to({cls.dtype})"
+                )
             return data
         return _creation.tensor(data, dtype=cls.dtype, device=device)
 
@@ -57,8 +73,10 @@ class _TensorType(type):
 
 
 def _legacy(name, dtype):
-    doc = (f"Legacy constructor of {dtype} tensors: ``{name}(*sizes)`` uninitialised, "
-           f"``{name}(data)`` from data; ``isinstance(x, {name})`` tests the dtype.")
+    doc = (
+        f"Legacy constructor of {dtype} tensors: ``{name}(*sizes)`` uninitialised, "
+        f"``{name}(data)`` from data; ``isinstance(x, {name})`` tests the dtype."
+    )
     return _TensorType(name, (), {"dtype": dtype, "__doc__": doc, "__module__": "numbagrad"})
 
 

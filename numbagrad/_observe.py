@@ -49,8 +49,13 @@ def _make_listener():
             if start is None or not module.startswith("numbagrad."):
                 return
             args = ", ".join(str(a) for a in data.get("args", ()))
-            logger.warning("compiled %s.%s(%s) in %.3f s", module.rsplit(".", 1)[-1],
-                           func.__name__, args, time.perf_counter() - start)
+            logger.warning(
+                "compiled %s.%s(%s) in %.3f s",
+                module.rsplit(".", 1)[-1],
+                func.__name__,
+                args,
+                time.perf_counter() - start,
+            )
 
     return CompileLog()
 
@@ -92,8 +97,7 @@ def _workloads(dtype, n):
     def fresh():
         return ng.linspace(-2.0, 2.0, n, dtype=dtype).requires_grad_()
 
-    for op in (ng.tanh, ng.sigmoid, ng.sin, ng.cos, ng.tan, ng.relu, ng.erf, ng.softplus,
-               ng.rsqrt):
+    for op in (ng.tanh, ng.sigmoid, ng.sin, ng.cos, ng.tan, ng.relu, ng.erf, ng.softplus, ng.rsqrt):
         x = fresh()
         arg = x.abs() + 1 if op is ng.rsqrt else x
         (op(arg) + op(arg)).sum().backward()  # two uses: the gradients accumulate

@@ -37,8 +37,10 @@ class _LateNamespace:
     def __getattr__(self, name):
         if name.startswith("__"):  # introspection (doctest, copy) is not an op lookup
             raise AttributeError(name)
-        raise RuntimeError(f"numbagrad internal error: {name!r} was used before the module "
-                           "that provides it was imported (import numbagrad first)")
+        raise RuntimeError(
+            f"numbagrad internal error: {name!r} was used before the module "
+            "that provides it was imported (import numbagrad first)"
+        )
 
 
 # The op namespace: this layer holds no math.
@@ -50,17 +52,19 @@ else:
     _AttachedMethods = object
 
 
-
 def _legacy_size(args):
     """The size PyTorch's legacy ``Tensor(*sizes)``/``x.new(*sizes)`` reads from ``args``
     (ints, one ``Size``, or nothing: ``(0,)``), or None when ``args`` is data."""
-    if args and not (all(isinstance(a, int) and not isinstance(a, bool) for a in args)
-                     or (len(args) == 1 and isinstance(args[0], Size))):
+    if args and not (
+        all(isinstance(a, int) and not isinstance(a, bool) for a in args)
+        or (len(args) == 1 and isinstance(args[0], Size))
+    ):
         return None
     size = tuple(args[0]) if args and isinstance(args[0], Size) else (args or (0,))
     if any(n < 0 for n in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension: {list(size)}")
     return size
+
 
 class Tensor(_AttachedMethods):
     """A multi-dimensional array with autograd support (``numbagrad.Tensor``).
@@ -83,8 +87,15 @@ class Tensor(_AttachedMethods):
     # NOTE [Tensor attributes]: the attributes read on every op are slots; rarely set ones
     # live in the instance dict (made only when first set) with class-level defaults, so
     # making a tensor costs five attribute stores.
-    __slots__ = ("__dict__", "__weakref__", "_data", "_grad_fn", "_requires_grad", "_storage",
-                 "_view_of")
+    __slots__ = (
+        "__dict__",
+        "__weakref__",
+        "_data",
+        "_grad_fn",
+        "_requires_grad",
+        "_storage",
+        "_view_of",
+    )
     _grad = None
     _output_nr = 0
     _hooks = None
@@ -104,14 +115,18 @@ class Tensor(_AttachedMethods):
             from numbagrad._device import device as _dev
 
             if _dev(device).type != "cpu":  # NOTE [CUDA tensors]
-                raise NotImplementedError("Tensor(..., device='cuda') is not supported; use "
-                                          "numbagrad.tensor(data, device='cuda')")
+                raise NotImplementedError(
+                    "Tensor(..., device='cuda') is not supported; use "
+                    "numbagrad.tensor(data, device='cuda')"
+                )
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             if src._data.dtype != dt.np:
-                raise TypeError(f"expected {dt} (got {src.dtype}): Tensor(tensor) shares "
-                                "memory and takes a tensor of the default dtype only; use "
-                                "tensor.to(dtype) to convert")
+                raise TypeError(
+                    f"expected {dt} (got {src.dtype}): Tensor(tensor) shares "
+                    "memory and takes a tensor of the default dtype only; use "
+                    "tensor.to(dtype) to convert"
+                )
             Tensor._init_from(self, src._data, src._storage)
             return
         size = _legacy_size(args)
@@ -120,9 +135,11 @@ class Tensor(_AttachedMethods):
             Tensor._init_from(self, a, [a, 0])
             return
         if len(args) != 1:
-            raise TypeError("Tensor() takes sizes (ints) or one sequence of data, got "
-                            f"{len(args)} arguments of types "
-                            f"{[type(a).__name__ for a in args]}")
+            raise TypeError(
+                "Tensor() takes sizes (ints) or one sequence of data, got "
+                f"{len(args)} arguments of types "
+                f"{[type(a).__name__ for a in args]}"
+            )
         src = _F.tensor(args[0], dtype=dt)
         Tensor._init_from(self, src._data, src._storage)
 
@@ -218,8 +235,9 @@ class Tensor(_AttachedMethods):
         base = self._storage[0]
         if type(base) is not np.ndarray:  # a CUDA storage (NOTE [CUDA storage])
             return self._data._off
-        return (self._data.__array_interface__["data"][0]
-                - base.__array_interface__["data"][0]) // self._data.itemsize
+        return (
+            self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        ) // self._data.itemsize
 
     def is_contiguous(self) -> bool:
         """Whether the elements are laid out in row-major order without gaps."""
@@ -269,13 +287,14 @@ class Tensor(_AttachedMethods):
         if isinstance(dtype, str):
             name = dtype
             if name.startswith("torch.cuda."):
-                raise RuntimeError(f"{name}: CUDA is not available (numbagrad runs on 'cpu' "
-                                   "only)")
-            short = name[len("torch."):] if name.startswith("torch.") else name
+                raise RuntimeError(f"{name}: CUDA is not available (numbagrad runs on 'cpu' only)")
+            short = name[len("torch.") :] if name.startswith("torch.") else name
             found = [k for k, v in _TYPE_NAMES.items() if v == short]
             if not found:
-                raise ValueError(f"invalid type: {name!r}; expected one of "
-                                 f"{sorted('torch.' + v for v in _TYPE_NAMES.values())}")
+                raise ValueError(
+                    f"invalid type: {name!r}; expected one of "
+                    f"{sorted('torch.' + v for v in _TYPE_NAMES.values())}"
+                )
             dtype = found[0]
         elif isinstance(dtype, type) and issubclass(dtype, Tensor):
             dtype = D.get_default_dtype()
@@ -316,10 +335,10 @@ class Tensor(_AttachedMethods):
     def equal(self, other) -> bool:
         """True when both tensors have the same shape and elements (``torch.equal``)."""
         if not isinstance(other, Tensor):
-            raise TypeError(f"equal(): argument 'other' must be Tensor, not "
-                            f"{type(other).__name__}")
-        return bool(self._data.shape == other._data.shape
-                    and np.array_equal(self._data, other._data))
+            raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
+        return bool(
+            self._data.shape == other._data.shape and np.array_equal(self._data, other._data)
+        )
 
     def __format__(self, spec: str) -> str:
         # as PyTorch: a 0-d tensor formats as its Python number (``f"{loss:.4f}"``)
@@ -442,8 +461,7 @@ class Tensor(_AttachedMethods):
         if self._grad_fn is not None:
             hooks = self._node_hooks()
             # tensor hooks run before the retain_grad capture, as in PyTorch
-            pos = next((i for i, h in enumerate(hooks) if isinstance(h, _RetainGrad)),
-                       len(hooks))
+            pos = next((i for i, h in enumerate(hooks) if isinstance(h, _RetainGrad)), len(hooks))
             hooks.insert(pos, hook)
             return RemovableHandle(hooks, hook)
         if self._hooks is None:
@@ -477,8 +495,9 @@ class Tensor(_AttachedMethods):
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self._grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                               "tensors")
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            )
         if self._post_acc_hooks is None:
             self._post_acc_hooks = []
         self._post_acc_hooks.append(hook)
@@ -534,8 +553,10 @@ class Tensor(_AttachedMethods):
             If the tensor requires grad while grad mode is on: use ``.detach().numpy()``.
         """
         if type(self._data) is not np.ndarray:  # as PyTorch (NOTE [CUDA tensors])
-            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use "
-                            "Tensor.cpu() to copy the tensor to host memory first.")
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use "
+                "Tensor.cpu() to copy the tensor to host memory first."
+            )
         if self._requires_grad and not force:
             if is_grad_enabled():
                 raise RuntimeError(
@@ -552,12 +573,15 @@ class Tensor(_AttachedMethods):
         ``numbagrad.cuda.as_cuda_array`` there)."""
         d = self._data
         if type(d) is np.ndarray:
-            raise AttributeError("a CPU tensor has no __cuda_array_interface__; move it with "
-                                 ".cuda() first")
+            raise AttributeError(
+                "a CPU tensor has no __cuda_array_interface__; move it with .cuda() first"
+            )
         if self._requires_grad:
-            raise RuntimeError("Can't get __cuda_array_interface__ on a Variable that requires "
-                               "grad. If gradients aren't required, use var.detach() to get "
-                               "Variable that doesn't require grad.")
+            raise RuntimeError(
+                "Can't get __cuda_array_interface__ on a Variable that requires "
+                "grad. If gradients aren't required, use var.detach() to get "
+                "Variable that doesn't require grad."
+            )
         return d.__cuda_array_interface__
 
     def __array__(self, dtype=None, copy=None):
@@ -590,9 +614,7 @@ class Tensor(_AttachedMethods):
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                "Boolean value of Tensor with more than one value is ambiguous"
-            )
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __float__(self) -> float:
@@ -629,8 +651,14 @@ class Tensor(_AttachedMethods):
         return t
 
 
-_TYPE_NAMES = {"float16": "HalfTensor", "float32": "FloatTensor", "float64": "DoubleTensor",
-               "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor"}
+_TYPE_NAMES = {
+    "float16": "HalfTensor",
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int32": "IntTensor",
+    "int64": "LongTensor",
+    "bool": "BoolTensor",
+}
 
 
 class _RetainGrad:
@@ -689,16 +717,17 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + n if dim < 0 else dim
 
 
-_PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
-          "sci_mode": None}
-_PROFILES = {"default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
-             "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
-             "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3,
-                      "linewidth": 80}}
+_PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PROFILES = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": float("inf"), "edgeitems": 3, "linewidth": 80},
+}
 
 
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
-                     profile=None, sci_mode=None):
+def set_printoptions(
+    precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None
+):
     """Set how tensors print (``torch.set_printoptions``).
 
     Parameters
@@ -730,8 +759,12 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
         if profile not in _PROFILES:
             raise ValueError(f"profile must be one of {sorted(_PROFILES)}, got {profile!r}")
         _PRINT.update(_PROFILES[profile])
-    for name, v in (("precision", precision), ("threshold", threshold),
-                    ("edgeitems", edgeitems), ("linewidth", linewidth)):
+    for name, v in (
+        ("precision", precision),
+        ("threshold", threshold),
+        ("edgeitems", edgeitems),
+        ("linewidth", linewidth),
+    ):
         if v is not None:
             _PRINT[name] = v
     _PRINT["sci_mode"] = sci_mode
@@ -761,20 +794,31 @@ def _format(t: Tensor) -> str:
         if forced is not None:
             sci = forced
         if integral and amax < 1e8 and forced is None:
-            fmt = lambda v: (f"{v:.0f}." if np.isfinite(v) else str(v))  # noqa: E731
+            fmt = lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)  # noqa: E731
         elif sci:
             fmt = lambda v: f"{v:.{prec}e}"  # noqa: E731
         else:
             fmt = lambda v: f"{v:.{prec}f}"  # noqa: E731
         # PyTorch right-aligns every element to the widest one
         width = max(len(fmt(v)) for v in a.reshape(-1)[:2000])
-        body = np.array2string(a, separator=", ",
-                               formatter={"float_kind": lambda v: fmt(v).rjust(width)},
-                               prefix="tensor(", threshold=thr, edgeitems=edge,
-                               max_line_width=width_max)
+        body = np.array2string(
+            a,
+            separator=", ",
+            formatter={"float_kind": lambda v: fmt(v).rjust(width)},
+            prefix="tensor(",
+            threshold=thr,
+            edgeitems=edge,
+            max_line_width=width_max,
+        )
     else:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=thr,
-                               edgeitems=edge, max_line_width=width_max)
+        body = np.array2string(
+            a,
+            separator=", ",
+            prefix="tensor(",
+            threshold=thr,
+            edgeitems=edge,
+            max_line_width=width_max,
+        )
         if kind == "b":
             body = body.replace("True", "True").replace("False", "False")
     extras = [f"device='{t.device}'"] if on_device else []

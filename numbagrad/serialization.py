@@ -66,8 +66,9 @@ class _Writer:
                 key = self._add(flat)
                 self.by_storage[id(s)] = key
                 self.keep.append(s)
-            off = (data.__array_interface__["data"][0]
-                   - base.__array_interface__["data"][0]) // item
+            off = (
+                data.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+            ) // item
             strides = [st // item for st in data.strides]
             return key, off, strides
         # storage of an odd layout (``from_numpy`` of a strided array): this tensor alone
@@ -93,11 +94,18 @@ class _Writer:
             return {"float": repr(obj)}
         if isinstance(obj, Tensor):
             if obj._is_tracer:
-                raise RuntimeError("save(): cannot save a value inside a transform "
-                                   "(numbagrad.func / vmap); return it from the transform first")
+                raise RuntimeError(
+                    "save(): cannot save a value inside a transform "
+                    "(numbagrad.func / vmap); return it from the transform first"
+                )
             key, off, strides = self.storage_of(obj)
-            enc = {"storage": key, "offset": int(off), "shape": list(obj._data.shape),
-                   "stride": strides, "requires_grad": bool(obj._requires_grad)}
+            enc = {
+                "storage": key,
+                "offset": int(off),
+                "shape": list(obj._data.shape),
+                "stride": strides,
+                "requires_grad": bool(obj._requires_grad),
+            }
             if type(obj).__name__ == "Parameter":
                 enc["parameter"] = True
             return {"tensor": enc}
@@ -116,8 +124,10 @@ class _Writer:
                     return {"list": [self.encode(v) for v in obj]}
                 if type(obj) is tuple:
                     return {"tuple": [self.encode(v) for v in obj]}
-                return {"dict": [[self.encode(k), self.encode(v)] for k, v in obj.items()],
-                        "ordered": type(obj) is collections.OrderedDict}
+                return {
+                    "dict": [[self.encode(k), self.encode(v)] for k, v in obj.items()],
+                    "ordered": type(obj) is collections.OrderedDict,
+                }
             finally:
                 self.seen.discard(id(obj))
         # anything else: pickled (read back only with weights_only=False)
@@ -159,18 +169,23 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
     tensor([0., 1., 7., 3., 4., 5.])
     """
     if pickle_module is not None and pickle_module is not pickle:
-        raise NotImplementedError("save(): only the standard pickle module is supported for "
-                                  "objects outside the tensor allow-list")
+        raise NotImplementedError(
+            "save(): only the standard pickle module is supported for "
+            "objects outside the tensor allow-list"
+        )
     if not _use_new_zipfile_serialization:
-        raise NotImplementedError("save(): numbagrad has one file format (a zip); "
-                                  "_use_new_zipfile_serialization=False is not supported")
+        raise NotImplementedError(
+            "save(): numbagrad has one file format (a zip); "
+            "_use_new_zipfile_serialization=False is not supported"
+        )
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
             _save(obj, fh, pickle_protocol)
     else:
         if not hasattr(f, "write"):
-            raise TypeError(f"save(): f must be a path or a writable file object, got "
-                            f"{type(f).__name__}")
+            raise TypeError(
+                f"save(): f must be a path or a writable file object, got {type(f).__name__}"
+            )
         _save(obj, f, pickle_protocol)
 
 
@@ -181,8 +196,7 @@ def _save(obj, fh, protocol):
     with zipfile.ZipFile(fh, "w", compression=zipfile.ZIP_STORED) as zf:
         w = _Writer(zf, protocol)
         root = w.encode(obj)
-        manifest = {"format": _FORMAT, "version": _VERSION, "root": root,
-                    "storages": w.storages}
+        manifest = {"format": _FORMAT, "version": _VERSION, "root": root, "storages": w.storages}
         zf.writestr("manifest.json", json.dumps(manifest))
 
 
@@ -197,8 +211,9 @@ class _Reader:
         s = self.storages.get(key)
         if s is None:
             if not isinstance(key, int) or not 0 <= key < len(self.entries):
-                raise RuntimeError(f"load(): the file refers to storage {key!r}, which it does "
-                                   "not hold")
+                raise RuntimeError(
+                    f"load(): the file refers to storage {key!r}, which it does not hold"
+                )
             e = self.entries[key]
             with self.zf.open(e["file"]) as fh:
                 arr = np.load(io.BytesIO(fh.read()), allow_pickle=False)
@@ -220,15 +235,18 @@ class _Reader:
             lo = off + sum(min(0, (n - 1) * st) for n, st in zip(shape, strides))
             hi = off + sum(max(0, (n - 1) * st) for n, st in zip(shape, strides))
             if lo < 0 or hi >= flat.size:
-                raise RuntimeError("load(): a tensor's offset and strides reach outside its "
-                                   "storage (the file is damaged)")
+                raise RuntimeError(
+                    "load(): a tensor's offset and strides reach outside its "
+                    "storage (the file is damaged)"
+                )
         item = flat.itemsize
         if all(n > 0 for n in shape):
             start = flat[off:]
         else:
             start = flat[:0]
-        data = np.lib.stride_tricks.as_strided(start, shape, tuple(st * item for st in strides),
-                                               writeable=True)
+        data = np.lib.stride_tricks.as_strided(
+            start, shape, tuple(st * item for st in strides), writeable=True
+        )
         if enc.get("parameter"):
             try:
                 from numbagrad import nn
@@ -270,7 +288,8 @@ class _Reader:
                     f"{enc.get('type', '?')}, which weights_only=True does not load (it "
                     "allows tensors, lists, tuples, dicts, numbers, strings, None, dtypes, "
                     "devices and Size). If you trust the file's source, call load(..., "
-                    "weights_only=False), which runs pickle and can execute arbitrary code.")
+                    "weights_only=False), which runs pickle and can execute arbitrary code."
+                )
             with self.zf.open(f"pickles/{int(enc['pickle'])}.pkl") as fh:
                 return pickle.loads(fh.read())
         raise RuntimeError(f"load(): unknown manifest entry {sorted(enc)}")
@@ -280,15 +299,18 @@ def _check_map_location(map_location):
     if map_location is None:
         return
     if callable(map_location) and not isinstance(map_location, (str, _device)):
-        raise NotImplementedError("load(): a callable map_location is not supported; every "
-                                  "tensor loads on 'cpu' (pass map_location='cpu' or None)")
+        raise NotImplementedError(
+            "load(): a callable map_location is not supported; every "
+            "tensor loads on 'cpu' (pass map_location='cpu' or None)"
+        )
     locs = map_location.values() if isinstance(map_location, dict) else [map_location]
     for loc in locs:
         _device(loc)  # 'cpu' only: anything else raises, naming the device
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
-         **pickle_load_args):
+def load(
+    f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None, **pickle_load_args
+):
     """Load an object saved by :func:`save` from ``f`` (a path or a readable file object).
 
     Parameters
@@ -317,8 +339,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         or is damaged.
     """
     if mmap:
-        raise NotImplementedError("load(): mmap=True is not supported; storages are read "
-                                  "into memory")
+        raise NotImplementedError(
+            "load(): mmap=True is not supported; storages are read into memory"
+        )
     if pickle_module is not None and pickle_module is not pickle:
         raise NotImplementedError("load(): only the standard pickle module is supported")
     if pickle_load_args:
@@ -330,8 +353,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         with open(f, "rb") as fh:
             return _load(fh, weights_only)
     if not hasattr(f, "read"):
-        raise TypeError(f"load(): f must be a path or a readable file object, got "
-                        f"{type(f).__name__}")
+        raise TypeError(
+            f"load(): f must be a path or a readable file object, got {type(f).__name__}"
+        )
     return _load(f, weights_only)
 
 
@@ -342,17 +366,22 @@ def _load(fh, weights_only):
     try:
         zf = zipfile.ZipFile(fh, "r")
     except zipfile.BadZipFile:
-        raise RuntimeError("load(): not a numbagrad file (expected a zip archive written by "
-                           "numbagrad.save)") from None
+        raise RuntimeError(
+            "load(): not a numbagrad file (expected a zip archive written by numbagrad.save)"
+        ) from None
     with zf:
         try:
             manifest = json.loads(zf.read("manifest.json"))
         except KeyError:
-            raise RuntimeError("load(): not a numbagrad file (no manifest.json; files written "
-                               "by torch.save cannot be read)") from None
+            raise RuntimeError(
+                "load(): not a numbagrad file (no manifest.json; files written "
+                "by torch.save cannot be read)"
+            ) from None
         if manifest.get("format") != _FORMAT:
             raise RuntimeError("load(): not a numbagrad file (unknown format)")
         if manifest.get("version", 0) > _VERSION:
-            raise RuntimeError(f"load(): the file has format version {manifest['version']}; "
-                               f"this numbagrad reads up to version {_VERSION}")
+            raise RuntimeError(
+                f"load(): the file has format version {manifest['version']}; "
+                f"this numbagrad reads up to version {_VERSION}"
+            )
         return _Reader(zf, manifest, weights_only).decode(manifest["root"])

@@ -17,8 +17,17 @@ def _arr(x):
     return np.asarray(x)
 
 
-def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
-                 check_dtype=True, check_device=True, msg=None):
+def assert_close(
+    actual,
+    expected,
+    *,
+    rtol=None,
+    atol=None,
+    equal_nan=False,
+    check_dtype=True,
+    check_device=True,
+    msg=None,
+):
     """Raise AssertionError unless ``actual`` and ``expected`` are close (PyTorch's rules).
 
     Default tolerances come from the dtype (float32: rtol 1.3e-6, atol 1e-5; float64:
@@ -32,29 +41,45 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
     """
     if isinstance(actual, (list, tuple)) and isinstance(expected, (list, tuple)):
         if len(actual) != len(expected):
-            raise AssertionError(f"The length of the sequences mismatch: {len(actual)} != "
-                                 f"{len(expected)}")
+            raise AssertionError(
+                f"The length of the sequences mismatch: {len(actual)} != {len(expected)}"
+            )
         for a, e in zip(actual, expected):
-            assert_close(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                         check_dtype=check_dtype, msg=msg)
+            assert_close(
+                a, e, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=check_dtype, msg=msg
+            )
         return
     if isinstance(actual, dict) and isinstance(expected, dict):
         if actual.keys() != expected.keys():
             raise AssertionError("The keys of the mappings do not match")
         for k in actual:
-            assert_close(actual[k], expected[k], rtol=rtol, atol=atol, equal_nan=equal_nan,
-                         check_dtype=check_dtype, msg=msg)
+            assert_close(
+                actual[k],
+                expected[k],
+                rtol=rtol,
+                atol=atol,
+                equal_nan=equal_nan,
+                check_dtype=check_dtype,
+                msg=msg,
+            )
         return
     a, e = _arr(actual), _arr(expected)
     if (rtol is None) != (atol is None):
         raise ValueError("Both 'rtol' and 'atol' must be either specified or omitted")
     if a.shape != e.shape:
-        raise AssertionError(msg or f"The values for attribute 'shape' do not match: "
-                             f"{a.shape} != {e.shape}.")
-    if check_dtype and isinstance(actual, Tensor) and isinstance(expected, Tensor) \
-            and a.dtype != e.dtype:
-        raise AssertionError(msg or f"The values for attribute 'dtype' do not match: "
-                             f"{actual.dtype} != {expected.dtype}.")
+        raise AssertionError(
+            msg or f"The values for attribute 'shape' do not match: {a.shape} != {e.shape}."
+        )
+    if (
+        check_dtype
+        and isinstance(actual, Tensor)
+        and isinstance(expected, Tensor)
+        and a.dtype != e.dtype
+    ):
+        raise AssertionError(
+            msg
+            or f"The values for attribute 'dtype' do not match: {actual.dtype} != {expected.dtype}."
+        )
     if rtol is None:
         rtol, atol = _TOL.get(a.dtype, (0.0, 0.0))
         if a.dtype != e.dtype:
@@ -70,12 +95,20 @@ def assert_close(actual, expected, *, rtol=None, atol=None, equal_nan=False,
         bad = ~close
     if not ok:
         n_bad = int(np.count_nonzero(bad))
-        diff = np.abs(a.astype(np.float64) - e.astype(np.float64)) if a.dtype.kind != "b" \
+        diff = (
+            np.abs(a.astype(np.float64) - e.astype(np.float64))
+            if a.dtype.kind != "b"
             else bad.astype(float)
-        idx = np.unravel_index(int(np.nanargmax(np.where(bad, diff, -1))), a.shape) \
-            if a.ndim else ()
-        raise AssertionError(msg or (
-            f"Tensor-likes are not close!\n\nMismatched elements: {n_bad} / {a.size} "
-            f"({100 * n_bad / max(a.size, 1):.1f}%)\nGreatest absolute difference: "
-            f"{float(np.nanmax(np.where(bad, diff, 0)))} at index {tuple(int(i) for i in idx)} "
-            f"(up to {atol} allowed)\nTolerances: rtol={rtol}, atol={atol}"))
+        )
+        idx = (
+            np.unravel_index(int(np.nanargmax(np.where(bad, diff, -1))), a.shape) if a.ndim else ()
+        )
+        raise AssertionError(
+            msg
+            or (
+                f"Tensor-likes are not close!\n\nMismatched elements: {n_bad} / {a.size} "
+                f"({100 * n_bad / max(a.size, 1):.1f}%)\nGreatest absolute difference: "
+                f"{float(np.nanmax(np.where(bad, diff, 0)))} at index {tuple(int(i) for i in idx)} "
+                f"(up to {atol} allowed)\nTolerances: rtol={rtol}, atol={atol}"
+            )
+        )

@@ -16,10 +16,12 @@ __all__ = ["main", "precompile"]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m numbagrad.warmup",
-                                     description=__doc__.splitlines()[0])
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="do not list the kernels as they compile")
+    parser = argparse.ArgumentParser(
+        prog="python -m numbagrad.warmup", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="do not list the kernels as they compile"
+    )
     args = parser.parse_args(argv)
     seconds = precompile(verbose=not args.quiet)
     import numba

@@ -16,7 +16,7 @@ from _opdb import OpInfo, SampleInput, real
 op_db = []
 
 
-def _s(*args, name='', **kwargs):
+def _s(*args, name="", **kwargs):
     return SampleInput(*args, name=name, **kwargs)
 
 
@@ -66,10 +66,12 @@ def _sym(m, a):
 
 # ---- determinants and inverses -------------------------------------------------------------
 def _det_samples(rng):
-    return [_s(_square(rng, (3, 3)), name='3x3'),
-            _s(_square(rng, (2, 3, 3)), name='batched'),
-            _s(_square(rng, (1, 1)), name='1x1'),
-            _s(real(rng, (2, 2)), name='2x2')]
+    return [
+        _s(_square(rng, (3, 3)), name="3x3"),
+        _s(_square(rng, (2, 3, 3)), name="batched"),
+        _s(_square(rng, (1, 1)), name="1x1"),
+        _s(real(rng, (2, 2)), name="2x2"),
+    ]
 
 
 def _ref_slogdet(a):
@@ -77,8 +79,10 @@ def _ref_slogdet(a):
 
 
 def _spd_samples(rng):
-    return [_s(2 * _spd_half(rng, (3, 3)), name='3x3'),
-            _s(2 * _spd_half(rng, (2, 2, 2)), name='batched')]
+    return [
+        _s(2 * _spd_half(rng, (3, 3)), name="3x3"),
+        _s(2 * _spd_half(rng, (2, 2, 2)), name="batched"),
+    ]
 
 
 def _ref_solve(a, b, left=True):
@@ -91,12 +95,14 @@ def _ref_solve(a, b, left=True):
 
 
 def _solve_samples(rng):
-    return [_s(_square(rng, (3, 3)), real(rng, (3,)), name='vector'),
-            _s(_square(rng, (3, 3)), real(rng, (3, 2)), name='matrix'),
-            _s(_square(rng, (2, 3, 3)), real(rng, (2, 3)), name='batched_vector'),
-            _s(_square(rng, (2, 3, 3)), real(rng, (3, 2)), name='broadcast_b'),
-            _s(_square(rng, (2, 2)), real(rng, (3, 2, 1)), name='broadcast_a'),
-            _s(_square(rng, (2, 2)), real(rng, (3, 2)), left=False, name='right')]
+    return [
+        _s(_square(rng, (3, 3)), real(rng, (3,)), name="vector"),
+        _s(_square(rng, (3, 3)), real(rng, (3, 2)), name="matrix"),
+        _s(_square(rng, (2, 3, 3)), real(rng, (2, 3)), name="batched_vector"),
+        _s(_square(rng, (2, 3, 3)), real(rng, (3, 2)), name="broadcast_b"),
+        _s(_square(rng, (2, 2)), real(rng, (3, 2, 1)), name="broadcast_a"),
+        _s(_square(rng, (2, 2)), real(rng, (3, 2)), left=False, name="right"),
+    ]
 
 
 def _ref_cholesky(a, upper=False):
@@ -105,9 +111,11 @@ def _ref_cholesky(a, upper=False):
 
 
 def _chol_samples(rng):
-    return [_s(_spd_half(rng, (3, 3)), name='3x3'),
-            _s(_spd_half(rng, (2, 3, 3)), name='batched'),
-            _s(_spd_half(rng, (2, 2)), upper=True, name='upper')]
+    return [
+        _s(_spd_half(rng, (3, 3)), name="3x3"),
+        _s(_spd_half(rng, (2, 3, 3)), name="batched"),
+        _s(_spd_half(rng, (2, 2)), upper=True, name="upper"),
+    ]
 
 
 def _chol_solve_ref(b, L, upper=False):
@@ -123,20 +131,22 @@ def _tri_factor(rng, shape, lower=True):
 
 
 # ---- eigh / svd ------------------------------------------------------------------------------
-def _eigh_ref(a, UPLO='L'):
+def _eigh_ref(a, UPLO="L"):
     w, v = np.linalg.eigh(a + _mT(a), UPLO=UPLO)
     return w, np.abs(v)
 
 
-def _eigh_op(m, a, UPLO='L'):
+def _eigh_op(m, a, UPLO="L"):
     w, v = m.linalg.eigh(_sym(m, a), UPLO=UPLO)
     return w, v.abs()
 
 
 def _eigh_samples(rng):
-    return [_s(_with_values(rng, (3, 3), True), name='3x3'),
-            _s(_with_values(rng, (2, 3, 3), True), name='batched'),
-            _s(_with_values(rng, (2, 2), True), UPLO='U', name='upper')]
+    return [
+        _s(_with_values(rng, (3, 3), True), name="3x3"),
+        _s(_with_values(rng, (2, 3, 3), True), name="batched"),
+        _s(_with_values(rng, (2, 2), True), UPLO="U", name="upper"),
+    ]
 
 
 def _svd_ref(a, full_matrices=True):
@@ -152,12 +162,14 @@ def _svd_op(m, a, full_matrices=True):
 
 
 def _svd_samples(rng):
-    return [_s(_with_values(rng, (3, 3)), full_matrices=False, name='3x3'),
-            _s(_with_values(rng, (4, 2)), full_matrices=False, name='tall'),
-            _s(_with_values(rng, (2, 4)), full_matrices=False, name='wide'),
-            _s(_with_values(rng, (2, 3, 2)), full_matrices=False, name='batched'),
-            _s(_with_values(rng, (3, 2)), name='full_tall'),
-            _s(_with_values(rng, (2, 3)), name='full_wide')]
+    return [
+        _s(_with_values(rng, (3, 3)), full_matrices=False, name="3x3"),
+        _s(_with_values(rng, (4, 2)), full_matrices=False, name="tall"),
+        _s(_with_values(rng, (2, 4)), full_matrices=False, name="wide"),
+        _s(_with_values(rng, (2, 3, 2)), full_matrices=False, name="batched"),
+        _s(_with_values(rng, (3, 2)), name="full_tall"),
+        _s(_with_values(rng, (2, 3)), name="full_wide"),
+    ]
 
 
 def _torch_svd_ref(a, some=True, compute_uv=True):
@@ -178,28 +190,32 @@ def _torch_svd_op(m, a, some=True, compute_uv=True):
 
 def _torch_svd_method(m, a, **kw):
     u, s, v = a.svd(**kw)
-    if not kw.get('compute_uv', True):
+    if not kw.get("compute_uv", True):
         return u, s, v
     k = s.shape[-1]
     return u[..., :k].abs(), s, v[..., :k].abs()
 
 
 def _svdvals_samples(rng):
-    return [_s(_with_values(rng, (3, 3)), name='3x3'),
-            _s(_with_values(rng, (4, 2)), name='tall'),
-            _s(_with_values(rng, (2, 2, 3)), name='batched')]
+    return [
+        _s(_with_values(rng, (3, 3)), name="3x3"),
+        _s(_with_values(rng, (4, 2)), name="tall"),
+        _s(_with_values(rng, (2, 2, 3)), name="batched"),
+    ]
 
 
-def _qr_ref(a, mode='reduced'):
+def _qr_ref(a, mode="reduced"):
     return np.linalg.qr(a, mode=mode)
 
 
 def _qr_samples(rng):
-    return [_s(_square(rng, (3, 3)), name='3x3'),
-            _s(real(rng, (4, 2)), name='tall'),
-            _s(real(rng, (2, 4)), name='wide'),
-            _s(real(rng, (2, 3, 2)), name='batched'),
-            _s(real(rng, (2, 3)), mode='complete', name='complete_wide')]
+    return [
+        _s(_square(rng, (3, 3)), name="3x3"),
+        _s(real(rng, (4, 2)), name="tall"),
+        _s(real(rng, (2, 4)), name="wide"),
+        _s(real(rng, (2, 3, 2)), name="batched"),
+        _s(real(rng, (2, 3)), mode="complete", name="complete_wide"),
+    ]
 
 
 # ---- matrix functions ------------------------------------------------------------------------
@@ -210,7 +226,7 @@ def _expm_ref(a):
     for idx in np.ndindex(*a.shape[:-2]):
         x = a[idx]
         s = max(0, int(np.ceil(np.log2(max(np.abs(x).sum(0).max(), 1e-300) / 0.5))))
-        x = x / 2.0 ** s
+        x = x / 2.0**s
         term = np.eye(x.shape[0])
         total = term.copy()
         for k in range(1, 30):
@@ -223,17 +239,20 @@ def _expm_ref(a):
 
 
 def _expm_samples(rng):
-    return [_s(real(rng, (3, 3)), name='3x3'),
-            _s(real(rng, (2, 2, 2)), name='batched'),
-            _s(3 * real(rng, (2, 2)), name='scaled')]
+    return [
+        _s(real(rng, (3, 3)), name="3x3"),
+        _s(real(rng, (2, 2, 2)), name="batched"),
+        _s(3 * real(rng, (2, 2)), name="scaled"),
+    ]
 
 
 def _pinv_samples(rng):
-    return [_s(_with_values(rng, (3, 2)), name='tall'),
-            _s(_with_values(rng, (2, 3)), name='wide'),
-            _s(_with_values(rng, (2, 2, 2)), name='batched'),
-            _s(_with_values(rng, (3, 3), True), hermitian=True, name='hermitian')]
-
+    return [
+        _s(_with_values(rng, (3, 2)), name="tall"),
+        _s(_with_values(rng, (2, 3)), name="wide"),
+        _s(_with_values(rng, (2, 2, 2)), name="batched"),
+        _s(_with_values(rng, (3, 3), True), hermitian=True, name="hermitian"),
+    ]
 
 
 def _pinv_ref(a, hermitian=False, rtol=None, atol=None):
@@ -241,9 +260,11 @@ def _pinv_ref(a, hermitian=False, rtol=None, atol=None):
 
 
 def _lstsq_samples(rng):
-    return [_s(_with_values(rng, (4, 2)), real(rng, (4, 2)), name='tall'),
-            _s(_with_values(rng, (2, 4, 3)), real(rng, (2, 4, 1)), name='batched'),
-            _s(_with_values(rng, (3, 3)), real(rng, (3, 2)), name='square')]
+    return [
+        _s(_with_values(rng, (4, 2)), real(rng, (4, 2)), name="tall"),
+        _s(_with_values(rng, (2, 4, 3)), real(rng, (2, 4, 1)), name="batched"),
+        _s(_with_values(rng, (3, 3)), real(rng, (3, 2)), name="square"),
+    ]
 
 
 def _lstsq_ref(a, b):
@@ -251,40 +272,47 @@ def _lstsq_ref(a, b):
 
 
 def _matrix_power_samples(rng):
-    return [_s(_square(rng, (2, 2)) * 0.5, 3, name='3'),
-            _s(_square(rng, (2, 3, 3)) * 0.4, 2, name='batched'),
-            _s(_square(rng, (2, 2)), -2, name='-2')]
+    return [
+        _s(_square(rng, (2, 2)) * 0.5, 3, name="3"),
+        _s(_square(rng, (2, 3, 3)) * 0.4, 2, name="batched"),
+        _s(_square(rng, (2, 2)), -2, name="-2"),
+    ]
 
 
 def _ref_matrix_power(a, n):
     if n < 0:
         a = np.linalg.inv(a)
-    return np.linalg.matrix_power(a, abs(n)) if a.ndim == 2 else \
-        np.stack([np.linalg.matrix_power(x, abs(n)) for x in a])
+    return (
+        np.linalg.matrix_power(a, abs(n))
+        if a.ndim == 2
+        else np.stack([np.linalg.matrix_power(x, abs(n)) for x in a])
+    )
 
 
 # ---- norms -----------------------------------------------------------------------------------
-_MATRIX_ORDS = ['fro', 'nuc', 2, -2, 1, -1, float('inf'), float('-inf')]
+_MATRIX_ORDS = ["fro", "nuc", 2, -2, 1, -1, float("inf"), float("-inf")]
 
 
 def _matrix_norm_samples(rng):
-    out = [_s(_with_values(rng, (3, 2)), ord=o, name=f'ord={o}') for o in _MATRIX_ORDS]
-    out.append(_s(_with_values(rng, (2, 3, 3)), ord='fro', name='batched'))
-    out.append(_s(real(rng, (3, 2, 4), 0.3, 1.0), ord=1, dim=(0, 2), keepdim=True,
-                  name='dims_keepdim'))
+    out = [_s(_with_values(rng, (3, 2)), ord=o, name=f"ord={o}") for o in _MATRIX_ORDS]
+    out.append(_s(_with_values(rng, (2, 3, 3)), ord="fro", name="batched"))
+    out.append(
+        _s(real(rng, (3, 2, 4), 0.3, 1.0), ord=1, dim=(0, 2), keepdim=True, name="dims_keepdim")
+    )
     return out
 
 
-def _ref_matrix_norm(a, ord='fro', dim=(-2, -1), keepdim=False):
+def _ref_matrix_norm(a, ord="fro", dim=(-2, -1), keepdim=False):
     return np.linalg.norm(a, ord=ord, axis=dim, keepdims=keepdim)
 
 
 def _vector_norm_samples(rng):
-    return [_s(real(rng, (5,), 0.2, 1.0), name='2'),
-            _s(real(rng, (3, 4), 0.2, 1.0), ord=1, dim=1, name='1_dim'),
-            _s(real(rng, (2, 3, 4), 0.2, 1.0), ord=3, dim=(0, 2), keepdim=True,
-               name='3_dims'),
-            _s(real(rng, (4,)), ord=float('inf'), name='inf')]
+    return [
+        _s(real(rng, (5,), 0.2, 1.0), name="2"),
+        _s(real(rng, (3, 4), 0.2, 1.0), ord=1, dim=1, name="1_dim"),
+        _s(real(rng, (2, 3, 4), 0.2, 1.0), ord=3, dim=(0, 2), keepdim=True, name="3_dims"),
+        _s(real(rng, (4,)), ord=float("inf"), name="inf"),
+    ]
 
 
 def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
@@ -294,17 +322,19 @@ def _ref_vector_norm(x, ord=2, dim=None, keepdim=False):
         if keepdim:
             raise NotImplementedError
     a = np.abs(x)
-    if ord == float('inf'):
+    if ord == float("inf"):
         return a.max(axis=dim, keepdims=keepdim)
-    return (a ** ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
+    return (a**ord).sum(axis=dim, keepdims=keepdim) ** (1.0 / ord)
 
 
 def _norm_samples(rng):
-    return [_s(real(rng, (3, 4)), name='flat'),
-            _s(real(rng, (4,), 0.2, 1.0), 1, name='vector_ord'),
-            _s(_with_values(rng, (3, 3)), 'nuc', name='matrix_nuc'),
-            _s(real(rng, (2, 3, 4)), dim=(1, 2), name='dims_fro'),
-            _s(real(rng, (2, 3), 0.2, 1.0), 3, dim=1, name='dim_int')]
+    return [
+        _s(real(rng, (3, 4)), name="flat"),
+        _s(real(rng, (4,), 0.2, 1.0), 1, name="vector_ord"),
+        _s(_with_values(rng, (3, 3)), "nuc", name="matrix_nuc"),
+        _s(real(rng, (2, 3, 4)), dim=(1, 2), name="dims_fro"),
+        _s(real(rng, (2, 3), 0.2, 1.0), 3, dim=1, name="dim_int"),
+    ]
 
 
 def _ref_norm(a, ord=None, dim=None, keepdim=False):
@@ -324,9 +354,9 @@ def _cross_ref(a, b, dim=-1):
 
 def _cdist_ref(x1, x2, p=2.0):
     d = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
-    if p == float('inf'):
+    if p == float("inf"):
         return d.max(-1)
-    return (d ** p).sum(-1) ** (1.0 / p)
+    return (d**p).sum(-1) ** (1.0 / p)
 
 
 def _diag_embed_ref(x, offset=0, dim1=-2, dim2=-1):
@@ -353,168 +383,386 @@ def _trace_ref(x):
 
 
 op_db += [
-    OpInfo('linalg.det', np.linalg.det, _det_samples, op=lambda m, a: m.linalg.det(a),
-           primitives=('LinalgDet',)),
-    OpInfo('det', np.linalg.det, _det_samples, method=True, primitives=('LinalgDet',)),
-    OpInfo('linalg.slogdet', _ref_slogdet, _det_samples,
-           op=lambda m, a: tuple(m.linalg.slogdet(a)), primitives=('LinalgSlogdet',)),
-    OpInfo('slogdet', _ref_slogdet, _det_samples, method=True,
-           op=lambda m, a: tuple(m.slogdet(a)), primitives=('LinalgSlogdet',)),
-    OpInfo('logdet', lambda a: np.log(np.linalg.det(a)), _spd_samples, method=True,
-           primitives=('LinalgSlogdet', 'Log', 'Add')),
-    OpInfo('linalg.inv', np.linalg.inv, _det_samples, op=lambda m, a: m.linalg.inv(a),
-           primitives=('LinalgInv',)),
-    OpInfo('inverse', np.linalg.inv, _det_samples, method=True, primitives=('LinalgInv',)),
-    OpInfo('linalg.solve', _ref_solve, _solve_samples,
-           op=lambda m, a, b, **k: m.linalg.solve(a, b, **k),
-           primitives=('LinalgSolve', 'Reshape', 'Permute')),
-    OpInfo('linalg.cholesky', _ref_cholesky, _chol_samples,
-           op=lambda m, a, **k: m.linalg.cholesky(_sym(m, a), **k),
-           primitives=('LinalgCholesky', 'Add', 'Permute')),
-    OpInfo('cholesky', _ref_cholesky, _chol_samples,
-           op=lambda m, a, **k: m.cholesky(_sym(m, a), **k),
-           variants={'method': lambda m, a, **k: _sym(m, a).cholesky(**k)},
-           primitives=('LinalgCholesky', 'Add', 'Permute')),
-    OpInfo('cholesky_solve', _chol_solve_ref, lambda rng: [
-        _s(real(rng, (3, 2)), _tri_factor(rng, (3, 3)), name='lower'),
-        _s(real(rng, (2, 2, 1)), _tri_factor(rng, (2, 2, 2), False), upper=True,
-           name='upper_batched'),
-    ], method=True, primitives=('LinalgSolve', 'Permute')),
-    OpInfo('linalg.eigh', _eigh_ref, _eigh_samples, op=_eigh_op,
-           primitives=('LinalgEigh', 'Add', 'Abs', 'Permute')),
-    OpInfo('linalg.eigvalsh', lambda a, UPLO='L': np.linalg.eigvalsh(a + _mT(a), UPLO=UPLO),
-           _eigh_samples, op=lambda m, a, **k: m.linalg.eigvalsh(_sym(m, a), **k),
-           primitives=('LinalgEigh', 'Add', 'Permute')),
-    OpInfo('linalg.svd', _svd_ref, _svd_samples, op=_svd_op,
-           primitives=('LinalgSvd', 'Abs', 'Index')),
-    OpInfo('svd', _torch_svd_ref, lambda rng: [
-        _s(_with_values(rng, (3, 3)), name='3x3'),
-        _s(_with_values(rng, (2, 4, 2)), name='batched'),
-        _s(_with_values(rng, (2, 3)), some=False, name='not_some'),
-    ], op=_torch_svd_op, variants={'method': _torch_svd_method},
-           primitives=('LinalgSvd', 'Abs', 'Index', 'Permute')),
-    OpInfo('linalg.svdvals', lambda a: np.linalg.svd(a, compute_uv=False), _svdvals_samples,
-           op=lambda m, a: m.linalg.svdvals(a), primitives=('LinalgSvd',)),
-    OpInfo('linalg.qr', _qr_ref, _qr_samples, op=lambda m, a, **k: tuple(m.linalg.qr(a, **k)),
-           primitives=('LinalgQr',)),
-    OpInfo('linalg.matrix_exp', _expm_ref, _expm_samples,
-           op=lambda m, a: m.linalg.matrix_exp(a), tol64=(1e-9, 1e-11),
-           primitives=('LinalgMatrixExp',)),
-    OpInfo('matrix_exp', _expm_ref, _expm_samples, method=True, tol64=(1e-9, 1e-11),
-           primitives=('LinalgMatrixExp',)),
-    OpInfo('linalg.pinv', _pinv_ref, _pinv_samples,
-           op=lambda m, a, **k: m.linalg.pinv(_sym(m, a) if k.get('hermitian') else a, **k),
-           primitives=('LinalgPinv', 'Add', 'Permute')),
-    OpInfo('pinverse', _pinv_ref, lambda rng: [
-        _s(_with_values(rng, (3, 2)), name='tall'),
-        _s(_with_values(rng, (2, 2, 3)), name='batched'),
-    ], method=True, primitives=('LinalgPinv',)),
-    OpInfo('linalg.lstsq', _lstsq_ref, _lstsq_samples,
-           op=lambda m, a, b: m.linalg.lstsq(a, b).solution,
-           primitives=('LinalgPinv', 'LinalgSvd', 'Matmul', 'Gt', 'Index', 'Mul', 'Sum')),
-    OpInfo('linalg.matrix_power', _ref_matrix_power, _matrix_power_samples,
-           op=lambda m, a, n: m.linalg.matrix_power(a, n),
-           primitives=('Matmul', 'LinalgInv')),
-    OpInfo('matrix_power', _ref_matrix_power, _matrix_power_samples, method=True,
-           primitives=('Matmul', 'LinalgInv')),
-    OpInfo('linalg.matrix_norm', _ref_matrix_norm, _matrix_norm_samples,
-           op=lambda m, a, **k: m.linalg.matrix_norm(a, **k),
-           primitives=('Norm2', 'LinalgSvd', 'Sum', 'Abs', 'Amax', 'Amin', 'Permute',
-                       'Reshape')),
-    OpInfo('linalg.vector_norm', _ref_vector_norm, _vector_norm_samples,
-           op=lambda m, x, **k: m.linalg.vector_norm(x, **k),
-           primitives=('Norm2', 'Abs', 'Sum', 'Pow', 'Amax')),
-    OpInfo('linalg.norm', _ref_norm, _norm_samples,
-           op=lambda m, a, *args, **k: m.linalg.norm(a, *args, **k),
-           primitives=('Norm2', 'Abs', 'Sum', 'Pow', 'LinalgSvd', 'Permute')),
-    OpInfo('linalg.cross', _cross_ref, lambda rng: [
-        _s(real(rng, (3,)), real(rng, (3,)), name='1d'),
-        _s(real(rng, (2, 3)), real(rng, (1, 3)), name='broadcast'),
-        _s(real(rng, (3, 2)), real(rng, (3, 2)), dim=0, name='dim0'),
-    ], op=lambda m, a, b, **k: m.linalg.cross(a, b, **k),
-           primitives=('Roll', 'Mul', 'Sub', 'Expand')),
-    OpInfo('cross', _cross_ref, lambda rng: [
-        _s(real(rng, (4, 3)), real(rng, (4, 3)), dim=1, name='dim1'),
-        _s(real(rng, (3, 2)), real(rng, (3, 2)), dim=0, name='dim0'),
-    ], method=True, primitives=('Roll', 'Mul', 'Sub')),
-    OpInfo('linalg.multi_dot', lambda ts: np.linalg.multi_dot(ts), lambda rng: [
-        _s([real(rng, (2, 3)), real(rng, (3, 4)), real(rng, (4, 2))], name='3'),
-        _s([real(rng, (3,)), real(rng, (3, 2)), real(rng, (2,))], name='vectors'),
-    ], op=lambda m, ts: m.linalg.multi_dot(ts), primitives=('Matmul', 'Reshape')),
-    OpInfo('linalg.vecdot', lambda x, y, dim=-1: (x * y).sum(dim), lambda rng: [
-        _s(real(rng, (3, 4)), real(rng, (4,)), name='broadcast'),
-        _s(real(rng, (3, 4)), real(rng, (3, 4)), dim=0, name='dim0'),
-    ], op=lambda m, x, y, **k: m.linalg.vecdot(x, y, **k), primitives=('Mul', 'Sum')),
-    OpInfo('linalg.diagonal', lambda a, offset=0: np.diagonal(a, offset, -2, -1), lambda rng: [
-        _s(real(rng, (2, 3, 3)), name='batched'),
-        _s(real(rng, (3, 4)), offset=1, name='offset'),
-    ], op=lambda m, a, **k: m.linalg.diagonal(a, **k), primitives=('Diagonal',)),
-    OpInfo('linalg.solve_triangular',
-           lambda a, b, upper, left=True: _ref_solve(np.triu(a) if upper else np.tril(a), b,
-                                                     left=left),
-           lambda rng: [
-               _s(_tri_factor(rng, (3, 3), False), real(rng, (3, 2)), upper=True, name='upper'),
-               _s(_tri_factor(rng, (2, 3, 3)), real(rng, (2, 3, 1)), upper=False,
-                  name='lower_batched'),
-               _s(_tri_factor(rng, (2, 2)), real(rng, (3, 2)), upper=False, left=False,
-                  name='right'),
-           ], op=lambda m, a, b, **k: m.linalg.solve_triangular(a, b, **k),
-           primitives=('LinalgSolve', 'Triu', 'Tril', 'Permute')),
-    OpInfo('diag', _diag_ref, lambda rng: [
-        _s(real(rng, (3,)), name='1d'),
-        _s(real(rng, (3,)), 1, name='1d_offset'),
-        _s(real(rng, (3, 4)), name='2d'),
-        _s(real(rng, (4, 3)), -1, name='2d_offset'),
-    ], method=True, primitives=('DiagonalBackward', 'Diagonal', 'Clone')),
-    OpInfo('diag_embed', _diag_embed_ref, lambda rng: [
-        _s(real(rng, (3,)), name='1d'),
-        _s(real(rng, (2, 3)), name='batched'),
-        _s(real(rng, (2, 3)), 1, name='offset'),
-        _s(real(rng, (2, 3)), -1, 0, 2, name='dims'),
-    ], method=True, primitives=('DiagonalBackward',)),
-    OpInfo('trace', _trace_ref, lambda rng: [
-        _s(real(rng, (3, 3)), name='square'),
-        _s(real(rng, (2, 4)), name='wide'),
-    ], method=True, primitives=('Diagonal', 'Sum')),
-    OpInfo('dist', lambda a, b, p=2: _ref_vector_norm(a - b, p), lambda rng: [
-        _s(real(rng, (3, 4)), real(rng, (4,)), name='2'),
-        _s(real(rng, (3,)), real(rng, (3,)), 3, name='3'),
-    ], method=True, primitives=('Sub', 'Norm2', 'Abs', 'Pow', 'Sum')),
-    OpInfo('cdist', _cdist_ref, lambda rng: [
-        _s(real(rng, (3, 2)), real(rng, (4, 2)), name='2'),
-        _s(real(rng, (2, 3, 2)), real(rng, (2, 2, 2)), 1.0, name='batched_1'),
-        _s(real(rng, (3, 2)), real(rng, (2, 2)), 3.0, name='3'),
-    ], primitives=('Sub', 'Norm2', 'Abs', 'Pow', 'Sum', 'Reshape'),
-           # torch's cdist backward is not differentiable (no double backward to compare)
-           supports_gradgrad=False),
-    OpInfo('tensordot', _tensordot_ref, lambda rng: [
-        _s(real(rng, (2, 3)), real(rng, (3, 2)), 1, name='small'),
-        _s(real(rng, (2, 3, 4)), real(rng, (3, 4, 2)), name='2'),
-        _s(real(rng, (2, 3)), real(rng, (3, 2)), 1, name='1'),
-        _s(real(rng, (2, 3, 4)), real(rng, (4, 2, 3)), ([1, 2], [2, 0]), name='lists'),
-    ], primitives=('Einsum',)),
-    OpInfo('kron', np.kron, lambda rng: [
-        _s(real(rng, (2,)), real(rng, (3,)), name='1d'),
-        _s(real(rng, (2, 2)), real(rng, (3, 2)), name='2d'),
-        _s(real(rng, (2, 1, 2)), real(rng, (2, 3)), name='mixed'),
-    ], method=True, primitives=('Mul', 'Reshape')),
-    OpInfo('addmm', lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b), lambda rng: [
-        _s(real(rng, (2, 2)), real(rng, (2, 2)), real(rng, (2, 2)), name='small'),
-        _s(real(rng, (2, 3)), real(rng, (2, 4)), real(rng, (4, 3)), name='plain'),
-        _s(real(rng, (3,)), real(rng, (2, 4)), real(rng, (4, 3)), beta=0.5, alpha=2.0,
-           name='scaled_broadcast'),
-    ], method=True, primitives=('Matmul', 'Mul', 'Add')),
-    OpInfo('baddbmm', lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b),
-           lambda rng: [
-               _s(real(rng, (1, 2, 2)), real(rng, (1, 2, 2)), real(rng, (1, 2, 2)),
-                  name='small'),
-               _s(real(rng, (2, 2, 3)), real(rng, (2, 2, 4)), real(rng, (2, 4, 3)),
-                  name='plain'),
-               _s(real(rng, (2, 3)), real(rng, (2, 2, 4)), real(rng, (2, 4, 3)), alpha=0.5,
-                  name='scaled'),
-           ], method=True, primitives=('Matmul', 'Mul', 'Add')),
-    OpInfo('addmv', lambda c, a, v, beta=1, alpha=1: beta * c + alpha * (a @ v), lambda rng: [
-        _s(real(rng, (2,)), real(rng, (2, 3)), real(rng, (3,)), name='plain'),
-        _s(real(rng, (2,)), real(rng, (2, 3)), real(rng, (3,)), beta=2.0, name='beta'),
-    ], method=True, primitives=('Matmul', 'Mul', 'Add', 'Reshape')),
+    OpInfo(
+        "linalg.det",
+        np.linalg.det,
+        _det_samples,
+        op=lambda m, a: m.linalg.det(a),
+        primitives=("LinalgDet",),
+    ),
+    OpInfo("det", np.linalg.det, _det_samples, method=True, primitives=("LinalgDet",)),
+    OpInfo(
+        "linalg.slogdet",
+        _ref_slogdet,
+        _det_samples,
+        op=lambda m, a: tuple(m.linalg.slogdet(a)),
+        primitives=("LinalgSlogdet",),
+    ),
+    OpInfo(
+        "slogdet",
+        _ref_slogdet,
+        _det_samples,
+        method=True,
+        op=lambda m, a: tuple(m.slogdet(a)),
+        primitives=("LinalgSlogdet",),
+    ),
+    OpInfo(
+        "logdet",
+        lambda a: np.log(np.linalg.det(a)),
+        _spd_samples,
+        method=True,
+        primitives=("LinalgSlogdet", "Log", "Add"),
+    ),
+    OpInfo(
+        "linalg.inv",
+        np.linalg.inv,
+        _det_samples,
+        op=lambda m, a: m.linalg.inv(a),
+        primitives=("LinalgInv",),
+    ),
+    OpInfo("inverse", np.linalg.inv, _det_samples, method=True, primitives=("LinalgInv",)),
+    OpInfo(
+        "linalg.solve",
+        _ref_solve,
+        _solve_samples,
+        op=lambda m, a, b, **k: m.linalg.solve(a, b, **k),
+        primitives=("LinalgSolve", "Reshape", "Permute"),
+    ),
+    OpInfo(
+        "linalg.cholesky",
+        _ref_cholesky,
+        _chol_samples,
+        op=lambda m, a, **k: m.linalg.cholesky(_sym(m, a), **k),
+        primitives=("LinalgCholesky", "Add", "Permute"),
+    ),
+    OpInfo(
+        "cholesky",
+        _ref_cholesky,
+        _chol_samples,
+        op=lambda m, a, **k: m.cholesky(_sym(m, a), **k),
+        variants={"method": lambda m, a, **k: _sym(m, a).cholesky(**k)},
+        primitives=("LinalgCholesky", "Add", "Permute"),
+    ),
+    OpInfo(
+        "cholesky_solve",
+        _chol_solve_ref,
+        lambda rng: [
+            _s(real(rng, (3, 2)), _tri_factor(rng, (3, 3)), name="lower"),
+            _s(
+                real(rng, (2, 2, 1)),
+                _tri_factor(rng, (2, 2, 2), False),
+                upper=True,
+                name="upper_batched",
+            ),
+        ],
+        method=True,
+        primitives=("LinalgSolve", "Permute"),
+    ),
+    OpInfo(
+        "linalg.eigh",
+        _eigh_ref,
+        _eigh_samples,
+        op=_eigh_op,
+        primitives=("LinalgEigh", "Add", "Abs", "Permute"),
+    ),
+    OpInfo(
+        "linalg.eigvalsh",
+        lambda a, UPLO="L": np.linalg.eigvalsh(a + _mT(a), UPLO=UPLO),
+        _eigh_samples,
+        op=lambda m, a, **k: m.linalg.eigvalsh(_sym(m, a), **k),
+        primitives=("LinalgEigh", "Add", "Permute"),
+    ),
+    OpInfo(
+        "linalg.svd", _svd_ref, _svd_samples, op=_svd_op, primitives=("LinalgSvd", "Abs", "Index")
+    ),
+    OpInfo(
+        "svd",
+        _torch_svd_ref,
+        lambda rng: [
+            _s(_with_values(rng, (3, 3)), name="3x3"),
+            _s(_with_values(rng, (2, 4, 2)), name="batched"),
+            _s(_with_values(rng, (2, 3)), some=False, name="not_some"),
+        ],
+        op=_torch_svd_op,
+        variants={"method": _torch_svd_method},
+        primitives=("LinalgSvd", "Abs", "Index", "Permute"),
+    ),
+    OpInfo(
+        "linalg.svdvals",
+        lambda a: np.linalg.svd(a, compute_uv=False),
+        _svdvals_samples,
+        op=lambda m, a: m.linalg.svdvals(a),
+        primitives=("LinalgSvd",),
+    ),
+    OpInfo(
+        "linalg.qr",
+        _qr_ref,
+        _qr_samples,
+        op=lambda m, a, **k: tuple(m.linalg.qr(a, **k)),
+        primitives=("LinalgQr",),
+    ),
+    OpInfo(
+        "linalg.matrix_exp",
+        _expm_ref,
+        _expm_samples,
+        op=lambda m, a: m.linalg.matrix_exp(a),
+        tol64=(1e-9, 1e-11),
+        primitives=("LinalgMatrixExp",),
+    ),
+    OpInfo(
+        "matrix_exp",
+        _expm_ref,
+        _expm_samples,
+        method=True,
+        tol64=(1e-9, 1e-11),
+        primitives=("LinalgMatrixExp",),
+    ),
+    OpInfo(
+        "linalg.pinv",
+        _pinv_ref,
+        _pinv_samples,
+        op=lambda m, a, **k: m.linalg.pinv(_sym(m, a) if k.get("hermitian") else a, **k),
+        primitives=("LinalgPinv", "Add", "Permute"),
+    ),
+    OpInfo(
+        "pinverse",
+        _pinv_ref,
+        lambda rng: [
+            _s(_with_values(rng, (3, 2)), name="tall"),
+            _s(_with_values(rng, (2, 2, 3)), name="batched"),
+        ],
+        method=True,
+        primitives=("LinalgPinv",),
+    ),
+    OpInfo(
+        "linalg.lstsq",
+        _lstsq_ref,
+        _lstsq_samples,
+        op=lambda m, a, b: m.linalg.lstsq(a, b).solution,
+        primitives=("LinalgPinv", "LinalgSvd", "Matmul", "Gt", "Index", "Mul", "Sum"),
+    ),
+    OpInfo(
+        "linalg.matrix_power",
+        _ref_matrix_power,
+        _matrix_power_samples,
+        op=lambda m, a, n: m.linalg.matrix_power(a, n),
+        primitives=("Matmul", "LinalgInv"),
+    ),
+    OpInfo(
+        "matrix_power",
+        _ref_matrix_power,
+        _matrix_power_samples,
+        method=True,
+        primitives=("Matmul", "LinalgInv"),
+    ),
+    OpInfo(
+        "linalg.matrix_norm",
+        _ref_matrix_norm,
+        _matrix_norm_samples,
+        op=lambda m, a, **k: m.linalg.matrix_norm(a, **k),
+        primitives=("Norm2", "LinalgSvd", "Sum", "Abs", "Amax", "Amin", "Permute", "Reshape"),
+    ),
+    OpInfo(
+        "linalg.vector_norm",
+        _ref_vector_norm,
+        _vector_norm_samples,
+        op=lambda m, x, **k: m.linalg.vector_norm(x, **k),
+        primitives=("Norm2", "Abs", "Sum", "Pow", "Amax"),
+    ),
+    OpInfo(
+        "linalg.norm",
+        _ref_norm,
+        _norm_samples,
+        op=lambda m, a, *args, **k: m.linalg.norm(a, *args, **k),
+        primitives=("Norm2", "Abs", "Sum", "Pow", "LinalgSvd", "Permute"),
+    ),
+    OpInfo(
+        "linalg.cross",
+        _cross_ref,
+        lambda rng: [
+            _s(real(rng, (3,)), real(rng, (3,)), name="1d"),
+            _s(real(rng, (2, 3)), real(rng, (1, 3)), name="broadcast"),
+            _s(real(rng, (3, 2)), real(rng, (3, 2)), dim=0, name="dim0"),
+        ],
+        op=lambda m, a, b, **k: m.linalg.cross(a, b, **k),
+        primitives=("Roll", "Mul", "Sub", "Expand"),
+    ),
+    OpInfo(
+        "cross",
+        _cross_ref,
+        lambda rng: [
+            _s(real(rng, (4, 3)), real(rng, (4, 3)), dim=1, name="dim1"),
+            _s(real(rng, (3, 2)), real(rng, (3, 2)), dim=0, name="dim0"),
+        ],
+        method=True,
+        primitives=("Roll", "Mul", "Sub"),
+    ),
+    OpInfo(
+        "linalg.multi_dot",
+        lambda ts: np.linalg.multi_dot(ts),
+        lambda rng: [
+            _s([real(rng, (2, 3)), real(rng, (3, 4)), real(rng, (4, 2))], name="3"),
+            _s([real(rng, (3,)), real(rng, (3, 2)), real(rng, (2,))], name="vectors"),
+        ],
+        op=lambda m, ts: m.linalg.multi_dot(ts),
+        primitives=("Matmul", "Reshape"),
+    ),
+    OpInfo(
+        "linalg.vecdot",
+        lambda x, y, dim=-1: (x * y).sum(dim),
+        lambda rng: [
+            _s(real(rng, (3, 4)), real(rng, (4,)), name="broadcast"),
+            _s(real(rng, (3, 4)), real(rng, (3, 4)), dim=0, name="dim0"),
+        ],
+        op=lambda m, x, y, **k: m.linalg.vecdot(x, y, **k),
+        primitives=("Mul", "Sum"),
+    ),
+    OpInfo(
+        "linalg.diagonal",
+        lambda a, offset=0: np.diagonal(a, offset, -2, -1),
+        lambda rng: [
+            _s(real(rng, (2, 3, 3)), name="batched"),
+            _s(real(rng, (3, 4)), offset=1, name="offset"),
+        ],
+        op=lambda m, a, **k: m.linalg.diagonal(a, **k),
+        primitives=("Diagonal",),
+    ),
+    OpInfo(
+        "linalg.solve_triangular",
+        lambda a, b, upper, left=True: _ref_solve(
+            np.triu(a) if upper else np.tril(a), b, left=left
+        ),
+        lambda rng: [
+            _s(_tri_factor(rng, (3, 3), False), real(rng, (3, 2)), upper=True, name="upper"),
+            _s(
+                _tri_factor(rng, (2, 3, 3)), real(rng, (2, 3, 1)), upper=False, name="lower_batched"
+            ),
+            _s(_tri_factor(rng, (2, 2)), real(rng, (3, 2)), upper=False, left=False, name="right"),
+        ],
+        op=lambda m, a, b, **k: m.linalg.solve_triangular(a, b, **k),
+        primitives=("LinalgSolve", "Triu", "Tril", "Permute"),
+    ),
+    OpInfo(
+        "diag",
+        _diag_ref,
+        lambda rng: [
+            _s(real(rng, (3,)), name="1d"),
+            _s(real(rng, (3,)), 1, name="1d_offset"),
+            _s(real(rng, (3, 4)), name="2d"),
+            _s(real(rng, (4, 3)), -1, name="2d_offset"),
+        ],
+        method=True,
+        primitives=("DiagonalBackward", "Diagonal", "Clone"),
+    ),
+    OpInfo(
+        "diag_embed",
+        _diag_embed_ref,
+        lambda rng: [
+            _s(real(rng, (3,)), name="1d"),
+            _s(real(rng, (2, 3)), name="batched"),
+            _s(real(rng, (2, 3)), 1, name="offset"),
+            _s(real(rng, (2, 3)), -1, 0, 2, name="dims"),
+        ],
+        method=True,
+        primitives=("DiagonalBackward",),
+    ),
+    OpInfo(
+        "trace",
+        _trace_ref,
+        lambda rng: [
+            _s(real(rng, (3, 3)), name="square"),
+            _s(real(rng, (2, 4)), name="wide"),
+        ],
+        method=True,
+        primitives=("Diagonal", "Sum"),
+    ),
+    OpInfo(
+        "dist",
+        lambda a, b, p=2: _ref_vector_norm(a - b, p),
+        lambda rng: [
+            _s(real(rng, (3, 4)), real(rng, (4,)), name="2"),
+            _s(real(rng, (3,)), real(rng, (3,)), 3, name="3"),
+        ],
+        method=True,
+        primitives=("Sub", "Norm2", "Abs", "Pow", "Sum"),
+    ),
+    OpInfo(
+        "cdist",
+        _cdist_ref,
+        lambda rng: [
+            _s(real(rng, (3, 2)), real(rng, (4, 2)), name="2"),
+            _s(real(rng, (2, 3, 2)), real(rng, (2, 2, 2)), 1.0, name="batched_1"),
+            _s(real(rng, (3, 2)), real(rng, (2, 2)), 3.0, name="3"),
+        ],
+        primitives=("Sub", "Norm2", "Abs", "Pow", "Sum", "Reshape"),
+        # torch's cdist backward is not differentiable (no double backward to compare)
+        supports_gradgrad=False,
+    ),
+    OpInfo(
+        "tensordot",
+        _tensordot_ref,
+        lambda rng: [
+            _s(real(rng, (2, 3)), real(rng, (3, 2)), 1, name="small"),
+            _s(real(rng, (2, 3, 4)), real(rng, (3, 4, 2)), name="2"),
+            _s(real(rng, (2, 3)), real(rng, (3, 2)), 1, name="1"),
+            _s(real(rng, (2, 3, 4)), real(rng, (4, 2, 3)), ([1, 2], [2, 0]), name="lists"),
+        ],
+        primitives=("Einsum",),
+    ),
+    OpInfo(
+        "kron",
+        np.kron,
+        lambda rng: [
+            _s(real(rng, (2,)), real(rng, (3,)), name="1d"),
+            _s(real(rng, (2, 2)), real(rng, (3, 2)), name="2d"),
+            _s(real(rng, (2, 1, 2)), real(rng, (2, 3)), name="mixed"),
+        ],
+        method=True,
+        primitives=("Mul", "Reshape"),
+    ),
+    OpInfo(
+        "addmm",
+        lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b),
+        lambda rng: [
+            _s(real(rng, (2, 2)), real(rng, (2, 2)), real(rng, (2, 2)), name="small"),
+            _s(real(rng, (2, 3)), real(rng, (2, 4)), real(rng, (4, 3)), name="plain"),
+            _s(
+                real(rng, (3,)),
+                real(rng, (2, 4)),
+                real(rng, (4, 3)),
+                beta=0.5,
+                alpha=2.0,
+                name="scaled_broadcast",
+            ),
+        ],
+        method=True,
+        primitives=("Matmul", "Mul", "Add"),
+    ),
+    OpInfo(
+        "baddbmm",
+        lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b),
+        lambda rng: [
+            _s(real(rng, (1, 2, 2)), real(rng, (1, 2, 2)), real(rng, (1, 2, 2)), name="small"),
+            _s(real(rng, (2, 2, 3)), real(rng, (2, 2, 4)), real(rng, (2, 4, 3)), name="plain"),
+            _s(
+                real(rng, (2, 3)),
+                real(rng, (2, 2, 4)),
+                real(rng, (2, 4, 3)),
+                alpha=0.5,
+                name="scaled",
+            ),
+        ],
+        method=True,
+        primitives=("Matmul", "Mul", "Add"),
+    ),
+    OpInfo(
+        "addmv",
+        lambda c, a, v, beta=1, alpha=1: beta * c + alpha * (a @ v),
+        lambda rng: [
+            _s(real(rng, (2,)), real(rng, (2, 3)), real(rng, (3,)), name="plain"),
+            _s(real(rng, (2,)), real(rng, (2, 3)), real(rng, (3,)), beta=2.0, name="beta"),
+        ],
+        method=True,
+        primitives=("Matmul", "Mul", "Add", "Reshape"),
+    ),
 ]

@@ -48,7 +48,7 @@ def _hurwitz1(s, q):
     n = 40
     total = sum((q + k) ** -s for k in range(n))
     a = q + n
-    tail = a ** (1 - s) / (s - 1) + 0.5 * a ** -s
+    tail = a ** (1 - s) / (s - 1) + 0.5 * a**-s
     fact = s * a ** (-s - 1)
     for b2k, k2 in ((1 / 6, 2), (-1 / 30, 4), (1 / 42, 6), (-1 / 30, 8)):
         tail += b2k / math.factorial(k2) * fact
@@ -89,18 +89,19 @@ def _ndtr(x):
 def _ndtri1(y):
     x = 0.0
     for _ in range(60):
-        x -= (0.5 * math.erfc(-x / math.sqrt(2)) - y) / (math.exp(-x * x / 2)
-                                                         / math.sqrt(2 * math.pi))
+        x -= (0.5 * math.erfc(-x / math.sqrt(2)) - y) / (
+            math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        )
     return x
 
 
 def ref_xlogy(x, y):
-    with np.errstate(all='ignore'):
+    with np.errstate(all="ignore"):
         return np.where(x == 0, 0.0, x * np.log(y))
 
 
 def ref_xlog1py(x, y):
-    with np.errstate(all='ignore'):
+    with np.errstate(all="ignore"):
         return np.where(x == 0, 0.0, x * np.log1p(y))
 
 
@@ -129,23 +130,27 @@ def ref_softmax(x, dim):
 def _interval(low, high):
     def dom(rng, shape):
         return real(rng, shape, low, high)
+
     return dom
 
 
 def _pools(*intervals):
     """Uniform over a union of intervals (keeps samples off kinks between them)."""
+
     def dom(rng, shape):
         which = rng.integers(0, len(intervals), shape)
         out = np.empty(shape)
         for i, (lo, hi) in enumerate(intervals):
             out = np.where(which == i, rng.uniform(lo, hi, shape), out)
         return np.asarray(out, dtype=np.float64)
+
     return dom
 
 
 def _unary_samples(domain):
     def gen(rng):
         return [_s(domain(rng, s), name=str(s)) for s in UNARY_SHAPES]
+
     return gen
 
 
@@ -154,158 +159,313 @@ def _special(name, ref, domain=real, top=None, method=False, primitives=None, **
     method when ``method``)."""
     variants = {}
     if top is not None:
-        variants['toplevel'] = lambda m, x: getattr(m, top)(x)
+        variants["toplevel"] = lambda m, x: getattr(m, top)(x)
         if method:
-            variants['method'] = lambda m, x: getattr(x, top)()
+            variants["method"] = lambda m, x: getattr(x, top)()
     if primitives is None:
-        primitives = (''.join(p.capitalize() for p in name.split('_')),)
-    return OpInfo(f'special.{name}', ref, _unary_samples(domain),
-                  op=lambda m, x: getattr(m.special, name)(x), variants=variants,
-                  primitives=primitives, **kw)
+        primitives = ("".join(p.capitalize() for p in name.split("_")),)
+    return OpInfo(
+        f"special.{name}",
+        ref,
+        _unary_samples(domain),
+        op=lambda m, x: getattr(m.special, name)(x),
+        variants=variants,
+        primitives=primitives,
+        **kw,
+    )
 
 
 def _polygamma_samples(rng):
-    return [_s(n, positive(rng, s, 0.5, 3.0), name=f'n={n}:{s}')
-            for n, s in ((0, (5,)), (1, ()), (1, (3, 4)), (2, (5,)), (3, (5,)))]
+    return [
+        _s(n, positive(rng, s, 0.5, 3.0), name=f"n={n}:{s}")
+        for n, s in ((0, (5,)), (1, ()), (1, (3, 4)), (2, (5,)), (3, (5,)))
+    ]
 
 
 def _mvlgamma_samples(rng):
-    return [_s(real(rng, s, 1.3, 3.0), p, name=f'p={p}:{s}')
-            for p, s in ((1, (5,)), (2, ()), (3, (3, 4)))]
+    return [
+        _s(real(rng, s, 1.3, 3.0), p, name=f"p={p}:{s}")
+        for p, s in ((1, (5,)), (2, ()), (3, (3, 4)))
+    ]
 
 
 def _logit_samples(rng):
     dom = _pools((0.02, 0.15), (0.3, 0.7), (0.85, 0.98))
-    return [_s(real(rng, (5,), 0.1, 0.9), name='plain'),
-            _s(real(rng, (3, 4), 0.1, 0.9), name='2d'),
-            _s(dom(rng, (3, 4)), eps=0.2, name='eps')]
+    return [
+        _s(real(rng, (5,), 0.1, 0.9), name="plain"),
+        _s(real(rng, (3, 4), 0.1, 0.9), name="2d"),
+        _s(dom(rng, (3, 4)), eps=0.2, name="eps"),
+    ]
 
 
 def _xlogy_samples(low):
     def gen(rng):
         x = real(rng, (3, 4))
         x[0, 0] = 0.0  # the x == 0 branch (its gradient in x is log(y), unmasked for y > 0)
-        return [_s(x, real(rng, (3, 4), low, 2.0), name='same'),
-                _s(real(rng, (3, 1)), real(rng, (4,), low, 2.0), name='broadcast'),
-                _s(real(rng, ()), real(rng, (5,), low, 2.0), name='0d'),
-                _s(2.5, real(rng, (5,), low, 2.0), name='scalar_x'),
-                _s(real(rng, (5,)), 1.5, name='scalar_y')]
+        return [
+            _s(x, real(rng, (3, 4), low, 2.0), name="same"),
+            _s(real(rng, (3, 1)), real(rng, (4,), low, 2.0), name="broadcast"),
+            _s(real(rng, ()), real(rng, (5,), low, 2.0), name="0d"),
+            _s(2.5, real(rng, (5,), low, 2.0), name="scalar_x"),
+            _s(real(rng, (5,)), 1.5, name="scalar_y"),
+        ]
+
     return gen
 
 
 def _second_arg_samples(a_low, a_high, x_low, x_high):
     """Samples for gammainc/gammaincc/zeta, differentiable in the second argument only: the
     first is a float (made a tensor without grad by the op variant)."""
+
     def gen(rng):
-        return [_s(float(rng.uniform(a_low, a_high)), real(rng, s, x_low, x_high),
-                   name=str(s)) for s in ((), (5,), (3, 4))]
+        return [
+            _s(float(rng.uniform(a_low, a_high)), real(rng, s, x_low, x_high), name=str(s))
+            for s in ((), (5,), (3, 4))
+        ]
+
     return gen
 
 
 def _tensor_first(fn):
     """``fn(full_like(x, a), x)``: the first argument a tensor that needs no gradient."""
+
     def op(m, a, x):
         return getattr(m.special, fn)(m.full_like(x, a), x)
+
     return op
 
 
 def _int_first_samples(a_values, x_low, x_high):
     """Both operands tensors, broadcasting; the first integer-valued (an int64 tensor, so
     the tests give it no gradient: PyTorch has none for it, see test_special.py)."""
+
     def gen(rng):
-        return [_s(rng.choice(a_values, (3, 1)).astype(np.int64), real(rng, (4,), x_low, x_high),
-                   name='broadcast'),
-                _s(rng.choice(a_values, (5,)).astype(np.int64), real(rng, (5,), x_low, x_high),
-                   name='same')]
+        return [
+            _s(
+                rng.choice(a_values, (3, 1)).astype(np.int64),
+                real(rng, (4,), x_low, x_high),
+                name="broadcast",
+            ),
+            _s(
+                rng.choice(a_values, (5,)).astype(np.int64),
+                real(rng, (5,), x_low, x_high),
+                name="same",
+            ),
+        ]
+
     return gen
 
 
 _gammainc = _vec(_gammainc1)
 
 op_db = [
-    _special('erf', _erf, primitives=('Erf',)),
-    _special('erfc', _erfc, top='erfc', method=True),
-    _special('erfcx', lambda x: np.exp(x * x) * _erfc(x), _interval(-1.5, 3.0)),
-    _special('erfinv', _vec(_erfinv1), _interval(-0.9, 0.9), top='erfinv', method=True),
-    _special('expit', lambda x: 1 / (1 + np.exp(-x)), primitives=('Sigmoid',)),
-    _special('exp2', lambda x: 2.0 ** x, primitives=('Exp2',)),
-    _special('expm1', np.expm1, primitives=('Expm1',)),
-    _special('log1p', np.log1p, _interval(-0.5, 2.0), primitives=('Log1p',)),
-    _special('gammaln', _lgamma, lambda r, s: positive(r, s, 0.3, 4.0), top='lgamma',
-             method=True, primitives=('Lgamma',)),
-    _special('digamma', _vec(_digamma1), lambda r, s: positive(r, s, 0.3, 4.0), top='digamma',
-             method=True),
-    _special('psi', _vec(_digamma1), lambda r, s: positive(r, s, 0.3, 4.0),
-             primitives=('Digamma',)),
-    _special('i0', _vec(lambda x: _bessel_series(x, 0, 1)), top='i0', method=True,
-             primitives=('I0',)),
-    _special('i0e', _vec(lambda x: math.exp(-abs(x)) * _bessel_series(x, 0, 1)), nonzero,
-             primitives=('I0e',)),
-    _special('i1', _vec(lambda x: _bessel_series(x, 1, 1)), primitives=('I1',)),
-    _special('i1e', _vec(lambda x: math.exp(-abs(x)) * _bessel_series(x, 1, 1)), nonzero,
-             primitives=('I1e',)),
+    _special("erf", _erf, primitives=("Erf",)),
+    _special("erfc", _erfc, top="erfc", method=True),
+    _special("erfcx", lambda x: np.exp(x * x) * _erfc(x), _interval(-1.5, 3.0)),
+    _special("erfinv", _vec(_erfinv1), _interval(-0.9, 0.9), top="erfinv", method=True),
+    _special("expit", lambda x: 1 / (1 + np.exp(-x)), primitives=("Sigmoid",)),
+    _special("exp2", lambda x: 2.0**x, primitives=("Exp2",)),
+    _special("expm1", np.expm1, primitives=("Expm1",)),
+    _special("log1p", np.log1p, _interval(-0.5, 2.0), primitives=("Log1p",)),
+    _special(
+        "gammaln",
+        _lgamma,
+        lambda r, s: positive(r, s, 0.3, 4.0),
+        top="lgamma",
+        method=True,
+        primitives=("Lgamma",),
+    ),
+    _special(
+        "digamma",
+        _vec(_digamma1),
+        lambda r, s: positive(r, s, 0.3, 4.0),
+        top="digamma",
+        method=True,
+    ),
+    _special(
+        "psi", _vec(_digamma1), lambda r, s: positive(r, s, 0.3, 4.0), primitives=("Digamma",)
+    ),
+    _special(
+        "i0", _vec(lambda x: _bessel_series(x, 0, 1)), top="i0", method=True, primitives=("I0",)
+    ),
+    _special(
+        "i0e",
+        _vec(lambda x: math.exp(-abs(x)) * _bessel_series(x, 0, 1)),
+        nonzero,
+        primitives=("I0e",),
+    ),
+    _special("i1", _vec(lambda x: _bessel_series(x, 1, 1)), primitives=("I1",)),
+    _special(
+        "i1e",
+        _vec(lambda x: math.exp(-abs(x)) * _bessel_series(x, 1, 1)),
+        nonzero,
+        primitives=("I1e",),
+    ),
     # not differentiable in PyTorch either (NOTE [Special-function gradients]); |x| < 5:
     # beyond, torch 2.13's J0/J1 are off by up to 2e-7 (test_special.py checks ours there)
-    _special('bessel_j0', _vec(lambda x: _bessel_series(x, 0, -1)), _interval(-4.9, 4.9),
-             supports_grad=False, supports_jvp=False, primitives=('BesselJ0',)),
-    _special('bessel_j1', _vec(lambda x: _bessel_series(x, 1, -1)), _interval(-4.9, 4.9),
-             supports_grad=False, supports_jvp=False, primitives=('BesselJ1',)),
-    _special('ndtr', _ndtr, _interval(-3.0, 3.0)),
-    _special('ndtri', _vec(_ndtri1), _interval(0.05, 0.95)),
-    _special('log_ndtr', lambda x: np.log(_ndtr(x)), _interval(-4.0, 3.0),
-             primitives=('LogNdtr',)),
-    _special('entr', lambda x: -x * np.log(x), positive),
-    _special('sinc', np.sinc, top='sinc', method=True,
-             primitives=('Eq', 'Mul', 'Sin', 'Div', 'Where')),
-    OpInfo('special.polygamma', _vec(_polygamma1), _polygamma_samples,
-           op=lambda m, n, x: m.special.polygamma(n, x),
-           variants={'toplevel': lambda m, n, x: m.polygamma(n, x),
-                     'method': lambda m, n, x: x.polygamma(n)},
-           primitives=('Polygamma',)),
-    OpInfo('special.multigammaln', ref_mvlgamma, _mvlgamma_samples,
-           op=lambda m, x, p: m.special.multigammaln(x, p),
-           variants={'toplevel': lambda m, x, p: m.mvlgamma(x, p),
-                     'method': lambda m, x, p: x.mvlgamma(p)},
-           primitives=('Add', 'Lgamma', 'Reshape', 'Sum')),
-    OpInfo('special.logit', ref_logit, _logit_samples,
-           op=lambda m, x, **kw: m.special.logit(x, **kw),
-           variants={'toplevel': lambda m, x, **kw: m.logit(x, **kw),
-                     'method': lambda m, x, **kw: x.logit(**kw)},
-           tol32=(1e-5, 1e-4),
-           primitives=('Add', 'BitwiseAnd', 'Ge', 'Gt', 'Le', 'Log', 'Log1p', 'Lt', 'Neg', 'Sub',
-                       'ToCopy', 'Where')),
-    OpInfo('special.xlogy', ref_xlogy, _xlogy_samples(0.3),
-           op=lambda m, x, y: m.special.xlogy(x, y),
-           variants={'toplevel': lambda m, x, y: m.xlogy(x, y)},
-           primitives=('Xlogy',)),
-    OpInfo('special.xlog1py', ref_xlog1py, _xlogy_samples(-0.7),
-           op=lambda m, x, y: m.special.xlog1py(x, y),
-           primitives=('Xlog1py',)),
-    OpInfo('special.gammainc', _gammainc, _second_arg_samples(0.5, 3.0, 0.2, 4.0),
-           op=_tensor_first('gammainc'), primitives=('Gammainc',)),
-    OpInfo('special.gammaincc', lambda a, x: 1 - _gammainc(a, x),
-           _second_arg_samples(0.5, 3.0, 0.2, 4.0), op=_tensor_first('gammaincc'),
-           primitives=('Gammaincc',)),
-    OpInfo('special.zeta', _vec(_hurwitz1), _second_arg_samples(1.5, 4.0, 0.3, 3.0),
-           op=lambda m, s, q: m.special.zeta(s, q), primitives=('Zeta',)),
-    OpInfo('special.gammainc_int_a', _gammainc, _int_first_samples((1, 2, 3), 0.2, 4.0),
-           op=lambda m, a, x: m.special.gammainc(a, x), primitives=('Gammainc',)),
-    OpInfo('special.zeta_int_s', _vec(_hurwitz1), _int_first_samples((2, 3, 4), 0.3, 3.0),
-           op=lambda m, s, q: m.special.zeta(s, q), primitives=('Zeta',)),
-    OpInfo('special.round', lambda x, decimals=0: np.round(x, decimals),
-           lambda rng: [_s(real(rng, (3, 4), -3.0, 3.0) + 0.0013, decimals=2, name='d2'),
-                        _s(real(rng, (5,), -300.0, 300.0) + 13.0, decimals=-1, name='d-1')],
-           op=lambda m, x, **kw: m.special.round(x, **kw),
-           primitives=('Div', 'Mul', 'Round')),
-    OpInfo('special.logsumexp', ref_logsumexp,
-           lambda rng: [_s(real(rng, (3, 4)), 1, name='dim1'),
-                        _s(real(rng, (3, 4)), 0, keepdim=True, name='keepdim')],
-           op=lambda m, x, dim, **kw: m.special.logsumexp(x, dim, **kw),
-           primitives=('Add', 'Amax', 'Exp', 'IsFinite', 'Log', 'LogicalNot', 'Reshape', 'Sub',
-                       'Sum', 'Where')),
-    OpInfo('special.softmax', ref_softmax, lambda rng: [_s(real(rng, (3, 4)), 1, name='dim1')],
-           op=lambda m, x, dim: m.special.softmax(x, dim), primitives=('Softmax',)),
-    OpInfo('special.log_softmax', lambda x, dim: np.log(ref_softmax(x, dim)),
-           lambda rng: [_s(real(rng, (3, 4)), 0, name='dim0')],
-           op=lambda m, x, dim: m.special.log_softmax(x, dim), primitives=('LogSoftmax',)),
+    _special(
+        "bessel_j0",
+        _vec(lambda x: _bessel_series(x, 0, -1)),
+        _interval(-4.9, 4.9),
+        supports_grad=False,
+        supports_jvp=False,
+        primitives=("BesselJ0",),
+    ),
+    _special(
+        "bessel_j1",
+        _vec(lambda x: _bessel_series(x, 1, -1)),
+        _interval(-4.9, 4.9),
+        supports_grad=False,
+        supports_jvp=False,
+        primitives=("BesselJ1",),
+    ),
+    _special("ndtr", _ndtr, _interval(-3.0, 3.0)),
+    _special("ndtri", _vec(_ndtri1), _interval(0.05, 0.95)),
+    _special("log_ndtr", lambda x: np.log(_ndtr(x)), _interval(-4.0, 3.0), primitives=("LogNdtr",)),
+    _special("entr", lambda x: -x * np.log(x), positive),
+    _special(
+        "sinc", np.sinc, top="sinc", method=True, primitives=("Eq", "Mul", "Sin", "Div", "Where")
+    ),
+    OpInfo(
+        "special.polygamma",
+        _vec(_polygamma1),
+        _polygamma_samples,
+        op=lambda m, n, x: m.special.polygamma(n, x),
+        variants={
+            "toplevel": lambda m, n, x: m.polygamma(n, x),
+            "method": lambda m, n, x: x.polygamma(n),
+        },
+        primitives=("Polygamma",),
+    ),
+    OpInfo(
+        "special.multigammaln",
+        ref_mvlgamma,
+        _mvlgamma_samples,
+        op=lambda m, x, p: m.special.multigammaln(x, p),
+        variants={
+            "toplevel": lambda m, x, p: m.mvlgamma(x, p),
+            "method": lambda m, x, p: x.mvlgamma(p),
+        },
+        primitives=("Add", "Lgamma", "Reshape", "Sum"),
+    ),
+    OpInfo(
+        "special.logit",
+        ref_logit,
+        _logit_samples,
+        op=lambda m, x, **kw: m.special.logit(x, **kw),
+        variants={
+            "toplevel": lambda m, x, **kw: m.logit(x, **kw),
+            "method": lambda m, x, **kw: x.logit(**kw),
+        },
+        tol32=(1e-5, 1e-4),
+        primitives=(
+            "Add",
+            "BitwiseAnd",
+            "Ge",
+            "Gt",
+            "Le",
+            "Log",
+            "Log1p",
+            "Lt",
+            "Neg",
+            "Sub",
+            "ToCopy",
+            "Where",
+        ),
+    ),
+    OpInfo(
+        "special.xlogy",
+        ref_xlogy,
+        _xlogy_samples(0.3),
+        op=lambda m, x, y: m.special.xlogy(x, y),
+        variants={"toplevel": lambda m, x, y: m.xlogy(x, y)},
+        primitives=("Xlogy",),
+    ),
+    OpInfo(
+        "special.xlog1py",
+        ref_xlog1py,
+        _xlogy_samples(-0.7),
+        op=lambda m, x, y: m.special.xlog1py(x, y),
+        primitives=("Xlog1py",),
+    ),
+    OpInfo(
+        "special.gammainc",
+        _gammainc,
+        _second_arg_samples(0.5, 3.0, 0.2, 4.0),
+        op=_tensor_first("gammainc"),
+        primitives=("Gammainc",),
+    ),
+    OpInfo(
+        "special.gammaincc",
+        lambda a, x: 1 - _gammainc(a, x),
+        _second_arg_samples(0.5, 3.0, 0.2, 4.0),
+        op=_tensor_first("gammaincc"),
+        primitives=("Gammaincc",),
+    ),
+    OpInfo(
+        "special.zeta",
+        _vec(_hurwitz1),
+        _second_arg_samples(1.5, 4.0, 0.3, 3.0),
+        op=lambda m, s, q: m.special.zeta(s, q),
+        primitives=("Zeta",),
+    ),
+    OpInfo(
+        "special.gammainc_int_a",
+        _gammainc,
+        _int_first_samples((1, 2, 3), 0.2, 4.0),
+        op=lambda m, a, x: m.special.gammainc(a, x),
+        primitives=("Gammainc",),
+    ),
+    OpInfo(
+        "special.zeta_int_s",
+        _vec(_hurwitz1),
+        _int_first_samples((2, 3, 4), 0.3, 3.0),
+        op=lambda m, s, q: m.special.zeta(s, q),
+        primitives=("Zeta",),
+    ),
+    OpInfo(
+        "special.round",
+        lambda x, decimals=0: np.round(x, decimals),
+        lambda rng: [
+            _s(real(rng, (3, 4), -3.0, 3.0) + 0.0013, decimals=2, name="d2"),
+            _s(real(rng, (5,), -300.0, 300.0) + 13.0, decimals=-1, name="d-1"),
+        ],
+        op=lambda m, x, **kw: m.special.round(x, **kw),
+        primitives=("Div", "Mul", "Round"),
+    ),
+    OpInfo(
+        "special.logsumexp",
+        ref_logsumexp,
+        lambda rng: [
+            _s(real(rng, (3, 4)), 1, name="dim1"),
+            _s(real(rng, (3, 4)), 0, keepdim=True, name="keepdim"),
+        ],
+        op=lambda m, x, dim, **kw: m.special.logsumexp(x, dim, **kw),
+        primitives=(
+            "Add",
+            "Amax",
+            "Exp",
+            "IsFinite",
+            "Log",
+            "LogicalNot",
+            "Reshape",
+            "Sub",
+            "Sum",
+            "Where",
+        ),
+    ),
+    OpInfo(
+        "special.softmax",
+        ref_softmax,
+        lambda rng: [_s(real(rng, (3, 4)), 1, name="dim1")],
+        op=lambda m, x, dim: m.special.softmax(x, dim),
+        primitives=("Softmax",),
+    ),
+    OpInfo(
+        "special.log_softmax",
+        lambda x, dim: np.log(ref_softmax(x, dim)),
+        lambda rng: [_s(real(rng, (3, 4)), 0, name="dim0")],
+        op=lambda m, x, dim: m.special.log_softmax(x, dim),
+        primitives=("LogSoftmax",),
+    ),
 ]

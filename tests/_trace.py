@@ -10,7 +10,7 @@ from numbagrad._core import interpreter
 class Recorder(interpreter.Interpreter):
     """Notes each primitive it sees, then lets the eager interpreter run it."""
 
-    __slots__ = ('seen',)
+    __slots__ = ("seen",)
 
     def __init__(self):
         super().__init__(interpreter.EVAL)
@@ -36,8 +36,7 @@ def trace(info, backward=True):
                 total = outs[0].sum()
                 for o in outs[1:]:
                     total = total + o.sum()
-                numbagrad.autograd.grad(total, call.leaves, create_graph=True,
-                                        allow_unused=True)
+                numbagrad.autograd.grad(total, call.leaves, create_graph=True, allow_unused=True)
         finally:
             interpreter._CURRENT.reset(token)
         everything |= rec.seen

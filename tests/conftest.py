@@ -7,8 +7,9 @@ from hypothesis import HealthCheck, settings
 # First calls of an op compile its kernels: no per-example deadline. A small example count
 # keeps the whole suite inside its time budget on a 2-core machine.
 settings.register_profile(
-    'ci', deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile('ci')
+    "ci", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)

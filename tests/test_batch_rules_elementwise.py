@@ -26,7 +26,7 @@ def rng():
 
 
 # -- where -------------------------------------------------------------------------------
-@pytest.mark.parametrize('cdim', [0, 1, 2])
+@pytest.mark.parametrize("cdim", [0, 1, 2])
 def test_vmap_where_batched_condition_unbatched_branches(rng, cdim):
     shape = [3, 4]
     shape.insert(cdim, B)
@@ -63,12 +63,27 @@ def test_jvp_of_where_under_vmap_with_a_batched_condition(rng):
 
 
 # -- scalars and batch dimensions ----------------------------------------------------------
-BINARY = ['add', 'sub', 'mul', 'div', 'pow', 'maximum', 'minimum', 'atan2', 'fmod',
-          'remainder', 'eq', 'lt', 'ge', 'logical_and', 'logical_xor']
+BINARY = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "maximum",
+    "minimum",
+    "atan2",
+    "fmod",
+    "remainder",
+    "eq",
+    "lt",
+    "ge",
+    "logical_and",
+    "logical_xor",
+]
 
 
-@pytest.mark.parametrize('name', BINARY)
-@pytest.mark.parametrize('bdim', [0, 1, 2])
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("bdim", [0, 1, 2])
 def test_vmap_scalar_vs_tensor(rng, name, bdim):
     op = getattr(numbagrad, name)
     shape = [3, 4]
@@ -78,15 +93,18 @@ def test_vmap_scalar_vs_tensor(rng, name, bdim):
     check_vmap(lambda x: op(1.5, x), (x,), (bdim,))
 
 
-@pytest.mark.parametrize('name', BINARY)
-@pytest.mark.parametrize('da,db,sa,sb', [
-    (0, 1, (B, 3, 4), (3, B, 4)),        # same rank, different dims
-    (1, 1, (3, B, 4), (1, B, 4)),        # same dim: stays in place
-    (2, 0, (3, 4, B), (B, 4)),           # different ranks
-    (0, None, (B, 4), (2, 3, 4)),        # the unbatched operand has the higher rank
-    (1, None, (3, B, 4), (4,)),          # the unbatched operand broadcasts after the batch
-    (None, 1, (), (2, B)),               # an unbatched 0-d tensor
-])
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize(
+    "da,db,sa,sb",
+    [
+        (0, 1, (B, 3, 4), (3, B, 4)),  # same rank, different dims
+        (1, 1, (3, B, 4), (1, B, 4)),  # same dim: stays in place
+        (2, 0, (3, 4, B), (B, 4)),  # different ranks
+        (0, None, (B, 4), (2, 3, 4)),  # the unbatched operand has the higher rank
+        (1, None, (3, B, 4), (4,)),  # the unbatched operand broadcasts after the batch
+        (None, 1, (), (2, B)),  # an unbatched 0-d tensor
+    ],
+)
 def test_vmap_in_dims_on_different_dims(rng, name, da, db, sa, sb):
     op = getattr(numbagrad, name)
     a = t(rng.uniform(0.5, 2.0, sa))
@@ -95,27 +113,37 @@ def test_vmap_in_dims_on_different_dims(rng, name, da, db, sa, sb):
 
 
 def test_broadcast_batch_keeps_a_shared_batch_dim_in_place(rng):
-    add = PRIMITIVES['Add']
+    add = PRIMITIVES["Add"]
     a = t(rng.standard_normal((3, B, 4)))
     b = t(rng.standard_normal((1, B, 4)))
     out, d = add.batch([a, b], [1, 1])
     assert d == 1 and tuple(out.shape) == (3, B, 4)
     out, d = add.batch([a, 2.0], [1, None])
     assert d == 1
-    out, d = PRIMITIVES['Where'].batch([t(np.ones((3, B, 4)), np.bool_), a, 0.0], [1, 1, None])
+    out, d = PRIMITIVES["Where"].batch([t(np.ones((3, B, 4)), np.bool_), a, 0.0], [1, 1, None])
     assert d == 1
-    out, d = PRIMITIVES['Exp'].batch([a], [1])
+    out, d = PRIMITIVES["Exp"].batch([a], [1])
     assert d == 1
     np.testing.assert_allclose(arr(out), np.exp(arr(a)))
 
 
-@pytest.mark.parametrize('fn', [
-    lambda x: x.clamp(-0.5, 0.5), lambda x: x.clamp(min=0.0), lambda x: ~(x > 0),
-    lambda x: x.isnan(), lambda x: x.nan_to_num(), lambda x: x.clone(),
-    lambda x: bind(PRIMITIVES['ToCopy'], (x,), {'dtype': np.dtype(np.float32)}),
-    lambda x: x.clone().fill_(2.0), lambda x: -x.abs(), lambda x: x.abs().sqrt(),
-    lambda x: numbagrad.softplus(x, beta=2.0), lambda x: x.sign(),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.clamp(-0.5, 0.5),
+        lambda x: x.clamp(min=0.0),
+        lambda x: ~(x > 0),
+        lambda x: x.isnan(),
+        lambda x: x.nan_to_num(),
+        lambda x: x.clone(),
+        lambda x: bind(PRIMITIVES["ToCopy"], (x,), {"dtype": np.dtype(np.float32)}),
+        lambda x: x.clone().fill_(2.0),
+        lambda x: -x.abs(),
+        lambda x: x.abs().sqrt(),
+        lambda x: numbagrad.softplus(x, beta=2.0),
+        lambda x: x.sign(),
+    ],
+)
 def test_vmap_one_operand_ops_keep_the_batch_dim(rng, fn):
     x = t(rng.standard_normal((3, B, 4)))
     check_vmap(fn, (x,), (1,))
@@ -128,9 +156,9 @@ def _torch_jvp(torch, fn, primals, tangents):
     return torch.func.jvp(fn, tp, tt)[1].numpy()
 
 
-@pytest.mark.parametrize('name', ['maximum', 'minimum'])
+@pytest.mark.parametrize("name", ["maximum", "minimum"])
 def test_jvp_maximum_minimum_at_ties_match_pytorch(name):
-    torch = pytest.importorskip('torch')
+    torch = pytest.importorskip("torch")
     a = t([1.0, 2.0, 3.0, -1.0, 0.5])
     b = t([1.0, 0.0, 3.0, 2.0, 0.5])
     ta = t([1.0, 2.0, 3.0, 4.0, 5.0])
@@ -141,20 +169,20 @@ def test_jvp_maximum_minimum_at_ties_match_pytorch(name):
     np.testing.assert_allclose(arr(got), want)
     # one operand's tangent alone
     got = func.jvp(lambda x: op(x, b), (a,), (ta,))[1]
-    want = _torch_jvp(torch, lambda x: getattr(torch, name)(x, torch.tensor(arr(b))),
-                      (a,), (ta,))
+    want = _torch_jvp(torch, lambda x: getattr(torch, name)(x, torch.tensor(arr(b))), (a,), (ta,))
     np.testing.assert_allclose(arr(got), want)
     # the JVP is the transpose of the VJP at ties too
     g = t([0.3, -1.0, 2.0, 0.7, 1.1])
     _, vjp_fn = func.vjp(op, a, b)
     ga, gb = vjp_fn(g)
     got = func.jvp(op, (a, b), (ta, tb))[1]
-    np.testing.assert_allclose(float((arr(got) * arr(g)).sum()),
-                               float((arr(ta) * arr(ga) + arr(tb) * arr(gb)).sum()))
+    np.testing.assert_allclose(
+        float((arr(got) * arr(g)).sum()), float((arr(ta) * arr(ga) + arr(tb) * arr(gb)).sum())
+    )
 
 
 def test_jvp_clamp_at_the_bounds_matches_pytorch():
-    torch = pytest.importorskip('torch')
+    torch = pytest.importorskip("torch")
     x = t([-0.5, 0.0, 0.5, 0.7, -0.9])
     v = t([1.0, 2.0, 3.0, 4.0, 5.0])
     got = func.jvp(lambda x: x.clamp(-0.5, 0.5), (x,), (v,))[1]
@@ -162,27 +190,28 @@ def test_jvp_clamp_at_the_bounds_matches_pytorch():
     np.testing.assert_allclose(arr(got), want)
 
 
-@pytest.mark.parametrize('name', ['fmod', 'remainder', 'atan2', 'div', 'pow'])
+@pytest.mark.parametrize("name", ["fmod", "remainder", "atan2", "div", "pow"])
 def test_jvp_binary_matches_pytorch(name):
-    torch = pytest.importorskip('torch')
+    torch = pytest.importorskip("torch")
     a = t([0.0, 0.0, 0.0, 2.0, 3.5, -1.3])
     b = t([0.0, 2.0, 0.5, 1.5, -1.5, 0.7])
     ta = t([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
     tb = t([10.0, 20.0, 30.0, 40.0, 50.0, 60.0])
-    with np.errstate(all='ignore'), warnings.catch_warnings():
-        warnings.simplefilter('ignore', RuntimeWarning)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         got = func.jvp(getattr(numbagrad, name), (a, b), (ta, tb))[1]
     want = _torch_jvp(torch, getattr(torch, name), (a, b), (ta, tb))
     np.testing.assert_allclose(arr(got), want)
 
 
 def test_second_order_of_pow_and_maximum_match_pytorch():
-    torch = pytest.importorskip('torch')
+    torch = pytest.importorskip("torch")
     x = t([0.7, 1.3, 2.0])
 
     def f(m):
         def g(x):
-            return (m.maximum(x ** 3, x * 2) * m.atan2(x, x + 1) / (x + 2)).sum()
+            return (m.maximum(x**3, x * 2) * m.atan2(x, x + 1) / (x + 2)).sum()
+
         return g
 
     got = func.jacfwd(func.grad(f(numbagrad)))(x)

@@ -14,17 +14,12 @@ import numbagrad
 from numbagrad import func
 from numbagrad.ops import PRIMITIVES, bind
 
-Matmul = PRIMITIVES['Matmul']
+Matmul = PRIMITIVES["Matmul"]
 
 
-
-
-
-
-
-
-_REDUCE_OPS = ('Matmul|Einsum|Sum|Prod|Amax|Amin|Argmax|Argmin|All|Any|'
-            'Norm2|Softmax|LogSoftmax|Cumsum|Cumprod')
+_REDUCE_OPS = (
+    "Matmul|Einsum|Sum|Prod|Amax|Amin|Argmax|Argmin|All|Any|Norm2|Softmax|LogSoftmax|Cumsum|Cumprod"
+)
 
 
 def vmapped(fn, args, in_dims, ops=_REDUCE_OPS):
@@ -53,28 +48,40 @@ def rng():
 
 
 # -- matmul ------------------------------------------------------------------------------
-SHAPES = [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)),
-          ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (2, 4, 5)),
-          ((4,), (2, 4, 5)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (3, 4, 2)),
-          ((3, 1), (1, 5)), ((1,), (1, 5))]
+SHAPES = [
+    ((4,), (4,)),
+    ((3, 4), (4,)),
+    ((4,), (4, 5)),
+    ((3, 4), (4, 5)),
+    ((2, 3, 4), (4, 5)),
+    ((3, 4), (2, 4, 5)),
+    ((2, 3, 4), (2, 4, 5)),
+    ((4,), (2, 4, 5)),
+    ((2, 3, 4), (4,)),
+    ((2, 1, 3, 4), (3, 4, 2)),
+    ((3, 1), (1, 5)),
+    ((1,), (1, 5)),
+]
 DIMS = [(0, 0), (0, None), (None, 0), (-1, 0), (None, -1), (-1, None), (1, -1)]
 
 
-@pytest.mark.parametrize('sa,sb', SHAPES, ids=[f'{a}@{b}' for a, b in SHAPES])
-@pytest.mark.parametrize('dims', DIMS, ids=str)
+@pytest.mark.parametrize("sa,sb", SHAPES, ids=[f"{a}@{b}" for a, b in SHAPES])
+@pytest.mark.parametrize("dims", DIMS, ids=str)
 def test_vmap_matmul_matches_loop(rng, sa, sb, dims):
     da, db = dims
     a, b = batched(rng, sa, da), batched(rng, sb, db)
     check_vmap(numbagrad.matmul, (a, b), (da, db))
 
 
-@pytest.mark.parametrize('sa,sb', [((1, 4), (4, 5)), ((3, 4), (4, 1)), ((1, 4), (4, 1)),
-                                   ((3, 1), (1, 5)), ((2, 3, 4), (4, 5))])
-@pytest.mark.parametrize('dims', [(0, 0), (0, None), (None, 0), (2, 1)], ids=str)
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((1, 4), (4, 5)), ((3, 4), (4, 1)), ((1, 4), (4, 1)), ((3, 1), (1, 5)), ((2, 3, 4), (4, 5))],
+)
+@pytest.mark.parametrize("dims", [(0, 0), (0, None), (None, 0), (2, 1)], ids=str)
 def test_vmap_of_the_primitive_never_loops(rng, sa, sb, dims):
     # the primitive alone (no reshape around it): any fallback warning is an error
     a, b = batched(rng, sa, dims[0]), batched(rng, sb, dims[1])
-    check_vmap(lambda x, y: bind(Matmul, (x, y)), (a, b), dims, ops='.*')
+    check_vmap(lambda x, y: bind(Matmul, (x, y)), (a, b), dims, ops=".*")
 
 
 @pytest.fixture
@@ -87,18 +94,18 @@ def matmul_calls(monkeypatch):
         calls.append((a.shape, b.shape))
         return impl(be, a, b)
 
-    monkeypatch.setattr(Matmul, 'impl', staticmethod(spy))
+    monkeypatch.setattr(Matmul, "impl", staticmethod(spy))
     return calls
 
 
-@pytest.mark.parametrize('case', ['vec@mat', 'mat@vec', 'dot', 'batch@mat', 'mat@batch'])
+@pytest.mark.parametrize("case", ["vec@mat", "mat@vec", "dot", "batch@mat", "mat@batch"])
 def test_vmap_matmul_against_a_matrix_is_one_2d_product(rng, matmul_calls, case):
     args, dims = {
-        'vec@mat': ((batched(rng, (4,), 0), batched(rng, (4, 6), None)), (0, None)),
-        'mat@vec': ((batched(rng, (6, 4), None), batched(rng, (4,), 1)), (None, 1)),
-        'dot': ((batched(rng, (4,), None), batched(rng, (4,), 0)), (None, 0)),
-        'batch@mat': ((batched(rng, (2, 3, 4), 1), batched(rng, (4, 6), None)), (1, None)),
-        'mat@batch': ((batched(rng, (6, 4), None), batched(rng, (2, 4, 3), 0)), (None, 0)),
+        "vec@mat": ((batched(rng, (4,), 0), batched(rng, (4, 6), None)), (0, None)),
+        "mat@vec": ((batched(rng, (6, 4), None), batched(rng, (4,), 1)), (None, 1)),
+        "dot": ((batched(rng, (4,), None), batched(rng, (4,), 0)), (None, 0)),
+        "batch@mat": ((batched(rng, (2, 3, 4), 1), batched(rng, (4, 6), None)), (1, None)),
+        "mat@batch": ((batched(rng, (6, 4), None), batched(rng, (2, 4, 3), 0)), (None, 0)),
     }[case]
     got = vmapped(numbagrad.matmul, args, dims)
     calls = list(matmul_calls)
@@ -110,7 +117,7 @@ def test_vmap_matmul_against_a_matrix_is_one_2d_product(rng, matmul_calls, case)
 def test_vmap_matmul_outer_products_are_broadcast_products(rng, matmul_calls):
     # both operands batched with a contraction of length 1 (per-example weight gradients)
     a, b = batched(rng, (5, 1), 0), batched(rng, (1, 4), 0)
-    check_vmap(lambda x, y: bind(Matmul, (x, y)), (a, b), (0, 0), ops='.*')
+    check_vmap(lambda x, y: bind(Matmul, (x, y)), (a, b), (0, 0), ops=".*")
     assert len(matmul_calls) == B  # the loop's only
 
 
@@ -118,7 +125,7 @@ def test_jacrev_of_tanh_matvec(rng):
     w = t(rng.standard_normal((6, 6)) / 4)
     x = t(rng.standard_normal(6))
     with warnings.catch_warnings():
-        warnings.filterwarnings('error', message='.*batching rule for Matmul')
+        warnings.filterwarnings("error", message=".*batching rule for Matmul")
         jac = func.jacrev(lambda v: numbagrad.tanh(w @ v))(x)
     y = np.tanh(arr(w) @ arr(x))
     np.testing.assert_allclose(arr(jac), (1 - y * y)[:, None] * arr(w), rtol=1e-12)
@@ -133,7 +140,7 @@ def test_per_example_gradients_of_a_linear_model(rng):
         return ((wi @ xi + bi - yi) ** 2).sum()
 
     with warnings.catch_warnings():
-        warnings.filterwarnings('error', message='.*batching rule for Matmul')
+        warnings.filterwarnings("error", message=".*batching rule for Matmul")
         gw, gb = func.vmap(func.grad(loss), in_dims=(None, 0, 0))((w, b), x, y)
     r = 2 * (arr(x) @ arr(w).T + arr(b) - arr(y))
     np.testing.assert_allclose(arr(gw), r[:, :, None] * arr(x)[:, None, :], rtol=1e-12)
@@ -141,69 +148,86 @@ def test_per_example_gradients_of_a_linear_model(rng):
 
 
 # -- einsum ------------------------------------------------------------------------------
-EINSUMS = [('ij,jk->ik', (3, 4), (4, 5)), ('i,i->', (4,), (4,)), ('i,j->ij', (3,), (4,)),
-           ('bij,bjk->bik', (2, 3, 4), (2, 4, 3)), ('ij->j', (3, 4)), ('ij->', (3, 4)),
-           ('ij,jk,kl->il', (2, 3), (3, 4), (4, 2))]
+EINSUMS = [
+    ("ij,jk->ik", (3, 4), (4, 5)),
+    ("i,i->", (4,), (4,)),
+    ("i,j->ij", (3,), (4,)),
+    ("bij,bjk->bik", (2, 3, 4), (2, 4, 3)),
+    ("ij->j", (3, 4)),
+    ("ij->", (3, 4)),
+    ("ij,jk,kl->il", (2, 3), (3, 4), (4, 2)),
+]
 
 
-@pytest.mark.parametrize('eq,shapes', [(e, s) for e, *s in EINSUMS], ids=[e for e, *_ in EINSUMS])
+@pytest.mark.parametrize("eq,shapes", [(e, s) for e, *s in EINSUMS], ids=[e for e, *_ in EINSUMS])
 def test_vmap_einsum_matches_loop(rng, eq, shapes):
     n = len(shapes)
-    placements = [(0,) * n, (-1,) * n] + [tuple(0 if j == i else None for j in range(n))
-                                          for i in range(n)]
+    placements = [(0,) * n, (-1,) * n] + [
+        tuple(0 if j == i else None for j in range(n)) for i in range(n)
+    ]
     for dims in dict.fromkeys(placements):
         args = [batched(rng, s, d) for s, d in zip(shapes, dims)]
-        check_vmap(lambda *xs: numbagrad.einsum(eq, *xs), args, dims, ops='.*')
+        check_vmap(lambda *xs: numbagrad.einsum(eq, *xs), args, dims, ops=".*")
 
 
 def test_jvp_einsum_matches_torch(rng):
-    torch = pytest.importorskip('torch')
+    torch = pytest.importorskip("torch")
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
     ta, tb = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
-    _, got = func.jvp(lambda x, y: numbagrad.einsum('ij,jk->ik', x, y), (t(a), t(b)),
-                      (t(ta), t(tb)))
-    _, want = torch.func.jvp(lambda x, y: torch.einsum('ij,jk->ik', x, y),
-                             (torch.tensor(a), torch.tensor(b)),
-                             (torch.tensor(ta), torch.tensor(tb)))
+    _, got = func.jvp(
+        lambda x, y: numbagrad.einsum("ij,jk->ik", x, y), (t(a), t(b)), (t(ta), t(tb))
+    )
+    _, want = torch.func.jvp(
+        lambda x, y: torch.einsum("ij,jk->ik", x, y),
+        (torch.tensor(a), torch.tensor(b)),
+        (torch.tensor(ta), torch.tensor(tb)),
+    )
     np.testing.assert_allclose(arr(got), want.numpy(), rtol=1e-12)
 
 
 # -- reductions --------------------------------------------------------------------------
 REDUCTIONS = {
-    'sum': lambda x, **k: numbagrad.sum(x, **k),
-    'amax': lambda x, **k: numbagrad.amax(x, **k),
-    'amin': lambda x, **k: numbagrad.amin(x, **k),
-    'prod': lambda x, **k: numbagrad.prod(x, **k),
-    'norm': lambda x, **k: numbagrad.norm(x, **k),
-    'all': lambda x, **k: numbagrad.all(x > 0, **k),
-    'any': lambda x, **k: numbagrad.any(x > 0, **k),
+    "sum": lambda x, **k: numbagrad.sum(x, **k),
+    "amax": lambda x, **k: numbagrad.amax(x, **k),
+    "amin": lambda x, **k: numbagrad.amin(x, **k),
+    "prod": lambda x, **k: numbagrad.prod(x, **k),
+    "norm": lambda x, **k: numbagrad.norm(x, **k),
+    "all": lambda x, **k: numbagrad.all(x > 0, **k),
+    "any": lambda x, **k: numbagrad.any(x > 0, **k),
 }
-KWARGS = [{}, {'dim': -1}, {'dim': 0, 'keepdim': True}, {'dim': -2, 'keepdim': False},
-          {'dim': (0, -1)}, {'dim': (-1, 1), 'keepdim': True}, {'keepdim': True}]
+KWARGS = [
+    {},
+    {"dim": -1},
+    {"dim": 0, "keepdim": True},
+    {"dim": -2, "keepdim": False},
+    {"dim": (0, -1)},
+    {"dim": (-1, 1), "keepdim": True},
+    {"keepdim": True},
+]
 
 
-@pytest.mark.parametrize('name', REDUCTIONS)
-@pytest.mark.parametrize('kw', KWARGS, ids=str)
-@pytest.mark.parametrize('bdim', [0, 1, -1])
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("kw", KWARGS, ids=str)
+@pytest.mark.parametrize("bdim", [0, 1, -1])
 def test_vmap_reductions_match_loop(rng, name, kw, bdim):
     fn = REDUCTIONS[name]
-    if name == 'prod' and isinstance(kw.get('dim'), tuple):
-        pytest.skip('prod reduces one dim or all (as torch)')
-    if name == 'sum' and 'keepdim' in kw and 'dim' not in kw:
+    if name == "prod" and isinstance(kw.get("dim"), tuple):
+        pytest.skip("prod reduces one dim or all (as torch)")
+    if name == "sum" and "keepdim" in kw and "dim" not in kw:
         kw = dict(kw, dim=None)
-    if name in ('amax', 'amin') and 'dim' not in kw and kw:
+    if name in ("amax", "amin") and "dim" not in kw and kw:
         kw = dict(kw, dim=())
     x = batched(rng, (2, 3, 4), bdim)
     check_vmap(lambda v: fn(v, **kw), (x,), (bdim,))
 
 
-@pytest.mark.parametrize('name', REDUCTIONS)
+@pytest.mark.parametrize("name", REDUCTIONS)
 def test_vmap_reductions_of_0d_examples(rng, name):
     x = t(rng.standard_normal(B))
     check_vmap(REDUCTIONS[name], (x,), (0,))
 
 
-@pytest.mark.parametrize('name', ['sum', 'amax', 'amin', 'prod', 'norm'])
+@pytest.mark.parametrize("name", ["sum", "amax", "amin", "prod", "norm"])
 def test_grad_through_vmapped_reduction_of_0d_examples(rng, name):
     # the batched op reduces no dim at all (``dims=()``): its vjp must not read that as
     # "all dims" (each example's reduction is the identity, up to the norm's sign)
@@ -212,19 +236,20 @@ def test_grad_through_vmapped_reduction_of_0d_examples(rng, name):
     np.testing.assert_allclose(arr(g), np.ones(B), rtol=1e-12)
 
 
-@pytest.mark.parametrize('name', ['argmax', 'argmin'])
-@pytest.mark.parametrize('kw', [{}, {'keepdim': True}, {'dim': -1}, {'dim': 0, 'keepdim': True}],
-                         ids=str)
-@pytest.mark.parametrize('bdim', [0, 2])
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize(
+    "kw", [{}, {"keepdim": True}, {"dim": -1}, {"dim": 0, "keepdim": True}], ids=str
+)
+@pytest.mark.parametrize("bdim", [0, 2])
 def test_vmap_arg_reductions_match_loop(rng, name, kw, bdim):
     x = batched(rng, (3, 4), bdim)
     got = check_vmap(lambda v: getattr(numbagrad, name)(v, **kw), (x,), (bdim,))
     assert got.dtype == numbagrad.int64
 
 
-@pytest.mark.parametrize('name', ['softmax', 'log_softmax', 'cumsum', 'cumprod'])
-@pytest.mark.parametrize('dim', [0, 1, -1])
-@pytest.mark.parametrize('bdim', [0, 1, -1])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "cumsum", "cumprod"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+@pytest.mark.parametrize("bdim", [0, 1, -1])
 def test_vmap_scans_match_loop(rng, name, dim, bdim):
     x = batched(rng, (3, 4), bdim)
     check_vmap(lambda v: getattr(numbagrad, name)(v, dim), (x,), (bdim,))
@@ -232,22 +257,22 @@ def test_vmap_scans_match_loop(rng, name, dim, bdim):
 
 # -- forward mode at zeros and ties, against PyTorch --------------------------------------
 def _jvp_both(fn_ng, fn_torch, x, v):
-    torch = pytest.importorskip('torch')
+    torch = pytest.importorskip("torch")
     _, got = func.jvp(fn_ng, (t(x),), (t(v),))
     _, want = torch.func.jvp(fn_torch, (torch.tensor(x),), (torch.tensor(v),))
     return arr(got), want.numpy()
 
 
 PROD_INPUTS = {
-    'no_zero': np.array([[1.5, -0.5, 2.0, 0.7], [0.3, 1.2, -1.1, 0.9]]),
-    'one_zero': np.array([[1.5, 0.0, 2.0, 0.7], [0.3, 1.2, -1.1, 0.9]]),
-    'two_zeros': np.array([[1.5, 0.0, 2.0, 0.0], [0.0, 1.2, -1.1, 0.9]]),
-    'all_zeros': np.zeros((2, 4)),
+    "no_zero": np.array([[1.5, -0.5, 2.0, 0.7], [0.3, 1.2, -1.1, 0.9]]),
+    "one_zero": np.array([[1.5, 0.0, 2.0, 0.7], [0.3, 1.2, -1.1, 0.9]]),
+    "two_zeros": np.array([[1.5, 0.0, 2.0, 0.0], [0.0, 1.2, -1.1, 0.9]]),
+    "all_zeros": np.zeros((2, 4)),
 }
 
 
-@pytest.mark.parametrize('case', PROD_INPUTS)
-@pytest.mark.parametrize('dim', [None, 0, 1, -1])
+@pytest.mark.parametrize("case", PROD_INPUTS)
+@pytest.mark.parametrize("dim", [None, 0, 1, -1])
 def test_jvp_prod_with_zeros_matches_torch(rng, case, dim):
     x = PROD_INPUTS[case]
     v = rng.standard_normal(x.shape)
@@ -258,8 +283,8 @@ def test_jvp_prod_with_zeros_matches_torch(rng, case, dim):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
-@pytest.mark.parametrize('case', PROD_INPUTS)
-@pytest.mark.parametrize('dim', [0, 1])
+@pytest.mark.parametrize("case", PROD_INPUTS)
+@pytest.mark.parametrize("dim", [0, 1])
 def test_jvp_cumprod_with_zeros_matches_torch(rng, case, dim):
     x = PROD_INPUTS[case]
     v = rng.standard_normal(x.shape)
@@ -278,21 +303,24 @@ def test_jvp_cumprod_is_right_near_zeros(rng):
 
     got = func.grad(tangent_dot_w)(x)
     eps = 1e-6
-    fd = np.array([(arr(tangent_dot_w(x + eps * e)) - arr(tangent_dot_w(x - eps * e)))
-                   / (2 * eps) for e in np.eye(5)])
+    fd = np.array(
+        [
+            (arr(tangent_dot_w(x + eps * e)) - arr(tangent_dot_w(x - eps * e))) / (2 * eps)
+            for e in np.eye(5)
+        ]
+    )
     np.testing.assert_allclose(arr(got), fd, rtol=1e-6, atol=1e-8)
 
 
 def test_jvp_amax_with_ties_matches_torch(rng):
     x = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
     v = rng.standard_normal(x.shape)
-    for fn in (lambda a: a.amax(1), lambda a: a.amax(), lambda a: a.amin(0),
-               lambda a: a.max()):
+    for fn in (lambda a: a.amax(1), lambda a: a.amax(), lambda a: a.amin(0), lambda a: a.max()):
         got, want = _jvp_both(fn, fn, x, v)
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-@pytest.mark.parametrize('name', ['softmax', 'log_softmax'])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 def test_jvp_softmax_matches_torch(rng, name):
     x, v = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
     got, want = _jvp_both(lambda a: getattr(a, name)(1), lambda a: getattr(a, name)(1), x, v)

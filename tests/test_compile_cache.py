@@ -12,7 +12,8 @@ import pytest
 
 pytestmark = pytest.mark.skipif(
     not hasattr(numba.config, "CACHE_LOCATOR_CLASSES"),
-    reason="this numba has no NUMBA_CACHE_LOCATOR_CLASSES to simulate an unwritable cache")
+    reason="this numba has no NUMBA_CACHE_LOCATOR_CLASSES to simulate an unwritable cache",
+)
 
 SCRIPT = """
 import warnings
@@ -37,8 +38,9 @@ print(numba.config.CACHE_DIR)
 def _run(env_extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     env.update(env_extra, NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator")
-    out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
 

@@ -20,33 +20,44 @@ import pytest
 ROOT = pathlib.Path(__file__).parents[1]
 HAVE_NUMBA_CUDA = importlib.util.find_spec("numba_cuda") is not None
 needs_numba_cuda = pytest.mark.skipif(
-    not HAVE_NUMBA_CUDA, reason='numba-cuda is not installed (pip install "numbagrad[cuda]")')
+    not HAVE_NUMBA_CUDA, reason='numba-cuda is not installed (pip install "numbagrad[cuda]")'
+)
 
 
 def _run(code, env=None, timeout=120):
     e = dict(os.environ)
     e.pop("NUMBA_ENABLE_CUDASIM", None)
     e.update(env or {})
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=e, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=e,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_import_does_not_import_numba_cuda():
-    r = _run("import sys, numbagrad\n"
-             "x = numbagrad.ones(3, requires_grad=True)\n"
-             "(x * 2).sum().backward()\n"
-             "print('numba.cuda' in sys.modules, 'numbagrad.kernels.cuda.backend' in "
-             "sys.modules)")
+    r = _run(
+        "import sys, numbagrad\n"
+        "x = numbagrad.ones(3, requires_grad=True)\n"
+        "(x * 2).sum().backward()\n"
+        "print('numba.cuda' in sys.modules, 'numbagrad.kernels.cuda.backend' in "
+        "sys.modules)"
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "False"]
 
 
 def test_cuda_tensor_without_cuda_says_what_is_missing():
-    r = _run("import numbagrad\n"
-             "try:\n"
-             "    numbagrad.zeros(2, device='cuda')\n"
-             "except RuntimeError as e:\n"
-             "    print(e)\n")
+    r = _run(
+        "import numbagrad\n"
+        "try:\n"
+        "    numbagrad.zeros(2, device='cuda')\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
     assert r.returncode == 0, r.stderr
     assert "CUDA is not available" in r.stdout and 'pip install "numbagrad[cuda]"' in r.stdout
     if HAVE_NUMBA_CUDA:
@@ -56,7 +67,7 @@ def test_cuda_tensor_without_cuda_says_what_is_missing():
 
 
 # one representative signature per kernel (tuples of int64 stand for shapes and strides)
-PTX_SCRIPT = r'''
+PTX_SCRIPT = r"""
 import sys
 import numba.cuda.dispatcher as dispatcher
 from numba import cuda, float32, float64, int64, boolean, types
@@ -106,19 +117,23 @@ for name, sigs in SIGS.items():
         assert ".target sm_90" in ptx, name
         n += 1
 print("compiled", n)
-'''
+"""
 
 
 @needs_numba_cuda
 def test_every_kernel_compiles_to_ptx_for_sm90():
-    probe = _run("from numba import cuda\n"
-                 "def k(a):\n"
-                 "    a[0] = 1\n"
-                 "from numba import float64\n"
-                 "cuda.compile_ptx(k, (float64[::1],), cc=(9, 0))\n")
+    probe = _run(
+        "from numba import cuda\n"
+        "def k(a):\n"
+        "    a[0] = 1\n"
+        "from numba import float64\n"
+        "cuda.compile_ptx(k, (float64[::1],), cc=(9, 0))\n"
+    )
     if probe.returncode != 0:
-        pytest.skip("NVVM is not available (install numba-cuda[cu13] for the NVIDIA wheels): "
-                    + probe.stderr.strip().splitlines()[-1])
+        pytest.skip(
+            "NVVM is not available (install numba-cuda[cu13] for the NVIDIA wheels): "
+            + probe.stderr.strip().splitlines()[-1]
+        )
     r = _run(PTX_SCRIPT, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert r.stdout.startswith("compiled")
@@ -128,8 +143,12 @@ def test_every_kernel_compiles_to_ptx_for_sm90():
 def test_cuda_suite_under_the_simulator():
     r = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/cuda"],
-        cwd=ROOT, env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}, capture_output=True,
-        text=True, timeout=300)
+        cwd=ROOT,
+        env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     tail = r.stdout[-4000:] + r.stderr[-2000:]
     assert r.returncode == 0, tail
     assert " passed" in r.stdout and "skipped" not in r.stdout.splitlines()[-1], tail

@@ -50,7 +50,9 @@ NAMESPACES = [
 
 _DIRECTIVE = re.compile(
     r"^\.\. (auto(?:function|class|data|method|attribute|exception|module)|"
-    r"(?:py:)?(?:data|function|class|currentmodule|module))::\s*(\S+)", re.M)
+    r"(?:py:)?(?:data|function|class|currentmodule|module))::\s*(\S+)",
+    re.M,
+)
 _CONTINUATION = re.compile(r"^ {10}(\S+)\s*$")  # further names of a ``.. data::`` block
 _AUTOSUMMARY = re.compile(r"^\.\. autosummary::\s*$")
 
@@ -67,7 +69,7 @@ def _autosummary_entries(lines, i):
     entries as written (a leading ``~`` removed), up to the end of the indented block."""
     toctree = False
     entries = []
-    for line in lines[i + 1:]:
+    for line in lines[i + 1 :]:
         if line.strip() and not line.startswith("   "):
             break
         text = line.strip()
@@ -89,8 +91,9 @@ def _documented_names():
             if _AUTOSUMMARY.match(line):
                 toctree, entries = _autosummary_entries(lines, i)
                 if toctree:  # a table without :toctree: only links to entries elsewhere
-                    names.update(e if e.startswith("numbagrad.") else f"{module}.{e}"
-                                 for e in entries)
+                    names.update(
+                        e if e.startswith("numbagrad.") else f"{module}.{e}" for e in entries
+                    )
                 continue
             m = _DIRECTIVE.match(line)
             if not m:
@@ -108,13 +111,14 @@ def _documented_names():
                     continue
                 mod = importlib.import_module(full)
                 if not members:  # ``:members:`` alone: everything public
-                    members = getattr(mod, "__all__", [n for n in vars(mod)
-                                                       if not n.startswith("_")])
+                    members = getattr(
+                        mod, "__all__", [n for n in vars(mod) if not n.startswith("_")]
+                    )
                 names.update(f"{full}.{n}" for n in members)
                 continue
             names.add(full)
             if kind == "data":
-                for follow in lines[i + 1:]:
+                for follow in lines[i + 1 :]:
                     c = _CONTINUATION.match(follow)
                     if not c:
                         break
@@ -130,7 +134,7 @@ def _members_option(lines, i):
         if not line.startswith("   ") or not line.strip():
             return None
         if line.strip().startswith(":members:"):
-            text = line.strip()[len(":members:"):]
+            text = line.strip()[len(":members:") :]
             k = j + 1
             while k < len(lines) and lines[k].startswith("             "):
                 text += " " + lines[k].strip()
@@ -158,10 +162,12 @@ def _public(ns):
     mod = importlib.import_module(ns)
     names = getattr(mod, "__all__", None)
     if names is None:
-        names = [n for n, v in vars(mod).items() if not n.startswith("_")
-                 and getattr(v, "__module__", "").startswith("numbagrad")]
-    return [(n, getattr(mod, n)) for n in names
-            if not inspect.ismodule(getattr(mod, n, None))]
+        names = [
+            n
+            for n, v in vars(mod).items()
+            if not n.startswith("_") and getattr(v, "__module__", "").startswith("numbagrad")
+        ]
+    return [(n, getattr(mod, n)) for n in names if not inspect.ismodule(getattr(mod, n, None))]
 
 
 # Modules that hold the implementation (and any module with a private part in its name):
@@ -171,13 +177,17 @@ _INTERNAL = re.compile(
     r"numbagrad\.(_|kernels\b|ops\b|serialization$|backends$|utils$|warmup$|(\w+\.)*conftest$"
     r"|autograd\.(engine|function|grad_mode|anomaly_mode|variable)$"
     r"|nn\.(modules\b|parameter$|parallel\.distributed$)"
-    r"|optim\.(adagrad|adam|adamw|lbfgs|optimizer|rmsprop|sgd)$)")
+    r"|optim\.(adagrad|adam|adamw|lbfgs|optimizer|rmsprop|sgd)$)"
+)
 
 
 def _reachable_modules(module, seen):
     for value in vars(module).values():
-        if (inspect.ismodule(value) and value.__name__.startswith("numbagrad.")
-                and value.__name__ not in seen):
+        if (
+            inspect.ismodule(value)
+            and value.__name__.startswith("numbagrad.")
+            and value.__name__ not in seen
+        ):
             seen.add(value.__name__)
             _reachable_modules(value, seen)
     return seen
@@ -189,15 +199,23 @@ def test_namespace_list_is_complete():
     import numbagrad
 
     modules = _reachable_modules(numbagrad, set())
-    unlisted = sorted(m for m in modules if m not in NAMESPACES and not _INTERNAL.match(m)
-                      and not any(part.startswith("_") for part in m.split(".")))
+    unlisted = sorted(
+        m
+        for m in modules
+        if m not in NAMESPACES
+        and not _INTERNAL.match(m)
+        and not any(part.startswith("_") for part in m.split("."))
+    )
     assert not unlisted, f"add these public namespaces to NAMESPACES: {unlisted}"
 
 
 def test_every_public_name_is_documented():
     documented = _documented_names()
-    objects = {id(o) for o in map(_resolve, documented)
-               if o is not None and (inspect.isroutine(o) or inspect.isclass(o))}
+    objects = {
+        id(o)
+        for o in map(_resolve, documented)
+        if o is not None and (inspect.isroutine(o) or inspect.isclass(o))
+    }
     missing = []
     for ns in NAMESPACES:
         try:
@@ -210,8 +228,10 @@ def test_every_public_name_is_documented():
             if (inspect.isroutine(obj) or inspect.isclass(obj)) and id(obj) in objects:
                 continue
             missing.append(f"{ns}.{name}")
-    assert not missing, (f"{len(missing)} public names are not documented in docs/ (add them "
-                         f"to docs/api.rst or their namespace's page): {missing}")
+    assert not missing, (
+        f"{len(missing)} public names are not documented in docs/ (add them "
+        f"to docs/api.rst or their namespace's page): {missing}"
+    )
 
 
 @pytest.mark.parametrize("page", sorted(str(p.relative_to(DOCS)) for p in _pages()))

@@ -53,8 +53,12 @@ def _norm(v):
 
 def _same(a, b):
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and np.allclose(a, b, rtol=1e-6, atol=1e-12, equal_nan=True))
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.allclose(a, b, rtol=1e-6, atol=1e-12, equal_nan=True)
+        )
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return a == b
@@ -104,8 +108,9 @@ def _grads(T, f, data, order=2, dtype="float64"):
 DTYPES = ["float32", "float64", "int32", "int64", "bool"]
 
 
-@pytest.mark.parametrize("op", ["sum", "cumsum", "cumprod", "prod", "mean", "softmax",
-                                "log_softmax"])
+@pytest.mark.parametrize(
+    "op", ["sum", "cumsum", "cumprod", "prod", "mean", "softmax", "log_softmax"]
+)
 @pytest.mark.parametrize("src", DTYPES)
 @pytest.mark.parametrize("dst", [*DTYPES, None])
 def test_dtype_argument_and_integer_inputs(torch, op, src, dst):
@@ -115,6 +120,7 @@ def test_dtype_argument_and_integer_inputs(torch, op, src, dst):
         if op in ("cumsum", "cumprod", "softmax", "log_softmax", "sum"):
             return getattr(T, op)(x, 1, **kw)
         return getattr(T, op)(x, **kw)
+
     _check(torch, f, message=op in ("mean", "softmax", "log_softmax"))
 
 
@@ -124,6 +130,7 @@ def test_sum_dtype_gradient_comes_back_in_the_input_dtype(torch):
         y = x.sum(dtype=T.float64)
         y.backward()
         return y, x.grad
+
     _check(torch, f)
 
 
@@ -134,35 +141,40 @@ def test_any_all_of_float_and_int_tensors(torch, op, data, dim):
     def f(T):
         x = T.tensor(data)
         return getattr(T, op)(x) if dim is None else getattr(T, op)(x, dim)
+
     _check(torch, f)
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
 def test_nan_to_num_keeps_integer_dtypes(torch, dtype):
-    _check(torch, lambda T: T.nan_to_num(T.tensor([1, 0, 3], dtype=getattr(T, dtype)),
-                                         nan=2.5))
+    _check(torch, lambda T: T.nan_to_num(T.tensor([1, 0, 3], dtype=getattr(T, dtype)), nan=2.5))
 
 
-@pytest.mark.parametrize("kw", [{"nan": 1e300}, {"posinf": -1e300}, {"neginf": 1e300},
-                                {"nan": INF}, {"nan": 2 ** 70}, {}])
+@pytest.mark.parametrize(
+    "kw", [{"nan": 1e300}, {"posinf": -1e300}, {"neginf": 1e300}, {"nan": INF}, {"nan": 2**70}, {}]
+)
 def test_nan_to_num_casts_replacements_to_the_dtype(torch, kw):
     _check(torch, lambda T: T.nan_to_num(T.tensor([NAN, INF, -INF, 1.0]), **kw))
 
 
-UNARY = ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
-         "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
-         "nan_to_num").split()
+UNARY = (
+    "neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
+    "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
+    "nan_to_num"
+).split()
 
 
 @pytest.mark.parametrize("op", UNARY)
 @pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
 def test_unary_ops_of_integer_and_bool_tensors(torch, op, dtype):
     def f(T):
-        x = T.tensor([True, False, True] if dtype == "bool" else [0, 1, -2],
-                     dtype=getattr(T, dtype))
+        x = T.tensor(
+            [True, False, True] if dtype == "bool" else [0, 1, -2], dtype=getattr(T, dtype)
+        )
         if op == "softplus" and T.__name__ == "torch":
             return T.nn.functional.softplus(x)
         return getattr(T, op)(x)
+
     _check(torch, f, message=True)
 
 
@@ -173,6 +185,7 @@ def test_arg_reductions_of_bool_tensors(torch, op, dim):
         x = T.tensor([[True, False, True], [False, False, True]])
         r = getattr(T, op)(x) if dim is None else getattr(T, op)(x, dim)
         return list(r) if isinstance(r, tuple) else r
+
     _check(torch, f, message=True)
 
 
@@ -212,6 +225,7 @@ X22 = [[1.0, 2.0], [3.0, 5.0]]
 def test_empty_dim_list_reduces_every_dim(torch, op, dim, keepdim):
     def f(T):
         return getattr(T, op)(T.tensor(X22), dim=dim, keepdim=keepdim)
+
     _check(torch, f)
     # the gradient is the one over every dim (PyTorch's var/std backward with ``dim=[]``
     # divides by n - correction with n taken as 1: ±inf for finite values, a bug not copied)
@@ -272,18 +286,26 @@ def test_zero_dim_tensor_accepts_dim_0_and_minus_1(torch, name, dim):
     _check(torch, lambda T: _grads(T, lambda T, x: op(T, x, dim), -2.5))
 
 
-@pytest.mark.parametrize("name", ["cumsum", "cumprod", "softmax", "log_softmax", "sum",
-                                  "amax", "logsumexp", "mean", "norm"])
+@pytest.mark.parametrize(
+    "name",
+    ["cumsum", "cumprod", "softmax", "log_softmax", "sum", "amax", "logsumexp", "mean", "norm"],
+)
 def test_zero_dim_ops_under_vmap_and_jvp(torch, name):
     op = ZERO_D[name]
     xs = np.array([-1.5, 0.5, 2.0])
     got = func.vmap(lambda v: op(ng, v, 0))(ng.tensor(xs))
     want = torch.func.vmap(lambda v: op(torch, v, 0))(torch.tensor(xs))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
-    _, got = func.jvp(lambda v: op(ng, v, 0), (ng.tensor(0.7, dtype=ng.float64),),
-                      (ng.tensor(1.5, dtype=ng.float64),))
-    _, want = torch.func.jvp(lambda v: op(torch, v, 0), (torch.tensor(0.7, dtype=torch.float64),),
-                             (torch.tensor(1.5, dtype=torch.float64),))
+    _, got = func.jvp(
+        lambda v: op(ng, v, 0),
+        (ng.tensor(0.7, dtype=ng.float64),),
+        (ng.tensor(1.5, dtype=ng.float64),),
+    )
+    _, want = torch.func.jvp(
+        lambda v: op(torch, v, 0),
+        (torch.tensor(0.7, dtype=torch.float64),),
+        (torch.tensor(1.5, dtype=torch.float64),),
+    )
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
 
 
@@ -347,6 +369,7 @@ def test_reductions_over_empty_dims(torch, name):
             return [y]
         (g,) = T.autograd.grad(y.sum(), x)
         return [y, g]
+
     _check(torch, f)
 
 
@@ -426,11 +449,16 @@ def test_forward_mode_masks_too(torch):
     x = [0.0, -1.0, 2.0]
     t = [INF, INF, 1.0]
     for f in (lambda T, v: T.relu(v), lambda T, v: T.floor(v) + v):
-        _, got = func.jvp(lambda v, f=f: f(ng, v), (ng.tensor(x, dtype=ng.float64),),
-                          (ng.tensor(t, dtype=ng.float64),))
-        _, want = torch.func.jvp(lambda v, f=f: f(torch, v),
-                                 (torch.tensor(x, dtype=torch.float64),),
-                                 (torch.tensor(t, dtype=torch.float64),))
+        _, got = func.jvp(
+            lambda v, f=f: f(ng, v),
+            (ng.tensor(x, dtype=ng.float64),),
+            (ng.tensor(t, dtype=ng.float64),),
+        )
+        _, want = torch.func.jvp(
+            lambda v, f=f: f(torch, v),
+            (torch.tensor(x, dtype=torch.float64),),
+            (torch.tensor(t, dtype=torch.float64),),
+        )
         np.testing.assert_array_equal(got.numpy(), want.numpy())
 
 
@@ -496,16 +524,22 @@ def test_max_full_reduction_rules_under_jvp_and_vmap(torch):
     data = [[1.0, 3.0, 3.0], [NAN, 2.0, NAN]]
     t = [[1.0, 2.0, 4.0], [1.0, 1.0, 5.0]]
     for name in ("max", "min"):
-        _, got = func.jvp(getattr(ng, name), (ng.tensor(data[0], dtype=ng.float64),),
-                          (ng.tensor(t[0], dtype=ng.float64),))
-        _, want = torch.func.jvp(getattr(torch, name),
-                                 (torch.tensor(data[0], dtype=torch.float64),),
-                                 (torch.tensor(t[0], dtype=torch.float64),))
+        _, got = func.jvp(
+            getattr(ng, name),
+            (ng.tensor(data[0], dtype=ng.float64),),
+            (ng.tensor(t[0], dtype=ng.float64),),
+        )
+        _, want = torch.func.jvp(
+            getattr(torch, name),
+            (torch.tensor(data[0], dtype=torch.float64),),
+            (torch.tensor(t[0], dtype=torch.float64),),
+        )
         np.testing.assert_allclose(got.numpy(), want.numpy())
     x = ng.tensor(data, dtype=ng.float64)
     got = func.vmap(func.grad(lambda v: ng.max(v)))(x)
     want = torch.func.vmap(torch.func.grad(lambda v: torch.max(v)))(
-        torch.tensor(data, dtype=torch.float64))
+        torch.tensor(data, dtype=torch.float64)
+    )
     np.testing.assert_allclose(got.numpy(), want.numpy())
     assert ng.max(ng.tensor([1.0], requires_grad=True)).grad_fn.name() == "MaxBackward1"
     assert ng.min(ng.tensor([1.0], requires_grad=True)).grad_fn.name() == "MinBackward1"
@@ -513,41 +547,48 @@ def test_max_full_reduction_rules_under_jvp_and_vmap(torch):
 
 # -- creation ----------------------------------------------------------------------------------
 CREATE = {
-    "ones_overflow": lambda T: T.ones(2 ** 31, 2 ** 31, 4),
-    "zeros_overflow": lambda T: T.zeros(2 ** 31, 2 ** 31, 4),
-    "empty_overflow": lambda T: T.empty(2 ** 31, 2 ** 31, 4),
-    "empty_overflow_bool": lambda T: T.empty(2 ** 62, 2, dtype=T.bool),
-    "empty_overflow_then_zero": lambda T: T.empty(2 ** 62, 2 ** 62, 0),
-    "empty_strides_overflow": lambda T: T.empty(0, 2 ** 62, 8),
-    "rand_overflow": lambda T: T.rand(2 ** 31, 2 ** 31, 4),
-    "arange_overflow": lambda T: T.arange(2 ** 62),
-    "ones_dim_too_big": lambda T: T.ones(2, 2 ** 63),
+    "ones_overflow": lambda T: T.ones(2**31, 2**31, 4),
+    "zeros_overflow": lambda T: T.zeros(2**31, 2**31, 4),
+    "empty_overflow": lambda T: T.empty(2**31, 2**31, 4),
+    "empty_overflow_bool": lambda T: T.empty(2**62, 2, dtype=T.bool),
+    "empty_overflow_then_zero": lambda T: T.empty(2**62, 2**62, 0),
+    "empty_strides_overflow": lambda T: T.empty(0, 2**62, 8),
+    "rand_overflow": lambda T: T.rand(2**31, 2**31, 4),
+    "arange_overflow": lambda T: T.arange(2**62),
+    "ones_dim_too_big": lambda T: T.ones(2, 2**63),
     "zeros_negative": lambda T: T.zeros(2, -1),
     "ones_negative": lambda T: T.ones(-1, 2),
-    "full_int_too_big": lambda T: T.full((2,), 2 ** 70, dtype=T.int64),
-    "full_int_too_big_inferred": lambda T: T.full((2,), 2 ** 70),
-    "full_int_negative_too_big": lambda T: T.full((2,), -2 ** 63 - 1),
-    "full_int64_overflow": lambda T: T.full((2,), 2 ** 63, dtype=T.int64),
-    "full_int32_overflow": lambda T: T.full((2,), -2 ** 31 - 1, dtype=T.int32),
+    "full_int_too_big": lambda T: T.full((2,), 2**70, dtype=T.int64),
+    "full_int_too_big_inferred": lambda T: T.full((2,), 2**70),
+    "full_int_negative_too_big": lambda T: T.full((2,), -(2**63) - 1),
+    "full_int64_overflow": lambda T: T.full((2,), 2**63, dtype=T.int64),
+    "full_int32_overflow": lambda T: T.full((2,), -(2**31) - 1, dtype=T.int32),
     "full_float32_overflow": lambda T: T.full((2,), 1e300, dtype=T.float32),
     "full_float32_just_over": lambda T: T.full((2,), 3.4028235e38, dtype=T.float32),
     "full_int_nan": lambda T: T.full((2,), NAN, dtype=T.int64),
     "full_int_inf": lambda T: T.full((2,), INF, dtype=T.int64),
     "full_like_overflow": lambda T: T.full_like(T.zeros(2), -1e300),
     "full_ok_inf": lambda T: T.full((2,), -INF, dtype=T.float32),
-    "full_ok_bool": lambda T: T.full((2,), 2 ** 63, dtype=T.bool),
-    "full_ok_uint64_range": lambda T: T.full((2,), 2 ** 64 - 1, dtype=T.float32),
+    "full_ok_bool": lambda T: T.full((2,), 2**63, dtype=T.bool),
+    "full_ok_uint64_range": lambda T: T.full((2,), 2**64 - 1, dtype=T.float32),
     "full_ok_truncates": lambda T: T.full((2,), -1.5, dtype=T.int32),
-    "tensor_int_too_big": lambda T: T.tensor([2 ** 63, 1]),
-    "tensor_int_too_big_0d": lambda T: T.tensor(2 ** 70),
-    "tensor_int_too_big_negative": lambda T: T.tensor([-2 ** 63 - 1]),
-    "tensor_big_int_with_float": lambda T: T.tensor([[2 ** 64, 1.5], [1, 2]]),
-    "tensor_big_int_float_dtype": lambda T: T.tensor([2 ** 70], dtype=T.float32),
-    "tensor_big_uint_float_dtype": lambda T: T.tensor([2 ** 63], dtype=T.float64),
+    "tensor_int_too_big": lambda T: T.tensor([2**63, 1]),
+    "tensor_int_too_big_0d": lambda T: T.tensor(2**70),
+    "tensor_int_too_big_negative": lambda T: T.tensor([-(2**63) - 1]),
+    "tensor_big_int_with_float": lambda T: T.tensor([[2**64, 1.5], [1, 2]]),
+    "tensor_big_int_float_dtype": lambda T: T.tensor([2**70], dtype=T.float32),
+    "tensor_big_uint_float_dtype": lambda T: T.tensor([2**63], dtype=T.float64),
 }
-_MESSAGE = {"ones_dim_too_big", "tensor_big_int_with_float", "tensor_big_int_float_dtype",
-            "tensor_big_uint_float_dtype", "full_ok_inf", "full_ok_bool",
-            "full_ok_uint64_range", "full_ok_truncates"}
+_MESSAGE = {
+    "ones_dim_too_big",
+    "tensor_big_int_with_float",
+    "tensor_big_int_float_dtype",
+    "tensor_big_uint_float_dtype",
+    "full_ok_inf",
+    "full_ok_bool",
+    "full_ok_uint64_range",
+    "full_ok_truncates",
+}
 
 
 @pytest.mark.parametrize("name", CREATE)
@@ -555,8 +596,14 @@ def test_creation_errors_as_pytorch(torch, name):
     _check(torch, CREATE[name], message=name not in _MESSAGE)
 
 
-@pytest.mark.parametrize("make", [lambda T: T.empty(2 ** 40), lambda T: T.rand(2 ** 40),
-                                  lambda T: T.full((2 ** 40,), 1, dtype=T.int64)])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda T: T.empty(2**40),
+        lambda T: T.rand(2**40),
+        lambda T: T.full((2**40,), 1, dtype=T.int64),
+    ],
+)
 def test_allocation_failure_is_a_runtime_error(torch, make):
     # 4 TiB or more: more than a test machine has, but no overflow (the allocator refuses)
     for T in (torch, ng):
@@ -570,27 +617,47 @@ def _softplus(T, x, **kw):
 
 
 SAVED = {
-    "neg": lambda T, x: T.neg(x), "abs": lambda T, x: T.abs(x),
-    "sign": lambda T, x: T.sign(x), "floor": lambda T, x: T.floor(x),
-    "ceil": lambda T, x: T.ceil(x), "round": lambda T, x: T.round(x),
-    "relu": lambda T, x: T.relu(x), "exp": lambda T, x: T.exp(x),
-    "expm1": lambda T, x: T.expm1(x), "log": lambda T, x: T.log(x),
-    "log1p": lambda T, x: T.log1p(x), "log2": lambda T, x: T.log2(x),
-    "sqrt": lambda T, x: T.sqrt(x), "rsqrt": lambda T, x: T.rsqrt(x),
-    "square": lambda T, x: T.square(x), "reciprocal": lambda T, x: T.reciprocal(x),
-    "sin": lambda T, x: T.sin(x), "cos": lambda T, x: T.cos(x), "tan": lambda T, x: T.tan(x),
-    "tanh": lambda T, x: T.tanh(x), "sigmoid": lambda T, x: T.sigmoid(x),
-    "softplus": lambda T, x: _softplus(T, x), "erf": lambda T, x: T.erf(x),
-    "sum": lambda T, x: T.sum(x, 1), "mean": lambda T, x: T.mean(x),
-    "prod": lambda T, x: T.prod(x), "prod_dim": lambda T, x: T.prod(x, 1),
-    "amax": lambda T, x: T.amax(x, 1), "amin": lambda T, x: T.amin(x),
-    "max": lambda T, x: T.max(x), "min": lambda T, x: T.min(x),
-    "max_dim": lambda T, x: T.max(x, 1)[0], "min_dim": lambda T, x: T.min(x, 0)[0],
-    "norm": lambda T, x: T.norm(x), "norm_dim": lambda T, x: T.norm(x, dim=1),
+    "neg": lambda T, x: T.neg(x),
+    "abs": lambda T, x: T.abs(x),
+    "sign": lambda T, x: T.sign(x),
+    "floor": lambda T, x: T.floor(x),
+    "ceil": lambda T, x: T.ceil(x),
+    "round": lambda T, x: T.round(x),
+    "relu": lambda T, x: T.relu(x),
+    "exp": lambda T, x: T.exp(x),
+    "expm1": lambda T, x: T.expm1(x),
+    "log": lambda T, x: T.log(x),
+    "log1p": lambda T, x: T.log1p(x),
+    "log2": lambda T, x: T.log2(x),
+    "sqrt": lambda T, x: T.sqrt(x),
+    "rsqrt": lambda T, x: T.rsqrt(x),
+    "square": lambda T, x: T.square(x),
+    "reciprocal": lambda T, x: T.reciprocal(x),
+    "sin": lambda T, x: T.sin(x),
+    "cos": lambda T, x: T.cos(x),
+    "tan": lambda T, x: T.tan(x),
+    "tanh": lambda T, x: T.tanh(x),
+    "sigmoid": lambda T, x: T.sigmoid(x),
+    "softplus": lambda T, x: _softplus(T, x),
+    "erf": lambda T, x: T.erf(x),
+    "sum": lambda T, x: T.sum(x, 1),
+    "mean": lambda T, x: T.mean(x),
+    "prod": lambda T, x: T.prod(x),
+    "prod_dim": lambda T, x: T.prod(x, 1),
+    "amax": lambda T, x: T.amax(x, 1),
+    "amin": lambda T, x: T.amin(x),
+    "max": lambda T, x: T.max(x),
+    "min": lambda T, x: T.min(x),
+    "max_dim": lambda T, x: T.max(x, 1)[0],
+    "min_dim": lambda T, x: T.min(x, 0)[0],
+    "norm": lambda T, x: T.norm(x),
+    "norm_dim": lambda T, x: T.norm(x, dim=1),
     "norm_inf": lambda T, x: T.norm(x, p=INF),
-    "std": lambda T, x: T.std(x), "softmax": lambda T, x: T.softmax(x, 1),
+    "std": lambda T, x: T.std(x),
+    "softmax": lambda T, x: T.softmax(x, 1),
     "log_softmax": lambda T, x: T.log_softmax(x, 1),
-    "cumsum": lambda T, x: T.cumsum(x, 1), "cumprod": lambda T, x: T.cumprod(x, 1),
+    "cumsum": lambda T, x: T.cumsum(x, 1),
+    "cumprod": lambda T, x: T.cumprod(x, 1),
 }
 # composites without a primitive of their own save what their parts save
 _SAVED_KNOWN = {
@@ -600,12 +667,16 @@ _SAVED_KNOWN = {
     ("norm_p1", "result"): "norm(p=1) is sum(abs(x)): its result is not saved",
     ("norm_p3", "result"): "norm(p=3) ends in pow(s, 1/3), which saves s, not the result",
 }
-SAVED.update({
-    "softplus_beta": lambda T, x: _softplus(T, x, beta=2.0),
-    "nan_to_num": lambda T, x: T.nan_to_num(x), "logsumexp": lambda T, x: T.logsumexp(x, 1),
-    "norm_p1": lambda T, x: T.norm(x, p=1), "norm_p3": lambda T, x: T.norm(x, p=3),
-    "var": lambda T, x: T.var(x),
-})
+SAVED.update(
+    {
+        "softplus_beta": lambda T, x: _softplus(T, x, beta=2.0),
+        "nan_to_num": lambda T, x: T.nan_to_num(x),
+        "logsumexp": lambda T, x: T.logsumexp(x, 1),
+        "norm_p1": lambda T, x: T.norm(x, p=1),
+        "norm_p3": lambda T, x: T.norm(x, p=3),
+        "var": lambda T, x: T.var(x),
+    }
+)
 
 
 def _saved_cases():
@@ -621,13 +692,13 @@ def test_saved_tensors_as_pytorch(torch, name, what):
     op = SAVED[name]
 
     def f(T):
-        x0 = T.tensor([[0.5, 1.5, 2.0], [1.2, 0.3, 0.7]], dtype=T.float64,
-                      requires_grad=True)
+        x0 = T.tensor([[0.5, 1.5, 2.0], [1.2, 0.3, 0.7]], dtype=T.float64, requires_grad=True)
         x = x0 * 1  # not a leaf: in place is allowed
         y = op(T, x)
         (y if what == "result" else x).add_(1)
         y.sum().backward()
         return "no error"
+
     _check(torch, f)
 
 
@@ -642,15 +713,19 @@ def test_var_gradient_with_an_infinite_input(torch):
     _check(torch, lambda T: _grads(T, lambda T, x: T.var(x), [1.0, INF, 2.0], 1))
 
 
-@pytest.mark.xfail(strict=False, reason="norm(p) for p not in {1, 2, inf} is "
-                   "sum(|x|**p)**(1/p): at 0 its gradient is inf * 0 = NaN; PyTorch's "
-                   "norm_backward masks it to 0 (needs a where, or a norm primitive)")
+@pytest.mark.xfail(
+    strict=False,
+    reason="norm(p) for p not in {1, 2, inf} is "
+    "sum(|x|**p)**(1/p): at 0 its gradient is inf * 0 = NaN; PyTorch's "
+    "norm_backward masks it to 0 (needs a where, or a norm primitive)",
+)
 def test_p_norm_gradient_at_the_origin(torch):
     _check(torch, lambda T: _grads(T, lambda T, x: T.norm(x, p=3), [0.0, 0.0], 1))
 
 
-@pytest.mark.xfail(strict=False, reason="NumPy's max keeps the last of tied +-0 (PyTorch the "
-                   "first)")
+@pytest.mark.xfail(
+    strict=False, reason="NumPy's max keeps the last of tied +-0 (PyTorch the first)"
+)
 def test_amax_of_signed_zeros(torch):
     w, g = torch.amax(torch.tensor([-0.0, 0.0])), ng.amax(ng.tensor([-0.0, 0.0]))
     assert np.signbit(g.item()) == np.signbit(w.item())

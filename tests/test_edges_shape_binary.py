@@ -20,8 +20,9 @@ from numbagrad.func import grad, vmap
 
 nan, inf = math.nan, math.inf
 
-pytestmark = pytest.mark.skipif(ng.__name__ == "torch",
-                                reason="differential tests need the real numbagrad")
+pytestmark = pytest.mark.skipif(
+    ng.__name__ == "torch", reason="differential tests need the real numbagrad"
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +34,14 @@ def torch():
 def _norm(v):
     """A library-neutral form of an observation: tensors become (dtype, shape, values)."""
     if hasattr(v, "detach") and hasattr(v, "dtype"):
-        a = np.asarray(v.detach().tolist(), dtype=np.float64 if v.dtype.is_floating_point
-                       else np.int64 if str(v.dtype).split(".")[-1] != "bool" else bool)
+        a = np.asarray(
+            v.detach().tolist(),
+            dtype=np.float64
+            if v.dtype.is_floating_point
+            else np.int64
+            if str(v.dtype).split(".")[-1] != "bool"
+            else bool,
+        )
         return ("T", str(v.dtype).split(".")[-1], tuple(v.shape), a)
     if isinstance(v, (list, tuple)):
         return [_norm(x) for x in v]
@@ -49,8 +56,12 @@ def _norm(v):
 
 def _same(a, b, signed_zeros=False):
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
-                and a.shape == b.shape and a.dtype == b.dtype):
+        if not (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and a.dtype == b.dtype
+        ):
             return False
         if a.dtype.kind != "f":
             return bool(np.array_equal(a, b))
@@ -83,9 +94,9 @@ def _check(torch, fn, signed_zeros=False):
     if want[0] == "raise":
         assert got[0] == "raise", f"PyTorch raised {want[1]}: {want[2]}; numbagrad gave {got}"
         # numbagrad's out-of-range error is both an IndexError and a RuntimeError
-        assert got[1] == want[1] or (got[1] == "IndexOutOfRangeError"
-                                     and want[1] in ("IndexError", "RuntimeError")), \
-            (want, got)
+        assert got[1] == want[1] or (
+            got[1] == "IndexOutOfRangeError" and want[1] in ("IndexError", "RuntimeError")
+        ), (want, got)
         return
     assert got[0] == "ok", f"numbagrad raised {got[1]}: {got[2]}"
     assert _same(want[1], got[1], signed_zeros), f"\ntorch:     {want[1]}\nnumbagrad: {got[1]}"
@@ -98,22 +109,25 @@ def _cases(table):
 # -- dtypes ----------------------------------------------------------------------------------
 DTYPES = {
     "masked_fill_int_half": lambda T: T.tensor([1, 2, 3]).masked_fill(
-        T.tensor([True, False, True]), 0.5),
+        T.tensor([True, False, True]), 0.5
+    ),
     "masked_fill_int_neg": lambda T: T.tensor([1, 2, 3]).masked_fill(
-        T.tensor([True, False, True]), -2.7),
-    "masked_fill_bool": lambda T: T.tensor([True, False]).masked_fill(
-        T.tensor([False, True]), 0.5),
+        T.tensor([True, False, True]), -2.7
+    ),
+    "masked_fill_bool": lambda T: T.tensor([True, False]).masked_fill(T.tensor([False, True]), 0.5),
     "masked_fill_int_tensor_value": lambda T: T.tensor([1, 2]).masked_fill(
-        T.tensor([True, False]), T.tensor(2.5)),
+        T.tensor([True, False]), T.tensor(2.5)
+    ),
     "masked_fill_float": lambda T: T.tensor([1.0, 2.0]).masked_fill(T.tensor([True, False]), 3),
     "masked_fill_broadcast": lambda T: T.zeros(3).masked_fill(T.ones(2, 3, dtype=T.bool), 1),
     "masked_fill_long_mask": lambda T: T.zeros(3).masked_fill(T.ones(3, dtype=T.int64), 1),
-    "masked_fill_1d_value": lambda T: T.zeros(3).masked_fill(T.ones(3, dtype=T.bool),
-                                                             T.ones(1)),
+    "masked_fill_1d_value": lambda T: T.zeros(3).masked_fill(T.ones(3, dtype=T.bool), T.ones(1)),
     "masked_fill_inf_into_int": lambda T: T.zeros(3, dtype=T.int64).masked_fill(
-        T.ones(3, dtype=T.bool), inf),
+        T.ones(3, dtype=T.bool), inf
+    ),
     "masked_fill_inplace_int": lambda T: T.tensor([1, 2, 3]).masked_fill_(
-        T.tensor([True, False, True]), 0.5),
+        T.tensor([True, False, True]), 0.5
+    ),
     "clamp_int_float_bounds": lambda T: T.tensor([1, 2, 3]).clamp(0.5, 2.5),
     "clamp_int_float_min": lambda T: T.tensor([1, 2, 3]).clamp(min=0.5),
     "clip_int_float_max": lambda T: T.tensor([1, 2, 3]).clip(max=1.5),
@@ -125,14 +139,17 @@ DTYPES = {
     "clamp_bool": lambda T: T.tensor([True, False]).clamp(0, 1),
     "clamp_f64": lambda T: T.tensor([1.0, 2.0], dtype=T.float64).clamp(0.5, 1),
     "clamp_int_tensor_float_bounds": lambda T: T.tensor([1, 5, 3]).clamp(
-        T.tensor([2.0, 2.0, 2.0]), T.tensor([4, 4, 4])),
+        T.tensor([2.0, 2.0, 2.0]), T.tensor([4, 4, 4])
+    ),
     "clamp_0d_f64_bound": lambda T: T.tensor([1.0, 2.0, 3.0]).clamp(
-        T.tensor(0.0, dtype=T.float64), T.tensor(2.0)),
-    "clamp_1d_f64_bound": lambda T: T.tensor([1.0, 2.0, 3.0]).clamp(
-        T.zeros(3, dtype=T.float64)),
-    "clamp_tensor_nan": lambda T: T.clamp(T.tensor([0.0, 1.0, 2.0, nan]),
-                                          T.tensor([1.0, nan, 1.0, 1.0]),
-                                          T.tensor([2.0, 2.0, nan, 2.0])),
+        T.tensor(0.0, dtype=T.float64), T.tensor(2.0)
+    ),
+    "clamp_1d_f64_bound": lambda T: T.tensor([1.0, 2.0, 3.0]).clamp(T.zeros(3, dtype=T.float64)),
+    "clamp_tensor_nan": lambda T: T.clamp(
+        T.tensor([0.0, 1.0, 2.0, nan]),
+        T.tensor([1.0, nan, 1.0, 1.0]),
+        T.tensor([2.0, 2.0, nan, 2.0]),
+    ),
     "pow_bool_int": lambda T: T.tensor([True, False]) ** 2,
     "pow_bool_float": lambda T: T.tensor([True, False]) ** 2.0,
     "pow_bool_true": lambda T: T.tensor([True, False]) ** True,
@@ -140,13 +157,15 @@ DTYPES = {
     "pow_bool_zero": lambda T: T.tensor([True, False]) ** 0,
     "pow_bool_bool": lambda T: T.tensor([True]) ** T.tensor([True]),
     "pow_bool_int_tensor": lambda T: T.tensor([True, False]) ** T.tensor([2, 3]),
-    "pow_int_negative_tensor": lambda T: T.tensor([2, 1, -1, 0, 3, -1]) ** T.tensor(
-        [-1, -2, -3, -1, 0, -2]),
+    "pow_int_negative_tensor": lambda T: (
+        T.tensor([2, 1, -1, 0, 3, -1]) ** T.tensor([-1, -2, -3, -1, 0, -2])
+    ),
     "pow_bool_negative_tensor": lambda T: T.tensor([True, False]) ** T.tensor([-1, -1]),
     "pow_int_negative_scalar": lambda T: T.tensor([2]) ** -1,
     "rpow_int_negative": lambda T: 2 ** T.tensor([-1, 2]),
-    "pow_special_exponents": lambda T: [T.pow(T.tensor([-inf, -0.0, 4.0, -4.0, 0.0]), e)
-                                        for e in (0.5, -0.5, 2, 3, -1, -2, 1.5)],
+    "pow_special_exponents": lambda T: [
+        T.pow(T.tensor([-inf, -0.0, 4.0, -4.0, 0.0]), e) for e in (0.5, -0.5, 2, 3, -1, -2, 1.5)
+    ],
     "logical_not_int": lambda T: T.logical_not(T.tensor([0, 1, 5])),
     "logical_not_float": lambda T: T.logical_not(T.tensor([0.0, 1.5, nan, -0.0])),
     "logical_not_bool": lambda T: T.logical_not(T.tensor([True, False])),
@@ -165,14 +184,15 @@ def test_dtypes(torch, fn):
 
 
 # -- integer division ------------------------------------------------------------------------
-BIG = [2 ** 60 + 1, -(2 ** 60) - 1, 2 ** 62 + 3, -7, 7, 0]
+BIG = [2**60 + 1, -(2**60) - 1, 2**62 + 3, -7, 7, 0]
 DIVISION = {
     "floordiv_scalar_zero": lambda T: T.tensor([5, 3]) // 0,
     "floordiv_tensor_zero": lambda T: T.tensor([5, 3]) // T.tensor([0, 1]),
     "remainder_scalar_zero": lambda T: T.tensor([5, 3]) % 0,
     "remainder_tensor_zero": lambda T: T.remainder(T.tensor([5, 3]), T.tensor([0, 1])),
-    "remainder_int32_zero": lambda T: T.tensor([5, 3], dtype=T.int32) % T.tensor(
-        [0, 1], dtype=T.int32),
+    "remainder_int32_zero": lambda T: (
+        T.tensor([5, 3], dtype=T.int32) % T.tensor([0, 1], dtype=T.int32)
+    ),
     "fmod_zero": lambda T: T.fmod(T.tensor([5, 3]), 0),
     "div_trunc_zero": lambda T: T.div(T.tensor([5, 3]), 0, rounding_mode="trunc"),
     "div_floor_zero": lambda T: T.div(T.tensor([5, 3]), 0, rounding_mode="floor"),
@@ -183,22 +203,25 @@ DIVISION = {
     "fmod_float_zero": lambda T: T.fmod(T.tensor([4]), 0.0),
     "div_trunc_big": lambda T: T.div(T.tensor(BIG), 3, rounding_mode="trunc"),
     "div_floor_big": lambda T: T.div(T.tensor(BIG), 3, rounding_mode="floor"),
-    "div_trunc_big_tensor": lambda T: T.div(T.tensor(BIG), T.tensor([7, -7, 3, 2, -2, 5]),
-                                            rounding_mode="trunc"),
-    "div_floor_big_tensor": lambda T: T.div(T.tensor(BIG), T.tensor([7, -7, 3, 2, -2, 5]),
-                                            rounding_mode="floor"),
-    "div_trunc_scalar_numerator": lambda T: T.div(-7, T.tensor([2, -2, 3]),
-                                                  rounding_mode="trunc"),
+    "div_trunc_big_tensor": lambda T: T.div(
+        T.tensor(BIG), T.tensor([7, -7, 3, 2, -2, 5]), rounding_mode="trunc"
+    ),
+    "div_floor_big_tensor": lambda T: T.div(
+        T.tensor(BIG), T.tensor([7, -7, 3, 2, -2, 5]), rounding_mode="floor"
+    ),
+    "div_trunc_scalar_numerator": lambda T: T.div(-7, T.tensor([2, -2, 3]), rounding_mode="trunc"),
     "div_trunc_int_by_float": lambda T: T.div(T.tensor([-7, 7]), 2.5, rounding_mode="trunc"),
-    "div_floor_bool": lambda T: T.div(T.tensor([True]), T.tensor([True]),
-                                      rounding_mode="floor"),
+    "div_floor_bool": lambda T: T.div(T.tensor([True]), T.tensor([True]), rounding_mode="floor"),
     "div_bad_mode": lambda T: T.div(T.tensor([1.0]), 2, rounding_mode="round"),
     "fmod_bool": lambda T: T.fmod(T.tensor([True]), T.tensor([True])),
     "remainder_signed_zeros": lambda T: T.remainder(
         T.tensor([-2.0, 2.0, -3.0, 3.0, 5.0, -5.0, 5.0, -5.0, -0.0]),
-        T.tensor([1.0, 1.0, -1.0, -1.0, inf, inf, -inf, -inf, 2.0])),
-    "remainder_scalars": lambda T: [T.remainder(T.tensor([-2.0, 2.5, -0.0]), 1.0),
-                                    T.remainder(-2.0, T.tensor([1.0, -1.0, 0.5]))],
+        T.tensor([1.0, 1.0, -1.0, -1.0, inf, inf, -inf, -inf, 2.0]),
+    ),
+    "remainder_scalars": lambda T: [
+        T.remainder(T.tensor([-2.0, 2.5, -0.0]), 1.0),
+        T.remainder(-2.0, T.tensor([1.0, -1.0, 0.5])),
+    ],
 }
 
 
@@ -310,6 +333,7 @@ def test_getitem_matches_torch(torch, key):
         y = x[_key(T, key)]
         (y * _weights(T, y.shape)).sum().backward()
         return y, x.grad
+
     _check(torch, fn)
 
 
@@ -319,11 +343,14 @@ def test_setitem_matches_torch(torch, key):
         x = _x(T)
         z = x * 1
         shape = tuple(z.detach()[_key(T, key)].shape)
-        v = T.tensor(np.sin(np.arange(int(np.prod(shape)), dtype=np.float64) + 1)
-                     .reshape(shape), requires_grad=True)
+        v = T.tensor(
+            np.sin(np.arange(int(np.prod(shape)), dtype=np.float64) + 1).reshape(shape),
+            requires_grad=True,
+        )
         z[_key(T, key)] = v
         (z * _weights(T, z.shape)).sum().backward()
         return z, x.grad, v.grad
+
     _check(torch, fn)
 
 
@@ -332,18 +359,22 @@ SETITEM = {
     "broadcast_value": lambda T: _set(T, (0, slice(None), _I(1, 2)), T.tensor([1.0, 2.0])),
     "leading_unit_dims": lambda T: _set(T, (0, 0), T.ones(1, 1, 4)),
     "int_into_float_basic": lambda T: _set(T, (0, 0), T.tensor([1, 2, 3, 4])),
-    "dtype_mismatch_tensor_index": lambda T: _set(T.zeros(3, dtype=T.int64), _I(0),
-                                                  T.tensor([1.5], dtype=T.float64)),
-    "dtype_mismatch_0d_value": lambda T: _set(T.zeros(3, dtype=T.int64), _I(0),
-                                              T.tensor(1.5)),
-    "dtype_mismatch_mask_0d": lambda T: _set(T.zeros(2, 3, dtype=T.int64), _B(True, False),
-                                             T.tensor(1.5)),
-    "dtype_mismatch_int_mask_0d": lambda T: _set(T.zeros(2, 3, dtype=T.int64),
-                                                 (0, _B(True, False, True)), T.tensor(1.5)),
-    "dtype_mismatch_mask_many": lambda T: _set(T.zeros(2, 3, dtype=T.int64),
-                                               np.ones((2, 3), bool), T.ones(6)),
-    "dtype_mismatch_basic": lambda T: _set(T.zeros(3, dtype=T.int64), slice(0, 2),
-                                           T.tensor([1.5, 2.5])),
+    "dtype_mismatch_tensor_index": lambda T: _set(
+        T.zeros(3, dtype=T.int64), _I(0), T.tensor([1.5], dtype=T.float64)
+    ),
+    "dtype_mismatch_0d_value": lambda T: _set(T.zeros(3, dtype=T.int64), _I(0), T.tensor(1.5)),
+    "dtype_mismatch_mask_0d": lambda T: _set(
+        T.zeros(2, 3, dtype=T.int64), _B(True, False), T.tensor(1.5)
+    ),
+    "dtype_mismatch_int_mask_0d": lambda T: _set(
+        T.zeros(2, 3, dtype=T.int64), (0, _B(True, False, True)), T.tensor(1.5)
+    ),
+    "dtype_mismatch_mask_many": lambda T: _set(
+        T.zeros(2, 3, dtype=T.int64), np.ones((2, 3), bool), T.ones(6)
+    ),
+    "dtype_mismatch_basic": lambda T: _set(
+        T.zeros(3, dtype=T.int64), slice(0, 2), T.tensor([1.5, 2.5])
+    ),
     "python_scalar_into_int": lambda T: _set(T.zeros(3, dtype=T.int64), _I(0, 2), 2.7),
     "bool_true_value": lambda T: _set(T.zeros(2, 3, dtype=T.int64), True, T.ones(3)),
 }
@@ -377,24 +408,45 @@ def test_ellipsis_index_is_checked_against_its_dim(torch):
 def test_grad_fn_names(torch):
     def names(T):
         x = _x(T)
-        return [y.grad_fn.name() for y in (
-            x[0, :, T.tensor([1, 2])], x[T.tensor(1)], x[True], x[..., 0], x[0, 1:])]
+        return [
+            y.grad_fn.name()
+            for y in (x[0, :, T.tensor([1, 2])], x[T.tensor(1)], x[True], x[..., 0], x[0, 1:])
+        ]
+
     _check(torch, names)
 
 
 # -- indexing under vmap (PyTorch's order in the batching rules) -----------------------------
-VMAP_KEYS = {k: KEYS[k] for k in (
-    "int_slice_tensor", "slice_int_tensor", "tensor_slice_tensor", "tensor_int_tensor",
-    "none_int_slice_tensor", "int_none_tensor", "bool_int_tensor", "int_bool", "bool_false",
-    "tensor_ellipsis_int", "mask_slice_tensor", "int_mask_2d", "ellipsis_tensor",
-    "slice_mask_int", "tensor_slices_none", "none_tensor_none_tensor", "ints_tensor")}
+VMAP_KEYS = {
+    k: KEYS[k]
+    for k in (
+        "int_slice_tensor",
+        "slice_int_tensor",
+        "tensor_slice_tensor",
+        "tensor_int_tensor",
+        "none_int_slice_tensor",
+        "int_none_tensor",
+        "bool_int_tensor",
+        "int_bool",
+        "bool_false",
+        "tensor_ellipsis_int",
+        "mask_slice_tensor",
+        "int_mask_2d",
+        "ellipsis_tensor",
+        "slice_mask_int",
+        "tensor_slices_none",
+        "none_tensor_none_tensor",
+        "ints_tensor",
+    )
+}
 
 
 def _loop(f, *args, in_dims=0):
     dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
     n = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
-    return ng.stack([f(*[a if d is None else a.select(d, i) for a, d in zip(args, dims)])
-                     for i in range(n)])
+    return ng.stack(
+        [f(*[a if d is None else a.select(d, i) for a, d in zip(args, dims)]) for i in range(n)]
+    )
 
 
 def _close(a, b):
@@ -410,33 +462,47 @@ def test_indexing_under_vmap(key):
 
     def get(x):
         return x[k]
+
     _close(vmap(get)(X), _loop(get, X))
     _close(vmap(get, in_dims=2)(X.movedim(0, 2)), _loop(get, X))
 
     def loss(x):
         y = x[k]
         return (y * _weights(ng, y.shape)).sum()
+
     _close(vmap(grad(loss))(X), _loop(grad(loss), X))
 
     def put(x, v):
         y = x * 1
         y[k] = v
         return y
+
     V = ng.tensor(rng.standard_normal((5, *X[0][k].shape)))
     _close(vmap(put)(X, V), _loop(put, X, V))
     _close(vmap(put, in_dims=(0, None))(X, V[0]), _loop(put, X, V[0], in_dims=(0, None)))
 
 
-@pytest.mark.parametrize("f", [
-    lambda x, i: x[0, :, i],
-    lambda x, i: x[:, 0, i],
-    lambda x, i: x[0, None, i.clamp(max=2)],
-    lambda x, i: x[i.clamp(max=1), :, i],
-    lambda x, i: x[True, :, 1, i],
-    lambda x, i: x[..., i],
-    lambda x, i: x[i.clamp(max=1), ..., 0],
-], ids=["int_slice_idx", "slice_int_idx", "int_none_idx", "idx_slice_idx", "bool_slice_int",
-        "ellipsis_idx", "idx_ellipsis_int"])
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x, i: x[0, :, i],
+        lambda x, i: x[:, 0, i],
+        lambda x, i: x[0, None, i.clamp(max=2)],
+        lambda x, i: x[i.clamp(max=1), :, i],
+        lambda x, i: x[True, :, 1, i],
+        lambda x, i: x[..., i],
+        lambda x, i: x[i.clamp(max=1), ..., 0],
+    ],
+    ids=[
+        "int_slice_idx",
+        "slice_int_idx",
+        "int_none_idx",
+        "idx_slice_idx",
+        "bool_slice_int",
+        "ellipsis_idx",
+        "idx_ellipsis_int",
+    ],
+)
 def test_batched_index_under_vmap(f):
     rng = np.random.default_rng(1)
     X = ng.tensor(rng.standard_normal((5, 2, 3, 4)))
@@ -446,6 +512,7 @@ def test_batched_index_under_vmap(f):
 
     def loss(x, i):
         return f(x, i).sum()
+
     _close(vmap(grad(loss))(X, idx), _loop(grad(loss), X, idx))
 
 
@@ -471,44 +538,47 @@ INDEX_SHAPES = {
     "gather_larger_index": lambda T: T.gather(_a(T), 1, T.tensor([[0], [1], [2]])),
     "gather_int32_index": lambda T: T.gather(_a(T), 1, T.tensor([[1]], dtype=T.int32)),
     "gather_out_of_range": lambda T: T.gather(_a(T), 1, T.tensor([[3]])),
-    "scatter_add_smaller": lambda T: T.zeros(2, 3).scatter_add(1, T.tensor([[0]]),
-                                                               T.ones(2, 3)),
+    "scatter_add_smaller": lambda T: T.zeros(2, 3).scatter_add(1, T.tensor([[0]]), T.ones(2, 3)),
     "scatter_add_src_larger": lambda T: T.zeros(2, 3).scatter_add(
-        0, T.tensor([[1, 0]]), T.arange(6.0).reshape(2, 3)),
+        0, T.tensor([[1, 0]]), T.arange(6.0).reshape(2, 3)
+    ),
     "scatter_add_src_larger_dim": lambda T: T.zeros(3).scatter_add(
-        0, T.tensor([0, 2, 2]), T.arange(5.0)),
+        0, T.tensor([0, 2, 2]), T.arange(5.0)
+    ),
     "scatter_add_empty_1d_on_2d": lambda T: T.zeros(2, 3).scatter_add(
-        1, T.zeros(0, dtype=T.int64), T.ones(2, 3)),
+        1, T.zeros(0, dtype=T.int64), T.ones(2, 3)
+    ),
     "scatter_add_0d_index": lambda T: T.zeros(3).scatter_add(0, T.tensor(2), T.ones(3)),
-    "scatter_add_0d_index_src": lambda T: T.zeros(3).scatter_add(0, T.tensor(2),
-                                                                 T.tensor(5.0)),
-    "scatter_add_0d_self": lambda T: T.tensor(1.0).scatter_add(0, T.tensor([0, 0]),
-                                                               T.tensor([5.0, 6.0])),
+    "scatter_add_0d_index_src": lambda T: T.zeros(3).scatter_add(0, T.tensor(2), T.tensor(5.0)),
+    "scatter_add_0d_self": lambda T: T.tensor(1.0).scatter_add(
+        0, T.tensor([0, 0]), T.tensor([5.0, 6.0])
+    ),
     "scatter_add_0d_all": lambda T: T.tensor(1.0).scatter_add(0, T.tensor(0), T.tensor(5.0)),
     "scatter_add_dtype_mismatch": lambda T: T.zeros(3).scatter_add(
-        0, T.tensor([0, 0]), T.tensor([1, 2])),
+        0, T.tensor([0, 0]), T.tensor([1, 2])
+    ),
     "scatter_add_too_large": lambda T: T.zeros(2, 3).scatter_add(
-        1, T.tensor([[0, 1, 2, 0]]), T.ones(2, 3)),
+        1, T.tensor([[0, 1, 2, 0]]), T.ones(2, 3)
+    ),
     "take_along_dim_broadcast": lambda T: T.take_along_dim(_a(T), T.tensor([[0, 2]]), 1),
     "take_along_dim_flat": lambda T: T.take_along_dim(_a(T), T.tensor([5, 0])),
     "take_along_dim_flat_0d": lambda T: T.take_along_dim(_a(T), T.tensor(5)),
-    "take_along_dim_empty": lambda T: T.take_along_dim(_a(T), T.zeros(2, 0, dtype=T.int64),
-                                                       1),
+    "take_along_dim_empty": lambda T: T.take_along_dim(_a(T), T.zeros(2, 0, dtype=T.int64), 1),
     "take_along_dim_0d_input": lambda T: T.take_along_dim(T.tensor(3.0), T.tensor(0)),
     "take_along_dim_0d_dim": lambda T: T.take_along_dim(T.tensor(3.0), T.tensor(0), 0),
-    "take_along_dim_int32": lambda T: T.take_along_dim(T.arange(3.0), T.tensor(
-        [1], dtype=T.int32), 0),
+    "take_along_dim_int32": lambda T: T.take_along_dim(
+        T.arange(3.0), T.tensor([1], dtype=T.int32), 0
+    ),
     "take_along_dim_not_broadcastable": lambda T: T.take_along_dim(
-        _a(T), T.zeros(0, 1, dtype=T.int64), 1),
+        _a(T), T.zeros(0, 1, dtype=T.int64), 1
+    ),
     "index_select_0d_index": lambda T: T.index_select(_a(T), 1, T.tensor(2)),
     "index_select_empty": lambda T: T.index_select(_a(T), 1, T.zeros(0, dtype=T.int64)),
     "index_select_0d_input": lambda T: T.index_select(T.tensor(3.0), 0, T.tensor(0)),
     "index_select_0d_input_1d": lambda T: T.index_select(T.tensor(3.0), 0, T.tensor([0])),
-    "index_select_0d_input_two": lambda T: T.index_select(T.tensor(3.0), 0,
-                                                          T.tensor([0, 0])),
+    "index_select_0d_input_two": lambda T: T.index_select(T.tensor(3.0), 0, T.tensor([0, 0])),
     "index_select_2d_index": lambda T: T.index_select(_a(T), 0, T.tensor([[1]])),
-    "index_select_int32": lambda T: T.index_select(T.arange(3.0), 0, T.tensor(
-        [1], dtype=T.int32)),
+    "index_select_int32": lambda T: T.index_select(T.arange(3.0), 0, T.tensor([1], dtype=T.int32)),
 }
 
 
@@ -519,6 +589,7 @@ def test_index_shapes(torch, fn):
 
 def _grads_of(make):
     """A scenario returning the output and the gradients of its float leaves."""
+
     def fn(T):
         leaves = []
 
@@ -526,23 +597,25 @@ def _grads_of(make):
             t = T.tensor(data, dtype=dtype or T.float64, requires_grad=True)
             leaves.append(t)
             return t
+
         y = make(T, leaf)
         (y * _weights(T, y.shape)).sum().backward()
         return [y] + [t.grad for t in leaves]
+
     return fn
 
 
 INDEX_GRADS = {
-    "gather_smaller": lambda T, L: T.gather(L(np.arange(6.0).reshape(2, 3)), 1,
-                                            T.tensor([[0, 0]])),
+    "gather_smaller": lambda T, L: T.gather(L(np.arange(6.0).reshape(2, 3)), 1, T.tensor([[0, 0]])),
     "gather_0d_on_1d": lambda T, L: T.gather(L(np.arange(3.0)), 0, T.tensor(2)).reshape(1),
     "gather_1d_on_0d": lambda T, L: T.gather(L(5.0), 0, T.tensor([0, 0])),
     "scatter_add_smaller": lambda T, L: L(np.zeros((2, 3))).scatter_add(
-        1, T.tensor([[0, 0]]), L(np.ones((1, 2)))),
-    "scatter_add_0d_index": lambda T, L: L(np.zeros(3)).scatter_add(
-        0, T.tensor(2), L(np.ones(()))),
+        1, T.tensor([[0, 0]]), L(np.ones((1, 2)))
+    ),
+    "scatter_add_0d_index": lambda T, L: L(np.zeros(3)).scatter_add(0, T.tensor(2), L(np.ones(()))),
     "take_along_dim_broadcast": lambda T, L: T.take_along_dim(
-        L(np.arange(6.0).reshape(2, 3)), T.tensor([[0, 2, 2]]), 1),
+        L(np.arange(6.0).reshape(2, 3)), T.tensor([[0, 2, 2]]), 1
+    ),
     "index_select_0d_input": lambda T, L: T.index_select(L(3.0), 0, T.tensor(0)).reshape(1),
 }
 
@@ -565,15 +638,18 @@ def test_scatter_add_gradient_of_a_larger_src():
     assert src.grad.tolist() == [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
     src2 = ng.ones(5, dtype=ng.float64, requires_grad=True)
     ng.zeros(3, dtype=ng.float64).scatter_add(0, ng.tensor([2, 0]), src2).backward(
-        ng.tensor([1.0, 2.0, 3.0], dtype=ng.float64))
+        ng.tensor([1.0, 2.0, 3.0], dtype=ng.float64)
+    )
     assert src2.grad.tolist() == [3.0, 1.0, 0.0, 0.0, 0.0]
     src3 = ng.ones(2, 3, dtype=ng.float64, requires_grad=True)
-    ng.zeros(2, 3, dtype=ng.float64).scatter_add(1, ng.zeros(2, 0, dtype=ng.int64),
-                                                src3).sum().backward()
+    ng.zeros(2, 3, dtype=ng.float64).scatter_add(
+        1, ng.zeros(2, 0, dtype=ng.int64), src3
+    ).sum().backward()
     assert src3.grad.tolist() == [[0.0] * 3, [0.0] * 3]
     assert ng.autograd.gradcheck(
         lambda s: ng.zeros(2, 3, dtype=ng.float64).scatter_add(1, ng.tensor([[2, 0]]), s),
-        (ng.rand(2, 3, dtype=ng.float64, requires_grad=True),))
+        (ng.rand(2, 3, dtype=ng.float64, requires_grad=True),),
+    )
 
 
 # -- 0-d, empty shapes, ties -----------------------------------------------------------------
@@ -606,10 +682,10 @@ SHAPES = {
     "permute_no_dims": lambda T: T.zeros(2).permute(),
     "expand_no_sizes": lambda T: T.tensor(1.0).expand(),
     "reshape_no_shape": lambda T: T.zeros(2).reshape(),
-    "cat_promotes_all": lambda T: T.cat([T.zeros(0, dtype=T.float64),
-                                         T.ones(2, 3, dtype=T.int64)]),
-    "cat_empty_requires_grad": lambda T: T.cat([T.tensor([True]), T.tensor([4.0]),
-                                                T.zeros(0, requires_grad=True)]).requires_grad,
+    "cat_promotes_all": lambda T: T.cat([T.zeros(0, dtype=T.float64), T.ones(2, 3, dtype=T.int64)]),
+    "cat_empty_requires_grad": lambda T: (
+        T.cat([T.tensor([True]), T.tensor([4.0]), T.zeros(0, requires_grad=True)]).requires_grad
+    ),
 }
 
 
@@ -648,8 +724,9 @@ def test_stable_sort_of_large_inputs_matches_torch(torch):
         ni = ng.sort(ng.tensor(a), descending=descending, stable=True)[1]
         np.testing.assert_array_equal(ni.numpy(), ti.numpy())
         ti = torch.argsort(torch.from_numpy(a), descending=descending, stable=True)
-        np.testing.assert_array_equal(ng.argsort(ng.tensor(a), descending=descending,
-                                                 stable=True).numpy(), ti.numpy())
+        np.testing.assert_array_equal(
+            ng.argsort(ng.tensor(a), descending=descending, stable=True).numpy(), ti.numpy()
+        )
 
 
 def test_sort_accepts_stable_keyword():
@@ -666,8 +743,7 @@ def _grads(T, f, *values, cot=None):
     y = f(T, *leaves)
     if cot is not None:
         cot = T.tensor(cot, dtype=T.float64)
-    gs = T.autograd.grad(y, leaves, cot if cot is not None else T.ones_like(y),
-                         allow_unused=True)
+    gs = T.autograd.grad(y, leaves, cot if cot is not None else T.ones_like(y), allow_unused=True)
     return [y, *gs]
 
 
@@ -676,62 +752,86 @@ B_NAN = [1.0, 1.0, nan, nan, 2.0, 0.0]
 SPECIAL = {
     "maximum_nan_ties": lambda T: _grads(T, lambda T, a, b: T.maximum(a, b), A_NAN, B_NAN),
     "minimum_nan_ties": lambda T: _grads(T, lambda T, a, b: T.minimum(a, b), A_NAN, B_NAN),
-    "maximum_inf_upstream": lambda T: _grads(T, lambda T, a, b: T.maximum(a, b),
-                                             [1.0, 2.0, 3.0], [2.0, 2.0, 1.0],
-                                             cot=[inf, inf, nan]),
+    "maximum_inf_upstream": lambda T: _grads(
+        T, lambda T, a, b: T.maximum(a, b), [1.0, 2.0, 3.0], [2.0, 2.0, 1.0], cot=[inf, inf, nan]
+    ),
     "max_binary_nan": lambda T: _grads(T, lambda T, a, b: T.max(a, b), A_NAN, B_NAN),
     "pow_tensor_tensor_zero_base": lambda T: _grads(
-        T, lambda T, a, b: T.pow(a, b), [0.0, 0.0, 0.0, 0.0, 2.0, -1.0],
-        [0.0, 1.0, -1.0, 2.0, 0.0, 0.5]),
+        T,
+        lambda T, a, b: T.pow(a, b),
+        [0.0, 0.0, 0.0, 0.0, 2.0, -1.0],
+        [0.0, 1.0, -1.0, 2.0, 0.0, 0.5],
+    ),
     "pow_zero_zero_inf_upstream": lambda T: _grads(
-        T, lambda T, a, b: T.pow(a, b), [0.0, 0.0], [0.0, 1.0], cot=[inf, 1.0]),
-    "pow_python_zero_exponent": lambda T: _grads(T, lambda T, a: a ** 0, [0.0, 2.0],
-                                                 cot=[inf, 1.0]),
-    "pow_python_zero_float_exponent": lambda T: _grads(T, lambda T, a: T.pow(a, 0.0),
-                                                       [0.0, 2.0]),
-    "pow_negative_exponent_at_zero": lambda T: _grads(T, lambda T, a: a ** -1.0,
-                                                      [0.0, 1.0, -0.0]),
-    "pow_half": lambda T: _grads(T, lambda T, a: a ** 0.5, [0.0, 4.0, -inf, inf]),
-    "pow_scalar_base_zero": lambda T: _grads(T, lambda T, b: T.pow(0.0, b),
-                                             [0.0, 1.0, -1.0, 2.0]),
-    "pow_scalar_base_negative": lambda T: _grads(T, lambda T, b: T.pow(-2.0, b),
-                                                 [0.0, 1.0, 2.0]),
-    "atan2_origin": lambda T: _grads(T, lambda T, a, b: T.atan2(a, b),
-                                     [0.0, 0.0, 1.0, 0.0, 1e-200], [0.0, 1.0, 0.0, -0.0, 1e-200]),
-    "atan2_origin_inf_upstream": lambda T: _grads(T, lambda T, a, b: T.atan2(a, b),
-                                                  [0.0, 0.0], [0.0, 1.0], cot=[inf, 1.0]),
-    "clamp_boundaries": lambda T: _grads(T, lambda T, a: T.clamp(a, 1, 2),
-                                         [0.0, 1.0, 2.0, 3.0, nan]),
-    "clamp_inf_upstream": lambda T: _grads(T, lambda T, a: T.clamp(a, 1, 2),
-                                           [0.0, 1.0, 2.0, 3.0], cot=[inf, nan, 1.0, inf]),
-    "clamp_min_only": lambda T: _grads(T, lambda T, a: T.clamp(a, min=1),
-                                       [0.0, 1.0, 2.0], cot=[inf, 1.0, 1.0]),
+        T, lambda T, a, b: T.pow(a, b), [0.0, 0.0], [0.0, 1.0], cot=[inf, 1.0]
+    ),
+    "pow_python_zero_exponent": lambda T: _grads(T, lambda T, a: a**0, [0.0, 2.0], cot=[inf, 1.0]),
+    "pow_python_zero_float_exponent": lambda T: _grads(T, lambda T, a: T.pow(a, 0.0), [0.0, 2.0]),
+    "pow_negative_exponent_at_zero": lambda T: _grads(T, lambda T, a: a**-1.0, [0.0, 1.0, -0.0]),
+    "pow_half": lambda T: _grads(T, lambda T, a: a**0.5, [0.0, 4.0, -inf, inf]),
+    "pow_scalar_base_zero": lambda T: _grads(T, lambda T, b: T.pow(0.0, b), [0.0, 1.0, -1.0, 2.0]),
+    "pow_scalar_base_negative": lambda T: _grads(T, lambda T, b: T.pow(-2.0, b), [0.0, 1.0, 2.0]),
+    "atan2_origin": lambda T: _grads(
+        T,
+        lambda T, a, b: T.atan2(a, b),
+        [0.0, 0.0, 1.0, 0.0, 1e-200],
+        [0.0, 1.0, 0.0, -0.0, 1e-200],
+    ),
+    "atan2_origin_inf_upstream": lambda T: _grads(
+        T, lambda T, a, b: T.atan2(a, b), [0.0, 0.0], [0.0, 1.0], cot=[inf, 1.0]
+    ),
+    "clamp_boundaries": lambda T: _grads(
+        T, lambda T, a: T.clamp(a, 1, 2), [0.0, 1.0, 2.0, 3.0, nan]
+    ),
+    "clamp_inf_upstream": lambda T: _grads(
+        T, lambda T, a: T.clamp(a, 1, 2), [0.0, 1.0, 2.0, 3.0], cot=[inf, nan, 1.0, inf]
+    ),
+    "clamp_min_only": lambda T: _grads(
+        T, lambda T, a: T.clamp(a, min=1), [0.0, 1.0, 2.0], cot=[inf, 1.0, 1.0]
+    ),
     "clamp_tensor_bounds": lambda T: _grads(
-        T, lambda T, a, lo, hi: T.clamp(a, lo, hi), [0.0, 1.0, 2.0, 3.0, 0.0, 3.0, nan],
-        [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 1.0], [2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 2.0],
-        cot=[inf, 1.0, 1.0, inf, 1.0, 1.0, 1.0]),
+        T,
+        lambda T, a, lo, hi: T.clamp(a, lo, hi),
+        [0.0, 1.0, 2.0, 3.0, 0.0, 3.0, nan],
+        [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 1.0],
+        [2.0, 2.0, 2.0, 2.0, 2.0, 1.0, 2.0],
+        cot=[inf, 1.0, 1.0, inf, 1.0, 1.0, 1.0],
+    ),
     "clamp_tensor_min_only": lambda T: _grads(
-        T, lambda T, a, lo: T.clamp(a, min=lo), [0.0, 1.0, 2.0, nan, 0.0],
-        [1.0, 1.0, 1.0, 1.0, nan]),
+        T, lambda T, a, lo: T.clamp(a, min=lo), [0.0, 1.0, 2.0, nan, 0.0], [1.0, 1.0, 1.0, 1.0, nan]
+    ),
     "clamp_tensor_max_only": lambda T: _grads(
-        T, lambda T, a, hi: T.clamp(a, max=hi), [0.0, 1.0, 2.0, nan, 0.0],
-        [1.0, 1.0, 1.0, 1.0, nan]),
+        T, lambda T, a, hi: T.clamp(a, max=hi), [0.0, 1.0, 2.0, nan, 0.0], [1.0, 1.0, 1.0, 1.0, nan]
+    ),
     "where_inf_upstream": lambda T: _grads(
-        T, lambda T, a, b: T.where(T.tensor([True, False, True, False]), a, b),
-        [0.0, 1.0, 2.0, 3.0], [5.0, 5.0, 5.0, 5.0], cot=[inf, nan, 1.0, inf]),
+        T,
+        lambda T, a, b: T.where(T.tensor([True, False, True, False]), a, b),
+        [0.0, 1.0, 2.0, 3.0],
+        [5.0, 5.0, 5.0, 5.0],
+        cot=[inf, nan, 1.0, inf],
+    ),
     "where_log_nan_branch": lambda T: _grads(
-        T, lambda T, a: T.where(a > 0, T.log(a), a), [1.0, -1.0, 0.0, 3.0]),
+        T, lambda T, a: T.where(a > 0, T.log(a), a), [1.0, -1.0, 0.0, 3.0]
+    ),
     "div_floor_inf_upstream": lambda T: _grads(
-        T, lambda T, a, b: T.div(a, b, rounding_mode="floor"), [1.0, 2.0], [1.0, 3.0],
-        cot=[inf, 1.0]),
-    "div_at_zero": lambda T: _grads(T, lambda T, a, b: a / b, [1.0, 0.0, -1.0],
-                                    [0.0, 0.0, 2.0]),
+        T,
+        lambda T, a, b: T.div(a, b, rounding_mode="floor"),
+        [1.0, 2.0],
+        [1.0, 3.0],
+        cot=[inf, 1.0],
+    ),
+    "div_at_zero": lambda T: _grads(T, lambda T, a, b: a / b, [1.0, 0.0, -1.0], [0.0, 0.0, 2.0]),
     "rdiv": lambda T: _grads(T, lambda T, b: 2.5 / b, [0.5, -2.0, 4.0]),
     "masked_fill_value_grad": lambda T: _grads(
-        T, lambda T, a, v: a.masked_fill(T.tensor([True, False, True]), v),
-        [1.0, 2.0, 3.0], 2.0, cot=[1.0, inf, 2.0]),
+        T,
+        lambda T, a, v: a.masked_fill(T.tensor([True, False, True]), v),
+        [1.0, 2.0, 3.0],
+        2.0,
+        cot=[1.0, inf, 2.0],
+    ),
     "masked_fill_value_cast": lambda T: _grads(
-        T, lambda T, v: T.zeros(3).masked_fill(T.tensor([True, False, True]), v), 2.0),
+        T, lambda T, v: T.zeros(3).masked_fill(T.tensor([True, False, True]), v), 2.0
+    ),
 }
 
 
@@ -747,21 +847,21 @@ def _double(T, f, *values):
     out = [y, *gs]
     for g in gs:
         if g.requires_grad:
-            out += list(T.autograd.grad(g.sum(), leaves, retain_graph=True,
-                                        allow_unused=True))
+            out += list(T.autograd.grad(g.sum(), leaves, retain_graph=True, allow_unused=True))
     return out
 
 
 DOUBLE = {
-    "pow_tensor_tensor_zero_base": lambda T: _double(T, lambda T, a, b: a ** b,
-                                                     [0.0, 0.0, 0.0, 2.0], [0.0, 0.5, 2.0, 3.0]),
-    "pow_python_exponent": lambda T: _double(T, lambda T, a: a ** 3, [0.0, 2.0, -1.0]),
-    "maximum_ties": lambda T: _double(T, lambda T, a, b: T.maximum(a, b) * a,
-                                      [1.0, 2.0, nan], [1.0, 1.0, 1.0]),
+    "pow_tensor_tensor_zero_base": lambda T: _double(
+        T, lambda T, a, b: a**b, [0.0, 0.0, 0.0, 2.0], [0.0, 0.5, 2.0, 3.0]
+    ),
+    "pow_python_exponent": lambda T: _double(T, lambda T, a: a**3, [0.0, 2.0, -1.0]),
+    "maximum_ties": lambda T: _double(
+        T, lambda T, a, b: T.maximum(a, b) * a, [1.0, 2.0, nan], [1.0, 1.0, 1.0]
+    ),
     "atan2": lambda T: _double(T, lambda T, a, b: T.atan2(a, b), [0.5, 1.0], [1.0, -2.0]),
     "div": lambda T: _double(T, lambda T, a, b: a / b, [0.5, 1.0], [1.0, -2.0]),
-    "clamp_where": lambda T: _double(T, lambda T, a: T.clamp(a, 0.5, 1.5) * a,
-                                     [0.0, 1.0, 2.0]),
+    "clamp_where": lambda T: _double(T, lambda T, a: T.clamp(a, 0.5, 1.5) * a, [0.0, 1.0, 2.0]),
 }
 
 
@@ -773,28 +873,42 @@ def test_double_backward(torch, fn):
 def _jvp(T, f, primals, tangents):
     fw = T.autograd.forward_ad
     with fw.dual_level():
-        duals = [fw.make_dual(T.tensor(p, dtype=T.float64), T.tensor(t, dtype=T.float64))
-                 for p, t in zip(primals, tangents)]
+        duals = [
+            fw.make_dual(T.tensor(p, dtype=T.float64), T.tensor(t, dtype=T.float64))
+            for p, t in zip(primals, tangents)
+        ]
         out = fw.unpack_dual(f(T, *duals))
         return [out.primal, out.tangent]
 
 
 JVP = {
-    "maximum": lambda T: _jvp(T, lambda T, a, b: T.maximum(a, b), [A_NAN, B_NAN],
-                              [[1.0] * 6, [10.0] * 6]),
-    "minimum": lambda T: _jvp(T, lambda T, a, b: T.minimum(a, b), [A_NAN, B_NAN],
-                              [[1.0] * 6, [10.0] * 6]),
-    "pow_zero_base": lambda T: _jvp(T, lambda T, a, b: T.pow(a, b),
-                                    [[0.0, 0.0, 0.0, 2.0], [0.0, 1.0, 2.0, 0.5]],
-                                    [[1.0] * 4, [10.0] * 4]),
+    "maximum": lambda T: _jvp(
+        T, lambda T, a, b: T.maximum(a, b), [A_NAN, B_NAN], [[1.0] * 6, [10.0] * 6]
+    ),
+    "minimum": lambda T: _jvp(
+        T, lambda T, a, b: T.minimum(a, b), [A_NAN, B_NAN], [[1.0] * 6, [10.0] * 6]
+    ),
+    "pow_zero_base": lambda T: _jvp(
+        T,
+        lambda T, a, b: T.pow(a, b),
+        [[0.0, 0.0, 0.0, 2.0], [0.0, 1.0, 2.0, 0.5]],
+        [[1.0] * 4, [10.0] * 4],
+    ),
     # (not at a NaN input: PyTorch's forward mode gives it the input's tangent, its reverse
     # mode no gradient; numbagrad's clamp follows the reverse mode in both)
     "clamp_tensor_bounds": lambda T: _jvp(
-        T, lambda T, x, lo, hi: T.clamp(x, lo, hi),
-        [[0.0, 1.0, 2.0, 3.0, 0.0, 3.0], [1.0, 1.0, 1.0, 1.0, 2.0, 2.0],
-         [2.0, 2.0, 2.0, 2.0, 1.0, 1.0]], [[1.0] * 6, [10.0] * 6, [100.0] * 6]),
-    "div": lambda T: _jvp(T, lambda T, a, b: a / b, [[1.0, 2.0], [4.0, -0.5]],
-                          [[1.0, 1.0], [10.0, 10.0]]),
+        T,
+        lambda T, x, lo, hi: T.clamp(x, lo, hi),
+        [
+            [0.0, 1.0, 2.0, 3.0, 0.0, 3.0],
+            [1.0, 1.0, 1.0, 1.0, 2.0, 2.0],
+            [2.0, 2.0, 2.0, 2.0, 1.0, 1.0],
+        ],
+        [[1.0] * 6, [10.0] * 6, [100.0] * 6],
+    ),
+    "div": lambda T: _jvp(
+        T, lambda T, a, b: a / b, [[1.0, 2.0], [4.0, -0.5]], [[1.0, 1.0], [10.0, 10.0]]
+    ),
 }
 
 
@@ -807,9 +921,11 @@ def test_forward_mode(torch, fn):
 COPY = {
     "constant_cuts_old_value": lambda T: _copy(T, lambda T: T.tensor([5.0, 6.0, 7.0])),
     "broadcast_source": lambda T: _copy(
-        T, lambda T: T.tensor([1.0], dtype=T.float64, requires_grad=True)),
+        T, lambda T: T.tensor([1.0], dtype=T.float64, requires_grad=True)
+    ),
     "broadcast_source_2d": lambda T: _copy(
-        T, lambda T: T.tensor([[1.0, 2.0, 3.0]], requires_grad=True), shape=(2, 3)),
+        T, lambda T: T.tensor([[1.0, 2.0, 3.0]], requires_grad=True), shape=(2, 3)
+    ),
     "int_source": lambda T: _copy(T, lambda T: T.tensor([1, 2, 3])),
     "bad_shape": lambda T: T.zeros(2, 3).copy_(T.zeros(2)),
 }
@@ -821,8 +937,13 @@ def _copy(T, make_src, shape=(3,)):
     y = x.clone()
     y.copy_(src)
     (y * _weights(T, y.shape)).sum().backward()
-    return [y, x.grad, src.grad if src.requires_grad else None, y.grad_fn.name(),
-            src.grad.dtype if src.requires_grad else None]
+    return [
+        y,
+        x.grad,
+        src.grad if src.requires_grad else None,
+        y.grad_fn.name(),
+        src.grad.dtype if src.requires_grad else None,
+    ]
 
 
 @_cases(COPY)
@@ -837,6 +958,7 @@ def test_copy_into_a_plain_tensor_gets_history(torch):
         y.copy_(src)
         (y * T.arange(6.0).reshape(2, 3)).sum().backward()
         return [y, src.grad, y.requires_grad]
+
     _check(torch, fn)
 
 
@@ -844,6 +966,7 @@ def test_copy_into_a_plain_tensor_gets_history(torch):
 def _version_case(f, modify):
     """``f(a, idx)`` on a non-leaf ``a``; then the output, ``a`` or the index is modified in
     place and backward runs. PyTorch raises where the op saved what was modified."""
+
     def fn(T):
         x = T.tensor([0.5, 1.5, 2.5, 3.5], dtype=T.float64, requires_grad=True)
         a = x.clone()
@@ -852,6 +975,7 @@ def _version_case(f, modify):
         {"out": y, "input": a, "index": idx}[modify].add_(1)
         y.sum().backward()
         return x.grad
+
     return fn
 
 
@@ -859,12 +983,11 @@ VERSION_OPS = {
     "div_scalar": lambda T, a, i: a / 2,
     "div_tensor": lambda T, a, i: a / T.ones(4, dtype=T.float64),
     "div_tensor_by_leaf": lambda T, a, i: T.ones(4, dtype=T.float64) / (a * 1),
-    "floor_div": lambda T, a, i: T.div(a, T.ones(4, dtype=T.float64) * 2,
-                                       rounding_mode="floor"),
-    "pow_scalar": lambda T, a, i: a ** 3,
-    "pow_half": lambda T, a, i: a ** 0.5,
+    "floor_div": lambda T, a, i: T.div(a, T.ones(4, dtype=T.float64) * 2, rounding_mode="floor"),
+    "pow_scalar": lambda T, a, i: a**3,
+    "pow_half": lambda T, a, i: a**0.5,
     "pow_tensor": lambda T, a, i: a ** T.ones(4, dtype=T.float64),
-    "rpow": lambda T, a, i: 2 ** a,
+    "rpow": lambda T, a, i: 2**a,
     "mul": lambda T, a, i: a * T.ones(4, dtype=T.float64),
     "fmod_scalar": lambda T, a, i: T.fmod(a, 1.5),
     "remainder_scalar": lambda T, a, i: a % 1.5,
@@ -915,6 +1038,7 @@ def test_div_then_inplace_add():
 def test_sinh_tutorial_gradgradcheck():
     """PyTorch's "Double Backward with Custom Functions" tutorial: backward adds in place to
     the output of a division (``grad_out * (...) / 2``) under gradgradcheck."""
+
     class Sinh(ng.autograd.Function):
         @staticmethod
         def forward(ctx, x):
@@ -939,11 +1063,32 @@ def test_sinh_tutorial_gradgradcheck():
     assert ng.autograd.gradgradcheck(sinh, x)
 
 
-@pytest.mark.parametrize("key", [KEYS[k] for k in (
-    "int_slice_tensor", "tensor_none_tensor", "bool_int_tensor", "mask_int_tensor",
-    "two_ellipses", "int_mask_2d", "duplicates_last", "0d_bool_false")],
-    ids=["int_slice_tensor", "tensor_none_tensor", "bool_int_tensor", "mask_int_tensor",
-         "two_ellipses", "int_mask_2d", "duplicates_last", "0d_bool_false"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        KEYS[k]
+        for k in (
+            "int_slice_tensor",
+            "tensor_none_tensor",
+            "bool_int_tensor",
+            "mask_int_tensor",
+            "two_ellipses",
+            "int_mask_2d",
+            "duplicates_last",
+            "0d_bool_false",
+        )
+    ],
+    ids=[
+        "int_slice_tensor",
+        "tensor_none_tensor",
+        "bool_int_tensor",
+        "mask_int_tensor",
+        "two_ellipses",
+        "int_mask_2d",
+        "duplicates_last",
+        "0d_bool_false",
+    ],
+)
 def test_setitem_without_graph_matches_torch(torch, key):
     def fn(T):
         x = T.tensor(np.arange(24.0).reshape(2, 3, 4))
@@ -952,6 +1097,7 @@ def test_setitem_without_graph_matches_torch(torch, key):
         y = T.zeros(2, 3, 4, dtype=T.int64)
         y[_key(T, key)] = 7
         return x, y
+
     _check(torch, fn)
 
 

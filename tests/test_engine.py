@@ -9,7 +9,7 @@ import pytest
 import numbagrad
 from numbagrad import autograd
 
-IS_TORCH = numbagrad.__name__ == 'torch'
+IS_TORCH = numbagrad.__name__ == "torch"
 
 
 def leaf(values):
@@ -25,6 +25,7 @@ def npy(t):
 # Graph shapes.
 # ---------------------------------------------------------------------------
 
+
 def test_diamond():
     # x feeds two branches that meet again: contributions from both must be summed.
     x = leaf([0.5, -1.0, 2.0])
@@ -38,7 +39,7 @@ def test_diamond():
 
 def test_nested_diamonds_and_shared_subexpression():
     x = leaf([0.3, 1.2])
-    s = x * x          # shared by all consumers below
+    s = x * x  # shared by all consumers below
     u = s + s.exp()
     v = s * 3.0 - u
     y = (u * v + s).sum()
@@ -67,8 +68,8 @@ def test_execution_order_respects_dependencies():
     # arrives from two paths of different lengths.
     x = leaf([1.0, 2.0])
     b = x * 2.0
-    c = b.exp().log()       # long path back to b (identity)
-    d = b * 1.0             # short path
+    c = b.exp().log()  # long path back to b (identity)
+    d = b * 1.0  # short path
     (c + d).sum().backward()
     np.testing.assert_allclose(npy(x.grad), [4.0, 4.0], rtol=1e-12)
 
@@ -98,11 +99,12 @@ def test_wide_fan_out():
 # retain_graph and accumulation.
 # ---------------------------------------------------------------------------
 
+
 def test_second_backward_without_retain_graph_raises():
     x = leaf([1.0, 2.0])
-    y = (x * x).sum()       # MulBackward saves both inputs
+    y = (x * x).sum()  # MulBackward saves both inputs
     y.backward()
-    with pytest.raises(RuntimeError, match=r'second time|freed'):
+    with pytest.raises(RuntimeError, match=r"second time|freed"):
         y.backward()
 
 
@@ -110,7 +112,7 @@ def test_second_backward_after_autograd_grad_raises():
     x = leaf([1.0, 2.0])
     y = x.exp().sum()
     autograd.grad(y, x)
-    with pytest.raises(RuntimeError, match=r'second time|freed'):
+    with pytest.raises(RuntimeError, match=r"second time|freed"):
         autograd.grad(y, x)
 
 
@@ -166,6 +168,7 @@ def test_grad_dtype_and_shape_match_leaf():
 # Hooks and retain_grad.
 # ---------------------------------------------------------------------------
 
+
 def test_register_hook_on_leaf_modifies_grad():
     x = leaf([1.0, 2.0])
     seen = []
@@ -214,7 +217,7 @@ def test_hook_sees_summed_gradient_once():
 
 
 def test_register_hook_on_tensor_not_requiring_grad_raises():
-    with pytest.raises(RuntimeError, match=r'requires_grad|require grad'):
+    with pytest.raises(RuntimeError, match=r"requires_grad|require grad"):
         numbagrad.ones(2).register_hook(lambda g: g)
 
 
@@ -227,13 +230,14 @@ def test_retain_grad():
     np.testing.assert_allclose(npy(y.grad), 8.0 * npy(y))
     assert y.retains_grad
     with warnings.catch_warnings():
-        warnings.simplefilter('ignore')  # PyTorch warns when reading a non-leaf's .grad
+        warnings.simplefilter("ignore")  # PyTorch warns when reading a non-leaf's .grad
         assert z.grad is None
 
 
 # ---------------------------------------------------------------------------
 # autograd.grad: inputs, unused inputs, grad_outputs, higher order.
 # ---------------------------------------------------------------------------
+
 
 def test_autograd_grad_does_not_touch_dot_grad():
     x = leaf([1.0, 2.0])
@@ -245,8 +249,9 @@ def test_autograd_grad_does_not_touch_dot_grad():
 def test_autograd_grad_with_grad_outputs():
     x = leaf([1.0, 2.0, 3.0])
     y = x * x
-    (g,) = autograd.grad(y, x, grad_outputs=numbagrad.tensor([1.0, 0.5, -1.0],
-                                                             dtype=numbagrad.float64))
+    (g,) = autograd.grad(
+        y, x, grad_outputs=numbagrad.tensor([1.0, 0.5, -1.0], dtype=numbagrad.float64)
+    )
     np.testing.assert_allclose(npy(g), [2.0, 2.0, -6.0])
 
 
@@ -264,7 +269,7 @@ def test_allow_unused():
     x = leaf([1.0])
     unused = leaf([5.0])
     y = (x * 2.0).sum()
-    with pytest.raises(RuntimeError, match=r'not have been used|allow_unused'):
+    with pytest.raises(RuntimeError, match=r"not have been used|allow_unused"):
         autograd.grad(y, [x, unused], retain_graph=True)
     gx, gu = autograd.grad(y, [x, unused], allow_unused=True, retain_graph=True)
     np.testing.assert_allclose(npy(gx), [2.0])
@@ -292,9 +297,9 @@ def test_grad_of_intermediate():
 def test_create_graph_higher_derivatives_of_cube():
     xv = np.array([-1.5, 0.5, 2.0])
     x = leaf(xv)
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     (g1,) = autograd.grad(y, x, create_graph=True)
-    np.testing.assert_allclose(npy(g1), 3.0 * xv ** 2)
+    np.testing.assert_allclose(npy(g1), 3.0 * xv**2)
     assert g1.requires_grad
     (g2,) = autograd.grad(g1.sum(), x, create_graph=True)
     np.testing.assert_allclose(npy(g2), 6.0 * xv)
@@ -315,7 +320,7 @@ def test_backward_create_graph_then_grad_of_grad():
 
 def test_without_create_graph_grad_does_not_require_grad():
     x = leaf([1.0, 2.0])
-    (g,) = autograd.grad((x ** 3).sum(), x)
+    (g,) = autograd.grad((x**3).sum(), x)
     assert not g.requires_grad
     assert g.grad_fn is None
 
@@ -385,23 +390,27 @@ def test_requires_grad_flags():
 # grad_fn introspection.
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize('fn, name', [
-    (lambda x, w: x * w, 'MulBackward0'),
-    (lambda x, w: x + w, 'AddBackward0'),
-    (lambda x, w: x - w, 'SubBackward0'),
-    (lambda x, w: x / w, 'DivBackward0'),
-    (lambda x, w: -x, 'NegBackward0'),
-    (lambda x, w: x.exp(), 'ExpBackward0'),
-    (lambda x, w: x.tanh(), 'TanhBackward0'),
-    (lambda x, w: x.sigmoid(), 'SigmoidBackward0'),
-    (lambda x, w: x.sum(), 'SumBackward0'),
-])
+
+@pytest.mark.parametrize(
+    "fn, name",
+    [
+        (lambda x, w: x * w, "MulBackward0"),
+        (lambda x, w: x + w, "AddBackward0"),
+        (lambda x, w: x - w, "SubBackward0"),
+        (lambda x, w: x / w, "DivBackward0"),
+        (lambda x, w: -x, "NegBackward0"),
+        (lambda x, w: x.exp(), "ExpBackward0"),
+        (lambda x, w: x.tanh(), "TanhBackward0"),
+        (lambda x, w: x.sigmoid(), "SigmoidBackward0"),
+        (lambda x, w: x.sum(), "SumBackward0"),
+    ],
+)
 def test_grad_fn_name(fn, name):
     x = leaf([1.0, 2.0])
     w = leaf([3.0, 4.0])
     out = fn(x, w)
     assert out.grad_fn.name() == name
-    assert f'grad_fn=<{name}>' in repr(out)
+    assert f"grad_fn=<{name}>" in repr(out)
 
 
 def test_next_functions():
@@ -414,8 +423,8 @@ def test_next_functions():
     assert nf[0][0] is y.grad_fn
     assert nf[1][0] is None  # c does not require grad
     assert isinstance(nf[0][1], int)
-    (acc, _), = y.grad_fn.next_functions
-    assert acc is not None and acc.name().endswith('AccumulateGrad')
+    ((acc, _),) = y.grad_fn.next_functions
+    assert acc is not None and acc.name().endswith("AccumulateGrad")
     assert acc.variable is x
 
 
@@ -430,29 +439,30 @@ def test_leaf_has_no_grad_fn_and_grad_fn_is_stable():
 # Errors.
 # ---------------------------------------------------------------------------
 
+
 def test_non_scalar_backward_without_gradient_raises():
     x = leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match=r'scalar'):
+    with pytest.raises(RuntimeError, match=r"scalar"):
         (x * 2.0).backward()
 
 
 def test_gradient_shape_mismatch_raises():
     x = leaf([1.0, 2.0])
     y = x * 2.0
-    with pytest.raises(RuntimeError, match=r'[Ss]hape'):
+    with pytest.raises(RuntimeError, match=r"[Ss]hape"):
         y.backward(gradient=numbagrad.ones(3, dtype=numbagrad.float64))
 
 
 def test_grad_outputs_shape_mismatch_raises():
     x = leaf([1.0, 2.0])
     y = x * 2.0
-    with pytest.raises(RuntimeError, match=r'[Ss]hape'):
+    with pytest.raises(RuntimeError, match=r"[Ss]hape"):
         autograd.grad(y, x, grad_outputs=numbagrad.ones(2, 2, dtype=numbagrad.float64))
 
 
 def test_backward_on_tensor_not_requiring_grad_raises():
     x = numbagrad.tensor([1.0, 2.0])
-    with pytest.raises(RuntimeError, match=r'does not require grad'):
+    with pytest.raises(RuntimeError, match=r"does not require grad"):
         (x * 2.0).sum().backward()
 
 
@@ -460,30 +470,30 @@ def test_grad_wrt_tensor_not_requiring_grad_raises():
     x = leaf([1.0, 2.0])
     c = numbagrad.tensor([1.0, 2.0], dtype=numbagrad.float64)
     y = (x * c).sum()
-    with pytest.raises(RuntimeError, match=r'require grad'):
+    with pytest.raises(RuntimeError, match=r"require grad"):
         autograd.grad(y, c)
 
 
 def test_saved_output_modified_in_place_raises():
     x = leaf([0.5, -1.0, 2.0])
-    a = x.sigmoid()          # sigmoid saves its output
+    a = x.sigmoid()  # sigmoid saves its output
     a.mul_(2.0)
-    with pytest.raises(RuntimeError, match=r'modified by an inplace operation|version'):
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation|version"):
         a.sum().backward()
 
 
 def test_saved_input_modified_in_place_raises():
     x = leaf([0.5, -1.0])
     y = x.exp()
-    z = y * y                # mul saves y (both operands)
+    z = y * y  # mul saves y (both operands)
     y.add_(1.0)
-    with pytest.raises(RuntimeError, match=r'modified by an inplace operation|version'):
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation|version"):
         z.sum().backward()
 
 
 def test_inplace_on_unsaved_tensor_is_fine():
     x = leaf([0.5, -1.0])
-    y = x * 2.0              # mul by a Python scalar saves nothing of y
+    y = x * 2.0  # mul by a Python scalar saves nothing of y
     y.add_(1.0)
     z = y * 3.0
     z.sum().backward()
@@ -494,13 +504,14 @@ def test_version_error_names_versions():
     x = leaf([0.5])
     a = x.tanh()
     a.add_(1.0)
-    with pytest.raises(RuntimeError, match=r'(?s)version 1.*version 0|version 0.*version 1'):
+    with pytest.raises(RuntimeError, match=r"(?s)version 1.*version 0|version 0.*version 1"):
         a.sum().backward()
 
 
 # ---------------------------------------------------------------------------
 # gradcheck / gradgradcheck must be able to fail (the op suite relies on them).
 # ---------------------------------------------------------------------------
+
 
 def test_gradcheck_passes_and_detects_wrong_first_derivative():
     x = leaf([1.0, 2.0, -0.5])
@@ -518,8 +529,9 @@ def test_gradgradcheck_passes_and_detects_wrong_second_derivative():
     # derivative is 2*d, not the numerical 4*t.
     with pytest.raises(RuntimeError):
         autograd.gradgradcheck(lambda t: t * t * t.detach(), (x,))
-    assert autograd.gradgradcheck(lambda t: t * t * t.detach(), (x,),
-                                  raise_exception=False) is False
+    assert (
+        autograd.gradgradcheck(lambda t: t * t * t.detach(), (x,), raise_exception=False) is False
+    )
 
 
 def test_large_gradient_sums_in_place_never_alias():
@@ -533,8 +545,8 @@ def test_large_gradient_sums_in_place_never_alias():
     x = numbagrad.tensor(xa, requires_grad=True)
     w = numbagrad.tensor(r.uniform(-1, 1, n), requires_grad=True)
     u = x * 2.0
-    v = u + w                       # add sends one gradient array to u's node and to w
-    z = v + v.sin() + u * u + x     # x gets three contributions, u two, v two
+    v = u + w  # add sends one gradient array to u's node and to w
+    z = v + v.sin() + u * u + x  # x gets three contributions, u two, v two
     z.sum().backward()
     va = 2 * xa + w.detach().numpy()
     gv = 1 + np.cos(va)
@@ -543,12 +555,15 @@ def test_large_gradient_sums_in_place_never_alias():
     assert not np.shares_memory(x.grad.numpy(), w.grad.numpy())
 
 
-@pytest.mark.parametrize("op", [
-    lambda x: numbagrad.div(numbagrad.tensor([1, 2]), x),
-    lambda x: x * numbagrad.tensor(-4),
-    lambda x: numbagrad.tensor([1, 2]).atan2(x),
-    lambda x: x / numbagrad.tensor(3, dtype=numbagrad.float64),
-])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: numbagrad.div(numbagrad.tensor([1, 2]), x),
+        lambda x: x * numbagrad.tensor(-4),
+        lambda x: numbagrad.tensor([1, 2]).atan2(x),
+        lambda x: x / numbagrad.tensor(3, dtype=numbagrad.float64),
+    ],
+)
 def test_gradient_has_the_input_dtype_when_numpy_would_promote(op):
     # NumPy promotes int64 array * float32 array to float64; PyTorch keeps the input's
     # float32, for autograd.grad as for .grad

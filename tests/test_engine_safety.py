@@ -25,7 +25,7 @@ from numbagrad.autograd.function import once_differentiable
 
 
 def _torch():
-    return pytest.importorskip('torch')
+    return pytest.importorskip("torch")
 
 
 def _libs():
@@ -35,9 +35,9 @@ def _libs():
 def _outcome(fn, T):
     """``('ok', value)`` or ``('raise', exception type name, message)``."""
     try:
-        return ('ok', fn(T))
+        return ("ok", fn(T))
     except Exception as e:
-        return ('raise', type(e).__name__, str(e))
+        return ("raise", type(e).__name__, str(e))
 
 
 def _np(t):
@@ -48,9 +48,10 @@ def _np(t):
 # 1. hook results are validated
 # ---------------------------------------------------------------------------------------
 
+
 def _mul_pair(T):
-    a = T.tensor([1., 2., 3.], requires_grad=True)
-    b = T.tensor([4., 5., 6.], requires_grad=True)
+    a = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = T.tensor([4.0, 5.0, 6.0], requires_grad=True)
     return a, b, a * b
 
 
@@ -119,8 +120,8 @@ def post_list(T):
 
 
 def post_replaces_none(T):
-    a = T.tensor([1., 2., 3.], requires_grad=True)
-    y = a * T.tensor([4., 5., 6.])
+    a = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * T.tensor([4.0, 5.0, 6.0])
 
     def post(gi, go):
         return (gi[0], T.ones(3))
@@ -261,40 +262,63 @@ def tensor_hook_wrong_shape_create_graph(T):
 
 
 HOOK_SCENARIOS = [
-    post_too_few, post_too_many, post_wrong_shape, post_wrong_dtype, post_numpy, post_list,
-    post_replaces_none, post_valid_replacement, pre_wrong_shape, pre_too_many, pre_not_tuple,
-    pre_numpy, pre_wrong_dtype, accumulate_grad_pre_wrong_shape,
-    accumulate_grad_post_returns_value, tensor_hook_wrong_dtype, leaf_hook_wrong_dtype,
-    tensor_hook_numpy, tensor_hook_wrong_shape_create_graph,
+    post_too_few,
+    post_too_many,
+    post_wrong_shape,
+    post_wrong_dtype,
+    post_numpy,
+    post_list,
+    post_replaces_none,
+    post_valid_replacement,
+    pre_wrong_shape,
+    pre_too_many,
+    pre_not_tuple,
+    pre_numpy,
+    pre_wrong_dtype,
+    accumulate_grad_pre_wrong_shape,
+    accumulate_grad_post_returns_value,
+    tensor_hook_wrong_dtype,
+    leaf_hook_wrong_dtype,
+    tensor_hook_numpy,
+    tensor_hook_wrong_shape_create_graph,
 ]
 
 
-@pytest.mark.parametrize('scenario', HOOK_SCENARIOS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("scenario", HOOK_SCENARIOS, ids=lambda f: f.__name__)
 def test_hook_results_checked_as_torch(scenario):
     ng, th = (_outcome(scenario, T) for T in _libs())
-    assert ng[0] == th[0], f'torch: {th}\nnumbagrad: {ng}'
-    if th[0] == 'raise':
-        assert ng[1] == th[1], f'torch: {th}\nnumbagrad: {ng}'
+    assert ng[0] == th[0], f"torch: {th}\nnumbagrad: {ng}"
+    if th[0] == "raise":
+        assert ng[1] == th[1], f"torch: {th}\nnumbagrad: {ng}"
         # numbagrad's message starts as PyTorch's does (it may add detail after it)
-        head = th[2].split(' (')[0]
-        assert ng[2].startswith(head), f'torch: {th[2]!r}\nnumbagrad: {ng[2]!r}'
+        head = th[2].split(" (")[0]
+        assert ng[2].startswith(head), f"torch: {th[2]!r}\nnumbagrad: {ng[2]!r}"
     else:
         for x, y in zip(ng[1], th[1]):
             np.testing.assert_array_equal(x, y)
 
 
 def test_post_hook_too_few_gradients_message():
-    with pytest.raises(RuntimeError, match=r"hook 'post' has returned an incorrect number of "
-                                           r"values \(got 1, but expected 2\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"hook 'post' has returned an incorrect number of "
+        r"values \(got 1, but expected 2\)",
+    ):
         post_too_few(numbagrad)
 
 
 def test_hook_type_errors_name_the_hook():
-    with pytest.raises(TypeError, match=r"expected Variable, but hook returned "
-                                        r"'numpy.ndarray'.*hook 'myhook'"):
+    with pytest.raises(
+        TypeError,
+        match=r"expected Variable, but hook returned "
+        r"'numpy.ndarray'.*hook 'myhook'",
+    ):
         tensor_hook_numpy(numbagrad)
-    with pytest.raises(TypeError, match=r"expected Variable, but hook returned "
-                                        r"'numpy.ndarray'.*hook 'post'"):
+    with pytest.raises(
+        TypeError,
+        match=r"expected Variable, but hook returned "
+        r"'numpy.ndarray'.*hook 'post'",
+    ):
         post_numpy(numbagrad)
     with pytest.raises(TypeError, match=r"expected tuple, but hook returned 'Tensor'.*'pre'"):
         pre_not_tuple(numbagrad)
@@ -312,7 +336,7 @@ def test_hook_without_name_is_unknown_as_in_torch():
         y.sum().backward()
 
 
-_LARGE_HOOK = textwrap.dedent('''
+_LARGE_HOOK = textwrap.dedent("""
     import sys
     import numbagrad as torch
 
@@ -344,58 +368,62 @@ _LARGE_HOOK = textwrap.dedent('''
     n = int(sys.argv[1])
     for kind in sys.argv[2].split(','):
         print(kind, run(n, kind), flush=True)
-''')
-HOOK_KINDS = ['pre', 'pre_half', 'post', 'tensor', 'leaf_pre']
+""")
+HOOK_KINDS = ["pre", "pre_half", "post", "tensor", "leaf_pre"]
 
 
-@pytest.mark.parametrize('n', [5000, 2_000_000])
+@pytest.mark.parametrize("n", [5000, 2_000_000])
 def test_wrong_shape_from_hook_never_reaches_a_kernel(n):
     # Before the checks, a pre-hook's short gradient made tanh's fused (unchecked) kernel
     # read past the array: garbage (~1e303, nan) at 5,000 elements, a segfault at
     # 2,000,000; a post-hook's gave x a .grad of the wrong shape. A subprocess, so that a
     # crash is a failure, not the end of the test run.
-    r = subprocess.run([sys.executable, '-c', _LARGE_HOOK, str(n), ','.join(HOOK_KINDS)],
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", _LARGE_HOOK, str(n), ",".join(HOOK_KINDS)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, (r.stdout, r.stderr[-2000:])
     lines = r.stdout.splitlines()
     assert len(lines) == len(HOOK_KINDS), r.stdout
     for kind, line in zip(HOOK_KINDS, lines):
-        assert line.startswith(f"{kind} RAISED hook '<lambda>' has changed the size of value"), \
-            line
+        assert line.startswith(f"{kind} RAISED hook '<lambda>' has changed the size of value"), line
 
 
 def test_wrong_shape_pre_hook_in_process():
     x = numbagrad.ones(5000, requires_grad=True)
     y = numbagrad.tanh(x * 2)
     y.grad_fn.register_prehook(lambda go: (numbagrad.ones(2500),))
-    with pytest.raises(RuntimeError, match='has changed the size of value'):
+    with pytest.raises(RuntimeError, match="has changed the size of value"):
         y.sum().backward()
     assert x.grad is None
 
 
 def test_valid_hook_replacements_still_work():
-    x = numbagrad.tensor([1., 2.], requires_grad=True)
+    x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
     y = x * x
     y.register_hook(lambda g: g * 2)
     y.grad_fn.register_prehook(lambda go: (go[0] + 1,))
     y.grad_fn.register_hook(lambda gi, go: (gi[0] * 10, gi[1] * 10))
     y.sum().backward()
     # tensor hook: 1 -> 2; pre-hook: 3; rule: 3x for each factor; post-hook: * 10
-    np.testing.assert_array_equal(_np(x.grad), [60., 120.])
+    np.testing.assert_array_equal(_np(x.grad), [60.0, 120.0])
 
 
 def test_leaf_hook_runs_once_with_inputs():
     calls = []
-    x = numbagrad.tensor([1., 2.], requires_grad=True)
+    x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
     x.register_hook(lambda g: calls.append(1) or g * 10)
     (x * 2).sum().backward(inputs=[x])
     assert len(calls) == 1
-    np.testing.assert_array_equal(_np(x.grad), [20., 20.])
+    np.testing.assert_array_equal(_np(x.grad), [20.0, 20.0])
 
 
 # ---------------------------------------------------------------------------------------
 # 2. .grad never aliases a tensor the user holds
 # ---------------------------------------------------------------------------------------
+
 
 def _returns_saved(T):
     class ReturnsSaved(T.autograd.Function):
@@ -409,7 +437,7 @@ def _returns_saved(T):
             (x,) = ctx.saved_tensors
             return x
 
-    x = T.tensor([1., 2.], requires_grad=True)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     ReturnsSaved.apply(x).sum().backward()
     ReturnsSaved.apply(x).sum().backward()
     return [_np(x), _np(x.grad)]
@@ -426,14 +454,14 @@ def _returns_ctx_input(T):
         def backward(ctx, g):
             return ctx.x
 
-    x = T.tensor([1., 2.], requires_grad=True)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     for _ in range(3):
         ReturnsCtx.apply(x).sum().backward()
     return [_np(x), _np(x.grad)]
 
 
 def _returns_kept_intermediate(T):
-    keep = T.tensor([5., 6.])
+    keep = T.tensor([5.0, 6.0])
 
     class ReturnsKept(T.autograd.Function):
         @staticmethod
@@ -444,16 +472,16 @@ def _returns_kept_intermediate(T):
         def backward(ctx, g):
             return keep
 
-    x = T.tensor([1., 2.], requires_grad=True)
-    y = T.tensor([1., 2.], requires_grad=True)
-    ReturnsKept.apply(x + y).sum().backward()   # Add passes keep through to both leaves
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = T.tensor([1.0, 2.0], requires_grad=True)
+    ReturnsKept.apply(x + y).sum().backward()  # Add passes keep through to both leaves
     ReturnsKept.apply(x + y).sum().backward()
     return [_np(keep), _np(x.grad), _np(y.grad)]
 
 
 def _tensor_hook_returns_kept(T):
-    keep = T.tensor([3., 4.])
-    x = T.tensor([1., 2.], requires_grad=True)
+    keep = T.tensor([3.0, 4.0])
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     for _ in range(2):
         y = x + 1  # Add passes the hook's tensor through to x
         y.register_hook(lambda g: keep)
@@ -462,8 +490,8 @@ def _tensor_hook_returns_kept(T):
 
 
 def _leaf_hook_returns_kept(T):
-    keep = T.tensor([3., 4.])
-    x = T.tensor([1., 2.], requires_grad=True)
+    keep = T.tensor([3.0, 4.0])
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     x.register_hook(lambda g: keep)
     (x * 2).sum().backward()
     (x * 2).sum().backward()
@@ -472,7 +500,7 @@ def _leaf_hook_returns_kept(T):
 
 def _leaf_hook_stashes(T):
     seen = []
-    x = T.tensor([1., 2.], requires_grad=True)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     x.register_hook(lambda g: seen.append(g))
     (x * 2).sum().backward()
     (x * 3).sum().backward()
@@ -481,18 +509,18 @@ def _leaf_hook_stashes(T):
 
 def _post_hook_stashes(T):
     seen = []
-    x = T.tensor([1., 2.], requires_grad=True)
-    w = T.tensor([3., 4.], requires_grad=True)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    w = T.tensor([3.0, 4.0], requires_grad=True)
     u = x * 5
     z = x * w  # runs first in backward: its gradient for x is the first in x's slot
     z.grad_fn.register_hook(lambda gi, go: seen.append(gi[0]))
-    (u + z).sum().backward()   # x's gradients meet in one slot
+    (u + z).sum().backward()  # x's gradients meet in one slot
     return [_np(s) for s in seen] + [_np(x.grad)]
 
 
 def _pre_hook_stashes(T):
     seen = []
-    x = T.tensor([1., 2.], requires_grad=True)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1
     acc = y.grad_fn.next_functions[0][0]
     acc.register_prehook(lambda go: seen.append(go[0]))
@@ -502,8 +530,8 @@ def _pre_hook_stashes(T):
 
 
 def _create_graph_shared_gradient(T):
-    x = T.tensor([1., 2.], requires_grad=True)
-    y = T.tensor([1., 2.], requires_grad=True)
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    y = T.tensor([1.0, 2.0], requires_grad=True)
     (x + y).sum().backward(create_graph=True)
     same = x.grad is y.grad
     (x * 1).sum().backward()
@@ -511,32 +539,40 @@ def _create_graph_shared_gradient(T):
 
 
 def _create_graph_caller_gradient(T):
-    v = T.tensor([1., 1.])
-    x = T.tensor([1., 2.], requires_grad=True)
+    v = T.tensor([1.0, 1.0])
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     (x + 0).backward(v, create_graph=True)
     (x + 0).backward(v)
     return [_np(v), _np(x.grad)]
 
 
 def _caller_gradient(T):
-    v = T.tensor([1., 1.])
-    x = T.tensor([1., 2.], requires_grad=True)
+    v = T.tensor([1.0, 1.0])
+    x = T.tensor([1.0, 2.0], requires_grad=True)
     x.backward(v)
     x.backward(v)
     return [_np(v), _np(x.grad)]
 
 
 ALIAS_SCENARIOS = [
-    _returns_saved, _returns_ctx_input, _returns_kept_intermediate, _tensor_hook_returns_kept,
-    _leaf_hook_returns_kept, _leaf_hook_stashes, _post_hook_stashes, _pre_hook_stashes,
-    _create_graph_shared_gradient, _create_graph_caller_gradient, _caller_gradient,
+    _returns_saved,
+    _returns_ctx_input,
+    _returns_kept_intermediate,
+    _tensor_hook_returns_kept,
+    _leaf_hook_returns_kept,
+    _leaf_hook_stashes,
+    _post_hook_stashes,
+    _pre_hook_stashes,
+    _create_graph_shared_gradient,
+    _create_graph_caller_gradient,
+    _caller_gradient,
 ]
 
 
-@pytest.mark.parametrize('scenario', ALIAS_SCENARIOS, ids=lambda f: f.__name__.strip('_'))
+@pytest.mark.parametrize("scenario", ALIAS_SCENARIOS, ids=lambda f: f.__name__.strip("_"))
 def test_grad_never_aliases_a_user_tensor(scenario):
     ng, th = (_outcome(scenario, T) for T in _libs())
-    assert ng[0] == th[0] == 'ok', f'torch: {th}\nnumbagrad: {ng}'
+    assert ng[0] == th[0] == "ok", f"torch: {th}\nnumbagrad: {ng}"
     assert len(ng[1]) == len(th[1])
     for a, b in zip(ng[1], th[1]):
         np.testing.assert_array_equal(a, b)
@@ -545,27 +581,28 @@ def test_grad_never_aliases_a_user_tensor(scenario):
 def test_function_returning_saved_input_leaves_it_alone():
     # the report's numbers: x stayed [1, 2] only by luck of the copy before the fix
     x, g = _returns_saved(numbagrad)
-    np.testing.assert_array_equal(x, [1., 2.])
-    np.testing.assert_array_equal(g, [2., 4.])
+    np.testing.assert_array_equal(x, [1.0, 2.0])
+    np.testing.assert_array_equal(g, [2.0, 4.0])
 
 
 def test_fresh_rule_gradient_is_stored_without_copy():
     # the eager fast path: a fresh array from a built-in rule becomes .grad as it is
     # (the accumulate kernel then adds into it in place)
 
-    x = numbagrad.tensor([1., 2.], requires_grad=True)
-    w = numbagrad.tensor([3., 4.], requires_grad=True)
+    x = numbagrad.tensor([1.0, 2.0], requires_grad=True)
+    w = numbagrad.tensor([3.0, 4.0], requires_grad=True)
     (x * w).sum().backward()
     first = x.grad
     arr = first._data
     (x * w).sum().backward()
     assert x.grad is first and x.grad._data is arr
-    np.testing.assert_array_equal(_np(x.grad), [6., 8.])
+    np.testing.assert_array_equal(_np(x.grad), [6.0, 8.0])
 
 
 # ---------------------------------------------------------------------------------------
 # 3. concurrent backward into a shared leaf
 # ---------------------------------------------------------------------------------------
+
 
 def _hammer(n, create_graph, threads=4, iters=100, run_grad=False):
     w = numbagrad.zeros(n, requires_grad=True)
@@ -594,18 +631,18 @@ def _hammer(n, create_graph, threads=4, iters=100, run_grad=False):
     return _np(w.grad)
 
 
-@pytest.mark.parametrize('run', range(3))
-@pytest.mark.parametrize('create_graph', [False, True])
+@pytest.mark.parametrize("run", range(3))
+@pytest.mark.parametrize("create_graph", [False, True])
 def test_concurrent_backward_small_leaf(run, create_graph):
     g = _hammer(1, create_graph)
-    np.testing.assert_array_equal(g, [400.])
+    np.testing.assert_array_equal(g, [400.0])
 
 
-@pytest.mark.parametrize('run', range(2))
-@pytest.mark.parametrize('create_graph', [False, True])
+@pytest.mark.parametrize("run", range(2))
+@pytest.mark.parametrize("create_graph", [False, True])
 def test_concurrent_backward_large_leaf(run, create_graph):
     g = _hammer(300_000, create_graph, iters=50 if create_graph else 100)
-    np.testing.assert_array_equal(g, np.full(300_000, 200. if create_graph else 400.))
+    np.testing.assert_array_equal(g, np.full(300_000, 200.0 if create_graph else 400.0))
 
 
 def test_concurrent_backward_distinct_graphs_and_leaves():
@@ -622,14 +659,15 @@ def test_concurrent_backward_distinct_graphs_and_leaves():
         t.start()
     for t in ts:
         t.join()
-    np.testing.assert_array_equal(_np(shared.grad), np.full(1000, 200.))
+    np.testing.assert_array_equal(_np(shared.grad), np.full(1000, 200.0))
     for o in own:
-        np.testing.assert_array_equal(_np(o.grad), np.full(1000, 50.))
+        np.testing.assert_array_equal(_np(o.grad), np.full(1000, 50.0))
 
 
 # ---------------------------------------------------------------------------------------
 # 4. mark_dirty bumps the version counter
 # ---------------------------------------------------------------------------------------
+
 
 def _mark_dirty_docstring_example(T):
     # PyTorch's own mark_dirty docstring example (torch/autograd/function.py)
@@ -646,16 +684,16 @@ def _mark_dirty_docstring_example(T):
         def backward(ctx, grad_output):
             return grad_output
 
-    a = T.tensor(1., requires_grad=True, dtype=T.double).clone()
+    a = T.tensor(1.0, requires_grad=True, dtype=T.double).clone()
     b = a * a
     Inplace.apply(a)  # This would lead to wrong gradients!
     b.backward()  # RuntimeError: one of the variables needed for gradient computation ...
 
 
 def test_mark_dirty_docstring_example_raises():
-    with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         _mark_dirty_docstring_example(numbagrad)
-    with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         _mark_dirty_docstring_example(_torch())
 
 
@@ -683,24 +721,24 @@ def _versions(T):
             return 2 * g
 
     out = []
-    a = T.tensor([1., 2.], requires_grad=True).clone()
+    a = T.tensor([1.0, 2.0], requires_grad=True).clone()
     v = a._version
     NumpyWrite.apply(a)
     out.append(a._version - v)
-    a = T.tensor([1., 2.])
+    a = T.tensor([1.0, 2.0])
     v = a._version
     NumpyWrite.apply(a)  # no grad needed: still bumped
     out.append(a._version - v)
-    a = T.tensor([1., 2.], requires_grad=True).clone()
+    a = T.tensor([1.0, 2.0], requires_grad=True).clone()
     with T.no_grad():
         v = a._version
         NumpyWrite.apply(a)
     out.append(a._version - v)
-    a = T.tensor([1., 2.], requires_grad=True).clone()
+    a = T.tensor([1.0, 2.0], requires_grad=True).clone()
     v = a._version
     MulTwo.apply(a)  # mul_ bumps once, mark_dirty once more
     out.append(a._version - v)
-    base = T.tensor([1., 2., 3.], requires_grad=True).clone()
+    base = T.tensor([1.0, 2.0, 3.0], requires_grad=True).clone()
     view = base[1:]
     v = base._version
     NumpyWrite.apply(view)  # a view shares its base's counter
@@ -724,15 +762,16 @@ def test_mark_dirty_result_still_differentiable():
         def backward(ctx, g):
             return 2 * g
 
-    leaf = numbagrad.tensor([1., 2.], requires_grad=True)
+    leaf = numbagrad.tensor([1.0, 2.0], requires_grad=True)
     y = MulTwo.apply(leaf.clone())
     (y * y).sum().backward()
-    np.testing.assert_array_equal(_np(leaf.grad), [8., 16.])
+    np.testing.assert_array_equal(_np(leaf.grad), [8.0, 16.0])
 
 
 # ---------------------------------------------------------------------------------------
 # 5. tensors stored directly on ctx under create_graph
 # ---------------------------------------------------------------------------------------
+
 
 def _sinh_bad(T):
     class SinhBad(T.autograd.Function):
@@ -799,16 +838,16 @@ def test_ctx_tensor_differentiated_through_raises():
     w = numbagrad.tensor([2.0, 3.0], requires_grad=True, dtype=numbagrad.double)
     out = _sinh_bad(numbagrad).apply(x)
     (grad_x,) = numbagrad.autograd.grad((out * w).sum(), x, create_graph=True)
-    np.testing.assert_allclose(_np(grad_x), [2 * np.cosh(.5), 3 * np.cosh(1.)], rtol=1e-14)
+    np.testing.assert_allclose(_np(grad_x), [2 * np.cosh(0.5), 3 * np.cosh(1.0)], rtol=1e-14)
     assert grad_x.requires_grad
     # towards w the untracked dependence plays no part: as in PyTorch
     (gw,) = numbagrad.autograd.grad(grad_x.sum(), w, retain_graph=True)
     np.testing.assert_allclose(_np(gw), np.cosh([0.5, 1.0]), rtol=1e-14)
-    with pytest.raises(RuntimeError, match=r'ctx\.expn?e?g?x.*save_for_backward'):
+    with pytest.raises(RuntimeError, match=r"ctx\.expn?e?g?x.*save_for_backward"):
         numbagrad.autograd.grad(grad_x.sum(), x, retain_graph=True)
     # and a penalty that differentiates it towards x through backward() raises too
-    with pytest.raises(RuntimeError, match='save_for_backward'):
-        (grad_x ** 2).sum().backward()
+    with pytest.raises(RuntimeError, match="save_for_backward"):
+        (grad_x**2).sum().backward()
 
 
 def test_ctx_tensor_torch_misses_the_dependence():
@@ -816,8 +855,7 @@ def test_ctx_tensor_torch_misses_the_dependence():
     torch = _torch()
     x = torch.tensor([0.5, 1.0], requires_grad=True, dtype=torch.double)
     w = torch.tensor([2.0, 3.0], requires_grad=True, dtype=torch.double)
-    (grad_x,) = torch.autograd.grad((_sinh_bad(torch).apply(x) * w).sum(), x,
-                                    create_graph=True)
+    (grad_x,) = torch.autograd.grad((_sinh_bad(torch).apply(x) * w).sum(), x, create_graph=True)
     assert grad_x.requires_grad
     (g2,) = torch.autograd.grad(grad_x.sum(), x, allow_unused=True)
     assert g2 is None  # the true second derivative is w * sinh(x)
@@ -839,7 +877,7 @@ def test_ctx_tensor_read_by_once_differentiable_backward():
     x = numbagrad.tensor([1.0, 2.0], requires_grad=True, dtype=numbagrad.double)
     (g,) = numbagrad.autograd.grad((Cube.apply(x) * x).sum(), x, create_graph=True)
     np.testing.assert_allclose(_np(g), 4 * np.array([1.0, 8.0]))
-    with pytest.raises(RuntimeError, match='once_differentiable'):
+    with pytest.raises(RuntimeError, match="once_differentiable"):
         numbagrad.autograd.grad(g.sum(), x)
 
 

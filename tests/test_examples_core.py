@@ -8,19 +8,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE_EXAMPLES = ['quickstart.py', 'plot_ode_fit_lbfgs.py', 'plot_newton_hessian.py']
+CORE_EXAMPLES = ["quickstart.py", "plot_ode_fit_lbfgs.py", "plot_newton_hessian.py"]
 
 
-@pytest.mark.parametrize('name', CORE_EXAMPLES)
+@pytest.mark.parametrize("name", CORE_EXAMPLES)
 def test_example_runs(name):
-    script = ROOT / 'examples' / name
-    assert script.is_file(), f'{script} is missing (issue 2 asks for it)'
+    script = ROOT / "examples" / name
+    assert script.is_file(), f"{script} is missing (issue 2 asks for it)"
     env = dict(os.environ)
     # Run against the working tree even when the package is not installed.
-    env['PYTHONPATH'] = os.pathsep.join(filter(None, [str(ROOT), env.get('PYTHONPATH')]))
-    env['MPLBACKEND'] = 'Agg'  # examples that plot (with matplotlib installed) never block
-    proc = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["MPLBACKEND"] = "Agg"  # examples that plot (with matplotlib installed) never block
+    proc = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    assert proc.stdout.strip(), 'the example should print its (checked) results'
-    assert 'Traceback' not in proc.stderr
+    assert proc.stdout.strip(), "the example should print its (checked) results"
+    assert "Traceback" not in proc.stderr

@@ -69,9 +69,13 @@ def test_promotion_matrix(a, b):
     # tensors (1-d and 0-d) and Python scalars, through result_type and a real op
     x = numbagrad.ones(2, dtype=da)
     tx = torch.ones(2, dtype=ta)
-    for y, ty in ((numbagrad.ones(2, dtype=db), torch.ones(2, dtype=tb)),
-                  (numbagrad.ones((), dtype=db), torch.ones((), dtype=tb)),
-                  (2.5, 2.5), (3, 3), (True, True)):
+    for y, ty in (
+        (numbagrad.ones(2, dtype=db), torch.ones(2, dtype=tb)),
+        (numbagrad.ones((), dtype=db), torch.ones((), dtype=tb)),
+        (2.5, 2.5),
+        (3, 3),
+        (True, True),
+    ):
         want = torch.result_type(tx, ty)
         assert _name(numbagrad.result_type(x, y)) == _name(want)
         if a != "bool" or (b != "bool" and not isinstance(y, bool)):
@@ -90,25 +94,29 @@ def test_default_dtype_half():
 
 
 # -- creation, conversion, NumPy, serialization ----------------------------------------------
-@pytest.mark.parametrize("make", [
-    lambda m: m.zeros(2, 3, dtype=m.float16),
-    lambda m: m.ones(4, dtype=m.half),
-    lambda m: m.full((2,), 1.7, dtype=m.float16),
-    lambda m: m.arange(5, dtype=m.float16),
-    lambda m: m.arange(0, 1, 0.25, dtype=m.float16),
-    lambda m: m.linspace(-1, 1, 7, dtype=m.float16),
-    lambda m: m.eye(3, dtype=m.float16),
-    lambda m: m.empty(2, dtype=m.float16).fill_(0.1),
-    lambda m: m.tensor([[1.1, 2.2], [3.3, 70000.0]], dtype=m.half),
-    lambda m: m.tensor([1, 2, 3], dtype=m.float16),
-    lambda m: m.tensor(np.float16(1.5)),
-    lambda m: m.zeros_like(m.ones(3), dtype=m.float16),
-    lambda m: m.ones(3).half(),
-    lambda m: m.ones(3, dtype=m.float64).to(m.float16),
-    lambda m: m.tensor([1e6, -1e6, 3.0]).half(),
-    lambda m: m.ones(2, dtype=m.float16).float(),
-    lambda m: m.tensor([1.5, 2.5], dtype=m.half).long(),
-], ids=lambda f: "")
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m: m.zeros(2, 3, dtype=m.float16),
+        lambda m: m.ones(4, dtype=m.half),
+        lambda m: m.full((2,), 1.7, dtype=m.float16),
+        lambda m: m.arange(5, dtype=m.float16),
+        lambda m: m.arange(0, 1, 0.25, dtype=m.float16),
+        lambda m: m.linspace(-1, 1, 7, dtype=m.float16),
+        lambda m: m.eye(3, dtype=m.float16),
+        lambda m: m.empty(2, dtype=m.float16).fill_(0.1),
+        lambda m: m.tensor([[1.1, 2.2], [3.3, 70000.0]], dtype=m.half),
+        lambda m: m.tensor([1, 2, 3], dtype=m.float16),
+        lambda m: m.tensor(np.float16(1.5)),
+        lambda m: m.zeros_like(m.ones(3), dtype=m.float16),
+        lambda m: m.ones(3).half(),
+        lambda m: m.ones(3, dtype=m.float64).to(m.float16),
+        lambda m: m.tensor([1e6, -1e6, 3.0]).half(),
+        lambda m: m.ones(2, dtype=m.float16).float(),
+        lambda m: m.tensor([1.5, 2.5], dtype=m.half).long(),
+    ],
+    ids=lambda f: "",
+)
 def test_creation_matches_torch(make):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # overflow to inf is silent, as in PyTorch
@@ -123,8 +131,7 @@ def test_creation_matches_torch(make):
 def test_random_creation_dtypes():
     assert numbagrad.randn(3, dtype=numbagrad.float16).dtype is numbagrad.float16
     assert numbagrad.rand(3, dtype=numbagrad.float16).dtype is numbagrad.float16
-    assert numbagrad.randn_like(numbagrad.ones(2, dtype=numbagrad.half)).dtype \
-        is numbagrad.float16
+    assert numbagrad.randn_like(numbagrad.ones(2, dtype=numbagrad.half)).dtype is numbagrad.float16
 
 
 def test_fill_value_overflow_raises_as_torch():
@@ -164,8 +171,9 @@ def _close(ours, theirs, where, tol):
     b = theirs.detach().numpy().astype(np.float64)
     # float16 keeps ~3 decimal digits: scale the absolute tolerance by the output's size
     scale = max(1.0, float(np.max(np.abs(b[np.isfinite(b)]), initial=0.0)))
-    np.testing.assert_allclose(a, b, rtol=tol["rtol"], atol=tol["atol"] * scale,
-                               equal_nan=True, err_msg=where)
+    np.testing.assert_allclose(
+        a, b, rtol=tol["rtol"], atol=tol["atol"] * scale, equal_nan=True, err_msg=where
+    )
 
 
 # Ops whose half results in torch are less accurate than a float32 computation on the same
@@ -181,8 +189,9 @@ NO_TORCH_HALF_GRAD = {"special.i1", "special.i1e"}
 
 def _rounded(sample):
     """The sample with its float arrays rounded through float16 (still float64)."""
-    return SimpleNamespace(args=ref_args(sample.args, "float16"),
-                           kwargs=ref_args(sample.kwargs, "float16"))
+    return SimpleNamespace(
+        args=ref_args(sample.args, "float16"), kwargs=ref_args(sample.kwargs, "float16")
+    )
 
 
 @pytest.mark.parametrize("info", op_db, ids=lambda i: i.name)
@@ -209,19 +218,28 @@ def test_opdb_forward_and_grad_against_torch(info):
             _close(a, r, where, F16_TOL)
         if not grad or info.name in NO_TORCH_HALF_GRAD:
             continue
-        pairs = [(a, r) for a, b, r in zip(outs, touts, refs, strict=True)
-                 if b.dtype == torch.float16 and b.requires_grad]
+        pairs = [
+            (a, r)
+            for a, b, r in zip(outs, touts, refs, strict=True)
+            if b.dtype == torch.float16 and b.requires_grad
+        ]
         if not pairs:
             continue
         rng = np.random.default_rng(0)
         cots = [rng.standard_normal(tuple(r.shape)).astype(np.float16) for _, r in pairs]
-        g_ours = numbagrad.autograd.grad([a for a, _ in pairs], ours.leaves,
-                                         [numbagrad.tensor(c) for c in cots],
-                                         allow_unused=True)
+        g_ours = numbagrad.autograd.grad(
+            [a for a, _ in pairs],
+            ours.leaves,
+            [numbagrad.tensor(c) for c in cots],
+            allow_unused=True,
+        )
         leaves = ref.leaves if info.name in F32_REFERENCE else theirs.leaves
-        g_ref = torch.autograd.grad([r for _, r in pairs], leaves,
-                                    [torch.tensor(c).to(r.dtype) for c, (_, r)
-                                     in zip(cots, pairs, strict=True)], allow_unused=True)
+        g_ref = torch.autograd.grad(
+            [r for _, r in pairs],
+            leaves,
+            [torch.tensor(c).to(r.dtype) for c, (_, r) in zip(cots, pairs, strict=True)],
+            allow_unused=True,
+        )
         for k, (a, b) in enumerate(zip(g_ours, g_ref, strict=True)):
             where = f"{info.name} {sample}, grad of input {k}"
             if b is None:
@@ -234,30 +252,38 @@ def test_opdb_forward_and_grad_against_torch(info):
         pytest.skip(f"torch's CPU build refuses float16 {info.name}: {refused[0]}")
 
 
-@pytest.mark.parametrize("name", ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "svd",
-                                  "svdvals", "qr", "pinv", "lstsq"])
+@pytest.mark.parametrize(
+    "name",
+    ["inv", "det", "slogdet", "solve", "cholesky", "eigh", "svd", "svdvals", "qr", "pinv", "lstsq"],
+)
 def test_lapack_ops_refuse_half_as_torch(name):
     a = np.eye(3) + 0.1 * np.arange(9.0).reshape(3, 3)
     args = (a, a) if name in ("solve", "lstsq") else (a,)
     with pytest.raises((RuntimeError, NotImplementedError)):
         getattr(torch.linalg, name)(*(torch.tensor(x, dtype=torch.half) for x in args))
     with pytest.raises(NotImplementedError, match="float16"):
-        getattr(numbagrad.linalg, name)(*(numbagrad.tensor(x, dtype=numbagrad.half)
-                                          for x in args))
+        getattr(numbagrad.linalg, name)(*(numbagrad.tensor(x, dtype=numbagrad.half) for x in args))
 
 
 def test_gradcheck_refuses_half_as_before():
     x = numbagrad.tensor([0.5, 1.5], dtype=numbagrad.half, requires_grad=True)
-    with pytest.warns(UserWarning, match="not a double precision"), \
-            pytest.raises(GradcheckError):
+    with pytest.warns(UserWarning, match="not a double precision"), pytest.raises(GradcheckError):
         numbagrad.autograd.gradcheck(lambda a: a * 2, (x,))
 
 
 # -- large tensors: every kernel threshold (NOTE [Half precision]) ---------------------------
 _SIZES = [KERNEL_MIN + 904, PARALLEL_MIN + 50_000]
 _UNARY = {  # op -> input range; every op here has a fused kernel or a kernel-only forward
-    "tanh": 3, "sigmoid": 14, "sin": 3, "cos": 3, "tan": 1, "relu": 3, "exp": 3,
-    "erf": 3, "rsqrt": None, "softplus": 14,
+    "tanh": 3,
+    "sigmoid": 14,
+    "sin": 3,
+    "cos": 3,
+    "tan": 1,
+    "relu": 3,
+    "exp": 3,
+    "erf": 3,
+    "rsqrt": None,
+    "softplus": 14,
 }
 
 
@@ -338,8 +364,10 @@ def test_mixed_precision_graph():
     _close(x.grad, tx.grad, "x.grad", F16_TOL)
     _close(w.grad, tw.grad, "w.grad", F16_TOL)
     # .half() of a float32 leaf: the gradient comes back through the cast in float32
-    v, tv = numbagrad.tensor([0.1, 2.0], requires_grad=True), \
-        torch.tensor([0.1, 2.0], requires_grad=True)
+    v, tv = (
+        numbagrad.tensor([0.1, 2.0], requires_grad=True),
+        torch.tensor([0.1, 2.0], requires_grad=True),
+    )
     (v.half() * 3).sum().backward()
     (tv.half() * 3).sum().backward()
     assert v.grad.dtype is numbagrad.float32
@@ -393,13 +421,13 @@ def test_optimizers_on_half_parameters(name):
     # 100 elements: past the fused optimizer kernels' FUSED_MIN, which skip float16
     def run(m):
         p = m.nn.Parameter(m.tensor(np.linspace(-1, 1, 100).astype(np.float16)))
-        opt = getattr(m.optim, name)([p], lr=0.1, **({"momentum": 0.9} if name == "SGD"
-                                                      else {}))
+        opt = getattr(m.optim, name)([p], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
         for _ in range(3):
             opt.zero_grad()
             (p * p).sum().backward()
             opt.step()
         return p
+
     ours, theirs = run(numbagrad), run(torch)
     assert ours.dtype is numbagrad.float16
     _close(ours, theirs, name, dict(rtol=2e-3, atol=2e-3))
@@ -409,8 +437,10 @@ def test_transforms_in_half():
     x = np.linspace(-1, 1, 6).astype(np.float16).reshape(2, 3)
     results = []
     for m in (numbagrad, torch):
+
         def f(a):
             return (a.tanh() * a).sum()
+
         t = m.tensor(x)
         g = m.func.grad(f)(t)
         v = m.func.vmap(m.func.grad(f))(t)
@@ -434,6 +464,7 @@ def _kernel_spy(monkeypatch):
             def spy(*args, _real=real):
                 seen.extend(a.dtype for a in args if isinstance(a, np.ndarray))
                 return _real(*args)
+
             monkeypatch.setattr(mod, name, spy)
     return seen
 
@@ -444,8 +475,14 @@ def test_no_float16_array_reaches_a_kernel(monkeypatch):
 
     def workload(dtype):
         x = numbagrad.linspace(-2, 2, n, dtype=dtype).requires_grad_(True)
-        y = x.tanh() + x.sigmoid() * x + numbagrad.erf(x) + x.sin() \
-            + numbagrad.nn.functional.softplus(x) + x.relu()
+        y = (
+            x.tanh()
+            + x.sigmoid() * x
+            + numbagrad.erf(x)
+            + x.sin()
+            + numbagrad.nn.functional.softplus(x)
+            + x.relu()
+        )
         y.sum().backward(retain_graph=True)
         y.sum().backward()  # accumulates into x.grad
         return x.grad

@@ -19,12 +19,12 @@ import pytest
 import numbagrad as torch
 from numbagrad.autograd.function import Function, FunctionCtx, once_differentiable
 
-IS_TORCH = torch.__name__ == 'torch'
+IS_TORCH = torch.__name__ == "torch"
 numbagrad_only = pytest.mark.skipif(
-    IS_TORCH, reason='numbagrad goes beyond PyTorch here (PyTorch is silent or lenient)'
+    IS_TORCH, reason="numbagrad goes beyond PyTorch here (PyTorch is silent or lenient)"
 )
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / 'examples'
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 
 
 # ---------------------------------------------------------------------------
@@ -39,8 +39,9 @@ def to_np(t):
 
 def f64(values, requires_grad=False):
     """A float64 tensor from nested Python/NumPy values."""
-    return torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64,
-                        requires_grad=requires_grad)
+    return torch.tensor(
+        np.asarray(values, dtype=np.float64), dtype=torch.float64, requires_grad=requires_grad
+    )
 
 
 @pytest.fixture
@@ -121,7 +122,7 @@ def test_public_names():
     assert numbagrad.autograd.Function is fn.Function
     assert Function is fn.Function
     assert FunctionCtx is fn.FunctionCtx
-    assert hasattr(fn, 'NestedIOFunction')
+    assert hasattr(fn, "NestedIOFunction")
     assert callable(once_differentiable)
 
 
@@ -151,17 +152,17 @@ def test_ctx_is_a_function_ctx():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize('Fn', [Square, SquareSeparate], ids=['combined', 'separate'])
+@pytest.mark.parametrize("Fn", [Square, SquareSeparate], ids=["combined", "separate"])
 def test_both_styles_forward_backward(Fn, rng):
     xv, gv = rng.normal(size=(2, 3)), rng.normal(size=(2, 3))
     x = f64(xv, requires_grad=True)
     y = Fn.apply(x)
-    np.testing.assert_allclose(to_np(y), xv ** 2, rtol=1e-14)
+    np.testing.assert_allclose(to_np(y), xv**2, rtol=1e-14)
     y.backward(f64(gv))
     np.testing.assert_allclose(to_np(x.grad), 2 * xv * gv, rtol=1e-14)
 
 
-@pytest.mark.parametrize('Fn', [Square, SquareSeparate], ids=['combined', 'separate'])
+@pytest.mark.parametrize("Fn", [Square, SquareSeparate], ids=["combined", "separate"])
 def test_both_styles_gradcheck_gradgradcheck(Fn, rng):
     x = f64(rng.normal(size=(3,)), requires_grad=True)
     assert torch.autograd.gradcheck(Fn.apply, (x,))
@@ -174,13 +175,13 @@ def test_setup_context_receives_inputs_and_output(rng):
     class Affine(Function):
         @staticmethod
         def forward(x, a, b=1.5):
-            seen['forward_grad_mode'] = torch.is_grad_enabled()
+            seen["forward_grad_mode"] = torch.is_grad_enabled()
             return x * a + b, x * 0 + a
 
         @staticmethod
         def setup_context(ctx, inputs, output):
-            seen['inputs'] = inputs
-            seen['output'] = output
+            seen["inputs"] = inputs
+            seen["output"] = output
             ctx.a = inputs[1]
 
         @staticmethod
@@ -190,14 +191,14 @@ def test_setup_context_receives_inputs_and_output(rng):
     xv = rng.normal(size=3)
     x = f64(xv, requires_grad=True)
     y, _ = Affine.apply(x, 2.0)
-    x_in, a_in, b_in = seen['inputs']
+    x_in, a_in, b_in = seen["inputs"]
     assert x_in is x  # the input tensor itself, not a copy
     assert a_in == 2.0
     assert b_in == 1.5  # defaults are bound into `inputs`
-    assert isinstance(seen['output'], tuple) and len(seen['output']) == 2
-    np.testing.assert_allclose(to_np(seen['output'][0]), 2 * xv + 1.5)
+    assert isinstance(seen["output"], tuple) and len(seen["output"]) == 2
+    np.testing.assert_allclose(to_np(seen["output"][0]), 2 * xv + 1.5)
     # forward runs with grad mode off, like PyTorch
-    assert seen['forward_grad_mode'] is False
+    assert seen["forward_grad_mode"] is False
     y.sum().backward()
     np.testing.assert_allclose(to_np(x.grad), np.full(3, 2.0))
 
@@ -259,7 +260,7 @@ class Mixed(Function):
 
     @staticmethod
     def forward(ctx, a, x, b, nothing, mode, shape, y):
-        assert nothing is None and mode == 'mode' and shape == (1, 2)
+        assert nothing is None and mode == "mode" and shape == (1, 2)
         ctx.a, ctx.b = a, b
         ctx.needs = tuple(ctx.needs_input_grad)
         return x * a + y * b
@@ -272,9 +273,9 @@ class Mixed(Function):
 def test_apply_with_non_tensors_in_any_position(rng):
     xv, yv, gv = rng.normal(size=4), rng.normal(size=4), rng.normal(size=4)
     x, y = f64(xv, requires_grad=True), f64(yv, requires_grad=True)
-    out = Mixed.apply(2, x, 3.5, None, 'mode', (1, 2), y)
+    out = Mixed.apply(2, x, 3.5, None, "mode", (1, 2), y)
     np.testing.assert_allclose(to_np(out), 2 * xv + 3.5 * yv, rtol=1e-14)
-    assert out.grad_fn.name() == 'MixedBackward'
+    assert out.grad_fn.name() == "MixedBackward"
     out.backward(f64(gv))
     np.testing.assert_allclose(to_np(x.grad), 2 * gv, rtol=1e-14)
     np.testing.assert_allclose(to_np(y.grad), 3.5 * gv, rtol=1e-14)
@@ -296,7 +297,7 @@ def test_needs_input_grad_with_non_tensors():
 
     x = f64([1.0, 2.0], requires_grad=True)
     w = f64([3.0, 4.0])  # a tensor that does not require grad
-    Probe.apply(2, x, w, 'name').sum().backward()
+    Probe.apply(2, x, w, "name").sum().backward()
     assert seen == [(False, True, False, False)] * 2
     np.testing.assert_allclose(to_np(x.grad), [2.0, 2.0])
 
@@ -306,7 +307,7 @@ def test_gradcheck_with_non_tensor_arguments(rng):
     y = f64(rng.normal(size=3), requires_grad=True)
 
     def f(x, y):
-        return Mixed.apply(-1.5, x, 0.25, None, 'mode', (1, 2), y)
+        return Mixed.apply(-1.5, x, 0.25, None, "mode", (1, 2), y)
 
     assert torch.autograd.gradcheck(f, (x, y))
     assert torch.autograd.gradgradcheck(f, (x, y))
@@ -377,7 +378,7 @@ def test_tuple_outputs(rng):
     assert s.requires_grad and c.requires_grad
     # one node for both outputs
     assert s.grad_fn is c.grad_fn
-    assert s.grad_fn.name() == 'SinCosBackward'
+    assert s.grad_fn.name() == "SinCosBackward"
     torch.autograd.backward([s, c], [f64(g1), f64(g2)])
     np.testing.assert_allclose(to_np(x.grad), g1 * np.cos(xv) - g2 * np.sin(xv), rtol=1e-13)
 
@@ -404,7 +405,7 @@ def test_returning_an_input_unchanged_gives_a_new_tensor(rng):
     assert y is not x
     assert x.is_leaf and x.grad_fn is None  # the input is untouched
     assert not y.is_leaf
-    assert y.grad_fn.name() == 'IdentityBackward'
+    assert y.grad_fn.name() == "IdentityBackward"
     np.testing.assert_array_equal(to_np(y), xv)
     y.backward(f64(gv))
     np.testing.assert_allclose(to_np(x.grad), gv)
@@ -433,7 +434,7 @@ def test_non_tensor_outputs_pass_through():
     class WithExtras(Function):
         @staticmethod
         def forward(ctx, x):
-            return x * 2, 7, 'label'
+            return x * 2, 7, "label"
 
         @staticmethod
         def backward(ctx, g, g_int, g_str):
@@ -442,7 +443,7 @@ def test_non_tensor_outputs_pass_through():
 
     x = f64([1.0, -1.0], requires_grad=True)
     out = WithExtras.apply(x)
-    assert isinstance(out, tuple) and out[1] == 7 and out[2] == 'label'
+    assert isinstance(out, tuple) and out[1] == 7 and out[2] == "label"
     out[0].sum().backward()
     assert seen == [(None, None)]  # non-tensor outputs get None, even materialized
     np.testing.assert_allclose(to_np(x.grad), [2.0, 2.0])
@@ -470,7 +471,7 @@ def test_integer_outputs_never_require_grad(rng):
     class SortWithIndices(Function):
         @staticmethod
         def forward(ctx, x):
-            order = np.argsort(x.numpy(), kind='stable')
+            order = np.argsort(x.numpy(), kind="stable")
             ctx.save_for_backward(torch.tensor(order))
             return torch.tensor(x.numpy()[order]), torch.tensor(order)
 
@@ -604,8 +605,8 @@ def test_missing_forward_raises_not_implemented():
 def test_grad_fn_name_and_repr():
     x = f64([1.0, 2.0], requires_grad=True)
     y = Square.apply(x)
-    assert y.grad_fn.name() == 'SquareBackward'
-    assert 'SquareBackward' in repr(y)
+    assert y.grad_fn.name() == "SquareBackward"
+    assert "SquareBackward" in repr(y)
 
 
 def test_grad_fn_next_functions_link_functions():
@@ -623,7 +624,7 @@ def test_function_inside_a_larger_graph(rng):
     h = Square.apply(x)
     loss = (h.exp() + h * 3).sum()
     loss.backward()
-    np.testing.assert_allclose(to_np(x.grad), 2 * xv * (np.exp(xv ** 2) + 3), rtol=1e-13)
+    np.testing.assert_allclose(to_np(x.grad), 2 * xv * (np.exp(xv**2) + 3), rtol=1e-13)
 
 
 def test_hooks_on_function_output_and_input():
@@ -665,7 +666,7 @@ def test_accumulation_across_two_graphs():
 def test_autograd_grad_through_a_function(rng):
     xv, yv, gv = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     x, y = f64(xv, requires_grad=True), f64(yv, requires_grad=True)
-    out = Mixed.apply(2, x, -1.0, None, 'mode', (1, 2), y)
+    out = Mixed.apply(2, x, -1.0, None, "mode", (1, 2), y)
     gx, gy = torch.autograd.grad(out, (x, y), grad_outputs=f64(gv))
     np.testing.assert_allclose(to_np(gx), 2 * gv)
     np.testing.assert_allclose(to_np(gy), -gv)
@@ -727,7 +728,7 @@ def test_once_differentiable_double_backward_raises():
     z = (SquareOnce.apply(x) ** 2).sum()
     (gx,) = torch.autograd.grad(z, x, create_graph=True)
     np.testing.assert_allclose(to_np(gx), 4 * np.array([3.0, 1.0, 2.0]) ** 3)
-    with pytest.raises(RuntimeError, match='once_differentiable'):
+    with pytest.raises(RuntimeError, match="once_differentiable"):
         gx.sum().backward()
 
 
@@ -781,7 +782,7 @@ def test_create_graph_second_and_third_derivatives(rng):
     (g1,) = torch.autograd.grad(Cube.apply(x).sum(), x, create_graph=True)
     (g2,) = torch.autograd.grad(g1.sum(), x, create_graph=True)
     (g3,) = torch.autograd.grad(g2.sum(), x)
-    np.testing.assert_allclose(to_np(g1), 3 * xv ** 2, rtol=1e-13)
+    np.testing.assert_allclose(to_np(g1), 3 * xv**2, rtol=1e-13)
     np.testing.assert_allclose(to_np(g2), 6 * xv, rtol=1e-13)
     np.testing.assert_allclose(to_np(g3), np.full(4, 6.0), rtol=1e-13)
 
@@ -790,7 +791,7 @@ def test_create_graph_mixed_partials(rng):
     xv, yv = rng.normal(size=3), rng.normal(size=3)
     x, y = f64(xv, requires_grad=True), f64(yv, requires_grad=True)
     gx, gy = torch.autograd.grad(Bilinear.apply(x, y).sum(), (x, y), create_graph=True)
-    np.testing.assert_allclose(to_np(gx), yv ** 2, rtol=1e-13)
+    np.testing.assert_allclose(to_np(gx), yv**2, rtol=1e-13)
     np.testing.assert_allclose(to_np(gy), 2 * xv * yv, rtol=1e-13)
     # d/dy (dL/dx) = 2y ; d/dx (dL/dy) = 2y ; d/dy (dL/dy) = 2x
     (gxy,) = torch.autograd.grad(gx.sum(), y, retain_graph=True)
@@ -800,7 +801,7 @@ def test_create_graph_mixed_partials(rng):
     np.testing.assert_allclose(to_np(gyy), 2 * xv, rtol=1e-13)
 
 
-@pytest.mark.parametrize('Fn', [Cube, Bilinear, SinCos, Square])
+@pytest.mark.parametrize("Fn", [Cube, Bilinear, SinCos, Square])
 def test_gradcheck_gradgradcheck(Fn, rng):
     n_inputs = 2 if Fn is Bilinear else 1
     inputs = tuple(f64(rng.normal(size=(2, 3)), requires_grad=True) for _ in range(n_inputs))
@@ -876,10 +877,10 @@ def test_saved_input_modified_in_place_raises_with_versions():
     with torch.no_grad():
         w.add_(1.0)
         w.add_(1.0)
-    with pytest.raises(RuntimeError, match='version') as info:
+    with pytest.raises(RuntimeError, match="version") as info:
         out.sum().backward()
     # both versions are named: saved at 0, now at 2
-    assert '2' in str(info.value) and '0' in str(info.value)
+    assert "2" in str(info.value) and "0" in str(info.value)
 
 
 def test_saved_output_modified_in_place_raises():
@@ -898,7 +899,7 @@ def test_saved_output_modified_in_place_raises():
     x = f64([0.0, 1.0], requires_grad=True)
     y = ExpSaveOut.apply(x)
     y.mul_(2)
-    with pytest.raises(RuntimeError, match='version'):
+    with pytest.raises(RuntimeError, match="version"):
         y.sum().backward()
 
 
@@ -925,7 +926,7 @@ def test_saved_tensors_freed_after_backward():
     x = f64([1.0, 2.0], requires_grad=True)
     y = Square.apply(x).sum()
     y.backward()
-    with pytest.raises(RuntimeError, match=r'(?i)second time|freed|retain_graph'):
+    with pytest.raises(RuntimeError, match=r"(?i)second time|freed|retain_graph"):
         y.backward()
 
 
@@ -980,7 +981,7 @@ def test_mark_dirty_returns_same_object_with_new_grad_fn():
     y = MulInPlace.apply(x, 3.0)
     assert y is x
     assert x.grad_fn is not old_grad_fn
-    assert x.grad_fn.name() == 'MulInPlaceBackward'
+    assert x.grad_fn.name() == "MulInPlaceBackward"
     assert x._version > version
     np.testing.assert_allclose(to_np(x), [3.0, 6.0, 9.0])
     x.backward(f64([1.0, 2.0, -1.0]))
@@ -1040,13 +1041,13 @@ def test_mark_dirty_base_updates_an_existing_view():
 
 def test_mark_dirty_on_a_leaf_requiring_grad_raises():
     leaf = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='leaf'):
+    with pytest.raises(RuntimeError, match="leaf"):
         MulInPlace.apply(leaf, 2.0)
 
 
 def test_mark_dirty_on_a_view_of_a_leaf_requiring_grad_raises():
     leaf = f64([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='leaf'):
+    with pytest.raises(RuntimeError, match="leaf"):
         MulInPlace.apply(leaf[:2], 2.0)
 
 
@@ -1065,7 +1066,7 @@ def test_mark_dirty_of_a_non_input_raises():
             return g * 2
 
     x = f64([1.0, 2.0], requires_grad=True) * 1
-    with pytest.raises((RuntimeError, ValueError), match='mark_dirty'):
+    with pytest.raises((RuntimeError, ValueError), match="mark_dirty"):
         DirtyNewTensor.apply(x)
 
 
@@ -1097,7 +1098,7 @@ def _make_two_outputs(materialize, mark):
     return TwoOutputs, seen
 
 
-@pytest.mark.parametrize('materialize', [True, False])
+@pytest.mark.parametrize("materialize", [True, False])
 def test_mark_non_differentiable(materialize):
     TwoOutputs, seen = _make_two_outputs(materialize, mark=True)
     x = f64([1.0, 2.0, 3.0], requires_grad=True)
@@ -1117,7 +1118,7 @@ def test_mark_non_differentiable(materialize):
         assert g_b is None
 
 
-@pytest.mark.parametrize('materialize', [True, False])
+@pytest.mark.parametrize("materialize", [True, False])
 def test_set_materialize_grads_unused_output(materialize):
     TwoOutputs, seen = _make_two_outputs(materialize, mark=False)
     x = f64([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -1147,7 +1148,7 @@ def test_set_materialize_grads_both_used():
 
 
 def test_arbitrary_ctx_attributes():
-    payload = {'dims': (0, 1), 'name': 'abc', 'array': np.arange(3.0), 'fn': np.sin}
+    payload = {"dims": (0, 1), "name": "abc", "array": np.arange(3.0), "fn": np.sin}
 
     class Stash(Function):
         @staticmethod
@@ -1159,7 +1160,7 @@ def test_arbitrary_ctx_attributes():
 
         @staticmethod
         def backward(ctx, g):
-            assert ctx.dims == (0, 1) and ctx.name == 'abc' and ctx.fn is np.sin
+            assert ctx.dims == (0, 1) and ctx.name == "abc" and ctx.fn is np.sin
             ctx.counter += 1
             return g * ctx.array.sum() + ctx.counter
 
@@ -1205,7 +1206,7 @@ def test_tensor_stored_on_ctx_first_order_works(rng):
     xv = rng.normal(size=3)
     x = f64(xv, requires_grad=True)
     CubeStoredOnCtx.apply(x).sum().backward()
-    np.testing.assert_allclose(to_np(x.grad), 3 * xv ** 2, rtol=1e-13)
+    np.testing.assert_allclose(to_np(x.grad), 3 * xv**2, rtol=1e-13)
 
 
 @numbagrad_only
@@ -1217,8 +1218,8 @@ def test_tensor_stored_on_ctx_differentiated_under_create_graph_raises(rng):
     x = f64(xv, requires_grad=True)
     y = (CubeStoredOnCtx.apply(x) * x).sum()  # the incoming gradient (x) has a graph
     (g,) = torch.autograd.grad(y, x, create_graph=True)
-    np.testing.assert_allclose(to_np(g), 4 * xv ** 3, rtol=1e-13)
-    with pytest.raises(RuntimeError, match='save_for_backward'):
+    np.testing.assert_allclose(to_np(g), 4 * xv**3, rtol=1e-13)
+    with pytest.raises(RuntimeError, match="save_for_backward"):
         torch.autograd.grad(g.sum(), x)
 
 
@@ -1247,7 +1248,7 @@ def test_backward_returning_too_many_values_raises():
             return g * 2, g
 
     x = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='TooMany'):
+    with pytest.raises(RuntimeError, match="TooMany"):
         TooMany.apply(x).sum().backward()
 
 
@@ -1263,7 +1264,7 @@ def test_backward_returning_too_few_values_raises():
 
     x = f64([1.0, 2.0], requires_grad=True)
     y = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='TooFew'):
+    with pytest.raises(RuntimeError, match="TooFew"):
         TooFew.apply(x, y).sum().backward()
 
 
@@ -1278,7 +1279,7 @@ def test_backward_returning_gradient_for_non_tensor_input_raises():
             return g * 2, g
 
     x = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='GradForInt'):
+    with pytest.raises(RuntimeError, match="GradForInt"):
         GradForInt.apply(x, 2).sum().backward()
 
 
@@ -1293,10 +1294,10 @@ def test_backward_returning_wrong_shape_raises():
             return g[:2]
 
     x = f64([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='BadShape') as info:
+    with pytest.raises(RuntimeError, match="BadShape") as info:
         BadShape.apply(x).sum().backward()
     message = str(info.value)
-    assert '2' in message and '3' in message  # both shapes are named
+    assert "2" in message and "3" in message  # both shapes are named
 
 
 def test_backward_shape_error_names_the_input_index():
@@ -1311,9 +1312,9 @@ def test_backward_shape_error_names_the_input_index():
 
     x = f64([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     y = f64([1.0, 2.0, 3.0, 4.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='BadSecond') as info:
+    with pytest.raises(RuntimeError, match="BadSecond") as info:
         (BadSecond.apply(x, y)).sum().backward()
-    assert '1' in str(info.value)  # the index of the offending input
+    assert "1" in str(info.value)  # the index of the offending input
 
 
 @numbagrad_only
@@ -1329,7 +1330,7 @@ def test_backward_returning_wrong_dtype_raises():
             return torch.ones(3, dtype=torch.int64)
 
     x = f64([1.0, 2.0, 3.0], requires_grad=True)
-    with pytest.raises((RuntimeError, TypeError), match='BadDtype'):
+    with pytest.raises((RuntimeError, TypeError), match="BadDtype"):
         BadDtype.apply(x).sum().backward()
 
 
@@ -1347,7 +1348,7 @@ def test_forward_returning_an_ndarray_raises():
             return g * 2
 
     x = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises((TypeError, RuntimeError), match='ForgotToWrap'):
+    with pytest.raises((TypeError, RuntimeError), match="ForgotToWrap"):
         ForgotToWrap.apply(x)
 
 
@@ -1367,14 +1368,16 @@ def test_old_style_instance_call_raises():
 
     if IS_TORCH:
         # PyTorch warns on instantiation, then refuses the call
-        with pytest.warns(DeprecationWarning), pytest.raises(RuntimeError, match='static'):
+        with pytest.warns(DeprecationWarning), pytest.raises(RuntimeError, match="static"):
             define_and_call()
     else:
         # as PyTorch, instantiating warns first (numbagrad's message points at apply)
-        with pytest.warns(DeprecationWarning, match='should not be instantiated'), \
-                pytest.raises((RuntimeError, TypeError), match='apply') as info:
+        with (
+            pytest.warns(DeprecationWarning, match="should not be instantiated"),
+            pytest.raises((RuntimeError, TypeError), match="apply") as info,
+        ):
             define_and_call()
-        assert 'static' in str(info.value)
+        assert "static" in str(info.value)
 
 
 @numbagrad_only
@@ -1382,7 +1385,8 @@ def test_non_static_forward_raises():
     # PyTorch happens to call a plain-function forward as if it were static;
     # numbagrad refuses legacy definitions with a message pointing at apply.
     x = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises((RuntimeError, TypeError), match='apply') as info:
+    with pytest.raises((RuntimeError, TypeError), match="apply") as info:
+
         class NonStatic(Function):
             def forward(self, x):
                 return x * 2
@@ -1392,7 +1396,7 @@ def test_non_static_forward_raises():
                 return g * 2
 
         NonStatic.apply(x)
-    assert 'static' in str(info.value)
+    assert "static" in str(info.value)
 
 
 # ---------------------------------------------------------------------------
@@ -1424,7 +1428,7 @@ def _functions_for(lib):
     class SortTake(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            order = np.argsort(x.numpy(), axis=-1, kind='stable')
+            order = np.argsort(x.numpy(), axis=-1, kind="stable")
             ctx.save_for_backward(lib.tensor(order))
             return lib.tensor(np.take_along_axis(x.numpy(), order, axis=-1))
 
@@ -1452,7 +1456,7 @@ def _functions_for(lib):
 
 def once_differentiable_for(lib):
     """``once_differentiable`` from ``lib``'s autograd.function module."""
-    return importlib.import_module(lib.__name__ + '.autograd.function').once_differentiable
+    return importlib.import_module(lib.__name__ + ".autograd.function").once_differentiable
 
 
 def _run(lib, xv, wv, gv):
@@ -1466,25 +1470,28 @@ def _run(lib, xv, wv, gv):
     x, w = t(xv, True), t(wv, True)
     y = ScaledSoftplus.apply(x, w, 1.7)
     y.backward(t(gv))
-    results['softplus'] = (y.detach().numpy().copy(), x.grad.numpy().copy(),
-                           w.grad.numpy().copy())
+    results["softplus"] = (y.detach().numpy().copy(), x.grad.numpy().copy(), w.grad.numpy().copy())
 
     x = t(xv, True)
     y = SortTake.apply(x)
     y.backward(t(gv))
-    results['sort'] = (y.detach().numpy().copy(), x.grad.numpy().copy())
+    results["sort"] = (y.detach().numpy().copy(), x.grad.numpy().copy())
 
     x = t(xv, True)
     s, c = SinCosPair.apply(x)
     (g,) = lib.autograd.grad((s * c).sum(), x, create_graph=True)
     (gg,) = lib.autograd.grad(g.sum(), x)
-    results['sincos'] = (s.detach().numpy().copy(), c.detach().numpy().copy(),
-                         g.detach().numpy().copy(), gg.numpy().copy())
+    results["sincos"] = (
+        s.detach().numpy().copy(),
+        c.detach().numpy().copy(),
+        g.detach().numpy().copy(),
+        gg.numpy().copy(),
+    )
     return results
 
 
 def test_differential_against_pytorch(rng):
-    torch_ = pytest.importorskip('torch')
+    torch_ = pytest.importorskip("torch")
     xv = rng.normal(size=(3, 4))
     wv = rng.normal(size=(3, 4))
     gv = rng.normal(size=(3, 4))
@@ -1494,13 +1501,13 @@ def test_differential_against_pytorch(rng):
         for mine, ref in zip(ours[key], values, strict=True):
             np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-14, err_msg=key)
     # and the shared answers are the right ones
-    np.testing.assert_allclose(theirs['sort'][0], np.sort(xv, axis=-1))
-    np.testing.assert_allclose(theirs['sincos'][2], np.cos(2 * xv), rtol=1e-12)
-    np.testing.assert_allclose(theirs['sincos'][3], -2 * np.sin(2 * xv), rtol=1e-12)
+    np.testing.assert_allclose(theirs["sort"][0], np.sort(xv, axis=-1))
+    np.testing.assert_allclose(theirs["sincos"][2], np.cos(2 * xv), rtol=1e-12)
+    np.testing.assert_allclose(theirs["sincos"][3], -2 * np.sin(2 * xv), rtol=1e-12)
 
 
 def test_differential_in_place_against_pytorch(rng):
-    torch_ = pytest.importorskip('torch')
+    torch_ = pytest.importorskip("torch")
     xv, gv = rng.normal(size=5), rng.normal(size=5)
 
     def run(lib):
@@ -1534,11 +1541,11 @@ def test_differential_in_place_against_pytorch(rng):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize('name', ['numpy_sort.py', 'plot_lennard_jones.py'])
+@pytest.mark.parametrize("name", ["numpy_sort.py", "plot_lennard_jones.py"])
 def test_example_runs(name, capsys, monkeypatch):
-    monkeypatch.setenv('MPLBACKEND', 'Agg')  # the figure (when matplotlib is there) never blocks
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # the figure (when matplotlib is there) never blocks
     path = EXAMPLES / name
     assert path.exists(), path
-    runpy.run_path(str(path), run_name='__main__')
+    runpy.run_path(str(path), run_name="__main__")
     out = capsys.readouterr().out
-    assert out.strip(), 'the example prints its checked results'
+    assert out.strip(), "the example prints its checked results"

@@ -17,7 +17,7 @@ def _grad_mode_restored():
     """Every test starts and must end with grad mode on."""
     assert is_grad_enabled()
     yield
-    assert is_grad_enabled(), 'a test left grad mode off'
+    assert is_grad_enabled(), "a test left grad mode off"
 
 
 def test_default_is_enabled_and_records():
@@ -53,7 +53,7 @@ def test_no_grad_decorator_with_and_without_parentheses():
 
     assert not f(x).requires_grad
     assert not g(x).requires_grad
-    assert f.__name__ == 'f'  # functools.wraps keeps the name
+    assert f.__name__ == "f"  # functools.wraps keeps the name
 
 
 def test_enable_grad_inside_no_grad():
@@ -115,12 +115,12 @@ def test_nesting_restores_each_level():
 
 def test_mode_restored_after_exception():
     with pytest.raises(ValueError), no_grad():
-        raise ValueError('boom')
+        raise ValueError("boom")
     assert is_grad_enabled()
 
     @no_grad()
     def fails():
-        raise KeyError('x')
+        raise KeyError("x")
 
     with pytest.raises(KeyError):
         fails()
@@ -155,10 +155,10 @@ def test_grad_mode_is_thread_local():
     seen = {}
 
     def worker():
-        seen['enabled'] = is_grad_enabled()
-        seen['requires_grad'] = (leaf() * 2.0).requires_grad
+        seen["enabled"] = is_grad_enabled()
+        seen["requires_grad"] = (leaf() * 2.0).requires_grad
         with no_grad():
-            seen['inner'] = is_grad_enabled()
+            seen["inner"] = is_grad_enabled()
 
     with no_grad():
         t = threading.Thread(target=worker)
@@ -166,7 +166,7 @@ def test_grad_mode_is_thread_local():
         t.join()
         # The worker's own no_grad did not leak back here, nor ours to it.
         assert not is_grad_enabled()
-    assert seen == {'enabled': True, 'requires_grad': True, 'inner': False}
+    assert seen == {"enabled": True, "requires_grad": True, "inner": False}
 
 
 def test_thread_switch_does_not_leak_to_main():

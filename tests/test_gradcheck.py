@@ -19,8 +19,7 @@ def _wrong(t):
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_modes_pass_right_and_catch_wrong_gradients(fast_mode):
     assert torch.autograd.gradcheck(torch.sin, (_x(),), fast_mode=fast_mode)
-    assert not torch.autograd.gradcheck(_wrong, (_x(),), fast_mode=fast_mode,
-                                        raise_exception=False)
+    assert not torch.autograd.gradcheck(_wrong, (_x(),), fast_mode=fast_mode, raise_exception=False)
     with pytest.raises(GradcheckError):
         torch.autograd.gradcheck(_wrong, (_x(),), fast_mode=fast_mode)
 
@@ -48,8 +47,9 @@ def test_check_backward_ad_false_skips_the_reverse_check():
         def jvp(ctx, t):
             return t * 2
 
-    assert torch.autograd.gradcheck(WrongBackward.apply, (_x(),), check_forward_ad=True,
-                                    check_backward_ad=False)
+    assert torch.autograd.gradcheck(
+        WrongBackward.apply, (_x(),), check_forward_ad=True, check_backward_ad=False
+    )
     assert not torch.autograd.gradcheck(WrongBackward.apply, (_x(),), raise_exception=False)
     with pytest.raises(AssertionError, match="at least one of"):  # as PyTorch
         torch.autograd.gradcheck(_wrong, (_x(),), check_backward_ad=False)
@@ -78,15 +78,21 @@ def test_check_grad_dtypes():
 
 def test_undefined_output_gradients_give_none():
     # two outputs, the backward receives None for both: built-in rules are skipped
-    assert torch.autograd.gradcheck(lambda t: (t.sin(), t.cos()), (_x(),),
-                                    check_undefined_grad=True)
+    assert torch.autograd.gradcheck(
+        lambda t: (t.sin(), t.cos()), (_x(),), check_undefined_grad=True
+    )
 
 
 def test_gradgradcheck_non_contiguous_grad_outputs_and_fast_mode():
     assert torch.autograd.gradgradcheck(torch.tanh, (_x(),), gen_non_contig_grad_outputs=True)
     assert torch.autograd.gradgradcheck(torch.tanh, (_x(),), fast_mode=True)
-    assert torch.autograd.gradgradcheck(torch.tanh, (_x(),), check_rev_over_rev=False,
-                                        check_fwd_over_rev=True, check_undefined_grad=False)
+    assert torch.autograd.gradgradcheck(
+        torch.tanh,
+        (_x(),),
+        check_rev_over_rev=False,
+        check_fwd_over_rev=True,
+        check_undefined_grad=False,
+    )
     with pytest.raises(AssertionError, match="at least one of"):  # as PyTorch
         torch.autograd.gradgradcheck(_wrong, (_x(),), check_rev_over_rev=False)
 

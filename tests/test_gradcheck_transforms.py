@@ -42,7 +42,7 @@ def cube_fn(lib, jvp_scale=1.0, generate=False):
 
         @staticmethod
         def forward(x):
-            return x ** 3
+            return x**3
 
         @staticmethod
         def setup_context(ctx, inputs, output):
@@ -52,17 +52,18 @@ def cube_fn(lib, jvp_scale=1.0, generate=False):
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return g * 3 * x ** 2
+            return g * 3 * x**2
 
         @staticmethod
         def jvp(ctx, t):
             (x,) = ctx.saved_tensors
-            return t * 3 * x ** 2 * jvp_scale
+            return t * 3 * x**2 * jvp_scale
 
         if not generate:
+
             @staticmethod
             def vmap(info, in_dims, x):
-                return x ** 3, in_dims[0]
+                return x**3, in_dims[0]
 
     return Cube
 
@@ -102,7 +103,7 @@ def square_fn(lib, jvp_scale=1.0, numpy_backward=False):
     class Deriv(lib.autograd.Function):
         @staticmethod
         def forward(x):
-            return 3 * x ** 2
+            return 3 * x**2
 
         @staticmethod
         def setup_context(ctx, inputs, output):
@@ -123,7 +124,7 @@ def square_fn(lib, jvp_scale=1.0, numpy_backward=False):
 
         @staticmethod
         def vmap(info, in_dims, x):
-            return 3 * x ** 2, in_dims[0]
+            return 3 * x**2, in_dims[0]
 
     return Deriv
 
@@ -135,7 +136,7 @@ def cube_via_fn(lib, deriv):
     class CubeVia(lib.autograd.Function):
         @staticmethod
         def forward(x):
-            return x ** 3
+            return x**3
 
         @staticmethod
         def setup_context(ctx, inputs, output):
@@ -154,7 +155,7 @@ def cube_via_fn(lib, deriv):
 
         @staticmethod
         def vmap(info, in_dims, x):
-            return x ** 3, in_dims[0]
+            return x**3, in_dims[0]
 
     return CubeVia
 
@@ -206,25 +207,30 @@ FLAGS = dict(check_forward_ad=True, check_batched_grad=True, check_batched_forwa
 @pytest.mark.parametrize("fast_mode", [False, True])
 def test_gradcheck_transform_flags_pass(name, fast_mode):
     fn = CASES[name](numbagrad)
-    assert numbagrad.autograd.gradcheck(fn, _inputs(numbagrad, name), fast_mode=fast_mode,
-                                        **FLAGS)
+    assert numbagrad.autograd.gradcheck(fn, _inputs(numbagrad, name), fast_mode=fast_mode, **FLAGS)
 
 
 @pytest.mark.parametrize("name", ["elementwise", "matmul", "several", "function"])
 def test_gradgradcheck_transform_flags_pass(name):
     fn = CASES[name](numbagrad)
-    assert numbagrad.autograd.gradgradcheck(fn, _inputs(numbagrad, name),
-                                            check_fwd_over_rev=True, check_batched_grad=True)
+    assert numbagrad.autograd.gradgradcheck(
+        fn, _inputs(numbagrad, name), check_fwd_over_rev=True, check_batched_grad=True
+    )
 
 
 def test_gradgradcheck_fwd_over_rev_fast_mode_and_unused_inputs():
     x, w = _inputs(numbagrad, "elementwise")[0], _leaf(numbagrad, [1.0, 2.0])
     # w gets no gradient: the vector-Jacobian product leaves it out, as PyTorch's does
-    assert numbagrad.autograd.gradgradcheck(lambda x, w: x.tanh() * 2, (x, w),
-                                            check_fwd_over_rev=True, fast_mode=True)
-    assert numbagrad.autograd.gradgradcheck(lambda x, w: x.tanh() * 2, (x, w),
-                                            check_fwd_over_rev=True, check_rev_over_rev=False,
-                                            check_undefined_grad=False)
+    assert numbagrad.autograd.gradgradcheck(
+        lambda x, w: x.tanh() * 2, (x, w), check_fwd_over_rev=True, fast_mode=True
+    )
+    assert numbagrad.autograd.gradgradcheck(
+        lambda x, w: x.tanh() * 2,
+        (x, w),
+        check_fwd_over_rev=True,
+        check_rev_over_rev=False,
+        check_undefined_grad=False,
+    )
 
 
 # -- wrong rules are caught ---------------------------------------------------------------
@@ -241,8 +247,13 @@ def test_wrong_jvp_fails_check_forward_ad(fast_mode):
     wrong = cube_fn(numbagrad, jvp_scale=1.5).apply
     # the reverse mode is right: only the forward check sees it
     assert numbagrad.autograd.gradcheck(wrong, x, fast_mode=fast_mode)
-    _fails(wrong, x, check_forward_ad=True, fast_mode=fast_mode,
-           match="Jacobian computed with forward mode mismatch for output 0")
+    _fails(
+        wrong,
+        x,
+        check_forward_ad=True,
+        fast_mode=fast_mode,
+        match="Jacobian computed with forward mode mismatch for output 0",
+    )
     _fails(wrong, x, check_forward_ad=True, check_backward_ad=False, fast_mode=fast_mode)
 
 
@@ -252,8 +263,9 @@ def test_wrong_vmap_rule_fails_the_batched_checks():
     # unbatched, every rule is right
     assert numbagrad.autograd.gradcheck(wrong, x, check_forward_ad=True)
     _fails(wrong, x, check_batched_grad=True, match="batched gradient computation")
-    _fails(wrong, x, check_forward_ad=True, check_batched_forward_grad=True,
-           match="forward-mode AD")
+    _fails(
+        wrong, x, check_forward_ad=True, check_batched_forward_grad=True, match="forward-mode AD"
+    )
 
 
 def test_unvmappable_backward_fails_check_batched_grad():
@@ -269,16 +281,22 @@ def test_fwd_over_rev_catches_a_wrong_jvp_in_the_backward():
     # first derivatives and reverse-over-reverse are right
     assert numbagrad.autograd.gradcheck(fn, x)
     assert numbagrad.autograd.gradgradcheck(fn, x)
-    _fails(fn, x, numbagrad.autograd.gradgradcheck, check_fwd_over_rev=True,
-           match="forward mode mismatch")
+    _fails(
+        fn,
+        x,
+        numbagrad.autograd.gradgradcheck,
+        check_fwd_over_rev=True,
+        match="forward mode mismatch",
+    )
 
 
 def test_gradgradcheck_batched_grad_catches_an_unvmappable_double_backward():
     x = _inputs(numbagrad, "function")
     fn = cube_via_fn(numbagrad, square_fn(numbagrad, numpy_backward=True)).apply
     assert numbagrad.autograd.gradgradcheck(fn, x)
-    _fails(fn, x, numbagrad.autograd.gradgradcheck, check_batched_grad=True,
-           match="batched gradients")
+    _fails(
+        fn, x, numbagrad.autograd.gradgradcheck, check_batched_grad=True, match="batched gradients"
+    )
 
 
 def test_undefined_tangent_check():
@@ -290,8 +308,9 @@ def test_undefined_tangent_check():
         return out
 
     x, y = _leaf(numbagrad, [1.0, 2.0]), _leaf(numbagrad, [0.5, -1.0])
-    assert numbagrad.autograd.gradcheck(f, (x, y), check_forward_ad=True,
-                                        check_undefined_grad=False)
+    assert numbagrad.autograd.gradcheck(
+        f, (x, y), check_forward_ad=True, check_undefined_grad=False
+    )
     _fails(f, (x, y), check_forward_ad=True, match="undefined tangent")
     # a function that does not care passes
     assert numbagrad.autograd.gradcheck(lambda x, y: x * y, (x, y), check_forward_ad=True)
@@ -303,15 +322,26 @@ def test_flag_combinations_refused_as_pytorch():
     with pytest.raises(AssertionError, match="at least one of check_forward_ad"):
         gc(numbagrad.sin, x, check_backward_ad=False)
     with pytest.raises(AssertionError, match="check_batched_grad=True requires"):
-        gc(numbagrad.sin, x, check_forward_ad=True, check_backward_ad=False,
-           check_batched_grad=True)
+        gc(
+            numbagrad.sin,
+            x,
+            check_forward_ad=True,
+            check_backward_ad=False,
+            check_batched_grad=True,
+        )
     with pytest.raises(AssertionError, match="check_batched_forward_grad=True requires"):
         gc(numbagrad.sin, x, check_batched_forward_grad=True)
     with pytest.raises(AssertionError, match="check_undefined_grad=True requires"):
         ggc(numbagrad.sin, x, check_rev_over_rev=False, check_fwd_over_rev=True)
     with pytest.raises(AssertionError, match="check_batched_grad=True requires"):
-        ggc(numbagrad.sin, x, check_rev_over_rev=False, check_fwd_over_rev=True,
-            check_undefined_grad=False, check_batched_grad=True)
+        ggc(
+            numbagrad.sin,
+            x,
+            check_rev_over_rev=False,
+            check_fwd_over_rev=True,
+            check_undefined_grad=False,
+            check_batched_grad=True,
+        )
     with pytest.raises(NotImplementedError, match="sparse"):
         gc(numbagrad.sin, x, check_forward_ad=True, masked=True)
 
@@ -319,31 +349,64 @@ def test_flag_combinations_refused_as_pytorch():
 # -- the same verdicts as PyTorch ------------------------------------------------------------
 VERDICTS = {
     "right_function": (lambda lib: cube_fn(lib).apply, "function", {}, FLAGS),
-    "wrong_jvp": (lambda lib: cube_fn(lib, jvp_scale=1.5).apply, "function", {},
-                  dict(check_forward_ad=True)),
-    "wrong_jvp_fast": (lambda lib: cube_fn(lib, jvp_scale=1.5).apply, "function", {},
-                       dict(check_forward_ad=True, fast_mode=True)),
+    "wrong_jvp": (
+        lambda lib: cube_fn(lib, jvp_scale=1.5).apply,
+        "function",
+        {},
+        dict(check_forward_ad=True),
+    ),
+    "wrong_jvp_fast": (
+        lambda lib: cube_fn(lib, jvp_scale=1.5).apply,
+        "function",
+        {},
+        dict(check_forward_ad=True, fast_mode=True),
+    ),
     # PyTorch's batched checks use its legacy vmap (torch._vmap_internals), which runs a
     # Function's forward on the batch and never calls its vmap staticmethod: a wrong vmap
     # rule passes there. numbagrad has one vmap, which does call it: the check fails.
-    "wrong_vmap_backward": (lambda lib: scale_fn(lib, 3.0).apply, "function_linear",
-                            {"torch_passes": True}, dict(check_batched_grad=True)),
-    "wrong_vmap_forward": (lambda lib: scale_fn(lib, 3.0).apply, "function_linear",
-                           {"torch_passes": True},
-                           dict(check_forward_ad=True, check_batched_forward_grad=True)),
-    "numpy_backward_batched": (lambda lib: numpy_backward_fn(lib).apply, "function", {},
-                               dict(check_batched_grad=True)),
-    "fwd_over_rev_wrong": (lambda lib: cube_via_fn(lib, square_fn(lib, 1.5)).apply, "function",
-                           {"gg": True}, dict(check_fwd_over_rev=True)),
-    "fwd_over_rev_right": (lambda lib: cube_via_fn(lib, square_fn(lib)).apply, "function",
-                           {"gg": True}, dict(check_fwd_over_rev=True,
-                                              check_batched_grad=True)),
+    "wrong_vmap_backward": (
+        lambda lib: scale_fn(lib, 3.0).apply,
+        "function_linear",
+        {"torch_passes": True},
+        dict(check_batched_grad=True),
+    ),
+    "wrong_vmap_forward": (
+        lambda lib: scale_fn(lib, 3.0).apply,
+        "function_linear",
+        {"torch_passes": True},
+        dict(check_forward_ad=True, check_batched_forward_grad=True),
+    ),
+    "numpy_backward_batched": (
+        lambda lib: numpy_backward_fn(lib).apply,
+        "function",
+        {},
+        dict(check_batched_grad=True),
+    ),
+    "fwd_over_rev_wrong": (
+        lambda lib: cube_via_fn(lib, square_fn(lib, 1.5)).apply,
+        "function",
+        {"gg": True},
+        dict(check_fwd_over_rev=True),
+    ),
+    "fwd_over_rev_right": (
+        lambda lib: cube_via_fn(lib, square_fn(lib)).apply,
+        "function",
+        {"gg": True},
+        dict(check_fwd_over_rev=True, check_batched_grad=True),
+    ),
     "gradgrad_batched_numpy": (
-        lambda lib: cube_via_fn(lib, square_fn(lib, numpy_backward=True)).apply, "function",
-        {"gg": True}, dict(check_batched_grad=True)),
+        lambda lib: cube_via_fn(lib, square_fn(lib, numpy_backward=True)).apply,
+        "function",
+        {"gg": True},
+        dict(check_batched_grad=True),
+    ),
     "elementwise_all": (CASES["elementwise"], "elementwise", {}, FLAGS),
-    "several_gradgrad": (CASES["several"], "several", {"gg": True},
-                         dict(check_fwd_over_rev=True, check_batched_grad=True)),
+    "several_gradgrad": (
+        CASES["several"],
+        "several",
+        {"gg": True},
+        dict(check_fwd_over_rev=True, check_batched_grad=True),
+    ),
 }
 
 
@@ -356,8 +419,7 @@ def test_same_verdict_as_pytorch(name):
         check = lib.autograd.gradgradcheck if opts.get("gg") else lib.autograd.gradcheck
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            verdicts.append(check(make(lib), _inputs(lib, inputs), raise_exception=False,
-                                  **flags))
+            verdicts.append(check(make(lib), _inputs(lib, inputs), raise_exception=False, **flags))
     if opts.get("torch_passes"):
         assert verdicts == [False, True]
     else:
@@ -395,8 +457,15 @@ def _batched_cotangents(lib, outs, batch=3, seed=7):
     return [lib.tensor(rng.standard_normal((batch, *o.shape))) for o in outs]
 
 
-GRAPHS = ["elementwise", "matmul", "reductions", "indexing", "broadcast", "function",
-          "function_generated"]
+GRAPHS = [
+    "elementwise",
+    "matmul",
+    "reductions",
+    "indexing",
+    "broadcast",
+    "function",
+    "function_generated",
+]
 
 
 @pytest.mark.parametrize("name", GRAPHS)
@@ -419,14 +488,21 @@ def test_is_grads_batched_matches_pytorch(name, create_graph):
     for lib in (numbagrad, torch):
         outs, ins, unused = _graph(lib, name)
         cts = _batched_cotangents(lib, outs)
-        gs = lib.autograd.grad(outs, [*ins, unused], cts, create_graph=create_graph,
-                               allow_unused=True, is_grads_batched=True)
+        gs = lib.autograd.grad(
+            outs,
+            [*ins, unused],
+            cts,
+            create_graph=create_graph,
+            allow_unused=True,
+            is_grads_batched=True,
+        )
         assert gs[-1] is None
         assert all(g.requires_grad == create_graph for g in gs[:-1])
         row = list(gs[:-1])
         if create_graph:  # differentiate the batched gradients again
-            row += lib.autograd.grad(sum((g * g).sum() for g in gs[:-1]), ins,
-                                     allow_unused=True, materialize_grads=True)
+            row += lib.autograd.grad(
+                sum((g * g).sum() for g in gs[:-1]), ins, allow_unused=True, materialize_grads=True
+            )
         res.append(row)
     for a, b in zip(*res):
         assert tuple(a.shape) == tuple(b.shape)
@@ -440,10 +516,10 @@ def test_is_grads_batched_unused_inputs_and_materialize_as_pytorch():
         outs, ins, unused = _graph(lib, "matmul")
         cts = _batched_cotangents(lib, outs)
         with pytest.raises(RuntimeError, match="appears to not have been used"):
-            lib.autograd.grad(outs, [unused, *ins], cts, retain_graph=True,
-                              is_grads_batched=True)
-        gs = lib.autograd.grad(outs, [unused, *ins], cts, is_grads_batched=True,
-                               materialize_grads=True)
+            lib.autograd.grad(outs, [unused, *ins], cts, retain_graph=True, is_grads_batched=True)
+        gs = lib.autograd.grad(
+            outs, [unused, *ins], cts, is_grads_batched=True, materialize_grads=True
+        )
         # PyTorch materializes unused gradients unbatched: shape of the input
         res.append([tuple(g.shape) for g in gs] + [_arr(g) for g in gs[1:]])
     assert res[0][:3] == res[1][:3] == [(2,), (3, 3), (3, 2, 3)]
@@ -463,6 +539,7 @@ def test_is_grads_batched_runs_hooks_and_ctx_attributes():
     torch = _torch()
     res = []
     for lib in (numbagrad, torch):
+
         class Mul(lib.autograd.Function):
             @staticmethod
             def forward(x, k):
@@ -489,8 +566,7 @@ def test_vmap_over_autograd_grad():
     x = _leaf(numbagrad, [0.3, 1.2])
     y = x.tanh() * x
     vs = numbagrad.tensor([[1.0, 0.0], [0.5, 2.0], [0.0, 1.0]], dtype=f64)
-    got = numbagrad.func.vmap(
-        lambda v: numbagrad.autograd.grad(y, x, v, retain_graph=True)[0])(vs)
+    got = numbagrad.func.vmap(lambda v: numbagrad.autograd.grad(y, x, v, retain_graph=True)[0])(vs)
     for b in range(3):
         _close(got[b], numbagrad.autograd.grad(y, x, vs[b], retain_graph=True)[0])
 
@@ -505,8 +581,11 @@ def test_is_grads_batched_errors_as_pytorch():
         def g(*a, lib=lib, **k):
             return lib.autograd.grad(*a, retain_graph=True, is_grads_batched=True, **k)
 
-        with pytest.raises(RuntimeError, match="If `is_grads_batched=True`, we interpret the "
-                                               "first dimension of each grad_output"):
+        with pytest.raises(
+            RuntimeError,
+            match="If `is_grads_batched=True`, we interpret the "
+            "first dimension of each grad_output",
+        ):
             g(y, x, ones(2, 4, dtype=lib.float64))
         with pytest.raises(ValueError, match="same size in the mapped dimension"):
             g([y, y * 2], x, [ones(2, 3, dtype=lib.float64), ones(4, 3, dtype=lib.float64)])
@@ -523,8 +602,9 @@ def test_is_grads_batched_errors_as_pytorch():
 def test_eager_grad_unchanged_after_batched_grad():
     x = _leaf(numbagrad, [1.0, 2.0])
     y = (x * x).sum()
-    numbagrad.autograd.grad(y, x, numbagrad.ones(4, dtype=f64), retain_graph=True,
-                            is_grads_batched=True)
+    numbagrad.autograd.grad(
+        y, x, numbagrad.ones(4, dtype=f64), retain_graph=True, is_grads_batched=True
+    )
     (g,) = numbagrad.autograd.grad(y, x)
     _close(g, numbagrad.tensor([2.0, 4.0], dtype=f64))
     y2 = (x * 3).sum()

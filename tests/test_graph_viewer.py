@@ -20,9 +20,16 @@ def test_nodes_edges_names_shapes_and_saved_tensors():
     x, w, y = _graph()
     dot = to_dot(y, params={"x": x, "w": w})
     assert isinstance(dot, DotGraph) and dot.startswith("digraph backward {")
-    for text in ("SumBackward0", "TanhBackward0", "MatmulBackward0", "saved: its output",
-                 "saved: (3, 3) float64", "x\\n(3,) float32", "w\\n(3, 3) float64",
-                 "output 0\\n() float64"):
+    for text in (
+        "SumBackward0",
+        "TanhBackward0",
+        "MatmulBackward0",
+        "saved: its output",
+        "saved: (3, 3) float64",
+        "x\\n(3,) float32",
+        "w\\n(3, 3) float64",
+        "output 0\\n() float64",
+    ):
         assert text in dot, text
     # one edge per next_functions entry, every node declared once
     labels = [line for line in dot.splitlines() if "[label=" in line]

@@ -56,11 +56,14 @@ def test_backward_kernel_matches_numpy(name, dtype):
     np.testing.assert_allclose(out, ref(np.full(N, g[0]), s), rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("name, ref", [
-    ("softplus_forward", lambda x: np.log1p(np.exp(x))),
-    ("erf_forward", np.vectorize(math.erf)),
-    ("rsqrt_forward", lambda x: 1 / np.sqrt(x)),
-])
+@pytest.mark.parametrize(
+    "name, ref",
+    [
+        ("softplus_forward", lambda x: np.log1p(np.exp(x))),
+        ("erf_forward", np.vectorize(math.erf)),
+        ("rsqrt_forward", lambda x: 1 / np.sqrt(x)),
+    ],
+)
 def test_forward_kernel_matches_numpy(name, ref):
     x = rng.uniform(0.1, 3, N) if name == "rsqrt_forward" else rng.uniform(-5, 5, N)
     out = np.empty(N)
@@ -77,8 +80,9 @@ def test_sigmoid_and_softplus_are_stable_at_extremes():
         assert y[1] == pytest.approx(math.exp(-40.0), rel=1e-12)
     out = np.empty_like(x)
     K.softplus_forward(x, out)
-    np.testing.assert_allclose(out, [0.0, math.log1p(math.exp(-40.0)), math.log(2.0),
-                                     40.0, 800.0], rtol=1e-12)
+    np.testing.assert_allclose(
+        out, [0.0, math.log1p(math.exp(-40.0)), math.log(2.0), 40.0, 800.0], rtol=1e-12
+    )
 
 
 def test_parallel_twins_match_serial():
@@ -150,14 +154,17 @@ def test_large_elementwise_chain_matches_numpy():
     np.testing.assert_allclose(w.grad.numpy(), (1 - t * t) * xa * s, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("shapes", [
-    [(THREAD_MIN + 3,)],
-    [(THREAD_MIN + 3,), (THREAD_MIN + 3,)],
-    [(1025, 1024), (1025, 1)],          # row broadcast: split along the first axis
-    [(1, 1024), (1025, 1024)],          # first operand broadcast along the first axis
-    [(2, THREAD_MIN // 2 + 1), ()],     # fewer rows than cores: flat split not possible
-    [(THREAD_MIN + 1,), "scalar"],
-])
+@pytest.mark.parametrize(
+    "shapes",
+    [
+        [(THREAD_MIN + 3,)],
+        [(THREAD_MIN + 3,), (THREAD_MIN + 3,)],
+        [(1025, 1024), (1025, 1)],  # row broadcast: split along the first axis
+        [(1, 1024), (1025, 1024)],  # first operand broadcast along the first axis
+        [(2, THREAD_MIN // 2 + 1), ()],  # fewer rows than cores: flat split not possible
+        [(THREAD_MIN + 1,), "scalar"],
+    ],
+)
 def test_threaded_ufunc_is_bit_identical(shapes):
     args = [2.5 if s == "scalar" else rng.standard_normal(s) for s in shapes]
     ufunc = np.exp if len(args) == 1 else np.arctan2  # not "cheap": threaded from THREAD_MIN
@@ -174,8 +181,12 @@ def test_cheap_ufuncs_split_only_from_their_own_threshold():
 @pytest.mark.parametrize("n", [10, THREAD_MIN + 1, threads.CHEAP_THREAD_MIN + 1])
 def test_large_comparisons_give_bool(n):
     a, b = ng.tensor(rng.standard_normal(n)), ng.tensor(rng.standard_normal(n))
-    for got, want in [(a > b, a.numpy() > b.numpy()), (a <= 0.5, a.numpy() <= 0.5),
-                      (a == a, np.ones(n, bool)), (a != b, a.numpy() != b.numpy())]:
+    for got, want in [
+        (a > b, a.numpy() > b.numpy()),
+        (a <= 0.5, a.numpy() <= 0.5),
+        (a == a, np.ones(n, bool)),
+        (a != b, a.numpy() != b.numpy()),
+    ]:
         assert got.dtype == ng.bool
         np.testing.assert_array_equal(got.numpy(), want)
 
@@ -319,8 +330,9 @@ def test_three_large_gradients_into_one_slot_with_transposed_first_two():
     x = ng.tensor(xa, requires_grad=True)
     y = x * 1.0
     (y.sin().sum() + y.t().exp().sum() + y.t().cos().sum()).backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.cos(xa) + np.exp(xa) - np.sin(xa),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        x.grad.numpy(), np.cos(xa) + np.exp(xa) - np.sin(xa), rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("n", [10, KERNEL_MIN + 10, PARALLEL_MIN + 10])

@@ -7,41 +7,47 @@ import pathlib
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent / 'numbagrad'
+ROOT = pathlib.Path(__file__).resolve().parent.parent / "numbagrad"
 
 # lowest first; a module belongs to the longest prefix listed
 LAYERS = [
-    ('numbagrad._version', 'numbagrad._hooks', 'numbagrad._core.grad_mode', 'numbagrad._dtype',
-     'numbagrad._device', 'numbagrad.kernels'),
-    ('numbagrad._tensor',),
-    ('numbagrad._creation', 'numbagrad.testing'),
-    ('numbagrad._core',),
-    ('numbagrad.ops',),
-    ('numbagrad._transforms',),
-    ('numbagrad.autograd', 'numbagrad.func'),
-    ('numbagrad',),
+    (
+        "numbagrad._version",
+        "numbagrad._hooks",
+        "numbagrad._core.grad_mode",
+        "numbagrad._dtype",
+        "numbagrad._device",
+        "numbagrad.kernels",
+    ),
+    ("numbagrad._tensor",),
+    ("numbagrad._creation", "numbagrad.testing"),
+    ("numbagrad._core",),
+    ("numbagrad.ops",),
+    ("numbagrad._transforms",),
+    ("numbagrad.autograd", "numbagrad.func"),
+    ("numbagrad",),
 ]
 
 
 def _layer(module):
-    best, rank = '', None
+    best, rank = "", None
     for r, prefixes in enumerate(LAYERS):
         for p in prefixes:
-            if (module == p or module.startswith(p + '.')) and len(p) > len(best):
+            if (module == p or module.startswith(p + ".")) and len(p) > len(best):
                 best, rank = p, r
     return rank
 
 
 def _modules():
     out = {}
-    for path in ROOT.rglob('*.py'):
-        if path.name == 'conftest.py':  # pytest's doctest fixtures, not part of the library
+    for path in ROOT.rglob("*.py"):
+        if path.name == "conftest.py":  # pytest's doctest fixtures, not part of the library
             continue
-        rel = path.relative_to(ROOT.parent).with_suffix('')
+        rel = path.relative_to(ROOT.parent).with_suffix("")
         parts = list(rel.parts)
-        if parts[-1] == '__init__':
+        if parts[-1] == "__init__":
             parts = parts[:-1]
-        out['.'.join(parts)] = path
+        out[".".join(parts)] = path
     return out
 
 
@@ -52,25 +58,36 @@ def _imports(name, path, top_level):
     """``(target, lineno)`` for each numbagrad import at module level (or inside functions
     when ``top_level`` is False). ``from pkg import sub`` names the submodule."""
     tree = ast.parse(path.read_text())
-    nodes = tree.body if top_level else [
-        n for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-        for n in ast.walk(f)]
+    nodes = (
+        tree.body
+        if top_level
+        else [
+            n
+            for f in ast.walk(tree)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for n in ast.walk(f)
+        ]
+    )
     for node in nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.startswith('numbagrad'):
+                if a.name.startswith("numbagrad"):
                     yield a.name, node.lineno
-        elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.startswith('numbagrad') and node.level == 0:
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("numbagrad")
+            and node.level == 0
+        ):
             for a in node.names:
-                sub = f'{node.module}.{a.name}'
+                sub = f"{node.module}.{a.name}"
                 yield (sub if sub in MODULES else node.module), node.lineno
 
 
 def _late_bound_namespace(importer, target):
     # ``from numbagrad import ops as F`` inside ops/: the package object as a namespace whose
     # names are looked up when a rule runs (not at import), NOTE [Primitive declaration]
-    return target == 'numbagrad.ops' and importer.startswith('numbagrad.ops.')
+    return target == "numbagrad.ops" and importer.startswith("numbagrad.ops.")
 
 
 def test_module_level_imports_point_down():
@@ -80,25 +97,31 @@ def test_module_level_imports_point_down():
             if _late_bound_namespace(name, target):
                 continue
             if _layer(target) > _layer(name):
-                bad.append(f'{name}:{line} imports {target}')
-    assert not bad, 'upward imports:\n' + '\n'.join(bad)
+                bad.append(f"{name}:{line} imports {target}")
+    assert not bad, "upward imports:\n" + "\n".join(bad)
 
 
 def test_no_import_cycles():
-    graph = {name: {t for t, _ in _imports(name, path, True)
-                    if t in MODULES and not _late_bound_namespace(name, t)
-                    and not (name.startswith(t + '.'))}  # a package's own __init__
-             for name, path in MODULES.items()}
+    graph = {
+        name: {
+            t
+            for t, _ in _imports(name, path, True)
+            if t in MODULES
+            and not _late_bound_namespace(name, t)
+            and not (name.startswith(t + "."))
+        }  # a package's own __init__
+        for name, path in MODULES.items()
+    }
     state = {}
 
     def visit(n, stack):
-        state[n] = 'active'
+        state[n] = "active"
         for m in graph[n]:
-            if state.get(m) == 'active':
-                pytest.fail('import cycle: ' + ' -> '.join([*stack[stack.index(m):], m]))
+            if state.get(m) == "active":
+                pytest.fail("import cycle: " + " -> ".join([*stack[stack.index(m) :], m]))
             if m not in state:
                 visit(m, [*stack, m])
-        state[n] = 'done'
+        state[n] = "done"
 
     for n in sorted(graph):
         if n not in state:
@@ -110,8 +133,8 @@ def test_function_level_imports_do_not_point_up():
     for name, path in MODULES.items():
         for target, line in _imports(name, path, False):
             if _layer(target) > _layer(name):
-                bad.append(f'{name}:{line} imports {target}')
-    assert not bad, 'upward imports inside functions:\n' + '\n'.join(bad)
+                bad.append(f"{name}:{line} imports {target}")
+    assert not bad, "upward imports inside functions:\n" + "\n".join(bad)
 
 
 def test_the_documented_late_bound_calls_up_are_filled_in():
@@ -125,16 +148,16 @@ def test_the_documented_late_bound_calls_up_are_filled_in():
 
 
 def test_every_module_declares_all():
-    missing = [n for n, p in MODULES.items() if '__all__' not in p.read_text()]
-    assert not missing, f'modules without __all__: {missing}'
+    missing = [n for n, p in MODULES.items() if "__all__" not in p.read_text()]
+    assert not missing, f"modules without __all__: {missing}"
 
 
 def test_in_place_names_mean_in_place():
     import numbagrad
 
     for name in dir(numbagrad.ops):
-        if name.endswith('_') and not name.startswith('_'):
-            pytest.fail(f'numbagrad.ops.{name} is not an in-place op')
+        if name.endswith("_") and not name.startswith("_"):
+            pytest.fail(f"numbagrad.ops.{name} is not an in-place op")
     x = numbagrad.tensor([1.0, 2.0])
     assert x.add_(1.0) is x and x.tolist() == [2.0, 3.0]
 
@@ -145,10 +168,13 @@ def test_import_loads_no_jit_compiler_and_no_optional_engine():
     import subprocess
     import sys
 
-    code = ("import sys, numbagrad, numbagrad.nn, numbagrad.optim, numbagrad.linalg, "
-            "numbagrad.special; "
-            "print(sorted(m for m in ('numba', 'numba.cuda', 'mpi4py', 'dask', 'matplotlib') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True).stdout.strip()
+    code = (
+        "import sys, numbagrad, numbagrad.nn, numbagrad.optim, numbagrad.linalg, "
+        "numbagrad.special; "
+        "print(sorted(m for m in ('numba', 'numba.cuda', 'mpi4py', 'dask', 'matplotlib') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    ).stdout.strip()
     assert out == "[]", f"import numbagrad loaded {out}"

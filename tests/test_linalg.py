@@ -7,14 +7,16 @@ import pytest
 import numbagrad
 from numbagrad import linalg
 
-torch = pytest.importorskip('torch')
+torch = pytest.importorskip("torch")
 
 
 def _pair(a, requires_grad=False):
     """The same float64 matrix as a numbagrad and a torch tensor."""
     a = np.asarray(a, dtype=np.float64)
-    return (numbagrad.tensor(a.copy(), requires_grad=requires_grad),
-            torch.tensor(a.copy(), requires_grad=requires_grad))
+    return (
+        numbagrad.tensor(a.copy(), requires_grad=requires_grad),
+        torch.tensor(a.copy(), requires_grad=requires_grad),
+    )
 
 
 def _message(fn, *args, **kwargs):
@@ -27,11 +29,14 @@ SINGULAR = [[1.0, 2.0], [2.0, 4.0]]
 
 
 # -- errors -------------------------------------------------------------------------------------
-@pytest.mark.parametrize('name, make', [
-    ('inv', lambda m, a: m.linalg.inv(a)),
-    ('solve', lambda m, a: m.linalg.solve(a, m.ones(2, dtype=m.float64))),
-    ('cholesky', lambda m, a: m.linalg.cholesky(a)),
-])
+@pytest.mark.parametrize(
+    "name, make",
+    [
+        ("inv", lambda m, a: m.linalg.inv(a)),
+        ("solve", lambda m, a: m.linalg.solve(a, m.ones(2, dtype=m.float64))),
+        ("cholesky", lambda m, a: m.linalg.cholesky(a)),
+    ],
+)
 def test_singular_and_non_pd_messages_match_torch(name, make):
     for batch in (False, True):
         a = np.array(SINGULAR)
@@ -47,32 +52,47 @@ def test_singular_and_non_pd_messages_match_torch(name, make):
 
 def test_linalg_error_is_runtime_error_and_never_numpy():
     assert issubclass(linalg.LinAlgError, RuntimeError)
-    with pytest.raises(linalg.LinAlgError, match='leading minor of order 1'):
+    with pytest.raises(linalg.LinAlgError, match="leading minor of order 1"):
         linalg.cholesky(-numbagrad.eye(3, dtype=numbagrad.float64))
-    with pytest.raises(linalg.LinAlgError, match='diagonal element 3 is zero'):
+    with pytest.raises(linalg.LinAlgError, match="diagonal element 3 is zero"):
         linalg.inv(numbagrad.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]))
 
 
-@pytest.mark.parametrize('call', [
-    lambda m: m.linalg.inv(m.ones(2, 3)),
-    lambda m: m.linalg.inv(m.ones(3)),
-    lambda m: m.linalg.inv(m.ones(2, 2, dtype=m.int64)),
-    lambda m: m.linalg.det(m.ones(2, 3)),
-    lambda m: m.linalg.eigh(m.ones(2, 3)),
-    lambda m: m.linalg.svd(m.ones(3)),
-    lambda m: m.linalg.qr(m.ones(3, 2), mode='x'),
-    lambda m: m.linalg.matrix_exp(m.ones(2, 3)),
-    lambda m: m.linalg.cross(m.ones(2, 2), m.ones(2, 2)),
-    lambda m: m.linalg.solve(m.eye(2), m.ones(3)),
-    lambda m: m.linalg.eigh(m.eye(2), UPLO='X'),
-], ids=['inv-nonsquare', 'inv-1d', 'inv-int', 'det-nonsquare', 'eigh-nonsquare', 'svd-1d',
-        'qr-mode', 'matrix_exp-nonsquare', 'cross-length', 'solve-shapes', 'eigh-uplo'])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.linalg.inv(m.ones(2, 3)),
+        lambda m: m.linalg.inv(m.ones(3)),
+        lambda m: m.linalg.inv(m.ones(2, 2, dtype=m.int64)),
+        lambda m: m.linalg.det(m.ones(2, 3)),
+        lambda m: m.linalg.eigh(m.ones(2, 3)),
+        lambda m: m.linalg.svd(m.ones(3)),
+        lambda m: m.linalg.qr(m.ones(3, 2), mode="x"),
+        lambda m: m.linalg.matrix_exp(m.ones(2, 3)),
+        lambda m: m.linalg.cross(m.ones(2, 2), m.ones(2, 2)),
+        lambda m: m.linalg.solve(m.eye(2), m.ones(3)),
+        lambda m: m.linalg.eigh(m.eye(2), UPLO="X"),
+    ],
+    ids=[
+        "inv-nonsquare",
+        "inv-1d",
+        "inv-int",
+        "det-nonsquare",
+        "eigh-nonsquare",
+        "svd-1d",
+        "qr-mode",
+        "matrix_exp-nonsquare",
+        "cross-length",
+        "solve-shapes",
+        "eigh-uplo",
+    ],
+)
 def test_input_errors_match_torch(call):
     assert _message(call, numbagrad) == _message(call, torch)
 
 
 def test_qr_gradient_errors_match_torch():
-    for mode, shape in (('r', (3, 2)), ('complete', (3, 2))):
+    for mode, shape in (("r", (3, 2)), ("complete", (3, 2))):
         msgs = []
         for m in (numbagrad, torch):
             a = m.ones(*shape, dtype=m.float64).requires_grad_(True)
@@ -82,8 +102,8 @@ def test_qr_gradient_errors_match_torch():
 
 
 # -- degenerate spectra ---------------------------------------------------------------------
-@pytest.mark.filterwarnings('ignore:invalid value encountered:RuntimeWarning')
-@pytest.mark.filterwarnings('ignore:divide by zero encountered:RuntimeWarning')
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
 def test_eigh_repeated_eigenvalues_gradient_as_torch():
     a = np.diag([1.0, 1.0, 2.0])
     grads = []
@@ -103,8 +123,8 @@ def test_eigh_repeated_eigenvalues_gradient_as_torch():
     np.testing.assert_array_equal(np.isfinite(grads[0][1]), np.isfinite(grads[1][1]))
 
 
-@pytest.mark.filterwarnings('ignore:invalid value encountered:RuntimeWarning')
-@pytest.mark.filterwarnings('ignore:divide by zero encountered:RuntimeWarning')
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:divide by zero encountered:RuntimeWarning")
 def test_svd_repeated_singular_values_gradient_as_torch():
     a = np.eye(3)
     out = []
@@ -166,13 +186,13 @@ def test_cdist_gradient_at_zero_distance_is_zero():
 # -- result fields and conventions ------------------------------------------------------------
 def test_namedtuple_fields():
     a = numbagrad.tensor([[2.0, 1.0], [1.0, 3.0]], dtype=numbagrad.float64)
-    assert linalg.slogdet(a)._fields == ('sign', 'logabsdet')
-    assert linalg.eigh(a)._fields == ('eigenvalues', 'eigenvectors')
-    assert linalg.svd(a)._fields == ('U', 'S', 'Vh')
-    assert linalg.qr(a)._fields == ('Q', 'R')
-    assert linalg.lstsq(a, a)._fields == ('solution', 'residuals', 'rank', 'singular_values')
-    assert numbagrad.svd(a)._fields == ('U', 'S', 'V')
-    assert numbagrad.slogdet(a)._fields == ('sign', 'logabsdet')
+    assert linalg.slogdet(a)._fields == ("sign", "logabsdet")
+    assert linalg.eigh(a)._fields == ("eigenvalues", "eigenvectors")
+    assert linalg.svd(a)._fields == ("U", "S", "Vh")
+    assert linalg.qr(a)._fields == ("Q", "R")
+    assert linalg.lstsq(a, a)._fields == ("solution", "residuals", "rank", "singular_values")
+    assert numbagrad.svd(a)._fields == ("U", "S", "V")
+    assert numbagrad.slogdet(a)._fields == ("sign", "logabsdet")
 
 
 def test_torch_svd_returns_v_not_vh():
@@ -204,7 +224,7 @@ def test_full_matrices_shapes_and_reconstruction():
             assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
         u, s, vh = linalg.svd(ours, full_matrices=False)
         np.testing.assert_allclose(((u * s.unsqueeze(-2)) @ vh).numpy(), a, atol=1e-12)
-        for mode in ('reduced', 'complete', 'r'):
+        for mode in ("reduced", "complete", "r"):
             got = linalg.qr(ours, mode=mode)
             want = torch.linalg.qr(theirs, mode=mode)
             for g, w in zip(got, want):
@@ -212,7 +232,7 @@ def test_full_matrices_shapes_and_reconstruction():
                 np.testing.assert_allclose(g.numpy(), w.numpy(), atol=1e-12)
 
 
-@pytest.mark.parametrize('driver', [None, 'gels', 'gelsd', 'gelss'])
+@pytest.mark.parametrize("driver", [None, "gels", "gelsd", "gelss"])
 def test_lstsq_fields_as_torch(driver):
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
@@ -220,14 +240,14 @@ def test_lstsq_fields_as_torch(driver):
     want = torch.linalg.lstsq(torch.tensor(a), torch.tensor(b), driver=driver)
     for g, w in zip(got, want):
         assert tuple(g.shape) == tuple(w.shape)
-        assert str(g.dtype).split('.')[-1] == str(w.dtype).split('.')[-1]
+        assert str(g.dtype).split(".")[-1] == str(w.dtype).split(".")[-1]
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-7, atol=1e-9)
 
 
 def test_lstsq_rank_deficient_minimum_norm_and_rank():
     a = np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
     b = np.array([[2.0], [2.0], [1.0]])
-    r = linalg.lstsq(numbagrad.tensor(a), numbagrad.tensor(b), driver='gelsd')
+    r = linalg.lstsq(numbagrad.tensor(a), numbagrad.tensor(b), driver="gelsd")
     np.testing.assert_allclose(r.solution.numpy(), [[1.0], [1.0]], atol=1e-12)
     assert int(r.rank) == 1
     assert tuple(r.residuals.shape) == (0,)  # not full rank: empty, as PyTorch
@@ -252,16 +272,26 @@ def test_float32_results_and_gradients():
     rng = np.random.default_rng(4)
     a = (rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)).astype(np.float32)
     x = numbagrad.tensor(a, requires_grad=True)
-    outs = [linalg.det(x), linalg.inv(x), linalg.solve(x, x), linalg.matrix_exp(x * 0.1),
-            linalg.svdvals(x), linalg.eigvalsh(x + x.mT), linalg.cholesky(x @ x.mT),
-            linalg.pinv(x), linalg.qr(x).R, linalg.slogdet(x).logabsdet]
+    outs = [
+        linalg.det(x),
+        linalg.inv(x),
+        linalg.solve(x, x),
+        linalg.matrix_exp(x * 0.1),
+        linalg.svdvals(x),
+        linalg.eigvalsh(x + x.mT),
+        linalg.cholesky(x @ x.mT),
+        linalg.pinv(x),
+        linalg.qr(x).R,
+        linalg.slogdet(x).logabsdet,
+    ]
     for o in outs:
         assert o.dtype == numbagrad.float32
         (g,) = numbagrad.autograd.grad(o.sum(), x)
         assert g.dtype == numbagrad.float32
         assert np.all(np.isfinite(g.numpy()))
-    np.testing.assert_allclose(linalg.det(x).detach().numpy(),
-                               torch.linalg.det(torch.tensor(a)).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(
+        linalg.det(x).detach().numpy(), torch.linalg.det(torch.tensor(a)).numpy(), rtol=1e-5
+    )
 
 
 def test_batched_shapes_match_torch():
@@ -269,10 +299,14 @@ def test_batched_shapes_match_torch():
     a = rng.standard_normal((2, 1, 3, 3)) + 3 * np.eye(3)
     b = rng.standard_normal((4, 3, 2))
     ours, theirs = _pair(a)
-    for fn in (lambda m, x, y: m.linalg.solve(x, y), lambda m, x, y: m.linalg.inv(x),
-               lambda m, x, y: m.linalg.det(x), lambda m, x, y: m.linalg.matrix_norm(x, 'nuc'),
-               lambda m, x, y: m.linalg.norm(x, dim=(-2, -1)),
-               lambda m, x, y: m.linalg.vector_norm(x, 3, dim=-1, keepdim=True)):
+    for fn in (
+        lambda m, x, y: m.linalg.solve(x, y),
+        lambda m, x, y: m.linalg.inv(x),
+        lambda m, x, y: m.linalg.det(x),
+        lambda m, x, y: m.linalg.matrix_norm(x, "nuc"),
+        lambda m, x, y: m.linalg.norm(x, dim=(-2, -1)),
+        lambda m, x, y: m.linalg.vector_norm(x, 3, dim=-1, keepdim=True),
+    ):
         got = fn(numbagrad, ours, numbagrad.tensor(b))
         want = fn(torch, theirs, torch.tensor(b))
         assert tuple(got.shape) == tuple(want.shape)
@@ -285,11 +319,15 @@ def test_vmap_of_grad_through_solve_and_eigh():
     a = a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
 
     def f(m, x):
-        return (m.linalg.solve(x, x[0]).sum() + m.linalg.eigvalsh(x).pow(2).sum()
-                + m.linalg.det(x) + m.linalg.cholesky(x).sum() + m.linalg.svdvals(x).sum())
+        return (
+            m.linalg.solve(x, x[0]).sum()
+            + m.linalg.eigvalsh(x).pow(2).sum()
+            + m.linalg.det(x)
+            + m.linalg.cholesky(x).sum()
+            + m.linalg.svdvals(x).sum()
+        )
 
-    got = numbagrad.func.vmap(numbagrad.func.grad(lambda x: f(numbagrad, x)))(
-        numbagrad.tensor(a))
+    got = numbagrad.func.vmap(numbagrad.func.grad(lambda x: f(numbagrad, x)))(numbagrad.tensor(a))
     want = torch.func.vmap(torch.func.grad(lambda x: f(torch, x)))(torch.tensor(a))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-7, atol=1e-9)
 
@@ -328,18 +366,30 @@ def test_tensor_methods_and_namespace():
 def test_cross_default_dim_warns_and_picks_first_size_3_dim():
     rng = np.random.default_rng(7)
     a, b = rng.standard_normal((3, 3)), rng.standard_normal((3, 3))
-    with pytest.warns(UserWarning, match='dim'):
+    with pytest.warns(UserWarning, match="dim"):
         got = numbagrad.cross(numbagrad.tensor(a), numbagrad.tensor(b))
     np.testing.assert_allclose(got.numpy(), np.cross(a, b, axis=0))
-    np.testing.assert_allclose(linalg.cross(numbagrad.tensor(a), numbagrad.tensor(b)).numpy(),
-                               np.cross(a, b, axis=-1))
+    np.testing.assert_allclose(
+        linalg.cross(numbagrad.tensor(a), numbagrad.tensor(b)).numpy(), np.cross(a, b, axis=-1)
+    )
 
 
-@pytest.mark.parametrize('name, shape', [
-    ('det', (0, 0)), ('det', (2, 0, 0)), ('inv', (0, 0)), ('slogdet', (0, 0)), ('svd', (0, 3)),
-    ('svdvals', (3, 0)), ('cholesky', (0, 0)), ('eigh', (0, 0)), ('qr', (0, 2)),
-    ('matrix_exp', (0, 0)), ('pinv', (0, 3)),
-])
+@pytest.mark.parametrize(
+    "name, shape",
+    [
+        ("det", (0, 0)),
+        ("det", (2, 0, 0)),
+        ("inv", (0, 0)),
+        ("slogdet", (0, 0)),
+        ("svd", (0, 3)),
+        ("svdvals", (3, 0)),
+        ("cholesky", (0, 0)),
+        ("eigh", (0, 0)),
+        ("qr", (0, 2)),
+        ("matrix_exp", (0, 0)),
+        ("pinv", (0, 3)),
+    ],
+)
 def test_empty_matrices_as_torch(name, shape):
     results = []
     for m in (numbagrad, torch):
@@ -347,16 +397,25 @@ def test_empty_matrices_as_torch(name, shape):
         out = getattr(m.linalg, name)(a)
         outs = tuple(out) if isinstance(out, tuple) else (out,)
         sum(o.sum() for o in outs).backward()
-        results.append(([tuple(o.shape) for o in outs],
-                        [o.detach().numpy().tolist() for o in outs], tuple(a.grad.shape)))
+        results.append(
+            (
+                [tuple(o.shape) for o in outs],
+                [o.detach().numpy().tolist() for o in outs],
+                tuple(a.grad.shape),
+            )
+        )
     assert results[0] == results[1]
 
 
 def test_nan_inputs_as_torch():
-    a = [[float('nan'), 1.0], [1.0, 1.0]]
-    for fn in (lambda m, x: m.linalg.inv(x), lambda m, x: m.linalg.det(x),
-               lambda m, x: m.linalg.slogdet(x).logabsdet, lambda m, x: m.linalg.matrix_exp(x),
-               lambda m, x: m.linalg.solve(x, m.ones(2, dtype=m.float64))):
+    a = [[float("nan"), 1.0], [1.0, 1.0]]
+    for fn in (
+        lambda m, x: m.linalg.inv(x),
+        lambda m, x: m.linalg.det(x),
+        lambda m, x: m.linalg.slogdet(x).logabsdet,
+        lambda m, x: m.linalg.matrix_exp(x),
+        lambda m, x: m.linalg.solve(x, m.ones(2, dtype=m.float64)),
+    ):
         ours, theirs = _pair(a)
         np.testing.assert_array_equal(fn(numbagrad, ours).numpy(), fn(torch, theirs).numpy())
     for fn in (lambda m, x: m.linalg.svd(x), lambda m, x: m.linalg.pinv(x)):

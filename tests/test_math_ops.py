@@ -69,9 +69,26 @@ def check_grads(fn_ng, fn_t, *arrays, cot=None):
 EDGES = [-1.0, 1.0, 0.5, -0.5, 0.0, 1.5, -2.0, INF, -INF, NAN]
 
 
-@pytest.mark.parametrize("name", ["acos", "asin", "atan", "sinh", "cosh", "asinh", "acosh",
-                                  "atanh", "log10", "exp2", "trunc", "frac", "deg2rad",
-                                  "rad2deg", "sgn"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "acos",
+        "asin",
+        "atan",
+        "sinh",
+        "cosh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "log10",
+        "exp2",
+        "trunc",
+        "frac",
+        "deg2rad",
+        "rad2deg",
+        "sgn",
+    ],
+)
 def test_unary_values_and_gradients_at_special_points(name):
     with np.errstate(all="ignore"):
         x, y = both(EDGES, requires_grad=True)
@@ -108,11 +125,17 @@ def test_trunc_frac_signbit_positive_dtypes_and_errors():
 
 def test_aliases():
     x = ng.tensor([0.25, -0.5])
-    for alias, name in [("arccos", "acos"), ("arcsin", "asin"), ("arctan", "atan"),
-                        ("arcsinh", "asinh"), ("arctanh", "atanh"), ("absolute", "abs"),
-                        ("negative", "neg"), ("fix", "trunc")]:
-        np.testing.assert_array_equal(getattr(ng, alias)(x).numpy(),
-                                      getattr(ng, name)(x).numpy())
+    for alias, name in [
+        ("arccos", "acos"),
+        ("arcsin", "asin"),
+        ("arctan", "atan"),
+        ("arcsinh", "asinh"),
+        ("arctanh", "atanh"),
+        ("absolute", "abs"),
+        ("negative", "neg"),
+        ("fix", "trunc"),
+    ]:
+        np.testing.assert_array_equal(getattr(ng, alias)(x).numpy(), getattr(ng, name)(x).numpy())
         np.testing.assert_array_equal(getattr(x, alias)().numpy(), getattr(ng, name)(x).numpy())
     np.testing.assert_array_equal(ng.arccosh(x + 2).numpy(), ng.acosh(x + 2).numpy())
 
@@ -139,12 +162,22 @@ def test_inplace_variants():
     assert not hasattr(ng.Tensor, "float_power_")  # left out: see ops/math.py INPLACE
 
 
-PAIRS = [(3.0, 4.0), (0.0, 0.0), (-2.0, 0.0), (INF, 1.0), (-INF, -INF), (INF, INF),
-         (1.0, NAN), (-0.0, 2.0), (5.0, -1.0)]
+PAIRS = [
+    (3.0, 4.0),
+    (0.0, 0.0),
+    (-2.0, 0.0),
+    (INF, 1.0),
+    (-INF, -INF),
+    (INF, INF),
+    (1.0, NAN),
+    (-0.0, 2.0),
+    (5.0, -1.0),
+]
 
 
-@pytest.mark.parametrize("name", ["hypot", "logaddexp", "logaddexp2", "copysign", "fmax",
-                                  "fmin", "nextafter"])
+@pytest.mark.parametrize(
+    "name", ["hypot", "logaddexp", "logaddexp2", "copysign", "fmax", "fmin", "nextafter"]
+)
 def test_binary_values_and_gradients_at_special_points(name):
     a = [p[0] for p in PAIRS]
     b = [p[1] for p in PAIRS]
@@ -218,9 +251,12 @@ def test_cummax_cummin_ties_nan_and_gradient(name):
     check(getattr(ng, name)(x, 0), tuple(getattr(torch, name)(y, 0)))
     a = [[2.0, 1.0, 2.0, 4.0], [0.0, 0.0, -1.0, -1.0]]
     for dim in (0, 1):
-        check_grads(lambda t, d=dim: getattr(ng, name)(t, d)[0],
-                    lambda t, d=dim: getattr(torch, name)(t, d)[0], a,
-                    cot=np.arange(8.0).reshape(2, 4) + 1)
+        check_grads(
+            lambda t, d=dim: getattr(ng, name)(t, d)[0],
+            lambda t, d=dim: getattr(torch, name)(t, d)[0],
+            a,
+            cot=np.arange(8.0).reshape(2, 4) + 1,
+        )
     i, j = both([3, 1, 1, 2, 5], "int64")
     check(getattr(ng, name)(i, 0), tuple(getattr(torch, name)(j, 0)))
     z, w = both(2.5)
@@ -235,8 +271,12 @@ def test_logcumsumexp_is_stable_and_handles_infinities():
     check(ng.logcumsumexp(x, 0), torch.logcumsumexp(y, 0))
     rng = np.random.default_rng(1)
     a = rng.normal(size=(3, 5)) * 10
-    check_grads(lambda t: ng.logcumsumexp(t, 1), lambda t: torch.logcumsumexp(t, 1), a,
-                cot=rng.normal(size=(3, 5)))
+    check_grads(
+        lambda t: ng.logcumsumexp(t, 1),
+        lambda t: torch.logcumsumexp(t, 1),
+        a,
+        cot=rng.normal(size=(3, 5)),
+    )
     i, j = both([1, 2, 3], "int64")
     with pytest.raises(NotImplementedError) as ours:
         ng.logcumsumexp(i, 0)
@@ -251,8 +291,7 @@ def test_logcumsumexp_jvp_is_stable_on_early_prefixes():
     _, tangent = ng.func.jvp(lambda v: ng.logcumsumexp(v, 0), (x,), (t,))
     xs = x.numpy()
     y = np.logaddexp.accumulate(xs)
-    want = [sum(t.numpy()[k] * math.exp(xs[k] - y[i]) for k in range(i + 1))
-            for i in range(3)]
+    want = [sum(t.numpy()[k] * math.exp(xs[k] - y[i]) for k in range(i + 1)) for i in range(3)]
     np.testing.assert_allclose(tangent.numpy(), want, rtol=1e-12)
 
 
@@ -309,38 +348,47 @@ def test_quantile_modes_nan_and_shapes(mode):
     x, y = both(a)
     qs = [0.0, 0.3, 0.5, 1.0]
     for q in (0.3, 0.75):
-        check(ng.quantile(x, q, 1, interpolation=mode),
-              torch.quantile(y, q, 1, interpolation=mode))
-        check(ng.nanquantile(x, q, 1, keepdim=True, interpolation=mode),
-              torch.nanquantile(y, q, 1, keepdim=True, interpolation=mode))
+        check(ng.quantile(x, q, 1, interpolation=mode), torch.quantile(y, q, 1, interpolation=mode))
+        check(
+            ng.nanquantile(x, q, 1, keepdim=True, interpolation=mode),
+            torch.nanquantile(y, q, 1, keepdim=True, interpolation=mode),
+        )
     qx, qy = both(qs)
-    check(ng.quantile(x, qx, 0, keepdim=True, interpolation=mode),
-          torch.quantile(y, qy, 0, keepdim=True, interpolation=mode))
+    check(
+        ng.quantile(x, qx, 0, keepdim=True, interpolation=mode),
+        torch.quantile(y, qy, 0, keepdim=True, interpolation=mode),
+    )
     check(ng.nanquantile(x, qx, interpolation=mode), torch.nanquantile(y, qy, interpolation=mode))
-    check(ng.quantile(x, qx, keepdim=True, interpolation=mode),
-          torch.quantile(y, qy, keepdim=True, interpolation=mode))
+    check(
+        ng.quantile(x, qx, keepdim=True, interpolation=mode),
+        torch.quantile(y, qy, keepdim=True, interpolation=mode),
+    )
 
 
 def test_quantile_gradients_input_and_q():
     rng = np.random.default_rng(4)
     a = rng.normal(size=(2, 5))
     q = [0.15, 0.6]
-    check_grads(lambda t, p: ng.quantile(t, p, 1), lambda t, p: torch.quantile(t, p, 1), a, q,
-                cot=rng.normal(size=(2, 2)))
+    check_grads(
+        lambda t, p: ng.quantile(t, p, 1),
+        lambda t, p: torch.quantile(t, p, 1),
+        a,
+        q,
+        cot=rng.normal(size=(2, 2)),
+    )
     check_grads(lambda t: ng.nanquantile(t, 0.4), lambda t: torch.nanquantile(t, 0.4), a)
 
 
 def test_quantile_errors():
     x = ng.tensor([1.0, 2.0], dtype=ng.float64)
-    for bad, match in [(lambda: ng.quantile(ng.tensor([1, 2]), 0.5), "float or double"),
-                       (lambda: ng.quantile(x, 1.5), r"\[0, 1\]"),
-                       (lambda: ng.quantile(x, ng.tensor([0.5, 2.0], dtype=ng.float64)),
-                        r"\[0, 1\]"),
-                       (lambda: ng.quantile(x, ng.tensor([0.5], dtype=ng.float32)),
-                        "same dtype"),
-                       (lambda: ng.quantile(ng.tensor([]), 0.5), "non-empty"),
-                       (lambda: ng.quantile(x, ng.tensor([[0.5]], dtype=ng.float64)),
-                        "scalar or 1D")]:
+    for bad, match in [
+        (lambda: ng.quantile(ng.tensor([1, 2]), 0.5), "float or double"),
+        (lambda: ng.quantile(x, 1.5), r"\[0, 1\]"),
+        (lambda: ng.quantile(x, ng.tensor([0.5, 2.0], dtype=ng.float64)), r"\[0, 1\]"),
+        (lambda: ng.quantile(x, ng.tensor([0.5], dtype=ng.float32)), "same dtype"),
+        (lambda: ng.quantile(ng.tensor([]), 0.5), "non-empty"),
+        (lambda: ng.quantile(x, ng.tensor([[0.5]], dtype=ng.float64)), "scalar or 1D"),
+    ]:
         with pytest.raises(RuntimeError, match=match):
             bad()
     with pytest.raises(ValueError, match="interpolation"):
@@ -371,8 +419,10 @@ def test_var_mean_std_mean_aminmax_count_nonzero():
     a = rng.normal(size=(3, 4))
     x, y = both(a)
     check(ng.var_mean(x, 1), torch.var_mean(y, 1))
-    check(ng.std_mean(x, 0, keepdim=True, correction=0),
-          torch.std_mean(y, 0, keepdim=True, correction=0))
+    check(
+        ng.std_mean(x, 0, keepdim=True, correction=0),
+        torch.std_mean(y, 0, keepdim=True, correction=0),
+    )
     check(ng.var_mean(x, False), torch.var_mean(y, False))
     check(ng.aminmax(x), tuple(torch.aminmax(y)))
     check(ng.aminmax(x, keepdim=True), tuple(torch.aminmax(y, keepdim=True)))
@@ -408,8 +458,9 @@ def test_meshgrid_indexing_and_warning():
     c, d = both([3, 4, 5], "int64")
     for indexing in ("ij", "xy"):
         check(ng.meshgrid(a, c, indexing=indexing), torch.meshgrid(b, d, indexing=indexing))
-        check(ng.meshgrid([a, c, a], indexing=indexing),
-              torch.meshgrid([b, d, b], indexing=indexing))
+        check(
+            ng.meshgrid([a, c, a], indexing=indexing), torch.meshgrid([b, d, b], indexing=indexing)
+        )
     with pytest.warns(UserWarning, match="indexing"):
         grids = ng.meshgrid(a, c)
     with warnings.catch_warnings():
@@ -431,8 +482,7 @@ def test_tile_repeat_interleave_rot90():
     r, s = both([2, 0, 1], "int64")
     check(ng.repeat_interleave(x, r, dim=1), torch.repeat_interleave(y, s, dim=1))
     check(ng.repeat_interleave(r), torch.repeat_interleave(s))
-    check(x.repeat_interleave(ng.tensor([2]), dim=0), y.repeat_interleave(torch.tensor([2]),
-                                                                          dim=0))
+    check(x.repeat_interleave(ng.tensor([2]), dim=0), y.repeat_interleave(torch.tensor([2]), dim=0))
     with pytest.raises(RuntimeError, match="same size"):
         ng.repeat_interleave(x, r, dim=0)
     with pytest.raises(RuntimeError, match="negative"):
@@ -454,9 +504,12 @@ def test_renorm_against_torch():
     x, y = both(a)
     for p, dim, maxnorm in [(2, 0, 1.0), (1, 1, 2.0), (3.5, -1, 0.5)]:
         check(ng.renorm(x, p, dim, maxnorm), torch.renorm(y, p, dim, maxnorm))
-        check_grads(lambda t, p=p, d=dim, m=maxnorm: ng.renorm(t, p, d, m),
-                    lambda t, p=p, d=dim, m=maxnorm: torch.renorm(t, p, d, m), a,
-                    cot=rng.normal(size=(3, 4)))
+        check_grads(
+            lambda t, p=p, d=dim, m=maxnorm: ng.renorm(t, p, d, m),
+            lambda t, p=p, d=dim, m=maxnorm: torch.renorm(t, p, d, m),
+            a,
+            cot=rng.normal(size=(3, 4)),
+        )
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         ng.renorm(ng.tensor([1.0]), 2, 0, 1.0)
     with pytest.raises(RuntimeError, match="maxnorm"):
@@ -519,8 +572,12 @@ def test_trapezoid_and_cumulative_trapezoid():
     e, f = both(np.zeros((2, 0)))
     check(ng.trapezoid(e), torch.trapezoid(f))
     check_grads(ng.trapezoid, torch.trapezoid, a, pts)
-    check_grads(lambda s, t: ng.cumulative_trapezoid(s, t),
-                lambda s, t: torch.cumulative_trapezoid(s, t), a, pts)
+    check_grads(
+        lambda s, t: ng.cumulative_trapezoid(s, t),
+        lambda s, t: torch.cumulative_trapezoid(s, t),
+        a,
+        pts,
+    )
 
 
 # -- searching, counting and sets ----------------------------------------------------------------
@@ -539,8 +596,10 @@ def test_searchsorted_sides_sorter_dtypes():
     perm = [4, 0, 3, 1, 2]
     us, ut = both(np.asarray(seq)[perm])
     srt = np.argsort(np.asarray(seq)[perm], kind="stable")
-    check(ng.searchsorted(us, x, sorter=ng.tensor(srt)),
-          torch.searchsorted(ut, y, sorter=torch.tensor(srt)))
+    check(
+        ng.searchsorted(us, x, sorter=ng.tensor(srt)),
+        torch.searchsorted(ut, y, sorter=torch.tensor(srt)),
+    )
     i, j = both([1, 3, 5], "int64")
     check(ng.searchsorted(i, x), torch.searchsorted(j, y))
     with pytest.raises(RuntimeError, match="opposites"):
@@ -548,8 +607,10 @@ def test_searchsorted_sides_sorter_dtypes():
     with pytest.raises(RuntimeError, match="first N-1 dimensions"):
         ng.searchsorted(nd, ng.tensor([1.0]))
     check(ng.bucketize(x, s), torch.bucketize(y, t))
-    check(ng.bucketize(x, s, right=True, out_int32=True),
-          torch.bucketize(y, t, right=True, out_int32=True))
+    check(
+        ng.bucketize(x, s, right=True, out_int32=True),
+        torch.bucketize(y, t, right=True, out_int32=True),
+    )
     with pytest.raises(RuntimeError, match="1 dimension"):
         ng.bucketize(x, nd)
 
@@ -565,11 +626,13 @@ def test_searchsorted_under_vmap():
 
 
 def test_histc_edges_nan_and_data_range():
-    cases = [([0.0, 1.0, 2.0, 3.0, 3.0, -1.0, 4.0, NAN], dict(bins=3, min=0, max=3)),
-             ([1.0, 2.0, 1.0], dict(bins=4)),
-             ([2.0, 2.0], dict(bins=3)),
-             ([0.1, 0.2, 0.30000001, 0.7, 1.0], dict(bins=10, min=0, max=1)),
-             ([], dict(bins=2))]
+    cases = [
+        ([0.0, 1.0, 2.0, 3.0, 3.0, -1.0, 4.0, NAN], dict(bins=3, min=0, max=3)),
+        ([1.0, 2.0, 1.0], dict(bins=4)),
+        ([2.0, 2.0], dict(bins=3)),
+        ([0.1, 0.2, 0.30000001, 0.7, 1.0], dict(bins=10, min=0, max=1)),
+        ([], dict(bins=2)),
+    ]
     for data, kw in cases:
         for dtype in ("float32", "float64"):
             x, y = both(data, dtype)
@@ -585,19 +648,27 @@ def test_histc_edges_nan_and_data_range():
 def test_unique_options():
     a = [3, 1, 2, 1, 3, 5, 1]
     x, y = both(a, "int64")
-    for kw in [{}, {"return_inverse": True}, {"return_counts": True},
-               {"return_inverse": True, "return_counts": True, "sorted": False}]:
+    for kw in [
+        {},
+        {"return_inverse": True},
+        {"return_counts": True},
+        {"return_inverse": True, "return_counts": True, "sorted": False},
+    ]:
         check(ng.unique(x, **kw), torch.unique(y, **kw))
     check(x.unique(return_counts=True), y.unique(return_counts=True))
     m, n = both([[1, 2], [0, 1], [1, 2], [0, 0]], "int64")
     for dim in (0, 1):
-        check(ng.unique(m, return_inverse=True, return_counts=True, dim=dim),
-              torch.unique(n, return_inverse=True, return_counts=True, dim=dim))
+        check(
+            ng.unique(m, return_inverse=True, return_counts=True, dim=dim),
+            torch.unique(n, return_inverse=True, return_counts=True, dim=dim),
+        )
     f, g = both([NAN, 1.0, NAN, 0.5])
     check(ng.unique(f), torch.unique(g))
     e, h = both([], "int64")
-    check(ng.unique(e, return_inverse=True, return_counts=True),
-          torch.unique(h, return_inverse=True, return_counts=True))
+    check(
+        ng.unique(e, return_inverse=True, return_counts=True),
+        torch.unique(h, return_inverse=True, return_counts=True),
+    )
     k, q = both([[2.0, 1.0], [2.0, 3.0]])
     check(ng.unique(k, return_inverse=True), torch.unique(q, return_inverse=True))
 
@@ -605,12 +676,18 @@ def test_unique_options():
 def test_unique_consecutive_options():
     a = [1, 1, 2, 2, 3, 1, 1, 2]
     x, y = both(a, "int64")
-    for kw in [{}, {"return_inverse": True}, {"return_counts": True},
-               {"return_inverse": True, "return_counts": True}]:
+    for kw in [
+        {},
+        {"return_inverse": True},
+        {"return_counts": True},
+        {"return_inverse": True, "return_counts": True},
+    ]:
         check(ng.unique_consecutive(x, **kw), torch.unique_consecutive(y, **kw))
     m, n = both([[1, 2], [1, 2], [0, 1], [1, 2]], "int64")
-    check(ng.unique_consecutive(m, return_inverse=True, return_counts=True, dim=0),
-          torch.unique_consecutive(n, return_inverse=True, return_counts=True, dim=0))
+    check(
+        ng.unique_consecutive(m, return_inverse=True, return_counts=True, dim=0),
+        torch.unique_consecutive(n, return_inverse=True, return_counts=True, dim=0),
+    )
 
 
 def test_isclose_special_values_and_errors():

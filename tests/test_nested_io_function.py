@@ -32,18 +32,29 @@ from numbagrad.autograd.function import (
     once_differentiable,
 )
 
-INSTANTIATED = 'should not be instantiated'
+INSTANTIATED = "should not be instantiated"
 SURFACE = (
-    'forward_extended', 'backward_extended', 'forward', 'backward', 'save_for_backward',
-    'saved_tensors', 'save_for_forward', 'mark_dirty', 'mark_non_differentiable',
-    'set_materialize_grads', 'setup_context', 'jvp', 'vjp', 'vmap',
+    "forward_extended",
+    "backward_extended",
+    "forward",
+    "backward",
+    "save_for_backward",
+    "saved_tensors",
+    "save_for_forward",
+    "mark_dirty",
+    "mark_non_differentiable",
+    "set_materialize_grads",
+    "setup_context",
+    "jvp",
+    "vjp",
+    "vmap",
 )
 # hooks a NestedIOFunction does not implement: (name, arguments after the instance)
 UNIMPLEMENTED = (
-    ('setup_context', ('ctx', (), None)),
-    ('jvp', ('ctx', None)),
-    ('vjp', ('ctx', None)),
-    ('vmap', (None, (0,), None)),
+    ("setup_context", ("ctx", (), None)),
+    ("jvp", ("ctx", None)),
+    ("vjp", ("ctx", None)),
+    ("vmap", (None, (0,), None)),
 )
 
 
@@ -92,9 +103,9 @@ def page_example_save_for_forward(torch, fwAD):
             z = ctx.z
             return z * grad_out * y, z * grad_out * x, None
 
-    a = torch.tensor(1., requires_grad=True, dtype=torch.double)
-    t = torch.tensor(1., dtype=torch.double)
-    b = torch.tensor(2., requires_grad=True, dtype=torch.double)
+    a = torch.tensor(1.0, requires_grad=True, dtype=torch.double)
+    t = torch.tensor(1.0, dtype=torch.double)
+    b = torch.tensor(2.0, requires_grad=True, dtype=torch.double)
     c = 4
 
     with fwAD.dual_level():
@@ -131,7 +142,7 @@ def page_example_set_materialize_grads(torch):
         @staticmethod
         @once_differentiable
         def backward(ctx, g1, g2):
-            x, = ctx.saved_tensors
+            (x,) = ctx.saved_tensors
             grad_input = torch.zeros_like(x)
             if g1 is not None:  # We must check for None now
                 grad_input += g1
@@ -139,14 +150,14 @@ def page_example_set_materialize_grads(torch):
                 grad_input += g2
             return grad_input
 
-    a = torch.tensor(1., requires_grad=True)
+    a = torch.tensor(1.0, requires_grad=True)
     b, _ = Func.apply(a)  # induces g2 to be undefined
     # (checks, not on the page)
     b.backward()
-    simple_a = torch.tensor(1., requires_grad=True)
+    simple_a = torch.tensor(1.0, requires_grad=True)
     simple_b, _ = SimpleFunc.apply(simple_a)  # g2 materialized as zeros
     simple_b.backward()
-    both_a = torch.tensor(1., requires_grad=True)
+    both_a = torch.tensor(1.0, requires_grad=True)
     b1, b2 = Func.apply(both_a)
     (b1 + 2 * b2).backward()
     return [float(v.detach()) for v in (b, a.grad, simple_b, simple_a.grad, both_a.grad)]
@@ -165,13 +176,11 @@ def test_page_example_set_materialize_grads():
 
 
 def test_page_examples_match_torch():
-    pt = pytest.importorskip('torch')
+    pt = pytest.importorskip("torch")
     import torch.autograd.forward_ad as pt_fwad
 
-    assert page_example_save_for_forward(torch, fwAD) == \
-        page_example_save_for_forward(pt, pt_fwad)
-    assert page_example_set_materialize_grads(torch) == \
-        page_example_set_materialize_grads(pt)
+    assert page_example_save_for_forward(torch, fwAD) == page_example_save_for_forward(pt, pt_fwad)
+    assert page_example_set_materialize_grads(torch) == page_example_set_materialize_grads(pt)
 
 
 # ---------------------------------------------------------------------------
@@ -198,11 +207,11 @@ class Cube(NestedIOFunction):
 
     def forward_extended(self, x):
         self.save_for_backward(x)
-        return x ** 3
+        return x**3
 
     def backward_extended(self, g):
         (x,) = self.saved_tensors
-        return 3 * x ** 2 * g
+        return 3 * x**2 * g
 
 
 def test_is_a_function_subclass():
@@ -214,7 +223,7 @@ def test_is_a_function_subclass():
     assert torch.autograd.NestedIOFunction is NestedIOFunction
 
 
-@pytest.mark.parametrize('name', SURFACE)
+@pytest.mark.parametrize("name", SURFACE)
 def test_documented_surface_exists(name):
     assert hasattr(NestedIOFunction, name)
     assert name in dir(make(SumAndProduct))
@@ -222,7 +231,7 @@ def test_documented_surface_exists(name):
 
 def test_instance_methods_are_not_static():
     # forward/backward and the *_extended hooks take self, unlike Function's staticmethods
-    for name in ('forward', 'backward', 'forward_extended', 'backward_extended'):
+    for name in ("forward", "backward", "forward_extended", "backward_extended"):
         assert not isinstance(inspect.getattr_static(NestedIOFunction, name), staticmethod)
 
 
@@ -234,7 +243,7 @@ def test_nested_call_structure_and_grads(rng):
     np.testing.assert_allclose(to_np(total), xv + yv)
     np.testing.assert_allclose(to_np(prod), xv * zv)
     assert total.grad_fn is fn and prod.grad_fn is fn
-    assert fn.name() == 'SumAndProduct'
+    assert fn.name() == "SumAndProduct"
     assert fn.needs_input_grad == (True, True, True)
     gs, gp = rng.normal(size=3), rng.normal(size=3)
     torch.autograd.backward([total, prod], [f64(gs), f64(gp)])
@@ -266,24 +275,24 @@ def test_forward_and_backward_shared_utilities():
 
 def test_forward_extended_and_backward_extended_receive_nesting():
     seen = {}
-    Pair = namedtuple('Pair', 'a b')
+    Pair = namedtuple("Pair", "a b")
 
     class Nest(NestedIOFunction):
         def forward_extended(self, d, k, pair):
-            seen['inputs'] = (type(d), k, type(pair))
-            return {'s': d['x'] * k, 'none': None}, Pair(pair.a * 2, pair.b * 3), 'tag'
+            seen["inputs"] = (type(d), k, type(pair))
+            return {"s": d["x"] * k, "none": None}, Pair(pair.a * 2, pair.b * 3), "tag"
 
         def backward_extended(self, g_dict, g_pair, g_tag):
-            seen['grads'] = (type(g_dict), g_dict['none'], type(g_pair), g_tag)
-            return {'x': g_dict['s'] * 5}, None, Pair(g_pair.a * 2, g_pair.b * 3)
+            seen["grads"] = (type(g_dict), g_dict["none"], type(g_pair), g_tag)
+            return {"x": g_dict["s"] * 5}, None, Pair(g_pair.a * 2, g_pair.b * 3)
 
     x, a, b = (f64([1.0, 2.0], requires_grad=True) for _ in range(3))
-    out, pair, tag = make(Nest)({'x': x}, 5.0, Pair(a, b))
-    assert seen['inputs'] == (dict, 5.0, Pair)
-    assert tag == 'tag' and out['none'] is None and type(pair) is Pair
-    (out['s'].sum() + pair.a.sum() + pair.b.sum()).backward()
+    out, pair, tag = make(Nest)({"x": x}, 5.0, Pair(a, b))
+    assert seen["inputs"] == (dict, 5.0, Pair)
+    assert tag == "tag" and out["none"] is None and type(pair) is Pair
+    (out["s"].sum() + pair.a.sum() + pair.b.sum()).backward()
     # non-tensor outputs get None as their gradient
-    assert seen['grads'] == (dict, None, Pair, None)
+    assert seen["grads"] == (dict, None, Pair, None)
     assert to_np(x.grad).tolist() == [5.0, 5.0]
     assert to_np(a.grad).tolist() == [2.0, 2.0]
     assert to_np(b.grad).tolist() == [3.0, 3.0]
@@ -313,13 +322,13 @@ def test_none_for_a_whole_nested_input():
 def test_save_for_backward_nested_and_saved_tensors():
     class Saver(NestedIOFunction):
         def forward_extended(self, x, y):
-            self.save_for_backward([x, (y,)], None, {'k': x})
+            self.save_for_backward([x, (y,)], None, {"k": x})
             self.inside = self.saved_tensors
             return x * y
 
         def backward_extended(self, g):
             [x, (y,)], nothing, d = self.saved_tensors
-            assert nothing is None and d['k'] is not None
+            assert nothing is None and d["k"] is not None
             return g * y, g * x
 
     x, y = f64([2.0], requires_grad=True), f64([3.0], requires_grad=True)
@@ -328,7 +337,7 @@ def test_save_for_backward_nested_and_saved_tensors():
     assert (to_np(x.grad), to_np(y.grad)) == ([3.0], [2.0])
     # during forward, saved_tensors gives back what was saved, with its nesting
     [sx, (sy,)], nothing, d = fn.inside
-    assert sx is x and sy is y and nothing is None and d['k'] is x
+    assert sx is x and sy is y and nothing is None and d["k"] is x
 
 
 def test_saved_tensors_checks_versions_and_freeing():
@@ -336,17 +345,17 @@ def test_saved_tensors_checks_versions_and_freeing():
     h = x * 1
     y = make(Cube)(h)
     h.add_(1)
-    with pytest.raises(RuntimeError, match='modified by an inplace operation'):
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
     y = make(Cube)(x)
     y.sum().backward()
-    with pytest.raises(RuntimeError, match='second time'):
+    with pytest.raises(RuntimeError, match="second time"):
         y.sum().backward()
 
 
 def test_save_for_backward_rejects_non_tensors():
     fn = make(SumAndProduct)
-    with pytest.raises(ValueError, match='Auto nesting'):
+    with pytest.raises(ValueError, match="Auto nesting"):
         fn.save_for_backward(f64([1.0]), (3,))
 
 
@@ -362,7 +371,7 @@ def test_save_for_forward_is_accepted():
     x = f64([1.0], requires_grad=True)
     make(F)(x).sum().backward()
     assert to_np(x.grad).tolist() == [2.0]
-    with pytest.raises(TypeError, match='save_for_forward'):
+    with pytest.raises(TypeError, match="save_for_forward"):
         make(F).save_for_forward((x,))
 
 
@@ -394,7 +403,7 @@ def test_mark_dirty_of_a_leaf_requiring_grad_raises():
             self.mark_dirty(x)
             return x
 
-    with pytest.raises(RuntimeError, match='leaf Variable'):
+    with pytest.raises(RuntimeError, match="leaf Variable"):
         make(Bad_)(f64([1.0], requires_grad=True))
 
 
@@ -409,14 +418,14 @@ def test_mark_non_differentiable_nested_and_set_materialize_grads():
             return x * 2, (x * 3, idx)
 
         def backward_extended(self, g_double, g_pair):
-            seen['grads'] = (g_double, g_pair)
+            seen["grads"] = (g_double, g_pair)
             return g_double * 2
 
     x = f64([1.0, 2.0], requires_grad=True)
     double, (triple, idx) = make(Split)(x)
     assert double.requires_grad and triple.requires_grad and not idx.requires_grad
     double.sum().backward()
-    g_double, g_pair = seen['grads']
+    g_double, g_pair = seen["grads"]
     assert to_np(g_double).tolist() == [1.0, 1.0]
     assert g_pair == (None, None)  # not materialized
     assert to_np(x.grad).tolist() == [2.0, 2.0]
@@ -430,13 +439,13 @@ def test_materialized_grads_by_default():
             return x * 2, x * 3
 
         def backward_extended(self, g2, g3):
-            seen['g3'] = g3
+            seen["g3"] = g3
             return g2 * 2 + g3 * 3
 
     x = f64([1.0], requires_grad=True)
     a, _ = make(Two)(x)
     a.sum().backward()
-    assert to_np(seen['g3']).tolist() == [0.0]
+    assert to_np(seen["g3"]).tolist() == [0.0]
 
 
 def test_non_tensor_inputs_and_needs_input_grad():
@@ -468,7 +477,7 @@ def test_user_init_without_super_and_parameters():
             return g * self.scale
 
     with warnings.catch_warnings():
-        warnings.simplefilter('error')
+        warnings.simplefilter("error")
         fn = Scaled(4.0)  # no Function.__init__, no warning (as PyTorch)
     x = f64([1.0], requires_grad=True)
     fn(x).sum().backward()
@@ -478,12 +487,12 @@ def test_user_init_without_super_and_parameters():
 def test_instances_are_one_shot():
     fn = make(Cube)
     fn(f64([1.0]))
-    with pytest.raises(RuntimeError, match='only once'):
+    with pytest.raises(RuntimeError, match="only once"):
         fn(f64([1.0]))
 
 
 def test_apply_on_the_class_raises():
-    with pytest.raises(RuntimeError, match=r'calling an instance, Cube\(\)\(\*inputs\)'):
+    with pytest.raises(RuntimeError, match=r"calling an instance, Cube\(\)\(\*inputs\)"):
         Cube.apply(f64([1.0], requires_grad=True))
 
 
@@ -508,7 +517,7 @@ def test_double_backward(rng):
     x = f64(xv, requires_grad=True)
     y = make(Cube)(x)
     (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
-    np.testing.assert_allclose(to_np(g), 3 * xv ** 2)
+    np.testing.assert_allclose(to_np(g), 3 * xv**2)
     assert g.requires_grad
     (gg,) = torch.autograd.grad(g.sum(), x)
     np.testing.assert_allclose(to_np(gg), 6 * xv)
@@ -519,7 +528,7 @@ def test_double_backward_nested_outputs(rng):
     x, y, z = (f64(v, requires_grad=True) for v in (xv, yv, zv))
     total, [prod] = make(SumAndProduct)(x, (y, z))
     (gx,) = torch.autograd.grad((total + prod * prod).sum(), x, create_graph=True)
-    np.testing.assert_allclose(to_np(gx), 1 + 2 * xv * zv ** 2)
+    np.testing.assert_allclose(to_np(gx), 1 + 2 * xv * zv**2)
     (gz,) = torch.autograd.grad(gx.sum(), z)
     np.testing.assert_allclose(to_np(gz), 4 * xv * zv)
 
@@ -539,7 +548,7 @@ def test_once_differentiable_backward_extended_refuses_double_backward():
     class Once(NestedIOFunction):
         def forward_extended(self, x):
             self.save_for_backward(x)
-            return x ** 2
+            return x**2
 
         @once_differentiable
         def backward_extended(self, g):
@@ -549,7 +558,7 @@ def test_once_differentiable_backward_extended_refuses_double_backward():
     x = f64([1.0, 2.0], requires_grad=True)
     (g,) = torch.autograd.grad(make(Once)(x).sum(), x, create_graph=True)
     assert to_np(g).tolist() == [2.0, 4.0]
-    with pytest.raises(RuntimeError, match='once_differentiable'):
+    with pytest.raises(RuntimeError, match="once_differentiable"):
         g.sum().backward()
 
 
@@ -558,25 +567,25 @@ def test_once_differentiable_backward_extended_refuses_double_backward():
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(('name', 'args'), UNIMPLEMENTED)
+@pytest.mark.parametrize(("name", "args"), UNIMPLEMENTED)
 def test_unimplemented_hooks_raise_naming_the_class(name, args):
     fn = make(SumAndProduct)
-    with pytest.raises(NotImplementedError, match='SumAndProduct') as on_instance:
+    with pytest.raises(NotImplementedError, match="SumAndProduct") as on_instance:
         getattr(fn, name)(*args)
-    with pytest.raises(NotImplementedError, match='SumAndProduct') as on_class:
+    with pytest.raises(NotImplementedError, match="SumAndProduct") as on_class:
         getattr(SumAndProduct, name)(*args)
     assert str(on_instance.value) == str(on_class.value)
 
 
 def test_unimplemented_hook_messages_say_what_to_define():
     fn = make(SumAndProduct)
-    with pytest.raises(NotImplementedError, match='backward_extended'):
-        fn.vjp('ctx', None)
-    with pytest.raises(NotImplementedError, match='forward_extended'):
-        fn.setup_context('ctx', (), None)
-    with pytest.raises(NotImplementedError, match='jvp staticmethod'):
-        fn.jvp('ctx', None)
-    with pytest.raises(NotImplementedError, match='vmap staticmethod'):
+    with pytest.raises(NotImplementedError, match="backward_extended"):
+        fn.vjp("ctx", None)
+    with pytest.raises(NotImplementedError, match="forward_extended"):
+        fn.setup_context("ctx", (), None)
+    with pytest.raises(NotImplementedError, match="jvp staticmethod"):
+        fn.jvp("ctx", None)
+    with pytest.raises(NotImplementedError, match="vmap staticmethod"):
         fn.vmap(None, (0,), None)
 
 
@@ -591,7 +600,7 @@ def test_missing_forward_extended():
     class NoForward(NestedIOFunction):
         pass
 
-    with pytest.raises(NotImplementedError, match='NoForward must define forward_extended'):
+    with pytest.raises(NotImplementedError, match="NoForward must define forward_extended"):
         make(NoForward)(f64([1.0], requires_grad=True))
 
 
@@ -601,7 +610,7 @@ def test_missing_backward_extended():
             return x * 2
 
     y = make(NoBackward)(f64([1.0], requires_grad=True))
-    with pytest.raises(NotImplementedError, match='NoBackward must define backward_extended'):
+    with pytest.raises(NotImplementedError, match="NoBackward must define backward_extended"):
         y.sum().backward()
 
 
@@ -634,9 +643,9 @@ def test_backward_extended_wrong_results():
             return 3
 
     x, y = f64([1.0], requires_grad=True), f64([1.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='incorrect number of gradients'):
+    with pytest.raises(RuntimeError, match="incorrect number of gradients"):
         make(Count)(x, y).sum().backward()
-    with pytest.raises(TypeError, match='backward_extended must return'):
+    with pytest.raises(TypeError, match="backward_extended must return"):
         make(Kind)(x).sum().backward()
 
 
@@ -648,8 +657,11 @@ def test_backward_extended_wrong_results():
 def test_forward_ad_dual_input_raises():
     with fwAD.dual_level():
         dual = fwAD.make_dual(f64([1.0, 2.0]), f64([1.0, 1.0]))
-        with pytest.raises(NotImplementedError, match=r'Cube is a legacy NestedIOFunction.*'
-                           r'forward-mode AD'):
+        with pytest.raises(
+            NotImplementedError,
+            match=r"Cube is a legacy NestedIOFunction.*"
+            r"forward-mode AD",
+        ):
             make(Cube)(dual)
     # after its level, a dual is its primal: the call runs eagerly
     assert to_np(make(Cube)(dual)).tolist() == [1.0, 8.0]
@@ -663,7 +675,7 @@ def test_forward_ad_level_with_plain_inputs_runs():
     assert to_np(x.grad).tolist() == [12.0]
 
 
-@pytest.mark.parametrize('transform', ['grad', 'vjp', 'jvp', 'vmap', 'jacrev', 'jacfwd'])
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jvp", "vmap", "jacrev", "jacfwd"])
 def test_func_transforms_raise(transform):
     func = torch.func
     x = f64([1.0, 2.0])
@@ -672,18 +684,20 @@ def test_func_transforms_raise(transform):
         with pytest.warns(DeprecationWarning, match=INSTANTIATED):
             fn = Cube()
         out = fn(a)
-        return out.sum() if transform == 'grad' else out
+        return out.sum() if transform == "grad" else out
 
     run = {
-        'grad': lambda: func.grad(f)(x),
-        'vjp': lambda: func.vjp(f, x),
-        'jvp': lambda: func.jvp(f, (x,), (f64([1.0, 1.0]),)),
-        'vmap': lambda: func.vmap(f)(x),
-        'jacrev': lambda: func.jacrev(f)(x),
-        'jacfwd': lambda: func.jacfwd(f)(x),
+        "grad": lambda: func.grad(f)(x),
+        "vjp": lambda: func.vjp(f, x),
+        "jvp": lambda: func.jvp(f, (x,), (f64([1.0, 1.0]),)),
+        "vmap": lambda: func.vmap(f)(x),
+        "jacrev": lambda: func.jacrev(f)(x),
+        "jacfwd": lambda: func.jacfwd(f)(x),
     }[transform]
-    with pytest.raises(RuntimeError, match='Cube is a legacy NestedIOFunction, which cannot be '
-                       'used under numbagrad'):
+    with pytest.raises(
+        RuntimeError,
+        match="Cube is a legacy NestedIOFunction, which cannot be used under numbagrad",
+    ):
         run()
 
 
@@ -733,7 +747,7 @@ class DoubleSeparate(Function):
 
 def _record(fn):
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter('always')
+        warnings.simplefilter("always")
         fn()
     return [w for w in caught if issubclass(w.category, DeprecationWarning)]
 
@@ -746,7 +760,8 @@ def test_instantiating_a_function_warns_at_the_users_line():
     assert str(w.message) == (
         f"{Double} should not be instantiated. Methods on autograd functions are all static, "
         "so you should invoke them on the class itself. Instantiating an autograd function "
-        "will raise an error in a future version of PyTorch.")
+        "will raise an error in a future version of PyTorch."
+    )
     assert w.filename == __file__ and w.lineno == line
 
 
@@ -754,7 +769,7 @@ def test_instantiating_a_nested_io_function_warns_at_the_users_line():
     line = inspect.currentframe().f_lineno + 1
     caught = _record(lambda: SumAndProduct())
     assert len(caught) == 1
-    assert str(caught[0].message).startswith(f'{SumAndProduct} should not be instantiated.')
+    assert str(caught[0].message).startswith(f"{SumAndProduct} should not be instantiated.")
     assert caught[0].filename == __file__ and caught[0].lineno == line
 
 
@@ -780,14 +795,14 @@ def test_inplace_function_warns_at_the_users_line():
 
 def test_instance_call_still_refused():
     fn = make(Double)
-    with pytest.raises(RuntimeError, match='apply'):
+    with pytest.raises(RuntimeError, match="apply"):
         fn(f64([1.0]))
 
 
 def test_no_warning_in_normal_use(rng):
     # numbagrad never instantiates a Function itself: ctx objects are graph nodes
     with warnings.catch_warnings():
-        warnings.simplefilter('error', DeprecationWarning)
+        warnings.simplefilter("error", DeprecationWarning)
         x = f64(rng.normal(size=3), requires_grad=True)
         y = Double.apply(x) + DoubleSeparate.apply(x)
         (g,) = torch.autograd.grad(y.sum(), x, create_graph=True)
@@ -808,7 +823,7 @@ def test_ctx_is_not_a_function_instance():
     class Peek(Function):
         @staticmethod
         def forward(ctx, x):
-            seen['ctx'] = ctx
+            seen["ctx"] = ctx
             return x * 1
 
         @staticmethod
@@ -816,8 +831,8 @@ def test_ctx_is_not_a_function_instance():
             return g
 
     Peek.apply(f64([1.0], requires_grad=True))
-    assert not isinstance(seen['ctx'], Function)
-    assert isinstance(seen['ctx'], torch.autograd.function.FunctionCtx)
+    assert not isinstance(seen["ctx"], Function)
+    assert isinstance(seen["ctx"], torch.autograd.function.FunctionCtx)
 
 
 # ---------------------------------------------------------------------------
@@ -826,20 +841,19 @@ def test_ctx_is_not_a_function_instance():
 
 
 def _torch_function_module():
-    pytest.importorskip('torch')
+    pytest.importorskip("torch")
     import torch.autograd.function as pt_function
 
     return pt_function
 
 
-@pytest.mark.parametrize('name', SURFACE)
+@pytest.mark.parametrize("name", SURFACE)
 def test_surface_matches_torch(name):
     pt_function = _torch_function_module()
     assert hasattr(pt_function.NestedIOFunction, name)
     assert hasattr(NestedIOFunction, name)
     # instance methods in both where PyTorch overrides Function's staticmethods
-    pt_static = isinstance(inspect.getattr_static(pt_function.NestedIOFunction, name),
-                           staticmethod)
+    pt_static = isinstance(inspect.getattr_static(pt_function.NestedIOFunction, name), staticmethod)
     if not pt_static:
         assert not isinstance(inspect.getattr_static(NestedIOFunction, name), staticmethod)
 
@@ -852,14 +866,16 @@ def test_class_relations_match_torch():
         assert mod.NestedIOFunction.generate_vmap_rule is False
 
 
-@pytest.mark.parametrize(('name', 'args'), (
-    *UNIMPLEMENTED, ('forward_extended', (None,)), ('backward_extended', (None,))))
+@pytest.mark.parametrize(
+    ("name", "args"),
+    (*UNIMPLEMENTED, ("forward_extended", (None,)), ("backward_extended", (None,))),
+)
 def test_unimplemented_hooks_match_torch(name, args):
     pt_function = _torch_function_module()
     for mod in (pt_function, torch.autograd.function):
-        cls = type('Legacy', (mod.NestedIOFunction,), {})
+        cls = type("Legacy", (mod.NestedIOFunction,), {})
         with warnings.catch_warnings():
-            warnings.simplefilter('ignore', DeprecationWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             fn = cls()
         with pytest.raises(NotImplementedError):
             getattr(fn, name)(*args)
@@ -871,8 +887,8 @@ def test_deprecation_warning_matches_torch():
 
     results = []
     for lib, mod in ((pt, pt_function), (torch, torch.autograd.function)):
-        plain = type('Plain', (lib.autograd.Function,), {})
-        nested = type('Nested', (mod.NestedIOFunction,), {})
+        plain = type("Plain", (lib.autograd.Function,), {})
+        nested = type("Nested", (mod.NestedIOFunction,), {})
 
         def apply_plain(lib=lib):
             class Id(lib.autograd.Function):
@@ -887,12 +903,20 @@ def test_deprecation_warning_matches_torch():
             Id.apply(lib.ones(1, requires_grad=True)).sum().backward()
 
         line = inspect.currentframe().f_lineno + 1
-        cases = [_record(lambda c=plain: c()), _record(lambda c=nested: c()),
-                 _record(apply_plain)]
-        results.append([
-            [(str(w.message).replace(str(c), '<cls>'), w.filename == __file__, w.lineno == line)
-             for w in ws]
-            for ws, c in zip(cases, (plain, nested, None))])
+        cases = [_record(lambda c=plain: c()), _record(lambda c=nested: c()), _record(apply_plain)]
+        results.append(
+            [
+                [
+                    (
+                        str(w.message).replace(str(c), "<cls>"),
+                        w.filename == __file__,
+                        w.lineno == line,
+                    )
+                    for w in ws
+                ]
+                for ws, c in zip(cases, (plain, nested, None))
+            ]
+        )
     assert results[0] == results[1]
     assert [len(ws) for ws in results[1]] == [1, 1, 0]
 
@@ -903,11 +927,14 @@ def test_nesting_errors_match_torch():
 
     for lib, mod in ((pt, pt_function), (torch, torch.autograd.function)):
         with warnings.catch_warnings():
-            warnings.simplefilter('ignore', DeprecationWarning)
-            fn = type('Legacy', (mod.NestedIOFunction,), {})()
+            warnings.simplefilter("ignore", DeprecationWarning)
+            fn = type("Legacy", (mod.NestedIOFunction,), {})()
         t = lib.ones(1)
-        for method, args in (('save_for_backward', (t, (1,))), ('mark_dirty', ([t, 'a'],)),
-                             ('mark_non_differentiable', (2.0,))):
+        for method, args in (
+            ("save_for_backward", (t, (1,))),
+            ("mark_dirty", ([t, "a"],)),
+            ("mark_non_differentiable", (2.0,)),
+        ):
             with pytest.raises(ValueError, match="Auto nesting doesn't know how to process"):
                 getattr(fn, method)(*args)
         # tensors, None and nesting are accepted
@@ -922,11 +949,11 @@ def test_apply_on_the_class_raises_in_torch_too():
     pt_function = _torch_function_module()
     import torch as pt
 
-    legacy = type('Legacy', (pt_function.NestedIOFunction,), {})
+    legacy = type("Legacy", (pt_function.NestedIOFunction,), {})
     with pytest.raises(AttributeError):  # PyTorch: '_nested_input' (numbagrad: RuntimeError)
         legacy.apply(pt.ones(1, requires_grad=True))
     with pytest.raises(RuntimeError):
-        type('Legacy', (NestedIOFunction,), {}).apply(torch.ones(1, requires_grad=True))
+        type("Legacy", (NestedIOFunction,), {}).apply(torch.ones(1, requires_grad=True))
 
 
 def test_torch_nested_io_function_cannot_be_called():
@@ -937,11 +964,11 @@ def test_torch_nested_io_function_cannot_be_called():
 
     class PtCube(pt_function.NestedIOFunction):
         def forward_extended(self, x):
-            return x ** 3
+            return x**3
 
     def call(x):
         with warnings.catch_warnings():
-            warnings.simplefilter('ignore', DeprecationWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
             return PtCube()(x)
 
     x = pt.ones(2, dtype=pt.float64)
@@ -956,7 +983,7 @@ def test_torch_nested_io_function_cannot_be_called():
 
 
 def test_numbers_match_a_torch_function(rng):
-    pytest.importorskip('torch')
+    pytest.importorskip("torch")
     import torch as pt
 
     class PtSumAndProduct(pt.autograd.Function):
@@ -975,14 +1002,18 @@ def test_numbers_match_a_torch_function(rng):
 
     ng_args = [f64(v, requires_grad=True) for v in vals]
     total, [prod] = make(SumAndProduct)(ng_args[0], (ng_args[1], ng_args[2]))
-    ng_first = torch.autograd.grad((total * f64(gs) + prod * prod * f64(gp)).sum(), ng_args,
-                                   create_graph=True)
+    ng_first = torch.autograd.grad(
+        (total * f64(gs) + prod * prod * f64(gp)).sum(), ng_args, create_graph=True
+    )
     ng_second = torch.autograd.grad(sum(g.sum() for g in ng_first), ng_args)
 
     pt_args = [pt.tensor(v, requires_grad=True) for v in vals]
     pt_total, pt_prod = PtSumAndProduct.apply(*pt_args)
-    pt_first = pt.autograd.grad((pt_total * pt.tensor(gs) + pt_prod * pt_prod *
-                                 pt.tensor(gp)).sum(), pt_args, create_graph=True)
+    pt_first = pt.autograd.grad(
+        (pt_total * pt.tensor(gs) + pt_prod * pt_prod * pt.tensor(gp)).sum(),
+        pt_args,
+        create_graph=True,
+    )
     pt_second = pt.autograd.grad(sum(g.sum() for g in pt_first), pt_args)
 
     np.testing.assert_allclose(to_np(total), pt_total.detach().numpy(), rtol=1e-14)
@@ -992,7 +1023,7 @@ def test_numbers_match_a_torch_function(rng):
 
 
 def test_materialize_grads_match_a_torch_function():
-    pytest.importorskip('torch')
+    pytest.importorskip("torch")
     import torch as pt
 
     def run(lib, legacy):
@@ -1000,19 +1031,21 @@ def test_materialize_grads_match_a_torch_function():
         state = {}
         x = lib.ones(2, dtype=lib.float64, requires_grad=True)
         if legacy:
+
             class Two(NestedIOFunction):
                 def forward_extended(self, x):
-                    self.set_materialize_grads(state['materialize'])
+                    self.set_materialize_grads(state["materialize"])
                     return x * 2, x * 3
 
                 def backward_extended(self, g2, g3):
                     seen.append(g3 is None)
                     return g2 * 2 + (0 if g3 is None else g3 * 3)
         else:
+
             class Two(lib.autograd.Function):
                 @staticmethod
                 def forward(ctx, x):
-                    ctx.set_materialize_grads(state['materialize'])
+                    ctx.set_materialize_grads(state["materialize"])
                     return x * 2, x * 3
 
                 @staticmethod
@@ -1021,7 +1054,7 @@ def test_materialize_grads_match_a_torch_function():
                     return g2 * 2 + (0 if g3 is None else g3 * 3)
 
         for materialize in (True, False):
-            state['materialize'] = materialize
+            state["materialize"] = materialize
             fn = make(Two) if legacy else Two.apply
             a, _ = fn(x)
             a.sum().backward()

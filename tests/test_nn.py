@@ -259,9 +259,12 @@ def test_load_state_dict_errors():
     sd = net.state_dict()
     bad = dict(sd)
     bad["fc1.weight"] = numbagrad.zeros(3, 3)
-    with pytest.raises(RuntimeError, match=r"size mismatch for fc1.weight: copying a param "
-                       r"with shape numbagrad.Size\(\[3, 3\]\) from checkpoint, the shape in "
-                       r"current model is numbagrad.Size\(\[4, 3\]\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"size mismatch for fc1.weight: copying a param "
+        r"with shape numbagrad.Size\(\[3, 3\]\) from checkpoint, the shape in "
+        r"current model is numbagrad.Size\(\[4, 3\]\)",
+    ):
         net.load_state_dict(bad)
     missing = {k: v for k, v in sd.items() if k != "fc2.bias"}
     missing["extra"] = numbagrad.zeros(1)
@@ -269,9 +272,11 @@ def test_load_state_dict_errors():
     with pytest.raises(RuntimeError) as info:
         net.load_state_dict(missing)
     msg = str(info.value)
-    assert msg.startswith("Error(s) in loading state_dict for _Net:\n\t"
-                          'Missing key(s) in state_dict: "fc2.bias". \n\t'
-                          "Unexpected key(s) in state_dict: ")
+    assert msg.startswith(
+        "Error(s) in loading state_dict for _Net:\n\t"
+        'Missing key(s) in state_dict: "fc2.bias". \n\t'
+        "Unexpected key(s) in state_dict: "
+    )
     assert '"extra"' in msg and '"fc1.extra"' in msg
     res = net.load_state_dict(missing, strict=False)
     assert res.missing_keys == ["fc2.bias"]
@@ -287,15 +292,24 @@ def test_load_state_dict_shared_module_matches_torch():
     tlin = torch.nn.Linear(1, 1)
     tseq = torch.nn.Sequential(tlin, torch.nn.ReLU(), tlin)
     assert list(seq.state_dict()) == list(tseq.state_dict())
-    seq.load_state_dict({k: numbagrad.full(tuple(v.shape), float(i))
-                         for i, (k, v) in enumerate(seq.state_dict().items())})
-    tseq.load_state_dict({k: torch.full(tuple(v.shape), float(i))
-                          for i, (k, v) in enumerate(tseq.state_dict().items())})
+    seq.load_state_dict(
+        {
+            k: numbagrad.full(tuple(v.shape), float(i))
+            for i, (k, v) in enumerate(seq.state_dict().items())
+        }
+    )
+    tseq.load_state_dict(
+        {
+            k: torch.full(tuple(v.shape), float(i))
+            for i, (k, v) in enumerate(tseq.state_dict().items())
+        }
+    )
     assert lin.weight.tolist() == tlin.weight.tolist() == [[2.0]]  # the last path wins
     part = {"0.weight": numbagrad.ones(1, 1), "0.bias": numbagrad.ones(1)}
     res = seq.load_state_dict(part, strict=False)
-    tres = tseq.load_state_dict({k: torch.ones(tuple(v.shape)) for k, v in part.items()},
-                                strict=False)
+    tres = tseq.load_state_dict(
+        {k: torch.ones(tuple(v.shape)) for k, v in part.items()}, strict=False
+    )
     assert res.missing_keys == tres.missing_keys == ["2.weight", "2.bias"]
 
 
@@ -330,13 +344,13 @@ def test_forward_hooks():
     h1.remove()
     h2.remove()
     h2.remove()  # a second remove does nothing
-    assert np.allclose(lin(x).detach().numpy(), F.linear(x, lin.weight, lin.bias).detach()
-                       .numpy())
+    assert np.allclose(lin(x).detach().numpy(), F.linear(x, lin.weight, lin.bias).detach().numpy())
     order = []
     lin.register_forward_hook(lambda m, a, o: order.append("b"))
     lin.register_forward_hook(lambda m, a, o: order.append("a"), prepend=True)
     lin.register_forward_pre_hook(
-        lambda m, args, kwargs: ((args[0] * 2,), kwargs), with_kwargs=True)
+        lambda m, args, kwargs: ((args[0] * 2,), kwargs), with_kwargs=True
+    )
     lin.register_forward_hook(lambda m, a, k, o: order.append(("kw", k)), with_kwargs=True)
     lin(x)
     assert order == ["a", "b", ("kw", {})]
@@ -382,40 +396,63 @@ def _repr_pairs(torch):
         (nn.Linear(3, 2, bias=False), tn.Linear(3, 2, bias=False)),
         (nn.Bilinear(2, 3, 4), tn.Bilinear(2, 3, 4)),
         (nn.Identity(), tn.Identity()),
-        (nn.ReLU(), tn.ReLU()), (nn.ReLU(inplace=True), tn.ReLU(inplace=True)),
+        (nn.ReLU(), tn.ReLU()),
+        (nn.ReLU(inplace=True), tn.ReLU(inplace=True)),
         (nn.ReLU6(), tn.ReLU6()),
-        (nn.Tanh(), tn.Tanh()), (nn.Sigmoid(), tn.Sigmoid()),
+        (nn.Tanh(), tn.Tanh()),
+        (nn.Sigmoid(), tn.Sigmoid()),
         (nn.Softplus(beta=2, threshold=10), tn.Softplus(beta=2, threshold=10)),
-        (nn.GELU(), tn.GELU()), (nn.GELU("tanh"), tn.GELU("tanh")),
-        (nn.SiLU(), tn.SiLU()), (nn.ELU(0.5, True), tn.ELU(0.5, True)),
+        (nn.GELU(), tn.GELU()),
+        (nn.GELU("tanh"), tn.GELU("tanh")),
+        (nn.SiLU(), tn.SiLU()),
+        (nn.ELU(0.5, True), tn.ELU(0.5, True)),
         (nn.LeakyReLU(0.2), tn.LeakyReLU(0.2)),
         (nn.LeakyReLU(inplace=True), tn.LeakyReLU(inplace=True)),
-        (nn.Softmax(dim=1), tn.Softmax(dim=1)), (nn.LogSoftmax(-1), tn.LogSoftmax(-1)),
-        (nn.Softmin(0), tn.Softmin(0)), (nn.Hardtanh(), tn.Hardtanh()),
-        (nn.Hardtanh(-2, 3, True), tn.Hardtanh(-2, 3, True)), (nn.SELU(), tn.SELU()),
-        (nn.SELU(True), tn.SELU(True)), (nn.LogSigmoid(), tn.LogSigmoid()),
-        (nn.Softsign(), tn.Softsign()), (nn.Mish(), tn.Mish()),
+        (nn.Softmax(dim=1), tn.Softmax(dim=1)),
+        (nn.LogSoftmax(-1), tn.LogSoftmax(-1)),
+        (nn.Softmin(0), tn.Softmin(0)),
+        (nn.Hardtanh(), tn.Hardtanh()),
+        (nn.Hardtanh(-2, 3, True), tn.Hardtanh(-2, 3, True)),
+        (nn.SELU(), tn.SELU()),
+        (nn.SELU(True), tn.SELU(True)),
+        (nn.LogSigmoid(), tn.LogSigmoid()),
+        (nn.Softsign(), tn.Softsign()),
+        (nn.Mish(), tn.Mish()),
         (nn.KLDivLoss(), tn.KLDivLoss()),
         (nn.Dropout(0.25), tn.Dropout(0.25)),
         (nn.LayerNorm([3, 4], eps=1e-6), tn.LayerNorm([3, 4], eps=1e-6)),
         (nn.LayerNorm(4, bias=False), tn.LayerNorm(4, bias=False)),
         (nn.LayerNorm(4, elementwise_affine=False), tn.LayerNorm(4, elementwise_affine=False)),
-        (nn.Flatten(), tn.Flatten()), (nn.Unflatten(1, (2, 5)), tn.Unflatten(1, (2, 5))),
-        (nn.MSELoss(), tn.MSELoss()), (nn.CrossEntropyLoss(), tn.CrossEntropyLoss()),
+        (nn.Flatten(), tn.Flatten()),
+        (nn.Unflatten(1, (2, 5)), tn.Unflatten(1, (2, 5))),
+        (nn.MSELoss(), tn.MSELoss()),
+        (nn.CrossEntropyLoss(), tn.CrossEntropyLoss()),
         (nn.GaussianNLLLoss(), tn.GaussianNLLLoss()),
-        (nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Sequential(nn.Linear(4, 4), nn.Tanh())),
-         tn.Sequential(tn.Linear(3, 4), tn.ReLU(), tn.Sequential(tn.Linear(4, 4), tn.Tanh()))),
-        (nn.Sequential(OrderedDict(fc=nn.Linear(1, 1), act=nn.ReLU())),
-         tn.Sequential(OrderedDict(fc=tn.Linear(1, 1), act=tn.ReLU()))),
-        (nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2)]),
-         tn.ModuleList([tn.Linear(2, 2), tn.Linear(2, 2), tn.ReLU(), tn.Linear(2, 2)])),
+        (
+            nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Sequential(nn.Linear(4, 4), nn.Tanh())),
+            tn.Sequential(tn.Linear(3, 4), tn.ReLU(), tn.Sequential(tn.Linear(4, 4), tn.Tanh())),
+        ),
+        (
+            nn.Sequential(OrderedDict(fc=nn.Linear(1, 1), act=nn.ReLU())),
+            tn.Sequential(OrderedDict(fc=tn.Linear(1, 1), act=tn.ReLU())),
+        ),
+        (
+            nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2)]),
+            tn.ModuleList([tn.Linear(2, 2), tn.Linear(2, 2), tn.ReLU(), tn.Linear(2, 2)]),
+        ),
         (nn.ModuleList(), tn.ModuleList()),
-        (nn.ModuleDict({"a": nn.Linear(1, 2), "b": nn.ModuleList([nn.ReLU()])}),
-         tn.ModuleDict({"a": tn.Linear(1, 2), "b": tn.ModuleList([tn.ReLU()])})),
-        (nn.ParameterList([numbagrad.zeros(2), numbagrad.zeros(3, 1)]),
-         tn.ParameterList([torch.zeros(2), torch.zeros(3, 1)])),
-        (nn.ParameterDict({"a": numbagrad.zeros(2), "b": numbagrad.zeros(1, 2)}),
-         tn.ParameterDict({"a": torch.zeros(2), "b": torch.zeros(1, 2)})),
+        (
+            nn.ModuleDict({"a": nn.Linear(1, 2), "b": nn.ModuleList([nn.ReLU()])}),
+            tn.ModuleDict({"a": tn.Linear(1, 2), "b": tn.ModuleList([tn.ReLU()])}),
+        ),
+        (
+            nn.ParameterList([numbagrad.zeros(2), numbagrad.zeros(3, 1)]),
+            tn.ParameterList([torch.zeros(2), torch.zeros(3, 1)]),
+        ),
+        (
+            nn.ParameterDict({"a": numbagrad.zeros(2), "b": numbagrad.zeros(1, 2)}),
+            tn.ParameterDict({"a": torch.zeros(2), "b": torch.zeros(1, 2)}),
+        ),
     ]
 
 
@@ -520,60 +557,109 @@ def _layer_cases(torch):
     tn = torch.nn
     return [
         ("linear", lambda: nn.Linear(3, 4), lambda: tn.Linear(3, 4), [(5, 3)]),
-        ("linear_nobias", lambda: nn.Linear(3, 2, bias=False),
-         lambda: tn.Linear(3, 2, bias=False), [(2, 6, 3)]),
+        (
+            "linear_nobias",
+            lambda: nn.Linear(3, 2, bias=False),
+            lambda: tn.Linear(3, 2, bias=False),
+            [(2, 6, 3)],
+        ),
         ("linear_1d", lambda: nn.Linear(3, 2), lambda: tn.Linear(3, 2), [(3,)]),
-        ("bilinear", lambda: nn.Bilinear(2, 3, 4), lambda: tn.Bilinear(2, 3, 4),
-         [(5, 2), (5, 3)]),
+        ("bilinear", lambda: nn.Bilinear(2, 3, 4), lambda: tn.Bilinear(2, 3, 4), [(5, 2), (5, 3)]),
         ("identity", nn.Identity, tn.Identity, [(2, 3)]),
         ("relu", nn.ReLU, tn.ReLU, [(4, 5)]),
         ("relu6", nn.ReLU6, tn.ReLU6, [(4, 5)]),
         ("tanh", nn.Tanh, tn.Tanh, [(4, 5)]),
         ("sigmoid", nn.Sigmoid, tn.Sigmoid, [(4, 5)]),
-        ("softplus", lambda: nn.Softplus(beta=2.0, threshold=3.0),
-         lambda: tn.Softplus(beta=2.0, threshold=3.0), [(4, 5)]),
+        (
+            "softplus",
+            lambda: nn.Softplus(beta=2.0, threshold=3.0),
+            lambda: tn.Softplus(beta=2.0, threshold=3.0),
+            [(4, 5)],
+        ),
         ("gelu", nn.GELU, tn.GELU, [(4, 5)]),
         ("gelu_tanh", lambda: nn.GELU("tanh"), lambda: tn.GELU("tanh"), [(4, 5)]),
         ("silu", nn.SiLU, tn.SiLU, [(4, 5)]),
         ("elu", lambda: nn.ELU(0.7), lambda: tn.ELU(0.7), [(4, 5)]),
         ("leaky_relu", lambda: nn.LeakyReLU(0.2), lambda: tn.LeakyReLU(0.2), [(4, 5)]),
         ("softmax", lambda: nn.Softmax(dim=1), lambda: tn.Softmax(dim=1), [(3, 4, 2)]),
-        ("log_softmax", lambda: nn.LogSoftmax(dim=-1), lambda: tn.LogSoftmax(dim=-1),
-         [(3, 4)]),
+        ("log_softmax", lambda: nn.LogSoftmax(dim=-1), lambda: tn.LogSoftmax(dim=-1), [(3, 4)]),
         ("softmin", lambda: nn.Softmin(dim=0), lambda: tn.Softmin(dim=0), [(3, 4)]),
-        ("hardtanh", lambda: nn.Hardtanh(-2.0, 1.5), lambda: tn.Hardtanh(-2.0, 1.5),
-         [(4, 5)]),
+        ("hardtanh", lambda: nn.Hardtanh(-2.0, 1.5), lambda: tn.Hardtanh(-2.0, 1.5), [(4, 5)]),
         ("selu", nn.SELU, tn.SELU, [(4, 5)]),
         ("logsigmoid", nn.LogSigmoid, tn.LogSigmoid, [(4, 5)]),
         ("softsign", nn.Softsign, tn.Softsign, [(4, 5)]),
         ("mish", nn.Mish, tn.Mish, [(4, 5)]),
         ("layer_norm", lambda: nn.LayerNorm(4), lambda: tn.LayerNorm(4), [(3, 4)]),
-        ("layer_norm_2d", lambda: nn.LayerNorm((3, 4), eps=1e-3),
-         lambda: tn.LayerNorm((3, 4), eps=1e-3), [(2, 3, 4)]),
-        ("layer_norm_nobias", lambda: nn.LayerNorm(4, bias=False),
-         lambda: tn.LayerNorm(4, bias=False), [(3, 4)]),
-        ("layer_norm_plain", lambda: nn.LayerNorm(4, elementwise_affine=False),
-         lambda: tn.LayerNorm(4, elementwise_affine=False), [(3, 4)]),
+        (
+            "layer_norm_2d",
+            lambda: nn.LayerNorm((3, 4), eps=1e-3),
+            lambda: tn.LayerNorm((3, 4), eps=1e-3),
+            [(2, 3, 4)],
+        ),
+        (
+            "layer_norm_nobias",
+            lambda: nn.LayerNorm(4, bias=False),
+            lambda: tn.LayerNorm(4, bias=False),
+            [(3, 4)],
+        ),
+        (
+            "layer_norm_plain",
+            lambda: nn.LayerNorm(4, elementwise_affine=False),
+            lambda: tn.LayerNorm(4, elementwise_affine=False),
+            [(3, 4)],
+        ),
         ("flatten", nn.Flatten, tn.Flatten, [(2, 3, 4)]),
         ("flatten_range", lambda: nn.Flatten(0, 1), lambda: tn.Flatten(0, 1), [(2, 3, 4)]),
-        ("unflatten", lambda: nn.Unflatten(1, (2, 3)), lambda: tn.Unflatten(1, (2, 3)),
-         [(4, 6)]),
-        ("dropout_eval", lambda: nn.Dropout(0.5).eval(), lambda: tn.Dropout(0.5).eval(),
-         [(3, 3)]),
-        ("sequential", lambda: nn.Sequential(nn.Linear(3, 5), nn.GELU(), nn.LayerNorm(5),
-                                             nn.Linear(5, 2), nn.Softplus()),
-         lambda: tn.Sequential(tn.Linear(3, 5), tn.GELU(), tn.LayerNorm(5), tn.Linear(5, 2),
-                               tn.Softplus()), [(4, 3)]),
+        ("unflatten", lambda: nn.Unflatten(1, (2, 3)), lambda: tn.Unflatten(1, (2, 3)), [(4, 6)]),
+        ("dropout_eval", lambda: nn.Dropout(0.5).eval(), lambda: tn.Dropout(0.5).eval(), [(3, 3)]),
+        (
+            "sequential",
+            lambda: nn.Sequential(
+                nn.Linear(3, 5), nn.GELU(), nn.LayerNorm(5), nn.Linear(5, 2), nn.Softplus()
+            ),
+            lambda: tn.Sequential(
+                tn.Linear(3, 5), tn.GELU(), tn.LayerNorm(5), tn.Linear(5, 2), tn.Softplus()
+            ),
+            [(4, 3)],
+        ),
     ]
 
 
 def _layer_ids():
-    return ["linear", "linear_nobias", "linear_1d", "bilinear", "identity", "relu", "relu6",
-            "tanh", "sigmoid", "softplus", "gelu", "gelu_tanh", "silu", "elu", "leaky_relu",
-            "softmax", "log_softmax", "softmin", "hardtanh", "selu", "logsigmoid", "softsign",
-            "mish", "layer_norm", "layer_norm_2d", "layer_norm_nobias",
-            "layer_norm_plain", "flatten", "flatten_range", "unflatten", "dropout_eval",
-            "sequential"]
+    return [
+        "linear",
+        "linear_nobias",
+        "linear_1d",
+        "bilinear",
+        "identity",
+        "relu",
+        "relu6",
+        "tanh",
+        "sigmoid",
+        "softplus",
+        "gelu",
+        "gelu_tanh",
+        "silu",
+        "elu",
+        "leaky_relu",
+        "softmax",
+        "log_softmax",
+        "softmin",
+        "hardtanh",
+        "selu",
+        "logsigmoid",
+        "softsign",
+        "mish",
+        "layer_norm",
+        "layer_norm_2d",
+        "layer_norm_nobias",
+        "layer_norm_plain",
+        "flatten",
+        "flatten_range",
+        "unflatten",
+        "dropout_eval",
+        "sequential",
+    ]
 
 
 @pytest.mark.parametrize("case", _layer_ids())
@@ -607,14 +693,16 @@ def test_layer_matches_torch(case):
 
 def test_inplace_activations():
     torch = _torch()
-    for ours, theirs in [(nn.ReLU(True), torch.nn.ReLU(True)),
-                         (nn.ELU(inplace=True), torch.nn.ELU(inplace=True)),
-                         (nn.LeakyReLU(inplace=True), torch.nn.LeakyReLU(inplace=True)),
-                         (nn.SiLU(True), torch.nn.SiLU(True)),
-                         (nn.ReLU6(True), torch.nn.ReLU6(True)),
-                         (nn.Hardtanh(inplace=True), torch.nn.Hardtanh(inplace=True)),
-                         (nn.SELU(True), torch.nn.SELU(True)),
-                         (nn.Mish(True), torch.nn.Mish(True))]:
+    for ours, theirs in [
+        (nn.ReLU(True), torch.nn.ReLU(True)),
+        (nn.ELU(inplace=True), torch.nn.ELU(inplace=True)),
+        (nn.LeakyReLU(inplace=True), torch.nn.LeakyReLU(inplace=True)),
+        (nn.SiLU(True), torch.nn.SiLU(True)),
+        (nn.ReLU6(True), torch.nn.ReLU6(True)),
+        (nn.Hardtanh(inplace=True), torch.nn.Hardtanh(inplace=True)),
+        (nn.SELU(True), torch.nn.SELU(True)),
+        (nn.Mish(True), torch.nn.Mish(True)),
+    ]:
         a = np.array([-2.0, -0.5, 0.5, 7.0])
         x, tx = _n(a), _t(a, torch)
         assert ours(x) is x
@@ -690,46 +778,93 @@ _LOSS_CASES = [
     ("mse", "mse_loss", [("real", (4, 3)), ("real", (4, 3))], {}),
     ("mse_sum", "mse_loss", [("real", (4, 3)), ("real", (4, 3))], {"reduction": "sum"}),
     ("mse_none", "mse_loss", [("real", (4, 3)), ("real", (4, 3))], {"reduction": "none"}),
-    ("mse_weight", "mse_loss", [("real", (4, 3)), ("real", (4, 3))],
-     {"weight": ("positive", (4, 3))}),
+    (
+        "mse_weight",
+        "mse_loss",
+        [("real", (4, 3)), ("real", (4, 3))],
+        {"weight": ("positive", (4, 3))},
+    ),
     ("l1", "l1_loss", [("real", (5,)), ("real", (5,))], {}),
-    ("l1_weight_sum", "l1_loss", [("real", (2, 3)), ("real", (2, 3))],
-     {"weight": ("positive", (2, 3)), "reduction": "sum"}),
-    ("l1_weight", "l1_loss", [("real", (2, 3)), ("real", (2, 3))],
-     {"weight": ("positive", (2, 3))}),
+    (
+        "l1_weight_sum",
+        "l1_loss",
+        [("real", (2, 3)), ("real", (2, 3))],
+        {"weight": ("positive", (2, 3)), "reduction": "sum"},
+    ),
+    (
+        "l1_weight",
+        "l1_loss",
+        [("real", (2, 3)), ("real", (2, 3))],
+        {"weight": ("positive", (2, 3))},
+    ),
     ("smooth_l1", "smooth_l1_loss", [("real", (4, 3)), ("real", (4, 3))], {"beta": 0.7}),
-    ("smooth_l1_none", "smooth_l1_loss", [("real", (4, 3)), ("real", (4, 3))],
-     {"reduction": "none"}),
+    (
+        "smooth_l1_none",
+        "smooth_l1_loss",
+        [("real", (4, 3)), ("real", (4, 3))],
+        {"reduction": "none"},
+    ),
     ("smooth_l1_beta0", "smooth_l1_loss", [("real", (4,)), ("real", (4,))], {"beta": 0.0}),
     ("huber", "huber_loss", [("real", (4, 3)), ("real", (4, 3))], {"delta": 0.6}),
     ("huber_sum", "huber_loss", [("real", (4, 3)), ("real", (4, 3))], {"reduction": "sum"}),
-    ("huber_weight", "huber_loss", [("real", (4, 3)), ("real", (4, 3))],
-     {"weight": ("positive", (4, 3))}),
+    (
+        "huber_weight",
+        "huber_loss",
+        [("real", (4, 3)), ("real", (4, 3))],
+        {"weight": ("positive", (4, 3))},
+    ),
     ("bce", "binary_cross_entropy", [("prob", (4, 3)), ("prob", (4, 3))], {}),
-    ("bce_weight_sum", "binary_cross_entropy", [("prob", (4, 3)), ("prob", (4, 3))],
-     {"weight": ("positive", (3,)), "reduction": "sum"}),
-    ("bce_none", "binary_cross_entropy", [("prob", (5,)), ("prob", (5,))],
-     {"reduction": "none"}),
-    ("bce_logits", "binary_cross_entropy_with_logits", [("real", (4, 3)), ("prob", (4, 3))],
-     {}),
-    ("bce_logits_pos_weight", "binary_cross_entropy_with_logits",
-     [("real", (4, 3)), ("prob", (4, 3))],
-     {"pos_weight": ("positive", (3,)), "weight": ("positive", (4, 3))}),
-    ("bce_logits_none", "binary_cross_entropy_with_logits",
-     [("real", (4, 3)), ("prob", (4, 3))], {"reduction": "none", "pos_weight":
-                                            ("positive", (3,))}),
-    ("kl_div_batchmean", "kl_div", [("real", (4, 3)), ("prob", (4, 3))],
-     {"reduction": "batchmean"}),
-    ("kl_div_log_target_none", "kl_div", [("real", (4, 3)), ("real", (4, 3))],
-     {"reduction": "none", "log_target": True}),
+    (
+        "bce_weight_sum",
+        "binary_cross_entropy",
+        [("prob", (4, 3)), ("prob", (4, 3))],
+        {"weight": ("positive", (3,)), "reduction": "sum"},
+    ),
+    ("bce_none", "binary_cross_entropy", [("prob", (5,)), ("prob", (5,))], {"reduction": "none"}),
+    ("bce_logits", "binary_cross_entropy_with_logits", [("real", (4, 3)), ("prob", (4, 3))], {}),
+    (
+        "bce_logits_pos_weight",
+        "binary_cross_entropy_with_logits",
+        [("real", (4, 3)), ("prob", (4, 3))],
+        {"pos_weight": ("positive", (3,)), "weight": ("positive", (4, 3))},
+    ),
+    (
+        "bce_logits_none",
+        "binary_cross_entropy_with_logits",
+        [("real", (4, 3)), ("prob", (4, 3))],
+        {"reduction": "none", "pos_weight": ("positive", (3,))},
+    ),
+    (
+        "kl_div_batchmean",
+        "kl_div",
+        [("real", (4, 3)), ("prob", (4, 3))],
+        {"reduction": "batchmean"},
+    ),
+    (
+        "kl_div_log_target_none",
+        "kl_div",
+        [("real", (4, 3)), ("real", (4, 3))],
+        {"reduction": "none", "log_target": True},
+    ),
     ("kl_div_sum", "kl_div", [("real", (5,)), ("prob", (5,))], {"reduction": "sum"}),
-    ("gaussian_nll", "gaussian_nll_loss",
-     [("real", (4, 3)), ("real", (4, 3)), ("positive", (4, 3))], {}),
-    ("gaussian_nll_full_sum", "gaussian_nll_loss",
-     [("real", (4, 3)), ("real", (4, 3)), ("positive", (4, 1))],
-     {"full": True, "reduction": "sum"}),
-    ("gaussian_nll_homo", "gaussian_nll_loss",
-     [("real", (4, 3)), ("real", (4, 3)), ("positive", (4,))], {"reduction": "none"}),
+    (
+        "gaussian_nll",
+        "gaussian_nll_loss",
+        [("real", (4, 3)), ("real", (4, 3)), ("positive", (4, 3))],
+        {},
+    ),
+    (
+        "gaussian_nll_full_sum",
+        "gaussian_nll_loss",
+        [("real", (4, 3)), ("real", (4, 3)), ("positive", (4, 1))],
+        {"full": True, "reduction": "sum"},
+    ),
+    (
+        "gaussian_nll_homo",
+        "gaussian_nll_loss",
+        [("real", (4, 3)), ("real", (4, 3)), ("positive", (4,))],
+        {"reduction": "none"},
+    ),
 ]
 
 
@@ -743,8 +878,7 @@ def test_loss_matches_torch(case):
     ours_args = [_n(a, True) for a in arrays]
     theirs_args = [_t(a, torch, True) for a in arrays]
     ours_kw = {k: (_n(kw_arrays[k]) if k in kw_arrays else v) for k, v in kwargs.items()}
-    theirs_kw = {k: (_t(kw_arrays[k], torch) if k in kw_arrays else v)
-                 for k, v in kwargs.items()}
+    theirs_kw = {k: (_t(kw_arrays[k], torch) if k in kw_arrays else v) for k, v in kwargs.items()}
     y = getattr(F, name)(*ours_args, **ours_kw)
     ty = getattr(torch.nn.functional, name)(*theirs_args, **theirs_kw)
     _close(y, ty)
@@ -763,11 +897,19 @@ _CE_CASES = [
     ("ce_ignore", (6, 4), "idx", {"ignore_index": 1}),
     ("ce_ignore_weight_nd", (3, 4, 5), "idx", {"ignore_index": 2, "weight": True}),
     ("ce_smooth", (6, 4), "idx", {"label_smoothing": 0.2}),
-    ("ce_smooth_weight_ignore", (6, 4), "idx",
-     {"label_smoothing": 0.3, "weight": True, "ignore_index": 0}),
+    (
+        "ce_smooth_weight_ignore",
+        (6, 4),
+        "idx",
+        {"label_smoothing": 0.3, "weight": True, "ignore_index": 0},
+    ),
     ("ce_smooth_none_nd", (3, 4, 2), "idx", {"label_smoothing": 0.1, "reduction": "none"}),
-    ("ce_smooth_sum_weight", (6, 4), "idx",
-     {"label_smoothing": 0.1, "reduction": "sum", "weight": True}),
+    (
+        "ce_smooth_sum_weight",
+        (6, 4),
+        "idx",
+        {"label_smoothing": 0.1, "reduction": "sum", "weight": True},
+    ),
     ("ce_sum", (5, 4), "idx", {"reduction": "sum"}),
     ("ce_none", (5, 4), "idx", {"reduction": "none", "ignore_index": 3}),
     ("ce_prob", (5, 4), "prob", {}),
@@ -807,7 +949,8 @@ def test_cross_entropy_nll_match_torch(case):
     if kind == "nll":
         y = F.nll_loss(F.log_softmax(xs, 0 if len(shape) == 1 else 1), ours_t, **kw)
         ty = torch.nn.functional.nll_loss(
-            torch.log_softmax(txs, 0 if len(shape) == 1 else 1), theirs_t, **tkw)
+            torch.log_softmax(txs, 0 if len(shape) == 1 else 1), theirs_t, **tkw
+        )
     else:
         y = getattr(F, fn)(xs, ours_t, **kw)
         ty = getattr(torch.nn.functional, fn)(txs, theirs_t, **tkw)
@@ -832,13 +975,25 @@ def test_loss_modules_match_functional():
         (nn.SmoothL1Loss(beta=0.3), torch.nn.SmoothL1Loss(beta=0.3), x, y),
         (nn.HuberLoss(delta=0.4), torch.nn.HuberLoss(delta=0.4), x, y),
         (nn.BCELoss(weight=_n(w)), torch.nn.BCELoss(weight=_t(w, torch)), y, y[::-1].copy()),
-        (nn.BCEWithLogitsLoss(pos_weight=_n(w)),
-         torch.nn.BCEWithLogitsLoss(pos_weight=_t(w, torch)), x, y),
-        (nn.CrossEntropyLoss(weight=_n(w), label_smoothing=0.1),
-         torch.nn.CrossEntropyLoss(weight=_t(w, torch), label_smoothing=0.1), x, idx),
+        (
+            nn.BCEWithLogitsLoss(pos_weight=_n(w)),
+            torch.nn.BCEWithLogitsLoss(pos_weight=_t(w, torch)),
+            x,
+            y,
+        ),
+        (
+            nn.CrossEntropyLoss(weight=_n(w), label_smoothing=0.1),
+            torch.nn.CrossEntropyLoss(weight=_t(w, torch), label_smoothing=0.1),
+            x,
+            idx,
+        ),
         (nn.NLLLoss(ignore_index=0), torch.nn.NLLLoss(ignore_index=0), x, idx),
-        (nn.KLDivLoss(reduction="batchmean", log_target=True),
-         torch.nn.KLDivLoss(reduction="batchmean", log_target=True), x, x[::-1].copy()),
+        (
+            nn.KLDivLoss(reduction="batchmean", log_target=True),
+            torch.nn.KLDivLoss(reduction="batchmean", log_target=True),
+            x,
+            x[::-1].copy(),
+        ),
     ]
     for ours, theirs, a, b in pairs:
         _close(ours(_n(a), _n(b)), theirs(_t(a, torch), _t(b, torch)))
@@ -860,16 +1015,19 @@ def test_loss_option_errors():
         F.mse_loss(x, x, reduction="foo")
     with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
         nn.L1Loss(reduction="foo")
-    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got "
-                                           "Int"):
+    with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
         F.nll_loss(x, numbagrad.tensor([1, 2, 3], dtype=numbagrad.int32))
     with pytest.raises(IndexError, match=re.escape("Target 5 is out of bounds.")):
         F.cross_entropy(x, numbagrad.tensor([1, 2, 5]))
-    with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target "
-                                         r"batch_size \(2\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"Expected input batch_size \(3\) to match target "
+        r"batch_size \(2\)",
+    ):
         F.cross_entropy(x, numbagrad.tensor([1, 2]))
-    with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 4 "
-                                           "classes"):
+    with pytest.raises(
+        RuntimeError, match="weight tensor should be defined either for all 4 classes"
+    ):
         F.cross_entropy(x, numbagrad.tensor([1, 2, 1]), weight=numbagrad.ones(3))
     with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
         F.cross_entropy(x, x.softmax(1), ignore_index=1)
@@ -904,9 +1062,9 @@ def test_bce_extremes_are_finite():
     loss.sum().backward()
     assert np.isfinite(x.grad.numpy()).all()
     z = numbagrad.tensor([-800.0, 800.0], dtype=numbagrad.float64, requires_grad=True)
-    lz = F.binary_cross_entropy_with_logits(z, numbagrad.tensor([1.0, 0.0],
-                                                                dtype=numbagrad.float64),
-                                            reduction="none")
+    lz = F.binary_cross_entropy_with_logits(
+        z, numbagrad.tensor([1.0, 0.0], dtype=numbagrad.float64), reduction="none"
+    )
     assert lz.tolist() == [800.0, 800.0]
     lz.sum().backward()
     assert z.grad.tolist() == [-1.0, 1.0]
@@ -916,41 +1074,87 @@ def test_bce_extremes_are_finite():
 def _functional_cases():
     return [
         ("relu6", lambda m, x: m.nn.functional.relu6(x), (4, 5), 4.0),
-        ("softplus", lambda m, x: m.nn.functional.softplus(x, beta=0.5, threshold=2.0),
-         (4, 5), 4.0),
+        (
+            "softplus",
+            lambda m, x: m.nn.functional.softplus(x, beta=0.5, threshold=2.0),
+            (4, 5),
+            4.0,
+        ),
         ("normalize", lambda m, x: m.nn.functional.normalize(x), (3, 4), 1.0),
         ("normalize_p1", lambda m, x: m.nn.functional.normalize(x, p=1.0, dim=0), (3, 4), 1.0),
-        ("softmax_dtype", lambda m, x: m.nn.functional.softmax(x, dim=0, dtype=m.float64),
-         (3, 4), 1.0),
+        (
+            "softmax_dtype",
+            lambda m, x: m.nn.functional.softmax(x, dim=0, dtype=m.float64),
+            (3, 4),
+            1.0,
+        ),
         ("log_softmax", lambda m, x: m.nn.functional.log_softmax(x, 1), (3, 4), 1.0),
-        ("layer_norm_fn", lambda m, x: m.nn.functional.layer_norm(x, (4,), eps=1e-3),
-         (3, 4), 1.0),
-        ("pad_constant", lambda m, x: m.nn.functional.pad(x, (1, 2, 0, 1), value=1.5),
-         (2, 3, 4), 1.0),
+        ("layer_norm_fn", lambda m, x: m.nn.functional.layer_norm(x, (4,), eps=1e-3), (3, 4), 1.0),
+        (
+            "pad_constant",
+            lambda m, x: m.nn.functional.pad(x, (1, 2, 0, 1), value=1.5),
+            (2, 3, 4),
+            1.0,
+        ),
         ("pad_negative", lambda m, x: m.nn.functional.pad(x, (-1, 2, 1, -1)), (3, 4), 1.0),
-        ("pad_reflect", lambda m, x: m.nn.functional.pad(x, (2, 1), mode="reflect"),
-         (2, 3, 4), 1.0),
-        ("pad_reflect_2d", lambda m, x: m.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect"),
-         (2, 3, 4), 1.0),
-        ("pad_replicate", lambda m, x: m.nn.functional.pad(x, (2, 3, 1, 0),
-                                                           mode="replicate"),
-         (1, 2, 3, 4), 1.0),
-        ("pad_circular", lambda m, x: m.nn.functional.pad(x, (1, 2), mode="circular"),
-         (2, 3, 4), 1.0),
-        ("cosine_similarity", lambda m, x: m.nn.functional.cosine_similarity(
-            x, x.flip(0) * 2 + 1, dim=1), (4, 3), 1.0),
-        ("cosine_similarity_bcast", lambda m, x: m.nn.functional.cosine_similarity(
-            x, x[:1], dim=-1), (4, 3), 1.0),
-        ("pairwise_distance", lambda m, x: m.nn.functional.pairwise_distance(
-            x, x.flip(0)), (4, 3), 1.0),
-        ("pairwise_distance_p1_keep", lambda m, x: m.nn.functional.pairwise_distance(
-            x, x * 0.5, p=1.0, keepdim=True), (4, 3), 1.0),
+        (
+            "pad_reflect",
+            lambda m, x: m.nn.functional.pad(x, (2, 1), mode="reflect"),
+            (2, 3, 4),
+            1.0,
+        ),
+        (
+            "pad_reflect_2d",
+            lambda m, x: m.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect"),
+            (2, 3, 4),
+            1.0,
+        ),
+        (
+            "pad_replicate",
+            lambda m, x: m.nn.functional.pad(x, (2, 3, 1, 0), mode="replicate"),
+            (1, 2, 3, 4),
+            1.0,
+        ),
+        (
+            "pad_circular",
+            lambda m, x: m.nn.functional.pad(x, (1, 2), mode="circular"),
+            (2, 3, 4),
+            1.0,
+        ),
+        (
+            "cosine_similarity",
+            lambda m, x: m.nn.functional.cosine_similarity(x, x.flip(0) * 2 + 1, dim=1),
+            (4, 3),
+            1.0,
+        ),
+        (
+            "cosine_similarity_bcast",
+            lambda m, x: m.nn.functional.cosine_similarity(x, x[:1], dim=-1),
+            (4, 3),
+            1.0,
+        ),
+        (
+            "pairwise_distance",
+            lambda m, x: m.nn.functional.pairwise_distance(x, x.flip(0)),
+            (4, 3),
+            1.0,
+        ),
+        (
+            "pairwise_distance_p1_keep",
+            lambda m, x: m.nn.functional.pairwise_distance(x, x * 0.5, p=1.0, keepdim=True),
+            (4, 3),
+            1.0,
+        ),
         ("elu_fn", lambda m, x: m.nn.functional.elu(x, alpha=2.0), (4, 5), 2.0),
         ("gelu_fn", lambda m, x: m.nn.functional.gelu(x, approximate="tanh"), (4, 5), 2.0),
         ("leaky_relu_fn", lambda m, x: m.nn.functional.leaky_relu(x, 0.3), (4, 5), 2.0),
         ("linear_fn", lambda m, x: m.nn.functional.linear(x, x.t() * 0.5, x[0]), (3, 3), 1.0),
-        ("bilinear_fn", lambda m, x: m.nn.functional.bilinear(
-            x, x * 2, x.reshape(1, 3, 3).expand(2, 3, 3)), (3, 3), 1.0),
+        (
+            "bilinear_fn",
+            lambda m, x: m.nn.functional.bilinear(x, x * 2, x.reshape(1, 3, 3).expand(2, 3, 3)),
+            (3, 3),
+            1.0,
+        ),
     ]
 
 
@@ -972,10 +1176,19 @@ def test_functional_matches_torch(case):
 def test_activation_kinks_match_torch():
     torch = _torch()
     a = np.array([-1.0, 0.0, 6.0, 7.0, 1e3, -1e3])
-    for name, kw in [("relu6", {}), ("elu", {"alpha": 1.5}), ("leaky_relu", {}),
-                     ("relu", {}), ("silu", {}), ("gelu", {}), ("selu", {}),
-                     ("hardtanh", {"min_val": -1.0, "max_val": 6.0}), ("logsigmoid", {}),
-                     ("softsign", {}), ("mish", {})]:
+    for name, kw in [
+        ("relu6", {}),
+        ("elu", {"alpha": 1.5}),
+        ("leaky_relu", {}),
+        ("relu", {}),
+        ("silu", {}),
+        ("gelu", {}),
+        ("selu", {}),
+        ("hardtanh", {"min_val": -1.0, "max_val": 6.0}),
+        ("logsigmoid", {}),
+        ("softsign", {}),
+        ("mish", {}),
+    ]:
         x, tx = _n(a, True), _t(a, torch, True)
         y = getattr(F, name)(x, **kw)
         ty = getattr(torch.nn.functional, name)(tx, **kw)
@@ -990,8 +1203,9 @@ def test_pad_one_hot_and_errors():
     x = numbagrad.arange(6.0).reshape(2, 3)
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
         F.pad(x, (1, 1, 1))
-    with pytest.raises(RuntimeError, match="Padding size should be less than the "
-                                           "corresponding input dimension"):
+    with pytest.raises(
+        RuntimeError, match="Padding size should be less than the corresponding input dimension"
+    ):
         F.pad(x, (3, 3), mode="reflect")
     with pytest.raises(NotImplementedError, match="Padding size 4 is not supported for 2D"):
         F.pad(x, (1, 1, 1, 1), mode="reflect")
@@ -1008,8 +1222,11 @@ def test_pad_one_hot_and_errors():
         F.one_hot(numbagrad.tensor([1, 5]), 3)
     with pytest.raises(RuntimeError, match="non-negative"):
         F.one_hot(numbagrad.tensor([-1, 1]))
-    with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
-                                           r"shape \[\*, 4\], but got input of size\[2, 3\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Given normalized_shape=\[4\], expected input with "
+        r"shape \[\*, 4\], but got input of size\[2, 3\]",
+    ):
         F.layer_norm(numbagrad.zeros(2, 3), (4,))
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
         s = nn.Softmax()(numbagrad.zeros(2, 3))
@@ -1033,8 +1250,10 @@ def test_functional_under_transforms():
     assert np.allclose(per.numpy(), F.cross_entropy(x, tgt, reduction="none").numpy())
     probs = numbagrad.tensor(np.random.default_rng(0).uniform(0.1, 0.9, (4, 3)))
     per_bce = func.vmap(lambda p, t: F.binary_cross_entropy(p, t))(probs, probs.flip(0))
-    assert np.allclose(per_bce.numpy(), F.binary_cross_entropy(
-        probs, probs.flip(0), reduction="none").mean(1).numpy())
+    assert np.allclose(
+        per_bce.numpy(),
+        F.binary_cross_entropy(probs, probs.flip(0), reduction="none").mean(1).numpy(),
+    )
     lin = nn.Linear(3, 2).double()
     jac = func.jacrev(lambda inp: lin(inp))(x[0])
     assert np.allclose(jac.detach().numpy(), lin.weight.detach().numpy())
@@ -1043,9 +1262,17 @@ def test_functional_under_transforms():
 # -- init --------------------------------------------------------------------------------
 def test_calculate_gain_matches_torch():
     torch = _torch()
-    for nl, param in [("linear", None), ("conv2d", None), ("sigmoid", None), ("tanh", None),
-                      ("relu", None), ("leaky_relu", None), ("leaky_relu", 0.2),
-                      ("leaky_relu", math.sqrt(5)), ("selu", None)]:
+    for nl, param in [
+        ("linear", None),
+        ("conv2d", None),
+        ("sigmoid", None),
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", None),
+        ("leaky_relu", 0.2),
+        ("leaky_relu", math.sqrt(5)),
+        ("selu", None),
+    ]:
         assert nn.init.calculate_gain(nl, param) == torch.nn.init.calculate_gain(nl, param)
     with pytest.raises(ValueError, match="Unsupported nonlinearity"):
         nn.init.calculate_gain("foo")
@@ -1219,8 +1446,9 @@ def test_functional_call_matches_torch():
 
     numbagrad.manual_seed(0)
     ours = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
-    theirs = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(),
-                                 torch.nn.Linear(4, 1)).double()
+    theirs = torch.nn.Sequential(
+        torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)
+    ).double()
     _copy_to_torch(ours, theirs)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(5, 3))
@@ -1239,15 +1467,18 @@ def test_functional_call_matches_torch():
         _close(g[k], tg[k])
     per = vmap(lambda inp: functional_call(ours, params, inp))(_n(x))
     tper = torch.func.vmap(lambda inp: torch.func.functional_call(theirs, tparams, inp))(
-        _t(x, torch))
+        _t(x, torch)
+    )
     _close(per, tper)
     from numbagrad.func import hessian
 
     x0, tx0 = _n(x[0]), torch.tensor(x[0])
-    h = hessian(lambda w: functional_call(ours, {**params, "0.weight": w}, (x0,))
-                .sum())(params["0.weight"])
-    th = torch.func.hessian(lambda w: torch.func.functional_call(
-        theirs, {**tparams, "0.weight": w}, (tx0,)).sum())(tparams["0.weight"])
+    h = hessian(lambda w: functional_call(ours, {**params, "0.weight": w}, (x0,)).sum())(
+        params["0.weight"]
+    )
+    th = torch.func.hessian(
+        lambda w: torch.func.functional_call(theirs, {**tparams, "0.weight": w}, (tx0,)).sum()
+    )(tparams["0.weight"])
     _close(h, th)
     # the module's own parameters are back in place
     assert all(isinstance(p, nn.Parameter) for p in ours.parameters())
@@ -1265,8 +1496,9 @@ def test_functional_call_options():
     assert np.allclose(out.detach().numpy(), lin.bias.detach().numpy())
     with pytest.raises(ValueError, match="which are tied"):
         functional_call(shared, {"0.weight": w, "1.weight": numbagrad.ones(2, 2)}, (x,))
-    functional_call(shared, {"0.weight": w, "1.weight": numbagrad.ones(2, 2)}, (x,),
-                    tie_weights=False)
+    functional_call(
+        shared, {"0.weight": w, "1.weight": numbagrad.ones(2, 2)}, (x,), tie_weights=False
+    )
     with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
         functional_call(lin, ({"weight": w}, {"weight": w}), (x,))
     with pytest.raises(RuntimeError, match=re.escape("Unexpected key(s): 'foo'.\n\tMissing key")):

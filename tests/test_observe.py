@@ -7,16 +7,19 @@ import sys
 
 import numbagrad
 
-RUN_TANH = ("import numbagrad as ng; x = ng.linspace(-1, 1, 10000, dtype=ng.float64)"
-            ".requires_grad_(); ng.tanh(x).sum().backward(); print('ok')")
+RUN_TANH = (
+    "import numbagrad as ng; x = ng.linspace(-1, 1, 10000, dtype=ng.float64)"
+    ".requires_grad_(); ng.tanh(x).sum().backward(); print('ok')"
+)
 
 
 def _python(code_or_args, cache_dir, **env):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_CACHE", "NUMBAGRAD_"))}
     e.update(NUMBA_CACHE_DIR=str(cache_dir), **env)
     args = code_or_args if isinstance(code_or_args, list) else ["-c", code_or_args]
-    out = subprocess.run([sys.executable, *args], env=e, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [sys.executable, *args], env=e, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stderr
     return out
 
@@ -33,8 +36,7 @@ def test_log_compiles_from_the_environment_names_kernel_types_and_time(tmp_path)
 def test_precompile_fills_the_cache(tmp_path):
     out = _python(["-m", "numbagrad.warmup", "-q"], tmp_path)
     assert "numbagrad kernels compiled in" in out.stdout and str(tmp_path) in out.stdout
-    again = _python(RUN_TANH.replace("float64", "float32"), tmp_path,
-                    NUMBAGRAD_LOG_COMPILES="1")
+    again = _python(RUN_TANH.replace("float64", "float32"), tmp_path, NUMBAGRAD_LOG_COMPILES="1")
     assert "compiled" not in again.stderr  # every kernel it needs came from the cache
 
 

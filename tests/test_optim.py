@@ -34,8 +34,12 @@ def _loss(mod, ps):
     x, w, c = ps
     dt = x.detach().numpy().dtype
     r = mod.from_numpy(_A.astype(dt)) @ x - mod.from_numpy(_B.astype(dt))
-    return ((r * r).sum() + (mod.tanh(w) ** 2).sum() + 0.1 * ((c - 0.5) ** 4).sum()
-            + 0.1 * (x.sum() * w.sum()) ** 2)
+    return (
+        (r * r).sum()
+        + (mod.tanh(w) ** 2).sum()
+        + 0.1 * ((c - 0.5) ** 4).sum()
+        + 0.1 * (x.sum() * w.sum()) ** 2
+    )
 
 
 def _params(mod, dtype=np.float64):
@@ -75,8 +79,17 @@ CASES = [
     ("RMSprop", {"lr": 0.005, "alpha": 0.3, "centered": True, "maximize": True}),
     ("RMSprop", {"lr": 0.005, "momentum": 0.5}),
     ("Adagrad", {"lr": 0.1}),
-    ("Adagrad", {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.1,
-                 "initial_accumulator_value": 0.1, "eps": 1e-8, "maximize": True}),
+    (
+        "Adagrad",
+        {
+            "lr": 0.1,
+            "lr_decay": 0.01,
+            "weight_decay": 0.1,
+            "initial_accumulator_value": 0.1,
+            "eps": 1e-8,
+            "maximize": True,
+        },
+    ),
 ]
 
 
@@ -266,9 +279,12 @@ def test_state_dict_round_trip(case):
     for p in ps2:  # the loaded state is a copy
         for v in opt2.state[p].values():
             if isinstance(v, ng.Tensor):
-                assert not any(np.shares_memory(v.numpy(), s.numpy())
-                               for st in saved["state"].values() for s in st.values()
-                               if isinstance(s, ng.Tensor))
+                assert not any(
+                    np.shares_memory(v.numpy(), s.numpy())
+                    for st in saved["state"].values()
+                    for s in st.values()
+                    if isinstance(s, ng.Tensor)
+                )
     resumed = _run(ng, cls, kw, n=10, params=ps2, opt=opt2)
     for a, b in zip(straight, resumed):
         np.testing.assert_array_equal(a, b)
@@ -281,8 +297,7 @@ def test_state_dict_format_matches_torch(case):
     sds = []
     for mod in (ng, torch):
         ps = _params(mod)
-        opt = getattr(mod.optim, cls)([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.5}],
-                                      **kw)
+        opt = getattr(mod.optim, cls)([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.5}], **kw)
         _run(mod, cls, kw, n=2, params=ps, opt=opt)
         sds.append(opt.state_dict())
     ours, theirs = sds
@@ -295,8 +310,9 @@ def test_state_dict_format_matches_torch(case):
     for i in range(3):
         assert set(ours["state"][i]) == set(theirs["state"][i])
         for k, v in ours["state"][i].items():
-            np.testing.assert_allclose(v.numpy(), theirs["state"][i][k].numpy(), rtol=1e-10,
-                                       atol=1e-12)
+            np.testing.assert_allclose(
+                v.numpy(), theirs["state"][i][k].numpy(), rtol=1e-10, atol=1e-12
+            )
 
 
 def test_load_state_dict_errors():
@@ -313,9 +329,11 @@ def test_repr_like_torch():
     torch = _torch()
     w = ng.zeros(2, requires_grad=True)
     text = repr(ng.optim.SGD([w], lr=0.1, momentum=0.9))
-    assert text == ("SGD (\nParameter Group 0\n    dampening: 0\n    lr: 0.1\n"
-                    "    maximize: False\n    momentum: 0.9\n    nesterov: False\n"
-                    "    weight_decay: 0\n)")
+    assert text == (
+        "SGD (\nParameter Group 0\n    dampening: 0\n    lr: 0.1\n"
+        "    maximize: False\n    momentum: 0.9\n    nesterov: False\n"
+        "    weight_decay: 0\n)"
+    )
     theirs = repr(torch.optim.SGD([torch.zeros(2, requires_grad=True)], lr=0.1, momentum=0.9))
     assert all(line in theirs.splitlines() for line in text.splitlines())
 
@@ -338,8 +356,11 @@ def test_construction_errors_match_torch():
         ("SGD", {"lr": -1.0}, "Invalid learning rate: -1.0"),
         ("SGD", {"lr": 0.1, "momentum": -0.5}, "Invalid momentum value: -0.5"),
         ("SGD", {"lr": 0.1, "weight_decay": -1.0}, "Invalid weight_decay value: -1.0"),
-        ("SGD", {"lr": 0.1, "nesterov": True},
-         "Nesterov momentum requires a momentum and zero dampening"),
+        (
+            "SGD",
+            {"lr": 0.1, "nesterov": True},
+            "Nesterov momentum requires a momentum and zero dampening",
+        ),
         ("Adam", {"betas": (1.0, 0.9)}, "Invalid beta parameter at index 0: 1.0"),
         ("Adam", {"betas": (0.9, -0.1)}, "Invalid beta parameter at index 1: -0.1"),
         ("Adam", {"eps": -1e-8}, "Invalid epsilon value: -1e-08"),
@@ -347,8 +368,11 @@ def test_construction_errors_match_torch():
         ("RMSprop", {"alpha": -0.5}, "Invalid alpha value: -0.5"),
         ("RMSprop", {"momentum": -1.0}, "Invalid momentum value: -1.0"),
         ("Adagrad", {"lr_decay": -1.0}, "Invalid lr_decay value: -1.0"),
-        ("Adagrad", {"initial_accumulator_value": -1.0},
-         "Invalid initial_accumulator_value value: -1.0"),
+        (
+            "Adagrad",
+            {"initial_accumulator_value": -1.0},
+            "Invalid initial_accumulator_value value: -1.0",
+        ),
     ]
     for cls, kw, msg in cases:
         for mod in (ng, torch):
@@ -457,8 +481,13 @@ def test_lbfgs_matches_torch(kw):
 
 def test_lbfgs_converges_on_rosenbrock():
     x = ng.tensor([-1.2, 1.0], dtype=ng.float64, requires_grad=True)
-    opt = ng.optim.LBFGS([x], line_search_fn="strong_wolfe", max_iter=200,
-                         tolerance_grad=1e-12, tolerance_change=1e-14)
+    opt = ng.optim.LBFGS(
+        [x],
+        line_search_fn="strong_wolfe",
+        max_iter=200,
+        tolerance_grad=1e-12,
+        tolerance_change=1e-14,
+    )
 
     def closure():
         opt.zero_grad()
@@ -487,8 +516,7 @@ def test_lbfgs_state_dict_round_trip():
 # -- schedulers -------------------------------------------------------------------------------
 def _sched_lrs(mod, make, epochs=30, metrics=None):
     ps = [mod.zeros(2, requires_grad=True), mod.zeros(3, requires_grad=True)]
-    opt = mod.optim.SGD([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.3}], lr=1.0,
-                        momentum=0.9)
+    opt = mod.optim.SGD([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.3}], lr=1.0, momentum=0.9)
     sched = make(mod.optim.lr_scheduler, opt)
     out = [list(sched.get_last_lr())]
     for epoch in range(epochs):
@@ -508,7 +536,7 @@ SCHEDULERS = {
     "ExponentialLR": lambda m, o: m.ExponentialLR(o, gamma=0.9),
     "CosineAnnealingLR": lambda m, o: m.CosineAnnealingLR(o, T_max=7, eta_min=0.01),
     "LambdaLR": lambda m, o: m.LambdaLR(o, lambda e: 1.0 / (1 + e)),
-    "LambdaLR-list": lambda m, o: m.LambdaLR(o, [lambda e: 0.95 ** e, lambda e: e % 3 + 1]),
+    "LambdaLR-list": lambda m, o: m.LambdaLR(o, [lambda e: 0.95**e, lambda e: e % 3 + 1]),
 }
 
 
@@ -534,12 +562,14 @@ def test_reduce_on_plateau_matches_torch(kw):
     torch = _torch()
     metrics = [1.0 / (1 + e) if e < 8 else 0.2 + 0.01 * np.sin(e) for e in range(30)]
     ours, sched = _sched_lrs(ng, lambda m, o: m.ReduceLROnPlateau(o, **kw), metrics=metrics)
-    theirs, tsched = _sched_lrs(torch, lambda m, o: m.ReduceLROnPlateau(o, **kw),
-                                metrics=metrics)
+    theirs, tsched = _sched_lrs(torch, lambda m, o: m.ReduceLROnPlateau(o, **kw), metrics=metrics)
     np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=0)
     assert ours[-1] != ours[0]
     assert (sched.best, sched.num_bad_epochs, sched.last_epoch) == (
-        tsched.best, tsched.num_bad_epochs, tsched.last_epoch)
+        tsched.best,
+        tsched.num_bad_epochs,
+        tsched.last_epoch,
+    )
 
 
 def test_scheduler_state_dict_resume():

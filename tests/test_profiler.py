@@ -25,9 +25,14 @@ class Square(numbagrad.autograd.Function):
 
 
 def _originals():
-    return (Primitive.__dict__["_eval"], _FunctionApply.__dict__["_eval"],
-            engine._Arrays.__dict__["run"], engine._Tensors.__dict__["run"],
-            engine._store_leaf_grad, engine._execute)
+    return (
+        Primitive.__dict__["_eval"],
+        _FunctionApply.__dict__["_eval"],
+        engine._Arrays.__dict__["run"],
+        engine._Tensors.__dict__["run"],
+        engine._store_leaf_grad,
+        engine._execute,
+    )
 
 
 def _counts(prof):
@@ -39,9 +44,16 @@ def test_forward_backward_and_accumulation_events():
     with profiler.profile() as prof:
         (x.exp() * x).sum().backward()
     counts = _counts(prof)
-    assert counts == {"Exp": 1, "Mul": 1, "Sum": 1, "SumBackward0": 1, "MulBackward0": 1,
-                      "ExpBackward0": 1, "AccumulateGrad": 1,
-                      "autograd::engine::backward": 1}
+    assert counts == {
+        "Exp": 1,
+        "Mul": 1,
+        "Sum": 1,
+        "SumBackward0": 1,
+        "MulBackward0": 1,
+        "ExpBackward0": 1,
+        "AccumulateGrad": 1,
+        "autograd::engine::backward": 1,
+    }
     for ev in prof.events():
         assert ev.cpu_time_total >= ev.self_cpu_time_total >= 0
 
@@ -61,7 +73,7 @@ def test_custom_function_nests_its_primitives():
 def test_create_graph_and_func_transforms_are_timed_at_the_bottom():
     x = numbagrad.tensor([1.0, 2.0], dtype=numbagrad.float64, requires_grad=True)
     with profiler.profile() as prof:
-        (g,) = numbagrad.autograd.grad((x ** 3).sum(), x, create_graph=True)
+        (g,) = numbagrad.autograd.grad((x**3).sum(), x, create_graph=True)
         g.sum().backward()
         numbagrad.func.grad(lambda t: t.sin().sum())(x.detach())
     counts = _counts(prof)
@@ -114,8 +126,7 @@ def test_record_function_labels_and_decorates():
 def test_threads_keep_their_own_nesting():
     x = numbagrad.ones(100)
     with profiler.profile() as prof:
-        threads = [threading.Thread(target=lambda: [x * 2 for _ in range(20)])
-                   for _ in range(3)]
+        threads = [threading.Thread(target=lambda: [x * 2 for _ in range(20)]) for _ in range(3)]
         for t in threads:
             t.start()
         for t in threads:
@@ -160,6 +171,7 @@ def test_unsupported_options_raise():
     with pytest.raises(NotImplementedError, match="use_cuda"):
         profiler.profile(use_cuda=True)
     from numbagrad.profiler import ProfilerActivity, profile
+
     with pytest.raises(NotImplementedError, match="CUDA"):
         profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
     p = profiler.profile(enabled=False)
@@ -176,6 +188,7 @@ def test_a_profile_object_cannot_be_entered_twice():
 
 def test_torch_profiler_spelling():
     from numbagrad.profiler import ProfilerActivity, profile, record_function
+
     w = numbagrad.ones(4, requires_grad=True)
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         with record_function("loss"):

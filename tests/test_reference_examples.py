@@ -31,7 +31,7 @@ from numbagrad.autograd.function import Function, NestedIOFunction, once_differe
 def _func_module():
     """``numbagrad.func`` if it can be imported, else None."""
     try:
-        return importlib.import_module('numbagrad.func')
+        return importlib.import_module("numbagrad.func")
     except ImportError:
         return None
 
@@ -46,31 +46,31 @@ def requires_func(name, *, toplevel=False):
     present = func is not None and hasattr(func, name)
     if toplevel:
         present = present and hasattr(torch, name)
-    where = f'numbagrad.{name}' if toplevel else f'numbagrad.func.{name}'
-    return pytest.mark.skipif(not present, reason=f'{where} not implemented yet (transforms)')
+    where = f"numbagrad.{name}" if toplevel else f"numbagrad.func.{name}"
+    return pytest.mark.skipif(not present, reason=f"{where} not implemented yet (transforms)")
 
 
 def _has_forward_ad():
     """True when ``numbagrad.autograd.forward_ad`` offers dual numbers."""
     try:
-        fwad = importlib.import_module('numbagrad.autograd.forward_ad')
+        fwad = importlib.import_module("numbagrad.autograd.forward_ad")
     except ImportError:
         return False
-    return all(hasattr(fwad, n) for n in ('dual_level', 'make_dual', 'unpack_dual'))
+    return all(hasattr(fwad, n) for n in ("dual_level", "make_dual", "unpack_dual"))
 
 
 requires_forward_ad = pytest.mark.skipif(
-    not _has_forward_ad(), reason='numbagrad.autograd.forward_ad not implemented yet'
+    not _has_forward_ad(), reason="numbagrad.autograd.forward_ad not implemented yet"
 )
 
 # PyTorch 2.13's own NestedIOFunction calls a removed method and fails at call time;
 # numbagrad's must work. Under the PyTorch shim these tests are skipped.
-_TORCH_NESTED = NestedIOFunction.__module__.startswith('torch.')
+_TORCH_NESTED = NestedIOFunction.__module__.startswith("torch.")
 requires_working_nested = pytest.mark.skipif(
     _TORCH_NESTED, reason="PyTorch's own NestedIOFunction is broken (AttributeError)"
 )
 # instantiating any autograd Function (NestedIOFunction included) warns, as in PyTorch 2.x
-_INSTANTIATED = 'should not be instantiated'
+_INSTANTIATED = "should not be instantiated"
 
 
 def to_np(t):
@@ -80,8 +80,9 @@ def to_np(t):
 
 def f64(values, requires_grad=False):
     """A float64 tensor from nested Python/NumPy values."""
-    return torch.tensor(np.asarray(values, dtype=np.float64), dtype=torch.float64,
-                        requires_grad=requires_grad)
+    return torch.tensor(
+        np.asarray(values, dtype=np.float64), dtype=torch.float64, requires_grad=requires_grad
+    )
 
 
 @pytest.fixture
@@ -135,8 +136,9 @@ class ExpSeparate(torch.autograd.Function):
         return grad_output.mul(result)
 
 
-EXP_STYLES = pytest.mark.parametrize('Exp', [ExpCombined, ExpSeparate],
-                                     ids=['combined', 'separate'])
+EXP_STYLES = pytest.mark.parametrize(
+    "Exp", [ExpCombined, ExpSeparate], ids=["combined", "separate"]
+)
 
 
 @EXP_STYLES
@@ -147,7 +149,7 @@ def test_exp_forward_and_grad(Exp, rng):
     y = Exp.apply(x)
     np.testing.assert_allclose(to_np(y), np.exp(xv), rtol=1e-13)
     assert y.requires_grad
-    assert y.grad_fn.name() == f'{Exp.__name__}Backward'
+    assert y.grad_fn.name() == f"{Exp.__name__}Backward"
     y.backward(f64(gv))
     np.testing.assert_allclose(to_np(x.grad), gv * np.exp(xv), rtol=1e-13)
 
@@ -247,7 +249,7 @@ def test_function_forward_usage1_combined(rng):
         np.testing.assert_allclose(to_np(t.grad), gv)
 
 
-@pytest.mark.parametrize('kwargs, alpha', [({}, 1.0), ({'alpha': -3.0}, -3.0)])
+@pytest.mark.parametrize("kwargs, alpha", [({}, 1.0), ({"alpha": -3.0}, -3.0)])
 def test_function_forward_usage1_keyword(rng, kwargs, alpha):
     av, bv = rng.normal(size=3), rng.normal(size=3)
     a, b = f64(av, requires_grad=True), f64(bv, requires_grad=True)
@@ -258,7 +260,7 @@ def test_function_forward_usage1_keyword(rng, kwargs, alpha):
     np.testing.assert_allclose(to_np(b.grad), np.ones(3))
 
 
-@pytest.mark.parametrize('kwargs, scale', [({}, 2.0), ({'scale': 5.0}, 5.0)])
+@pytest.mark.parametrize("kwargs, scale", [({}, 2.0), ({"scale": 5.0}, 5.0)])
 def test_function_forward_usage2_separate(rng, kwargs, scale):
     xv, yv = rng.normal(size=4), rng.normal(size=4)
     x, y = f64(xv, requires_grad=True), f64(yv, requires_grad=True)
@@ -317,7 +319,7 @@ def test_cpp_template_mul_inplace_mark_dirty():
     # mark_dirty: the very same tensor object comes back, with a new grad_fn
     assert y[0] is x
     assert x._version > version_before
-    assert x.grad_fn.name() == 'MyFunctionBackward'
+    assert x.grad_fn.name() == "MyFunctionBackward"
     np.testing.assert_allclose(to_np(y[0]), [2.0, 4.0, 6.0])
     # Example backward call
     y[0].sum().backward()
@@ -384,7 +386,7 @@ class Func(Function):
     @once_differentiable
     def backward(ctx, g1, g2):
         _seen_grads.append((g1, g2))  # observation only, not on the page
-        x, = ctx.saved_tensors
+        (x,) = ctx.saved_tensors
         grad_input = torch.zeros_like(x)
         if g1 is not None:  # We must check for None now
             grad_input += g1
@@ -395,23 +397,23 @@ class Func(Function):
 
 def test_set_materialize_grads_default_true():
     _seen_grads.clear()
-    a = torch.tensor(1., requires_grad=True)
+    a = torch.tensor(1.0, requires_grad=True)
     b, _ = SimpleFunc.apply(a)  # g2 is undefined, so it is materialized as zeros
     assert b.item() == 1.0
     b.backward()
     assert a.grad.item() == 1.0
-    (g1, g2), = _seen_grads
+    ((g1, g2),) = _seen_grads
     assert g2 is not None
     assert g2.shape == a.shape and g2.item() == 0.0
 
 
 def test_set_materialize_grads_false():
     _seen_grads.clear()
-    a = torch.tensor(1., requires_grad=True)
+    a = torch.tensor(1.0, requires_grad=True)
     b, _ = Func.apply(a)  # induces g2 to be undefined
     b.backward()
     assert a.grad.item() == 1.0
-    (g1, g2), = _seen_grads
+    ((g1, g2),) = _seen_grads
     assert g1.item() == 1.0
     assert g2 is None
 
@@ -422,7 +424,7 @@ def test_set_materialize_grads_false_both_used():
     b, c = Func.apply(a)
     (3 * b + 5 * c).backward()
     assert a.grad.item() == 8.0
-    (g1, g2), = _seen_grads
+    ((g1, g2),) = _seen_grads
     assert g1.item() == 3.0 and g2.item() == 5.0
 
 
@@ -456,8 +458,8 @@ class FwdFunc(torch.autograd.Function):
 
 def test_save_for_forward_example_reverse_mode():
     # The page's tensors, differentiated in reverse mode (no transform needed).
-    a = torch.tensor(1., requires_grad=True, dtype=torch.double)
-    b = torch.tensor(2., requires_grad=True, dtype=torch.double)
+    a = torch.tensor(1.0, requires_grad=True, dtype=torch.double)
+    b = torch.tensor(2.0, requires_grad=True, dtype=torch.double)
     c = 4
     d = FwdFunc.apply(a, b, c)
     assert d.item() == 8.0
@@ -477,9 +479,9 @@ def test_save_for_forward_example_gradcheck(rng):
 def test_save_for_forward_example_forward_ad():
     import numbagrad.autograd.forward_ad as fwAD
 
-    a = torch.tensor(1., requires_grad=True, dtype=torch.double)
-    t = torch.tensor(1., dtype=torch.double)
-    b = torch.tensor(2., requires_grad=True, dtype=torch.double)
+    a = torch.tensor(1.0, requires_grad=True, dtype=torch.double)
+    t = torch.tensor(1.0, dtype=torch.double)
+    b = torch.tensor(2.0, requires_grad=True, dtype=torch.double)
     c = 4
 
     with fwAD.dual_level():
@@ -517,20 +519,20 @@ class FwdFuncSeparate(torch.autograd.Function):
 
 
 @pytest.mark.transforms
-@requires_func('jvp')
+@requires_func("jvp")
 def test_save_for_forward_example_func_jvp(rng):
     xv, yv, tv = rng.normal(size=3), rng.normal(size=3), rng.normal(size=3)
     y = f64(yv)
-    out, tangent = torch.func.jvp(lambda x: FwdFuncSeparate.apply(x, y, 4),
-                                  (f64(xv),), (f64(tv),))
+    out, tangent = torch.func.jvp(lambda x: FwdFuncSeparate.apply(x, y, 4), (f64(xv),), (f64(tv),))
     np.testing.assert_allclose(to_np(out), 4 * xv * yv, rtol=1e-13)
     np.testing.assert_allclose(to_np(tangent), 4 * yv * tv, rtol=1e-13)
 
 
 @pytest.mark.transforms
-@requires_func('grad')
-@pytest.mark.skipif(torch.__name__ == 'torch',
-                    reason="PyTorch's torch.func path ignores a Function's vjp alias")
+@requires_func("grad")
+@pytest.mark.skipif(
+    torch.__name__ == "torch", reason="PyTorch's torch.func path ignores a Function's vjp alias"
+)
 def test_save_for_forward_example_func_grad(rng):
     # The vjp staticmethod is documented as equivalent to backward: it must also
     # serve torch.func.grad (PyTorch 2.13 raises NotImplementedError here).
@@ -541,12 +543,12 @@ def test_save_for_forward_example_func_grad(rng):
 
 
 @pytest.mark.transforms
-@requires_func('grad')
+@requires_func("grad")
 def test_transforms_require_setup_context(rng):
     # "Only the latter [separate forward + setup_context] is supported with
     # function transforms": the combined-style Func must be refused clearly.
     y = f64(rng.normal(size=3))
-    with pytest.raises(RuntimeError, match='setup_context'):
+    with pytest.raises(RuntimeError, match="setup_context"):
         torch.func.grad(lambda x: FwdFunc.apply(x, y, 4).sum())(f64(rng.normal(size=3)))
 
 
@@ -612,11 +614,11 @@ def test_nested_io_function_unused_output_and_needs_input_grad(rng):
     class Scale(NestedIOFunction):
         def forward_extended(self, pair):
             a, b = pair
-            seen['needs'] = tuple(self.needs_input_grad)
+            seen["needs"] = tuple(self.needs_input_grad)
             return a * 3, b * 4
 
         def backward_extended(self, ga, gb):
-            seen['grads'] = (ga, gb)
+            seen["grads"] = (ga, gb)
             return (ga * 3, None if gb is None else gb * 4)
 
     av, bv = rng.normal(size=2), rng.normal(size=2)
@@ -627,10 +629,10 @@ def test_nested_io_function_unused_output_and_needs_input_grad(rng):
     out_a, out_b = fn((a, b))
     np.testing.assert_allclose(to_np(out_a), 3 * av)
     np.testing.assert_allclose(to_np(out_b), 4 * bv)
-    assert seen['needs'] == (True, False)
+    assert seen["needs"] == (True, False)
     out_a.sum().backward()
     np.testing.assert_allclose(to_np(a.grad), np.full(2, 3.0))
-    ga, gb = seen['grads']
+    ga, gb = seen["grads"]
     np.testing.assert_allclose(to_np(ga), np.ones(2))
     # the unused output's gradient is materialized as zeros (the default)
     np.testing.assert_allclose(to_np(gb), np.zeros(2))
@@ -640,7 +642,7 @@ def test_nested_io_function_unused_output_and_needs_input_grad(rng):
 def test_nested_io_function_mark_non_differentiable(rng):
     class SortWithIndex(NestedIOFunction):
         def forward_extended(self, x):
-            order = np.argsort(x.numpy(), kind='stable')
+            order = np.argsort(x.numpy(), kind="stable")
             values = torch.tensor(x.numpy()[order], dtype=x.dtype)
             rank = torch.tensor(np.argsort(order).astype(np.float64), dtype=x.dtype)
             self.mark_non_differentiable(rank)
@@ -776,7 +778,7 @@ def numpy_sort(x, dim=-1):
     return result
 
 
-@pytest.mark.parametrize('shape, dim', [((6,), 0), ((2, 3), -1), ((3, 4), 0), ((2, 3, 4), 1)])
+@pytest.mark.parametrize("shape, dim", [((6,), 0), ((2, 3), -1), ((3, 4), 0), ((2, 3, 4), 1)])
 def test_numpy_sort_forward_and_outputs(rng, shape, dim):
     xv = distinct(rng, shape)
     x = f64(xv, requires_grad=True)
@@ -785,13 +787,13 @@ def test_numpy_sort_forward_and_outputs(rng, shape, dim):
     np.testing.assert_array_equal(to_np(ind), np.argsort(xv, axis=dim))
     np.testing.assert_array_equal(to_np(ind_inv), np.argsort(np.argsort(xv, axis=dim), axis=dim))
     assert result.requires_grad
-    assert result.grad_fn.name() == 'NumpySortBackward'
+    assert result.grad_fn.name() == "NumpySortBackward"
     # mark_non_differentiable (and integer dtype): the indices never require grad
     assert not ind.requires_grad and not ind_inv.requires_grad
     assert ind.dtype == torch.int64
 
 
-@pytest.mark.parametrize('shape, dim', [((6,), 0), ((2, 3), -1), ((3, 4), 0), ((2, 3, 4), 1)])
+@pytest.mark.parametrize("shape, dim", [((6,), 0), ((2, 3), -1), ((3, 4), 0), ((2, 3, 4), 1)])
 def test_numpy_sort_grad_matches_hand_derivation(rng, shape, dim):
     # result[..., j, ...] = x[..., ind[j], ...], so dL/dx[..., ind[j], ...] = g[..., j, ...]:
     # the gradient is g gathered with the inverse permutation.
@@ -834,7 +836,7 @@ def test_numpy_take_double_backward(rng):
 
 
 @pytest.mark.transforms
-@requires_func('grad')
+@requires_func("grad")
 def test_numpy_sort_func_grad_sanity_check():
     # The page's sanity check, verbatim.
     x = torch.randn(2, 3)
@@ -843,7 +845,7 @@ def test_numpy_sort_func_grad_sanity_check():
 
 
 @pytest.mark.transforms
-@requires_func('grad')
+@requires_func("grad")
 def test_numpy_sort_func_grad_weighted(rng):
     xv = distinct(rng, (2, 3))
     wv = rng.normal(size=(2, 3))
@@ -861,16 +863,16 @@ def test_numpy_sort_func_grad_weighted(rng):
 class MyCube(torch.autograd.Function):
     @staticmethod
     def forward(x):
-        result = x ** 3
+        result = x**3
         # In regular PyTorch, if we had just run y = x ** 3, then the backward
         # pass computes dx = 3 * x ** 2. In this autograd.Function, we've done
         # that computation here in the forward pass instead.
-        dx = 3 * x ** 2
+        dx = 3 * x**2
         return result, dx
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        x, = inputs
+        (x,) = inputs
         result, dx = output
         ctx.save_for_backward(x, dx)
 
@@ -892,19 +894,19 @@ def test_my_cube_forward_and_grad(rng):
     xv = rng.normal(size=4)
     x = f64(xv, requires_grad=True)
     result, dx = MyCube.apply(x)
-    np.testing.assert_allclose(to_np(result), xv ** 3, rtol=1e-14)
-    np.testing.assert_allclose(to_np(dx), 3 * xv ** 2, rtol=1e-14)
+    np.testing.assert_allclose(to_np(result), xv**3, rtol=1e-14)
+    np.testing.assert_allclose(to_np(dx), 3 * xv**2, rtol=1e-14)
     my_cube(x).sum().backward()
-    np.testing.assert_allclose(to_np(x.grad), 3 * xv ** 2, rtol=1e-14)
+    np.testing.assert_allclose(to_np(x.grad), 3 * xv**2, rtol=1e-14)
 
 
-@pytest.mark.parametrize('shape', [(), (4,)])
+@pytest.mark.parametrize("shape", [(), (4,)])
 def test_my_cube_higher_derivatives_via_autograd_grad(rng, shape):
     # d/dx x^3 = 3x^2, d2/dx2 = 6x, d3/dx3 = 6, each through autograd.grad(create_graph=True)
     xv = rng.normal(size=shape)
     x = f64(xv, requires_grad=True)
     (g1,) = torch.autograd.grad(my_cube(x).sum(), x, create_graph=True)
-    np.testing.assert_allclose(to_np(g1), 3 * xv ** 2, rtol=1e-13)
+    np.testing.assert_allclose(to_np(g1), 3 * xv**2, rtol=1e-13)
     (g2,) = torch.autograd.grad(g1.sum(), x, create_graph=True)
     np.testing.assert_allclose(to_np(g2), 6 * xv, rtol=1e-13)
     (g3,) = torch.autograd.grad(g2.sum(), x)
@@ -921,7 +923,7 @@ def test_my_cube_gradcheck_and_gradgradcheck(rng):
 
 
 @pytest.mark.transforms
-@requires_func('grad')
+@requires_func("grad")
 def test_my_cube_func_grad_grad_sanity_check():
     # The page's sanity check, verbatim.
     x = torch.randn([])
@@ -930,7 +932,7 @@ def test_my_cube_func_grad_grad_sanity_check():
 
 
 @pytest.mark.transforms
-@requires_func('grad')
+@requires_func("grad")
 def test_my_cube_func_third_derivative(rng):
     xv = float(rng.normal())
     gggx = torch.func.grad(torch.func.grad(torch.func.grad(my_cube)))(f64(xv))
@@ -951,13 +953,13 @@ class MyCubeVmap(torch.autograd.Function):
 
     @staticmethod
     def forward(x):
-        result = x ** 3
-        dx = 3 * x ** 2
+        result = x**3
+        dx = 3 * x**2
         return result, dx
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        x, = inputs
+        (x,) = inputs
         result, dx = output
         ctx.save_for_backward(x, dx)
 
@@ -974,29 +976,29 @@ def my_cube_vmap(x):
 
 
 @pytest.mark.transforms
-@requires_func('vmap', toplevel=True)
+@requires_func("vmap", toplevel=True)
 def test_my_cube_generate_vmap_rule():
     # The page's example, verbatim.
     x = torch.randn(3)
     result = torch.vmap(my_cube_vmap)(x)
-    assert torch.allclose(result, x ** 3)
+    assert torch.allclose(result, x**3)
 
 
 @pytest.mark.transforms
-@requires_func('vmap', toplevel=True)
+@requires_func("vmap", toplevel=True)
 def test_my_cube_generate_vmap_rule_batched_2d(rng):
     xv = rng.normal(size=(4, 3))
     result = torch.vmap(my_cube_vmap, in_dims=1)(f64(xv))
-    np.testing.assert_allclose(to_np(result), (xv ** 3).T, rtol=1e-13)
+    np.testing.assert_allclose(to_np(result), (xv**3).T, rtol=1e-13)
 
 
 @pytest.mark.transforms
-@requires_func('vmap')
-@requires_func('grad')
+@requires_func("vmap")
+@requires_func("grad")
 def test_my_cube_vmap_of_grad(rng):
     xv = rng.normal(size=5)
     g = torch.func.vmap(torch.func.grad(my_cube_vmap))(f64(xv))
-    np.testing.assert_allclose(to_np(g), 3 * xv ** 2, rtol=1e-13)
+    np.testing.assert_allclose(to_np(g), 3 * xv**2, rtol=1e-13)
     gg = torch.func.vmap(torch.func.grad(torch.func.grad(my_cube_vmap)))(f64(xv))
     np.testing.assert_allclose(to_np(gg), 6 * xv, rtol=1e-13)
 
@@ -1137,7 +1139,7 @@ def test_numpy_sort_vmap_version_without_transforms(rng):
 
 
 @pytest.mark.transforms
-@requires_func('vmap', toplevel=True)
+@requires_func("vmap", toplevel=True)
 def test_numpy_sort_vmap_staticmethod():
     # The page's example, verbatim.
     x = torch.randn(2, 3)
@@ -1148,7 +1150,7 @@ def test_numpy_sort_vmap_staticmethod():
 
 
 @pytest.mark.transforms
-@requires_func('vmap', toplevel=True)
+@requires_func("vmap", toplevel=True)
 def test_numpy_sort_vmap_in_dims_1(rng):
     xv = distinct(rng, (4, 3))
     result = torch.vmap(numpy_sort_v, in_dims=1)(f64(xv))
@@ -1156,7 +1158,7 @@ def test_numpy_sort_vmap_in_dims_1(rng):
 
 
 @pytest.mark.transforms
-@requires_func('jacrev')
+@requires_func("jacrev")
 def test_numpy_sort_jacrev_is_permutation_matrix(rng):
     # jacrev = vmap over the backward: NumpyTake's vmap rule is used.
     xv = distinct(rng, (5,))
@@ -1167,8 +1169,8 @@ def test_numpy_sort_jacrev_is_permutation_matrix(rng):
 
 
 @pytest.mark.transforms
-@requires_func('vmap')
-@requires_func('grad')
+@requires_func("vmap")
+@requires_func("grad")
 def test_numpy_sort_grad_of_vmap(rng):
     xv = distinct(rng, (3, 4))
     wv = rng.normal(size=(3, 4))
@@ -1191,11 +1193,11 @@ class MyCubeJvp(torch.autograd.Function):
 
     @staticmethod
     def forward(x):
-        return x ** 3, 3 * x ** 2
+        return x**3, 3 * x**2
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        x, = inputs
+        (x,) = inputs
         result, dx = output
         ctx.save_for_backward(x, dx)
         ctx.save_for_forward(x, dx)
@@ -1217,32 +1219,32 @@ def my_cube_jvp(x):
 
 
 @pytest.mark.transforms
-@requires_func('jvp')
+@requires_func("jvp")
 def test_my_cube_func_jvp(rng):
     xv, tv = rng.normal(size=4), rng.normal(size=4)
     out, tangent = torch.func.jvp(my_cube_jvp, (f64(xv),), (f64(tv),))
-    np.testing.assert_allclose(to_np(out), xv ** 3, rtol=1e-13)
-    np.testing.assert_allclose(to_np(tangent), 3 * xv ** 2 * tv, rtol=1e-13)
+    np.testing.assert_allclose(to_np(out), xv**3, rtol=1e-13)
+    np.testing.assert_allclose(to_np(tangent), 3 * xv**2 * tv, rtol=1e-13)
 
 
 @pytest.mark.transforms
-@requires_func('jacrev')
+@requires_func("jacrev")
 def test_my_cube_jacrev(rng):
     xv = rng.normal(size=4)
     jac = torch.func.jacrev(my_cube_jvp)(f64(xv))
-    np.testing.assert_allclose(to_np(jac), np.diag(3 * xv ** 2), rtol=1e-13)
+    np.testing.assert_allclose(to_np(jac), np.diag(3 * xv**2), rtol=1e-13)
 
 
 @pytest.mark.transforms
-@requires_func('jacfwd')
+@requires_func("jacfwd")
 def test_my_cube_jacfwd(rng):
     xv = rng.normal(size=4)
     jac = torch.func.jacfwd(my_cube_jvp)(f64(xv))
-    np.testing.assert_allclose(to_np(jac), np.diag(3 * xv ** 2), rtol=1e-13)
+    np.testing.assert_allclose(to_np(jac), np.diag(3 * xv**2), rtol=1e-13)
 
 
 @pytest.mark.transforms
-@requires_func('hessian')
+@requires_func("hessian")
 def test_my_cube_hessian(rng):
     xv = rng.normal(size=4)
     hess = torch.func.hessian(lambda x: my_cube_jvp(x).sum())(f64(xv))

@@ -37,8 +37,12 @@ def _norm(v):
 
 def _same(a, b):
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape
-                and np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+        return (
+            isinstance(a, np.ndarray)
+            and isinstance(b, np.ndarray)
+            and a.shape == b.shape
+            and np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
+        )
     if isinstance(a, float) and isinstance(b, float):
         return bool(np.isclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
@@ -70,10 +74,12 @@ SCENARIOS = []
 
 def scenario(xfail=None):
     """Register a scenario; ``xfail`` is the reason when numbagrad is known to differ."""
+
     def deco(fn):
         marks = [pytest.mark.xfail(strict=True, reason=f"numbagrad: {xfail}")] if xfail else []
         SCENARIOS.append(pytest.param(fn, id=fn.__name__, marks=marks))
         return fn
+
     return deco
 
 
@@ -88,7 +94,7 @@ def F(T):
 # == 1. in-place ops and views ===============================================================
 @scenario()
 def slice_imul(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x.clone()
     y[1:] *= 2
     (y * y).sum().backward()
@@ -97,16 +103,16 @@ def slice_imul(T):
 
 @scenario()
 def write_through_select(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * 1
     y[0].mul_(x[1])
-    (y ** 2).sum().backward()
+    (y**2).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def write_through_t(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * 1
     yt = y.t()
     yt.add_(x)
@@ -116,16 +122,16 @@ def write_through_t(T):
 
 @scenario()
 def write_through_view(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * 1
-    y.view(4).mul_(T.arange(4.).double())
-    (y ** 2).sum().backward()
+    y.view(4).mul_(T.arange(4.0).double())
+    (y**2).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def write_through_diagonal(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x.exp()
     y.diagonal().zero_()
     (y * x).sum().backward()
@@ -134,7 +140,7 @@ def write_through_diagonal(T):
 
 @scenario()
 def sibling_views_after_write(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * 1
     v1, v2 = y[0], y[1]
     v1.mul_(3)
@@ -144,7 +150,7 @@ def sibling_views_after_write(T):
 
 @scenario()
 def view_of_view_write(T):
-    x = leaf(T, [[1., 2., 3.], [4., 5., 6.]])
+    x = leaf(T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     y = x * 1
     v = y[1]
     v[1:].pow_(2)
@@ -154,17 +160,17 @@ def view_of_view_write(T):
 
 @scenario()
 def base_write_then_view_used(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x * 1
     v = y[1:]
     y.mul_(x)
-    (v ** 3).sum().backward()
+    (v**3).sum().backward()
     return [v, x.grad]
 
 
 @scenario()
 def view_used_after_base_exp_(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     v = y[0]
     y.exp_()
@@ -174,35 +180,35 @@ def view_used_after_base_exp_(T):
 
 @scenario()
 def flip_is_a_copy(T):
-    x = leaf(T, [1., 2., 3., 4.])
+    x = leaf(T, [1.0, 2.0, 3.0, 4.0])
     y = x * 1
     f = y.flip(0)
-    f[0] = 0.
+    f[0] = 0.0
     (y * y).sum().backward()
     return [y, f, x.grad]
 
 
 @scenario()
 def setitem_value_requires_grad(T):
-    x, w = leaf(T, [1., 2., 3.]), leaf(T, [10., 20.])
+    x, w = leaf(T, [1.0, 2.0, 3.0]), leaf(T, [10.0, 20.0])
     y = x * 1
     y[1:] = w * w
-    (y * T.tensor([1., 2., 3.], dtype=T.float64)).sum().backward()
+    (y * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
     return [y, x.grad, w.grad]
 
 
 @scenario()
 def setitem_bool_mask_scalar(T):
-    x = leaf(T, [1., -2., 3., -4.])
+    x = leaf(T, [1.0, -2.0, 3.0, -4.0])
     y = x * 2
-    y[y < 0] = 0.
+    y[y < 0] = 0.0
     (y * y).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def setitem_bool_mask_tensor_value(T):
-    x, w = leaf(T, [1., -2., 3., -4.]), leaf(T, [7., 8.])
+    x, w = leaf(T, [1.0, -2.0, 3.0, -4.0]), leaf(T, [7.0, 8.0])
     y = x * 2
     y[x < 0] = w
     (y * y).sum().backward()
@@ -212,7 +218,7 @@ def setitem_bool_mask_tensor_value(T):
 @scenario()
 def setitem_int_index_duplicates(T):
     # which duplicate wins is unspecified; the total gradient reaching ``w`` is not
-    x, w = leaf(T, [1., 2., 3.]), leaf(T, [5., 6.])
+    x, w = leaf(T, [1.0, 2.0, 3.0]), leaf(T, [5.0, 6.0])
     y = x * 1
     y[T.tensor([0, 0])] = w
     y.sum().backward()
@@ -221,16 +227,16 @@ def setitem_int_index_duplicates(T):
 
 @scenario()
 def setitem_int_index_permuted(T):
-    x, w = leaf(T, [1., 2., 3.]), leaf(T, [5., 6.])
+    x, w = leaf(T, [1.0, 2.0, 3.0]), leaf(T, [5.0, 6.0])
     y = x * 1
     y[T.tensor([2, 0])] = w * x[1]
-    (y * T.tensor([1., 2., 3.], dtype=T.float64)).sum().backward()
+    (y * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
     return [y, x.grad, w.grad]
 
 
 @scenario()
 def setitem_2d_int_tensors(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * 1
     y[T.tensor([1, 0]), T.tensor([0, 1])] = x[0] * 5
     (y * y).sum().backward()
@@ -239,7 +245,7 @@ def setitem_2d_int_tensors(T):
 
 @scenario()
 def setitem_0d_value(T):
-    x, s = leaf(T, [1., 2., 3.]), leaf(T, 4.)
+    x, s = leaf(T, [1.0, 2.0, 3.0]), leaf(T, 4.0)
     y = x * 1
     y[1] = s * s
     (y * y).sum().backward()
@@ -248,16 +254,16 @@ def setitem_0d_value(T):
 
 @scenario()
 def setitem_broadcast_value(T):
-    x, w = leaf(T, [[1., 2.], [3., 4.]]), leaf(T, [5., 6.])
+    x, w = leaf(T, [[1.0, 2.0], [3.0, 4.0]]), leaf(T, [5.0, 6.0])
     y = x * 1
     y[:] = w
-    (y * T.tensor([[1., 2.], [3., 4.]], dtype=T.float64)).sum().backward()
+    (y * T.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=T.float64)).sum().backward()
     return [y, x.grad, w.grad]
 
 
 @scenario()
 def setitem_ellipsis_none(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * 1
     y[..., None, 1] = x[:, :1] * 10
     (y * y).sum().backward()
@@ -266,7 +272,7 @@ def setitem_ellipsis_none(T):
 
 @scenario()
 def setitem_into_no_grad_tensor(T):
-    x, w = T.zeros(3, dtype=T.float64), leaf(T, 2.)
+    x, w = T.zeros(3, dtype=T.float64), leaf(T, 2.0)
     x[1] = w * 3
     (x * x).sum().backward()
     return [x, x.requires_grad, x.is_leaf, w.grad]
@@ -274,7 +280,7 @@ def setitem_into_no_grad_tensor(T):
 
 @scenario()
 def view_of_no_grad_base_gets_grad(T):
-    x, w = T.zeros(2, 2, dtype=T.float64), leaf(T, [1., 2.])
+    x, w = T.zeros(2, 2, dtype=T.float64), leaf(T, [1.0, 2.0])
     v = x[0]
     v.add_(w)
     (x * x).sum().backward()
@@ -283,7 +289,7 @@ def view_of_no_grad_base_gets_grad(T):
 
 @scenario()
 def copy_into_nonleaf(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [3., 4.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [3.0, 4.0])
     y = x * 2
     y.copy_(w * w)
     (y * x).sum().backward()
@@ -292,7 +298,7 @@ def copy_into_nonleaf(T):
 
 @scenario()
 def copy_broadcast_and_cast(T):
-    x, w = leaf(T, [[1., 2.], [3., 4.]]), leaf(T, [3.], T.float32)
+    x, w = leaf(T, [[1.0, 2.0], [3.0, 4.0]]), leaf(T, [3.0], T.float32)
     y = x * 2
     y.copy_(w)
     (y * x).sum().backward()
@@ -301,7 +307,7 @@ def copy_broadcast_and_cast(T):
 
 @scenario()
 def copy_into_column_view(T):
-    x, w = leaf(T, [[1., 2.], [3., 4.]]), leaf(T, [3., 4.])
+    x, w = leaf(T, [[1.0, 2.0], [3.0, 4.0]]), leaf(T, [3.0, 4.0])
     y = x * 2
     y[:, 0].copy_(w)
     (y * y).sum().backward()
@@ -310,16 +316,16 @@ def copy_into_column_view(T):
 
 @scenario()
 def fill_nonleaf(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 2
-    y.fill_(5.)
+    y.fill_(5.0)
     (y * x).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def fill_with_0d_tensor_requiring_grad(T):
-    x, s = leaf(T, [1., 2.]), leaf(T, 3.)
+    x, s = leaf(T, [1.0, 2.0]), leaf(T, 3.0)
     y = x * 2
     y.fill_(s)
     (y * x).sum().backward()
@@ -328,7 +334,7 @@ def fill_with_0d_tensor_requiring_grad(T):
 
 @scenario()
 def zero_strided_view(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x.exp()
     y[::2].zero_()
     y.sum().backward()
@@ -337,16 +343,16 @@ def zero_strided_view(T):
 
 @scenario()
 def clamp_nonleaf(T):
-    x = leaf(T, [-1., 0.5, 2.])
+    x = leaf(T, [-1.0, 0.5, 2.0])
     y = x * 1
-    y.clamp_(0., 1.)
+    y.clamp_(0.0, 1.0)
     (y * y).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def clamp_tensor_bound_requiring_grad(T):
-    x, lo = leaf(T, [-1., 0.5, 2.]), leaf(T, [0., 0.6, 0.])
+    x, lo = leaf(T, [-1.0, 0.5, 2.0]), leaf(T, [0.0, 0.6, 0.0])
     y = x * 1
     y.clamp_(min=lo)
     (y * y).sum().backward()
@@ -355,25 +361,25 @@ def clamp_tensor_bound_requiring_grad(T):
 
 @scenario()
 def masked_fill_nonleaf(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x * x
-    y.masked_fill_(x > 1.5, 0.)
+    y.masked_fill_(x > 1.5, 0.0)
     (y * x).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def masked_fill_on_row_view(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     y = x * x
-    y[1].masked_fill_(T.tensor([True, False]), -1.)
+    y[1].masked_fill_(T.tensor([True, False]), -1.0)
     (y * x).sum().backward()
     return [y, x.grad]
 
 
 @scenario()
 def inplace_mixed_dtype_operand(T):
-    x, w = leaf(T, [1., 2.], T.float32), leaf(T, [3., 4.])
+    x, w = leaf(T, [1.0, 2.0], T.float32), leaf(T, [3.0, 4.0])
     y = x * 1
     y.mul_(w)
     y.sum().backward()
@@ -382,7 +388,7 @@ def inplace_mixed_dtype_operand(T):
 
 @scenario()
 def inplace_chain(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     y.add_(1)
     y.mul_(2)
@@ -393,7 +399,7 @@ def inplace_chain(T):
 
 @scenario()
 def inplace_sigmoid_then_pow_div(T):
-    x, w = leaf(T, [-1., 2.]), leaf(T, [2., 4.])
+    x, w = leaf(T, [-1.0, 2.0]), leaf(T, [2.0, 4.0])
     y = x * 1
     y.sigmoid_()
     z = y * 1
@@ -405,18 +411,18 @@ def inplace_sigmoid_then_pow_div(T):
 
 @scenario()
 def version_counter_shared_by_views(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x * 1
     v = y[1:]
     v.add_(1)
     y.mul_(2)
-    y[0] = 5.
+    y[0] = 5.0
     return [y._version, v._version, x._version]
 
 
 @scenario()
 def version_error_saved_input(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     z = y * y
     y.add_(1)
@@ -425,7 +431,7 @@ def version_error_saved_input(T):
 
 @scenario()
 def version_error_saved_output(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x.exp()
     y.add_(1)
     y.sum().backward()
@@ -433,7 +439,7 @@ def version_error_saved_output(T):
 
 @scenario()
 def version_error_through_view(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x.exp()
     z = y.sin()
     y[0].add_(1)
@@ -442,7 +448,7 @@ def version_error_through_view(T):
 
 @scenario()
 def version_error_saved_view_base_modified(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x * 1
     z = y[1:].sin()
     y.mul_(2)
@@ -451,15 +457,15 @@ def version_error_saved_view_base_modified(T):
 
 @scenario()
 def version_error_via_setitem(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x.tanh()
-    y[1:] = 0.
+    y[1:] = 0.0
     y.sum().backward()
 
 
 @scenario()
 def version_error_via_detached_alias(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     z = y * y
     y.detach().add_(1)
@@ -468,7 +474,7 @@ def version_error_via_detached_alias(T):
 
 @scenario()
 def version_ok_when_not_saved(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     z = (y + 3) + (y - 1) + y.sum() + y.expand(2, 2).sum(0) + T.cat([y, y])[:2]
     y.add_(1)
@@ -478,7 +484,7 @@ def version_ok_when_not_saved(T):
 
 @scenario()
 def version_ok_mul_by_python_scalar(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     z = 3 * y
     y.zero_()
@@ -488,9 +494,9 @@ def version_ok_mul_by_python_scalar(T):
 
 @scenario()
 def version_ok_mul_by_constant_tensor(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
-    z = y * T.tensor([2., 5.], dtype=T.float64)
+    z = y * T.tensor([2.0, 5.0], dtype=T.float64)
     y.zero_()
     z.sum().backward()
     return [x.grad]
@@ -498,7 +504,7 @@ def version_ok_mul_by_constant_tensor(T):
 
 @scenario()
 def version_ok_matmul_with_constant(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     z = T.ones(3, 2, dtype=T.float64) @ y
     y.zero_()
@@ -508,21 +514,21 @@ def version_ok_matmul_with_constant(T):
 
 @scenario()
 def inplace_on_leaf_view_raises(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     x[0].add_(1)
 
 
 @scenario()
 def setitem_on_leaf_raises(T):
-    x = leaf(T, [1., 2.])
-    x[0] = 3.
+    x = leaf(T, [1.0, 2.0])
+    x[0] = 3.0
 
 
 @scenario()
 def inplace_on_leaf_under_no_grad(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     with T.no_grad():
-        x[0] = 3.
+        x[0] = 3.0
         x.mul_(2)
     (x * x).sum().backward()
     return [x, x.grad, x.is_leaf, x.requires_grad, x._version]
@@ -530,7 +536,7 @@ def inplace_on_leaf_under_no_grad(T):
 
 @scenario()
 def inplace_into_no_grad_tensor_makes_history(T):
-    x, w = T.zeros(3, dtype=T.float64), leaf(T, [1., 2., 3.])
+    x, w = T.zeros(3, dtype=T.float64), leaf(T, [1.0, 2.0, 3.0])
     x.add_(w * 2)
     (x * x).sum().backward()
     return [x.requires_grad, x.is_leaf, w.grad]
@@ -538,7 +544,7 @@ def inplace_into_no_grad_tensor_makes_history(T):
 
 @scenario()
 def inplace_on_expanded_raises(T):
-    x = leaf(T, [1.])
+    x = leaf(T, [1.0])
     y = x * 1
     y.expand(3).mul_(2)
 
@@ -570,7 +576,7 @@ def inplace_f64_operand_into_f32(T):
 
 @scenario()
 def detached_alias_write_visible(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 2
     d = y.detach()
     d.mul_(10)
@@ -579,17 +585,17 @@ def detached_alias_write_visible(T):
 
 @scenario()
 def detached_alias_write_then_view_backward(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 2
     v = y[0]
-    y.detach()[0] = 100.
+    y.detach()[0] = 100.0
     (v * 1).backward()
     return [v, x.grad]
 
 
 @scenario()
 def double_backward_through_inplace(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     y.mul_(x)
     (g,) = T.autograd.grad(y.sum(), x, create_graph=True)
@@ -599,27 +605,27 @@ def double_backward_through_inplace(T):
 
 @scenario()
 def double_backward_through_setitem(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x * 1
     y[1:] = x[:2] ** 2
-    (g,) = T.autograd.grad((y ** 2).sum(), x, create_graph=True)
+    (g,) = T.autograd.grad((y**2).sum(), x, create_graph=True)
     (h,) = T.autograd.grad(g.sum(), x)
     return [g, h]
 
 
 @scenario()
 def double_backward_through_view_inplace(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = x * 1
     y[1:].mul_(x[:2])
-    (g,) = T.autograd.grad((y ** 2).sum(), x, create_graph=True)
+    (g,) = T.autograd.grad((y**2).sum(), x, create_graph=True)
     (h,) = T.autograd.grad(g.sum(), x)
     return [g, h]
 
 
 @scenario()
 def data_inplace_is_untracked(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * x
     x.data.mul_(10)
     y.sum().backward()
@@ -628,8 +634,8 @@ def data_inplace_is_untracked(T):
 
 @scenario()
 def set_data(T):
-    x = leaf(T, [1., 2.])
-    x.data = T.tensor([3., 4.], dtype=T.float64)
+    x = leaf(T, [1.0, 2.0])
+    x.data = T.tensor([3.0, 4.0], dtype=T.float64)
     (x * x).sum().backward()
     return [x.grad]
 
@@ -637,7 +643,7 @@ def set_data(T):
 # == 2. the engine ===========================================================================
 @scenario()
 def retain_grad_then_inplace(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     y.retain_grad()
     y.mul_(3)
@@ -647,7 +653,7 @@ def retain_grad_then_inplace(T):
 
 @scenario()
 def retain_grad_then_inplace_through_view(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     y.retain_grad()
     y[0].mul_(3)
@@ -655,10 +661,12 @@ def retain_grad_then_inplace_through_view(T):
     return [y.grad, x.grad]
 
 
-@scenario(xfail="retain_grad() on a view whose base is then modified in place: .grad stays "
-                "None; PyTorch retains it on the view's regenerated history")
+@scenario(
+    xfail="retain_grad() on a view whose base is then modified in place: .grad stays "
+    "None; PyTorch retains it on the view's regenerated history"
+)
 def retain_grad_on_view_then_base_inplace(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     v = y[1:]
     v.retain_grad()
@@ -669,7 +677,7 @@ def retain_grad_on_view_then_base_inplace(T):
 
 @scenario()
 def retain_grad_accumulates(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 2
     y.retain_grad()
     z = (y * y).sum()
@@ -681,7 +689,7 @@ def retain_grad_accumulates(T):
 
 @scenario()
 def retain_grad_on_leaf_and_no_grad(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     x.retain_grad()
     (x * 2).sum().backward()
     return [x.grad, x.retains_grad, (x * 2).retains_grad]
@@ -689,12 +697,12 @@ def retain_grad_on_leaf_and_no_grad(T):
 
 @scenario()
 def retain_grad_without_requires_grad_raises(T):
-    T.tensor([1., 2.]).retain_grad()
+    T.tensor([1.0, 2.0]).retain_grad()
 
 
 @scenario()
 def hooks_leaf_and_nonleaf_modify(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     x.register_hook(lambda g: g * 10)
     y = x * x
     y.register_hook(lambda g: g + 1)
@@ -704,7 +712,7 @@ def hooks_leaf_and_nonleaf_modify(T):
 
 @scenario()
 def hook_and_retain_grad_order(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * x
     y.register_hook(lambda g: g * 2)
     y.retain_grad()
@@ -715,7 +723,7 @@ def hook_and_retain_grad_order(T):
 
 @scenario()
 def hook_removed(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     x.register_hook(lambda g: g * 10).remove()
     (x * x).sum().backward()
     return [x.grad]
@@ -724,7 +732,7 @@ def hook_removed(T):
 @scenario()
 def hook_runs_once_on_summed_grad(T):
     calls = []
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     x.register_hook(lambda g: calls.append(g.clone()))
     y = x * 2
     y.register_hook(lambda g: calls.append(g.clone()))
@@ -734,8 +742,8 @@ def hook_runs_once_on_summed_grad(T):
 
 @scenario()
 def hook_zeroes_grad_into_existing(T):
-    x = leaf(T, [1., 2.])
-    x.grad = T.tensor([100., 100.], dtype=T.float64)
+    x = leaf(T, [1.0, 2.0])
+    x.grad = T.tensor([100.0, 100.0], dtype=T.float64)
     x.register_hook(lambda g: g * 0)
     (x * x).sum().backward()
     return [x.grad]
@@ -744,7 +752,7 @@ def hook_zeroes_grad_into_existing(T):
 @scenario()
 def hook_before_inplace_sees_old_grad(T):
     seen = []
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     y.register_hook(lambda g: seen.append(g.clone()))
     y.mul_(3)
@@ -755,7 +763,7 @@ def hook_before_inplace_sees_old_grad(T):
 @scenario()
 def hook_on_view_before_base_inplace(T):
     seen = []
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     v = y[1:]
     v.register_hook(lambda g: seen.append(g.clone()))
@@ -766,7 +774,7 @@ def hook_on_view_before_base_inplace(T):
 
 @scenario()
 def hook_bad_shape_raises(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 2
     y.register_hook(lambda g: g.sum())
     y.sum().backward()
@@ -774,13 +782,13 @@ def hook_bad_shape_raises(T):
 
 @scenario()
 def hook_on_no_grad_tensor_raises(T):
-    T.tensor([1., 2.]).register_hook(lambda g: g)
+    T.tensor([1.0, 2.0]).register_hook(lambda g: g)
 
 
 @scenario()
 def node_hook_sees_and_replaces(T):
     seen = []
-    x, w = leaf(T, [1., 2.]), leaf(T, [3., 4.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [3.0, 4.0])
     y = x * w
 
     def hook(grad_inputs, grad_outputs):
@@ -794,7 +802,7 @@ def node_hook_sees_and_replaces(T):
 
 @scenario()
 def node_prehook_replaces_and_removes(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * x
     y.grad_fn.register_prehook(lambda gout: (gout[0] * 10,))
     y.grad_fn.register_prehook(lambda gout: (gout[0] + 1,)).remove()
@@ -805,7 +813,7 @@ def node_prehook_replaces_and_removes(T):
 @scenario()
 def accumulate_grad_node_prehook(T):
     seen = []
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     acc = y.grad_fn.next_functions[0][0]
     acc.register_prehook(lambda gout: seen.append(gout[0].clone()))
@@ -816,7 +824,7 @@ def accumulate_grad_node_prehook(T):
 @scenario()
 def nested_grad_inside_hook(T):
     out = []
-    x, w = leaf(T, [1., 2.]), leaf(T, [3., 4.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [3.0, 4.0])
 
     def hook(g):
         out.append(T.autograd.grad((w * w).sum(), w)[0])
@@ -830,7 +838,7 @@ def nested_grad_inside_hook(T):
 
 @scenario()
 def grad_wrt_nonleaf(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * x
     gy, gx = T.autograd.grad((y * x).sum(), [y, x])
     return [gy, gx, x.grad]
@@ -838,33 +846,33 @@ def grad_wrt_nonleaf(T):
 
 @scenario()
 def grad_wrt_output_itself(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 2
     return list(T.autograd.grad(y, y, T.ones(2, dtype=T.float64)))
 
 
 @scenario()
 def grad_wrt_view_of_leaf(T):
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     v = x[1:]
     return list(T.autograd.grad((v * v).sum(), v))
 
 
 @scenario()
 def grad_unused_raises(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [1., 2.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [1.0, 2.0])
     T.autograd.grad((x * 2).sum(), [x, w])
 
 
 @scenario()
 def grad_allow_unused(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [1., 2.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [1.0, 2.0])
     return list(T.autograd.grad((x * 2).sum(), [x, w], allow_unused=True))
 
 
 @scenario()
 def grad_materialize_dtype_and_nonleaf(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [1., 2.], T.float32)
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [1.0, 2.0], T.float32)
     e = x.exp()
     gs = T.autograd.grad((x * 2).sum(), [x, w, e], materialize_grads=True)
     return [list(gs), [g.requires_grad for g in gs]]
@@ -872,45 +880,45 @@ def grad_materialize_dtype_and_nonleaf(T):
 
 @scenario()
 def grad_materialize_with_create_graph(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [1., 2.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [1.0, 2.0])
     gs = T.autograd.grad((x * x).sum(), [x, w], materialize_grads=True, create_graph=True)
     return [list(gs), [g.requires_grad for g in gs]]
 
 
 @scenario()
 def grad_materialize_with_allow_unused_false_raises(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [1., 2.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [1.0, 2.0])
     T.autograd.grad((x * 2).sum(), [x, w], materialize_grads=True, allow_unused=False)
 
 
 @scenario()
 def grad_leaves_dot_grad_alone(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     T.autograd.grad((x * 2).sum(), x)
     return [x.grad]
 
 
 @scenario()
 def grad_outputs_with_none_for_scalar(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     return list(T.autograd.grad([(x * 2).sum(), x * 3], x, [None, T.ones(2, dtype=T.float64)]))
 
 
 @scenario()
 def grad_of_constant_output_raises(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     T.autograd.grad(T.ones(1).sum(), x)
 
 
 @scenario()
 def grad_wrt_constant_input_raises(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     T.autograd.grad((x * 2).sum(), T.ones(2))
 
 
 @scenario()
 def backward_inputs_nonleaf(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * x
     z = (y * y).sum()
     z.backward(inputs=[y], retain_graph=True)
@@ -921,7 +929,7 @@ def backward_inputs_nonleaf(T):
 
 @scenario()
 def backward_inputs_subset_and_single_tensor(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [3., 4.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [3.0, 4.0])
     z = (x * w).sum()
     z.backward(inputs=[w], retain_graph=True)
     z.backward(inputs=x)
@@ -930,7 +938,7 @@ def backward_inputs_subset_and_single_tensor(T):
 
 @scenario()
 def backward_inputs_view_of_leaf(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     v = x[1:]
     (v * v).sum().backward(inputs=[v])
     return [v.grad, x.grad]
@@ -938,20 +946,20 @@ def backward_inputs_view_of_leaf(T):
 
 @scenario()
 def backward_inputs_unreached(T):
-    x, w = leaf(T, [1., 2.]), leaf(T, [3., 4.])
+    x, w = leaf(T, [1.0, 2.0]), leaf(T, [3.0, 4.0])
     (x * 2).sum().backward(inputs=[w])
     return [x.grad, w.grad]
 
 
 @scenario()
 def backward_inputs_empty_raises(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     (x * 2).sum().backward(inputs=[])
 
 
 @scenario()
 def accumulation_keeps_grad_object(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     (x * 2).sum().backward()
     g = x.grad
     (x * 3).sum().backward()
@@ -960,8 +968,8 @@ def accumulation_keeps_grad_object(T):
 
 @scenario()
 def accumulation_into_user_grad_in_place(T):
-    x = leaf(T, [1., 2.])
-    ext = T.tensor([10., 10.], dtype=T.float64)
+    x = leaf(T, [1.0, 2.0])
+    ext = T.tensor([10.0, 10.0], dtype=T.float64)
     x.grad = ext
     (x * 2).sum().backward()
     return [ext, x.grad is ext]
@@ -969,7 +977,7 @@ def accumulation_into_user_grad_in_place(T):
 
 @scenario()
 def accumulation_after_zero_(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     (x * 2).sum().backward()
     g = x.grad
     x.grad.zero_()
@@ -979,7 +987,7 @@ def accumulation_after_zero_(T):
 
 @scenario()
 def accumulation_create_graph_out_of_place(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     (x * 2).sum().backward()
     g = x.grad
     (x * x).sum().backward(create_graph=True)
@@ -988,11 +996,11 @@ def accumulation_create_graph_out_of_place(T):
 
 @scenario()
 def first_grad_does_not_alias_gradient_arg(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     gout = T.ones(2, dtype=T.float64)
     (x * 1).backward(gout)
     x.grad.mul_(5)
-    x2 = leaf(T, [1., 2.])
+    x2 = leaf(T, [1.0, 2.0])
     gout2 = T.ones(2, dtype=T.float64)
     x2.backward(gout2)
     x2.grad.add_(1)
@@ -1001,17 +1009,17 @@ def first_grad_does_not_alias_gradient_arg(T):
 
 @scenario()
 def grad_assign_bad_shape_raises(T):
-    leaf(T, [1., 2.]).grad = T.ones(3, dtype=T.float64)
+    leaf(T, [1.0, 2.0]).grad = T.ones(3, dtype=T.float64)
 
 
 @scenario()
 def grad_assign_bad_dtype_raises(T):
-    leaf(T, [1., 2.]).grad = T.ones(2, dtype=T.float32)
+    leaf(T, [1.0, 2.0]).grad = T.ones(2, dtype=T.float32)
 
 
 @scenario()
 def input_used_many_times(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     z = x * x * x + x.sin() * x + x + (x + x + x) * x
     z.sum().backward()
     return [x.grad]
@@ -1019,8 +1027,8 @@ def input_used_many_times(T):
 
 @scenario()
 def create_graph_grad_has_grad_fn(T):
-    x = leaf(T, [1., 2.])
-    (x ** 3).sum().backward(create_graph=True)
+    x = leaf(T, [1.0, 2.0])
+    (x**3).sum().backward(create_graph=True)
     g = x.grad
     x.grad = None
     g.sum().backward()
@@ -1029,24 +1037,24 @@ def create_graph_grad_has_grad_fn(T):
 
 @scenario()
 def create_graph_second_backward_accumulates(T):
-    x = leaf(T, [1., 2.])
-    (x ** 3).sum().backward(create_graph=True)
+    x = leaf(T, [1.0, 2.0])
+    (x**3).sum().backward(create_graph=True)
     x.grad.sum().backward()
     return [x.grad]
 
 
 @scenario()
 def create_graph_linear_grad(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     (g,) = T.autograd.grad((x * 2).sum(), x, create_graph=True)
-    (g2,) = T.autograd.grad((x ** 2).sum(), x)
+    (g2,) = T.autograd.grad((x**2).sum(), x)
     return [g, g.requires_grad, g2.requires_grad]
 
 
 @scenario()
 def third_derivatives(T):
     x = leaf(T, [0.5, 1.5])
-    f = (x ** 4).sum() + (x.tanh() * x.exp() / (1 + x * x)).sum() + x.sigmoid().sum()
+    f = (x**4).sum() + (x.tanh() * x.exp() / (1 + x * x)).sum() + x.sigmoid().sum()
     out = []
     for _ in range(3):
         (f,) = T.autograd.grad(f.sum(), x, create_graph=True)
@@ -1056,7 +1064,7 @@ def third_derivatives(T):
 
 @scenario()
 def backward_twice_freed_raises(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     z = (x.exp() * x).sum()
     z.backward()
     z.backward()
@@ -1064,7 +1072,7 @@ def backward_twice_freed_raises(T):
 
 @scenario()
 def backward_gradient_errors(T):
-    x = leaf(T, [[1., 2.]])
+    x = leaf(T, [[1.0, 2.0]])
     errors = []
     for grad in (None, T.ones(3, dtype=T.float64), T.ones(2, dtype=T.float64)):
         try:
@@ -1076,23 +1084,23 @@ def backward_gradient_errors(T):
 
 @scenario()
 def backward_gradient_other_dtype(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     (x * 2).backward(T.ones(2, dtype=T.float32))
-    y = leaf(T, [1.])
+    y = leaf(T, [1.0])
     (y * 2).backward()
     return [x.grad, y.grad]
 
 
 @scenario()
 def autograd_backward_several_roots(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     T.autograd.backward([(x * 2).sum(), x * x], [None, T.ones(2, dtype=T.float64)])
     return [x.grad]
 
 
 @scenario()
 def requires_grad_false_on_nonleaf_raises(T):
-    (leaf(T, [1., 2.]) * 2).requires_grad_(False)
+    (leaf(T, [1.0, 2.0]) * 2).requires_grad_(False)
 
 
 @scenario()
@@ -1102,59 +1110,72 @@ def int_requires_grad_raises(T):
 
 @scenario()
 def next_functions_of_leaf_and_constant(T):
-    x = leaf(T, [1., 2.])
-    nf = (x * T.tensor([1., 2.], dtype=T.float64)).grad_fn.next_functions
+    x = leaf(T, [1.0, 2.0])
+    nf = (x * T.tensor([1.0, 2.0], dtype=T.float64)).grad_fn.next_functions
     return [len(nf), type(nf[0][0]).__name__ != "NoneType", nf[0][1], nf[1][0]]
 
 
 @scenario()
 def grad_fn_names_of_views(T):
-    x = leaf(T, [[1., 2.], [3., 4.]])
-    return [x[0].grad_fn.name(), x[1:].grad_fn.name(), x.t().grad_fn.name(),
-            x.view(4).grad_fn.name(), x.unsqueeze(0).grad_fn.name(),
-            x.squeeze().grad_fn.name(), x.transpose(0, 1).grad_fn.name()]
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
+    return [
+        x[0].grad_fn.name(),
+        x[1:].grad_fn.name(),
+        x.t().grad_fn.name(),
+        x.view(4).grad_fn.name(),
+        x.unsqueeze(0).grad_fn.name(),
+        x.squeeze().grad_fn.name(),
+        x.transpose(0, 1).grad_fn.name(),
+    ]
 
 
-@scenario(xfail="grad_fn names differ from PyTorch's: mean is DivBackward0 (MeanBackward0), "
-                "2 - x SubBackward0 (RsubBackward1), x.float() CastBackward0 "
-                "(ToCopyBackward0), y[1:] = v IndexPutBackward0 (CopySlices), copy_ "
-                "CloneBackward0 (CopyBackwards)")
+@scenario(
+    xfail="grad_fn names differ from PyTorch's: mean is DivBackward0 (MeanBackward0), "
+    "2 - x SubBackward0 (RsubBackward1), x.float() CastBackward0 "
+    "(ToCopyBackward0), y[1:] = v IndexPutBackward0 (CopySlices), copy_ "
+    "CloneBackward0 (CopyBackwards)"
+)
 def grad_fn_names_misc(T):
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     y[1:] = x[:1]
     z = x * 1
     z.copy_(x)
-    return [x.mean().grad_fn.name(), (2 - x).grad_fn.name(), x.float().grad_fn.name(),
-            y.grad_fn.name().split("::")[-1], z.grad_fn.name().split("::")[-1]]
+    return [
+        x.mean().grad_fn.name(),
+        (2 - x).grad_fn.name(),
+        x.float().grad_fn.name(),
+        y.grad_fn.name().split("::")[-1],
+        z.grad_fn.name().split("::")[-1],
+    ]
 
 
 # == 3. broadcasting, 0-d tensors, dtype promotion ===========================================
 @scenario()
 def zero_d_and_one_elem_broadcast(T):
-    s, s1 = leaf(T, 2.), leaf(T, [2.])
-    x = leaf(T, [[1., 2.], [3., 4.]])
+    s, s1 = leaf(T, 2.0), leaf(T, [2.0])
+    x = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     (s * x + s + x / s1 - s1).sum().backward()
     return [s.grad, s1.grad, x.grad]
 
 
 @scenario()
 def two_sided_broadcast_pow(T):
-    a, b = leaf(T, [[1.], [2.]]), leaf(T, [[3., 4., 5.]])
-    (a ** b).sum().backward()
+    a, b = leaf(T, [[1.0], [2.0]]), leaf(T, [[3.0, 4.0, 5.0]])
+    (a**b).sum().backward()
     return [a.grad, b.grad]
 
 
 @scenario()
 def reflected_scalar_ops(T):
-    x = leaf(T, [1., 2.])
-    (2 - x + 3 / x + 2 ** x + x ** 2.5).sum().backward()
+    x = leaf(T, [1.0, 2.0])
+    (2 - x + 3 / x + 2**x + x**2.5).sum().backward()
     return [x.grad]
 
 
 @scenario()
 def zero_d_times_zero_d(T):
-    a, b = leaf(T, 2., T.float32), leaf(T, 3.)
+    a, b = leaf(T, 2.0, T.float32), leaf(T, 3.0)
     y = a * b
     y.backward()
     return [y, a.grad, b.grad]
@@ -1162,7 +1183,7 @@ def zero_d_times_zero_d(T):
 
 @scenario()
 def f32_with_python_scalars(T):
-    x = leaf(T, [1., 2.], T.float32)
+    x = leaf(T, [1.0, 2.0], T.float32)
     y = x * 2.5 + 1 + True - 2
     y.sum().backward()
     return [y, x.grad]
@@ -1170,7 +1191,7 @@ def f32_with_python_scalars(T):
 
 @scenario()
 def f32_with_f64_0d(T):
-    x, s = leaf(T, [1., 2.], T.float32), leaf(T, 3.)
+    x, s = leaf(T, [1.0, 2.0], T.float32), leaf(T, 3.0)
     y = x * s
     y.sum().backward()
     return [y, x.grad, s.grad]
@@ -1178,7 +1199,7 @@ def f32_with_f64_0d(T):
 
 @scenario()
 def f32_with_f64_1d(T):
-    x, s = leaf(T, [1., 2.], T.float32), leaf(T, [3., 4.])
+    x, s = leaf(T, [1.0, 2.0], T.float32), leaf(T, [3.0, 4.0])
     y = x * s
     y.sum().backward()
     return [y, x.grad, s.grad]
@@ -1186,7 +1207,7 @@ def f32_with_f64_1d(T):
 
 @scenario()
 def f32_0d_with_f64_1d(T):
-    x, s = leaf(T, 2., T.float32), leaf(T, [3., 4.])
+    x, s = leaf(T, 2.0, T.float32), leaf(T, [3.0, 4.0])
     y = x + s
     y.sum().backward()
     return [y, x.grad, s.grad]
@@ -1194,7 +1215,7 @@ def f32_0d_with_f64_1d(T):
 
 @scenario()
 def int_tensor_with_float_tensor_grad(T):
-    x = leaf(T, [1., 2.], T.float32)
+    x = leaf(T, [1.0, 2.0], T.float32)
     y = T.tensor([1, 2]) * x + x / T.tensor(3) + T.tensor([True, False]) * x
     y.sum().backward()
     return [y, x.grad]
@@ -1202,7 +1223,7 @@ def int_tensor_with_float_tensor_grad(T):
 
 @scenario()
 def int_tensor_with_f64_0d_grad(T):
-    s = leaf(T, 2.)
+    s = leaf(T, 2.0)
     y = T.tensor([1, 2]) * s
     y.sum().backward()
     return [y, s.grad]
@@ -1211,41 +1232,61 @@ def int_tensor_with_f64_0d_grad(T):
 @scenario()
 def promotion_results(T):
     i, b = T.tensor([1, 2]), T.tensor([True, False])
-    return [i / T.tensor([2, 2]), T.tensor([3]) / 2, T.tensor([3]) // 2, i * 1.5, i + True,
-            b + 1, b * 2.5, i + T.tensor(1.5, dtype=T.float64),
-            i + T.tensor(1.5, dtype=T.float32), b + T.tensor(2),
-            T.tensor([1., 2.], dtype=T.float32) + T.tensor(1), i < 1.5,
-            T.tensor([2, 3]) ** 2, T.tensor([2, 3]) ** 0.5, 2 ** i, 2.0 ** i,
-            T.tensor([-7, 7]) // 2, T.tensor([-7., 7.]) // 2, T.remainder(T.tensor([-7, 7]), 3),
-            T.fmod(T.tensor([-7, 7]), 3), T.tensor([1, 2]).sum(), T.tensor([True, True]).sum(),
-            T.tensor([1, 0]) / T.tensor([0, 0])]
+    return [
+        i / T.tensor([2, 2]),
+        T.tensor([3]) / 2,
+        T.tensor([3]) // 2,
+        i * 1.5,
+        i + True,
+        b + 1,
+        b * 2.5,
+        i + T.tensor(1.5, dtype=T.float64),
+        i + T.tensor(1.5, dtype=T.float32),
+        b + T.tensor(2),
+        T.tensor([1.0, 2.0], dtype=T.float32) + T.tensor(1),
+        i < 1.5,
+        T.tensor([2, 3]) ** 2,
+        T.tensor([2, 3]) ** 0.5,
+        2**i,
+        2.0**i,
+        T.tensor([-7, 7]) // 2,
+        T.tensor([-7.0, 7.0]) // 2,
+        T.remainder(T.tensor([-7, 7]), 3),
+        T.fmod(T.tensor([-7, 7]), 3),
+        T.tensor([1, 2]).sum(),
+        T.tensor([True, True]).sum(),
+        T.tensor([1, 0]) / T.tensor([0, 0]),
+    ]
 
 
 @scenario()
 def item_types(T):
-    return [type(T.tensor([1, 2]).sum().item()).__name__, type(T.tensor(1.5).item()).__name__,
-            type(T.tensor(True).item()).__name__]
+    return [
+        type(T.tensor([1, 2]).sum().item()).__name__,
+        type(T.tensor(1.5).item()).__name__,
+        type(T.tensor(True).item()).__name__,
+    ]
 
 
 @scenario()
 def where_mixed_dtypes(T):
-    x, y = leaf(T, [1., -2.], T.float32), leaf(T, [3., 4.])
-    z = T.where(x > 0, x, y) + T.where(x > 0, x, 0.)
+    x, y = leaf(T, [1.0, -2.0], T.float32), leaf(T, [3.0, 4.0])
+    z = T.where(x > 0, x, y) + T.where(x > 0, x, 0.0)
     z.sum().backward()
     return [z, x.grad, y.grad]
 
 
 @scenario()
 def pow_f32_base_f64_0d_exponent(T):
-    x, e = leaf(T, [1., 2.], T.float32), leaf(T, 2.)
-    y = x ** e
+    x, e = leaf(T, [1.0, 2.0], T.float32), leaf(T, 2.0)
+    y = x**e
     y.sum().backward()
     return [y, x.grad, e.grad]
 
 
 @scenario()
 def maximum_mixed_and_ties(T):
-    a, b = leaf(T, [1., 5., 2.], T.float32), leaf(T, [3., 4., 2.])
+    a, b = leaf(T, [1.0, 5.0, 2.0], T.float32), leaf(T, [3.0, 4.0, 2.0])
     y = T.maximum(a, b) + T.minimum(a, b)
     y.sum().backward()
     return [y, a.grad, b.grad]
@@ -1253,14 +1294,14 @@ def maximum_mixed_and_ties(T):
 
 @scenario()
 def atan2_mixed_dtypes(T):
-    x, y = leaf(T, [1., 2.], T.float32), leaf(T, [3., -1.])
+    x, y = leaf(T, [1.0, 2.0], T.float32), leaf(T, [3.0, -1.0])
     T.atan2(x, y).sum().backward()
     return [x.grad, y.grad]
 
 
 @scenario()
 def reduction_ties(T):
-    a = leaf(T, [[1., 5., 5.], [2., 2., 0.]])
+    a = leaf(T, [[1.0, 5.0, 5.0], [2.0, 2.0, 0.0]])
     v, i = a.max(1)
     (a.amax(1).sum() + v.sum() + a.max()).backward()
     return [a.grad, i]
@@ -1268,30 +1309,30 @@ def reduction_ties(T):
 
 @scenario()
 def kinks_at_zero(T):
-    x = leaf(T, [0., -0., 1., -1.])
-    (x.relu() + x.abs() + x.clamp(0., 1.)).sum().backward()
-    z = leaf(T, [0., 0.])
+    x = leaf(T, [0.0, -0.0, 1.0, -1.0])
+    (x.relu() + x.abs() + x.clamp(0.0, 1.0)).sum().backward()
+    z = leaf(T, [0.0, 0.0])
     z.norm().backward()
     return [x.grad, z.grad]
 
 
 @scenario()
 def pow_with_zero_base(T):
-    x, e = leaf(T, [0., 2.]), leaf(T, [2., 0.5])
-    ((x ** 0).sum() + (x ** 2).sum() + (x ** e).sum()).backward()
+    x, e = leaf(T, [0.0, 2.0]), leaf(T, [2.0, 0.5])
+    ((x**0).sum() + (x**2).sum() + (x**e).sum()).backward()
     return [x.grad, e.grad]
 
 
 @scenario()
 def scalar_zero_base_pow_exponent_grad(T):
-    e = leaf(T, [1., 2.])
-    (0. ** e).sum().backward()
+    e = leaf(T, [1.0, 2.0])
+    (0.0**e).sum().backward()
     return [e.grad]
 
 
 @scenario()
 def std_of_constant_grad(T):
-    x = leaf(T, [1., 1.])
+    x = leaf(T, [1.0, 1.0])
     y = x.std()
     y.backward()
     return [y, x.grad]
@@ -1299,7 +1340,7 @@ def std_of_constant_grad(T):
 
 @scenario()
 def sum_over_empty_dim_tuple(T):
-    x = leaf(T, [[1., 2.]])
+    x = leaf(T, [[1.0, 2.0]])
     y = x.sum(dim=())
     y.sum().backward()
     return [y, x.grad]
@@ -1312,24 +1353,24 @@ def bool_subtraction_raises(T):
 
 @scenario()
 def float_minus_python_bool_raises(T):
-    T.tensor([1., 2.]) - True
+    T.tensor([1.0, 2.0]) - True
 
 
 @scenario()
 def prod_with_zeros_double_backward(T):
-    x = leaf(T, [0., 2., 3.])
+    x = leaf(T, [0.0, 2.0, 3.0])
     (g,) = T.autograd.grad(x.prod(), x, create_graph=True)
     (h,) = T.autograd.grad(g.sum(), x)
-    y = leaf(T, [0., 0., 3.])
+    y = leaf(T, [0.0, 0.0, 3.0])
     y.prod().backward()
     return [g, h, y.grad]
 
 
 @scenario()
 def matmul_shapes_grad(T):
-    a, b = leaf(T, [1., 2.]), leaf(T, [3., 4.])
-    c, d = leaf(T, [[[1., 2.]], [[3., 4.]]]), leaf(T, [[1.], [2.]])
-    m = leaf(T, [[1., 2., 3.], [4., 5., 6.]])
+    a, b = leaf(T, [1.0, 2.0]), leaf(T, [3.0, 4.0])
+    c, d = leaf(T, [[[1.0, 2.0]], [[3.0, 4.0]]]), leaf(T, [[1.0], [2.0]])
+    m = leaf(T, [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     ((a @ b) + (c @ d).sum() + (a @ m).sum()).backward()
     return [a.grad, b.grad, c.grad, d.grad, m.grad]
 
@@ -1341,7 +1382,7 @@ def matmul_mixed_dtype_raises(T):
 
 @scenario()
 def mean_neg_dims_keepdim(T):
-    x = leaf(T, [[[1., 2.], [3., 4.]]])
+    x = leaf(T, [[[1.0, 2.0], [3.0, 4.0]]])
     y = x.mean(dim=(-1, 0), keepdim=True)
     (y * y).sum().backward()
     return [y, x.grad]
@@ -1349,9 +1390,9 @@ def mean_neg_dims_keepdim(T):
 
 @scenario()
 def grad_dtype_follows_leaf(T):
-    x = leaf(T, [1., 2.], T.float32)
+    x = leaf(T, [1.0, 2.0], T.float32)
     (x.double() * 3).sum().backward()
-    (g,) = T.autograd.grad((x * T.tensor([2.], dtype=T.float64)).sum(), x)
+    (g,) = T.autograd.grad((x * T.tensor([2.0], dtype=T.float64)).sum(), x)
     return [x.grad, g]
 
 
@@ -1369,7 +1410,7 @@ def fn_returns_view_of_input(T):
             out[1:] = g * 10
             return out
 
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     y = V.apply(x)
     (y * y).sum().backward()
     return [y, x.grad, y.grad_fn.name()]
@@ -1388,7 +1429,7 @@ def fn_view_output_after_base_modified(T):
             out[:1] = g * 10
             return out
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = x * 1
     v = V.apply(y)
     y.mul_(5)
@@ -1396,9 +1437,11 @@ def fn_view_output_after_base_modified(T):
     return [v, x.grad]
 
 
-@scenario(xfail="in-place on a view returned by a Function is allowed (its backward is "
-              "honoured); PyTorch raises RuntimeError ('Output 0 of V is a view and is being "
-              "modified inplace')")
+@scenario(
+    xfail="in-place on a view returned by a Function is allowed (its backward is "
+    "honoured); PyTorch raises RuntimeError ('Output 0 of V is a view and is being "
+    "modified inplace')"
+)
 def fn_view_output_modified_inplace(T):
     class V(F(T)):
         @staticmethod
@@ -1411,15 +1454,17 @@ def fn_view_output_modified_inplace(T):
             out[1:] = g * 10
             return out
 
-    x = leaf(T, [1., 2., 3.])
+    x = leaf(T, [1.0, 2.0, 3.0])
     h = x * 1
     V.apply(h).mul_(2)
     (h * h).sum().backward()
     return [h, x.grad]
 
 
-@scenario(xfail="in-place on an input returned as-is by a Function is allowed; PyTorch "
-              "raises RuntimeError ('Output 0 of Ident is a view and is being modified inplace')")
+@scenario(
+    xfail="in-place on an input returned as-is by a Function is allowed; PyTorch "
+    "raises RuntimeError ('Output 0 of Ident is a view and is being modified inplace')"
+)
 def fn_input_returned_as_is_modified_inplace(T):
     class Ident(F(T)):
         @staticmethod
@@ -1430,7 +1475,7 @@ def fn_input_returned_as_is_modified_inplace(T):
         def backward(ctx, g):
             return g * 10
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = Ident.apply(x * 1)
     y.mul_(2)
     y.sum().backward()
@@ -1448,7 +1493,7 @@ def fn_input_returned_as_is(T):
         def backward(ctx, g):
             return g * 3
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = Ident.apply(x)
     (y * y).sum().backward()
     return [y is x, x.grad, y.grad_fn.name(), y.is_leaf]
@@ -1466,7 +1511,7 @@ def fn_same_tensor_returned_twice(T):
         def backward(ctx, g1, g2):
             return 2 * g1 + 20 * g2
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     a, b = D.apply(x)
     (a * 1 + b * 3).sum().backward()
     return [a is b, x.grad]
@@ -1483,7 +1528,7 @@ def fn_input_returned_twice(T):
         def backward(ctx, g1, g2):
             return g1 + 10 * g2
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     a, b = D.apply(x)
     (a * 1 + b * 3).sum().backward()
     return [a is b, a is x, x.grad]
@@ -1503,7 +1548,7 @@ def fn_non_tensor_outputs(T):
             seen.append([g is None for g in gs])
             return gs[0] * 2, None
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y, k, n, s = N.apply(x, 3)
     y.sum().backward()
     return [y, k, n, s, x.grad, seen]
@@ -1526,7 +1571,7 @@ def fn_non_differentiable_without_materialize(T):
             seen.append([gv is None, gi is None])
             return gv * 2
 
-    x = leaf(T, [3., 1.])
+    x = leaf(T, [3.0, 1.0])
     v, i = S.apply(x)
     v.sum().backward()
     return [seen, x.grad, i.requires_grad, v.requires_grad]
@@ -1548,7 +1593,7 @@ def fn_non_differentiable_float_output(T):
             seen.append(gb)
             return ga
 
-    x = leaf(T, [3., 1.])
+    x = leaf(T, [3.0, 1.0])
     a, b = S.apply(x)
     (a + b).sum().backward()
     return [seen, x.grad, b.requires_grad, b.grad_fn is None]
@@ -1567,7 +1612,7 @@ def fn_only_non_differentiable_output_backward_raises(T):
         def backward(ctx, gb):
             return gb
 
-    S.apply(leaf(T, [3., 1.])).sum().backward()
+    S.apply(leaf(T, [3.0, 1.0])).sum().backward()
 
 
 @scenario()
@@ -1585,9 +1630,10 @@ def fn_materialize_on_and_off(T):
             def backward(ctx, ga, gb):
                 seen.append([ga is None, gb])
                 return ga * 2 if gb is None else ga * 2 + gb
+
         return S
 
-    x = leaf(T, [3., 1.])
+    x = leaf(T, [3.0, 1.0])
     make(False).apply(x)[0].sum().backward()
     make(True).apply(x)[0].sum().backward()
     return [seen, x.grad]
@@ -1607,7 +1653,7 @@ def fn_saved_output_higher_order(T):
             (y,) = ctx.saved_tensors
             return g * y
 
-    x = leaf(T, [0.5, 1.])
+    x = leaf(T, [0.5, 1.0])
     f = E.apply(x)
     out = []
     for _ in range(3):
@@ -1632,7 +1678,7 @@ def fn_saved_output_setup_context_double_backward(T):
             (y,) = ctx.saved_tensors
             return g * y
 
-    x = leaf(T, [0.5, 1.])
+    x = leaf(T, [0.5, 1.0])
     (g1,) = T.autograd.grad(E.apply(x).sum(), x, create_graph=True)
     (g2,) = T.autograd.grad(g1.sum(), x)
     return [g1, g2]
@@ -1644,14 +1690,14 @@ def fn_cube_third_derivative(T):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
             (x,) = ctx.saved_tensors
-            return 3 * g * x ** 2
+            return 3 * g * x**2
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     f = C.apply(x)
     out = []
     for _ in range(3):
@@ -1673,7 +1719,7 @@ def fn_saved_output_modified_raises(T):
         def backward(ctx, g):
             return g * ctx.saved_tensors[0]
 
-    y = E.apply(leaf(T, [0.5, 1.]))
+    y = E.apply(leaf(T, [0.5, 1.0]))
     y.mul_(2)
     y.sum().backward()
 
@@ -1690,7 +1736,7 @@ def fn_saved_input_modified_through_view_raises(T):
         def backward(ctx, g):
             return 2 * g * ctx.saved_tensors[0]
 
-    h = leaf(T, [0.5, 1.]) * 1
+    h = leaf(T, [0.5, 1.0]) * 1
     y = E.apply(h)
     h[0].add_(1)
     y.sum().backward()
@@ -1702,7 +1748,7 @@ def fn_once_differentiable_double_backward_raises(T):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         @T.autograd.function.once_differentiable
@@ -1710,7 +1756,7 @@ def fn_once_differentiable_double_backward_raises(T):
             (x,) = ctx.saved_tensors
             return 3 * g * x * x
 
-    x = leaf(T, [0.5, 1.])
+    x = leaf(T, [0.5, 1.0])
     (g,) = T.autograd.grad(E.apply(x).sum(), x, create_graph=True)
     g.sum().backward()
 
@@ -1742,7 +1788,7 @@ def fn_grad_modes_inside(T):
             seen.append(["once", T.is_grad_enabled()])
             return g * 2
 
-    x = leaf(T, [0.5, 1.])
+    x = leaf(T, [0.5, 1.0])
     y = E.apply(x).sum()
     y.backward(retain_graph=True)
     y.backward(create_graph=True)
@@ -1763,8 +1809,8 @@ def fn_outputs_without_graph(T):
 
     a = E.apply(T.ones(2))
     with T.no_grad():
-        b = E.apply(leaf(T, [1.]))
-    c = E.apply((leaf(T, [1.]),)[0].detach())
+        b = E.apply(leaf(T, [1.0]))
+    c = E.apply((leaf(T, [1.0]),)[0].detach())
     return [[t.requires_grad, t.grad_fn is None] for t in (a, b, c)]
 
 
@@ -1782,7 +1828,7 @@ def fn_needs_input_grad_and_extra_grads(T):
         def backward(ctx, g):
             return g * 5, None, g, None  # a grad for a constant input and a trailing None
 
-    a, b = T.ones(2, dtype=T.float64), leaf(T, [1., 2.])
+    a, b = T.ones(2, dtype=T.float64), leaf(T, [1.0, 2.0])
     E.apply(a, 2, b).sum().backward()
     return [seen, a.grad, b.grad]
 
@@ -1798,7 +1844,7 @@ def fn_grad_for_int_argument_raises(T):
         def backward(ctx, g):
             return g, g
 
-    E.apply(leaf(T, [1., 2.]), 2).sum().backward()
+    E.apply(leaf(T, [1.0, 2.0]), 2).sum().backward()
 
 
 @scenario()
@@ -1821,7 +1867,7 @@ def fn_backward_grad_broadcast_expand_and_cast(T):
         def backward(ctx, g):
             return g  # 0-d gradient for a 2x2 input
 
-    a = leaf(T, [[1., 2.], [3., 4.]])
+    a = leaf(T, [[1.0, 2.0], [3.0, 4.0]])
     Keep.apply(a).sum().backward()
     Sum.apply(a).backward()
     return [a.grad]
@@ -1838,7 +1884,7 @@ def fn_backward_grad_wrong_shape_raises(T):
         def backward(ctx, g):
             return T.ones(3, dtype=g.dtype)
 
-    E.apply(leaf(T, [1., 2.])).sum().backward()
+    E.apply(leaf(T, [1.0, 2.0])).sum().backward()
 
 
 @scenario()
@@ -1854,7 +1900,7 @@ def fn_mark_dirty_on_view(T):
         def backward(ctx, g):
             return g * 2
 
-    a = leaf(T, [1., 2., 3.])
+    a = leaf(T, [1.0, 2.0, 3.0])
     b = a * 1
     v = b[1:]
     r = M.apply(v)
@@ -1875,7 +1921,7 @@ def fn_mark_dirty_leaf_raises(T):
         def backward(ctx, g):
             return g * 2
 
-    M.apply(leaf(T, [1., 2.]))
+    M.apply(leaf(T, [1.0, 2.0]))
 
 
 @scenario()
@@ -1891,7 +1937,7 @@ def fn_hooks_on_output_and_node(T):
         def backward(ctx, g):
             return g * 2
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = E.apply(x)
     y.register_hook(lambda g: g * 100)
     y.grad_fn.register_hook(lambda gi, go: seen.append([gi[0].clone(), go[0].clone()]))
@@ -1911,7 +1957,7 @@ def fn_retain_graph_and_freed(T):
         def backward(ctx, g):
             return 2 * ctx.saved_tensors[0] * g
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = E.apply(x).sum()
     y.backward(retain_graph=True)
     y.backward()
@@ -1934,7 +1980,7 @@ def fn_grad_wrt_its_output(T):
         def backward(ctx, g):
             return g * 2
 
-    y = E.apply(leaf(T, [1., 2.]))
+    y = E.apply(leaf(T, [1.0, 2.0]))
     return list(T.autograd.grad((y * y).sum(), y))
 
 
@@ -1949,7 +1995,7 @@ def fn_returns_detached(T):
         def backward(ctx, g):
             return g * 4
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     y = E.apply(x)
     (y * 1).sum().backward()
     return [x.grad, y.requires_grad]
@@ -1969,7 +2015,7 @@ def fn_saves_intermediate_and_none(T):
             t, _none = ctx.saved_tensors
             return g * 6 + 0 * t
 
-    x = leaf(T, [1., 2.])
+    x = leaf(T, [1.0, 2.0])
     E.apply(x).sum().backward()
     return [x.grad]
 
@@ -1985,7 +2031,7 @@ def test_matches_torch(fn):
 # them by design (a snapshot of the saved value, per-output views); check its answer
 # against PyTorch computing the same thing out of place.
 def _x(T):
-    return leaf(T, [1., 2., 3., 4.])
+    return leaf(T, [1.0, 2.0, 3.0, 4.0])
 
 
 def _split_inplace(T):
@@ -2008,7 +2054,7 @@ def _chunk_inplace(T):
 
 def _split_ref(T):
     x = _x(T)
-    y = x * T.tensor([2., 2., 1., 1.], dtype=T.float64)
+    y = x * T.tensor([2.0, 2.0, 1.0, 1.0], dtype=T.float64)
     (y * y).sum().backward()
     return [y, x.grad]
 
@@ -2026,12 +2072,12 @@ def _overlapping_views(T):
     y = x * 1
     v1, v2 = y[:3], y[1:]
     v1.mul_(v1)
-    (v2 * T.tensor([1., 2., 3.], dtype=T.float64)).sum().backward()
+    (v2 * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
     return [y, x.grad]
 
 
 def _saved_output_then_inplace(T):
-    x, w = leaf(T, [-1., 2.]), leaf(T, [2., 4.])
+    x, w = leaf(T, [-1.0, 2.0]), leaf(T, [2.0, 4.0])
     y = x * 1
     y.sigmoid_()  # saves its output, which the next in-place ops overwrite
     y.pow_(3)
@@ -2041,7 +2087,7 @@ def _saved_output_then_inplace(T):
 
 
 def _saved_output_ref(T):
-    x, w = leaf(T, [-1., 2.]), leaf(T, [2., 4.])
+    x, w = leaf(T, [-1.0, 2.0]), leaf(T, [2.0, 4.0])
     y = x.sigmoid() ** 3 * w
     (y * y).sum().backward()
     return [y, x.grad, w.grad]
@@ -2057,15 +2103,21 @@ def _self_mul_ref(T):
 def _overlapping_ref(T):
     x = _x(T)
     y = T.cat([x[:3] * x[:3], x[3:]])
-    (y[1:] * T.tensor([1., 2., 3.], dtype=T.float64)).sum().backward()
+    (y[1:] * T.tensor([1.0, 2.0, 3.0], dtype=T.float64)).sum().backward()
     return [y, x.grad]
 
 
-@pytest.mark.parametrize("fn_ng, fn_torch", [
-    (_split_inplace, _split_ref), (_chunk_inplace, _split_ref),
-    (_self_mul_inplace, _self_mul_ref), (_overlapping_views, _overlapping_ref),
-    (_saved_output_then_inplace, _saved_output_ref),
-], ids=["split", "chunk", "self_mul_", "overlapping_views", "saved_output_then_inplace"])
+@pytest.mark.parametrize(
+    "fn_ng, fn_torch",
+    [
+        (_split_inplace, _split_ref),
+        (_chunk_inplace, _split_ref),
+        (_self_mul_inplace, _self_mul_ref),
+        (_overlapping_views, _overlapping_ref),
+        (_saved_output_then_inplace, _saved_output_ref),
+    ],
+    ids=["split", "chunk", "self_mul_", "overlapping_views", "saved_output_then_inplace"],
+)
 def test_refused_by_torch_but_correct(fn_ng, fn_torch):
     assert _run(torch, fn_ng)[0] == "raise"  # PyTorch still refuses: the premise holds
     _check(fn_ng, fn_torch)

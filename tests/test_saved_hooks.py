@@ -18,7 +18,7 @@ def _packed_shapes(m):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x ** 3
+            return x**3
 
         @staticmethod
         def backward(ctx, g):
@@ -79,8 +79,11 @@ def test_unpack_must_return_a_tensor():
         x = m.ones(2, requires_grad=True)
         with m.autograd.graph.saved_tensors_hooks(lambda t: 1, lambda p: "a"):
             y = (x * x).sum()
-        with pytest.raises(TypeError, match="Output of saved tensor unpack_hook expected to be "
-                                            "a Tensor but got result of type str"):
+        with pytest.raises(
+            TypeError,
+            match="Output of saved tensor unpack_hook expected to be "
+            "a Tensor but got result of type str",
+        ):
             y.backward()
 
 
@@ -123,15 +126,17 @@ def test_multi_grad_hook_all_and_any():
         b = m.tensor(2.0, requires_grad=True)
         calls = []
         h = m.autograd.graph.register_multi_grad_hook(
-            (a, b), lambda gs, calls=calls: calls.append([None if g is None else g.item()
-                                                          for g in gs]))
+            (a, b),
+            lambda gs, calls=calls: calls.append([None if g is None else g.item() for g in gs]),
+        )
         (a * b).backward()
         (a * 3).backward()
         h.remove()
         (a * b).backward()
         anys = []
         m.autograd.graph.register_multi_grad_hook(
-            (a, b), lambda g, anys=anys: anys.append(g.item()), mode="any")
+            (a, b), lambda g, anys=anys: anys.append(g.item()), mode="any"
+        )
         (a * b * 5).backward()
         if m is numbagrad:
             got = (calls, len(anys))
@@ -147,6 +152,7 @@ def _model(w):
     def f(t, scale=1.0):
         noise = numbagrad.rand(*t.shape)  # the recomputation must see the same draws
         return (((t @ w).tanh() * noise).exp() * scale).sum()
+
     return f
 
 
@@ -190,8 +196,9 @@ def test_checkpoint_recomputes_in_backward():
     assert len(calls) == 1
     y.backward()
     assert len(calls) == 2
-    np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]) * (1 + np.array([1, 2.0])),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        x.grad.numpy(), np.exp([1.0, 2.0]) * (1 + np.array([1, 2.0])), rtol=1e-6
+    )
 
 
 def test_checkpoint_sequential_and_detach_variable():
@@ -201,8 +208,12 @@ def test_checkpoint_sequential_and_detach_variable():
     xt = torch.tensor([0.1, 0.7], dtype=torch.float64, requires_grad=True)
     from torch.utils.checkpoint import checkpoint_sequential as torch_sequential
 
-    torch_sequential([lambda t: t * 2, lambda t: t.sin(), lambda t: t.exp(),
-                      lambda t: t.sum()], 2, xt, use_reentrant=False).backward()
+    torch_sequential(
+        [lambda t: t * 2, lambda t: t.sin(), lambda t: t.exp(), lambda t: t.sum()],
+        2,
+        xt,
+        use_reentrant=False,
+    ).backward()
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy())
     d, n = detach_variable((x * 2, 3))
     assert d.requires_grad and d.grad_fn is None and n == 3

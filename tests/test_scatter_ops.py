@@ -22,21 +22,32 @@ CASES = {
     "scatter_src": lambda m, x, s: x.scatter(1, m.tensor([[0, 1], [2, 3], [3, 0]]), s[:, :2]),
     "scatter_value": lambda m, x, s: x.scatter(0, m.tensor([[0, 1, 2, 0]]), 1.5) * s,
     "scatter_reduce_sum": lambda m, x, s: x.scatter_reduce(
-        0, m.tensor([[0, 1, 2, 0], [0, 0, 0, 0]]), s[:2], "sum", include_self=False),
+        0, m.tensor([[0, 1, 2, 0], [0, 0, 0, 0]]), s[:2], "sum", include_self=False
+    ),
     "scatter_reduce_mean": lambda m, x, s: x.scatter_reduce(
-        0, m.tensor([[0, 1, 2, 0], [0, 0, 0, 0]]), s[:2], "mean"),
+        0, m.tensor([[0, 1, 2, 0], [0, 0, 0, 0]]), s[:2], "mean"
+    ),
     "scatter_reduce_mean_excl": lambda m, x, s: x.scatter_reduce(
-        1, m.tensor([[0, 0], [1, 1], [3, 3]]), s[:, :2], "mean", include_self=False),
+        1, m.tensor([[0, 0], [1, 1], [3, 3]]), s[:, :2], "mean", include_self=False
+    ),
     "masked_scatter": lambda m, x, s: x.masked_scatter(m.tensor([True, False, True, True]), s),
     "put": lambda m, x, s: x.put(m.tensor([0, -1, 5]), s[0, :3]),
     "put_accumulate": lambda m, x, s: x.put(m.tensor([0, -1, 0]), s[0, :3], accumulate=True),
-    "top_level": lambda m, x, s: m.index_add(x, 0, m.tensor([1]), s[:1]) + m.scatter(
-        x, 0, m.tensor([[1, 0, 0, 2]]), s[:1]) + m.put(x, m.tensor([3]), s[0, :1]),
-    "inplace_chain": lambda m, x, s: (x * 1).index_add_(0, m.tensor([2, 0, 2]), s).scatter_(
-        1, m.tensor([[0], [1], [2]]), s[:, :1]).index_fill_(0, m.tensor([1]), 0.0).put_(
-        m.tensor([3]), s[0, :1]).masked_scatter_(m.tensor([True, False, False, False]),
-                                                  s).index_copy_(
-        1, m.tensor([2]), s[:, :1]).scatter_add_(0, m.tensor([[1]]), s[:1, :1]),
+    "top_level": lambda m, x, s: (
+        m.index_add(x, 0, m.tensor([1]), s[:1])
+        + m.scatter(x, 0, m.tensor([[1, 0, 0, 2]]), s[:1])
+        + m.put(x, m.tensor([3]), s[0, :1])
+    ),
+    "inplace_chain": lambda m, x, s: (
+        (x * 1)
+        .index_add_(0, m.tensor([2, 0, 2]), s)
+        .scatter_(1, m.tensor([[0], [1], [2]]), s[:, :1])
+        .index_fill_(0, m.tensor([1]), 0.0)
+        .put_(m.tensor([3]), s[0, :1])
+        .masked_scatter_(m.tensor([True, False, False, False]), s)
+        .index_copy_(1, m.tensor([2]), s[:, :1])
+        .scatter_add_(0, m.tensor([[1]]), s[:1, :1])
+    ),
 }
 
 
@@ -58,8 +69,18 @@ def test_values_and_gradients_match_torch(name):
             np.testing.assert_allclose(ga.numpy(), gb.numpy(), rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", ["index_add", "index_copy", "index_fill_tensor",
-                                  "scatter_src", "scatter_reduce_mean", "masked_scatter", "put"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "index_add",
+        "index_copy",
+        "index_fill_tensor",
+        "scatter_src",
+        "scatter_reduce_mean",
+        "masked_scatter",
+        "put",
+    ],
+)
 def test_gradcheck_and_gradgradcheck(name):
     f = CASES[name]
     x = numbagrad.tensor(X, requires_grad=True)
@@ -93,50 +114,138 @@ def test_inplace_bumps_version_and_records():
 
 
 ERRORS = [
-    ("index_add count", lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 1]), m.ones(3, 2)),
-     RuntimeError, "Number of indices"),
-    ("index_add float index", lambda m: m.zeros(3, 2).index_add(
-        0, m.tensor([0.0, 1.0]), m.ones(2, 2)), RuntimeError, "int32/int64"),
-    ("index_add out of range", lambda m: m.zeros(3, 2).index_add(
-        0, m.tensor([0, 5]), m.ones(2, 2)), RuntimeError, "out of bounds"),
-    ("index_add negative", lambda m: m.zeros(3, 2).index_add(
-        0, m.tensor([-1]), m.ones(1, 2)), RuntimeError, "out of bounds"),
-    ("index_add dtype", lambda m: m.zeros(3, 2).index_add(
-        0, m.tensor([0, 1]), m.ones(2, 2, dtype=m.float64)), RuntimeError, "same scalar type"),
-    ("index_add 2-d index", lambda m: m.zeros(3, 2).index_add(
-        0, m.tensor([[0, 1]]), m.ones(2, 2)), IndexError, "vector"),
-    ("index_add source shape", lambda m: m.zeros(3, 2).index_add(
-        0, m.tensor([0, 1]), m.ones(2, 3)), RuntimeError, "source tensor shape"),
-    ("index_copy int32", lambda m: m.zeros(3, 2).index_copy(
-        0, m.tensor([0, 1], dtype=m.int32), m.ones(2, 2)), RuntimeError, "long tensor"),
-    ("index_copy negative", lambda m: m.zeros(3, 2).index_copy(
-        0, m.tensor([-1]), m.ones(1, 2)), IndexError, "out of bounds"),
-    ("index_copy count", lambda m: m.zeros(3, 2).index_copy(
-        0, m.tensor([0, 0]), m.ones(3, 2)), IndexError, "Number of indices"),
-    ("index_fill int32", lambda m: m.zeros(3, 2).index_fill(
-        0, m.tensor([0], dtype=m.int32), 1.0), IndexError, "int64"),
-    ("index_fill 1-d value", lambda m: m.zeros(3, 2).index_fill(
-        1, m.tensor([1]), m.tensor([2.0])), RuntimeError, "0-dimensional value"),
-    ("index_fill out of range", lambda m: m.zeros(3, 2).index_fill(
-        0, m.tensor([3]), 1.0), IndexError, "out of bounds"),
-    ("put int32", lambda m: m.zeros(3, 2).put(
-        m.tensor([0, 1], dtype=m.int32), m.ones(2)), RuntimeError, "long tensor"),
-    ("put out of range", lambda m: m.zeros(3, 2).put(m.tensor([-1, 7]), m.ones(2)),
-     IndexError, "out of range"),
-    ("put negative out of range", lambda m: m.zeros(3, 2).put(m.tensor([-7]), m.ones(1)),
-     IndexError, "out of range"),
-    ("scatter out of range", lambda m: m.zeros(3, 2).scatter(0, m.tensor([[3, 1]]), 1.0),
-     RuntimeError, "out of bounds"),
-    ("scatter float index", lambda m: m.zeros(3, 2).scatter(0, m.tensor([[0.0]]), 1.0),
-     RuntimeError, "int64"),
-    ("scatter src dtype", lambda m: m.zeros(3, 2).scatter(
-        0, m.tensor([[0]]), m.ones(1, 1, dtype=m.float64)), RuntimeError, "dtype"),
-    ("masked_scatter short source", lambda m: m.zeros(3, 2).masked_scatter(
-        m.ones(3, 2, dtype=m.bool), m.ones(3)), RuntimeError, "Number of elements of source"),
-    ("masked_scatter int mask", lambda m: m.zeros(3).masked_scatter(
-        m.tensor([1, 0, 1]), m.ones(3)), RuntimeError, "boolean"),
-    ("scatter_reduce bad reduce", lambda m: m.zeros(3).scatter_reduce(
-        0, m.tensor([0]), m.ones(1), "median"), RuntimeError, "reduce argument"),
+    (
+        "index_add count",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 1]), m.ones(3, 2)),
+        RuntimeError,
+        "Number of indices",
+    ),
+    (
+        "index_add float index",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([0.0, 1.0]), m.ones(2, 2)),
+        RuntimeError,
+        "int32/int64",
+    ),
+    (
+        "index_add out of range",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 5]), m.ones(2, 2)),
+        RuntimeError,
+        "out of bounds",
+    ),
+    (
+        "index_add negative",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([-1]), m.ones(1, 2)),
+        RuntimeError,
+        "out of bounds",
+    ),
+    (
+        "index_add dtype",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 1]), m.ones(2, 2, dtype=m.float64)),
+        RuntimeError,
+        "same scalar type",
+    ),
+    (
+        "index_add 2-d index",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([[0, 1]]), m.ones(2, 2)),
+        IndexError,
+        "vector",
+    ),
+    (
+        "index_add source shape",
+        lambda m: m.zeros(3, 2).index_add(0, m.tensor([0, 1]), m.ones(2, 3)),
+        RuntimeError,
+        "source tensor shape",
+    ),
+    (
+        "index_copy int32",
+        lambda m: m.zeros(3, 2).index_copy(0, m.tensor([0, 1], dtype=m.int32), m.ones(2, 2)),
+        RuntimeError,
+        "long tensor",
+    ),
+    (
+        "index_copy negative",
+        lambda m: m.zeros(3, 2).index_copy(0, m.tensor([-1]), m.ones(1, 2)),
+        IndexError,
+        "out of bounds",
+    ),
+    (
+        "index_copy count",
+        lambda m: m.zeros(3, 2).index_copy(0, m.tensor([0, 0]), m.ones(3, 2)),
+        IndexError,
+        "Number of indices",
+    ),
+    (
+        "index_fill int32",
+        lambda m: m.zeros(3, 2).index_fill(0, m.tensor([0], dtype=m.int32), 1.0),
+        IndexError,
+        "int64",
+    ),
+    (
+        "index_fill 1-d value",
+        lambda m: m.zeros(3, 2).index_fill(1, m.tensor([1]), m.tensor([2.0])),
+        RuntimeError,
+        "0-dimensional value",
+    ),
+    (
+        "index_fill out of range",
+        lambda m: m.zeros(3, 2).index_fill(0, m.tensor([3]), 1.0),
+        IndexError,
+        "out of bounds",
+    ),
+    (
+        "put int32",
+        lambda m: m.zeros(3, 2).put(m.tensor([0, 1], dtype=m.int32), m.ones(2)),
+        RuntimeError,
+        "long tensor",
+    ),
+    (
+        "put out of range",
+        lambda m: m.zeros(3, 2).put(m.tensor([-1, 7]), m.ones(2)),
+        IndexError,
+        "out of range",
+    ),
+    (
+        "put negative out of range",
+        lambda m: m.zeros(3, 2).put(m.tensor([-7]), m.ones(1)),
+        IndexError,
+        "out of range",
+    ),
+    (
+        "scatter out of range",
+        lambda m: m.zeros(3, 2).scatter(0, m.tensor([[3, 1]]), 1.0),
+        RuntimeError,
+        "out of bounds",
+    ),
+    (
+        "scatter float index",
+        lambda m: m.zeros(3, 2).scatter(0, m.tensor([[0.0]]), 1.0),
+        RuntimeError,
+        "int64",
+    ),
+    (
+        "scatter src dtype",
+        lambda m: m.zeros(3, 2).scatter(0, m.tensor([[0]]), m.ones(1, 1, dtype=m.float64)),
+        RuntimeError,
+        "dtype",
+    ),
+    (
+        "masked_scatter short source",
+        lambda m: m.zeros(3, 2).masked_scatter(m.ones(3, 2, dtype=m.bool), m.ones(3)),
+        RuntimeError,
+        "Number of elements of source",
+    ),
+    (
+        "masked_scatter int mask",
+        lambda m: m.zeros(3).masked_scatter(m.tensor([1, 0, 1]), m.ones(3)),
+        RuntimeError,
+        "boolean",
+    ),
+    (
+        "scatter_reduce bad reduce",
+        lambda m: m.zeros(3).scatter_reduce(0, m.tensor([0]), m.ones(1), "median"),
+        RuntimeError,
+        "reduce argument",
+    ),
 ]
 
 
@@ -212,14 +321,23 @@ def test_scatter_reduce_integer_empty_and_0d_match_torch(reduce):
         got = []
         for m in (numbagrad, torch):
             x = m.tensor([[5, -3, 2], [0, 7, -1]])
-            a = x.scatter_reduce(1, m.tensor([[0, 0, 2], [1, 1, 1]]),
-                                 m.tensor([[4, -6, 3], [2, -2, 9]]), reduce,
-                                 include_self=include_self)
-            b = x.scatter_reduce(0, m.tensor([], dtype=m.int64).reshape(0, 3),
-                                 m.zeros(0, 3, dtype=m.int64), reduce,
-                                 include_self=include_self)
-            c = m.tensor(2.5).scatter_reduce(0, m.tensor(0), m.tensor(-4.0), reduce,
-                                             include_self=include_self)
+            a = x.scatter_reduce(
+                1,
+                m.tensor([[0, 0, 2], [1, 1, 1]]),
+                m.tensor([[4, -6, 3], [2, -2, 9]]),
+                reduce,
+                include_self=include_self,
+            )
+            b = x.scatter_reduce(
+                0,
+                m.tensor([], dtype=m.int64).reshape(0, 3),
+                m.zeros(0, 3, dtype=m.int64),
+                reduce,
+                include_self=include_self,
+            )
+            c = m.tensor(2.5).scatter_reduce(
+                0, m.tensor(0), m.tensor(-4.0), reduce, include_self=include_self
+            )
             assert a.dtype == m.int64
             got.append((a.tolist(), b.tolist(), c.item()))
         assert got[0] == got[1]
@@ -228,8 +346,9 @@ def test_scatter_reduce_integer_empty_and_0d_match_torch(reduce):
 def test_scatter_multiply_matches_torch_and_has_no_derivative():
     for m in (numbagrad, torch):
         with pytest.warns(UserWarning, match="deprecated"):
-            a = m.tensor([1, 2, 3]).scatter(0, m.tensor([0, 0]), m.tensor([5, -2]),
-                                            reduce="multiply")
+            a = m.tensor([1, 2, 3]).scatter(
+                0, m.tensor([0, 0]), m.tensor([5, -2]), reduce="multiply"
+            )
         x = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
         b = x.scatter(0, m.tensor([0, 0, 2]), 2.0, reduce="multiply")
         if m is numbagrad:
@@ -237,8 +356,7 @@ def test_scatter_multiply_matches_torch_and_has_no_derivative():
         else:
             assert got == (a.tolist(), b.tolist())
         assert b.requires_grad
-        with pytest.raises(RuntimeError, match="derivative for aten::scatter is not "
-                                               "implemented"):
+        with pytest.raises(RuntimeError, match="derivative for aten::scatter is not implemented"):
             b.sum().backward()
 
 
@@ -272,16 +390,21 @@ def test_scatter_reduce_jvp_is_the_transpose_of_its_vjp(reduce, include_self):
     def f(a, b):
         return a.scatter_reduce(0, idx, b, reduce, include_self=include_self)
 
-    _, t_out = numbagrad.func.jvp(f, (numbagrad.tensor(x), numbagrad.tensor(src)),
-                                  (numbagrad.tensor(tx), numbagrad.tensor(ts)))
+    _, t_out = numbagrad.func.jvp(
+        f,
+        (numbagrad.tensor(x), numbagrad.tensor(src)),
+        (numbagrad.tensor(tx), numbagrad.tensor(ts)),
+    )
     xa, sa = numbagrad.tensor(x, requires_grad=True), numbagrad.tensor(src, requires_grad=True)
     (f(xa, sa) * numbagrad.tensor(g)).sum().backward()
     lhs = (t_out.numpy() * g).sum()
     rhs = (tx * xa.grad.numpy()).sum() + (ts * sa.grad.numpy()).sum()
     np.testing.assert_allclose(lhs, rhs, rtol=1e-12, atol=1e-12)
     h = 1e-6
-    fd = (f(numbagrad.tensor(x + h * tx), numbagrad.tensor(src + h * ts))
-          - f(numbagrad.tensor(x - h * tx), numbagrad.tensor(src - h * ts))).numpy() / (2 * h)
+    fd = (
+        f(numbagrad.tensor(x + h * tx), numbagrad.tensor(src + h * ts))
+        - f(numbagrad.tensor(x - h * tx), numbagrad.tensor(src - h * ts))
+    ).numpy() / (2 * h)
     np.testing.assert_allclose(t_out.numpy(), fd, rtol=1e-6, atol=1e-6)
 
 
@@ -296,8 +419,7 @@ def test_vmap_over_scatter_reduce_amax():
 
 def test_integer_and_empty_cases_match_torch():
     for m in (numbagrad, torch):
-        a = m.tensor([5, 5, 5]).scatter_reduce(0, m.tensor([0, 0, 2]), m.tensor([1, 2, 4]),
-                                               "mean")
+        a = m.tensor([5, 5, 5]).scatter_reduce(0, m.tensor([0, 0, 2]), m.tensor([1, 2, 4]), "mean")
         b = m.zeros(3).index_add(0, m.tensor([], dtype=m.int64), m.zeros(0))
         c = m.zeros(2, 2).scatter(0, m.tensor([], dtype=m.int64).reshape(0, 2), 1.0)
         if m is numbagrad:

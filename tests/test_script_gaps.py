@@ -38,37 +38,63 @@ def _raises_like(fn_ours, fn_theirs):
 @pytest.mark.parametrize("minlength", [0, 7])
 def test_bincount_matches_torch(weights, minlength):
     idx = np.array([0, 3, 3, 1, 5, 3])
-    w = {None: None, "f64": np.linspace(0.5, 3, 6), "f32": np.linspace(0.5, 3, 6, dtype=np.float32),
-         "i64": np.arange(6)}[weights]
-    ours = numbagrad.bincount(numbagrad.tensor(idx), None if w is None else numbagrad.tensor(w),
-                              minlength=minlength)
-    theirs = torch.bincount(torch.tensor(idx), None if w is None else torch.tensor(w),
-                            minlength=minlength)
+    w = {
+        None: None,
+        "f64": np.linspace(0.5, 3, 6),
+        "f32": np.linspace(0.5, 3, 6, dtype=np.float32),
+        "i64": np.arange(6),
+    }[weights]
+    ours = numbagrad.bincount(
+        numbagrad.tensor(idx), None if w is None else numbagrad.tensor(w), minlength=minlength
+    )
+    theirs = torch.bincount(
+        torch.tensor(idx), None if w is None else torch.tensor(w), minlength=minlength
+    )
     _same(ours, theirs)
-    _same(numbagrad.tensor(idx).bincount(minlength=minlength),
-          torch.tensor(idx).bincount(minlength=minlength))
+    _same(
+        numbagrad.tensor(idx).bincount(minlength=minlength),
+        torch.tensor(idx).bincount(minlength=minlength),
+    )
 
 
 def test_bincount_empty_and_errors():
-    _same(numbagrad.bincount(numbagrad.tensor([], dtype=numbagrad.int64)),
-          torch.bincount(torch.tensor([], dtype=torch.int64)))
+    _same(
+        numbagrad.bincount(numbagrad.tensor([], dtype=numbagrad.int64)),
+        torch.bincount(torch.tensor([], dtype=torch.int64)),
+    )
     for bad in ([[1]], [-1]):
-        m, t = _raises_like(lambda b=bad: numbagrad.bincount(numbagrad.tensor(b)),
-                            lambda b=bad: torch.bincount(torch.tensor(b)))
+        m, t = _raises_like(
+            lambda b=bad: numbagrad.bincount(numbagrad.tensor(b)),
+            lambda b=bad: torch.bincount(torch.tensor(b)),
+        )
         assert m == t
-    _raises_like(lambda: numbagrad.bincount(numbagrad.tensor([1.0])),
-                 lambda: torch.bincount(torch.tensor([1.0])))
-    m, t = _raises_like(lambda: numbagrad.bincount(numbagrad.tensor([1]), minlength=-1),
-                        lambda: torch.bincount(torch.tensor([1]), minlength=-1))
+    _raises_like(
+        lambda: numbagrad.bincount(numbagrad.tensor([1.0])),
+        lambda: torch.bincount(torch.tensor([1.0])),
+    )
+    m, t = _raises_like(
+        lambda: numbagrad.bincount(numbagrad.tensor([1]), minlength=-1),
+        lambda: torch.bincount(torch.tensor([1]), minlength=-1),
+    )
     assert m == t
     m, t = _raises_like(
         lambda: numbagrad.bincount(numbagrad.tensor([1, 2]), numbagrad.tensor([1.0])),
-        lambda: torch.bincount(torch.tensor([1, 2]), torch.tensor([1.0])))
+        lambda: torch.bincount(torch.tensor([1, 2]), torch.tensor([1.0])),
+    )
     assert m == t
 
 
-@pytest.mark.parametrize("kw", [{}, {"correction": 0}, {"correction": 2}, {"fweights": True},
-                                {"aweights": True}, {"fweights": True, "aweights": True}])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"correction": 0},
+        {"correction": 2},
+        {"fweights": True},
+        {"aweights": True},
+        {"fweights": True, "aweights": True},
+    ],
+)
 def test_cov_and_corrcoef_match_torch_with_gradients(kw):
     rng = np.random.default_rng(0)
     x = rng.normal(size=(3, 6))
@@ -97,38 +123,48 @@ def test_cov_and_corrcoef_match_torch_with_gradients(kw):
 
 def test_cov_shapes_dtypes_and_errors():
     _same(numbagrad.cov(numbagrad.tensor([1, 2, 4])), torch.cov(torch.tensor([1, 2, 4])))
-    _same(numbagrad.cov(numbagrad.tensor([1.0, 2, 4], dtype=numbagrad.float32)),
-          torch.cov(torch.tensor([1.0, 2, 4])), rtol=1e-6)
-    _same(numbagrad.corrcoef(numbagrad.tensor([1.0, 2.0, 4.0])),
-          torch.corrcoef(torch.tensor([1.0, 2.0, 4.0])))
-    m, t = _raises_like(lambda: numbagrad.cov(numbagrad.ones(2, 2, 2)),
-                        lambda: torch.cov(torch.ones(2, 2, 2)))
+    _same(
+        numbagrad.cov(numbagrad.tensor([1.0, 2, 4], dtype=numbagrad.float32)),
+        torch.cov(torch.tensor([1.0, 2, 4])),
+        rtol=1e-6,
+    )
+    _same(
+        numbagrad.corrcoef(numbagrad.tensor([1.0, 2.0, 4.0])),
+        torch.corrcoef(torch.tensor([1.0, 2.0, 4.0])),
+    )
+    m, t = _raises_like(
+        lambda: numbagrad.cov(numbagrad.ones(2, 2, 2)), lambda: torch.cov(torch.ones(2, 2, 2))
+    )
     assert m == t
     m, t = _raises_like(
         lambda: numbagrad.cov(numbagrad.ones(2, 3), fweights=numbagrad.ones(3)),
-        lambda: torch.cov(torch.ones(2, 3), fweights=torch.ones(3)))
+        lambda: torch.cov(torch.ones(2, 3), fweights=torch.ones(3)),
+    )
     assert m == t
     m, t = _raises_like(
         lambda: numbagrad.cov(numbagrad.ones(2, 3), aweights=numbagrad.ones(2)),
-        lambda: torch.cov(torch.ones(2, 3), aweights=torch.ones(2)))
+        lambda: torch.cov(torch.ones(2, 3), aweights=torch.ones(2)),
+    )
     assert m == t
     with pytest.warns(UserWarning, match="degrees of freedom"):
         numbagrad.cov(numbagrad.ones(2, 1))
 
 
-@pytest.mark.parametrize("row,col,offset", [(3, 3, 0), (3, 4, 1), (4, 3, -1), (5, 2, 3),
-                                            (0, 3, 0), (3, 3, -5)])
+@pytest.mark.parametrize(
+    "row,col,offset", [(3, 3, 0), (3, 4, 1), (4, 3, -1), (5, 2, 3), (0, 3, 0), (3, 3, -5)]
+)
 def test_triu_tril_indices_match_torch(row, col, offset):
     _same(numbagrad.triu_indices(row, col, offset), torch.triu_indices(row, col, offset))
     _same(numbagrad.tril_indices(row, col, offset), torch.tril_indices(row, col, offset))
-    _same(numbagrad.tril_indices(row, col, offset, dtype=numbagrad.int32),
-          torch.tril_indices(row, col, offset, dtype=torch.int32))
+    _same(
+        numbagrad.tril_indices(row, col, offset, dtype=numbagrad.int32),
+        torch.tril_indices(row, col, offset, dtype=torch.int32),
+    )
     assert not hasattr(numbagrad.Tensor, "triu_indices")
 
 
 def test_triu_indices_errors():
-    m, t = _raises_like(lambda: numbagrad.triu_indices(-1, 3),
-                        lambda: torch.triu_indices(-1, 3))
+    m, t = _raises_like(lambda: numbagrad.triu_indices(-1, 3), lambda: torch.triu_indices(-1, 3))
     assert m == t
 
 
@@ -148,25 +184,36 @@ def test_addcmul_addcdiv_match_torch(value):
             _same(x.grad, y.grad)
         xo = numbagrad.tensor(a)
         xt = torch.tensor(a)
-        _same(getattr(xo, name + "_")(numbagrad.tensor(b), numbagrad.tensor(c), value=value),
-              getattr(xt, name + "_")(torch.tensor(b), torch.tensor(c), value=value))
+        _same(
+            getattr(xo, name + "_")(numbagrad.tensor(b), numbagrad.tensor(c), value=value),
+            getattr(xt, name + "_")(torch.tensor(b), torch.tensor(c), value=value),
+        )
     i = [1, 2]
-    _same(numbagrad.addcmul(numbagrad.tensor(i), numbagrad.tensor(i), numbagrad.tensor(i),
-                            value=value),
-          torch.addcmul(torch.tensor(i), torch.tensor(i), torch.tensor(i), value=value))
+    _same(
+        numbagrad.addcmul(
+            numbagrad.tensor(i), numbagrad.tensor(i), numbagrad.tensor(i), value=value
+        ),
+        torch.addcmul(torch.tensor(i), torch.tensor(i), torch.tensor(i), value=value),
+    )
     m, t = _raises_like(
-        lambda: numbagrad.addcdiv(numbagrad.tensor([1.0]), numbagrad.tensor([1]),
-                                  numbagrad.tensor([2])),
-        lambda: torch.addcdiv(torch.tensor([1.0]), torch.tensor([1]), torch.tensor([2])))
+        lambda: numbagrad.addcdiv(
+            numbagrad.tensor([1.0]), numbagrad.tensor([1]), numbagrad.tensor([2])
+        ),
+        lambda: torch.addcdiv(torch.tensor([1.0]), torch.tensor([1]), torch.tensor([2])),
+    )
     assert m == t
 
 
 def test_logspace_and_is_floating_point():
     _same(numbagrad.logspace(0, 2, 3), torch.logspace(0, 2, 3), rtol=1e-6)
-    _same(numbagrad.logspace(-2.5, -1.5, 5, dtype=numbagrad.float64),
-          torch.logspace(-2.5, -1.5, 5, dtype=torch.float64))
-    _same(numbagrad.logspace(0, 3, 4, base=2, dtype=numbagrad.float64),
-          torch.logspace(0, 3, 4, base=2, dtype=torch.float64))
+    _same(
+        numbagrad.logspace(-2.5, -1.5, 5, dtype=numbagrad.float64),
+        torch.logspace(-2.5, -1.5, 5, dtype=torch.float64),
+    )
+    _same(
+        numbagrad.logspace(0, 3, 4, base=2, dtype=numbagrad.float64),
+        torch.logspace(0, 3, 4, base=2, dtype=torch.float64),
+    )
     assert numbagrad.logspace(0, 1, 0).shape == (0,)
     assert numbagrad.is_floating_point(numbagrad.ones(1))
     assert not numbagrad.is_floating_point(numbagrad.tensor([1]))
@@ -188,8 +235,7 @@ def test_unbind_matches_torch_with_gradient(dim):
 
 
 def test_unbind_errors():
-    m, t = _raises_like(lambda: numbagrad.tensor(1.0).unbind(),
-                        lambda: torch.tensor(1.0).unbind())
+    m, t = _raises_like(lambda: numbagrad.tensor(1.0).unbind(), lambda: torch.tensor(1.0).unbind())
     assert m == t
     _raises_like(lambda: numbagrad.ones(2, 3).unbind(2), lambda: torch.ones(2, 3).unbind(2))
 
@@ -208,8 +254,7 @@ def test_repeat_matches_torch_with_gradient(sizes):
 
 
 def test_repeat_errors():
-    m, t = _raises_like(lambda: numbagrad.ones(2, 3).repeat(2),
-                        lambda: torch.ones(2, 3).repeat(2))
+    m, t = _raises_like(lambda: numbagrad.ones(2, 3).repeat(2), lambda: torch.ones(2, 3).repeat(2))
     assert m == t
 
 
@@ -217,8 +262,9 @@ def test_sum_to_size_matches_torch():
     x = np.arange(6.0).reshape(2, 3)
     for size in [(1, 3), (3,), ((2, 1),), (2, 3)]:
         _same(numbagrad.tensor(x).sum_to_size(*size), torch.tensor(x).sum_to_size(*size))
-    m, t = _raises_like(lambda: numbagrad.ones(2, 3).sum_to_size(3, 3),
-                        lambda: torch.ones(2, 3).sum_to_size(3, 3))
+    m, t = _raises_like(
+        lambda: numbagrad.ones(2, 3).sum_to_size(3, 3), lambda: torch.ones(2, 3).sum_to_size(3, 3)
+    )
     assert m == t
 
 
@@ -237,18 +283,24 @@ def test_linalg_cond_matches_torch_with_gradient(p):
     ct.backward()
     _same(ao.grad, at.grad, rtol=1e-8, atol=1e-10)
     batch = np.stack([a, a.T + np.eye(3)])
-    _same(numbagrad.linalg.cond(numbagrad.tensor(batch), p),
-          torch.linalg.cond(torch.tensor(batch), p), rtol=1e-10)
+    _same(
+        numbagrad.linalg.cond(numbagrad.tensor(batch), p),
+        torch.linalg.cond(torch.tensor(batch), p),
+        rtol=1e-10,
+    )
 
 
 def test_linalg_cond_rectangular_and_errors():
     a = np.arange(6.0).reshape(2, 3) + np.eye(2, 3)
-    _same(numbagrad.linalg.cond(numbagrad.tensor(a)), torch.linalg.cond(torch.tensor(a)),
-          rtol=1e-10)
+    _same(
+        numbagrad.linalg.cond(numbagrad.tensor(a)), torch.linalg.cond(torch.tensor(a)), rtol=1e-10
+    )
     sq = a[:, :2]
     for arr, p in ((a, "x"), (sq, "x"), (a, 1)):
-        m, t = _raises_like(lambda arr=arr, p=p: numbagrad.linalg.cond(numbagrad.tensor(arr), p),
-                            lambda arr=arr, p=p: torch.linalg.cond(torch.tensor(arr), p))
+        m, t = _raises_like(
+            lambda arr=arr, p=p: numbagrad.linalg.cond(numbagrad.tensor(arr), p),
+            lambda arr=arr, p=p: torch.linalg.cond(torch.tensor(arr), p),
+        )
         assert m == t
 
 
@@ -257,8 +309,9 @@ def test_autograd_grad_returns_row_major_gradients():
     lin = nn.Linear(4, 3)
     x = numbagrad.ones(5, 4)
     for create_graph in (False, True):
-        (g,) = numbagrad.autograd.grad(numbagrad.tanh(lin(x)).sum(), [lin.weight],
-                                       create_graph=create_graph)
+        (g,) = numbagrad.autograd.grad(
+            numbagrad.tanh(lin(x)).sum(), [lin.weight], create_graph=create_graph
+        )
         assert g.is_contiguous()
         assert g.view(-1).shape == (12,)  # what flat-gradient code does (TRPO, CG solvers)
     (gg,) = numbagrad.autograd.grad(g.sum(), lin.weight)
@@ -322,8 +375,8 @@ def test_stack_module_state_matches_torch_and_runs_under_vmap():
     ms = build(numbagrad)
     x = numbagrad.ones(2, 3)
     out = numbagrad.func.vmap(
-        lambda p, b: numbagrad.func.functional_call(ms[0], (p, b), (x,)),
-        in_dims=(0, 0))(po, bo)
+        lambda p, b: numbagrad.func.functional_call(ms[0], (p, b), (x,)), in_dims=(0, 0)
+    )(po, bo)
     for i, m in enumerate(ms):
         _same(out[i], torch.tensor(_np(m(x))), rtol=1e-6)
 
@@ -363,8 +416,13 @@ def test_legacy_typed_constructors_match_torch():
 def test_memory_formats():
     x = numbagrad.ones(2, 3)
     for fmt in (numbagrad.preserve_format, numbagrad.contiguous_format, None):
-        for fn in (numbagrad.zeros_like, numbagrad.ones_like, numbagrad.empty_like,
-                   numbagrad.rand_like, numbagrad.randn_like):
+        for fn in (
+            numbagrad.zeros_like,
+            numbagrad.ones_like,
+            numbagrad.empty_like,
+            numbagrad.rand_like,
+            numbagrad.randn_like,
+        ):
             assert fn(x, memory_format=fmt).shape == (2, 3)
         assert x.clone(memory_format=fmt).is_contiguous()
         assert numbagrad.full_like(x, 2.0, memory_format=fmt)[0, 0].item() == 2.0
@@ -388,8 +446,9 @@ def test_backends_flags_exist_and_report_no_cudnn_or_mps():
 
 
 # -- utils.data ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("batch_size,drop_last", [(4, False), (4, True), (1, False),
-                                                  (None, False), (10, False)])
+@pytest.mark.parametrize(
+    "batch_size,drop_last", [(4, False), (4, True), (1, False), (None, False), (10, False)]
+)
 def test_dataloader_batches_match_torch(batch_size, drop_last):
     x = np.arange(14.0).reshape(7, 2)
     y = np.arange(7)
@@ -414,8 +473,10 @@ def test_default_collate_matches_torch():
 
     from numbagrad.utils.data import default_collate as oc
 
-    samples = [({"a": 1.5, "b": [1, 2]}, np.ones(2, np.float32), True),
-               ({"a": 2.5, "b": [3, 4]}, np.zeros(2, np.float32), False)]
+    samples = [
+        ({"a": 1.5, "b": [1, 2]}, np.ones(2, np.float32), True),
+        ({"a": 2.5, "b": [3, 4]}, np.zeros(2, np.float32), False),
+    ]
     o, t = oc(samples), tc(samples)
     _same(o[0]["a"], t[0]["a"])
     for i in range(2):
@@ -443,8 +504,12 @@ def test_data_utilities():
     assert seen == list(range(10))
     with pytest.raises(ValueError, match="Sum of input lengths"):
         random_split(ds, [3, 3])
-    order = [int(b[0].item()) for b in DataLoader(ds, batch_size=None, shuffle=True,
-                                                   generator=numbagrad.Generator().manual_seed(0))]
+    order = [
+        int(b[0].item())
+        for b in DataLoader(
+            ds, batch_size=None, shuffle=True, generator=numbagrad.Generator().manual_seed(0)
+        )
+    ]
     assert sorted(order) == list(range(10))
     assert len(list(RandomSampler(ds, replacement=True, num_samples=25))) == 25
     cat = ConcatDataset([Subset(ds, [0, 1]), Subset(ds, [9])])
@@ -458,15 +523,14 @@ def test_data_utilities():
 # -- learning-rate schedulers ---------------------------------------------------------------------
 def _lrs(lib, make, steps=16, opt="sgd", fractional=None):
     p = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
-    o = lib.optim.SGD([p], lr=0.1, momentum=0.9) if opt == "sgd" else \
-        lib.optim.Adam([p], lr=0.1)
+    o = lib.optim.SGD([p], lr=0.1, momentum=0.9) if opt == "sgd" else lib.optim.Adam([p], lr=0.1)
     s = make(lib.optim.lr_scheduler, o)
     out = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for i in range(steps):
             o.zero_grad()
-            (p ** 2).sum().backward()
+            (p**2).sum().backward()
             o.step()
             s.step() if fractional is None else s.step(i * fractional)
             g = o.param_groups[0]
@@ -474,17 +538,38 @@ def _lrs(lib, make, steps=16, opt="sgd", fractional=None):
     return np.array(out), _np(p)
 
 
-@pytest.mark.parametrize("case", [
-    ("linear", lambda S, o: S.LinearLR(o, start_factor=0.2, end_factor=0.9, total_iters=6)),
-    ("constant", lambda S, o: S.ConstantLR(o, factor=0.3, total_iters=4)),
-    ("sequential", lambda S, o: S.SequentialLR(
-        o, [S.LinearLR(o, start_factor=0.1, total_iters=3), S.ExponentialLR(o, gamma=0.8),
-            S.CosineAnnealingLR(o, T_max=5)], milestones=[3, 8])),
-    ("onecycle", lambda S, o: S.OneCycleLR(o, max_lr=0.7, total_steps=17)),
-    ("onecycle3", lambda S, o: S.OneCycleLR(o, max_lr=0.7, epochs=2, steps_per_epoch=9,
-                                            three_phase=True, anneal_strategy="linear")),
-    ("restarts", lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.01)),
-])
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("linear", lambda S, o: S.LinearLR(o, start_factor=0.2, end_factor=0.9, total_iters=6)),
+        ("constant", lambda S, o: S.ConstantLR(o, factor=0.3, total_iters=4)),
+        (
+            "sequential",
+            lambda S, o: S.SequentialLR(
+                o,
+                [
+                    S.LinearLR(o, start_factor=0.1, total_iters=3),
+                    S.ExponentialLR(o, gamma=0.8),
+                    S.CosineAnnealingLR(o, T_max=5),
+                ],
+                milestones=[3, 8],
+            ),
+        ),
+        ("onecycle", lambda S, o: S.OneCycleLR(o, max_lr=0.7, total_steps=17)),
+        (
+            "onecycle3",
+            lambda S, o: S.OneCycleLR(
+                o,
+                max_lr=0.7,
+                epochs=2,
+                steps_per_epoch=9,
+                three_phase=True,
+                anneal_strategy="linear",
+            ),
+        ),
+        ("restarts", lambda S, o: S.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.01)),
+    ],
+)
 @pytest.mark.parametrize("opt", ["sgd", "adam"])
 def test_new_lr_schedulers_match_torch(case, opt):
     _, make = case
@@ -531,24 +616,37 @@ def test_scheduler_errors_and_state_dict():
 # -- distributions ------------------------------------------------------------------------------
 def _dist_pair(name, params):
     """The same distribution in both libraries; tensor parameters require grad."""
+
     def build(lib):
-        args = {k: lib.tensor(v, requires_grad=True) if isinstance(v, np.ndarray) else v
-                for k, v in params.items()}
+        args = {
+            k: lib.tensor(v, requires_grad=True) if isinstance(v, np.ndarray) else v
+            for k, v in params.items()
+        }
         return getattr(lib.distributions, name)(**args), args
+
     return build(numbagrad), build(torch)
 
 
-@pytest.mark.parametrize("name,params,value", [
-    ("Normal", {"loc": np.array([0.0, 1.5, -2.0]), "scale": np.array([1.0, 0.3, 2.5])},
-     np.array([0.2, 1.0, 3.0])),
-    ("Normal", {"loc": 0.5, "scale": np.array([[1.0], [2.0]])}, np.array([0.0, 1.0])),
-    ("Uniform", {"low": np.array([0.0, -1.0]), "high": np.array([2.0, 3.0])},
-     np.array([1.0, 2.5])),
-    ("Bernoulli", {"probs": np.array([0.2, 0.7, 0.5])}, np.array([1.0, 0.0, 1.0])),
-    ("Bernoulli", {"logits": np.array([-1.0, 0.3, 2.0])}, np.array([1.0, 0.0, 1.0])),
-    ("Categorical", {"probs": np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])}, np.array([2, 0])),
-    ("Categorical", {"logits": np.array([[0.1, -1.0, 2.0, 0.0]])}, np.array([[3], [1]])),
-])
+@pytest.mark.parametrize(
+    "name,params,value",
+    [
+        (
+            "Normal",
+            {"loc": np.array([0.0, 1.5, -2.0]), "scale": np.array([1.0, 0.3, 2.5])},
+            np.array([0.2, 1.0, 3.0]),
+        ),
+        ("Normal", {"loc": 0.5, "scale": np.array([[1.0], [2.0]])}, np.array([0.0, 1.0])),
+        (
+            "Uniform",
+            {"low": np.array([0.0, -1.0]), "high": np.array([2.0, 3.0])},
+            np.array([1.0, 2.5]),
+        ),
+        ("Bernoulli", {"probs": np.array([0.2, 0.7, 0.5])}, np.array([1.0, 0.0, 1.0])),
+        ("Bernoulli", {"logits": np.array([-1.0, 0.3, 2.0])}, np.array([1.0, 0.0, 1.0])),
+        ("Categorical", {"probs": np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]])}, np.array([2, 0])),
+        ("Categorical", {"logits": np.array([[0.1, -1.0, 2.0, 0.0]])}, np.array([[3], [1]])),
+    ],
+)
 def test_distributions_match_torch(name, params, value):
     (do, po), (dt, pt) = _dist_pair(name, params)
     assert tuple(do.batch_shape) == tuple(dt.batch_shape)
@@ -564,7 +662,7 @@ def test_distributions_match_torch(name, params, value):
         if isinstance(po[k], numbagrad.Tensor):
             _same(po[k].grad, pt[k].grad)
     if name in ("Normal", "Uniform"):
-        u = np.array([0.1, 0.6, 0.9])[:value.shape[-1]]
+        u = np.array([0.1, 0.6, 0.9])[: value.shape[-1]]
         _same(do.cdf(vo), dt.cdf(vt))
         _same(do.icdf(numbagrad.tensor(u)), dt.icdf(torch.tensor(u)))
     if name != "Categorical":
@@ -574,13 +672,22 @@ def test_distributions_match_torch(name, params, value):
     assert tuple(do.sample((4,)).shape) == tuple(dt.sample((4,)).shape)
 
 
-@pytest.mark.parametrize("name,p,q", [
-    ("Normal", {"loc": np.array([0.0, 1.0]), "scale": np.array([1.0, 2.0])},
-     {"loc": np.array([0.5, -1.0]), "scale": np.array([0.7, 1.0])}),
-    ("Bernoulli", {"probs": np.array([0.2, 0.9])}, {"logits": np.array([0.3, -0.4])}),
-    ("Categorical", {"logits": np.array([[0.1, 1.0, -0.5]])},
-     {"probs": np.array([[0.3, 0.3, 0.4]])}),
-])
+@pytest.mark.parametrize(
+    "name,p,q",
+    [
+        (
+            "Normal",
+            {"loc": np.array([0.0, 1.0]), "scale": np.array([1.0, 2.0])},
+            {"loc": np.array([0.5, -1.0]), "scale": np.array([0.7, 1.0])},
+        ),
+        ("Bernoulli", {"probs": np.array([0.2, 0.9])}, {"logits": np.array([0.3, -0.4])}),
+        (
+            "Categorical",
+            {"logits": np.array([[0.1, 1.0, -0.5]])},
+            {"probs": np.array([[0.3, 0.3, 0.4]])},
+        ),
+    ],
+)
 def test_kl_divergence_matches_torch(name, p, q):
     (po, ppo), (pt, ppt) = _dist_pair(name, p)
     (qo, _), (qt, _) = _dist_pair(name, q)
@@ -598,9 +705,12 @@ def test_independent_and_rsample_gradients():
     base = D.Normal(numbagrad.zeros(2, 3), numbagrad.ones(2, 3))
     ind = D.Independent(base, 1)
     indt = torch.distributions.Independent(
-        torch.distributions.Normal(torch.zeros(2, 3), torch.ones(2, 3)), 1)
-    assert (tuple(ind.batch_shape), tuple(ind.event_shape)) == \
-        (tuple(indt.batch_shape), tuple(indt.event_shape))
+        torch.distributions.Normal(torch.zeros(2, 3), torch.ones(2, 3)), 1
+    )
+    assert (tuple(ind.batch_shape), tuple(ind.event_shape)) == (
+        tuple(indt.batch_shape),
+        tuple(indt.event_shape),
+    )
     v = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
     _same(ind.log_prob(numbagrad.tensor(v)), indt.log_prob(torch.tensor(v)), rtol=1e-6)
     _same(ind.entropy(), indt.entropy(), rtol=1e-6)
@@ -620,8 +730,17 @@ def test_independent_and_rsample_gradients():
 
 
 # -- Tensor.fill_diagonal_, .H, .mH ---------------------------------------------------------------
-@pytest.mark.parametrize("shape,wrap", [((3, 4), False), ((4, 3), True), ((7, 3), True),
-                                        ((7, 3), False), ((2, 2, 2), False), ((3, 3), True)])
+@pytest.mark.parametrize(
+    "shape,wrap",
+    [
+        ((3, 4), False),
+        ((4, 3), True),
+        ((7, 3), True),
+        ((7, 3), False),
+        ((2, 2, 2), False),
+        ((3, 3), True),
+    ],
+)
 def test_fill_diagonal_matches_torch_with_gradient(shape, wrap):
     a = np.arange(float(np.prod(shape))).reshape(shape)
     xo, xt = numbagrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
@@ -636,16 +755,20 @@ def test_fill_diagonal_matches_torch_with_gradient(shape, wrap):
 
 def test_fill_diagonal_errors_and_conjugate_transposes():
     for shape in ((3,), (2, 3, 2)):
-        m, t = _raises_like(lambda s=shape: numbagrad.zeros(*s).fill_diagonal_(1.0),
-                            lambda s=shape: torch.zeros(*s).fill_diagonal_(1.0))
+        m, t = _raises_like(
+            lambda s=shape: numbagrad.zeros(*s).fill_diagonal_(1.0),
+            lambda s=shape: torch.zeros(*s).fill_diagonal_(1.0),
+        )
         assert m == t
     a = np.arange(6.0).reshape(2, 3)
     _same(numbagrad.tensor(a).H, torch.tensor(a).H)
     _same(numbagrad.tensor(a)[None].mH, torch.tensor(a)[None].mH)
     _same(numbagrad.tensor(2.0).H, torch.tensor(2.0).H)
     for shape, attr in (((3,), "H"), ((2, 2, 2), "H"), ((3,), "mH")):
-        m, t = _raises_like(lambda s=shape, n=attr: getattr(numbagrad.zeros(*s), n),
-                            lambda s=shape, n=attr: getattr(torch.zeros(*s), n))
+        m, t = _raises_like(
+            lambda s=shape, n=attr: getattr(numbagrad.zeros(*s), n),
+            lambda s=shape, n=attr: getattr(torch.zeros(*s), n),
+        )
         assert m == t
 
 
@@ -654,8 +777,11 @@ def test_multivariate_normal_matches_torch(param):
     rng = np.random.default_rng(5)
     b = rng.normal(size=(2, 3, 3))
     cov = b @ b.transpose(0, 2, 1) + 3 * np.eye(3)
-    mat = {"covariance_matrix": cov, "precision_matrix": np.linalg.inv(cov),
-           "scale_tril": np.linalg.cholesky(cov)}[param]
+    mat = {
+        "covariance_matrix": cov,
+        "precision_matrix": np.linalg.inv(cov),
+        "scale_tril": np.linalg.cholesky(cov),
+    }[param]
     loc = rng.normal(size=3)
     value = rng.normal(size=(4, 1, 3))
 
@@ -705,8 +831,11 @@ def test_tensor_split_matches_torch(spec):
     a = np.arange(14.0).reshape(7, 2)
 
     def split(lib, x):
-        s = {"t0": lib.tensor(3), "t1": lib.tensor([2, 4])}.get(spec, spec) \
-            if isinstance(spec, str) else spec
+        s = (
+            {"t0": lib.tensor(3), "t1": lib.tensor([2, 4])}.get(spec, spec)
+            if isinstance(spec, str)
+            else spec
+        )
         return lib.tensor_split(x, s)
 
     xo, xt = numbagrad.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
@@ -721,8 +850,10 @@ def test_tensor_split_matches_torch(spec):
 
 
 def test_tensor_split_errors():
-    m, t = _raises_like(lambda: numbagrad.tensor_split(numbagrad.arange(3), 0),
-                        lambda: torch.tensor_split(torch.arange(3), 0))
+    m, t = _raises_like(
+        lambda: numbagrad.tensor_split(numbagrad.arange(3), 0),
+        lambda: torch.tensor_split(torch.arange(3), 0),
+    )
     assert m == t
 
 
@@ -734,21 +865,28 @@ def test_combinations_matches_torch_with_gradient(r, repl):
     ct = torch.combinations(xt, r=r, with_replacement=repl)
     _same(co, ct)
     if co.numel():
-        (co ** 2).sum().backward()
-        (ct ** 2).sum().backward()
+        (co**2).sum().backward()
+        (ct**2).sum().backward()
         _same(xo.grad, xt.grad)
-    m, t = _raises_like(lambda: numbagrad.combinations(numbagrad.ones(2, 2)),
-                        lambda: torch.combinations(torch.ones(2, 2)))
+    m, t = _raises_like(
+        lambda: numbagrad.combinations(numbagrad.ones(2, 2)),
+        lambda: torch.combinations(torch.ones(2, 2)),
+    )
     assert m == t
 
 
 def test_isin_matches_torch():
     a, b = np.array([[1, 2], [3, 4]]), np.array([2, 3, 9])
     for invert in (False, True):
-        _same(numbagrad.isin(numbagrad.tensor(a), numbagrad.tensor(b), invert=invert),
-              torch.isin(torch.tensor(a), torch.tensor(b), invert=invert))
-    _same(numbagrad.isin(numbagrad.tensor([1.0, 2.0]), 2.0),
-          torch.isin(torch.tensor([1.0, 2.0]), 2.0))
+        _same(
+            numbagrad.isin(numbagrad.tensor(a), numbagrad.tensor(b), invert=invert),
+            torch.isin(torch.tensor(a), torch.tensor(b), invert=invert),
+        )
+    _same(
+        numbagrad.isin(numbagrad.tensor([1.0, 2.0]), 2.0), torch.isin(torch.tensor([1.0, 2.0]), 2.0)
+    )
     _same(numbagrad.isin(3, numbagrad.tensor([3])), torch.isin(3, torch.tensor([3])))
-    _same(numbagrad.isin(numbagrad.tensor(a), numbagrad.tensor([], dtype=numbagrad.int64)),
-          torch.isin(torch.tensor(a), torch.tensor([], dtype=torch.int64)))
+    _same(
+        numbagrad.isin(numbagrad.tensor(a), numbagrad.tensor([], dtype=numbagrad.int64)),
+        torch.isin(torch.tensor(a), torch.tensor([], dtype=torch.int64)),
+    )

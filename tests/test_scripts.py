@@ -27,10 +27,10 @@ TIMEOUT = 240
 # script -> precise reason; each is a gap that could not be closed in numbagrad
 XFAIL = {
     "s37_ensemble_meta_device.py": "numbagrad has no 'meta' device: Module.to('meta') (the "
-                                   "torch.func ensembling tutorial's stateless base copy) "
-                                   "raises RuntimeError in numbagrad._device",
+    "torch.func ensembling tutorial's stateless base copy) "
+    "raises RuntimeError in numbagrad._device",
     "s44_spectral_poisson_fft.py": "numbagrad has no torch.fft (rfft/irfft/rfftfreq) and no "
-                                   "complex dtypes to hold spectra",
+    "complex dtypes to hold spectra",
 }
 
 try:
@@ -47,7 +47,12 @@ def _run(mode, scripts):
         env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="passive")
         proc = subprocess.run(
             [sys.executable, str(HARNESS), mode, out, *[str(HERE / s) for s in scripts]],
-            capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=str(HERE))
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            env=env,
+            cwd=str(HERE),
+        )
         if proc.returncode != 0 or not os.path.exists(out):
             err = f"harness exited with {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
             return {s: {"ok": False, "error": err} for s in scripts}
@@ -84,8 +89,11 @@ def _compare(script, expected, actual, tolerance):
 
 @pytest.mark.parametrize(
     "script",
-    [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=XFAIL[s])) if s in XFAIL
-     else s for s in SCRIPTS])
+    [
+        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=XFAIL[s])) if s in XFAIL else s
+        for s in SCRIPTS
+    ],
+)
 def test_script(results, script):
     ref, ours = results
     mine = ours[script]
@@ -103,14 +111,17 @@ def test_scripts_found():
 
 
 def test_alias_hook_maps_submodules():
-    code = (f"import sys; sys.path.insert(0, {str(HERE)!r}); import _harness;"
-            "_harness.install_alias();"
-            "import torch, torch.nn.functional as F, torch.autograd.functional as AF;"
-            "import numbagrad;"
-            "assert torch is numbagrad and F is numbagrad.nn.functional;"
-            "assert AF is numbagrad.autograd.functional;"
-            "assert not [m for m in sys.modules if m.startswith('torch') and "
-            "not sys.modules[m].__name__.startswith('numbagrad')]")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=TIMEOUT)
+    code = (
+        f"import sys; sys.path.insert(0, {str(HERE)!r}); import _harness;"
+        "_harness.install_alias();"
+        "import torch, torch.nn.functional as F, torch.autograd.functional as AF;"
+        "import numbagrad;"
+        "assert torch is numbagrad and F is numbagrad.nn.functional;"
+        "assert AF is numbagrad.autograd.functional;"
+        "assert not [m for m in sys.modules if m.startswith('torch') and "
+        "not sys.modules[m].__name__.startswith('numbagrad')]"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT
+    )
     assert proc.returncode == 0, proc.stderr

@@ -27,10 +27,16 @@ class Thing:
 
 
 def test_nested_containers_and_scalars():
-    obj = {"a": numbagrad.arange(6.0).reshape(2, 3), "b": [1, 2.5, "s", None, True],
-           "c": (numbagrad.tensor([1, 2]), {"d": numbagrad.tensor(True)}),
-           3: math.inf, "nan": math.nan, "dt": numbagrad.float64,
-           "size": numbagrad.Size([2, 3]), "dev": numbagrad.device("cpu")}
+    obj = {
+        "a": numbagrad.arange(6.0).reshape(2, 3),
+        "b": [1, 2.5, "s", None, True],
+        "c": (numbagrad.tensor([1, 2]), {"d": numbagrad.tensor(True)}),
+        3: math.inf,
+        "nan": math.nan,
+        "dt": numbagrad.float64,
+        "size": numbagrad.Size([2, 3]),
+        "dev": numbagrad.device("cpu"),
+    }
     out = roundtrip(obj)
     assert out["a"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert out["a"].dtype is numbagrad.float32
@@ -44,8 +50,9 @@ def test_nested_containers_and_scalars():
 
 
 def test_state_dict_ordered_and_requires_grad():
-    sd = collections.OrderedDict([("w", numbagrad.ones(2, 2, requires_grad=True)),
-                                  ("b", numbagrad.zeros(2))])
+    sd = collections.OrderedDict(
+        [("w", numbagrad.ones(2, 2, requires_grad=True)), ("b", numbagrad.zeros(2))]
+    )
     out = roundtrip(sd)
     assert type(out) is collections.OrderedDict and list(out) == ["w", "b"]
     assert out["w"].requires_grad and out["w"].is_leaf and not out["b"].requires_grad

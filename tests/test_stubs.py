@@ -15,15 +15,19 @@ from numbagrad import _stubgen
 def test_checked_in_stubs_match_the_live_api():
     for path, text in _stubgen.render().items():
         with open(path, encoding="utf-8") as f:
-            assert f.read() == text, (f"{os.path.basename(path)} is stale: run "
-                                      "`python -m numbagrad._stubgen`")
+            assert f.read() == text, (
+                f"{os.path.basename(path)} is stale: run `python -m numbagrad._stubgen`"
+            )
 
 
 def test_stubs_name_every_public_name_and_attached_method():
     module_stub, methods_stub = _stubgen.render().values()
     for name in numbagrad.__all__:
-        assert (f"def {name}(" in module_stub or f" as {name}\n" in module_stub
-                or f"\n{name}: " in module_stub), name
+        assert (
+            f"def {name}(" in module_stub
+            or f" as {name}\n" in module_stub
+            or f"\n{name}: " in module_stub
+        ), name
     for name in ("exp", "sum", "backward", "__add__", "__matmul__", "T", "mT", "double"):
         assert f"def {name}(" in methods_stub or name == "backward", name
     assert os.path.exists(os.path.join(os.path.dirname(numbagrad.__file__), "py.typed"))
@@ -32,7 +36,8 @@ def test_stubs_name_every_public_name_and_attached_method():
 def test_mypy_types_a_user_script(tmp_path):
     pytest.importorskip("mypy")
     script = tmp_path / "user.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import numbagrad as torch
 
         x = torch.randn(3, requires_grad=True)
@@ -45,10 +50,22 @@ def test_mypy_types_a_user_script(tmp_path):
         reveal_type(y)
         reveal_type(z.mean(0))
         reveal_type(torch.float32)
-    """))
-    out = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental",
-                          "--cache-dir", str(tmp_path / ".mypy"), str(script)],
-                         capture_output=True, text=True, timeout=600)
+    """)
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--no-incremental",
+            "--cache-dir",
+            str(tmp_path / ".mypy"),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert "Success: no issues found" in out.stdout, out.stdout + out.stderr
     assert out.stdout.count('Revealed type is "numbagrad._tensor.Tensor"') == 2
     assert 'Revealed type is "numbagrad._dtype.dtype"' in out.stdout

@@ -25,8 +25,9 @@ def _post_acc_trace(mod):
 
 
 def test_post_accumulate_grad_hook_matches_torch():
-    assert _post_acc_trace(numbagrad) == _post_acc_trace(torch) == \
-        [[2.0, 2.0], [4.0, 4.0], [7.0, 7.0]]
+    assert (
+        _post_acc_trace(numbagrad) == _post_acc_trace(torch) == [[2.0, 2.0], [4.0, 4.0], [7.0, 7.0]]
+    )
 
 
 def test_post_accumulate_grad_hook_sees_grad_once_per_backward_with_two_paths():
@@ -64,15 +65,26 @@ def test_legacy_constructor():
         numbagrad.set_default_dtype(numbagrad.float32)
 
 
-@pytest.mark.parametrize("data", [
-    [np.float64(1), 2.0], [np.float32(1), 2.0], [1, np.float64(2)], [np.int32(1), 2],
-    [np.int32(1), 2.0], [[np.float64(1)], [2.0]], [np.float64(1), np.float32(2)]])
+@pytest.mark.parametrize(
+    "data",
+    [
+        [np.float64(1), 2.0],
+        [np.float32(1), 2.0],
+        [1, np.float64(2)],
+        [np.int32(1), 2],
+        [np.int32(1), 2.0],
+        [[np.float64(1)], [2.0]],
+        [np.float64(1), np.float32(2)],
+    ],
+)
 def test_numpy_scalars_in_lists_infer_like_torch(data):
     got = numbagrad.as_tensor(data).dtype
     want = torch.as_tensor(data).dtype
     assert str(got).split(".")[-1] == str(want).split(".")[-1]
-    assert str(numbagrad.tensor(data).dtype).split(".")[-1] == \
-        str(torch.tensor(data).dtype).split(".")[-1]
+    assert (
+        str(numbagrad.tensor(data).dtype).split(".")[-1]
+        == str(torch.tensor(data).dtype).split(".")[-1]
+    )
 
 
 @pytest.mark.parametrize("name", ["float32", "float64", "int64", "int32", "bool"])
@@ -103,8 +115,9 @@ def test_new_and_equal():
     assert i.new([1.5]).tolist() == torch.ones(2, dtype=torch.int64).new([1.5]).tolist()
     assert x.equal(numbagrad.ones(2, dtype=numbagrad.float64))
     assert not x.equal(numbagrad.ones(3, dtype=numbagrad.float64))
-    assert numbagrad.ones(2).equal(numbagrad.ones(2, dtype=numbagrad.int64)) == \
-        torch.ones(2).equal(torch.ones(2, dtype=torch.int64))
+    assert numbagrad.ones(2).equal(numbagrad.ones(2, dtype=numbagrad.int64)) == torch.ones(2).equal(
+        torch.ones(2, dtype=torch.int64)
+    )
 
 
 def test_format():
@@ -145,8 +158,8 @@ def test_saved_attributes():
     assert (x * x).grad_fn._saved_self is x
     e = x.exp()
     assert np.allclose(e.grad_fn._saved_result.detach().numpy(), np.exp([1.0, 2.0]))
-    assert (x ** 2).grad_fn._saved_exponent == 2
-    assert (x ** x).grad_fn._saved_result.tolist() == [1.0, 4.0]
+    assert (x**2).grad_fn._saved_exponent == 2
+    assert (x**x).grad_fn._saved_result.tolist() == [1.0, 4.0]
     with pytest.raises(AttributeError):
         _ = e.grad_fn._saved_self  # exp saves only its result (as PyTorch)
     y = x.exp()
@@ -187,18 +200,24 @@ def test_global_seed_and_rng_state():
 def test_generator_arguments_everywhere():
     def draws(seed):
         g = numbagrad.Generator().manual_seed(seed)
-        out = [numbagrad.rand(3, generator=g), numbagrad.randn(3, generator=g),
-               numbagrad.randint(0, 9, (3,), generator=g), numbagrad.randperm(5, generator=g),
-               numbagrad.normal(0.0, 1.0, (3,), generator=g),
-               numbagrad.normal(numbagrad.zeros(3), numbagrad.ones(3), generator=g),
-               numbagrad.bernoulli(numbagrad.full((3,), 0.5), generator=g),
-               numbagrad.multinomial(numbagrad.ones(4), 2, generator=g),
-               numbagrad.poisson(numbagrad.ones(3), generator=g),
-               numbagrad.empty(3).uniform_(generator=g), numbagrad.empty(3).normal_(generator=g),
-               numbagrad.empty(3).bernoulli_(0.3, generator=g),
-               numbagrad.empty(3).random_(10, generator=g),
-               numbagrad.empty(3).exponential_(generator=g)]
+        out = [
+            numbagrad.rand(3, generator=g),
+            numbagrad.randn(3, generator=g),
+            numbagrad.randint(0, 9, (3,), generator=g),
+            numbagrad.randperm(5, generator=g),
+            numbagrad.normal(0.0, 1.0, (3,), generator=g),
+            numbagrad.normal(numbagrad.zeros(3), numbagrad.ones(3), generator=g),
+            numbagrad.bernoulli(numbagrad.full((3,), 0.5), generator=g),
+            numbagrad.multinomial(numbagrad.ones(4), 2, generator=g),
+            numbagrad.poisson(numbagrad.ones(3), generator=g),
+            numbagrad.empty(3).uniform_(generator=g),
+            numbagrad.empty(3).normal_(generator=g),
+            numbagrad.empty(3).bernoulli_(0.3, generator=g),
+            numbagrad.empty(3).random_(10, generator=g),
+            numbagrad.empty(3).exponential_(generator=g),
+        ]
         return [t.tolist() for t in out]
+
     assert draws(1) == draws(1)
     assert draws(1) != draws(2)
 
@@ -218,8 +237,9 @@ def test_random_functions_distributions():
     assert set(ri.tolist()) == set(range(5)) and ri.dtype is numbagrad.int64
     b = numbagrad.bernoulli(numbagrad.tensor([0.0, 1.0] * 10))
     assert b.tolist() == [0.0, 1.0] * 10
-    m = numbagrad.multinomial(numbagrad.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), 3,
-                              replacement=True)
+    m = numbagrad.multinomial(
+        numbagrad.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]]), 3, replacement=True
+    )
     assert m.tolist() == [[1, 1, 1], [0, 0, 0]] and m.dtype is numbagrad.int64
     perm = numbagrad.multinomial(numbagrad.ones(5), 5)
     assert sorted(perm.tolist()) == list(range(5))
@@ -315,9 +335,18 @@ def test_cuda_module_as_cpu_build():
 
 
 # -- printoptions -----------------------------------------------------------------------------
-@pytest.mark.parametrize("opts", [
-    {"precision": 2}, {"precision": 6}, {"sci_mode": True}, {"sci_mode": False},
-    {"profile": "short"}, {"profile": "full"}, {"linewidth": 40}])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        {"precision": 2},
+        {"precision": 6},
+        {"sci_mode": True},
+        {"sci_mode": False},
+        {"profile": "short"},
+        {"profile": "full"},
+        {"linewidth": 40},
+    ],
+)
 def test_printoptions_match_torch(opts):
     data = np.linspace(-3.0, 4.0, 12).reshape(3, 4) * np.array([1.0, 10.0, 0.5, 3.0])
     try:
@@ -350,8 +379,23 @@ def test_printoptions_summary():
 
 
 # -- NumPy keyword aliases on reductions ------------------------------------------------------
-@pytest.mark.parametrize("name", ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin",
-                                  "all", "any", "logsumexp", "std", "var"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "sum",
+        "mean",
+        "prod",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "all",
+        "any",
+        "logsumexp",
+        "std",
+        "var",
+    ],
+)
 def test_axis_and_keepdims_aliases_match_torch(name):
     data = np.arange(1.0, 7.0).reshape(2, 3)
     for kw in ({"axis": 1}, {"axis": 0, "keepdims": True}, {"dim": 1, "keepdims": True}):

@@ -5,7 +5,7 @@ import pytest
 
 import numbagrad
 
-IS_TORCH = numbagrad.__name__ == 'torch'
+IS_TORCH = numbagrad.__name__ == "torch"
 ng = numbagrad
 
 
@@ -16,6 +16,7 @@ def npy(t):
 # ---------------------------------------------------------------------------
 # Module-level facts.
 # ---------------------------------------------------------------------------
+
 
 def test_version_string():
     assert isinstance(ng.__version__, str)
@@ -53,23 +54,27 @@ def test_default_dtype(restore_default_dtype):
 # Creation.
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize('data, dtype, shape', [
-    ([1, 2, 3], 'int64', (3,)),
-    ([1.0, 2.0], 'float32', (2,)),
-    ([1, 2.5], 'float32', (2,)),
-    ([True, False], 'bool', (2,)),
-    (3.0, 'float32', ()),
-    (7, 'int64', ()),
-    ([[1.0, 2.0], [3.0, 4.0]], 'float32', (2, 2)),
-    (np.array([1.0, 2.0]), 'float64', (2,)),
-    (np.array([1.0, 2.0], dtype=np.float32), 'float32', (2,)),
-    (np.array([1, 2]), 'int64', (2,)),
-    (np.array(2.5), 'float64', ()),
-    (np.float64(2.5), 'float64', ()),
-    (np.float32(2.5), 'float32', ()),
-    (np.int64(4), 'int64', ()),
-    ([], 'float32', (0,)),
-])
+
+@pytest.mark.parametrize(
+    "data, dtype, shape",
+    [
+        ([1, 2, 3], "int64", (3,)),
+        ([1.0, 2.0], "float32", (2,)),
+        ([1, 2.5], "float32", (2,)),
+        ([True, False], "bool", (2,)),
+        (3.0, "float32", ()),
+        (7, "int64", ()),
+        ([[1.0, 2.0], [3.0, 4.0]], "float32", (2, 2)),
+        (np.array([1.0, 2.0]), "float64", (2,)),
+        (np.array([1.0, 2.0], dtype=np.float32), "float32", (2,)),
+        (np.array([1, 2]), "int64", (2,)),
+        (np.array(2.5), "float64", ()),
+        (np.float64(2.5), "float64", ()),
+        (np.float32(2.5), "float32", ()),
+        (np.int64(4), "int64", ()),
+        ([], "float32", (0,)),
+    ],
+)
 def test_tensor_infers_dtype_and_shape(data, dtype, shape):
     t = ng.tensor(data)
     assert t.dtype == getattr(ng, dtype)
@@ -144,7 +149,7 @@ def test_numpy_of_a_view_is_a_view():
 
 def test_numpy_refused_for_requires_grad_in_grad_mode():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match='detach'):
+    with pytest.raises(RuntimeError, match="detach"):
         x.numpy()
     np.testing.assert_array_equal(x.detach().numpy(), [1.0, 2.0])
     with ng.no_grad():
@@ -161,16 +166,19 @@ def test_array_protocol():
     assert np.asarray(t, dtype=np.float32).dtype == np.float32
 
 
-@pytest.mark.parametrize('fn, shape, value', [
-    (lambda: ng.zeros(2, 3), (2, 3), 0.0),
-    (lambda: ng.zeros((2, 3)), (2, 3), 0.0),
-    (lambda: ng.zeros([4]), (4,), 0.0),
-    (lambda: ng.zeros(()), (), 0.0),
-    (lambda: ng.ones(3), (3,), 1.0),
-    (lambda: ng.ones((1, 2)), (1, 2), 1.0),
-    (lambda: ng.full((2, 2), 1.5), (2, 2), 1.5),
-    (lambda: ng.full([3], -2.0), (3,), -2.0),
-])
+@pytest.mark.parametrize(
+    "fn, shape, value",
+    [
+        (lambda: ng.zeros(2, 3), (2, 3), 0.0),
+        (lambda: ng.zeros((2, 3)), (2, 3), 0.0),
+        (lambda: ng.zeros([4]), (4,), 0.0),
+        (lambda: ng.zeros(()), (), 0.0),
+        (lambda: ng.ones(3), (3,), 1.0),
+        (lambda: ng.ones((1, 2)), (1, 2), 1.0),
+        (lambda: ng.full((2, 2), 1.5), (2, 2), 1.5),
+        (lambda: ng.full([3], -2.0), (3,), -2.0),
+    ],
+)
 def test_filled_creation(fn, shape, value):
     t = fn()
     assert tuple(t.shape) == shape
@@ -188,7 +196,7 @@ def test_creation_keywords():
     assert ng.full((2,), 3, dtype=ng.float64).dtype == ng.float64
     assert ng.empty(2, 3).shape == (2, 3)
     assert ng.empty((4,), dtype=ng.int64).dtype == ng.int64
-    assert ng.zeros(2, device='cpu').device.type == 'cpu'
+    assert ng.zeros(2, device="cpu").device.type == "cpu"
 
 
 def test_arange():
@@ -220,12 +228,15 @@ def test_eye():
     assert ng.eye(2, dtype=ng.float64).dtype == ng.float64
 
 
-@pytest.mark.parametrize('fn', [
-    lambda: ng.randn(1000),
-    lambda: ng.rand(1000),
-    lambda: ng.randint(0, 10, (1000,)),
-    lambda: ng.randn(10, 100),
-])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda: ng.randn(1000),
+        lambda: ng.rand(1000),
+        lambda: ng.randint(0, 10, (1000,)),
+        lambda: ng.randn(10, 100),
+    ],
+)
 def test_manual_seed_reproducible(fn):
     ng.manual_seed(123)
     a = npy(fn()).copy()
@@ -233,9 +244,9 @@ def test_manual_seed_reproducible(fn):
     ng.manual_seed(123)
     c = npy(fn()).copy()
     np.testing.assert_array_equal(a, c)
-    assert not np.array_equal(a, b), 'successive draws must differ'
+    assert not np.array_equal(a, b), "successive draws must differ"
     ng.manual_seed(124)
-    assert not np.array_equal(npy(fn()), a), 'different seeds must differ'
+    assert not np.array_equal(npy(fn()), a), "different seeds must differ"
 
 
 def test_random_distributions():
@@ -256,8 +267,11 @@ def test_random_distributions():
 
 def test_like_functions():
     base = ng.ones(2, 3, dtype=ng.float64)
-    for fn, value in [(ng.zeros_like, 0.0), (ng.ones_like, 1.0),
-                      (lambda t: ng.full_like(t, 2.5), 2.5)]:
+    for fn, value in [
+        (ng.zeros_like, 0.0),
+        (ng.ones_like, 1.0),
+        (lambda t: ng.full_like(t, 2.5), 2.5),
+    ]:
         t = fn(base)
         assert tuple(t.shape) == (2, 3) and t.dtype == ng.float64
         assert np.all(npy(t) == value)
@@ -279,6 +293,7 @@ def test_like_functions():
 # Inspection.
 # ---------------------------------------------------------------------------
 
+
 def test_inspection():
     t = ng.zeros(2, 3, 4)
     assert t.shape == (2, 3, 4)
@@ -288,7 +303,7 @@ def test_inspection():
     assert t.dim() == 3 and t.ndim == 3
     assert t.numel() == 24
     assert t.dtype == ng.float32
-    assert str(t.device) == 'cpu' and t.device.type == 'cpu'
+    assert str(t.device) == "cpu" and t.device.type == "cpu"
     assert ng.tensor(1.0).dim() == 0 and ng.tensor(1.0).numel() == 1
     assert len(ng.zeros(5, 2)) == 5
 
@@ -346,7 +361,7 @@ def test_dtype_conversions():
     assert long.dtype == ng.int64
     np.testing.assert_array_equal(npy(long), [1, -2])  # truncation toward zero
     assert t.to(ng.float32) is t  # no-op conversion returns self
-    assert t.to('cpu') is t
+    assert t.to("cpu") is t
     assert ng.tensor([0, 2]).to(ng.bool).tolist() == [False, True]
     np.testing.assert_allclose(npy(ng.tensor([1, 2]).float()), [1.0, 2.0])
 
@@ -380,26 +395,33 @@ def test_allclose_and_assert_close():
 # repr.
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize('make, expected', [
-    (lambda: ng.tensor([1.0, 2.0]), 'tensor([1., 2.])'),
-    (lambda: ng.tensor([1.5, 2.25]), 'tensor([1.5000, 2.2500])'),
-    (lambda: ng.tensor(3.0), 'tensor(3.)'),
-    (lambda: ng.tensor([1, 2, 3]), 'tensor([1, 2, 3])'),
-    (lambda: ng.tensor([[1.0, 2.0], [3.0, 4.0]]), 'tensor([[1., 2.],\n        [3., 4.]])'),
-    (lambda: ng.tensor([[1.0, 10.0], [100.0, -2.0]]),
-     'tensor([[  1.,  10.],\n        [100.,  -2.]])'),
-    (lambda: ng.tensor([True, False]), 'tensor([ True, False])'),
-    (lambda: ng.tensor([1.0, 2.0], requires_grad=True),
-     'tensor([1., 2.], requires_grad=True)'),
-    (lambda: ng.tensor([1.0, 2.0], requires_grad=True) * 2,
-     'tensor([2., 4.], grad_fn=<MulBackward0>)'),
-], ids=['float', 'decimals', '0d', 'int', '2d', 'aligned', 'bool', 'requires_grad',
-        'grad_fn'])
+
+@pytest.mark.parametrize(
+    "make, expected",
+    [
+        (lambda: ng.tensor([1.0, 2.0]), "tensor([1., 2.])"),
+        (lambda: ng.tensor([1.5, 2.25]), "tensor([1.5000, 2.2500])"),
+        (lambda: ng.tensor(3.0), "tensor(3.)"),
+        (lambda: ng.tensor([1, 2, 3]), "tensor([1, 2, 3])"),
+        (lambda: ng.tensor([[1.0, 2.0], [3.0, 4.0]]), "tensor([[1., 2.],\n        [3., 4.]])"),
+        (
+            lambda: ng.tensor([[1.0, 10.0], [100.0, -2.0]]),
+            "tensor([[  1.,  10.],\n        [100.,  -2.]])",
+        ),
+        (lambda: ng.tensor([True, False]), "tensor([ True, False])"),
+        (lambda: ng.tensor([1.0, 2.0], requires_grad=True), "tensor([1., 2.], requires_grad=True)"),
+        (
+            lambda: ng.tensor([1.0, 2.0], requires_grad=True) * 2,
+            "tensor([2., 4.], grad_fn=<MulBackward0>)",
+        ),
+    ],
+    ids=["float", "decimals", "0d", "int", "2d", "aligned", "bool", "requires_grad", "grad_fn"],
+)
 def test_repr(make, expected):
     assert repr(make()) == expected
 
 
 def test_repr_shows_non_default_dtype():
     r = repr(ng.tensor([1.0, 2.0], dtype=ng.float64))
-    assert r == f'tensor([1., 2.], dtype={ng.float64})'
-    assert str(ng.float64).endswith('float64')
+    assert r == f"tensor([1., 2.], dtype={ng.float64})"
+    assert str(ng.float64).endswith("float64")

@@ -16,8 +16,9 @@ def t(values):
 
 
 def close(a, b, tol=1e-10):
-    np.testing.assert_allclose(np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy()),
-                               rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy()), rtol=tol, atol=tol
+    )
 
 
 def rosen(x):
@@ -39,12 +40,10 @@ def test_grad_of_grad_and_jvp_of_grad_agree():
 def test_grad_of_jvp_vmap_of_vmap_vmap_of_jvp():
     x = t([0.3, -1.2, 2.0])
     # d/dx of the directional derivative along ones of sum(x^3) = 6x
-    close(grad(lambda x: jvp(lambda y: (y ** 3).sum(), (x,), (numbagrad.ones_like(x),))[1])(x),
-          6 * x)
+    close(grad(lambda x: jvp(lambda y: (y**3).sum(), (x,), (numbagrad.ones_like(x),))[1])(x), 6 * x)
     m = t(np.arange(6.0).reshape(2, 3))
     close(vmap(vmap(lambda a: a.exp()))(m), m.exp())
-    close(vmap(lambda a: jvp(lambda y: y.sin(), (a,), (numbagrad.ones_like(a),))[1])(m),
-          m.cos())
+    close(vmap(lambda a: jvp(lambda y: y.sin(), (a,), (numbagrad.ones_like(a),))[1])(m), m.cos())
 
 
 def test_jacrev_equals_jacfwd_and_hessian_equals_jacfwd_jacrev():
@@ -212,7 +211,7 @@ def test_forward_ad_and_backward_on_the_same_graph():
 class Cube(numbagrad.autograd.Function):
     @staticmethod
     def forward(x):
-        return x ** 3
+        return x**3
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -222,12 +221,12 @@ class Cube(numbagrad.autograd.Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * g
+        return 3 * x**2 * g
 
     @staticmethod
     def jvp(ctx, tx):
         (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * tx
+        return 3 * x**2 * tx
 
     @staticmethod
     def vmap(info, in_dims, x):
@@ -246,16 +245,21 @@ class Combined(numbagrad.autograd.Function):
 
 def test_function_under_every_transform():
     x = t([0.5, -1.0, 2.0])
-    close(grad(lambda x: Cube.apply(x).sum())(x), 3 * x ** 2)
-    close(grad(grad(lambda x: Cube.apply(x).sum()))(t(0.7)) if False else
-          grad(lambda y: grad(lambda x: Cube.apply(x))(y))(t(0.7)), t(6 * 0.7))
-    close(jvp(Cube.apply, (x,), (numbagrad.ones_like(x),))[1], 3 * x ** 2)
-    close(vmap(Cube.apply)(x), x ** 3)
-    close(jacrev(Cube.apply)(x), numbagrad.diag(3 * x ** 2) if hasattr(numbagrad, "diag")
-          else jacfwd(Cube.apply)(x))
+    close(grad(lambda x: Cube.apply(x).sum())(x), 3 * x**2)
+    close(
+        grad(grad(lambda x: Cube.apply(x).sum()))(t(0.7))
+        if False
+        else grad(lambda y: grad(lambda x: Cube.apply(x))(y))(t(0.7)),
+        t(6 * 0.7),
+    )
+    close(jvp(Cube.apply, (x,), (numbagrad.ones_like(x),))[1], 3 * x**2)
+    close(vmap(Cube.apply)(x), x**3)
+    close(
+        jacrev(Cube.apply)(x),
+        numbagrad.diag(3 * x**2) if hasattr(numbagrad, "diag") else jacfwd(Cube.apply)(x),
+    )
     close(jacfwd(Cube.apply)(x), jacrev(Cube.apply)(x))
-    close(hessian(lambda x: Cube.apply(x).sum())(x), jacfwd(jacrev(
-        lambda x: (x ** 3).sum()))(x))
+    close(hessian(lambda x: Cube.apply(x).sum())(x), jacfwd(jacrev(lambda x: (x**3).sum()))(x))
 
 
 def test_combined_style_needs_setup_context_under_func():
@@ -387,22 +391,27 @@ def test_functional_strict_mode_raises_for_independent_inputs():
     def f(a, b):
         return (a * a).sum()
 
-    for call in (lambda s: F.hessian(f, (x, y), strict=s),
-                 lambda s: F.hvp(f, (x, y), (x, y), strict=s),
-                 lambda s: F.vhp(f, (x, y), (x, y), strict=s),
-                 lambda s: F.vjp(f, (x, y), strict=s),
-                 lambda s: F.jacobian(f, (x, y), strict=s)):
+    for call in (
+        lambda s: F.hessian(f, (x, y), strict=s),
+        lambda s: F.hvp(f, (x, y), (x, y), strict=s),
+        lambda s: F.vhp(f, (x, y), (x, y), strict=s),
+        lambda s: F.vjp(f, (x, y), strict=s),
+        lambda s: F.jacobian(f, (x, y), strict=s),
+    ):
         call(False)
         with pytest.raises(RuntimeError, match="independent of input 1"):
             call(True)
 
 
-@pytest.mark.parametrize("op", [
-    lambda x, i: numbagrad.index_select(x, 0, i),
-    lambda x, i: numbagrad.gather(x, 0, i),
-    lambda x, i: numbagrad.take_along_dim(x, i, 0),
-    lambda x, i: numbagrad.scatter_add(x, 0, i, numbagrad.ones(1, dtype=x.dtype)),
-])
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x, i: numbagrad.index_select(x, 0, i),
+        lambda x, i: numbagrad.gather(x, 0, i),
+        lambda x, i: numbagrad.take_along_dim(x, i, 0),
+        lambda x, i: numbagrad.scatter_add(x, 0, i, numbagrad.ones(1, dtype=x.dtype)),
+    ],
+)
 @pytest.mark.parametrize("bad", [-1, 5])
 def test_vmap_over_batched_indices_checks_their_bounds(op, bad):
     # a batched index has no values when the op is called: the check runs when vmap's

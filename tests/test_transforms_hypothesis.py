@@ -18,18 +18,18 @@ from numbagrad.func import jacfwd, jacrev, vmap
 SETTINGS = settings(max_examples=40, deadline=None)
 
 BINARY = {
-    'add': lambda a, b: a + b,
-    'mul': lambda a, b: a * b,
-    'sub': lambda a, b: numbagrad.sub(a, b),
-    'maximum': lambda a, b: numbagrad.maximum(a, b),
-    'atan2': lambda a, b: numbagrad.atan2(a, b),
+    "add": lambda a, b: a + b,
+    "mul": lambda a, b: a * b,
+    "sub": lambda a, b: numbagrad.sub(a, b),
+    "maximum": lambda a, b: numbagrad.maximum(a, b),
+    "atan2": lambda a, b: numbagrad.atan2(a, b),
 }
 REDUCE = {
-    'sum': lambda x, d: x.sum(d),
-    'mean': lambda x, d: x.mean(d),
-    'amax': lambda x, d: x.amax(d),
-    'logsumexp': lambda x, d: numbagrad.logsumexp(x, d),
-    'prod': lambda x, d: x.prod(d),
+    "sum": lambda x, d: x.sum(d),
+    "mean": lambda x, d: x.mean(d),
+    "amax": lambda x, d: x.amax(d),
+    "logsumexp": lambda x, d: numbagrad.logsumexp(x, d),
+    "prod": lambda x, d: x.prod(d),
 }
 
 
@@ -91,14 +91,15 @@ def test_vmap_binary_matches_loop(case, seed):
 def reduce_cases(draw):
     shape = draw(array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=3))
     nd = len(shape)
-    dims = draw(st.lists(st.integers(-nd, nd - 1), min_size=1, max_size=nd,
-                         unique_by=lambda d: d % nd))
+    dims = draw(
+        st.lists(st.integers(-nd, nd - 1), min_size=1, max_size=nd, unique_by=lambda d: d % nd)
+    )
     size = draw(st.integers(1, 3))
     bd = _dim(draw, nd)
     out_nd = nd - len(dims) + 1
     od = draw(st.integers(-out_nd, out_nd - 1))
     name = draw(st.sampled_from(sorted(REDUCE)))
-    if name in ('amax', 'logsumexp', 'prod'):
+    if name in ("amax", "logsumexp", "prod"):
         dims = dims[:1]
         od = draw(st.integers(-(nd), nd - 1))
     return name, shape, tuple(dims), size, bd, od
@@ -123,9 +124,14 @@ def test_vmap_reduction_matches_loop(case, seed):
 @st.composite
 def matmul_cases(draw):
     n, k, m = (draw(st.integers(1, 3)) for _ in range(3))
-    kind = draw(st.sampled_from(['mm', 'mv', 'vm', 'dot', 'bmm']))
-    sa, sb = {'mm': ((n, k), (k, m)), 'mv': ((n, k), (k,)), 'vm': ((k,), (k, m)),
-              'dot': ((k,), (k,)), 'bmm': ((2, n, k), (k, m))}[kind]
+    kind = draw(st.sampled_from(["mm", "mv", "vm", "dot", "bmm"]))
+    sa, sb = {
+        "mm": ((n, k), (k, m)),
+        "mv": ((n, k), (k,)),
+        "vm": ((k,), (k, m)),
+        "dot": ((k,), (k,)),
+        "bmm": ((2, n, k), (k, m)),
+    }[kind]
     size = draw(st.integers(1, 3))
     da, db = _two_dims(draw, len(sa), len(sb))
     return sa, sb, size, da, db
@@ -143,8 +149,12 @@ def test_vmap_matmul_matches_loop(case, seed):
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@given(array_shapes(min_dims=1, max_dims=2, max_side=3), st.integers(1, 3),
-       st.integers(1, 3), st.integers(0, 2**31 - 1))
+@given(
+    array_shapes(min_dims=1, max_dims=2, max_side=3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(0, 2**31 - 1),
+)
 @SETTINGS
 def test_nested_vmap_matches_double_loop(shape, outer, inner, seed):
     rng = np.random.default_rng(seed)
@@ -154,13 +164,17 @@ def test_nested_vmap_matches_double_loop(shape, outer, inner, seed):
         return numbagrad.tanh(t) * t.sum()
 
     got = vmap(vmap(fn, in_dims=-1), in_dims=0)(x)
-    want = numbagrad.stack([numbagrad.stack([fn(x[i, ..., j]) for j in range(inner)])
-                            for i in range(outer)])
+    want = numbagrad.stack(
+        [numbagrad.stack([fn(x[i, ..., j]) for j in range(inner)]) for i in range(outer)]
+    )
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
 
 
-@given(array_shapes(min_dims=0, max_dims=2, max_side=3),
-       array_shapes(min_dims=0, max_dims=2, max_side=3), st.integers(0, 2**31 - 1))
+@given(
+    array_shapes(min_dims=0, max_dims=2, max_side=3),
+    array_shapes(min_dims=0, max_dims=2, max_side=3),
+    st.integers(0, 2**31 - 1),
+)
 @SETTINGS
 def test_jacrev_equals_jacfwd(sx, sw, seed):
     rng = np.random.default_rng(seed)
@@ -171,5 +185,4 @@ def test_jacrev_equals_jacfwd(sx, sw, seed):
         y = numbagrad.sin(x) * x.sum() + numbagrad.exp(-x * x)
         return numbagrad.outer(y.reshape(-1), w.reshape(-1)).tanh()
 
-    np.testing.assert_allclose(jacrev(f)(x).numpy(), jacfwd(f)(x).numpy(),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(jacrev(f)(x).numpy(), jacfwd(f)(x).numpy(), rtol=1e-10, atol=1e-12)

@@ -28,16 +28,23 @@ vmap_ops = [i for i in op_db if i.supports_vmap]
 
 # A batched value written in place into an unbatched tensor (setitem with in_dims=(None, 0)):
 # refused with a RuntimeError, as PyTorch's vmap does.
-VMAP_REFUSED = {'setitem'}
+VMAP_REFUSED = {"setitem"}
 
 
 def _refused(infos):
-    return [pytest.param(i, marks=pytest.mark.xfail(
-        strict=True, raises=RuntimeError,
-        reason='in-place write of a batched value into an unbatched tensor is refused'))
-        if i.name in VMAP_REFUSED else i for i in infos]
-
-
+    return [
+        pytest.param(
+            i,
+            marks=pytest.mark.xfail(
+                strict=True,
+                raises=RuntimeError,
+                reason="in-place write of a batched value into an unbatched tensor is refused",
+            ),
+        )
+        if i.name in VMAP_REFUSED
+        else i
+        for i in infos
+    ]
 
 
 def _id(info):
@@ -52,12 +59,12 @@ def _floats(call, leaves):
     return call.float_outputs(*leaves)
 
 
-@pytest.mark.parametrize('info', jvp_ops, ids=_id)
+@pytest.mark.parametrize("info", jvp_ops, ids=_id)
 def test_jvp_matches_central_differences_and_vjp(info):
     rng = np.random.default_rng(1)
     rtol, atol = info.grad_tol
     for sample in info.sample_inputs():
-        call = Call(numbagrad, info, sample, 'float64')
+        call = Call(numbagrad, info, sample, "float64")
         leaves = tuple(call.leaves)
         if not leaves:
             continue
@@ -70,23 +77,29 @@ def test_jvp_matches_central_differences_and_vjp(info):
         minus = _floats(call, [x - eps * t for x, t in zip(leaves, tangents)])
         for k, (tk, p, q) in enumerate(zip(tan, plus, minus)):
             fd = (to_numpy(p) - to_numpy(q)) / (2 * eps)
-            np.testing.assert_allclose(to_numpy(tk), fd, rtol=rtol, atol=max(atol, 1e-6),
-                                       err_msg=f'{sample} output {k}: jvp vs differences')
+            np.testing.assert_allclose(
+                to_numpy(tk),
+                fd,
+                rtol=rtol,
+                atol=max(atol, 1e-6),
+                err_msg=f"{sample} output {k}: jvp vs differences",
+            )
         # dot-product identity against the reverse-mode rule
         cts = tuple(_rand_like(rng, o) for o in out)
         _, vjp_fn = func.vjp(lambda *xs: _floats(call, xs), *leaves)
         grads = vjp_fn(cts)
         lhs = sum(float((to_numpy(t) * to_numpy(c)).sum()) for t, c in zip(tan, cts))
         rhs = sum(float((to_numpy(t) * to_numpy(g)).sum()) for t, g in zip(tangents, grads))
-        np.testing.assert_allclose(lhs, rhs, rtol=1e-8, atol=1e-10,
-                                   err_msg=f'{sample}: <J t, g> != <t, J^T g>')
+        np.testing.assert_allclose(
+            lhs, rhs, rtol=1e-8, atol=1e-10, err_msg=f"{sample}: <J t, g> != <t, J^T g>"
+        )
 
 
-@pytest.mark.parametrize('info', [i for i in jvp_ops if i.supports_gradgrad], ids=_id)
+@pytest.mark.parametrize("info", [i for i in jvp_ops if i.supports_gradgrad], ids=_id)
 def test_forward_over_reverse_equals_reverse_over_reverse(info):
     rng = np.random.default_rng(2)
     for sample in _small_samples(info):
-        call = Call(numbagrad, info, sample, 'float64')
+        call = Call(numbagrad, info, sample, "float64")
         leaves = tuple(call.leaves)
         if not leaves:
             continue
@@ -102,11 +115,17 @@ def test_forward_over_reverse_equals_reverse_over_reverse(info):
         argnums = tuple(range(len(leaves)))
         g = func.grad(scalar, argnums=argnums)
         _, fwd = func.jvp(lambda *xs: g(*xs), leaves, v)
-        rev = func.grad(lambda *xs: sum((a * b).sum() for a, b in zip(g(*xs), v)),
-                        argnums=argnums)(*leaves)
+        rev = func.grad(lambda *xs: sum((a * b).sum() for a, b in zip(g(*xs), v)), argnums=argnums)(
+            *leaves
+        )
         for a, b in zip(fwd, rev):
-            np.testing.assert_allclose(to_numpy(a), to_numpy(b), rtol=1e-7, atol=1e-9,
-                                       err_msg=f'{sample}: forward-over-reverse')
+            np.testing.assert_allclose(
+                to_numpy(a),
+                to_numpy(b),
+                rtol=1e-7,
+                atol=1e-9,
+                err_msg=f"{sample}: forward-over-reverse",
+            )
 
 
 # -- vmap -------------------------------------------------------------------------------------
@@ -115,8 +134,7 @@ B = 3
 
 def _batched(rng, x, bdim):
     """A batch of ``B`` perturbed copies of ``x`` stacked along ``bdim``, and the copies."""
-    copies = [x + 0.1 * k * _rand_like(rng, x) if x.is_floating_point() else x
-              for k in range(B)]
+    copies = [x + 0.1 * k * _rand_like(rng, x) if x.is_floating_point() else x for k in range(B)]
     return numbagrad.stack(copies, dim=bdim), copies
 
 
@@ -131,11 +149,11 @@ def _placements(n, ndims):
     return list(dict.fromkeys(out))
 
 
-@pytest.mark.parametrize('info', _refused(vmap_ops), ids=_id)
+@pytest.mark.parametrize("info", _refused(vmap_ops), ids=_id)
 def test_vmap_matches_loop_and_stack(info):
     rng = np.random.default_rng(3)
     for sample in info.sample_inputs():
-        call = Call(numbagrad, info, sample, 'float64')
+        call = Call(numbagrad, info, sample, "float64")
         leaves = list(call.leaves)
         if not leaves:
             continue
@@ -153,27 +171,31 @@ def test_vmap_matches_loop_and_stack(info):
             expected = [as_tuple(call(*[p[b] for p in per])) for b in range(B)]
             batching._WARNED.clear()  # the fallback warns once per op and process
             with warnings.catch_warnings():
-                warnings.filterwarnings('error', message='There is a performance drop')
+                warnings.filterwarnings("error", message="There is a performance drop")
                 got = as_tuple(func.vmap(lambda *xs: call(*xs), in_dims=dims)(*batched))
             assert len(got) == len(expected[0]), sample
             for k, g in enumerate(got):
                 want = np.stack([to_numpy(e[k]) for e in expected])
-                np.testing.assert_allclose(to_numpy(g), want, rtol=1e-10, atol=1e-12,
-                                           err_msg=f'{sample} in_dims={dims} output {k}')
+                np.testing.assert_allclose(
+                    to_numpy(g),
+                    want,
+                    rtol=1e-10,
+                    atol=1e-12,
+                    err_msg=f"{sample} in_dims={dims} output {k}",
+                )
                 assert g.dtype == expected[0][k].dtype, (sample, dims, k)
 
 
-@pytest.mark.parametrize('info', vmap_ops[:20], ids=_id)
+@pytest.mark.parametrize("info", vmap_ops[:20], ids=_id)
 def test_vmap_negative_out_dims(info):
     rng = np.random.default_rng(4)
     sample = info.sample_inputs()[0]
-    call = Call(numbagrad, info, sample, 'float64')
+    call = Call(numbagrad, info, sample, "float64")
     leaves = list(call.leaves)
     if not leaves:
-        pytest.skip('no float operand')
+        pytest.skip("no float operand")
     batched = [_batched(rng, x, 0)[0] for x in leaves]
     a = as_tuple(func.vmap(lambda *xs: call(*xs))(*batched))
     b = as_tuple(func.vmap(lambda *xs: call(*xs), out_dims=-1)(*batched))
     for x, y in zip(a, b):
         np.testing.assert_array_equal(to_numpy(numbagrad.movedim(x, 0, -1)), to_numpy(y))
-

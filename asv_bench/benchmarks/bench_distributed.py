@@ -114,16 +114,20 @@ def _run(n, mode):
     """Run the driver on ``n`` ranks; its JSON result."""
     exe = _mpiexec()
     env = dict(os.environ)
-    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                "MKL_NUM_THREADS"):
+    for var in ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     env.setdefault("OMP_WAIT_POLICY", "passive")
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "driver.py"
         script.write_text(_DRIVER)
         out = Path(tmp) / "out.json"
-        subprocess.run([exe, "-n", str(n), sys.executable, str(script), mode, str(out)],
-                       check=True, timeout=300, env=env, capture_output=True)
+        subprocess.run(
+            [exe, "-n", str(n), sys.executable, str(script), mode, str(out)],
+            check=True,
+            timeout=300,
+            env=env,
+            capture_output=True,
+        )
         return json.loads(out.read_text())
 
 

@@ -112,4 +112,3 @@ class ChainLong(BackendBenchmark):
     def time_chain(self, backend):
         """Forward + backward of the 200-op chain (per-op time = this / 200)."""
         return self.run()
-

@@ -58,9 +58,9 @@ class AdamStep(BackendBenchmark):
             np_.multiply(v, BETA2, out=v)
             np_.add(v, (1 - BETA2) * g * g, out=v)
             denom = np_.sqrt(v)
-            np_.divide(denom, (1 - BETA2 ** t) ** 0.5, out=denom)
+            np_.divide(denom, (1 - BETA2**t) ** 0.5, out=denom)
             np_.add(denom, EPS, out=denom)
-            np_.subtract(p, (LR / (1 - BETA1 ** t)) * m / denom, out=p)
+            np_.subtract(p, (LR / (1 - BETA1**t)) * m / denom, out=p)
             return p
 
         return run

@@ -50,12 +50,12 @@ def interleaved_ratio(workload, reference):
         inst = cls()
         inst.setup(backend)  # builds the inputs and warms the JIT once per process
         fn = getattr(inst, method)
-        runs[backend] = (lambda fn=fn, b=backend: fn(b))
+        runs[backend] = lambda fn=fn, b=backend: fn(b)
     numbers = {b: _calls_per_sample(fn) for b, fn in runs.items()}
     samples = {b: [] for b in runs}
     order = list(runs)
     for r in range(REPEATS):
-        for b in order[r % 2:] + order[:r % 2]:
+        for b in order[r % 2 :] + order[: r % 2]:
             fn, n = runs[b], numbers[b]
             gc.collect()
             gc.disable()

@@ -51,8 +51,12 @@ class PerExampleGrads(BackendBenchmark):
     def _data(self):
         r = rng(12)
         f = "float32"
-        return (r.standard_normal((8, 32)).astype(f), r.standard_normal(8).astype(f),
-                r.standard_normal((512, 32)).astype(f), r.standard_normal((512, 8)).astype(f))
+        return (
+            r.standard_normal((8, 32)).astype(f),
+            r.standard_normal(8).astype(f),
+            r.standard_normal((512, 32)).astype(f),
+            r.standard_normal((512, 8)).astype(f),
+        )
 
     def build_tensor(self, mod):
         w, b, x, y = (mod.tensor(a) for a in self._data())

@@ -53,8 +53,7 @@ class _Mode:
     _inference: bool | None = None
 
     def __new__(cls, *args, **kwargs):
-        if cls in (no_grad, enable_grad) and len(args) == 1 and callable(args[0]) \
-                and not kwargs:
+        if cls in (no_grad, enable_grad) and len(args) == 1 and callable(args[0]) and not kwargs:
             return object.__new__(cls)(args[0])
         return object.__new__(cls)
 
@@ -77,6 +76,7 @@ class _Mode:
 
     def __call__(self, func):
         if inspect.isgeneratorfunction(func):
+
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
@@ -89,12 +89,14 @@ class _Mode:
                             value = gen.send(sent)
                         except StopIteration as stop:
                             return stop.value
+
             return gen_wrapper
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return func(*args, **kwargs)
+
         return wrapper
 
 

@@ -28,9 +28,21 @@ from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._hooks import RemovableHandle
 from numbagrad._tensor import Tensor
 
-__all__ = ["REFRESH_VIEW", "SAVED_HOOKS", "AccumulateGrad", "Node", "OpNode", "SavedOutput",
-           "SavedPacked", "accumulator_of", "edge_of", "next_seq", "pack_saved", "save_input",
-           "saved_value"]
+__all__ = [
+    "REFRESH_VIEW",
+    "SAVED_HOOKS",
+    "AccumulateGrad",
+    "Node",
+    "OpNode",
+    "SavedOutput",
+    "SavedPacked",
+    "accumulator_of",
+    "edge_of",
+    "next_seq",
+    "pack_saved",
+    "save_input",
+    "saved_value",
+]
 
 # Re-derives the history of a view whose base was modified in place; set by ``ops.inplace``
 # (a documented upward arrow, NOTE [Layers]: views are an op-level concept).
@@ -192,16 +204,17 @@ class OpNode(Node):
         if prim.fused_vjp is None:
             return Node._backward_arrays(self, garrays)
         params = self.params
-        res = prim.fused_vjp(self, *garrays, **params) if params else \
-            prim.fused_vjp(self, *garrays)
+        res = prim.fused_vjp(self, *garrays, **params) if params else prim.fused_vjp(self, *garrays)
         return res if type(res) is tuple else (res,)
 
 
 # PyTorch's argument names of the operands of the primitives whose names differ from
 # ``self, other`` (``_saved_<name>`` attributes); the saved output is ``result``
 _ARG_NAMES = {
-    "Pow": ("self", "exponent"), "Where": ("condition", "self", "other"),
-    "Clamp": ("self", "min", "max"), "Gather": ("self", "index"),
+    "Pow": ("self", "exponent"),
+    "Where": ("condition", "self", "other"),
+    "Clamp": ("self", "min", "max"),
+    "Gather": ("self", "index"),
     "ScatterAdd": ("self", "index", "src"),
 }
 
@@ -233,6 +246,7 @@ def _saved_property(key):
         if i is None:
             raise AttributeError(f"'{node.name()}' object has no attribute '_saved_{key}'")
         return saved_value(node, i)
+
     get.__name__ = "_saved_" + key
     return property(get, doc=f"The saved value PyTorch calls ``{key}`` (``_saved_{key}``).")
 
@@ -294,8 +308,10 @@ class SavedPacked:
     def unpack(self, node, index, is_output):
         r = self.unpack_hook(self.packed)
         if not isinstance(r, Tensor):
-            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but "
-                            f"got result of type {type(r).__name__}")
+            raise TypeError(
+                f"Output of saved tensor unpack_hook expected to be a Tensor but "
+                f"got result of type {type(r).__name__}"
+            )
         t = Tensor._make(r._data, r._storage)
         if self.requires_grad:
             t._requires_grad = True
@@ -385,8 +401,14 @@ class SavedOutput:
 
     def _check(self, node, index):
         if self.storage[1] != self.version:
-            raise _version_error(node, index, self.data, self.storage[1], self.version,
-                                 f"output {self.output_nr} of {node.name()}")
+            raise _version_error(
+                node,
+                index,
+                self.data,
+                self.storage[1],
+                self.version,
+                f"output {self.output_nr} of {node.name()}",
+            )
 
     def unpack(self, node, index=0):
         if self.packed is not None:

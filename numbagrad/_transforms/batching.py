@@ -101,7 +101,9 @@ def loop_batch(prim, vals, dims, size, params):
         warnings.warn(
             f"There is a performance drop because we have not yet implemented the batching "
             f"rule for {name}: vmap runs it once per batch element and stacks the results.",
-            UserWarning, stacklevel=4)
+            UserWarning,
+            stacklevel=4,
+        )
     outs = []
     for i in range(size):
         sl = [F.select(v, d, i) if d is not None else v for v, d in zip(vals, dims)]
@@ -111,12 +113,16 @@ def loop_batch(prim, vals, dims, size, params):
     return tuple(F.stack(list(col)) for col in zip(*outs)), (0,) * prim.n_out
 
 
-_ITEM = ("vmap: It looks like you're calling {what} on a Tensor. We don't support vmap over "
-         "calling {what} on a Tensor, please try to rewrite what you're doing with other "
-         "operations.")
-_CONTROL = ("vmap: It looks like you're attempting to use a Tensor in some data-dependent "
-            "control flow. We don't support that yet: rewrite it with numbagrad.where or "
-            "other ops that work on the whole batch.")
+_ITEM = (
+    "vmap: It looks like you're calling {what} on a Tensor. We don't support vmap over "
+    "calling {what} on a Tensor, please try to rewrite what you're doing with other "
+    "operations."
+)
+_CONTROL = (
+    "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+    "control flow. We don't support that yet: rewrite it with numbagrad.where or "
+    "other ops that work on the whole batch."
+)
 
 
 class BatchTracer(Tracer):
@@ -130,7 +136,7 @@ class BatchTracer(Tracer):
         shape = shape_of(val)
         if bdim < 0:
             bdim += len(shape)
-        t._init_tracer(interp, shape[:bdim] + shape[bdim + 1:], np_dtype_of(val))
+        t._init_tracer(interp, shape[:bdim] + shape[bdim + 1 :], np_dtype_of(val))
         t._val = val
         t._bdim = bdim
         return t
@@ -145,15 +151,16 @@ class BatchTracer(Tracer):
 
     def detach(self):
         v = self._val
-        return BatchTracer._new(self._interp, v.detach() if isinstance(v, Tensor) else v,
-                                self._bdim)
+        return BatchTracer._new(
+            self._interp, v.detach() if isinstance(v, Tensor) else v, self._bdim
+        )
 
 
-
-
-_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either "
-                 "use the 'same' or 'different' randomness flags on vmap or perform the "
-                 "randomness operation out of vmap")
+_RANDOM_ERROR = (
+    "vmap: called random operation while in randomness error mode. Please either "
+    "use the 'same' or 'different' randomness flags on vmap or perform the "
+    "randomness operation out of vmap"
+)
 
 
 def _random_hook(make, size, what):
@@ -164,8 +171,10 @@ def _random_hook(make, size, what):
             if interp.randomness == "error":
                 raise RuntimeError(_RANDOM_ERROR)
             if make is None and interp.randomness == "different":
-                raise NotImplementedError(f"{what} under vmap(randomness='different') is not "
-                                          "supported: draw the permutations outside vmap")
+                raise NotImplementedError(
+                    f"{what} under vmap(randomness='different') is not "
+                    "supported: draw the permutations outside vmap"
+                )
             if interp.randomness == "same":
                 return None
             arr = make((interp.size, *tuple(size)))

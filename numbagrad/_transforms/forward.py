@@ -57,7 +57,7 @@ class JvpInterpreter(TransformInterpreter):
                 return out
             data = prim.data_operands
             if data is not None:
-                for i in (data if type(data) is tuple else data(len(args))):
+                for i in data if type(data) is tuple else data(len(args)):
                     tangents[i] = None
             if all(t is None for t in tangents):
                 return out
@@ -65,8 +65,7 @@ class JvpInterpreter(TransformInterpreter):
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
                 return mark_view(prim, self.dual(out, fix_tangent(tan, out, prim.__name__)))
-            return tuple(self.dual(o, fix_tangent(t, o, prim.__name__))
-                         for o, t in zip(out, tan))
+            return tuple(self.dual(o, fix_tangent(t, o, prim.__name__)) for o, t in zip(out, tan))
         finally:
             _CURRENT.reset(token)
 
@@ -78,8 +77,11 @@ class JvpInterpreter(TransformInterpreter):
 
     def dual(self, primal, tangent):
         """A dual of this interpreter (``primal`` itself when the tangent is None)."""
-        if tangent is None or not isinstance(primal, Tensor) or \
-                np_dtype_of(primal).kind not in "fc":
+        if (
+            tangent is None
+            or not isinstance(primal, Tensor)
+            or np_dtype_of(primal).kind not in "fc"
+        ):
             return primal
         return DualTracer._new(self, primal, tangent)
 
@@ -90,8 +92,10 @@ def fix_tangent(tan, out, who):
     if tan is None:
         return None
     if not isinstance(tan, Tensor):
-        raise TypeError(f"{who}: the jvp rule returned a {type(tan).__name__} where a tensor "
-                        "tangent (or None) was expected")
+        raise TypeError(
+            f"{who}: the jvp rule returned a {type(tan).__name__} where a tensor "
+            "tangent (or None) was expected"
+        )
     oshape = shape_of(out)
     tshape = shape_of(tan)
     if tshape != oshape:
@@ -100,8 +104,10 @@ def fix_tangent(tan, out, who):
         try:
             tan = F.broadcast_to(tan, oshape)
         except RuntimeError:
-            raise RuntimeError(f"{who}: the tangent has shape {list(tshape)} but the output "
-                               f"has shape {list(oshape)}") from None
+            raise RuntimeError(
+                f"{who}: the tangent has shape {list(tshape)} but the output "
+                f"has shape {list(oshape)}"
+            ) from None
     odt = np_dtype_of(out)
     if np_dtype_of(tan) != odt:
         tan = tan.to(odt)
@@ -149,8 +155,9 @@ class DualTracer(Tracer):
     def __repr__(self):
         if self._interp.level is not None:
             p = self._primal
-            return repr(p) if self._tangent is None else \
-                f"{repr(p)[:-1]}, tangent={self._tangent!r})"
+            return (
+                repr(p) if self._tangent is None else f"{repr(p)[:-1]}, tangent={self._tangent!r})"
+            )
         return super().__repr__()
 
     # forward_ad duals are their primals to eager autograd

@@ -70,14 +70,16 @@ def broadcast_prefix(prefix, tree, what="in_dims"):
             if not isinstance(t, (list, tuple)) or len(p) != len(t):
                 raise ValueError(
                     f"{what} is not compatible with the structure of the inputs: got "
-                    f"{what}={prefix!r} for an input of structure {_describe(tree)}")
+                    f"{what}={prefix!r} for an input of structure {_describe(tree)}"
+                )
             for pc, tc in zip(p, t):
                 rec(pc, tc)
         elif isinstance(p, dict):
             if not isinstance(t, dict) or set(p) != set(t):
                 raise ValueError(
                     f"{what} is not compatible with the structure of the inputs: got "
-                    f"{what}={prefix!r} for an input of structure {_describe(tree)}")
+                    f"{what}={prefix!r} for an input of structure {_describe(tree)}"
+                )
             for k in t:
                 rec(p[k], t[k])
         else:

@@ -51,8 +51,11 @@ class GradInterpreter(TransformInterpreter):
             return self.to_parent(prim, args, params)
         if not is_grad_enabled_fast():
             # no_grad inside the transformed function: compute, record nothing
-            return self.to_parent(prim, [a._val if type(a) is GradTracer and a._interp is self
-                                         else a for a in args], params)
+            return self.to_parent(
+                prim,
+                [a._val if type(a) is GradTracer and a._interp is self else a for a in args],
+                params,
+            )
         custom = prim.process_grad
         if custom is not None:
             return custom(self, args, params)
@@ -70,7 +73,7 @@ class GradInterpreter(TransformInterpreter):
             return out
         data = prim.data_operands
         if data is not None:
-            for i in (data if type(data) is tuple else data(len(args))):
+            for i in data if type(data) is tuple else data(len(args)):
                 edges[i] = None
         outs = (out,) if prim.n_out == 1 else tuple(out)
         if all(e is None for e in edges):
@@ -229,8 +232,9 @@ def backward(outputs, cotangents, n_inputs):
             gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, n.outs)]
         in_grads = n.run_vjp(gs)
         if len(in_grads) != len(n.edges):
-            raise RuntimeError(f"{n.name()}: the vjp returned {len(in_grads)} gradients, "
-                               f"expected {len(n.edges)}")
+            raise RuntimeError(
+                f"{n.name()}: the vjp returned {len(in_grads)} gradients, expected {len(n.edges)}"
+            )
         for i, (e, g) in enumerate(zip(n.edges, in_grads)):
             if e is None or g is None:
                 continue

@@ -158,7 +158,8 @@ class Tracer(Tensor):
             raise NotImplementedError(
                 f"in-place modification of a view (a slice, transpose, reshape...) of a value "
                 f"traced by {self._interp.name} is not supported: the change would not reach "
-                "the tensor it views. Write it out of place (index_put, where, cat) instead.")
+                "the tensor it views. Write it out of place (index_put, where, cat) instead."
+            )
         from numbagrad import ops as F
 
         if not isinstance(result, Tensor):
@@ -167,8 +168,10 @@ class Tracer(Tensor):
             try:
                 result = F.broadcast_to(result, self._shape)
             except RuntimeError:
-                raise RuntimeError(f"output with shape {list(self._shape)} doesn't match the "
-                                   f"broadcast shape {list(shape_of(result))}") from None
+                raise RuntimeError(
+                    f"output with shape {list(self._shape)} doesn't match the "
+                    f"broadcast shape {list(shape_of(result))}"
+                ) from None
         if np_dtype_of(result) != self._np_dtype:
             result = result.to(self._np_dtype)
         if not (type(result) is type(self) and result._interp is self._interp):
@@ -239,8 +242,10 @@ class Tracer(Tensor):
 
     @requires_grad.setter
     def requires_grad(self, value):
-        raise RuntimeError(f"requires_grad cannot be set on a value traced by "
-                           f"{self._interp.name}; set it on the input before the transform")
+        raise RuntimeError(
+            f"requires_grad cannot be set on a value traced by "
+            f"{self._interp.name}; set it on the input before the transform"
+        )
 
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
@@ -254,8 +259,10 @@ class Tracer(Tensor):
         return True
 
     def backward(self, *args, **kwargs):
-        raise RuntimeError(f".backward() was called on a value traced by {self._interp.name}; "
-                           "inside a transform use numbagrad.func.grad / vjp instead")
+        raise RuntimeError(
+            f".backward() was called on a value traced by {self._interp.name}; "
+            "inside a transform use numbagrad.func.grad / vjp instead"
+        )
 
     # -- values: the concrete value where the transform has one ----------------------------
     def _concrete(self, what):

@@ -118,9 +118,10 @@ def process_grad(interp, args, params):
 
     def rule(node, grads):
         if materialize:
-
-            grads = [g if g is not None or not isinstance(o, Tensor) else _zeros_like(o)
-                     for g, o in zip(grads, outs)]
+            grads = [
+                g if g is not None or not isinstance(o, Tensor) else _zeros_like(o)
+                for g, o in zip(grads, outs)
+            ]
         res = fn._backward_impl(ctx, *grads)
         return _check_grads(fn, res, vals)
 
@@ -140,20 +141,26 @@ def _check_grads(fn, res, vals):
     if len(res) > n and all(r is None for r in res[n:]):
         res = tuple(res[:n])
     if len(res) != n:
-        raise RuntimeError(f"function {fn.__name__}Backward returned an incorrect number of "
-                           f"gradients (expected {n}, got {len(res)})")
+        raise RuntimeError(
+            f"function {fn.__name__}Backward returned an incorrect number of "
+            f"gradients (expected {n}, got {len(res)})"
+        )
     out = []
     for i, (r, v) in enumerate(zip(res, vals)):
         if r is None:
             out.append(None)
             continue
         if not isinstance(r, Tensor):
-            raise TypeError(f"function {fn.__name__}Backward returned a {type(r).__name__} as "
-                            f"the gradient at index {i}; gradients must be Tensors or None")
+            raise TypeError(
+                f"function {fn.__name__}Backward returned a {type(r).__name__} as "
+                f"the gradient at index {i}; gradients must be Tensors or None"
+            )
         if not isinstance(v, Tensor):
-            raise RuntimeError(f"function {fn.__name__}Backward returned a gradient different "
-                               f"than None at position {i}, but the corresponding forward "
-                               "input was not a Tensor")
+            raise RuntimeError(
+                f"function {fn.__name__}Backward returned a gradient different "
+                f"than None at position {i}, but the corresponding forward "
+                "input was not a Tensor"
+            )
         out.append(r)
     return out
 
@@ -191,23 +198,29 @@ def process_jvp(interp, args, params):
         _CURRENT.reset(token)
     tans_l = list(tans) if isinstance(tans, (tuple, list)) else [tans]
     if len(tans_l) != len(outs):
-        raise RuntimeError(f"{fn.__name__}.jvp returned {len(tans_l)} tangents for "
-                           f"{len(outs)} outputs: return one tangent (or None) per output")
+        raise RuntimeError(
+            f"{fn.__name__}.jvp returned {len(tans_l)} tangents for "
+            f"{len(outs)} outputs: return one tangent (or None) per output"
+        )
     nondiff = _nondiff_ids(ctx)
     res = []
     for i, (o, t) in enumerate(zip(outs, tans_l)):
         if not isinstance(o, Tensor) or id(o) in nondiff:
             if t is not None:
-                raise RuntimeError(f"{fn.__name__}.jvp returned a tangent for output {i}, "
-                                   "which is not differentiable (not a Tensor or marked "
-                                   "non-differentiable): return None for it")
+                raise RuntimeError(
+                    f"{fn.__name__}.jvp returned a tangent for output {i}, "
+                    "which is not differentiable (not a Tensor or marked "
+                    "non-differentiable): return None for it"
+                )
             res.append(o)
             continue
         if t is not None:
             if shape_of(t) != shape_of(o):
-                raise RuntimeError(f"{fn.__name__}.jvp: the tangent of output {i} has shape "
-                                   f"{list(shape_of(t))}, but the output has shape "
-                                   f"{list(shape_of(o))}")
+                raise RuntimeError(
+                    f"{fn.__name__}.jvp: the tangent of output {i} has shape "
+                    f"{list(shape_of(t))}, but the output has shape "
+                    f"{list(shape_of(o))}"
+                )
             t = fix_tangent(t, o, fn.__name__ + ".jvp")
         res.append(interp.dual(o, t))
     return tuple(res) if is_tuple else res[0]
@@ -219,12 +232,16 @@ def process_batch(interp, args, params):
     _check_style(fn)
     user_vmap = fn.vmap is not Function.vmap
     if fn.generate_vmap_rule and user_vmap:
-        raise RuntimeError(f"{fn.__name__}: you may not both set generate_vmap_rule=True and "
-                           "override the vmap staticmethod; do one or the other")
+        raise RuntimeError(
+            f"{fn.__name__}: you may not both set generate_vmap_rule=True and "
+            "override the vmap staticmethod; do one or the other"
+        )
     if not fn.generate_vmap_rule and not user_vmap:
-        raise RuntimeError(f"To use autograd.Function with vmap, you must either override "
-                           f"the vmap staticmethod or set generate_vmap_rule=True "
-                           f"({fn.__name__}).")
+        raise RuntimeError(
+            f"To use autograd.Function with vmap, you must either override "
+            f"the vmap staticmethod or set generate_vmap_rule=True "
+            f"({fn.__name__})."
+        )
     owned = [type(a) is BatchTracer and a._interp is interp for a in args]
     vals = [a._val if o else a for a, o in zip(args, owned)]
     dims = tuple(a._bdim if o else None for a, o in zip(args, owned))
@@ -246,26 +263,37 @@ def process_batch(interp, args, params):
 
 def _check_vmap_return(fn, res):
     if not (isinstance(res, tuple) and len(res) == 2):
-        raise RuntimeError(f"{fn.__name__}.vmap must return a tuple (output, out_dims), got "
-                           f"{type(res).__name__}")
+        raise RuntimeError(
+            f"{fn.__name__}.vmap must return a tuple (output, out_dims), got {type(res).__name__}"
+        )
     out, out_dims = res
     if isinstance(out, tuple):
         if isinstance(out_dims, int) or out_dims is None:
             out_dims = (out_dims,) * len(out)
         if not isinstance(out_dims, tuple) or len(out_dims) != len(out):
-            raise RuntimeError(f"{fn.__name__}.vmap: expected out_dims to be a tuple with one "
-                               f"entry per output ({len(out)}), got {out_dims!r}")
+            raise RuntimeError(
+                f"{fn.__name__}.vmap: expected out_dims to be a tuple with one "
+                f"entry per output ({len(out)}), got {out_dims!r}"
+            )
     elif not (isinstance(out_dims, int) or out_dims is None):
-        raise RuntimeError(f"{fn.__name__}.vmap: the output is a single Tensor, so out_dims "
-                           f"must be an int or None, got {out_dims!r}")
-    for o, d in zip(out if isinstance(out, tuple) else (out,),
-                    out_dims if isinstance(out, tuple) else (out_dims,)):
+        raise RuntimeError(
+            f"{fn.__name__}.vmap: the output is a single Tensor, so out_dims "
+            f"must be an int or None, got {out_dims!r}"
+        )
+    for o, d in zip(
+        out if isinstance(out, tuple) else (out,),
+        out_dims if isinstance(out, tuple) else (out_dims,),
+    ):
         if d is not None and not isinstance(o, Tensor):
-            raise RuntimeError(f"{fn.__name__}.vmap: out_dim {d} was given for an output that "
-                               f"is not a Tensor ({type(o).__name__})")
+            raise RuntimeError(
+                f"{fn.__name__}.vmap: out_dim {d} was given for an output that "
+                f"is not a Tensor ({type(o).__name__})"
+            )
         if d is not None and not -len(shape_of(o)) <= d < len(shape_of(o)):
-            raise RuntimeError(f"{fn.__name__}.vmap: out_dim {d} is out of range for an output "
-                               f"of shape {list(shape_of(o))}")
+            raise RuntimeError(
+                f"{fn.__name__}.vmap: out_dim {d} is out of range for an output "
+                f"of shape {list(shape_of(o))}"
+            )
     return out, out_dims
 
 
@@ -277,16 +305,13 @@ def _generated(fn, dims, size, randomness, kwargs):
     n = len(dims)
 
     def forward(*vals):
-        out = vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=dims,
-                   randomness=randomness)(*vals)
+        out = vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=dims, randomness=randomness)(*vals)
         return out
 
     def setup_context(ctx, inputs, output):
         outs = output if isinstance(output, tuple) else (output,)
-        ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs],
-                              *outs)
-        ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs],
-                             *outs)
+        ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
+        ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
         ctx.n_out = len(outs)
         ctx.is_tuple = isinstance(output, tuple)
         ctx.plain = [None if isinstance(v, Tensor) else v for v in inputs]
@@ -298,7 +323,7 @@ def _generated(fn, dims, size, randomness, kwargs):
         in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, dims))
 
         def one(*flat):
-            xs, os, gs = flat[:n], flat[n:n + len(outs)], flat[n + len(outs):]
+            xs, os, gs = flat[:n], flat[n : n + len(outs)], flat[n + len(outs) :]
             c = TransformCtx(fn, ctx.needs_input_grad)
             out = tuple(os) if ctx.is_tuple else os[0]
             _setup(fn, c, xs, kwargs, out)
@@ -310,12 +335,14 @@ def _generated(fn, dims, size, randomness, kwargs):
             res = fn.jvp(c, *gs)
             return res
 
-        return vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims,
-                    randomness=randomness)(*ins, *outs, *grads)
+        return vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=randomness)(
+            *ins, *outs, *grads
+        )
 
     def backward(ctx, *grads):
-        res = _per_example("backward", ctx, grads,
-                           tuple(0 if isinstance(g, Tensor) else None for g in grads))
+        res = _per_example(
+            "backward", ctx, grads, tuple(0 if isinstance(g, Tensor) else None for g in grads)
+        )
         out = []
         for r, d, v in zip(res, dims, ctx.plain):
             if v is not None:
@@ -330,10 +357,17 @@ def _generated(fn, dims, size, randomness, kwargs):
         g_dims = tuple(None if t is None or d is None else d for t, d in zip(tangents, dims))
         return _per_example("jvp", ctx, tangents, g_dims)
 
-    return type(fn.__name__ + "VmapRule", (Function,), {
-        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(backward), "jvp": staticmethod(jvp),
-        "generate_vmap_rule": True})
+    return type(
+        fn.__name__ + "VmapRule",
+        (Function,),
+        {
+            "forward": staticmethod(forward),
+            "setup_context": staticmethod(setup_context),
+            "backward": staticmethod(backward),
+            "jvp": staticmethod(jvp),
+            "generate_vmap_rule": True,
+        },
+    )
 
 
 def _zero_like(x):

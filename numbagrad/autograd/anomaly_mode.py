@@ -15,8 +15,12 @@ import warnings
 
 from numbagrad._core import graph as _graph
 
-__all__ = ["detect_anomaly", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
-           "set_detect_anomaly"]
+__all__ = [
+    "detect_anomaly",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "set_detect_anomaly",
+]
 
 
 def is_anomaly_enabled() -> bool:
@@ -68,8 +72,11 @@ class detect_anomaly:
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
         self.prev = None
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                      "and should only be enabled for debugging.", stacklevel=2)
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime "
+            "and should only be enabled for debugging.",
+            stacklevel=2,
+        )
 
     def __enter__(self):
         self.prev = (_graph.ANOMALY[0], _graph.ANOMALY[1])
@@ -85,6 +92,7 @@ class detect_anomaly:
         def wrapper(*args, **kwargs):
             with self.__class__(self.check_nan):
                 return fn(*args, **kwargs)
+
         return wrapper
 
 
@@ -122,11 +130,15 @@ def _warn_trace(node):
     """Warn with the forward traceback recorded on ``node`` (as PyTorch does first)."""
     trace = node.__dict__.get("_anomaly_trace") if hasattr(node, "__dict__") else None
     if trace is None:
-        msg = (f"Error detected in {node.name()}. No forward pass information available. "
-               "Enable detect anomaly during forward pass for more information.")
+        msg = (
+            f"Error detected in {node.name()}. No forward pass information available. "
+            "Enable detect anomaly during forward pass for more information."
+        )
     else:
-        msg = (f"Error detected in {node.name()}. Traceback of forward call that caused the "
-               "error:\n" + "".join(trace))
+        msg = (
+            f"Error detected in {node.name()}. Traceback of forward call that caused the "
+            "error:\n" + "".join(trace)
+        )
     warnings.warn(msg, stacklevel=2)
 
 
@@ -154,8 +166,9 @@ def checked_path(path):
                 a = np.asarray(a)
                 if a.dtype.kind == "f" and np.isnan(a).any():
                     _warn_trace(node)
-                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
-                                       f"{i}th output.")
+                    raise RuntimeError(
+                        f"Function '{node.name()}' returned nan values in its {i}th output."
+                    )
         return out
 
     return type(path.__name__ + "Anomaly", (path,), {"run": staticmethod(run)})

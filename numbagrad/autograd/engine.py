@@ -76,8 +76,9 @@ def _root_edge(t, i):
     if not isinstance(t, Tensor):
         raise TypeError(f"element {i} of tensors is not a Tensor (got {type(t).__name__})")
     if not t._requires_grad:
-        raise RuntimeError(f"element {i} of tensors does not require grad and does not have a "
-                           "grad_fn")
+        raise RuntimeError(
+            f"element {i} of tensors does not require grad and does not have a grad_fn"
+        )
     if t._grad_fn is None:
         return (accumulator_of(t), 0)
     return edge_of(t)
@@ -90,30 +91,39 @@ def _make_grads(outputs, grad_outputs, create_graph):
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if out._data.dtype.kind != "f":
-                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
-                                   f"but got {out.dtype}")
-            g = Tensor._make(np.ones(out._data.shape, out._data.dtype) if out._data.ndim
-                             else np.array(1, out._data.dtype))
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs "
+                    f"but got {out.dtype}"
+                )
+            g = Tensor._make(
+                np.ones(out._data.shape, out._data.dtype)
+                if out._data.ndim
+                else np.array(1, out._data.dtype)
+            )
             if type(out._data) is not np.ndarray:  # the seed on the output's device
-                g = Tensor._make(backend_of(out._data).xp.ones(out._data.shape,
-                                                               out._data.dtype))
+                g = Tensor._make(backend_of(out._data).xp.ones(out._data.shape, out._data.dtype))
         else:
             if not isinstance(g, Tensor):
                 if isinstance(g, (int, float)):
                     g = Tensor._make(np.full(out._data.shape, g, out._data.dtype))
                 else:
-                    raise TypeError(f"gradients can be either Tensors or None, but got "
-                                    f"{type(g).__name__}")
+                    raise TypeError(
+                        f"gradients can be either Tensors or None, but got {type(g).__name__}"
+                    )
             if g._is_tracer:  # a cotangent a transform owns (vmap over autograd.grad)
                 gshape, gdtype = g._shape, g._np_dtype
             else:
                 gshape, gdtype = g._data.shape, g._data.dtype
             if gshape != out._data.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                                   f"{g.shape} and output[{i}] has a shape of {out.shape}.")
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of "
+                    f"{g.shape} and output[{i}] has a shape of {out.shape}."
+                )
             if gdtype.kind != out._data.dtype.kind:
-                raise RuntimeError(f"For complex/float mismatch: grad_output[{i}] has dtype "
-                                   f"{g.dtype} and output[{i}] has dtype {out.dtype}.")
+                raise RuntimeError(
+                    f"For complex/float mismatch: grad_output[{i}] has dtype "
+                    f"{g.dtype} and output[{i}] has dtype {out.dtype}."
+                )
         grads.append(g)
     return grads
 
@@ -129,12 +139,13 @@ def _make_batched_grads(outputs, grad_outputs):
             grads.append(_make_grads((out,), (None,), False)[0])
             continue
         if not isinstance(g, Tensor):
-            raise TypeError(f"gradients can be either Tensors or None, but got "
-                            f"{type(g).__name__}")
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
         gshape = shape_of(g)
         if not gshape:
-            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
-                             "to convert a 0-dim tensor to a number")
+            raise IndexError(
+                "invalid index of a 0-dim tensor. Use `tensor.item()` in Python "
+                "to convert a 0-dim tensor to a number"
+            )
         if gshape[0] == 0:
             raise IndexError("index 0 is out of bounds for dimension 0 with size 0")
         if gshape[1:] != out._data.shape:
@@ -144,10 +155,13 @@ def _make_batched_grads(outputs, grad_outputs):
                 "are expected to match the shape of corresponding output, but a mismatch was "
                 f"detected: grad_output[{i}] has a shape of {Size(gshape[1:])} and "
                 f"output[{i}] has a shape of {out.shape}. If you only want some tensors in "
-                "`grad_output` to be considered batched, consider using vmap.")
+                "`grad_output` to be considered batched, consider using vmap."
+            )
         if np_dtype_of(g).kind != out._data.dtype.kind:
-            raise RuntimeError(f"For complex/float mismatch: grad_output[{i}] has dtype "
-                               f"{g.dtype} and output[{i}] has dtype {out.dtype}.")
+            raise RuntimeError(
+                f"For complex/float mismatch: grad_output[{i}] has dtype "
+                f"{g.dtype} and output[{i}] has dtype {out.dtype}."
+            )
         grads.append(g)
     return grads
 
@@ -161,8 +175,7 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
     unused = []
 
     def vjp(*gs):
-        res = _execute(roots, list(gs), retain_graph, create_graph, targets,
-                       accumulate=False)
+        res = _execute(roots, list(gs), retain_graph, create_graph, targets, accumulate=False)
         unused[:] = [g is None for g in res]
         return tuple(g for g in res if g is not None)
 
@@ -170,8 +183,14 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
     return [None if u else next(found) for u in unused]
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
-             grad_variables=None, inputs=None):
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph=None,
+    create_graph=False,
+    grad_variables=None,
+    inputs=None,
+):
     """Compute the gradient of ``tensors`` and accumulate it into the leaves' ``.grad``.
 
     Parameters
@@ -222,12 +241,22 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             targets.append(_root_edge(t, 0))
-    _execute(roots, grads, retain_graph, create_graph, targets, accumulate=True,
-             input_tensors=inputs)
+    _execute(
+        roots, grads, retain_graph, create_graph, targets, accumulate=True, input_tensors=inputs
+    )
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """Return the gradients of ``outputs`` with respect to ``inputs`` (no ``.grad`` change).
 
     Parameters
@@ -279,8 +308,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             [0., 4.]]),)
     """
     if materialize_grads and allow_unused is False:
-        raise ValueError("Expected allow_unused to be True or not passed when "
-                         "materialize_grads=True, but got: allow_unused=False.")
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when "
+            "materialize_grads=True, but got: allow_unused=False."
+        )
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
@@ -289,8 +320,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError("grad requires non-empty inputs.")
     gos = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
     if len(gos) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output: got {len(gos)} "
-                           f"grad_outputs for {len(outputs)} outputs")
+        raise RuntimeError(
+            f"grad requires one grad_output per output: got {len(gos)} "
+            f"grad_outputs for {len(outputs)} outputs"
+        )
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
@@ -316,11 +349,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))
                 g._requires_grad = bool(create_graph)
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
-        elif not g._is_tracer and type(g._data) is np.ndarray and \
-                not g._data.flags.c_contiguous:
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been "
+                    "used in the graph. Set allow_unused=True if this is the "
+                    "desired behavior."
+                )
+        elif not g._is_tracer and type(g._data) is np.ndarray and not g._data.flags.c_contiguous:
             # NOTE: PyTorch hands back gradients in their input's row-major layout (mm's
             # backward computes a transposed operand's gradient transposed), and scripts
             # flatten them with ``g.view(-1)``; a rule's transposed view is copied once here
@@ -386,7 +420,8 @@ def _discover(roots, targets):
 def _reduce_error(node, i, got, shape):
     return RuntimeError(
         f"Function {node.name()} returned an invalid gradient at index {i} - got "
-        f"{list(got)} but expected shape compatible with {list(shape)}")
+        f"{list(got)} but expected shape compatible with {list(shape)}"
+    )
 
 
 class _Arrays:
@@ -502,7 +537,8 @@ def _validate_traced(node, grads, path):
             if gdtype.kind != dtype.kind:
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - "
-                    f"expected dtype {dtype} but got {gdtype}")
+                    f"expected dtype {dtype} but got {gdtype}"
+                )
             g = g.to(dtype)
         if g is not grads[i]:
             out = list(out) if out is grads else out
@@ -534,8 +570,11 @@ def _validate(node, grads, path):
             m = meta[i]
             data = g if path.arrays else g._data
             if m is None:  # the input has the output's shape and dtype (OpNode._record)
-                if path.arrays and type(g) is not np.ndarray and not getattr(
-                        g, "_numbagrad_device", False):  # a NumPy scalar (0-d result)
+                if (
+                    path.arrays
+                    and type(g) is not np.ndarray
+                    and not getattr(g, "_numbagrad_device", False)
+                ):  # a NumPy scalar (0-d result)
                     out = list(out) if out is grads else out
                     out[i] = g = data = np.asarray(g)
                 if data.dtype is not node._out_dtype and data.dtype != node._out_dtype:
@@ -543,8 +582,11 @@ def _validate(node, grads, path):
                     # is float64 in NumPy): the input's dtype, as PyTorch gives
                     out = list(out) if out is grads else out
                     out[i] = _fix(node, i, g, data, node._out_shape, node._out_dtype, path)
-            elif type(data) is not np.ndarray or data.shape != m[0] or (
-                    data.dtype is not m[1] and data.dtype != m[1]):
+            elif (
+                type(data) is not np.ndarray
+                or data.shape != m[0]
+                or (data.dtype is not m[1] and data.dtype != m[1])
+            ):
                 out = list(out) if out is grads else out
                 out[i] = _fix(node, i, g, data, m[0], m[1], path)
         i += 1
@@ -552,8 +594,11 @@ def _validate(node, grads, path):
 
 
 def _fix(node, i, g, data, shape, dtype, path):
-    if path.arrays and type(data) is not np.ndarray and not getattr(
-            data, "_numbagrad_device", False):  # (CUDA arrays stay: NOTE [CUDA tensors])
+    if (
+        path.arrays
+        and type(data) is not np.ndarray
+        and not getattr(data, "_numbagrad_device", False)
+    ):  # (CUDA arrays stay: NOTE [CUDA tensors])
         g = data = np.asarray(data)
     if data.shape != shape:
         if not is_expandable_to(shape, data.shape):
@@ -564,7 +609,8 @@ def _fix(node, i, g, data, shape, dtype, path):
         if gdt.kind != dtype.kind:
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - "
-                f"expected dtype {dtype} but got {gdt}")
+                f"expected dtype {dtype} but got {gdt}"
+            )
         g = path.cast(g, dtype)
     return g
 
@@ -583,10 +629,18 @@ def _store_leaf_grad(node, g, create_graph, stored):
             return
         arr = g._data if isinstance(g, Tensor) else g
         if old is None:
-            if (arr.base is not None or not arr.flags.c_contiguous or not arr.flags.writeable
-                    or id(arr) in stored or arr.dtype != leaf._data.dtype):
-                arr = (np.array(arr, dtype=leaf._data.dtype, order="C")
-                       if type(arr) is np.ndarray else arr.astype(leaf._data.dtype))
+            if (
+                arr.base is not None
+                or not arr.flags.c_contiguous
+                or not arr.flags.writeable
+                or id(arr) in stored
+                or arr.dtype != leaf._data.dtype
+            ):
+                arr = (
+                    np.array(arr, dtype=leaf._data.dtype, order="C")
+                    if type(arr) is np.ndarray
+                    else arr.astype(leaf._data.dtype)
+                )
             stored.add(id(arr))
             leaf._grad = Tensor._make(arr)
             return
@@ -600,8 +654,10 @@ def _run_post_accumulate_hooks(leaf):
     for h in list(leaf._post_acc_hooks):
         r = h(leaf)
         if r is not None:
-            raise TypeError(f"expected None, but post accumulate grad hook returned "
-                            f"'{_type_name(r)}' (hook '{_hook_name(h)}' must return None)")
+            raise TypeError(
+                f"expected None, but post accumulate grad hook returned "
+                f"'{_type_name(r)}' (hook '{_hook_name(h)}' must return None)"
+            )
 
 
 def _hook_name(h):
@@ -620,28 +676,38 @@ def _check_hook_value(h, orig, r):
     same dtype, device and shape (PyTorch's ``check_single_result``), checked before any
     kernel reads it (fused kernels do no bounds checks)."""
     if not isinstance(r, Tensor):
-        raise TypeError(f"expected Variable, but hook returned '{_type_name(r)}' (hook "
-                        f"'{_hook_name(h)}'; a gradient must be a Tensor or None)")
+        raise TypeError(
+            f"expected Variable, but hook returned '{_type_name(r)}' (hook "
+            f"'{_hook_name(h)}'; a gradient must be a Tensor or None)"
+        )
     if np_dtype_of(r) != np_dtype_of(orig):
-        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the type of value (was "
-                           f"{orig.dtype} got {r.dtype})")
+        raise RuntimeError(
+            f"hook '{_hook_name(h)}' has changed the type of value (was {orig.dtype} got {r.dtype})"
+        )
     if r.device != orig.device:
-        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the type of value (was a "
-                           f"tensor on {orig.device} got one on {r.device})")
+        raise RuntimeError(
+            f"hook '{_hook_name(h)}' has changed the type of value (was a "
+            f"tensor on {orig.device} got one on {r.device})"
+        )
     if shape_of(r) != shape_of(orig):
-        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of value: "
-                           f"{list(shape_of(orig))} -> {list(shape_of(r))}")
+        raise RuntimeError(
+            f"hook '{_hook_name(h)}' has changed the size of value: "
+            f"{list(shape_of(orig))} -> {list(shape_of(r))}"
+        )
 
 
 def _hook_grads(h, before, r, path):
     """The gradients a node pre- or post-hook returned in place of ``before`` (a tuple of
     tensors or None), checked as PyTorch's ``check_result`` does, as the path's values."""
     if not isinstance(r, tuple):
-        raise TypeError(f"expected tuple, but hook returned '{_type_name(r)}' (hook "
-                        f"'{_hook_name(h)}')")
+        raise TypeError(
+            f"expected tuple, but hook returned '{_type_name(r)}' (hook '{_hook_name(h)}')"
+        )
     if len(r) != len(before):
-        raise RuntimeError(f"hook '{_hook_name(h)}' has returned an incorrect number of values "
-                           f"(got {len(r)}, but expected {len(before)})")
+        raise RuntimeError(
+            f"hook '{_hook_name(h)}' has returned an incorrect number of values "
+            f"(got {len(r)}, but expected {len(before)})"
+        )
     out = []
     for b, v in zip(before, r):
         if v is not None:
@@ -752,8 +818,11 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, node))
     # never store the caller's grads
-    stored = {id(g._data) for g in grads if g is not None} if validate is _validate else \
-        _array_ids(grads)
+    stored = (
+        {id(g._data) for g in grads if g is not None}
+        if validate is _validate
+        else _array_ids(grads)
+    )
 
     prev_run = getattr(_LOCAL, "run", None)
     _LOCAL.run = _Run(deps, needed, roots)
@@ -793,8 +862,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                     if g is not None and t is not None and not t._retains_grad:
                         # (a retained tensor's hook above already stored it, once)
                         with _NONLEAF_GRAD_LOCK:
-                            t._grad = g.detach() if t._grad is None else \
-                                t._grad + g.detach()
+                            t._grad = g.detach() if t._grad is None else t._grad + g.detach()
             if is_leaf:
                 g = buf[0]
                 if accumulate and g is not None and (capture is None or node in capture):
@@ -815,15 +883,17 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             if needed is not None and node not in needed:
                 continue
             nxt = node._next
-            if (buf[0] is None if len(buf) == 1 else _all_none(buf)):
+            if buf[0] is None if len(buf) == 1 else _all_none(buf):
                 out = [None] * len(nxt)
             else:
                 out = path.run(node, buf)
                 if len(out) != len(nxt):
-                    if len(out) < len(nxt) or any(g is not None for g in out[len(nxt):]):
-                        raise RuntimeError(f"function {node.name()} returned an incorrect number "
-                                           f"of gradients (expected {len(nxt)}, got "
-                                           f"{len(out)})")
+                    if len(out) < len(nxt) or any(g is not None for g in out[len(nxt) :]):
+                        raise RuntimeError(
+                            f"function {node.name()} returned an incorrect number "
+                            f"of gradients (expected {len(nxt)}, got "
+                            f"{len(out)})"
+                        )
                     out = out[: len(nxt)]
                 out = validate(node, out, path)
             fresh = arrays and node._fresh_grads
@@ -847,11 +917,17 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                         cbuf = buffers[child] = [None] * child._n_out
                     if cbuf[nr] is None:
                         cbuf[nr] = g
-                        if fresh and deps[child] > 1 and g.base is None and \
-                                g.flags.writeable and _exclusive(g, buf, out):
+                        if (
+                            fresh
+                            and deps[child] > 1
+                            and g.base is None
+                            and g.flags.writeable
+                            and _exclusive(g, buf, out)
+                        ):
                             owned.add((child, nr))  # only this slot holds g: sum into it
-                        elif arrays and type(child) is AccumulateGrad and \
-                                not _exclusive(g, buf, out):
+                        elif (
+                            arrays and type(child) is AccumulateGrad and not _exclusive(g, buf, out)
+                        ):
                             # also sent on to another node: stored in .grad uncopied,
                             # another thread's accumulation would change it (point 3)
                             stored.add(id(g))

@@ -26,8 +26,14 @@ from numbagrad._tensor import Tensor
 from numbagrad._transforms.forward import DualTracer, JvpInterpreter
 from numbagrad._transforms.tracer import np_dtype_of, shape_of
 
-__all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level",
-           "make_dual", "unpack_dual"]
+__all__ = [
+    "UnpackedDualTensor",
+    "dual_level",
+    "enter_dual_level",
+    "exit_dual_level",
+    "make_dual",
+    "unpack_dual",
+]
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -39,8 +45,9 @@ def enter_dual_level():
     if _STATE["interp"] is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     level = _STATE["next"]
-    interp = JvpInterpreter(current_interpreter(), "numbagrad.autograd.forward_ad.dual_level",
-                            level=level)
+    interp = JvpInterpreter(
+        current_interpreter(), "numbagrad.autograd.forward_ad.dual_level", level=level
+    )
     _STATE["interp"] = interp
     _STATE["token"] = _CURRENT.set(interp)
     return level
@@ -50,8 +57,10 @@ def exit_dual_level(*, level=None):
     """Close the current forward AD level; its duals become plain tensors."""
     interp = _STATE["interp"]
     if interp is None or (level is not None and level != interp.level):
-        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
-                           "was created. This is not supported.")
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that "
+            "was created. This is not supported."
+        )
     interp.alive = False
     token = _STATE["token"]
     _STATE["interp"] = _STATE["token"] = None
@@ -75,12 +84,16 @@ def dual_level():
 def _level_interp(level, api):
     interp = _STATE["interp"]
     if interp is None:
-        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
-                           "make sure to enter_dual_level() first." if api == "make_dual" else
-                           f"{api}: no forward AD level is open")
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, "
+            "make sure to enter_dual_level() first."
+            if api == "make_dual"
+            else f"{api}: no forward AD level is open"
+        )
     if level is not None and level != interp.level:
-        raise RuntimeError(f"{api}: level {level} is not the current forward AD level "
-                           f"({interp.level})")
+        raise RuntimeError(
+            f"{api}: level {level} is not the current forward AD level ({interp.level})"
+        )
     return interp
 
 
@@ -88,27 +101,34 @@ def make_dual(tensor, tangent, *, level=None):
     """A dual tensor with primal ``tensor`` and ``tangent`` (same shape and dtype)."""
     interp = _level_interp(level, "make_dual")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
-        raise TypeError("make_dual expects Tensors for both the primal and the tangent, got "
-                        f"{type(tensor).__name__} and {type(tangent).__name__}")
+        raise TypeError(
+            "make_dual expects Tensors for both the primal and the tangent, got "
+            f"{type(tensor).__name__} and {type(tangent).__name__}"
+        )
     if np_dtype_of(tensor).kind not in "fc":
-        raise ValueError(f"Expected primal to be floating point or complex, but got: "
-                         f"{tensor.dtype}")
+        raise ValueError(
+            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
+        )
     if np_dtype_of(tangent).kind not in "fc":
-        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
-                         f"{tangent.dtype}")
+        raise ValueError(
+            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
+        )
     if shape_of(tensor) != shape_of(tangent):
-        raise RuntimeError(f"Trying to set a forward gradient that has a different size than "
-                           f"that of the original Tensor, this is not supported. Tensor is of "
-                           f"size {list(shape_of(tensor))} while the given forward gradient is "
-                           f"of size {list(shape_of(tangent))}.")
+        raise RuntimeError(
+            f"Trying to set a forward gradient that has a different size than "
+            f"that of the original Tensor, this is not supported. Tensor is of "
+            f"size {list(shape_of(tensor))} while the given forward gradient is "
+            f"of size {list(shape_of(tangent))}."
+        )
     if np_dtype_of(tensor) != np_dtype_of(tangent):
         if np_dtype_of(tensor).kind != np_dtype_of(tangent).kind:
-            raise RuntimeError(f"Expected tangent to have the same dtype as the primal: the "
-                               f"primal is {tensor.dtype} and the tangent is {tangent.dtype}")
+            raise RuntimeError(
+                f"Expected tangent to have the same dtype as the primal: the "
+                f"primal is {tensor.dtype} and the tangent is {tangent.dtype}"
+            )
         # as PyTorch does: a float tangent of another precision is cast to the primal's
         tangent = tangent.to(tensor.dtype)
-    primal = tensor._primal if type(tensor) is DualTracer and tensor._interp is interp \
-        else tensor
+    primal = tensor._primal if type(tensor) is DualTracer and tensor._interp is interp else tensor
     return DualTracer._new(interp, primal, tangent)
 
 
@@ -117,8 +137,11 @@ def unpack_dual(tensor, *, level=None):
     none, or once its level has closed)."""
     interp = _STATE["interp"]
     if type(tensor) is DualTracer and tensor._interp.level is not None:
-        if tensor._interp is interp and interp is not None and \
-                (level is None or level == interp.level):
+        if (
+            tensor._interp is interp
+            and interp is not None
+            and (level is None or level == interp.level)
+        ):
             return UnpackedDualTensor(tensor._primal, tensor._tangent)
         return UnpackedDualTensor(tensor._primal, None)
     return UnpackedDualTensor(tensor, None)

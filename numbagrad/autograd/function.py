@@ -64,8 +64,13 @@ from numbagrad.ops._op import Primitive
 from numbagrad.ops.inplace import AsStridedPut, _geometry
 
 __all__ = [
-    "BackwardCFunction", "Function", "FunctionCtx", "InplaceFunction", "NestedIOFunction",
-    "apply_eager", "once_differentiable",
+    "BackwardCFunction",
+    "Function",
+    "FunctionCtx",
+    "InplaceFunction",
+    "NestedIOFunction",
+    "apply_eager",
+    "once_differentiable",
 ]
 
 
@@ -103,17 +108,21 @@ class FunctionCtx:
         """
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save tensors (or None), but "
-                                f"argument {i} is a {type(t).__name__}; store other values as "
-                                "ctx attributes")
+                raise TypeError(
+                    f"save_for_backward can only save tensors (or None), but "
+                    f"argument {i} is a {type(t).__name__}; store other values as "
+                    "ctx attributes"
+                )
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
         """Save tensors (or None) for ``jvp``; they are read back with ``saved_tensors``."""
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_forward expects all arguments to be tensors or "
-                                f"None, but argument {i} is a {type(t).__name__}")
+                raise TypeError(
+                    f"save_for_forward expects all arguments to be tensors or "
+                    f"None, but argument {i} is a {type(t).__name__}"
+                )
         self.saved_for_forward = tensors
 
     def mark_dirty(self, *args):
@@ -169,12 +178,21 @@ class FunctionCtx:
 
 
 _IN_FORWARD = object()  # ``_saved`` while forward runs: saved_tensors gives what was saved
-_CTX_INTERNAL = frozenset((
-    "to_save", "saved_for_forward", "dirty_tensors", "non_differentiable",
-    "materialize_grads", "needs_input_grad", "_ctx_tensors", "_double", "_out_meta",
-    "_proxies",
-    "_tensor_hooks",
-))
+_CTX_INTERNAL = frozenset(
+    (
+        "to_save",
+        "saved_for_forward",
+        "dirty_tensors",
+        "non_differentiable",
+        "materialize_grads",
+        "needs_input_grad",
+        "_ctx_tensors",
+        "_double",
+        "_out_meta",
+        "_proxies",
+        "_tensor_hooks",
+    )
+)
 
 
 class _CustomNode(FunctionCtx, Node):
@@ -196,8 +214,10 @@ class _CustomNode(FunctionCtx, Node):
 
     def _backward(self, grads, create_graph):
         if self.__dict__.get("materialize_grads", True):
-            grads = [g if g is not None or m is None else
-                     Tensor._make(np.zeros(m[0], m[1])) for g, m in zip(grads, self._out_meta)]
+            grads = [
+                g if g is not None or m is None else Tensor._make(np.zeros(m[0], m[1]))
+                for g, m in zip(grads, self._out_meta)
+            ]
         d = self.__dict__
         proxies = None
         if create_graph:
@@ -217,21 +237,29 @@ class _CustomNode(FunctionCtx, Node):
         n = len(self._next)
         if len(res) > n:
             if any(r is not None for r in res[n:]):
-                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
-                                   f"gradients (expected {n}, got {len(res)})")
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of "
+                    f"gradients (expected {n}, got {len(res)})"
+                )
             res = res[:n]
         elif len(res) < n:
-            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
-                               f"gradients (expected {n}, got {len(res)})")
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of "
+                f"gradients (expected {n}, got {len(res)})"
+            )
         out = []
         for i, (r, edge, meta) in enumerate(zip(res, self._next, self._in_meta)):
             if r is not None and not isinstance(r, Tensor):
-                raise TypeError(f"function {self.name()} returned a {type(r).__name__} as the "
-                                f"gradient at index {i}; gradients must be Tensors or None")
+                raise TypeError(
+                    f"function {self.name()} returned a {type(r).__name__} as the "
+                    f"gradient at index {i}; gradients must be Tensors or None"
+                )
             if r is not None and meta is None:
-                raise RuntimeError(f"function {self.name()} returned a gradient different than "
-                                   f"None at position {i}, but the corresponding forward input "
-                                   "was not a Tensor")
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than "
+                    f"None at position {i}, but the corresponding forward input "
+                    "was not a Tensor"
+                )
             out.append(r if edge is not None else None)
         return out
 
@@ -261,8 +289,7 @@ def _user_stacklevel():
     ``Function.__init__``, for instance: the warning names the user's line)."""
     level = 2
     frame = sys._getframe(2)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(
-            _PACKAGE_DIR):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
         frame = frame.f_back
         level += 1
     return level
@@ -272,8 +299,11 @@ class FunctionMeta(type):
     """Makes the ``<Name>Backward`` node class of each Function subclass."""
 
     def __init__(cls, name, bases, attrs):
-        cls._backward_cls = type(name + "Backward", (BackwardCFunction,),
-                                 {"_forward_cls": cls, "__module__": cls.__module__})
+        cls._backward_cls = type(
+            name + "Backward",
+            (BackwardCFunction,),
+            {"_forward_cls": cls, "__module__": cls.__module__},
+        )
         super().__init__(name, bases, attrs)
         # resolved once per class (inspect.getattr_static is slow for a per-call check)
         cls._static_forward = isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
@@ -285,16 +315,19 @@ class FunctionMeta(type):
             # NestedIOFunction: instance methods, never applied through ``apply``; a
             # ``vjp`` of its own clashes with the shared ``backward`` (as in PyTorch)
             cls._separate_style = cls._uses_vjp = False
-            cls._both_backward_and_vjp = inspect.getattr_static(cls, "vjp") is not \
-                inspect.getattr_static(cls, "_vjp_stub")
+            cls._both_backward_and_vjp = inspect.getattr_static(
+                cls, "vjp"
+            ) is not inspect.getattr_static(cls, "_vjp_stub")
             return
-        cls._separate_style = inspect.getattr_static(cls, "setup_context") is not \
-            base.__dict__["setup_context"]
+        cls._separate_style = (
+            inspect.getattr_static(cls, "setup_context") is not base.__dict__["setup_context"]
+        )
         user_bw = inspect.getattr_static(cls, "backward")
         user_vjp = inspect.getattr_static(cls, "vjp")
         base_bw = base.__dict__["backward"]
-        cls._both_backward_and_vjp = (user_bw is not base_bw and user_vjp is not base_bw
-                                      and user_vjp is not user_bw)
+        cls._both_backward_and_vjp = (
+            user_bw is not base_bw and user_vjp is not base_bw and user_vjp is not user_bw
+        )
         cls._uses_vjp = user_bw is base_bw
 
 
@@ -357,8 +390,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     @staticmethod
     def forward(*args, **kwargs):
         """Compute the outputs (see the class docstring for the two styles)."""
-        raise NotImplementedError("You must implement the forward function for custom "
-                                  "autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -368,31 +402,39 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     @staticmethod
     def backward(ctx, *grad_outputs):
         """Gradients of the inputs given gradients of the outputs (or define ``vjp``)."""
-        raise NotImplementedError("You must implement either the backward or vjp method for "
-                                  "your custom autograd.Function to use it with backward mode "
-                                  "AD.")
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for "
+            "your custom autograd.Function to use it with backward mode "
+            "AD."
+        )
 
     vjp = backward
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
         """Tangents of the outputs given tangents of the inputs (forward-mode AD)."""
-        raise NotImplementedError("You must implement the jvp function for custom "
-                                  "autograd.Function to use it with forward mode AD.")
+        raise NotImplementedError(
+            "You must implement the jvp function for custom "
+            "autograd.Function to use it with forward mode AD."
+        )
 
     @staticmethod
     def vmap(info, in_dims, *args):
         """The batching rule under ``numbagrad.func.vmap``."""
-        raise NotImplementedError("To use autograd.Function with vmap, you must either "
-                                  "override the vmap staticmethod or set generate_vmap_rule=True.")
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either "
+            "override the vmap staticmethod or set generate_vmap_rule=True."
+        )
 
     @classmethod
     def _backward_impl(cls, ctx, *grads):
         # ``backward`` and ``vjp`` are aliases: use whichever the subclass defined
         if cls._both_backward_and_vjp:
-            raise RuntimeError(f"Implementing both 'backward' and 'vjp' for a custom Function "
-                               f"is not allowed. You should only implement one of them "
-                               f"({cls.__name__}).")
+            raise RuntimeError(
+                f"Implementing both 'backward' and 'vjp' for a custom Function "
+                f"is not allowed. You should only implement one of them "
+                f"({cls.__name__})."
+            )
         return (cls.vjp if cls._uses_vjp else cls.backward)(ctx, *grads)
 
     @classmethod
@@ -413,38 +455,46 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 def _function_name(ctx):
     name = type(ctx).__name__
-    return name[:-len("Backward")] if name.endswith("Backward") else name
+    return name[: -len("Backward")] if name.endswith("Backward") else name
 
 
 def _bad_outputs(ctx, outs):
     """Raise for outputs that cannot carry gradients (arrays, or no tensor at all)."""
     for i, o in enumerate(outs):
         if isinstance(o, np.ndarray):
-            raise TypeError(f"{_function_name(ctx)}.forward returned a numpy.ndarray as output "
-                            f"{i}; wrap it with numbagrad.from_numpy(...) (zero copy) so it is "
-                            "a Tensor")
-    raise RuntimeError(f"{_function_name(ctx)}.forward returned no Tensor, but its inputs "
-                       "require grad: return the result as a Tensor (numbagrad.from_numpy "
-                       "wraps arrays)")
+            raise TypeError(
+                f"{_function_name(ctx)}.forward returned a numpy.ndarray as output "
+                f"{i}; wrap it with numbagrad.from_numpy(...) (zero copy) so it is "
+                "a Tensor"
+            )
+    raise RuntimeError(
+        f"{_function_name(ctx)}.forward returned no Tensor, but its inputs "
+        "require grad: return the result as a Tensor (numbagrad.from_numpy "
+        "wraps arrays)"
+    )
 
 
 def _check_marks(ctx, args, outs, dirty, nondiff, grad_on):
     """Validate ``mark_dirty`` and ``mark_non_differentiable`` against inputs/outputs."""
     for i, t in enumerate(dirty):
         if not isinstance(t, Tensor) or not any(t is a for a in args):
-            raise RuntimeError(f"mark_dirty only accepts input tensors, but argument {i} isn't "
-                               "one")
+            raise RuntimeError(f"mark_dirty only accepts input tensors, but argument {i} isn't one")
         if not any(o is t for o in outs):
-            raise RuntimeError("Some elements marked as dirty during the forward method were "
-                               "not returned as output. The inputs that are modified inplace "
-                               "must all be outputs of the Function.")
+            raise RuntimeError(
+                "Some elements marked as dirty during the forward method were "
+                "not returned as output. The inputs that are modified inplace "
+                "must all be outputs of the Function."
+            )
         if grad_on and t._requires_grad and t._grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                               "operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad has been used in an in-place operation."
+            )
         base = t._view_of
         if grad_on and base is not None and base._requires_grad and base._grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in "
+                "an in-place operation."
+            )
     for t in nondiff:
         if not isinstance(t, Tensor) or not any(t is o for o in outs):
             raise ValueError("mark_non_differentiable only accepts output tensors")
@@ -546,8 +596,12 @@ def _run_custom(ctx, args, forward_call, setup=None):
     ct = None
     for k, v in d.items():
         # (an input keeps its own history: ``ctx.x = x`` is differentiable, as in PyTorch)
-        if isinstance(v, Tensor) and k not in _CTX_INTERNAL and v._data.dtype.kind == "f" \
-                and not any(v is a for a in args):
+        if (
+            isinstance(v, Tensor)
+            and k not in _CTX_INTERNAL
+            and v._data.dtype.kind == "f"
+            and not any(v is a for a in args)
+        ):
             if ct is None:
                 ct = {}
             ct[k] = v
@@ -573,8 +627,12 @@ def apply_eager(fn, args, kwargs):
     if fn._separate_style:
         # setup_context sees every argument, defaults filled in (as PyTorch binds them)
         inputs = _bind_inputs(fn, args, kwargs)
-        return _run_custom(ctx, args, lambda: fn.forward(*args, **kwargs),
-                           setup=lambda out: fn.setup_context(ctx, inputs, out)), ctx
+        return _run_custom(
+            ctx,
+            args,
+            lambda: fn.forward(*args, **kwargs),
+            setup=lambda out: fn.setup_context(ctx, inputs, out),
+        ), ctx
     return _run_custom(ctx, args, lambda: fn.forward(ctx, *args, **kwargs)), ctx
 
 
@@ -583,8 +641,9 @@ def _bind_inputs(fn, args, kwargs):
     sig = fn.__dict__.get("_forward_signature")
     if sig is None:
         sig = inspect.signature(fn.forward)
-        has_defaults = any(p.default is not p.empty or p.kind in (p.VAR_KEYWORD,)
-                           for p in sig.parameters.values())
+        has_defaults = any(
+            p.default is not p.empty or p.kind in (p.VAR_KEYWORD,) for p in sig.parameters.values()
+        )
         sig = sig if has_defaults else False
         type.__setattr__(fn, "_forward_signature", sig)
     if sig is False and not kwargs:
@@ -635,17 +694,20 @@ def _untracked(ctx, name, t):
             "tensor stored directly on ctx. Its history is not tracked, so the higher-order "
             f"gradient would silently be wrong. Save it with ctx.save_for_backward(...) (and "
             "return it from forward if it is an intermediate result) and read it from "
-            "ctx.saved_tensors.")
+            "ctx.saved_tensors."
+        )
     edges = tuple(e for e in ctx._next if e is not None)
     if not edges:
         return t
     meta = tuple(m for e, m in zip(ctx._next, ctx._in_meta) if e is not None)
-    msg = (f"{ctx.name()}: a gradient that depends on ctx.{name}, a tensor stored directly on "
-           "ctx in forward, is being differentiated. Its history is not tracked, so the "
-           "higher-order gradient would silently be wrong (PyTorch would miss this "
-           "dependence). Save it with ctx.save_for_backward(...), and if it is an "
-           "intermediate result, also return it as an output of forward (see PyTorch's "
-           "'Double Backward with Custom Functions' tutorial).")
+    msg = (
+        f"{ctx.name()}: a gradient that depends on ctx.{name}, a tensor stored directly on "
+        "ctx in forward, is being differentiated. Its history is not tracked, so the "
+        "higher-order gradient would silently be wrong (PyTorch would miss this "
+        "dependence). Save it with ctx.save_for_backward(...), and if it is an "
+        "intermediate result, also return it as an output of forward (see PyTorch's "
+        "'Double Backward with Custom Functions' tutorial)."
+    )
     node = _DelayedError(msg, edges, meta)
     ctx.__dict__.setdefault("_proxies", set()).add(node)
     p = Tensor._make(t._data, t._storage)
@@ -705,8 +767,10 @@ def once_differentiable(fn):
         if getattr(ctx, "_under_transform", False):
             # a func.grad/vjp backward: differentiating it again is the double backward
             if ctx._being_differentiated():
-                raise RuntimeError("trying to differentiate twice a function that was marked "
-                                   f"with @once_differentiable ({_function_name(ctx)})")
+                raise RuntimeError(
+                    "trying to differentiate twice a function that was marked "
+                    f"with @once_differentiable ({_function_name(ctx)})"
+                )
             return fn(ctx, *args)
         with no_grad():
             outputs = fn(ctx, *args)
@@ -717,8 +781,10 @@ def once_differentiable(fn):
         if not edges:
             return outputs
         meta = tuple(m for e, m in zip(ctx._next, ctx._in_meta) if e is not None)
-        msg = ("trying to differentiate twice a function that was marked with "
-               f"@once_differentiable ({ctx.name()})")
+        msg = (
+            "trying to differentiate twice a function that was marked with "
+            f"@once_differentiable ({ctx.name()})"
+        )
 
         def delayed(o):
             # nested lists/tuples: a NestedIOFunction's backward_extended may return them
@@ -750,8 +816,10 @@ _LEAF = object()
 
 
 def _nesting_error(obj):
-    return ValueError(f"Auto nesting doesn't know how to process an input object of type "
-                      f"{type(obj).__name__}. Accepted types: Tensors, or lists/tuples of them")
+    return ValueError(
+        f"Auto nesting doesn't know how to process an input object of type "
+        f"{type(obj).__name__}. Accepted types: Tensors, or lists/tuples of them"
+    )
 
 
 def _iter_tensors(obj, strict=False):
@@ -808,8 +876,10 @@ def _iter_none_tensors(obj):
         for o in obj:
             yield from _iter_none_tensors(o)
     else:
-        raise TypeError(f"backward_extended must return tensors, None or nested lists/tuples "
-                        f"of them, got {type(obj).__name__}")
+        raise TypeError(
+            f"backward_extended must return tensors, None or nested lists/tuples "
+            f"of them, got {type(obj).__name__}"
+        )
 
 
 class _MismatchError(Exception):
@@ -848,8 +918,9 @@ def _flat_grads(result, inputs):
         if len(inputs) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
             result = (result,)
         try:
-            return tuple(_match_grads(tuple(result) if isinstance(result, list) else result,
-                                      inputs))
+            return tuple(
+                _match_grads(tuple(result) if isinstance(result, list) else result, inputs)
+            )
         except _MismatchError:
             pass
     return tuple(_iter_none_tensors(result))  # PyTorch's flattening; the node checks counts
@@ -866,12 +937,14 @@ def _refuse_transforms(fn, flat):
                     f"{name} is a legacy NestedIOFunction, which does not support forward-mode "
                     f"AD: one of its inputs is a dual tensor of {interp.name}. Write it as a "
                     "numbagrad.autograd.Function with a jvp staticmethod to use it with "
-                    "forward_ad.")
+                    "forward_ad."
+                )
             raise RuntimeError(
                 f"{name} is a legacy NestedIOFunction, which cannot be used under "
                 f"{interp.name}: as in PyTorch, the numbagrad.func transforms need an "
                 "autograd.Function with a staticmethod forward(*args), setup_context(ctx, "
-                "inputs, output) and backward/jvp/vmap staticmethods.")
+                "inputs, output) and backward/jvp/vmap staticmethods."
+            )
 
 
 class NestedIOFunction(Function, _CustomNode):
@@ -951,15 +1024,19 @@ class NestedIOFunction(Function, _CustomNode):
         RuntimeError
             Always (PyTorch 2.13 fails too, with an ``AttributeError``).
         """
-        raise RuntimeError(f"{cls.__name__} is a legacy NestedIOFunction: apply it by calling "
-                           f"an instance, {cls.__name__}()(*inputs), not with "
-                           f"{cls.__name__}.apply(...)")
+        raise RuntimeError(
+            f"{cls.__name__} is a legacy NestedIOFunction: apply it by calling "
+            f"an instance, {cls.__name__}()(*inputs), not with "
+            f"{cls.__name__}.apply(...)"
+        )
 
     def __call__(self, *nested_input):
         d = self.__dict__
         if d.get("_used"):
-            raise RuntimeError(f"{type(self).__name__} instances can be applied only once; "
-                               "make a new instance for each call")
+            raise RuntimeError(
+                f"{type(self).__name__} instances can be applied only once; "
+                "make a new instance for each call"
+            )
         d["_used"] = True
         flat = tuple(_iter_tensors(nested_input))
         _refuse_transforms(self, flat)
@@ -1017,10 +1094,12 @@ class NestedIOFunction(Function, _CustomNode):
 
     def _call_backward(self, grads):
         if type(self)._both_backward_and_vjp:
-            raise RuntimeError(f"Implementing both 'backward' and 'vjp' for a custom Function "
-                               f"is not allowed. You should only implement one of them "
-                               f"({type(self).__name__}: a NestedIOFunction's backward calls "
-                               "backward_extended; define that, not vjp).")
+            raise RuntimeError(
+                f"Implementing both 'backward' and 'vjp' for a custom Function "
+                f"is not allowed. You should only implement one of them "
+                f"({type(self).__name__}: a NestedIOFunction's backward calls "
+                "backward_extended; define that, not vjp)."
+            )
         return self.backward(*grads)
 
     def forward_extended(self, *input):
@@ -1035,9 +1114,11 @@ class NestedIOFunction(Function, _CustomNode):
         NotImplementedError
             If the subclass does not define it.
         """
-        raise NotImplementedError(f"{type(self).__name__} must define "
-                                  "forward_extended(self, *inputs) (the NestedIOFunction's "
-                                  "forward)")
+        raise NotImplementedError(
+            f"{type(self).__name__} must define "
+            "forward_extended(self, *inputs) (the NestedIOFunction's "
+            "forward)"
+        )
 
     def backward_extended(self, *grad_output):
         """User-defined backward: override it.
@@ -1051,9 +1132,11 @@ class NestedIOFunction(Function, _CustomNode):
         NotImplementedError
             If the subclass does not define it.
         """
-        raise NotImplementedError(f"{type(self).__name__} must define "
-                                  "backward_extended(self, *grad_outputs) (the "
-                                  "NestedIOFunction's backward)")
+        raise NotImplementedError(
+            f"{type(self).__name__} must define "
+            "backward_extended(self, *grad_outputs) (the "
+            "NestedIOFunction's backward)"
+        )
 
     def save_for_backward(self, *args):
         """Save tensors for ``backward_extended``, nested in lists/tuples/dicts as you like.
@@ -1175,9 +1258,11 @@ class NestedIOFunction(Function, _CustomNode):
         NotImplementedError
             Always, naming the class (PyTorch raises NotImplementedError too).
         """
-        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction, which has no "
-                                  "setup_context: save what backward_extended needs with "
-                                  "self.save_for_backward(...) inside forward_extended")
+        raise NotImplementedError(
+            f"{cls.__name__} is a NestedIOFunction, which has no "
+            "setup_context: save what backward_extended needs with "
+            "self.save_for_backward(...) inside forward_extended"
+        )
 
     @classmethod
     def jvp(cls, ctx, *grad_inputs):
@@ -1188,10 +1273,12 @@ class NestedIOFunction(Function, _CustomNode):
         NotImplementedError
             Always, naming the class (PyTorch raises NotImplementedError too).
         """
-        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction, which does not "
-                                  "support forward-mode AD: to define a jvp, write it as a "
-                                  "numbagrad.autograd.Function with forward, setup_context and "
-                                  "jvp staticmethods")
+        raise NotImplementedError(
+            f"{cls.__name__} is a NestedIOFunction, which does not "
+            "support forward-mode AD: to define a jvp, write it as a "
+            "numbagrad.autograd.Function with forward, setup_context and "
+            "jvp staticmethods"
+        )
 
     @classmethod
     def vjp(cls, ctx, *grad_outputs):
@@ -1203,9 +1290,11 @@ class NestedIOFunction(Function, _CustomNode):
         NotImplementedError
             Always, naming the class and what to define instead.
         """
-        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction: it does not use "
-                                  "vjp; define backward_extended(self, *grad_outputs), which "
-                                  "its backward calls")
+        raise NotImplementedError(
+            f"{cls.__name__} is a NestedIOFunction: it does not use "
+            "vjp; define backward_extended(self, *grad_outputs), which "
+            "its backward calls"
+        )
 
     _vjp_stub = vjp
 
@@ -1218,7 +1307,9 @@ class NestedIOFunction(Function, _CustomNode):
         NotImplementedError
             Always, naming the class (PyTorch raises NotImplementedError too).
         """
-        raise NotImplementedError(f"{cls.__name__} is a NestedIOFunction, which does not "
-                                  "support vmap: write it as a numbagrad.autograd.Function "
-                                  "with a vmap staticmethod (or generate_vmap_rule = True) "
-                                  "and setup_context")
+        raise NotImplementedError(
+            f"{cls.__name__} is a NestedIOFunction, which does not "
+            "support vmap: write it as a numbagrad.autograd.Function "
+            "with a vmap staticmethod (or generate_vmap_rule = True) "
+            "and setup_context"
+        )

@@ -33,10 +33,14 @@ def _as_tuple(x, name, fn):
     for i, e in enumerate(t):
         if not isinstance(e, Tensor):
             if is_tuple:
-                raise TypeError(f"The {name} given to {fn} must be either a Tensor or a tuple "
-                                f"of Tensors but the value at index {i} has type {type(e)}.")
-            raise TypeError(f"The {name} given to {fn} must be either a Tensor or a tuple of "
-                            f"Tensors but the given {name} has type {type(e)}.")
+                raise TypeError(
+                    f"The {name} given to {fn} must be either a Tensor or a tuple "
+                    f"of Tensors but the value at index {i} has type {type(e)}."
+                )
+            raise TypeError(
+                f"The {name} given to {fn} must be either a Tensor or a tuple of "
+                f"Tensors but the given {name} has type {type(e)}."
+            )
     return is_tuple, t
 
 
@@ -49,16 +53,20 @@ def _finish(x, create_graph):
 def _check_v(v, outs, fn, what):
     if v is None:
         if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError(f"The vector v can only be None if the {what} to the user-"
-                               "provided function is a single Tensor with a single element.")
+            raise RuntimeError(
+                f"The vector v can only be None if the {what} to the user-"
+                "provided function is a single Tensor with a single element."
+            )
         return (ones_like(outs[0]),)
     _, vs = _as_tuple(v, "v", fn)
     if len(vs) != len(outs):
         raise RuntimeError(f"v has invalid size: should be {len(outs)} but got {len(vs)}.")
     for i, (a, b) in enumerate(zip(vs, outs)):
         if tuple(a.shape) != tuple(b.shape):
-            raise RuntimeError(f"Entry {i} in v has invalid size: should be {list(b.shape)} "
-                               f"but got {list(a.shape)}.")
+            raise RuntimeError(
+                f"Entry {i} in v has invalid size: should be {list(b.shape)} "
+                f"but got {list(a.shape)}."
+            )
     return vs
 
 
@@ -73,8 +81,10 @@ def _strict_check(fn, func, inputs):
         grads = tape_backward([o], [ones_like(o)], len(leaves))
         for j, g in enumerate(grads):
             if g is None:
-                raise RuntimeError(f"Output {i} of the user-provided function is independent "
-                                   f"of input {j}. This is not allowed in strict mode.")
+                raise RuntimeError(
+                    f"Output {i} of the user-provided function is independent "
+                    f"of input {j}. This is not allowed in strict mode."
+                )
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -101,17 +111,22 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     return _finish(out, create_graph), _finish(tan, create_graph)
 
 
-def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
-             strategy="reverse-mode"):
+def jacobian(
+    func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
+):
     """The Jacobian of ``func`` at ``inputs`` (``out.shape + in.shape`` per pair)."""
     if strategy not in ("reverse-mode", "forward-mode"):
-        raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode". '
-                         'Hint: If your function has more outputs than inputs, '
-                         '"forward-mode" tends to be more performant. Otherwise, prefer to '
-                         'use "reverse-mode".')
+        raise ValueError(
+            'Expected strategy to be either "forward-mode" or "reverse-mode". '
+            "Hint: If your function has more outputs than inputs, "
+            '"forward-mode" tends to be more performant. Otherwise, prefer to '
+            'use "reverse-mode".'
+        )
     if strategy == "forward-mode" and not vectorize:
-        raise NotImplementedError("torch.autograd.functional.jacobian: `strategy=\"forward-"
-                                  "mode\"` requires `vectorize=True`.")
+        raise NotImplementedError(
+            'torch.autograd.functional.jacobian: `strategy="forward-'
+            'mode"` requires `vectorize=True`.'
+        )
     is_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
     if strict:
         _strict_check("jacobian", func, ins)
@@ -120,16 +135,23 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _finish(jac, create_graph)
 
 
-def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
-            outer_jacobian_strategy="reverse-mode"):
+def hessian(
+    func,
+    inputs,
+    create_graph=False,
+    strict=False,
+    vectorize=False,
+    outer_jacobian_strategy="reverse-mode",
+):
     """The Hessian of a scalar ``func`` at ``inputs`` (nested tuples for several)."""
     is_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
     if strict:
         _strict_check("hessian", func, ins)
     out = func(*ins)
     if not isinstance(out, Tensor) or out.numel() != 1:
-        raise RuntimeError("The function given to hessian should return a single Tensor with "
-                           "a single element")
+        raise RuntimeError(
+            "The function given to hessian should return a single Tensor with a single element"
+        )
     argnums = tuple(range(len(ins))) if is_tuple else 0
 
     def scalar(*xs):
@@ -159,8 +181,9 @@ def _hv(fn, func, inputs, v, create_graph, strict):
         _strict_check(fn, func, ins)
     out = func(*ins)
     if not isinstance(out, Tensor) or out.numel() != 1:
-        raise RuntimeError(f"The function given to {fn} should return a single Tensor with a "
-                           "single element")
+        raise RuntimeError(
+            f"The function given to {fn} should return a single Tensor with a single element"
+        )
     vs = _check_v(v, ins, fn, "input")
     argnums = tuple(range(len(ins)))
 

@@ -51,11 +51,9 @@ def _numerical_jacobian(func, inputs, diff, eps):
         for j, idx in enumerate(np.ndindex(x.shape)):
             orig = x[idx]
             x[idx] = orig + eps
-            plus = [o._data.astype(np.float64).reshape(-1).copy()
-                    for o in _outputs(func, inputs)]
+            plus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(func, inputs)]
             x[idx] = orig - eps
-            minus = [o._data.astype(np.float64).reshape(-1).copy()
-                     for o in _outputs(func, inputs)]
+            minus = [o._data.astype(np.float64).reshape(-1).copy() for o in _outputs(func, inputs)]
             x[idx] = orig
             for k in range(len(base)):
                 jac[k][col][:, j] = (plus[k] - minus[k]) / (2 * eps)
@@ -72,22 +70,25 @@ def _analytical_jacobian(func, inputs, diff):
         for r in range(o.numel()):
             e = np.zeros(o.numel(), o._data.dtype)
             e[r] = 1
-            gs = _grad(o, wrt, Tensor._make(e.reshape(o._data.shape)), retain_graph=True,
-                       allow_unused=True)
+            gs = _grad(
+                o, wrt, Tensor._make(e.reshape(o._data.shape)), retain_graph=True, allow_unused=True
+            )
             for col, g in enumerate(gs):
                 if g is not None:
                     if g._data.shape != inputs[diff[col]]._data.shape:
                         raise GradcheckError(
                             f"gradient with respect to input {diff[col]} has shape "
-                            f"{list(g.shape)}, expected {list(inputs[diff[col]].shape)}")
+                            f"{list(g.shape)}, expected {list(inputs[diff[col]].shape)}"
+                        )
                     jac[k][col][r, :] = g._data.astype(np.float64).reshape(-1)
     return jac
 
 
 def _refuse_masked(fname, masked):
     if masked:
-        raise NotImplementedError(f"{fname}(masked=True) is for sparse tensors, which numbagrad "
-                                  "does not have")
+        raise NotImplementedError(
+            f"{fname}(masked=True) is for sparse tensors, which numbagrad does not have"
+        )
 
 
 def _directional_check(func, inputs, diff, eps, atol, rtol, nondet_tol):
@@ -103,8 +104,11 @@ def _directional_check(func, inputs, diff, eps, atol, rtol, nondet_tol):
     def shifted(h):
         for i, u, x0 in zip(diff, us, saved):
             inputs[i]._data[...] = x0 + h * u
-        return sum(float(np.sum(o._data.astype(np.float64) * v))
-                   for o, v in zip(_outputs(func, inputs), vs))
+        return sum(
+            float(np.sum(o._data.astype(np.float64) * v))
+            for o, v in zip(_outputs(func, inputs), vs)
+        )
+
     try:
         numerical = (shifted(eps) - shifted(-eps)) / (2 * eps)
     finally:
@@ -115,26 +119,48 @@ def _directional_check(func, inputs, diff, eps, atol, rtol, nondet_tol):
         pairs = [(o, v) for o, v in zip(_outputs(func, inputs), vs) if o.requires_grad]
         if not pairs:
             return 0.0
-        gs = _grad([o for o, _ in pairs], [inputs[i] for i in diff],
-                   [Tensor._make(v.astype(o._data.dtype)) for o, v in pairs],
-                   allow_unused=True)
-        return sum(float(np.sum(g._data.astype(np.float64) * u))
-                   for g, u in zip(gs, us) if g is not None)
+        gs = _grad(
+            [o for o, _ in pairs],
+            [inputs[i] for i in diff],
+            [Tensor._make(v.astype(o._data.dtype)) for o, v in pairs],
+            allow_unused=True,
+        )
+        return sum(
+            float(np.sum(g._data.astype(np.float64) * u)) for g, u in zip(gs, us) if g is not None
+        )
+
     a = analytical()
     if nondet_tol is not None and abs(analytical() - a) > nondet_tol:
-        raise GradcheckError("Backward is not reentrant: two runs of the backward gave "
-                             "different results (raise nondet_tol to accept this)")
+        raise GradcheckError(
+            "Backward is not reentrant: two runs of the backward gave "
+            "different results (raise nondet_tol to accept this)"
+        )
     if abs(a - numerical) > atol + rtol * abs(numerical):
         raise GradcheckError(
             "Jacobian mismatch in a random direction (fast_mode=True): "
             f"numerical v^T J u = {numerical!r}, analytical = {a!r}. Run with "
-            "fast_mode=False to see the full Jacobians.")
+            "fast_mode=False to see the full Jacobians."
+        )
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
-              check_batched_grad=False, check_batched_forward_grad=False,
-              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_batched_forward_grad=False,
+    check_forward_ad=False,
+    check_backward_ad=True,
+    fast_mode=False,
+    masked=None,
+):
     """Check the gradients of ``func`` at ``inputs`` against central finite differences.
 
     Inputs that require grad are perturbed one element at a time by ``eps``; each
@@ -206,29 +232,50 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     True
     """
     if not (check_forward_ad or check_backward_ad):
-        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
-                             "to be True")
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     if check_batched_grad and not check_backward_ad:
-        raise AssertionError("Setting check_batched_grad=True requires check_backward_ad to "
-                             "be True")
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_backward_ad to be True"
+        )
     if check_batched_forward_grad and not check_forward_ad:
-        raise AssertionError("Setting check_batched_forward_grad=True requires "
-                             "check_forward_ad to be True")
+        raise AssertionError(
+            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
+        )
     _refuse_masked("gradcheck", masked)
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff:
-        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
-                         "but none of the them have requires_grad=True.")
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, "
+            "but none of the them have requires_grad=True."
+        )
     for i in diff:
         if inputs[i].dtype.np != np.float64:
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
-                          "point. This check will likely fail if all the inputs are not of "
-                          "double precision floating point.", stacklevel=2)
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating "
+                "point. This check will likely fail if all the inputs are not of "
+                "double precision floating point.",
+                stacklevel=2,
+            )
     try:
-        _gradcheck_helper(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                          check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
-                          check_forward_ad, check_backward_ad, fast_mode)
+        _gradcheck_helper(
+            func,
+            inputs,
+            diff,
+            eps,
+            atol,
+            rtol,
+            nondet_tol,
+            check_undefined_grad,
+            check_grad_dtypes,
+            check_batched_grad,
+            check_batched_forward_grad,
+            check_forward_ad,
+            check_backward_ad,
+            fast_mode,
+        )
     except GradcheckError:
         if raise_exception:
             raise
@@ -236,9 +283,22 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def _gradcheck_helper(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                      check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
-                      check_forward_ad, check_backward_ad, fast_mode):
+def _gradcheck_helper(
+    func,
+    inputs,
+    diff,
+    eps,
+    atol,
+    rtol,
+    nondet_tol,
+    check_undefined_grad,
+    check_grad_dtypes,
+    check_batched_grad,
+    check_batched_forward_grad,
+    check_forward_ad,
+    check_backward_ad,
+    fast_mode,
+):
     """The checks in PyTorch's order: reverse-mode Jacobian, forward-mode Jacobian (and its
     undefined-tangent check), batched forward grad, batched grad, the rest of reverse mode."""
     num = None
@@ -278,27 +338,34 @@ def _full_check(func, inputs, diff, atol, rtol, nondet_tol, num):
                     raise GradcheckError(
                         f"Backward is not reentrant, i.e., running backward with the same "
                         f"input and grad_output multiple times gives different values for "
-                        f"input {i} (raise nondet_tol to accept this)")
+                        f"input {i} (raise nondet_tol to accept this)"
+                    )
     for k in range(len(num)):
         for col, i in enumerate(diff):
             n, a = num[k][col], ana[k][col]
             if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
                 raise GradcheckError(
                     f"Jacobian mismatch for output {k} with respect to input {i},\n"
-                    f"numerical:{n}\nanalytical:{a}\n")
+                    f"numerical:{n}\nanalytical:{a}\n"
+                )
 
 
 def _check_grad_dtypes(func, inputs, diff):
     outs = [o for o in _outputs(func, inputs) if o.requires_grad]
     if not outs:
         return
-    gs = _grad(outs, [inputs[i] for i in diff],
-               [Tensor._make(np.ones(o._data.shape, o._data.dtype)) for o in outs],
-               allow_unused=True)
+    gs = _grad(
+        outs,
+        [inputs[i] for i in diff],
+        [Tensor._make(np.ones(o._data.shape, o._data.dtype)) for o in outs],
+        allow_unused=True,
+    )
     for i, g in zip(diff, gs):
         if g is not None and g.dtype != inputs[i].dtype:
-            raise GradcheckError(f"Gradient has dtype mismatch: input {i} has dtype "
-                                 f"{inputs[i].dtype} but its gradient has dtype {g.dtype}")
+            raise GradcheckError(
+                f"Gradient has dtype mismatch: input {i} has dtype "
+                f"{inputs[i].dtype} but its gradient has dtype {g.dtype}"
+            )
 
 
 def _check_undefined_grad(func, inputs, diff):
@@ -312,14 +379,18 @@ def _check_undefined_grad(func, inputs, diff):
     try:
         gs = _execute(roots, [None] * len(outs), False, False, targets, accumulate=False)
     except Exception as e:
-        raise GradcheckError("Expected backward function to handle undefined output "
-                             f"grads, but it raised {type(e).__name__}: {e}. Consider "
-                             "check_undefined_grad=False if this is expected.") from e
+        raise GradcheckError(
+            "Expected backward function to handle undefined output "
+            f"grads, but it raised {type(e).__name__}: {e}. Consider "
+            "check_undefined_grad=False if this is expected."
+        ) from e
     for i, g in zip(diff, gs):
         if g is not None and np.any(g._data != 0):
-            raise GradcheckError(f"Expected all input grads to be undefined or zero when all "
-                                 f"output grads are undefined, but input {i}'s is not "
-                                 "(check_undefined_grad=False disables this check)")
+            raise GradcheckError(
+                f"Expected all input grads to be undefined or zero when all "
+                f"output grads are undefined, but input {i}'s is not "
+                "(check_undefined_grad=False disables this check)"
+            )
 
 
 # -- forward mode ------------------------------------------------------------------------
@@ -360,8 +431,10 @@ def _forward_jacobian(func, inputs, diff, check_grad_dtypes=False):
             tangents[col][idx] = 1
             tans = _dual_outputs(func, inputs, diff, tangents, check_grad_dtypes)
             if len(tans) != len(jac):
-                raise GradcheckError(f"func returned {len(tans)} floating point outputs under "
-                                     f"forward AD but {len(jac)} without it")
+                raise GradcheckError(
+                    f"func returned {len(tans)} floating point outputs under "
+                    f"forward AD but {len(jac)} without it"
+                )
             for k, t in enumerate(tans):
                 jac[k][col][:, j] = t
     return jac
@@ -375,7 +448,8 @@ def _forward_check(func, inputs, diff, atol, rtol, num, check_grad_dtypes):
             if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=False):
                 raise GradcheckError(
                     f"Jacobian computed with forward mode mismatch for output {k} with respect "
-                    f"to input {i},\nnumerical:{n}\nanalytical:{a}\n")
+                    f"to input {i},\nnumerical:{n}\nanalytical:{a}\n"
+                )
 
 
 def _numerical_jvp(func, inputs, i, u, eps):
@@ -425,16 +499,20 @@ def _fast_forward_check(func, inputs, diff, eps, atol, rtol, check_grad_dtypes):
                 f"for a random direction u (fast_mode=True). The full Jacobians (slow mode):"
                 f"\n\nNumerical:\n {slow_n}\nAnalytical:\n{slow_a}\n\nThe max per-element "
                 f"difference (slow mode) is: {np.max(np.abs(slow_n - slow_a), initial=0.0)}.\n"
-                + ("Fast gradcheck failed but element-wise differences are small: the check "
-                   "passes with fast_mode=False." if slow_ok else ""))
+                + (
+                    "Fast gradcheck failed but element-wise differences are small: the check "
+                    "passes with fast_mode=False."
+                    if slow_ok
+                    else ""
+                )
+            )
 
 
 def _check_undefined_forward(func, inputs, diff):
     """PyTorch's ``_test_undefined_forward_mode``: with the other inputs dual (random
     tangents), an input with no tangent at all must give the same output tangents as the
     same input with a materialized zero tangent."""
-    us = [u.astype(inputs[i]._data.dtype) for i, u in zip(diff, _random_directions(inputs,
-                                                                                  diff))]
+    us = [u.astype(inputs[i]._data.dtype) for i, u in zip(diff, _random_directions(inputs, diff))]
     for col, i in enumerate(diff):
         zero = list(us)
         zero[col] = np.zeros_like(us[col])
@@ -448,7 +526,8 @@ def _check_undefined_forward(func, inputs, diff):
                     f"Mismatch in tangent values for output with index: {k} when input {i} has "
                     f"an undefined tangent value. Got: {r1} but expected: {r2} (the output "
                     "tangents with a zero tangent for that input). check_undefined_grad=False "
-                    "disables this check.")
+                    "disables this check."
+                )
 
 
 # -- batched gradients (vmap) ------------------------------------------------------------
@@ -459,7 +538,8 @@ _FAILED_BATCHED_GRAD_MSG = (
     "numbagrad vmaps the backward: every VJP rule on the way (a custom Function's backward "
     "included) must be written with numbagrad ops that vmap supports, without NumPy "
     "arrays, .item() or data-dependent Python control flow. Call gradcheck/gradgradcheck "
-    "with check_batched_grad=False to skip this check.")
+    "with check_batched_grad=False to skip this check."
+)
 
 _FAILED_BATCHED_GRAD_MSG_FWD_AD = (
     "gradcheck failed while testing batched gradient computation with forward-mode AD: the "
@@ -467,13 +547,16 @@ _FAILED_BATCHED_GRAD_MSG_FWD_AD = (
     "with two separate forward passes, or raised. Every JVP rule on the way (a custom "
     "Function's jvp included) must be vmappable; a custom Function also needs a vmap "
     "staticmethod or generate_vmap_rule = True, and that rule must be right. Call gradcheck "
-    "with check_batched_forward_grad=False to skip this check.")
+    "with check_batched_forward_grad=False to skip this check."
+)
 
 
 def _failed_batched_msg(output_idx, input_idx, res, exp, fwd):
-    return (f"For output {output_idx} and input {input_idx}:\n\n"
-            f"{_FAILED_BATCHED_GRAD_MSG_FWD_AD if fwd else _FAILED_BATCHED_GRAD_MSG}\n\n"
-            f"Got:\n{res}\n\nExpected:\n{exp}")
+    return (
+        f"For output {output_idx} and input {input_idx}:\n\n"
+        f"{_FAILED_BATCHED_GRAD_MSG_FWD_AD if fwd else _FAILED_BATCHED_GRAD_MSG}\n\n"
+        f"Got:\n{res}\n\nExpected:\n{exp}"
+    )
 
 
 def _stack(ts):
@@ -505,21 +588,25 @@ def _check_batched_forward_grad(func, inputs, diff):
                     if not isinstance(o, Tensor):
                         continue
                     primal, tan = fwAD.unpack_dual(o)
-                    res.append(tan if tan is not None else
-                               Tensor._make(np.zeros((), np_dtype_of(primal))).expand(
-                                   primal.shape))
+                    res.append(
+                        tan
+                        if tan is not None
+                        else Tensor._make(np.zeros((), np_dtype_of(primal))).expand(primal.shape)
+                    )
                 return tuple(res)
 
-        tangents = [Tensor._make(rng.standard_normal(x._data.shape).astype(x._data.dtype))
-                    for _ in range(2)]
+        tangents = [
+            Tensor._make(rng.standard_normal(x._data.shape).astype(x._data.dtype)) for _ in range(2)
+        ]
         expected = [_stack(shards) for shards in zip(*[jvp(t) for t in tangents])]
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
                 result = vmap(jvp)(_stack(tangents))
         except RuntimeError as ex:
-            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n"
-                                 f"{_FAILED_BATCHED_GRAD_MSG_FWD_AD}") from ex
+            raise GradcheckError(
+                f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG_FWD_AD}"
+            ) from ex
         for k, (res, exp) in enumerate(zip(result, expected)):
             if not _close(res, exp):
                 raise GradcheckError(_failed_batched_msg(k, i, res, exp, True))
@@ -534,32 +621,51 @@ def _check_batched_grad(func, inputs, diff):
     wrt = [inputs[i] for i in diff]
     outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.requires_grad]
     for k, out in enumerate(outs):
+
         def vjp(v, out=out):
             gs = _grad(out, wrt, v, retain_graph=True, allow_unused=True)
-            return tuple(g if g is not None else
-                         Tensor._make(np.zeros((), x._data.dtype)).expand(x.shape)
-                         for g, x in zip(gs, wrt))
+            return tuple(
+                g if g is not None else Tensor._make(np.zeros((), x._data.dtype)).expand(x.shape)
+                for g, x in zip(gs, wrt)
+            )
 
-        gos = [Tensor._make(rng.standard_normal(out._data.shape).astype(out._data.dtype))
-               for _ in range(2)]
+        gos = [
+            Tensor._make(rng.standard_normal(out._data.shape).astype(out._data.dtype))
+            for _ in range(2)
+        ]
         expected = [_stack(shards) for shards in zip(*[vjp(g) for g in gos])]
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
                 result = vmap(vjp)(_stack(gos))
         except RuntimeError as ex:
-            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n"
-                                 f"{_FAILED_BATCHED_GRAD_MSG}") from ex
+            raise GradcheckError(
+                f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG}"
+            ) from ex
         for col, (res, exp) in enumerate(zip(result, expected)):
             if not _close(res, exp):
                 raise GradcheckError(_failed_batched_msg(k, diff[col], res, exp, False))
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
-                  check_undefined_grad=True, check_grad_dtypes=False,
-                  check_batched_grad=False, check_fwd_over_rev=False,
-                  check_rev_over_rev=True, fast_mode=False, masked=False):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    check_grad_dtypes=False,
+    check_batched_grad=False,
+    check_fwd_over_rev=False,
+    check_rev_over_rev=True,
+    fast_mode=False,
+    masked=False,
+):
     """Check second derivatives: :func:`gradcheck` applied to the vector-Jacobian product.
 
     The function checked is ``(inputs, grad_outputs) -> autograd.grad(func(inputs), inputs,
@@ -616,14 +722,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     True
     """
     if not (check_fwd_over_rev or check_rev_over_rev):
-        raise AssertionError("Expected at least one of check_fwd_over_rev or "
-                             "check_rev_over_rev to be True")
+        raise AssertionError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
     if check_undefined_grad and not check_rev_over_rev:
-        raise AssertionError("Setting check_undefined_grad=True requires check_rev_over_rev "
-                             "to be True")
+        raise AssertionError(
+            "Setting check_undefined_grad=True requires check_rev_over_rev to be True"
+        )
     if check_batched_grad and not check_rev_over_rev:
-        raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev "
-                             "to be True")
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_rev_over_rev to be True"
+        )
     _refuse_masked("gradgradcheck", masked)
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
@@ -633,20 +742,28 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     out_idx = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(_random_grad_output(rng, outs[k], gen_non_contig_grad_outputs)
-                             for k in out_idx)
+        grad_outputs = tuple(
+            _random_grad_output(rng, outs[k], gen_non_contig_grad_outputs) for k in out_idx
+        )
     del outs
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
 
     def eager_vjp(ins, gos):
-        ins = tuple(x if i not in diff or x.requires_grad else x.detach().requires_grad_()
-                    for i, x in enumerate(ins))
+        ins = tuple(
+            x if i not in diff or x.requires_grad else x.detach().requires_grad_()
+            for i, x in enumerate(ins)
+        )
         out = _as_tuple(func(*ins))
         if not out_idx:
             raise GradcheckError("gradgradcheck: no output of func requires grad")
-        return _grad([out[k] for k in out_idx], [ins[i] for i in diff], list(gos),
-                     create_graph=True, allow_unused=True)
+        return _grad(
+            [out[k] for k in out_idx],
+            [ins[i] for i in diff],
+            list(gos),
+            create_graph=True,
+            allow_unused=True,
+        )
 
     used = [g is not None for g in eager_vjp(inputs, grad_outputs)]
 
@@ -658,12 +775,21 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
             gs = eager_vjp(ins, gos)
         return tuple(g for g, u in zip(gs, used) if u)
 
-    return gradcheck(vjp_fn, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
-                     fast_mode=fast_mode, check_forward_ad=check_fwd_over_rev,
-                     check_backward_ad=check_rev_over_rev)
+    return gradcheck(
+        vjp_fn,
+        inputs + grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
+    )
 
 
 def _has_dual(args):

@@ -15,8 +15,16 @@ from numbagrad._core import graph as _graph
 from numbagrad._core.graph import AccumulateGrad, Node, OpNode, SavedOutput, accumulator_of
 from numbagrad._tensor import Tensor
 
-__all__ = ["AccumulateGrad", "DotGraph", "Node", "OpNode", "register_multi_grad_hook",
-           "save_on_cpu", "saved_tensors_hooks", "to_dot"]
+__all__ = [
+    "AccumulateGrad",
+    "DotGraph",
+    "Node",
+    "OpNode",
+    "register_multi_grad_hook",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+    "to_dot",
+]
 
 
 # -- the wrapper on Primitive._record (saved-tensor hooks, anomaly mode) ---------------------
@@ -89,8 +97,7 @@ class saved_tensors_hooks:
 
     def __init__(self, pack_hook, unpack_hook):
         if not callable(pack_hook) or not callable(unpack_hook):
-            raise TypeError("saved_tensors_hooks expects two callables (pack_hook, "
-                            "unpack_hook)")
+            raise TypeError("saved_tensors_hooks expects two callables (pack_hook, unpack_hook)")
         self.pack_hook = pack_hook
         self.unpack_hook = unpack_hook
 
@@ -188,8 +195,9 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
                 run = engine.current_run()
                 if state["run"] is not run:  # a new backward: start over
-                    state.update(grads={}, count=0, fired=False, run=run,
-                                 expected=expected_count()[0])
+                    state.update(
+                        grads={}, count=0, fired=False, run=run, expected=expected_count()[0]
+                    )
                 if mode == "any":
                     if state["fired"]:
                         return None
@@ -205,10 +213,10 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                 else:
                     fn(tuple(state["grads"].get(k) for k in range(len(tensors))))
             return None
+
         return hook
 
-    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
-               if t._requires_grad]
+    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t._requires_grad]
     return _MultiHandle(handles)
 
 
@@ -245,11 +253,14 @@ class DotGraph(str):
             return graphviz.Source(str(self)).pipe(format="svg").decode()
         dot = shutil.which("dot")
         if dot is None:
-            raise RuntimeError("rendering needs Graphviz: `pip install graphviz` and the "
-                               "Graphviz programs (`apt install graphviz`, `conda install "
-                               "graphviz`), or paste the DOT source into any Graphviz viewer")
-        out = subprocess.run([dot, "-Tsvg"], input=str(self).encode(), capture_output=True,
-                             check=True)
+            raise RuntimeError(
+                "rendering needs Graphviz: `pip install graphviz` and the "
+                "Graphviz programs (`apt install graphviz`, `conda install "
+                "graphviz`), or paste the DOT source into any Graphviz viewer"
+            )
+        out = subprocess.run(
+            [dot, "-Tsvg"], input=str(self).encode(), capture_output=True, check=True
+        )
         return out.stdout.decode()
 
     def _repr_svg_(self):
@@ -358,4 +369,3 @@ def to_dot(tensors, params=None, show_saved=True) -> DotGraph:
                 lines.append(f"  {node_id(nxt)} -> {nid};")
     lines.append("}")
     return DotGraph("\n".join(lines) + "\n")
-

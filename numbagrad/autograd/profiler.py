@@ -63,8 +63,10 @@ class FunctionEvent:
         return (self.end - self.start - self.child_time) * 1e6
 
     def __repr__(self):
-        return (f"<FunctionEvent name={self.name} cpu_time_total={self.cpu_time_total:.1f}us "
-                f"self_cpu_time_total={self.self_cpu_time_total:.1f}us>")
+        return (
+            f"<FunctionEvent name={self.name} cpu_time_total={self.cpu_time_total:.1f}us "
+            f"self_cpu_time_total={self.self_cpu_time_total:.1f}us>"
+        )
 
 
 class FunctionEventAvg:
@@ -85,13 +87,19 @@ class FunctionEventAvg:
         return self.cpu_time_total / self.count if self.count else 0.0
 
     def __repr__(self):
-        return (f"<FunctionEventAvg key={self.key} count={self.count} "
-                f"cpu_time_total={self.cpu_time_total:.1f}us "
-                f"self_cpu_time_total={self.self_cpu_time_total:.1f}us>")
+        return (
+            f"<FunctionEventAvg key={self.key} count={self.count} "
+            f"cpu_time_total={self.cpu_time_total:.1f}us "
+            f"self_cpu_time_total={self.self_cpu_time_total:.1f}us>"
+        )
 
 
-_COLUMNS = {"cpu_time_total": "cpu_time_total", "self_cpu_time_total": "self_cpu_time_total",
-            "cpu_time": "cpu_time", "count": "count"}
+_COLUMNS = {
+    "cpu_time_total": "cpu_time_total",
+    "self_cpu_time_total": "self_cpu_time_total",
+    "cpu_time": "cpu_time",
+    "count": "count",
+}
 
 
 class EventList(list):
@@ -116,8 +124,9 @@ class EventList(list):
         """Microseconds in all the events, each counted once (the sum of self times)."""
         return sum(ev.self_cpu_time_total for ev in self)
 
-    def table(self, sort_by="self_cpu_time_total", row_limit=100, header=None,
-              top_level_events_only=False):
+    def table(
+        self, sort_by="self_cpu_time_total", row_limit=100, header=None, top_level_events_only=False
+    ):
         """The events (or their averages) as a text table, most expensive first.
 
         Parameters
@@ -135,8 +144,7 @@ class EventList(list):
             raise ValueError(f"sort_by must be one of {sorted(_COLUMNS)}, got {sort_by!r}")
         if top_level_events_only:
             raise NotImplementedError("top_level_events_only=True is not supported")
-        rows = self if all(isinstance(r, FunctionEventAvg) for r in self) else \
-            self.key_averages()
+        rows = self if all(isinstance(r, FunctionEventAvg) for r in self) else self.key_averages()
         rows = sorted(rows, key=lambda r: getattr(r, _COLUMNS[sort_by]), reverse=True)
         if row_limit is not None and row_limit >= 0:
             rows = rows[:row_limit]
@@ -147,17 +155,25 @@ class EventList(list):
             head.append("Input Shapes")
         body = []
         for r in rows:
-            line = [r.key, f"{100 * r.self_cpu_time_total / total:.2f}%",
-                    _fmt(r.self_cpu_time_total), _fmt(r.cpu_time_total), _fmt(r.cpu_time),
-                    str(r.count)]
+            line = [
+                r.key,
+                f"{100 * r.self_cpu_time_total / total:.2f}%",
+                _fmt(r.self_cpu_time_total),
+                _fmt(r.cpu_time_total),
+                _fmt(r.cpu_time),
+                str(r.count),
+            ]
             if shapes:
                 line.append(str(r.input_shapes) if r.input_shapes is not None else "")
             body.append(line)
-        widths = [max(len(head[i]), *(len(b[i]) for b in body)) if body else len(head[i])
-                  for i in range(len(head))]
+        widths = [
+            max(len(head[i]), *(len(b[i]) for b in body)) if body else len(head[i])
+            for i in range(len(head))
+        ]
         rule = "-" * (sum(widths) + 2 * (len(widths) - 1))
         fmt_row = lambda cells: "  ".join(  # noqa: E731
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        )
         lines = ([header] if header else []) + [rule, fmt_row(head), rule]
         lines += [fmt_row(b) for b in body]
         lines += [rule, f"Self CPU time total: {_fmt(self.self_cpu_time_total)}"]
@@ -207,6 +223,7 @@ def _timed_eval(original, name_of):
             return original(cls, args, params)
         finally:
             _close(ev)
+
     return classmethod(_eval)
 
 
@@ -217,6 +234,7 @@ def _timed_run(original):
             return original(node, buf)
         finally:
             _close(ev)
+
     return staticmethod(run)
 
 
@@ -227,6 +245,7 @@ def _timed_store(original):
             return original(node, g, create_graph, stored)
         finally:
             _close(ev)
+
     return _store_leaf_grad
 
 
@@ -237,6 +256,7 @@ def _timed_execute(original):
             return original(*args, **kwargs)
         finally:
             _close(ev)
+
     return _execute
 
 
@@ -253,8 +273,7 @@ def _install():
     _originals["prim"] = Primitive.__dict__["_eval"]
     _originals["fn"] = _FunctionApply.__dict__["_eval"]
     Primitive._eval = _timed_eval(_originals["prim"].__func__, lambda cls, p: cls.__name__)
-    _FunctionApply._eval = _timed_eval(_originals["fn"].__func__,
-                                       lambda cls, p: p["fn"].__name__)
+    _FunctionApply._eval = _timed_eval(_originals["fn"].__func__, lambda cls, p: p["fn"].__name__)
     for path in (engine._Arrays, engine._Tensors, engine._Traced, engine._Batched):
         _originals[path] = path.__dict__["run"]
         path.run = _timed_run(_originals[path].__func__)
@@ -307,18 +326,34 @@ class profile:
     >>> print(prof.key_averages().table(sort_by="cpu_time_total"))  # doctest: +SKIP
     """
 
-    def __init__(self, enabled=True, *, record_shapes=False, use_cuda=False, use_device=None,
-                 profile_memory=False, with_stack=False, with_flops=False,
-                 with_modules=False):
-        for flag, value in (("use_cuda", use_cuda), ("profile_memory", profile_memory),
-                            ("with_stack", with_stack), ("with_flops", with_flops),
-                            ("with_modules", with_modules)):
+    def __init__(
+        self,
+        enabled=True,
+        *,
+        record_shapes=False,
+        use_cuda=False,
+        use_device=None,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+    ):
+        for flag, value in (
+            ("use_cuda", use_cuda),
+            ("profile_memory", profile_memory),
+            ("with_stack", with_stack),
+            ("with_flops", with_flops),
+            ("with_modules", with_modules),
+        ):
             if value:
-                raise NotImplementedError(f"profile({flag}=True) is not supported by "
-                                          "numbagrad's profiler (CPU op times only)")
+                raise NotImplementedError(
+                    f"profile({flag}=True) is not supported by "
+                    "numbagrad's profiler (CPU op times only)"
+                )
         if use_device not in (None, "cpu"):
-            raise NotImplementedError(f"profile(use_device={use_device!r}): only the CPU is "
-                                      "profiled")
+            raise NotImplementedError(
+                f"profile(use_device={use_device!r}): only the CPU is profiled"
+            )
         self.enabled = enabled
         self.record_shapes = record_shapes
         self._events = EventList()
@@ -356,8 +391,9 @@ class profile:
     def key_averages(self, group_by_input_shape=False):
         """The events summed per name (see :meth:`EventList.key_averages`)."""
         if group_by_input_shape and not self.record_shapes:
-            raise RuntimeError("key_averages(group_by_input_shape=True) needs "
-                               "profile(record_shapes=True)")
+            raise RuntimeError(
+                "key_averages(group_by_input_shape=True) needs profile(record_shapes=True)"
+            )
         return self._events.key_averages(group_by_input_shape)
 
     @property
@@ -371,9 +407,18 @@ class profile:
     def export_chrome_trace(self, path):
         """Write the events as a Chrome trace (``chrome://tracing``, Perfetto) to ``path``."""
         t0 = min((e.start for e in self._events), default=0.0)
-        trace = [{"name": e.name, "ph": "X", "cat": "cpu_op", "pid": 0, "tid": e.thread,
-                  "ts": (e.start - t0) * 1e6, "dur": e.cpu_time_total}
-                 for e in self._events]
+        trace = [
+            {
+                "name": e.name,
+                "ph": "X",
+                "cat": "cpu_op",
+                "pid": 0,
+                "tid": e.thread,
+                "ts": (e.start - t0) * 1e6,
+                "dur": e.cpu_time_total,
+            }
+            for e in self._events
+        ]
         with open(path, "w") as f:
             json.dump({"traceEvents": trace}, f)
 
@@ -421,5 +466,5 @@ class record_function:
         def wrapper(*args, **kwargs):
             with record_function(self.name):
                 return fn(*args, **kwargs)
-        return wrapper
 
+        return wrapper

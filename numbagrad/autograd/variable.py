@@ -39,8 +39,10 @@ class Variable(metaclass=_VariableMeta):
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if volatile:
-            raise RuntimeError("Variable(volatile=True) was removed in PyTorch 0.4 and is not "
-                               "supported: wrap the code in `with numbagrad.no_grad():` instead")
+            raise RuntimeError(
+                "Variable(volatile=True) was removed in PyTorch 0.4 and is not "
+                "supported: wrap the code in `with numbagrad.no_grad():` instead"
+            )
         if data is None:
             raise TypeError("Variable() needs a tensor: pass Variable(tensor)")
         if not isinstance(data, Tensor):

@@ -23,20 +23,39 @@ import contextlib
 from numbagrad.kernels.cuda import _driver
 
 __all__ = [
-    "Stream", "as_cuda_array", "current_device", "current_stream", "device_count",
-    "empty_cache", "get_device_name", "initial_seed", "is_available", "is_initialized",
-    "manual_seed", "manual_seed_all", "memory_allocated", "seed", "seed_all", "set_device",
-    "stream", "synchronize",
+    "Stream",
+    "as_cuda_array",
+    "current_device",
+    "current_stream",
+    "device_count",
+    "empty_cache",
+    "get_device_name",
+    "initial_seed",
+    "is_available",
+    "is_initialized",
+    "manual_seed",
+    "manual_seed_all",
+    "memory_allocated",
+    "seed",
+    "seed_all",
+    "set_device",
+    "stream",
+    "synchronize",
 ]
 
 
 def _no_cuda():
     # PyTorch's CPU build raises AssertionError (``_lazy_init``); say which part is missing
-    why = ("numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
-           if _driver.installed() else "the numba-cuda package is not installed")
-    return AssertionError(f"CUDA is not available: {why} (numbagrad.cuda.is_available() is "
-                          'False); install the CUDA extra with pip install "numbagrad[cuda]" '
-                          "or run on 'cpu'")
+    why = (
+        "numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
+        if _driver.installed()
+        else "the numba-cuda package is not installed"
+    )
+    return AssertionError(
+        f"CUDA is not available: {why} (numbagrad.cuda.is_available() is "
+        'False); install the CUDA extra with pip install "numbagrad[cuda]" '
+        "or run on 'cpu'"
+    )
 
 
 def _require():

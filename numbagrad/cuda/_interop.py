@@ -39,8 +39,10 @@ def as_cuda_array(t: Tensor):
         raise TypeError(f"as_cuda_array expects a Tensor, got {type(t).__name__}")
     a = t._data
     if type(a) is np.ndarray or not isinstance(a, CudaArray):
-        raise TypeError("as_cuda_array expects a CUDA tensor, got a tensor on 'cpu'; move it "
-                        "with .cuda() first (or use .numpy() for host memory)")
+        raise TypeError(
+            "as_cuda_array expects a CUDA tensor, got a tensor on 'cpu'; move it "
+            "with .cuda() first (or use .numpy() for host memory)"
+        )
     if a.size == 0 or a.is_c_contiguous():
         st = contiguous_strides(a.shape)
     else:

@@ -43,8 +43,13 @@ __all__ = [
     "send",
 ]
 
-_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.int32),
-           np.dtype(np.int64), np.dtype(np.bool_))
+_DTYPES = (
+    np.dtype(np.float32),
+    np.dtype(np.float64),
+    np.dtype(np.int32),
+    np.dtype(np.int64),
+    np.dtype(np.bool_),
+)
 _TYPES = frozenset(d.type for d in _DTYPES)
 _MAX_NDIM = 32
 _SEQ_MOD = 32767  # the smallest MPI_TAG_UB the standard allows
@@ -55,13 +60,17 @@ def _array(t, what, name="tensor"):
     if not isinstance(t, Tensor):
         raise TypeError(f"{what}: {name} must be a numbagrad Tensor, got {type(t).__name__}")
     if t._is_tracer:
-        raise RuntimeError(f"{what}: {name} is a value inside a transform (vmap, grad, jvp); "
-                           "collectives run on concrete tensors, outside numbagrad.func "
-                           "transforms")
+        raise RuntimeError(
+            f"{what}: {name} is a value inside a transform (vmap, grad, jvp); "
+            "collectives run on concrete tensors, outside numbagrad.func "
+            "transforms"
+        )
     a = t._data
     if a.dtype.type not in _TYPES:
-        raise TypeError(f"{what}: {name} has dtype {a.dtype}, which the MPI backend does not "
-                        "send; use float32, float64, int32, int64 or bool")
+        raise TypeError(
+            f"{what}: {name} has dtype {a.dtype}, which the MPI backend does not "
+            "send; use float32, float64, int32, int64 or bool"
+        )
     return a
 
 
@@ -97,19 +106,22 @@ def _check(pg, what, extra, a):
         if len(_SIGS) > 4096:
             _SIGS.clear()
         sig = _SIGS[key] = zlib.crc32(repr(key).encode())
-    P._check_same(pg, lambda: " ".join(filter(None, (what, extra, _desc(a)))), what,
-                  pg._deadline(), sig)
+    P._check_same(
+        pg, lambda: " ".join(filter(None, (what, extra, _desc(a)))), what, pg._deadline(), sig
+    )
 
 
 def _written(t, buf, divide=None):
     """The completion step for output ``t`` received into ``buf``: divide (AVG), unpack
     a packed copy, bump the version."""
+
     def finish():
         if divide is not None:
             np.divide(buf, buf.dtype.type(divide), out=buf)
         if buf is not t._data:
             t._data[...] = buf
         t._storage[1] += 1
+
     return finish
 
 
@@ -142,14 +154,16 @@ def _root(pg, rank, group_rank, what, name):
         raise ValueError(f"{what}: can not specify both {name} and group_{name}")
     if group_rank is not None:
         if not isinstance(group_rank, int) or not 0 <= group_rank < pg.size():
-            raise ValueError(f"{what}: group_{name}={group_rank!r} is not a rank of the group "
-                             f"(size {pg.size()})")
+            raise ValueError(
+                f"{what}: group_{name}={group_rank!r} is not a rank of the group (size {pg.size()})"
+            )
         return group_rank
     if rank is None:
         raise ValueError(f"{what}: must specify either {name} or group_{name}")
     if rank not in pg._ranks:
-        raise ValueError(f"{what}: {name}={rank!r} is not a member of the group "
-                         f"(global ranks {pg._ranks})")
+        raise ValueError(
+            f"{what}: {name}={rank!r} is not a member of the group (global ranks {pg._ranks})"
+        )
     return pg._ranks.index(rank)
 
 
@@ -273,21 +287,23 @@ def _check_list(lst, like, n, what, name):
     """``lst`` must be ``n`` tensors with the shape and dtype of array ``like``."""
     if not isinstance(lst, (list, tuple)) or len(lst) != n:
         got = len(lst) if isinstance(lst, (list, tuple)) else type(lst).__name__
-        raise ValueError(f"{what}: {name} must be a list of {n} tensors (one per rank), "
-                         f"got {got}")
+        raise ValueError(f"{what}: {name} must be a list of {n} tensors (one per rank), got {got}")
     for i, t in enumerate(lst):
         a = _array(t, what, f"{name}[{i}]")
         if a.shape != like.shape or a.dtype != like.dtype:
-            raise ValueError(f"{what}: {name}[{i}] is {_desc(a)} but the tensor is "
-                             f"{_desc(like)}; all must match")
+            raise ValueError(
+                f"{what}: {name}[{i}] is {_desc(a)} but the tensor is {_desc(like)}; all must match"
+            )
 
 
 def _unpack_rows(lst, rows):
     """The completion step writing ``rows[i]`` into tensor ``lst[i]``."""
+
     def finish():
         for t, r in zip(lst, rows):
             t._data[...] = r
             t._storage[1] += 1
+
     return finish
 
 
@@ -314,8 +330,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check(pg, "all_gather", "", send)
     recv = np.empty((pg.size(), *send.shape), dtype=send.dtype)
     call = _op("allgather", send, recv)
-    return _run(pg, call, "all_gather", _unpack_rows(tensor_list, recv), tensor_list,
-                async_op, (send, recv))
+    return _run(
+        pg, call, "all_gather", _unpack_rows(tensor_list, recv), tensor_list, async_op, (send, recv)
+    )
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -339,12 +356,15 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     send = _in(input_tensor, what, "input_tensor")
     out = _inout(output_tensor, what, "output_tensor")
     if out.dtype != send.dtype or out.size != send.size * pg.size():
-        raise ValueError(f"{what}: output_tensor ({_desc(out)}) must have the input's dtype "
-                         f"and world_size ({pg.size()}) times its {send.size} elements")
+        raise ValueError(
+            f"{what}: output_tensor ({_desc(out)}) must have the input's dtype "
+            f"and world_size ({pg.size()}) times its {send.size} elements"
+        )
     _check(pg, what, "", send)
     call = _op("allgather", send, out)
-    return _run(pg, call, what, _written(output_tensor, out), [output_tensor], async_op,
-                (send, out))
+    return _run(
+        pg, call, what, _written(output_tensor, out), [output_tensor], async_op, (send, out)
+    )
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -368,8 +388,10 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     send = _in(input, what, "input")
     out = _inout(output, what, "output")
     if out.dtype != send.dtype or send.size != out.size * pg.size():
-        raise ValueError(f"{what}: input ({_desc(send)}) must have the output's dtype and "
-                         f"world_size ({pg.size()}) times its {out.size} elements")
+        raise ValueError(
+            f"{what}: input ({_desc(send)}) must have the output's dtype and "
+            f"world_size ({pg.size()}) times its {out.size} elements"
+        )
     mop = P._mpi_op(op, out.dtype)
     _check(pg, what, f"op={op._name_}", out)
     call = _op("reduce_scatter_block", send, out, op=mop)
@@ -395,8 +417,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     pg = _start(group, "gather")
     if pg is None:
         return None
-    root = _root(pg, 0 if dst is None and group_dst is None else dst, group_dst, "gather",
-                 "dst")
+    root = _root(pg, 0 if dst is None and group_dst is None else dst, group_dst, "gather", "dst")
     send = _in(tensor, "gather")
     me = pg.rank()
     if me == root:
@@ -406,14 +427,14 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         for t in gather_list:
             _inout(t, "gather", "gather_list entry")
     elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
+        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination ranks.")
     _check(pg, "gather", f"dst={root}", send)
     if me == root:
         recv = np.empty((pg.size(), *send.shape), dtype=send.dtype)
         call = _op("gather", send, recv, root=root)
-        return _run(pg, call, "gather", _unpack_rows(gather_list, recv), gather_list,
-                    async_op, (send, recv))
+        return _run(
+            pg, call, "gather", _unpack_rows(gather_list, recv), gather_list, async_op, (send, recv)
+        )
     call = _op("gather", send, None, root=root)
     return _run(pg, call, "gather", None, [], async_op, (send,))
 
@@ -434,8 +455,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     pg = _start(group, "scatter")
     if pg is None:
         return None
-    root = _root(pg, 0 if src is None and group_src is None else src, group_src, "scatter",
-                 "src")
+    root = _root(pg, 0 if src is None and group_src is None else src, group_src, "scatter", "src")
     buf = _inout(tensor, "scatter")
     me = pg.rank()
     send = None
@@ -475,6 +495,7 @@ def barrier(group=None, async_op=False, timeout=None):
 
 # -- point-to-point (NOTE [Point-to-point]) -------------------------------------------------
 
+
 def _p2p(group, peer, group_peer, tag, what, name):
     """The group and the peer's group rank of a send or recv."""
     pg = _start(group, what)
@@ -487,8 +508,10 @@ def _p2p(group, peer, group_peer, tag, what, name):
     r = _root(pg, peer, group_peer, what, name)
     if r == pg.rank():
         role = "destination" if name == "dst" else "source"
-        raise ValueError(f"Invalid {role} rank: {role} rank should not be the same as the "
-                         "rank of the current process.")
+        raise ValueError(
+            f"Invalid {role} rank: {role} rank should not be the same as the "
+            "rank of the current process."
+        )
     return pg, r
 
 
@@ -511,7 +534,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     hdr[0] = seq
     hdr[1] = _DTYPES.index(buf.dtype)
     hdr[2] = buf.ndim
-    hdr[3:3 + buf.ndim] = buf.shape
+    hdr[3 : 3 + buf.ndim] = buf.shape
     reqs = [pg._hdr.Isend(hdr, dest=peer, tag=tag), pg._comm.Isend(buf, dest=peer, tag=seq)]
     return Work(pg, reqs, "send", None, [tensor], (hdr, buf))
 
@@ -557,12 +580,14 @@ class _RecvWork(Work):
         src = self._statuses[0].Get_source()
         self.source = self._pg._ranks[src]
         dtype = _DTYPES[int(h[1])]
-        shape = tuple(int(s) for s in h[3:3 + int(h[2])])
+        shape = tuple(int(s) for s in h[3 : 3 + int(h[2])])
         target = self._buf
         if dtype != target.dtype or shape != target.shape:
-            self._error = (f"recv: rank {self.source} sent a {dtype} {shape} tensor but this "
-                           f"rank receives into a {_desc(target)} one; send and recv must use "
-                           "the same shape and dtype")
+            self._error = (
+                f"recv: rank {self.source} sent a {dtype} {shape} tensor but this "
+                f"rank receives into a {_desc(target)} one; send and recv must use "
+                "the same shape and dtype"
+            )
             target = np.empty(shape, dtype=dtype)
         self._reqs = [self._pg._comm.Irecv(target, source=src, tag=int(h[0]))]
         self._keep = (target,)

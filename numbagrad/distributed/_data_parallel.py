@@ -47,7 +47,7 @@ class _Bucket:
     def views(self):
         """(param, flat slice of the buffer) pairs."""
         o = self.offsets
-        return [(p, self.buf[o[i]:o[i + 1]]) for i, p in enumerate(self.params)]
+        return [(p, self.buf[o[i] : o[i + 1]]) for i, p in enumerate(self.params)]
 
 
 class DataParallel:
@@ -98,8 +98,9 @@ class DataParallel:
 
     def __init__(self, params, group=None, bucket_cap_mb=25.0, broadcast_parameters=True):
         if isinstance(params, Tensor):
-            raise TypeError("DataParallel expects an iterable of tensors, got a single Tensor: "
-                            "pass [tensor]")
+            raise TypeError(
+                "DataParallel expects an iterable of tensors, got a single Tensor: pass [tensor]"
+            )
         pg = P._resolve(group, "DataParallel")
         if not pg._usable("DataParallel"):
             raise ValueError("DataParallel: this rank is not a member of the given group")
@@ -108,14 +109,17 @@ class DataParallel:
         plist, seen = [], set()
         for i, p in enumerate(params):
             if not isinstance(p, Tensor):
-                raise TypeError(f"DataParallel: parameter {i} is a {type(p).__name__}, not a "
-                                "Tensor")
+                raise TypeError(
+                    f"DataParallel: parameter {i} is a {type(p).__name__}, not a Tensor"
+                )
             if not p.requires_grad or p.grad_fn is not None:
-                raise ValueError(f"DataParallel: parameter {i} must be a leaf tensor with "
-                                 "requires_grad=True")
+                raise ValueError(
+                    f"DataParallel: parameter {i} must be a leaf tensor with requires_grad=True"
+                )
             if p._data.dtype.kind != "f":
-                raise ValueError(f"DataParallel: parameter {i} has dtype {p.dtype}; gradients "
-                                 "are floating point")
+                raise ValueError(
+                    f"DataParallel: parameter {i} has dtype {p.dtype}; gradients are floating point"
+                )
             if id(p) not in seen:
                 seen.add(id(p))
                 plist.append(p)
@@ -124,8 +128,7 @@ class DataParallel:
         self._pg = pg
         self._params = plist
         desc = "DataParallel " + ";".join(f"{p._data.dtype}{tuple(p.shape)}" for p in plist)
-        P._check_same(pg, desc, "DataParallel (parameters differ across ranks)",
-                      pg._deadline())
+        P._check_same(pg, desc, "DataParallel (parameters differ across ranks)", pg._deadline())
         self._buckets = _make_buckets(plist, bucket_cap_mb)
         self._where = {}
         for b, bucket in enumerate(self._buckets):
@@ -151,8 +154,12 @@ class DataParallel:
         for bucket in self._buckets:
             for p, v in bucket.views():
                 v[...] = p._data.reshape(-1)
-            P._wait(self._pg, [self._pg._comm.Ibcast(bucket.buf, root=0)],
-                    self._pg._deadline(), "DataParallel parameter broadcast")
+            P._wait(
+                self._pg,
+                [self._pg._comm.Ibcast(bucket.buf, root=0)],
+                self._pg._deadline(),
+                "DataParallel parameter broadcast",
+            )
             if self._pg.rank() != 0:
                 for p, v in bucket.views():
                     p._data[...] = v.reshape(p._data.shape)
@@ -226,8 +233,10 @@ class DataParallel:
         if not self._sync:
             return
         if p._grad is None or p._grad._requires_grad:
-            raise RuntimeError("DataParallel does not support create_graph=True (double "
-                               "backward through the gradient averaging)")
+            raise RuntimeError(
+                "DataParallel does not support create_graph=True (double "
+                "backward through the gradient averaging)"
+            )
         self._mark(p, used=True)
 
     def _mark(self, p, used):
@@ -242,7 +251,8 @@ class DataParallel:
                 "find_unused_parameters=True to DistributedDataParallel, call "
                 "DataParallel.prepare_for_backward(outputs) before backward, or leave the "
                 "unused parameters out), or backward ran twice on one graph (use no_sync() "
-                "for the first)")
+                "for the first)"
+            )
         self._marked.add(key)
         if used:
             self._used.add(key)
@@ -250,16 +260,16 @@ class DataParallel:
         buckets = self._buckets
         comm = self._pg._comm
         mpi = P._MPI
-        while self._next < len(buckets) and \
-                buckets[self._next].ready == len(buckets[self._next].params):
+        while self._next < len(buckets) and buckets[self._next].ready == len(
+            buckets[self._next].params
+        ):
             bucket = buckets[self._next]
             for q, v in bucket.views():
                 if q._grad is None:  # an unused parameter without a gradient
                     v[...] = 0
                 else:
                     v[...] = q._grad._data.reshape(-1)
-            self._pending.append((bucket, comm.Iallreduce(mpi.IN_PLACE, bucket.buf,
-                                                          op=mpi.SUM)))
+            self._pending.append((bucket, comm.Iallreduce(mpi.IN_PLACE, bucket.buf, op=mpi.SUM)))
             self._next += 1
         if self._pending:
             mpi.Request.Testall([r for _, r in self._pending])  # let MPI progress
@@ -278,8 +288,7 @@ class DataParallel:
             P._wait(self._pg, reqs, self._pg._deadline(), "DataParallel gradient all-reduce")
         finally:
             self._reset()
-        used_anywhere = None if used is None else \
-            {id(p) for p, u in zip(self._params, used) if u}
+        used_anywhere = None if used is None else {id(p) for p, u in zip(self._params, used) if u}
         n = self._pg.size()
         for bucket, _ in pending:
             if n != 1:
@@ -311,8 +320,10 @@ class DataParallel:
 
     def __repr__(self):
         sizes = [len(b.params) for b in self._buckets]
-        return (f"DataParallel({len(self._params)} parameters, world size {self._pg.size()}, "
-                f"buckets of {sizes} parameters)")
+        return (
+            f"DataParallel({len(self._params)} parameters, world size {self._pg.size()}, "
+            f"buckets of {sizes} parameters)"
+        )
 
 
 def _make_buckets(params, cap_mb):

@@ -72,7 +72,8 @@ def _import_mpi():
             raise RuntimeError(
                 "numbagrad.distributed's 'mpi' backend needs mpi4py and an MPI library, which "
                 f"could not be imported ({e}); install both with `{_INSTALL_HINT}` and launch "
-                "scripts with `mpiexec -n N python script.py`") from e
+                "scripts with `mpiexec -n N python script.py`"
+            ) from e
         _MPI = MPI
     return _MPI
 
@@ -145,20 +146,38 @@ def _find_mpi_op(op, dtype):
     mpi = _MPI
     kind = dtype.kind
     if op is ReduceOp.PREMUL_SUM:
-        raise NotImplementedError("ReduceOp.PREMUL_SUM is not supported by numbagrad's MPI "
-                                  "backend; multiply the tensor first and use ReduceOp.SUM")
+        raise NotImplementedError(
+            "ReduceOp.PREMUL_SUM is not supported by numbagrad's MPI "
+            "backend; multiply the tensor first and use ReduceOp.SUM"
+        )
     if op is ReduceOp.AVG and kind != "f":
-        raise ValueError(f"ReduceOp.AVG needs a floating-point tensor, got {dtype}: use "
-                         "ReduceOp.SUM and divide, or convert the tensor to float first")
+        raise ValueError(
+            f"ReduceOp.AVG needs a floating-point tensor, got {dtype}: use "
+            "ReduceOp.SUM and divide, or convert the tensor to float first"
+        )
     if kind == "b":
-        return {ReduceOp.SUM: mpi.LOR, ReduceOp.MAX: mpi.LOR, ReduceOp.BOR: mpi.LOR,
-                ReduceOp.PRODUCT: mpi.LAND, ReduceOp.MIN: mpi.LAND, ReduceOp.BAND: mpi.LAND,
-                ReduceOp.BXOR: mpi.LXOR, ReduceOp.AVG: mpi.LOR}[op]
+        return {
+            ReduceOp.SUM: mpi.LOR,
+            ReduceOp.MAX: mpi.LOR,
+            ReduceOp.BOR: mpi.LOR,
+            ReduceOp.PRODUCT: mpi.LAND,
+            ReduceOp.MIN: mpi.LAND,
+            ReduceOp.BAND: mpi.LAND,
+            ReduceOp.BXOR: mpi.LXOR,
+            ReduceOp.AVG: mpi.LOR,
+        }[op]
     if op in (ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR) and kind == "f":
         raise ValueError(f"ReduceOp.{op.name} needs an integer or bool tensor, got {dtype}")
-    return {ReduceOp.SUM: mpi.SUM, ReduceOp.AVG: mpi.SUM, ReduceOp.PRODUCT: mpi.PROD,
-            ReduceOp.MIN: mpi.MIN, ReduceOp.MAX: mpi.MAX, ReduceOp.BAND: mpi.BAND,
-            ReduceOp.BOR: mpi.BOR, ReduceOp.BXOR: mpi.BXOR}[op]
+    return {
+        ReduceOp.SUM: mpi.SUM,
+        ReduceOp.AVG: mpi.SUM,
+        ReduceOp.PRODUCT: mpi.PROD,
+        ReduceOp.MIN: mpi.MIN,
+        ReduceOp.MAX: mpi.MAX,
+        ReduceOp.BAND: mpi.BAND,
+        ReduceOp.BOR: mpi.BOR,
+        ReduceOp.BXOR: mpi.BXOR,
+    }[op]
 
 
 class ProcessGroup:
@@ -214,11 +233,14 @@ class ProcessGroup:
     def _usable(self, what):
         """Raise if the group was destroyed or broken; return False for non-members."""
         if self._destroyed:
-            raise ValueError(f"{what}: the process group was destroyed "
-                             "(destroy_process_group); make a new one")
+            raise ValueError(
+                f"{what}: the process group was destroyed (destroy_process_group); make a new one"
+            )
         if self._broken is not None:
-            raise DistBackendError(f"{what}: the process group is unusable after an earlier "
-                                   f"failure ({self._broken}); destroy it and start again")
+            raise DistBackendError(
+                f"{what}: the process group is unusable after an earlier "
+                f"failure ({self._broken}); destroy it and start again"
+            )
         return self._comm is not None
 
     def _deadline(self, timeout=None):
@@ -263,7 +285,8 @@ def _wait(pg, reqs, deadline, what, statuses=None):
     raise DistBackendError(
         f"{what} timed out on rank {_MPI.COMM_WORLD.Get_rank()} after waiting for its "
         "peers: some rank did not reach the matching call (a rank that crashed or took a "
-        "different branch), or the timeout of init_process_group/new_group is too short")
+        "different branch), or the timeout of init_process_group/new_group is too short"
+    )
 
 
 def _check_same(pg, desc, what, deadline, sig=None):
@@ -279,9 +302,11 @@ def _check_same(pg, desc, what, deadline, sig=None):
         return
     descs = pg._comm.allgather(desc() if callable(desc) else desc)
     lines = "; ".join(f"rank {pg._ranks[i]}: {d}" for i, d in enumerate(descs))
-    raise RuntimeError(f"{what}: the ranks called it with different arguments ({lines}); "
-                       "every rank must pass tensors of the same shape and dtype and the "
-                       "same src/dst and op")
+    raise RuntimeError(
+        f"{what}: the ranks called it with different arguments ({lines}); "
+        "every rank must pass tensors of the same shape and dtype and the "
+        "same src/dst and op"
+    )
 
 
 class Work:
@@ -344,6 +369,7 @@ class Work:
 
 # -- the default group ----------------------------------------------------------------------
 
+
 class _State:
     default = None  # the default ProcessGroup
     groups: ClassVar[list] = []  # every live group, the default first
@@ -353,10 +379,12 @@ def _default(what="this function"):
     """The default group, or torch's error when there is none."""
     pg = _State.default
     if pg is None:
-        raise ValueError("Default process group has not been initialized, please make sure "
-                         f"to call init_process_group. (numbagrad.distributed: {what} needs "
-                         "init_process_group('mpi') first, in a script launched with "
-                         "`mpiexec -n N python script.py`)")
+        raise ValueError(
+            "Default process group has not been initialized, please make sure "
+            f"to call init_process_group. (numbagrad.distributed: {what} needs "
+            "init_process_group('mpi') first, in a script launched with "
+            "`mpiexec -n N python script.py`)"
+        )
     return pg
 
 
@@ -365,8 +393,9 @@ def _resolve(group, what):
     if group is None:
         return _default(what)
     if not isinstance(group, ProcessGroup):
-        raise TypeError(f"{what}: group must be a ProcessGroup from new_group, got "
-                        f"{type(group).__name__}")
+        raise TypeError(
+            f"{what}: group must be a ProcessGroup from new_group, got {type(group).__name__}"
+        )
     _default(what)
     return group
 
@@ -474,12 +503,14 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         raise NotImplementedError(
             f"backend {name!r} is not available in numbagrad, which runs collectives on MPI "
             f"only: use init_process_group('mpi') (`{_INSTALL_HINT}`) and launch with "
-            "`mpiexec -n N python script.py`")
+            "`mpiexec -n N python script.py`"
+        )
     if init_method is not None and init_method != "env://":
         raise NotImplementedError(
             f"init_method={init_method!r} is not supported: with the MPI backend the MPI "
             "launcher connects the processes; use init_method=None (or 'env://') and launch "
-            "with `mpiexec -n N python script.py`")
+            "with `mpiexec -n N python script.py`"
+        )
     timeout = _DEFAULT_TIMEOUT if timeout is None else timeout
     if _seconds(timeout) <= 0:
         raise ValueError(f"timeout must be positive, got {timeout}")
@@ -489,18 +520,25 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     mpi = _import_mpi()
     size = mpi.COMM_WORLD.Get_size()
     me = mpi.COMM_WORLD.Get_rank()
-    want_size, size_from = (world_size, "world_size") if world_size != -1 else \
-        (_env_int("WORLD_SIZE"), "the WORLD_SIZE environment variable")
-    want_rank, rank_from = (rank, "rank") if rank != -1 else \
-        (_env_int("RANK"), "the RANK environment variable")
+    want_size, size_from = (
+        (world_size, "world_size")
+        if world_size != -1
+        else (_env_int("WORLD_SIZE"), "the WORLD_SIZE environment variable")
+    )
+    want_rank, rank_from = (
+        (rank, "rank") if rank != -1 else (_env_int("RANK"), "the RANK environment variable")
+    )
     if want_size is not None and want_size != size:
         raise RuntimeError(
             f"{size_from} is {want_size} but MPI started a world of {size} process(es): "
             f"launch the script with `mpiexec -n {want_size} python script.py` (a script started "
-            "by another launcher runs as separate 1-process MPI worlds)")
+            "by another launcher runs as separate 1-process MPI worlds)"
+        )
     if want_rank is not None and want_rank != me:
-        raise RuntimeError(f"{rank_from} is {want_rank} but MPI gave this process rank {me}: "
-                           "let mpiexec assign ranks (unset RANK, or pass rank=-1)")
+        raise RuntimeError(
+            f"{rank_from} is {want_rank} but MPI gave this process rank {me}: "
+            "let mpiexec assign ranks (unset RANK, or pass rank=-1)"
+        )
     pg = ProcessGroup(mpi.COMM_WORLD.Dup(), range(size), timeout)
     _State.default = pg
     _State.groups = [pg]
@@ -565,8 +603,9 @@ def new_group(ranks=None, timeout=None, backend=None):
     """
     world = _default("new_group")
     if backend is not None and Backend(backend) != "mpi":
-        raise NotImplementedError(f"backend {backend!r} is not available in numbagrad; "
-                                  "groups run on MPI")
+        raise NotImplementedError(
+            f"backend {backend!r} is not available in numbagrad; groups run on MPI"
+        )
     n = world.size()
     members = list(range(n)) if ranks is None else sorted({int(r) for r in ranks})
     for r in members:
@@ -684,6 +723,8 @@ def _not_member(pg, what):
     """Warn, as PyTorch does, when this rank is not in ``pg``; True then."""
     if pg._usable(what):
         return False
-    warnings.warn(f"Running {what} on a rank that does not belong to the given group "
-                  "(it does nothing there)", stacklevel=3)
+    warnings.warn(
+        f"Running {what} on a rank that does not belong to the given group (it does nothing there)",
+        stacklevel=3,
+    )
     return True

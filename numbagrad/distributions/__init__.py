@@ -32,8 +32,17 @@ from numbagrad._tensor import Size, Tensor
 
 _NO_SHAPE = Size()
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
-           "Normal", "Uniform", "kl_divergence", "register_kl"]
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "Distribution",
+    "Independent",
+    "MultivariateNormal",
+    "Normal",
+    "Uniform",
+    "kl_divergence",
+    "register_kl",
+]
 
 
 def _broadcast_all(*values):
@@ -42,11 +51,12 @@ def _broadcast_all(*values):
     tensors = [v for v in values if isinstance(v, Tensor)]
     for v in values:
         if not isinstance(v, (Tensor, numbers.Number)):
-            raise ValueError("Input arguments must all be instances of numbers.Number or "
-                             f"torch.Tensor, got {type(v).__name__}")
+            raise ValueError(
+                "Input arguments must all be instances of numbers.Number or "
+                f"torch.Tensor, got {type(v).__name__}"
+            )
     dtype = tensors[0].dtype if tensors else D.get_default_dtype()
-    out = [v if isinstance(v, Tensor) else _creation.tensor(float(v), dtype=dtype)
-           for v in values]
+    out = [v if isinstance(v, Tensor) else _creation.tensor(float(v), dtype=dtype) for v in values]
     return F.broadcast_tensors(*out)
 
 
@@ -94,8 +104,9 @@ class Distribution:
 
     def rsample(self, sample_shape=_NO_SHAPE):
         """A reparameterised sample (gradients flow to the parameters)."""
-        raise NotImplementedError(f"{type(self).__name__} has no rsample (it is not "
-                                  "reparameterisable)")
+        raise NotImplementedError(
+            f"{type(self).__name__} has no rsample (it is not reparameterisable)"
+        )
 
     def __repr__(self):
         params = ", ".join(f"{k}: {tuple(getattr(self, k).shape)}" for k in self._param_names)
@@ -126,8 +137,10 @@ class Normal(Distribution):
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = _broadcast_all(loc, scale)
         if validate_args and not bool(F.all(self.scale > 0)):
-            raise ValueError("Expected parameter scale of Normal to satisfy the constraint "
-                             "GreaterThan(lower_bound=0.0), but found invalid values")
+            raise ValueError(
+                "Expected parameter scale of Normal to satisfy the constraint "
+                "GreaterThan(lower_bound=0.0), but found invalid values"
+            )
         super().__init__(self.loc.shape)
 
     @property
@@ -144,7 +157,7 @@ class Normal(Distribution):
 
     @property
     def variance(self):
-        return self.scale ** 2
+        return self.scale**2
 
     def rsample(self, sample_shape=_NO_SHAPE):
         shape = self._extended_shape(sample_shape)
@@ -152,9 +165,12 @@ class Normal(Distribution):
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
-        var = self.scale ** 2
-        return -((value - self.loc) ** 2) / (2 * var) - F.log(self.scale) \
+        var = self.scale**2
+        return (
+            -((value - self.loc) ** 2) / (2 * var)
+            - F.log(self.scale)
             - math.log(math.sqrt(2 * math.pi))
+        )
 
     def cdf(self, value):
         return 0.5 * (1 + F.erf((value - self.loc) * F.reciprocal(self.scale) / math.sqrt(2)))
@@ -363,23 +379,38 @@ class MultivariateNormal(Distribution):
     has_rsample = True
     _param_names = ("loc",)
 
-    def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
-                 validate_args=None):
+    def __init__(
+        self,
+        loc,
+        covariance_matrix=None,
+        precision_matrix=None,
+        scale_tril=None,
+        validate_args=None,
+    ):
         from numbagrad import linalg
 
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if (covariance_matrix is not None) + (precision_matrix is not None) + \
-                (scale_tril is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
-        given = next(m for m in (scale_tril, covariance_matrix, precision_matrix)
-                     if m is not None)
+        if (covariance_matrix is not None) + (precision_matrix is not None) + (
+            scale_tril is not None
+        ) != 1:
+            raise ValueError(
+                "Exactly one of covariance_matrix or precision_matrix or "
+                "scale_tril may be specified."
+            )
+        given = next(m for m in (scale_tril, covariance_matrix, precision_matrix) if m is not None)
         if given.ndim < 2:
-            name = ("scale_tril" if scale_tril is not None else "covariance_matrix"
-                    if covariance_matrix is not None else "precision_matrix")
-            raise ValueError(f"{name} matrix must be at least two-dimensional, with optional "
-                             "leading batch dimensions")
+            name = (
+                "scale_tril"
+                if scale_tril is not None
+                else "covariance_matrix"
+                if covariance_matrix is not None
+                else "precision_matrix"
+            )
+            raise ValueError(
+                f"{name} matrix must be at least two-dimensional, with optional "
+                "leading batch dimensions"
+            )
         if scale_tril is not None:
             tril = scale_tril
         elif covariance_matrix is not None:
@@ -397,14 +428,16 @@ class MultivariateNormal(Distribution):
 
     @property
     def scale_tril(self):
-        return F.expand(self._unbroadcasted_scale_tril,
-                        tuple(self.batch_shape) + tuple(self.event_shape) * 2)
+        return F.expand(
+            self._unbroadcasted_scale_tril, tuple(self.batch_shape) + tuple(self.event_shape) * 2
+        )
 
     @property
     def covariance_matrix(self):
         tril = self._unbroadcasted_scale_tril
-        return F.expand(tril @ F.transpose(tril, -2, -1),
-                        tuple(self.batch_shape) + tuple(self.event_shape) * 2)
+        return F.expand(
+            tril @ F.transpose(tril, -2, -1), tuple(self.batch_shape) + tuple(self.event_shape) * 2
+        )
 
     @property
     def mean(self):
@@ -412,8 +445,10 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self):
-        return F.expand(F.sum(self._unbroadcasted_scale_tril ** 2, -1),
-                        tuple(self.batch_shape) + tuple(self.event_shape))
+        return F.expand(
+            F.sum(self._unbroadcasted_scale_tril**2, -1),
+            tuple(self.batch_shape) + tuple(self.event_shape),
+        )
 
     def rsample(self, sample_shape=_NO_SHAPE):
         shape = self._extended_shape(sample_shape)
@@ -451,13 +486,15 @@ class Independent(Distribution):
         n = reinterpreted_batch_ndims
         shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         if n > len(base_distribution.batch_shape):
-            raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution."
-                             f"batch_shape), actual {n} vs "
-                             f"{len(base_distribution.batch_shape)}")
+            raise ValueError(
+                "Expected reinterpreted_batch_ndims <= len(base_distribution."
+                f"batch_shape), actual {n} vs "
+                f"{len(base_distribution.batch_shape)}"
+            )
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = n
         event_dim = n + len(base_distribution.event_shape)
-        super().__init__(shape[:len(shape) - event_dim], shape[len(shape) - event_dim:])
+        super().__init__(shape[: len(shape) - event_dim], shape[len(shape) - event_dim :])
         self.has_rsample = base_distribution.has_rsample
 
     def _sum_rightmost(self, x):
@@ -506,9 +543,11 @@ def register_kl(type_p, type_q):
     >>> kl_divergence(Point(), Point())
     0.0
     """
+
     def decorator(fn):
         _KL[type_p, type_q] = fn
         return fn
+
     return decorator
 
 
@@ -528,8 +567,9 @@ def kl_divergence(p, q):
     for (tp, tq), fn in _KL.items():
         if type(p) is tp and type(q) is tq:
             return fn(p, q)
-    raise NotImplementedError(f"No KL(p || q) is implemented for p type "
-                              f"{type(p).__name__} and q type {type(q).__name__}")
+    raise NotImplementedError(
+        f"No KL(p || q) is implemented for p type {type(p).__name__} and q type {type(q).__name__}"
+    )
 
 
 def _kl_normal_normal(p, q):
@@ -559,11 +599,14 @@ def _kl_mvn_mvn(p, q):
     from numbagrad.linalg import solve_triangular
 
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different "
-                         "event shapes cannot be computed")
+        raise ValueError(
+            "KL-divergence between two Multivariate Normals with different "
+            "event shapes cannot be computed"
+        )
     half_term1 = q._half_log_det() - p._half_log_det()
-    batch = _batch_shape_of(q._unbroadcasted_scale_tril.shape[:-2],
-                            p._unbroadcasted_scale_tril.shape[:-2])
+    batch = _batch_shape_of(
+        q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_scale_tril.shape[:-2]
+    )
     n = p.event_shape[0]
     q_l = F.expand(q._unbroadcasted_scale_tril, (*batch, n, n))
     p_l = F.expand(p._unbroadcasted_scale_tril, (*batch, n, n))
@@ -574,8 +617,9 @@ def _kl_mvn_mvn(p, q):
 
 def _kl_independent_independent(p, q):
     if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError("KL between Independents with different "
-                                  "reinterpreted_batch_ndims is not implemented")
+        raise NotImplementedError(
+            "KL between Independents with different reinterpreted_batch_ndims is not implemented"
+        )
     return p._sum_rightmost(kl_divergence(p.base_dist, q.base_dist))
 
 

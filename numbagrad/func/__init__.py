@@ -36,8 +36,19 @@ from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode,
 from numbagrad._transforms.tracer import np_dtype_of, shape_of, under
 from numbagrad.func._functional_call import functional_call, stack_module_state
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
-           "linearize", "stack_module_state", "vjp", "vmap"]
+__all__ = [
+    "functional_call",
+    "grad",
+    "grad_and_value",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "linearize",
+    "stack_module_state",
+    "vjp",
+    "vmap",
+]
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -48,15 +59,20 @@ def _fname(func):
 def _check_tensors(leaves, api, what):
     for x in leaves:
         if not isinstance(x, Tensor):
-            raise RuntimeError(f"{api}: Expected {what} to be a Tensor (or a nested "
-                               f"tuple/list/dict of Tensors), got {type(x).__name__}")
+            raise RuntimeError(
+                f"{api}: Expected {what} to be a Tensor (or a nested "
+                f"tuple/list/dict of Tensors), got {type(x).__name__}"
+            )
 
 
 def _normalize_argnums(argnums, nargs, api):
     if isinstance(argnums, int) and not isinstance(argnums, bool):
         nums = (argnums,)
-    elif isinstance(argnums, tuple) and argnums and \
-            all(isinstance(a, int) and not isinstance(a, bool) for a in argnums):
+    elif (
+        isinstance(argnums, tuple)
+        and argnums
+        and all(isinstance(a, int) and not isinstance(a, bool) for a in argnums)
+    ):
         nums = argnums
     else:
         raise RuntimeError(f"{api}: argnums must be int or Tuple[int, ...], got: {argnums!r}")
@@ -82,8 +98,10 @@ def _unwrap_aux(aux, interp, unwrap):
 
 def _split_aux(out, api):
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise RuntimeError(f"{api}(f, ...): output of function f should be a tuple: "
-                           "(output, aux) if has_aux is True")
+        raise RuntimeError(
+            f"{api}(f, ...): output of function f should be a tuple: "
+            "(output, aux) if has_aux is True"
+        )
     return out
 
 
@@ -98,8 +116,10 @@ def _trace_grad(func, args, kwargs, argnums, api):
     _check_tensors(leaves, api, "the differentiated arguments")
     for x in leaves:
         if np_dtype_of(x).kind not in "fc":
-            raise RuntimeError(f"{api}: only Tensors of floating point dtype can require "
-                               f"gradients, got an input of dtype {x.dtype}")
+            raise RuntimeError(
+                f"{api}: only Tensors of floating point dtype can require "
+                f"gradients, got an input of dtype {x.dtype}"
+            )
     # as PyTorch's func.grad: an outer no_grad does not apply inside, an inner one does
     with under(interp), enable_grad():
         wrapped = [GradTracer._new(interp, x, LeafNode(i), 0) for i, x in enumerate(leaves)]
@@ -133,13 +153,15 @@ def grad_and_value(func, argnums=0, has_aux=False):
         if has_aux:
             out, aux = _split_aux(out, api)
         if not isinstance(out, Tensor):
-            raise RuntimeError(f"{api}(f)(*args): Expected f(*args) to return a Tensor, got "
-                               f"{type(out).__name__}")
+            raise RuntimeError(
+                f"{api}(f)(*args): Expected f(*args) to return a Tensor, got {type(out).__name__}"
+            )
         if len(shape_of(out)) != 0:
             raise RuntimeError(
                 f"{api}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
                 f"with {len(shape_of(out))} dims. Maybe you wanted to use the vjp or jacrev "
-                "APIs instead?")
+                "APIs instead?"
+            )
         value = _unwrap_grad(out, interp)
         grads = backward([out], [_creation.ones_like(value)], len(leaves))
         g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
@@ -190,8 +212,7 @@ def vjp(func, *primals, has_aux=False):
     (tensor([1.0000, 2.7183]),)
     """
     api = "vjp"
-    interp, leaves, spec, out = _trace_grad(func, primals, {}, list(range(len(primals))),
-                                            api)
+    interp, leaves, spec, out = _trace_grad(func, primals, {}, list(range(len(primals))), api)
     aux = None
     if has_aux:
         out, aux = _split_aux(out, api)
@@ -204,15 +225,19 @@ def vjp(func, *primals, has_aux=False):
             cotangents = (cotangents, *rest)
         ct_leaves, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
-            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
-                               f"pytree structure of outputs to the function. cotangents: "
-                               f"{ct_spec}, primal output: {out_spec}")
+            raise RuntimeError(
+                "Expected pytree structure of cotangents to be the same as "
+                f"pytree structure of outputs to the function. cotangents: "
+                f"{ct_spec}, primal output: {out_spec}"
+            )
         _check_tensors(ct_leaves, "vjp_fn", "cotangents")
         for o, c in zip(out_leaves, ct_leaves):
             if shape_of(o) != shape_of(c):
-                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
-                                   f"{list(shape_of(c))} and output[0] has a shape of "
-                                   f"{list(shape_of(o))}.")
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[0] has a shape of "
+                    f"{list(shape_of(c))} and output[0] has a shape of "
+                    f"{list(shape_of(o))}."
+                )
         grads = backward(out_leaves, ct_leaves, len(leaves))
         return tree_unflatten(_grads_or_zeros(grads, leaves), spec)
 
@@ -241,27 +266,35 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """
     api = "jvp"
     if not isinstance(primals, tuple):
-        raise RuntimeError(f"{api}(f, primals, tangents): Expected primals to be a tuple. "
-                           "E.g. it should be valid to call f(*primals).")
+        raise RuntimeError(
+            f"{api}(f, primals, tangents): Expected primals to be a tuple. "
+            "E.g. it should be valid to call f(*primals)."
+        )
     if not isinstance(tangents, tuple):
         raise RuntimeError(f"{api}(f, primals, tangents): Expected tangents to be a tuple.")
     p_leaves, p_spec = tree_flatten(primals)
     t_leaves, t_spec = tree_flatten(tangents)
     if p_spec != t_spec:
-        raise RuntimeError(f"{api}(f, primals, tangents): Expected primals and tangents to "
-                           f"have the same python structure. For example, if primals is a "
-                           f"tuple of 3 tensors, tangents also must be. Got primals with "
-                           f"structure {p_spec} and tangents with structure {t_spec}")
+        raise RuntimeError(
+            f"{api}(f, primals, tangents): Expected primals and tangents to "
+            f"have the same python structure. For example, if primals is a "
+            f"tuple of 3 tensors, tangents also must be. Got primals with "
+            f"structure {p_spec} and tangents with structure {t_spec}"
+        )
     _check_tensors(p_leaves, api, "primals")
     _check_tensors(t_leaves, api, "tangents")
     for p, t in zip(p_leaves, t_leaves):
         if shape_of(p) != shape_of(t):
-            raise RuntimeError(f"{api}(f, primals, tangents): Expected primals and tangents to "
-                               f"have the same shape, got {list(shape_of(p))} and "
-                               f"{list(shape_of(t))}")
+            raise RuntimeError(
+                f"{api}(f, primals, tangents): Expected primals and tangents to "
+                f"have the same shape, got {list(shape_of(p))} and "
+                f"{list(shape_of(t))}"
+            )
         if np_dtype_of(p) != np_dtype_of(t):
-            raise RuntimeError(f"{api}(f, primals, tangents): Expected primals and tangents to "
-                               f"have the same dtype, got {p.dtype} and {t.dtype}")
+            raise RuntimeError(
+                f"{api}(f, primals, tangents): Expected primals and tangents to "
+                f"have the same dtype, got {p.dtype} and {t.dtype}"
+            )
     interp = JvpInterpreter(current_interpreter(), f"numbagrad.func.{api}")
     with under(interp):
         duals = [interp.dual(p, t) for p, t in zip(p_leaves, t_leaves)]
@@ -319,10 +352,12 @@ def _check_dims_type(dims, name, fname):
         return False
 
     if not ok(dims):
-        raise ValueError(f"vmap({fname}, {name}={dims!r}, ...): expected `{name}` to be int "
-                         f"or a (potentially nested) tuple matching the structure of "
-                         f"{'inputs' if name == 'in_dims' else 'outputs'}, got: "
-                         f"{type(dims)}.")
+        raise ValueError(
+            f"vmap({fname}, {name}={dims!r}, ...): expected `{name}` to be int "
+            f"or a (potentially nested) tuple matching the structure of "
+            f"{'inputs' if name == 'in_dims' else 'outputs'}, got: "
+            f"{type(dims)}."
+        )
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
@@ -333,11 +368,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     output. Ops run once on the whole batch through their batching rules.
     """
     if randomness not in ("error", "different", "same"):
-        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or "
-                           f"'same'. Got {randomness}")
+        raise RuntimeError(
+            f"Only allowed values for randomness are 'error', 'different', or "
+            f"'same'. Got {randomness}"
+        )
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
-        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got "
-                         f"{chunk_size})")
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     fname = _fname(func)
     _check_dims_type(in_dims, "in_dims", fname)
     _check_dims_type(out_dims, "out_dims", fname)
@@ -352,12 +388,15 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                     f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): in_dims is not "
                     f"compatible with the structure of `inputs`. in_dims has structure "
                     f"{tree_flatten(in_dims)[1]} but inputs has structure "
-                    f"{tree_flatten(args)[1]}.")
+                    f"{tree_flatten(args)[1]}."
+                )
             dims_tree = in_dims
         else:
-            raise ValueError(f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): expected "
-                             f"`in_dims` to be int or a (potentially nested) tuple matching "
-                             f"the structure of inputs, got: {type(in_dims)}.")
+            raise ValueError(
+                f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): expected "
+                f"`in_dims` to be int or a (potentially nested) tuple matching "
+                f"the structure of inputs, got: {type(in_dims)}."
+            )
         leaves, spec = tree_flatten(args)
         if isinstance(dims_tree, tuple):
             dims = broadcast_prefix(dims_tree, args, "in_dims")
@@ -373,28 +412,36 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 raise ValueError(
                     f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for "
                     f"an input but the input is of type {type(x)}. We cannot vmap over "
-                    "non-Tensor arguments, please use None as the respective in_dim")
+                    "non-Tensor arguments, please use None as the respective in_dim"
+                )
             nd = len(shape_of(x))
             if not -nd <= d < nd:
                 raise ValueError(
                     f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for "
                     f"some input, but that input is a Tensor of dimensionality {nd} so "
-                    f"expected in_dim to satisfy -{nd} <= in_dim < {nd}.")
+                    f"expected in_dim to satisfy -{nd} <= in_dim < {nd}."
+                )
             d %= nd
             n = shape_of(x)[d]
             if size is None:
                 size = n
             elif n != size:
-                sizes = [shape_of(x)[dd % len(shape_of(x))] for x, dd in zip(leaves, dims)
-                         if dd is not None]
+                sizes = [
+                    shape_of(x)[dd % len(shape_of(x))]
+                    for x, dd in zip(leaves, dims)
+                    if dd is not None
+                ]
                 raise ValueError(
                     f"vmap: Expected all tensors to have the same size in the mapped "
-                    f"dimension, got sizes {sizes} for the mapped dimension")
+                    f"dimension, got sizes {sizes} for the mapped dimension"
+                )
             norm.append(d)
         if size is None:
-            raise ValueError(f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): at least "
-                             "one input must be mapped over (got in_dims=None for every "
-                             "input)")
+            raise ValueError(
+                f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): at least "
+                "one input must be mapped over (got in_dims=None for every "
+                "input)"
+            )
         if chunk_size is not None and chunk_size < size:
             return _chunked(func, leaves, spec, norm, size, kwargs, chunk_size)
         return _vmap_call(func, leaves, spec, norm, size, kwargs)
@@ -415,8 +462,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         pieces = []
         for start in range(0, size, chunk):
             n = min(chunk, size - start)
-            part = [F.narrow(x, d, start, n) if d is not None else x
-                    for x, d in zip(leaves, norm)]
+            part = [F.narrow(x, d, start, n) if d is not None else x for x, d in zip(leaves, norm)]
             pieces.append(_vmap_call(func_, part, spec, norm, n, kwargs))
         flat = [tree_flatten(p) for p in pieces]
         o_spec = flat[0][1]
@@ -447,21 +493,24 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 if batched:
                     raise ValueError(
                         f"vmap({fname}, ...): `{fname}` can not return a BatchedTensor when "
-                        "out_dim is None")
+                        "out_dim is None"
+                    )
                 res.append(o)
                 continue
             if not isinstance(o, Tensor):
                 raise ValueError(
                     f"vmap({fname}, ...): `{fname}` must only return Tensors, got type "
-                    f"{type(o)}. Did you mean to set out_dims= to None for output?")
+                    f"{type(o)}. Did you mean to set out_dims= to None for output?"
+                )
             if batched:
                 v = move_to_front(o._val, o._bdim)
             else:
                 v = F.expand(F.unsqueeze(o, 0), (size, *shape_of(o)))
             nd = len(shape_of(v))
             if not -nd <= d < nd:
-                raise ValueError(f"vmap: out_dim={d} is out of range for an output of "
-                                 f"dimensionality {nd - 1}")
+                raise ValueError(
+                    f"vmap: out_dim={d} is out of range for an output of dimensionality {nd - 1}"
+                )
             d %= nd
             res.append(F.movedim(v, 0, d) if d != 0 else v)
         return tree_unflatten(res, o_spec)
@@ -492,7 +541,7 @@ def _blocks(leaves):
     for x, n in zip(leaves, sizes):
         b = alloc.empty((total, n), np_dtype_of(x))
         b.fill(0)
-        b[off:off + n].reshape(-1)[::n + 1] = 1  # the identity block
+        b[off : off + n].reshape(-1)[:: n + 1] = 1  # the identity block
         out.append(Tensor._make(b.reshape((total, *shape_of(x)))))
         off += n
     return out, sizes
@@ -592,8 +641,10 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         o_leaves, o_spec = tree_flatten(out)
         # cols[k]: (N, *out_k.shape); blocks by input
         blocks = _assemble(cols, in_leaves, sizes, o_leaves, False)  # blocks[input][output]
-        per_out = [tree_unflatten([blocks[j][k] for j in range(len(in_leaves))], in_spec)
-                   for k in range(len(o_leaves))]
+        per_out = [
+            tree_unflatten([blocks[j][k] for j in range(len(in_leaves))], in_spec)
+            for k in range(len(o_leaves))
+        ]
         if isinstance(argnums, int):
             per_out = [p[0] for p in per_out]
         jac = tree_unflatten(per_out, o_spec)

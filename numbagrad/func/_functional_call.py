@@ -17,11 +17,15 @@ def _merge(dicts):
                     repeated.append(k)
                 seen[k] = v
         if repeated:
-            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
-                             "functional call is ambiguous")
+            raise ValueError(
+                f"{repeated} appeared in multiple dictionaries; behavior of "
+                "functional call is ambiguous"
+            )
         return seen
-    raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
-                     f"dicts, but got {type(dicts)}")
+    raise ValueError(
+        "Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+        f"dicts, but got {type(dicts)}"
+    )
 
 
 def _slots(module):
@@ -36,8 +40,9 @@ def _slots(module):
     return out
 
 
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
-                    tie_weights=True, strict=False):
+def functional_call(
+    module, parameter_and_buffer_dicts, args=None, kwargs=None, *, tie_weights=True, strict=False
+):
     """Call ``module(*args, **kwargs)`` with the named parameters and buffers replaced by
     the given tensors for the duration of the call.
 
@@ -94,8 +99,10 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                 continue
             first = values[given[0]]
             if any(values[n] is not first for n in given[1:]):
-                raise ValueError(f"functional_call got multiple values for keys {given}, "
-                                 "which are tied. Consider using tie_weights=False")
+                raise ValueError(
+                    f"functional_call got multiple values for keys {given}, "
+                    "which are tied. Consider using tie_weights=False"
+                )
             for n in names:
                 values.setdefault(n, first)
     if strict:
@@ -104,12 +111,12 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         if unexpected or missing:
             msgs = []
             if unexpected:
-                msgs.append("Unexpected key(s): {}.".format(
-                    ", ".join(repr(k) for k in unexpected)))
+                msgs.append("Unexpected key(s): {}.".format(", ".join(repr(k) for k in unexpected)))
             if missing:
                 msgs.append("Missing key(s): {}.".format(", ".join(repr(k) for k in missing)))
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t"
-                               + "\n\t".join(msgs))
+            raise RuntimeError(
+                f"Error(s) in reparametrizing for {type(module).__name__}:\n\t" + "\n\t".join(msgs)
+            )
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
@@ -184,8 +191,9 @@ def stack_module_state(models):
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
     if len({bool(m.training) for m in models}) > 1:
-        raise RuntimeError("stack_module_state: Expected all models to have the same "
-                           "training/eval mode.")
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode."
+        )
     if len({type(m) for m in models}) > 1:
         raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
     all_params = [dict(m.named_parameters()) for m in models]

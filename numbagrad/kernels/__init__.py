@@ -90,8 +90,9 @@ def module(kind: str, device: str = "cpu") -> _Lazy:
         try:
             package = REGISTRY[device]
         except KeyError:
-            raise RuntimeError(f"no kernels are registered for device {device!r}; "
-                               f"available: {sorted(REGISTRY)}") from None
+            raise RuntimeError(
+                f"no kernels are registered for device {device!r}; available: {sorted(REGISTRY)}"
+            ) from None
         mod = _modules[key] = lazy(f"{package}.{kind}")
     return mod
 
@@ -118,8 +119,10 @@ def backend(device: str = "cpu"):
 
             be = CUDA
         else:
-            raise RuntimeError(f"no backend is available for device {device!r}; "
-                               f"available: {sorted(set(_BACKENDS) | {'cpu'})}")
+            raise RuntimeError(
+                f"no backend is available for device {device!r}; "
+                f"available: {sorted(set(_BACKENDS) | {'cpu'})}"
+            )
     return be
 
 

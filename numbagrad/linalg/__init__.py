@@ -23,11 +23,34 @@ from numbagrad.ops.linalg import linalg_cross as _linalg_cross
 from numbagrad.ops.linalg import matrix_power as _matrix_power
 from numbagrad.ops.linalg_decomp import LinAlgError
 
-__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv",
-           "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
-           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
-           "svdvals", "vecdot", "vector_norm"]
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
+]
 
 
 def det(A):
@@ -365,10 +388,13 @@ def cond(A, p=None):
         big, small = s[..., 0], s[..., -1]
         return small / big if p == -2 else big / small
     if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.cond(ord={p}): A must be batches of square matrices, but "
-                           f"they are {A.shape[-2]} by {A.shape[-1]} matrices")
-    if (isinstance(p, str) and p not in ("fro", "nuc")) or \
-            (not isinstance(p, str) and p not in (1, -1, float("inf"), float("-inf"))):
+        raise RuntimeError(
+            f"linalg.cond(ord={p}): A must be batches of square matrices, but "
+            f"they are {A.shape[-2]} by {A.shape[-1]} matrices"
+        )
+    if (isinstance(p, str) and p not in ("fro", "nuc")) or (
+        not isinstance(p, str) and p not in (1, -1, float("inf"), float("-inf"))
+    ):
         raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
@@ -441,19 +467,24 @@ def lstsq(A, B, rcond=None, *, driver=None):
     _L.check_matrix(A, "linalg.lstsq")
     _L.check_float(B, "linalg.lstsq", "B")
     if A.dtype is not B.dtype:
-        raise RuntimeError(f"torch.linalg.lstsq: Expected input and other to have the same "
-                           f"dtype, but got input's dtype {A.dtype} and other's dtype "
-                           f"{B.dtype}")
+        raise RuntimeError(
+            f"torch.linalg.lstsq: Expected input and other to have the same "
+            f"dtype, but got input's dtype {A.dtype} and other's dtype "
+            f"{B.dtype}"
+        )
     driver = "gelsy" if driver is None else driver
     if driver not in ("gels", "gelsy", "gelsd", "gelss"):
-        raise RuntimeError(f"parameter `driver` should be one of (gels, gelsy, gelsd, gelss) "
-                           f"but got {driver}")
+        raise RuntimeError(
+            f"parameter `driver` should be one of (gels, gelsy, gelsd, gelss) but got {driver}"
+        )
     vector = B.ndim == A.ndim - 1
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
     if Bm.shape[-2] != m:
-        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)"
-                           f" ({m} != {Bm.shape[-2]})")
+        raise RuntimeError(
+            f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)"
+            f" ({m} != {Bm.shape[-2]})"
+        )
     eps = float(np.finfo(_np_dtype(A)).eps)
     rtol = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
     X = F.matmul(_L.pinv(A, rtol=rtol), Bm)
@@ -562,14 +593,18 @@ def vecdot(x, y, *, dim=-1):
     if x.dtype is not y.dtype:  # as PyTorch: no promotion
         from numbagrad.ops.reduce import _torch_name
 
-        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {_torch_name(x.dtype)} and y of type "
-                           f"{_torch_name(y.dtype)} instead")
+        raise RuntimeError(
+            f"linalg.vecdot: Expected x and y to have the same dtype, but found "
+            f"x of type {_torch_name(x.dtype)} and y of type "
+            f"{_torch_name(y.dtype)} instead"
+        )
     if x.ndim == 1 and y.ndim == 1 and x.shape[0] != y.shape[0]:  # PyTorch: a dot, no broadcast
         n1, n2 = x.shape[0], y.shape[0]
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to "
-                           f"have the same number of elements, but got {n1} and {n2} elements "
-                           "respectively")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{n1}] and src [{n2}] to "
+            f"have the same number of elements, but got {n1} and {n2} elements "
+            "respectively"
+        )
     return (x * y).sum(dim)
 
 
@@ -622,11 +657,12 @@ def multi_dot(tensors):
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
     for i in range(len(ts) - 1):
         if ts[i].shape[1] != ts[i + 1].shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{list(ts[i].shape)} and {list(ts[i + 1].shape)} cannot be "
-                               "multiplied")
-    out = _chain(ts, _chain_order([t.shape[0] for t in ts] + [ts[-1].shape[1]]), 0,
-                 len(ts) - 1)
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                f"{list(ts[i].shape)} and {list(ts[i + 1].shape)} cannot be "
+                "multiplied"
+            )
+    out = _chain(ts, _chain_order([t.shape[0] for t in ts] + [ts[-1].shape[1]]), 0, len(ts) - 1)
     if first_vec:
         out = out.squeeze(0)
     if last_vec:
@@ -711,8 +747,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """
     _L.check_float(A, "linalg.matrix_norm")
     if A.ndim < 2:
-        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
-                           "dimensions.")
+        raise RuntimeError(
+            "linalg.matrix_norm: The input tensor A must have at least 2 dimensions."
+        )
     if dtype is not None:
         A = A.to(dtype)
     if isinstance(ord, str) and ord not in ("fro", "nuc"):
@@ -724,8 +761,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {dim}")
     d0, d1 = (d % A.ndim for d in dim)
     if d0 == d1:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
-                           f"{dim[1]})")
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     out = _matrix_norm_last(F.movedim(A, (d0, d1), (-2, -1)), ord)
     if keepdim:
         for d in sorted((d0, d1)):
@@ -760,8 +796,9 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
             for d in dim:  # PyTorch's IndexError for a dim out of range
                 wrap_dim(d, A.ndim)
             return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
-        raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. "
-                           f"Got {list(dim)}")
+        raise RuntimeError(
+            f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"
+        )
     if ord is None:
         return vector_norm(A, 2, None, keepdim, dtype=dtype)
     if A.ndim == 2:
@@ -770,6 +807,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if isinstance(ord, str):
             raise RuntimeError(f"linalg.vector_norm: Order {ord} not supported.")
         return vector_norm(A, ord, None, keepdim, dtype=dtype)
-    raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be "
-                       f"1D or 2D. Got {A.ndim}D.")
-
+    raise RuntimeError(
+        f"linalg.norm: If dim is not specified but ord is, the input must be "
+        f"1D or 2D. Got {A.ndim}D."
+    )

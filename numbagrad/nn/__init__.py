@@ -19,5 +19,14 @@ from numbagrad.nn.modules import *  # noqa: F403
 from numbagrad.nn.modules import __all__ as _modules_all
 from numbagrad.nn.parameter import Buffer, Parameter
 
-__all__ = [*_modules_all, "Buffer", "Parameter", "functional", "init", "modules",
-           "parallel", "parameter", "utils"]
+__all__ = [
+    *_modules_all,
+    "Buffer",
+    "Parameter",
+    "functional",
+    "init",
+    "modules",
+    "parallel",
+    "parameter",
+    "utils",
+]

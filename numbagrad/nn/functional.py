@@ -74,8 +74,11 @@ def _reduction(size_average, reduce, reduction):
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if (size_average and reduce) else ("sum" if reduce else "none")
-        warnings.warn("size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=3)
+        warnings.warn(
+            "size_average and reduce args will be deprecated, please use "
+            f"reduction='{reduction}' instead.",
+            stacklevel=3,
+        )
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
@@ -91,9 +94,12 @@ def _reduce(loss, reduction):
 
 def _warn_size(input, target):
     if tuple(target.shape) != tuple(input.shape):
-        warnings.warn(f"Using a target size ({_size(target)}) that is different to the input "
-                      f"size ({_size(input)}). This will likely lead to incorrect results due "
-                      "to broadcasting. Please ensure they have the same size.", stacklevel=3)
+        warnings.warn(
+            f"Using a target size ({_size(target)}) that is different to the input "
+            f"size ({_size(input)}). This will likely lead to incorrect results due "
+            "to broadcasting. Please ensure they have the same size.",
+            stacklevel=3,
+        )
 
 
 def _clamp_min_straight_through(t, eps):
@@ -146,13 +152,20 @@ def bilinear(input1, input2, weight, bias=None):
     numbagrad.Size([4, 1])
     """
     if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError("bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
-    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] or \
-            weight.shape[2] != input2.shape[-1]:
-        raise RuntimeError(f"bilinear(): weight of shape {list(weight.shape)} does not match "
-                           f"input1 features {input1.shape[-1]} and input2 features "
-                           f"{input2.shape[-1]}")
+        raise RuntimeError(
+            "bilinear(): input batch dimensions do not match: got "
+            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}"
+        )
+    if (
+        weight.ndim != 3
+        or weight.shape[1] != input1.shape[-1]
+        or weight.shape[2] != input2.shape[-1]
+    ):
+        raise RuntimeError(
+            f"bilinear(): weight of shape {list(weight.shape)} does not match "
+            f"input1 features {input1.shape[-1]} and input2 features "
+            f"{input2.shape[-1]}"
+        )
     out = _ops.einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 
@@ -197,12 +210,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if input.dtype == D.bool:
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if not input.dtype.is_floating_point:  # as PyTorch: integer in, integer out
-        return _maybe_inplace(input, inplace,
-                              lambda x: _ops.clamp(x, int(min_val), int(max_val)))
+        return _maybe_inplace(input, inplace, lambda x: _ops.clamp(x, int(min_val), int(max_val)))
 
     def fn(x):
-        return _ops.where(x <= min_val, float(min_val),
-                          _ops.where(x >= max_val, float(max_val), x))
+        return _ops.where(x <= min_val, float(min_val), _ops.where(x >= max_val, float(max_val), x))
+
     return _maybe_inplace(input, inplace, fn)
 
 
@@ -260,8 +272,7 @@ def gelu(input, approximate="none"):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1.0 + _ops.tanh(inner))
-    raise RuntimeError(f"approximate argument must be either none or tanh, got "
-                       f"{approximate!r}")
+    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
 
 
 def silu(input, inplace=False):
@@ -285,12 +296,14 @@ def elu(input, alpha=1.0, inplace=False):
     >>> numbagrad.nn.functional.elu(numbagrad.tensor([-1.0, 2.0]))
     tensor([-0.6321,  2.0000])
     """
+
     def fn(x):
         neg = x <= 0
         # expm1 only of the non-positive part: no overflow (and no inf * 0 gradient) for
         # large positive x; at x = 0 the derivative is alpha, and at NaN the gradient passes
         # (the positive branch), as PyTorch's
         return _ops.where(neg, alpha * _ops.expm1(_ops.where(neg, x, 0.0)), x)
+
     return _maybe_inplace(input, inplace, fn)
 
 
@@ -308,8 +321,7 @@ def selu(input, inplace=False):
     >>> numbagrad.nn.functional.selu(numbagrad.tensor([-1.0, 1.0]))
     tensor([-1.1113,  1.0507])
     """
-    return _maybe_inplace(input, inplace,
-                          lambda x: _SELU_SCALE * elu(x, _SELU_ALPHA))
+    return _maybe_inplace(input, inplace, lambda x: _SELU_SCALE * elu(x, _SELU_ALPHA))
 
 
 def logsigmoid(input):
@@ -345,8 +357,7 @@ def mish(input, inplace=False):
     >>> numbagrad.nn.functional.mish(numbagrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    return _maybe_inplace(input, inplace,
-                          lambda x: x * _ops.tanh(_ops.softplus(x, 1.0, math.inf)))
+    return _maybe_inplace(input, inplace, lambda x: x * _ops.tanh(_ops.softplus(x, 1.0, math.inf)))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -358,13 +369,15 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     >>> numbagrad.nn.functional.leaky_relu(numbagrad.tensor([-1.0, 2.0]), 0.1)
     tensor([-0.1000,  2.0000])
     """
-    return _maybe_inplace(input, inplace,
-                          lambda x: _ops.where(x > 0, x, x * negative_slope))
+    return _maybe_inplace(input, inplace, lambda x: _ops.where(x > 0, x, x * negative_slope))
 
 
 def _softmax_dim(name, ndim):
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=3)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call "
+        "to include dim=X as an argument.",
+        stacklevel=3,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -451,15 +464,19 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
     nd = len(normalized_shape)
-    if nd == 0 or input.ndim < nd or tuple(input.shape[input.ndim - nd:]) != normalized_shape:
-        raise RuntimeError(f"Given normalized_shape={list(normalized_shape)}, expected input "
-                           f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
-                           f"input of size{list(input.shape)}")
+    if nd == 0 or input.ndim < nd or tuple(input.shape[input.ndim - nd :]) != normalized_shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input "
+            f"with shape [*, {', '.join(map(str, normalized_shape))}], but got "
+            f"input of size{list(input.shape)}"
+        )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and tuple(t.shape) != normalized_shape:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but "
-                               f"got {name} of shape {list(t.shape)} and normalized_shape = "
-                               f"{list(normalized_shape)}")
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but "
+                f"got {name} of shape {list(t.shape)} and normalized_shape = "
+                f"{list(normalized_shape)}"
+            )
     dims = tuple(range(input.ndim - nd, input.ndim))
     mean = input.mean(dims, keepdim=True)
     centred = input - mean
@@ -519,14 +536,16 @@ def pad(input, pad, mode="constant", value=None):
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:
-        raise RuntimeError("Padding length should be less than or equal to two times the "
-                           f"input dimension but got padding length {len(pad)} and input of "
-                           f"dimension {input.ndim}")
+        raise RuntimeError(
+            "Padding length should be less than or equal to two times the "
+            f"input dimension but got padding length {len(pad)} and input of "
+            f"dimension {input.ndim}"
+        )
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant":
         if value is not None and value != 0:
-            raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+            raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
         k = len(pad) // 2
         if k not in (1, 2, 3) or input.ndim not in (k + 1, k + 2):
             raise NotImplementedError(
@@ -534,7 +553,8 @@ def pad(input, pad, mode="constant", value=None):
                 "Supported combinations for non-constant padding:\n"
                 "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+                "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+            )
     out = input
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
@@ -548,17 +568,23 @@ def pad(input, pad, mode="constant", value=None):
                 out = out.narrow(d, 0, out.shape[d] + right)
                 right = 0
             if out.shape[d] < 0:
-                raise RuntimeError(f"The input size {n}, plus negative padding {pad[2 * i]} "
-                                   f"and {pad[2 * i + 1]} resulted in a negative output size")
+                raise RuntimeError(
+                    f"The input size {n}, plus negative padding {pad[2 * i]} "
+                    f"and {pad[2 * i + 1]} resulted in a negative output size"
+                )
             out = _pad_constant(out, d, left, right, 0.0 if value is None else value)
             continue
         if left < 0 or right < 0:
-            raise NotImplementedError(f"negative padding is not supported in mode '{mode}' "
-                                      "(use mode='constant', or narrow the tensor first)")
+            raise NotImplementedError(
+                f"negative padding is not supported in mode '{mode}' "
+                "(use mode='constant', or narrow the tensor first)"
+            )
         if mode == "reflect" and (left >= n or right >= n):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the "
-                               f"corresponding input dimension, but got: padding ({left}, "
-                               f"{right}) at dimension {d} of input {list(input.shape)}")
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the "
+                f"corresponding input dimension, but got: padding ({left}, "
+                f"{right}) at dimension {d} of input {list(input.shape)}"
+            )
         if mode == "circular" and (left > n or right > n):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and n == 0 and (left or right):
@@ -629,8 +655,10 @@ def one_hot(tensor, num_classes=-1):
         elif data.size and data.max() >= num_classes:
             raise RuntimeError("Class values must be smaller than num_classes.")
     elif num_classes == -1:
-        raise RuntimeError("one_hot(num_classes=-1) reads the data to count the classes, "
-                           "which a numbagrad.func transform cannot; pass num_classes")
+        raise RuntimeError(
+            "one_hot(num_classes=-1) reads the data to count the classes, "
+            "which a numbagrad.func transform cannot; pass num_classes"
+        )
     classes = arange(num_classes)
     return (tensor.unsqueeze(-1) == classes).long()
 
@@ -754,8 +782,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    if isinstance(target, Tensor) and isinstance(input, Tensor) and \
-            target.dtype is not input.dtype:  # PyTorch's result has input's dtype
+    if (
+        isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype is not input.dtype
+    ):  # PyTorch's result has input's dtype
         target = target.to(input.dtype)
     d = input - target
     ad = _ops.abs(d)
@@ -766,8 +795,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def _promoted(input, target):
     """``input`` and ``target`` in their promoted dtype as tensors of one shape (PyTorch
     broadcasts the two before the loss, so a 0-d operand promotes like any other)."""
-    if isinstance(input, Tensor) and isinstance(target, Tensor) and \
-            input.dtype is not target.dtype:
+    if isinstance(input, Tensor) and isinstance(target, Tensor) and input.dtype is not target.dtype:
         dt = D.promote_types(input.dtype, target.dtype)
         input, target = input.to(dt), target.to(dt)
     return input, target
@@ -780,8 +808,9 @@ def _safe_log(x):
     return _ops.where(pos, _ops.clamp_min(_ops.log(_ops.where(pos, x, 1.0)), -100.0), -100.0)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     """``-w (t log(x) + (1 - t) log(1 - x))`` with the logs clamped at -100.
 
     Raises
@@ -801,9 +830,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Using a target size ({_size(target)}) that is different to the "
-                         f"input size ({_size(input)}) is deprecated. Please ensure they have "
-                         "the same size.")
+        raise ValueError(
+            f"Using a target size ({_size(target)}) that is different to the "
+            f"input size ({_size(input)}) is deprecated. Please ensure they have "
+            "the same size."
+        )
     if _concrete(input):
         data = input._data
         if data.size and not ((data >= 0) & (data <= 1)).all():
@@ -818,8 +849,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
-                                     reduce=None, reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     """``binary_cross_entropy(sigmoid(input), target)`` computed stably:
     ``(1 - t) x + (1 + (p - 1) t) softplus(-x)``, ``p`` the ``pos_weight`` (broadcast
     along the last dim).
@@ -834,8 +866,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({_size(target)}) must be the same as input size "
-                         f"({_size(input)})")
+        raise ValueError(
+            f"Target size ({_size(target)}) must be the same as input size ({_size(input)})"
+        )
     sp = _ops.softplus(-input, 1.0, math.inf)  # log(1 + exp(-x)), stable for any x
     if pos_weight is not None:
         log_weight = (pos_weight - 1.0) * target + 1.0
@@ -851,28 +884,31 @@ def _check_nll(input, target, weight, ignore_index):
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     if target.dtype is not D.int64:
-        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_TYPE_NAMES.get(target.dtype, str(target.dtype))}")
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got "
+            f"{_TYPE_NAMES.get(target.dtype, str(target.dtype))}"
+        )
     if input.ndim == 1:
         if target.ndim != 0:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     else:
         if target.ndim == 0 or input.shape[0] != target.shape[0]:
             tb = target.shape[0] if target.ndim else 0
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                             f"batch_size ({tb}).")
+            raise ValueError(
+                f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({tb})."
+            )
         want = (input.shape[0], *input.shape[2:])
         if tuple(target.shape) != want:
             if input.ndim == 2:
-                raise RuntimeError("0D or 1D target tensor expected, multi-target not "
-                                   "supported")
-            raise RuntimeError(f"Expected target size {list(want)}, got "
-                               f"{list(target.shape)}")
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError(f"Expected target size {list(want)}, got {list(target.shape)}")
     n_classes = input.shape[0] if input.ndim == 1 else input.shape[1]
     if weight is not None and (weight.ndim != 1 or weight.shape[0] != n_classes):
-        raise RuntimeError(f"weight tensor should be defined either for all {n_classes} "
-                           f"classes or no classes but got weight tensor of shape: "
-                           f"{list(weight.shape)}")
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} "
+            f"classes or no classes but got weight tensor of shape: "
+            f"{list(weight.shape)}"
+        )
     if _concrete(target):
         t = target._data
         bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
@@ -896,8 +932,9 @@ def _class_weights(input, target, weight, ignore_index):
     return valid, safe, w
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     """Negative log likelihood ``-w[t] * input[t]`` of log-probabilities ``input`` (shape
     ``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``) at class indices ``target``.
 
@@ -925,8 +962,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.sum() / w.sum()
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
-                  reduce=None, reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     """Cross entropy of logits ``input`` (``(N, C)``, ``(N, C, d1, ...)`` or ``(C,)``)
     against class indices or class probabilities ``target``.
 
@@ -947,8 +992,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
-                           f"{label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     if input.ndim < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.ndim})")
     cdim = 0 if input.ndim == 1 else 1
@@ -959,10 +1003,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.is_floating_point():
         if tuple(target.shape) != tuple(input.shape):
             if target.ndim <= 1 and input.ndim == 2:
-                raise RuntimeError("0D or 1D target tensor expected, multi-target not "
-                                   "supported")
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got "
-                               f"{list(target.shape)}")
+                raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError(
+                f"Expected target size {list(input.shape)}, got {list(target.shape)}"
+            )
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         if label_smoothing > 0:
@@ -997,8 +1041,7 @@ def _xlogy(x):
     return _ops.where(pos, x * _ops.log(_ops.where(pos, x, 1.0)), 0.0)
 
 
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
-           log_target=False):
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities
     ``input`` (``exp(target) * (target - input)`` with ``log_target``).
 
@@ -1017,10 +1060,13 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, "mean")
     elif reduction == "mean":
-        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
-                      "support size.'batchmean' divides only by the batch size, and aligns "
-                      "with the KL div math definition.'mean' will be changed to behave the "
-                      "same as 'batchmean' in the next major release.", stacklevel=2)
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the "
+            "support size.'batchmean' divides only by the batch size, and aligns "
+            "with the KL div math definition.'mean' will be changed to behave the "
+            "same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
     if reduction not in ("none", "mean", "sum", "batchmean"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if log_target:
@@ -1059,8 +1105,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif input.ndim == var.ndim and sum(
-                y for x, y in zip(input.shape, var.shape, strict=True) if x != y) == 1:
+        elif (
+            input.ndim == var.ndim
+            and sum(y for x, y in zip(input.shape, var.shape, strict=True) if x != y) == 1
+        ):
             pass
         else:
             raise ValueError("var is of incorrect size")

@@ -38,8 +38,7 @@ def _gen(generator):
         return _RNG.gen
     gen = getattr(generator, "gen", None)
     if not isinstance(gen, np.random.Generator):
-        raise TypeError(f"generator must be a numbagrad generator, got "
-                        f"{type(generator).__name__}")
+        raise TypeError(f"generator must be a numbagrad generator, got {type(generator).__name__}")
     return gen
 
 
@@ -73,8 +72,15 @@ def calculate_gain(nonlinearity, param=None):
     >>> round(nn.init.calculate_gain("tanh"), 4)
     1.6667
     """
-    linear_fns = ["linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                  "conv_transpose2d", "conv_transpose3d"]
+    linear_fns = [
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ]
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
         return 1
     if nonlinearity == "tanh":
@@ -88,7 +94,7 @@ def calculate_gain(nonlinearity, param=None):
             negative_slope = param
         else:
             raise ValueError(f"negative_slope {param} not a valid number")
-        return math.sqrt(2.0 / (1 + negative_slope ** 2))
+        return math.sqrt(2.0 / (1 + negative_slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
@@ -96,8 +102,9 @@ def calculate_gain(nonlinearity, param=None):
 
 def _calculate_fan_in_and_fan_out(tensor):
     if tensor.dim() < 2:
-        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
-                         "dimensions")
+        raise ValueError(
+            "Fan in and fan out can not be computed for tensor with fewer than 2 dimensions"
+        )
     receptive = 1
     for s in tensor.shape[2:]:
         receptive *= s
@@ -161,8 +168,11 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """
     _check(tensor, "trunc_normal_")
     if mean < a - 2 * std or mean > b + 2 * std:
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
-                      "The distribution of values may be incorrect.", stacklevel=2)
+        warnings.warn(
+            "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+            "The distribution of values may be incorrect.",
+            stacklevel=2,
+        )
     g = _gen(generator)
     shape = tuple(tensor.shape)
     n = int(np.prod(shape, dtype=np.int64))
@@ -174,7 +184,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             need = n - filled
             draw = g.normal(mean, std, int(need / (hi - lo)) + 16)
             draw = draw[(draw >= a) & (draw <= b)][:need]
-            out[filled:filled + draw.size] = draw
+            out[filled : filled + draw.size] = draw
             filled += draw.size
     else:
         # inverse CDF by bisection on the standardised bounds

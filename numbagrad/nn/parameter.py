@@ -41,8 +41,10 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): data must be a Tensor, got {type(data).__name__}")
         if data._is_tracer:
-            raise TypeError("Parameter(): cannot make a Parameter from a value inside a "
-                            "numbagrad.func transform; create parameters outside it")
+            raise TypeError(
+                "Parameter(): cannot make a Parameter from a value inside a "
+                "numbagrad.func transform; create parameters outside it"
+            )
         p = cls._make(data._data, data._storage)
         p.requires_grad = requires_grad
         return p

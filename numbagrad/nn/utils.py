@@ -38,11 +38,10 @@ def _vector_norm(t, p):
         return a.sum()
     if p == 2:
         return _ops.sqrt((a * a).sum())
-    return (a ** p).sum() ** (1.0 / p)
+    return (a**p).sum() ** (1.0 / p)
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
-                    foreach=None):
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Scale the gradients in place so that their joint ``norm_type``-norm is at most
     ``max_norm``.
 
@@ -87,7 +86,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             raise RuntimeError(
                 f"The total norm of order {norm_type} for gradients from `parameters` is "
                 "non-finite, so it cannot be clipped. To disable this error and scale the "
-                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`")
+                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+            )
         coef = _ops.clamp(max_norm / (total + 1e-6), max=1.0)
         for g in grads:
             g.mul_(coef.to(g.dtype))
@@ -143,10 +143,12 @@ def vector_to_parameters(vec, parameters):
     params = _as_list(parameters)
     total = sum(p.numel() for p in params)
     if vec.ndim != 1 or vec.numel() != total:
-        raise RuntimeError(f"vector_to_parameters(): vec has {vec.numel()} elements in shape "
-                           f"{list(vec.shape)}; the parameters need a 1-D tensor of {total}")
+        raise RuntimeError(
+            f"vector_to_parameters(): vec has {vec.numel()} elements in shape "
+            f"{list(vec.shape)}; the parameters need a 1-D tensor of {total}"
+        )
     pointer = 0
     for p in params:
         n = p.numel()
-        p.data = vec[pointer:pointer + n].view(tuple(p.shape)).data
+        p.data = vec[pointer : pointer + n].view(tuple(p.shape)).data
         pointer += n

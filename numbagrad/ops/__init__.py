@@ -182,8 +182,18 @@ from numbagrad.ops.unary import (
     tanh,
 )
 
-__all__ = [*unary.ALL, *binary.ALL, *reduce.ALL, *shape.ALL, *linalg.ALL, *math.ALL, "clone",
-           "contiguous", "to", *special.ALL]
+__all__ = [
+    *unary.ALL,
+    *binary.ALL,
+    *reduce.ALL,
+    *shape.ALL,
+    *linalg.ALL,
+    *math.ALL,
+    "clone",
+    "contiguous",
+    "to",
+    *special.ALL,
+]
 _internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
 
 from numbagrad.ops import _methods  # noqa: E402  (attaches Tensor's methods: needs the above)

@@ -37,18 +37,21 @@ Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim - 1, -1, 
 def _H(self):  # noqa: N802  (PyTorch's name)
     """Conjugate transpose of a matrix (numbagrad's tensors are real: the transpose)."""
     if self.ndim not in (0, 2):
-        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
-                           f"{self.ndim}-D tensor."
-                           + (" For batches of matrices, consider using tensor.mH"
-                              if self.ndim > 2 else ""))
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got "
+            f"{self.ndim}-D tensor."
+            + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
+        )
     return self if self.ndim == 0 else F.transpose(self, 0, 1)
 
 
 def _mH(self):  # noqa: N802  (PyTorch's name)
     """Conjugate transpose of the last two dims (real tensors: ``mT``)."""
     if self.ndim < 2:
-        raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
-                           f"Got {self.ndim}-D tensor.")
+        raise RuntimeError(
+            "tensor.mH is only supported on matrices or batches of matrices. "
+            f"Got {self.ndim}-D tensor."
+        )
     return F.transpose(self, -2, -1)
 
 
@@ -61,7 +64,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     if self.ndim > 2 and any(n != shape[0] for n in shape):
         raise RuntimeError("all dimensions of input must be of equal length")
     numel = int(np.prod(shape))
-    step = sum(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+    step = sum(int(np.prod(shape[i + 1 :])) for i in range(len(shape)))
     count = min(shape)
     if wrap and self.ndim == 2 and shape[0] > shape[1] + 1:
         count = -(-numel // step)
@@ -86,7 +89,8 @@ Tensor.new_zeros = lambda self, *size, dtype=None: _new(np.zeros, self, size, dt
 Tensor.new_ones = lambda self, *size, dtype=None: _new(np.ones, self, size, dtype)
 Tensor.new_empty = lambda self, *size, dtype=None: _new(np.empty, self, size, dtype)
 Tensor.new_full = lambda self, size, fill_value, dtype=None: Tensor._make(
-    np.full(tuple(size), fill_value, self._data.dtype if dtype is None else _np_dtype(dtype)))
+    np.full(tuple(size), fill_value, self._data.dtype if dtype is None else _np_dtype(dtype))
+)
 Tensor.new_tensor = lambda self, data, dtype=None: _tensor_like(self, data, dtype)
 
 
@@ -130,22 +134,45 @@ def _rmod(self, other):
 
 def _invert(self):
     if self.dtype.is_floating_point:
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
     return F.bitwise_not(self)
 
 
 _OPERATORS = {
-    "__add__": _add, "__radd__": _add, "__sub__": _sub, "__rsub__": _rsub,
-    "__mul__": F.mul, "__rmul__": F.mul, "__truediv__": F.div, "__rtruediv__": _rdiv,
-    "__pow__": F.pow, "__rpow__": _rpow, "__matmul__": F.matmul,
-    "__rmatmul__": _rmatmul, "__neg__": F.neg, "__abs__": F.abs, "__pos__": lambda s: s,
-    "__floordiv__": F.floor_divide, "__rfloordiv__": _rfloordiv,
-    "__mod__": F.remainder, "__rmod__": _rmod,
-    "__eq__": F.eq, "__ne__": F.ne, "__lt__": F.lt, "__le__": F.le, "__gt__": F.gt,
-    "__ge__": F.ge, "__and__": F.bitwise_and, "__or__": F.bitwise_or,
-    "__xor__": F.bitwise_xor, "__invert__": _invert,
-    "__rand__": F.bitwise_and, "__ror__": F.bitwise_or, "__rxor__": F.bitwise_xor,
+    "__add__": _add,
+    "__radd__": _add,
+    "__sub__": _sub,
+    "__rsub__": _rsub,
+    "__mul__": F.mul,
+    "__rmul__": F.mul,
+    "__truediv__": F.div,
+    "__rtruediv__": _rdiv,
+    "__pow__": F.pow,
+    "__rpow__": _rpow,
+    "__matmul__": F.matmul,
+    "__rmatmul__": _rmatmul,
+    "__neg__": F.neg,
+    "__abs__": F.abs,
+    "__pos__": lambda s: s,
+    "__floordiv__": F.floor_divide,
+    "__rfloordiv__": _rfloordiv,
+    "__mod__": F.remainder,
+    "__rmod__": _rmod,
+    "__eq__": F.eq,
+    "__ne__": F.ne,
+    "__lt__": F.lt,
+    "__le__": F.le,
+    "__gt__": F.gt,
+    "__ge__": F.ge,
+    "__and__": F.bitwise_and,
+    "__or__": F.bitwise_or,
+    "__xor__": F.bitwise_xor,
+    "__invert__": _invert,
+    "__rand__": F.bitwise_and,
+    "__ror__": F.bitwise_or,
+    "__rxor__": F.bitwise_xor,
 }
 for _name, _fn in _OPERATORS.items():
     setattr(Tensor, _name, _fn)
@@ -159,11 +186,15 @@ def _ufunc_fast(name):
             backend_of(data).binary_into(name, data, other)
         except ValueError:
             so = list(other.shape) if isinstance(other, np.ndarray) else []
-            raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the "
-                               f"broadcast shape of {list(data.shape)} and {so}") from None
+            raise RuntimeError(
+                f"output with shape {list(data.shape)} doesn't match the "
+                f"broadcast shape of {list(data.shape)} and {so}"
+            ) from None
         except TypeError as e:  # numpy's casting error
-            raise RuntimeError(f"result type can't be cast to the desired output type "
-                               f"{data.dtype}: {e}") from None
+            raise RuntimeError(
+                f"result type can't be cast to the desired output type {data.dtype}: {e}"
+            ) from None
+
     return fast
 
 
@@ -176,6 +207,7 @@ def _binary_inplace(fn, ufunc=None):
         if kwargs.get("alpha", 1) != 1:
             other = other * kwargs.pop("alpha")
         return inplace.inplace(self, fn, other, fast=fast, **kwargs)
+
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place :func:`{fn.__name__}` (bumps the version counter)."
     return method
@@ -184,6 +216,7 @@ def _binary_inplace(fn, ufunc=None):
 def _unary_inplace(fn):
     def method(self, *args, **kwargs):
         return inplace.inplace(self, fn, *args, **kwargs)
+
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place :func:`{fn.__name__}` (bumps the version counter)."
     return method
@@ -203,8 +236,10 @@ Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
-for _name in ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
-              "reciprocal sin cos tan tanh sigmoid erf clamp clip masked_fill").split():
+for _name in (
+    "neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
+    "reciprocal sin cos tan tanh sigmoid erf clamp clip masked_fill"
+).split():
     setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
 for _name in F.math.INPLACE:  # the extra top-level math (``ops/math.py``)
     setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
@@ -213,11 +248,13 @@ for _name in F.math.INPLACE:  # the extra top-level math (``ops/math.py``)
 def _fill(self, value):
     """Fill with ``value`` in place."""
     if isinstance(value, Tensor) and value._requires_grad:
-        return inplace.inplace(self, lambda t, val: clone(F.expand(val.to(t.dtype), t.shape)),
-                               value)
+        return inplace.inplace(
+            self, lambda t, val: clone(F.expand(val.to(t.dtype), t.shape)), value
+        )
     v = value.item() if isinstance(value, Tensor) else value
-    return inplace.inplace(self, lambda t: bind(inplace.Fill, (t,), {"value": v}),
-                           fast=lambda d: d.fill(v))
+    return inplace.inplace(
+        self, lambda t: bind(inplace.Fill, (t,), {"value": v}), fast=lambda d: d.fill(v)
+    )
 
 
 def _zero(self):
@@ -244,12 +281,15 @@ def _copy(self, src, non_blocking=False):
         for i in range(1, len(src_shape) + 1):
             a = dst_shape[-i] if i <= len(dst_shape) else 1
             if src_shape[-i] not in (1, a):
-                raise RuntimeError(f"The size of tensor a ({a}) must match the size of tensor "
-                                   f"b ({src_shape[-i]}) at non-singleton dimension "
-                                   f"{len(src_shape) - i}")
+                raise RuntimeError(
+                    f"The size of tensor a ({a}) must match the size of tensor "
+                    f"b ({src_shape[-i]}) at non-singleton dimension "
+                    f"{len(src_shape) - i}"
+                )
 
     def fast(d, s):
         backend_of(d).copy_into(d, s)
+
     return inplace.inplace(self, _copy_result, src, fast=fast)
 
 
@@ -261,8 +301,10 @@ def _setitem(self, key, value):
     shape.check_put_dtype(self, k, advanced, value)
     template, index = shape.split_key(k)
     if inplace.traced(self, (value, *index)):
-        inplace.assign_traced(self, bind(shape.IndexPut, (self, value, *index),
-                                         {"key": template, "advanced": advanced}))
+        inplace.assign_traced(
+            self,
+            bind(shape.IndexPut, (self, value, *index), {"key": template, "advanced": advanced}),
+        )
         return
     inplace.check_inplace(self)
     if not inplace._needs_graph(self, (value,)):
@@ -270,18 +312,19 @@ def _setitem(self, key, value):
         v = value._data if isinstance(value, Tensor) else value
         if type(v) is np.ndarray and v.dtype != data.dtype:
             v = v.astype(data.dtype)
-        shape.put_array(backend_of(data).xp, data, template, [i._data for i in index],
-                        advanced, v)
+        shape.put_array(backend_of(data).xp, data, template, [i._data for i in index], advanced, v)
         self._storage[1] += 1
         return
-    inplace.commit(self, bind(shape.IndexPut, (self, value, *index),
-                              {"key": template, "advanced": advanced}))
+    inplace.commit(
+        self, bind(shape.IndexPut, (self, value, *index), {"key": template, "advanced": advanced})
+    )
 
 
 Tensor.fill_ = _fill
 Tensor.zero_ = _zero
 Tensor.copy_ = _copy
 Tensor.__setitem__ = _setitem
+
 
 # NumPy's keyword names, which PyTorch also accepts on reductions: ``axis`` for ``dim``,
 # ``keepdims`` for ``keepdim`` (``x.sum(axis=0, keepdims=True)``); ``numbagrad/__init__.py``
@@ -293,10 +336,12 @@ def _numpy_keywords(fn):
             for alias, name in (("axis", "dim"), ("keepdims", "keepdim")):
                 if alias in kwargs:
                     if name in kwargs:
-                        raise TypeError(f"{fn.__name__}() got both '{name}' and its alias "
-                                        f"'{alias}'; pass one")
+                        raise TypeError(
+                            f"{fn.__name__}() got both '{name}' and its alias '{alias}'; pass one"
+                        )
                     kwargs[name] = kwargs.pop(alias)
         return fn(*args, **kwargs)
+
     return wrapper
 
 

@@ -105,13 +105,16 @@ class Primitive:
         if register:
             other = PRIMITIVES.get(cls.__name__)
             if other is not None and other is not cls:
-                raise TypeError(f"two primitives are named {cls.__name__!r}: "
-                                f"{other.__module__} and {cls.__module__}")
+                raise TypeError(
+                    f"two primitives are named {cls.__name__!r}: "
+                    f"{other.__module__} and {cls.__module__}"
+                )
             PRIMITIVES[cls.__name__] = cls
 
     def __new__(cls, *args, **kwargs):
-        raise TypeError(f"{cls.__name__} is a primitive declaration; apply it with "
-                        "bind(prim, args, params)")
+        raise TypeError(
+            f"{cls.__name__} is a primitive declaration; apply it with bind(prim, args, params)"
+        )
 
     @classmethod
     def node_name(cls, params) -> str:
@@ -124,10 +127,12 @@ class Primitive:
         naming the op when it has none."""
         r = getattr(cls, slot, None)
         if r is None:
-            what = {"jvp": "forward-mode AD (jvp)", "batch": "vmap (a batching rule)",
-                    "vjp": "reverse-mode AD (vjp)"}.get(slot, slot)
-            raise NotImplementedError(f"{cls.__name__}: {what} is not implemented for this "
-                                      "op")
+            what = {
+                "jvp": "forward-mode AD (jvp)",
+                "batch": "vmap (a batching rule)",
+                "vjp": "reverse-mode AD (vjp)",
+            }.get(slot, slot)
+            raise NotImplementedError(f"{cls.__name__}: {what} is not implemented for this op")
         return r
 
     @staticmethod
@@ -189,8 +194,7 @@ class Primitive:
             d = a._data
             shape = d.shape
             fn = a._grad_fn
-            edges = [(fn, a._output_nr) if fn is not None and a._view_of is None
-                     else edge_of(a)]
+            edges = [(fn, a._output_nr) if fn is not None and a._view_of is None else edge_of(a)]
             meta = [None if shape == oshape and d.dtype is odtype else (shape, d.dtype)]
         else:
             edges = []
@@ -199,8 +203,7 @@ class Primitive:
                 if isinstance(a, Tensor):
                     d = a._data
                     shape = d.shape
-                    meta.append(None if shape == oshape and d.dtype is odtype
-                                else (shape, d.dtype))
+                    meta.append(None if shape == oshape and d.dtype is odtype else (shape, d.dtype))
                     if a._requires_grad:
                         fn = a._grad_fn
                         if fn is None or a._view_of is not None:
@@ -214,7 +217,7 @@ class Primitive:
                     edges.append(None)
             data = cls.data_operands
             if data is not None:  # data operands never get a gradient
-                for i in (data if type(data) is tuple else data(len(args))):
+                for i in data if type(data) is tuple else data(len(args)):
                     edges[i] = None
         node.prim = cls
         node.params = params

@@ -16,8 +16,15 @@ from numbagrad._core.interpreter import bind
 from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 
-__all__ = ["align_batched", "bilinear_jvp", "both_ways", "elementwise_batch", "front",
-           "linear_jvp", "passthrough"]
+__all__ = [
+    "align_batched",
+    "bilinear_jvp",
+    "both_ways",
+    "elementwise_batch",
+    "front",
+    "linear_jvp",
+    "passthrough",
+]
 
 
 def both_ways(formula):
@@ -26,6 +33,7 @@ def both_ways(formula):
     ``saved`` is ``ctx.saved()`` (tensors) for the VJP and ``ctx.saved_arrays()`` for the
     fused rule; ``m`` is the matching math namespace (NOTE [Backends]).
     """
+
     def vjp(ctx, *grads, **params):
         return formula(F, ctx, ctx.saved(), *grads, **params)
 
@@ -58,8 +66,10 @@ def _zero_like(p):
 def linear_jvp(prim, primals, tangents, out, **params):
     """The JVP of an op linear in its non-data operands jointly: the op of the tangents."""
     data = _data_positions(prim, len(primals))
-    args = [p if i in data else (t if t is not None else _zero_like(p))
-            for i, (p, t) in enumerate(zip(primals, tangents))]
+    args = [
+        p if i in data else (t if t is not None else _zero_like(p))
+        for i, (p, t) in enumerate(zip(primals, tangents))
+    ]
     return bind(prim, args, params)
 
 

@@ -95,11 +95,15 @@ def _prep(a, b):
 
 def _prep_device(a, b):
     """``_prep`` for operands of which one is a CUDA array (a ``CudaArray``)."""
-    views = [_View.of(x.dtype, x.ndim) if getattr(x, "_numbagrad_device", False) else _View(x)
-             for x in (a, b)]
+    views = [
+        _View.of(x.dtype, x.ndim) if getattr(x, "_numbagrad_device", False) else _View(x)
+        for x in (a, b)
+    ]
     dt = D.result_type(*views).np
-    a, b = (x.astype(dt, copy=False) if getattr(x, "_numbagrad_device", False)
-            else _cast(x, dt) for x in (a, b))
+    a, b = (
+        x.astype(dt, copy=False) if getattr(x, "_numbagrad_device", False) else _cast(x, dt)
+        for x in (a, b)
+    )
     return a, b, dt
 
 
@@ -214,9 +218,11 @@ class Sub(Binary):
     @classmethod
     def impl(cls, be, a, b):
         if _is_bool(a) or _is_bool(b):
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not "
-                               "supported. If you are trying to invert a mask, use the `~` or "
-                               "`logical_not()` operator instead.")
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with a bool tensor is not "
+                "supported. If you are trying to invert a mask, use the `~` or "
+                "`logical_not()` operator instead."
+            )
         return super().impl(be, a, b)
 
 
@@ -229,8 +235,10 @@ class Mul(Binary):
     @staticmethod
     def vjp(ctx, g):
         a, b = ctx.saved()
-        return ((g * b if ctx.needs_input_grad(0) else None),
-                (g * a if ctx.needs_input_grad(1) else None))
+        return (
+            (g * b if ctx.needs_input_grad(0) else None),
+            (g * a if ctx.needs_input_grad(1) else None),
+        )
 
     @staticmethod
     def fused_vjp(ctx, g):
@@ -245,8 +253,10 @@ def _div_rule(ctx, g, a, b, zeros_like, rounding_mode):
     infinite ``g`` gives 0)."""
     if rounding_mode is not None:  # piecewise constant: zero gradient
         return tuple(zeros_like(g) if ctx.needs_input_grad(i) else None for i in (0, 1))
-    return ((g / b if ctx.needs_input_grad(0) else None),
-            (-g * ((a / b) / b) if ctx.needs_input_grad(1) else None))
+    return (
+        (g / b if ctx.needs_input_grad(0) else None),
+        (-g * ((a / b) / b) if ctx.needs_input_grad(1) else None),
+    )
 
 
 class Div(Binary):
@@ -287,11 +297,12 @@ class Div(Binary):
                 a, b = _cast(a, dt), _cast(b, dt)
             return be.binary("true_divide", a, b)
         if rounding_mode not in ("trunc", "floor"):
-            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
-                               f"'floor' but found '{rounding_mode}'")
+            raise RuntimeError(
+                f"div expected rounding_mode to be one of None, 'trunc', or "
+                f"'floor' but found '{rounding_mode}'"
+            )
         if dt.kind == "b":
-            raise NotImplementedError(f'"div_{rounding_mode}_cpu" not implemented for '
-                                      "'Bool'")
+            raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
         if dt.kind in "iu":
             _check_nonzero(xp, b)
             q = xp.floor_divide(a, b)  # exact in integers (no float round trip)
@@ -465,8 +476,10 @@ def _atan2_rule(m, ctx, saved, g):
     a, b = saved
     d = a * a + b * b
     r = m.where(d == 0, 0, m.reciprocal(d))
-    return ((g * b * r if ctx.needs_input_grad(0) else None),
-            (g * -a * r if ctx.needs_input_grad(1) else None))
+    return (
+        (g * b * r if ctx.needs_input_grad(0) else None),
+        (g * -a * r if ctx.needs_input_grad(1) else None),
+    )
 
 
 class Atan2(Binary):
@@ -549,8 +562,14 @@ class Remainder(Fmod):
 
 
 # -- hypot, logaddexp, copysign, fmax/fmin, heaviside, nextafter ---------------------------------
-_TORCH_KIND = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-               "uint8": "Byte", "bool": "Bool"}
+_TORCH_KIND = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
 
 
 class FloatBinary(Binary, register=False):
@@ -561,8 +580,10 @@ class FloatBinary(Binary, register=False):
     def impl(cls, be, a, b):
         a, b, dt = _prep(a, b)
         if dt.kind != "f":
-            raise NotImplementedError(f'"{cls.__name__.lower()}_cpu" not implemented for '
-                                      f"'{_TORCH_KIND.get(dt.name, dt.name)}'")
+            raise NotImplementedError(
+                f'"{cls.__name__.lower()}_cpu" not implemented for '
+                f"'{_TORCH_KIND.get(dt.name, dt.name)}'"
+            )
         _check_shapes(cls.__name__.lower(), a, b)
         return be.binary(cls.fn, a, b)
 
@@ -578,8 +599,10 @@ class Hypot(FloatBinary):
     @staticmethod
     def vjp(ctx, g):
         a, b, y = ctx.saved()
-        return ((g * a / y if ctx.needs_input_grad(0) else None),
-                (g * b / y if ctx.needs_input_grad(1) else None))
+        return (
+            (g * a / y if ctx.needs_input_grad(0) else None),
+            (g * b / y if ctx.needs_input_grad(1) else None),
+        )
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -604,8 +627,10 @@ class Logaddexp(FloatBinary):
     @classmethod
     def vjp(cls, ctx, g):
         a, b = ctx.saved()
-        return ((g / (1 + cls._base(b - a)) if ctx.needs_input_grad(0) else None),
-                (g / (1 + cls._base(a - b)) if ctx.needs_input_grad(1) else None))
+        return (
+            (g / (1 + cls._base(b - a)) if ctx.needs_input_grad(0) else None),
+            (g / (1 + cls._base(a - b)) if ctx.needs_input_grad(1) else None),
+        )
 
     @classmethod
     def jvp(cls, primals, tangents, out):
@@ -662,8 +687,10 @@ class Copysign(Binary):
     @staticmethod
     def vjp(ctx, g):
         a, y = ctx.saved()
-        return ((g * _copysign_ratio(F, a, y) if ctx.needs_input_grad(0) else None),
-                (_zeros_like(g) if ctx.needs_input_grad(1) else None))
+        return (
+            (g * _copysign_ratio(F, a, y) if ctx.needs_input_grad(0) else None),
+            (_zeros_like(g) if ctx.needs_input_grad(1) else None),
+        )
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -692,8 +719,10 @@ class Fmax(Binary):
     def vjp(cls, ctx, g):
         a, b = ctx.saved()
         mask = cls.to_a(a, b)
-        return ((F.where(mask, g, 0) if ctx.needs_input_grad(0) else None),
-                (F.where(mask, 0, g) if ctx.needs_input_grad(1) else None))
+        return (
+            (F.where(mask, g, 0) if ctx.needs_input_grad(0) else None),
+            (F.where(mask, 0, g) if ctx.needs_input_grad(1) else None),
+        )
 
     @classmethod
     def jvp(cls, primals, tangents, out):
@@ -720,13 +749,11 @@ class Heaviside(Binary):
         ta = a.dtype if type(a) is np.ndarray else None
         tb = b.dtype if type(b) is np.ndarray else None
         if ta is not None and tb is not None and ta != tb:
-            raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                               "dtypes")
+            raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
         a, b, dt = _prep(a, b)
         _check_shapes("heaviside", a, b)
         xp = be.xp
-        return xp.asarray(xp.where(a == 0, b, xp.asarray(a > 0).astype(dt))).astype(
-            dt, copy=False)
+        return xp.asarray(xp.where(a == 0, b, xp.asarray(a > 0).astype(dt))).astype(dt, copy=False)
 
 
 class Compare(Binary, register=False):
@@ -804,14 +831,16 @@ class LogicalNot(Primitive):
         if x.dtype.kind in "iu":
             return be.map("invert", x)
         kind = {"float32": "Float", "float64": "Double"}.get(x.dtype.name, x.dtype.name)
-        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for \'{kind}\'')
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{kind}'")
 
 
 def _where_rule(m, ctx, saved, g, node=None):
     (c,) = saved
-    return (None,
-            m.where(c, g, 0) if ctx.needs_input_grad(1) else None,
-            m.where(c, 0, g) if ctx.needs_input_grad(2) else None)
+    return (
+        None,
+        m.where(c, g, 0) if ctx.needs_input_grad(1) else None,
+        m.where(c, 0, g) if ctx.needs_input_grad(2) else None,
+    )
 
 
 class Where(Primitive):
@@ -843,8 +872,10 @@ class Where(Primitive):
         except ValueError:
             sa = a.shape if type(a) is np.ndarray else ()
             sb = b.shape if type(b) is np.ndarray else ()
-            raise RuntimeError(f"where: condition {list(cond.shape)}, input {list(sa)} and "
-                               f"other {list(sb)} are not broadcastable") from None
+            raise RuntimeError(
+                f"where: condition {list(cond.shape)}, input {list(sa)} and "
+                f"other {list(sb)} are not broadcastable"
+            ) from None
 
 
 def _clamp_rule(m, ctx, saved, g, min=None, max=None):
@@ -894,8 +925,10 @@ def _clamp_tensor_rule(m, ctx, saved, g, has_min, has_max):
         px, plo, phi = x >= lo, x < lo, None
     else:
         px, plo, phi = x <= hi, None, x > hi
-    return tuple(m.where(p, g, 0) if p is not None and ctx.needs_input_grad(i) else None
-                 for i, p in enumerate((px, plo, phi)))
+    return tuple(
+        m.where(p, g, 0) if p is not None and ctx.needs_input_grad(i) else None
+        for i, p in enumerate((px, plo, phi))
+    )
 
 
 class ClampTensor(Primitive):
@@ -918,8 +951,9 @@ class ClampTensor(Primitive):
             masks = (x >= lo, x < lo, None)
         else:
             masks = (x <= hi, None, x > hi)
-        terms = [F.where(p, t, 0) for p, t in zip(masks, tangents)
-                 if p is not None and t is not None]
+        terms = [
+            F.where(p, t, 0) for p, t in zip(masks, tangents) if p is not None and t is not None
+        ]
         if not terms:
             return None
         out_t = terms[0]
@@ -932,8 +966,11 @@ class ClampTensor(Primitive):
         xp = be.xp
         out = xp.maximum(x, lo) if has_min else x  # maximum/minimum propagate NaN
         out = xp.minimum(out, hi) if has_max else out
-        return out if type(out) is np.ndarray and out.dtype == x.dtype else \
-            xp.asarray(out, dtype=x.dtype)
+        return (
+            out
+            if type(out) is np.ndarray and out.dtype == x.dtype
+            else xp.asarray(out, dtype=x.dtype)
+        )
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -943,8 +980,9 @@ def _check_operand(x, name):
             return x.item()
         if isinstance(x, (np.ndarray, list, tuple)):
             return tensor(x)
-        raise TypeError(f"{name}(): operand must be a Tensor or a Python number, "
-                        f"got {type(x).__name__}")
+        raise TypeError(
+            f"{name}(): operand must be a Tensor or a Python number, got {type(x).__name__}"
+        )
     return x
 
 
@@ -959,6 +997,7 @@ def _binary(op, doc):
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
             input = tensor(input)
         return bind(op, (input, other), NO_PARAMS)
+
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
 
@@ -998,8 +1037,10 @@ bitwise_xor = _binary(BitwiseXor, "Elementwise bitwise xor (integer and bool ten
 hypot = _binary(Hypot, "Elementwise ``sqrt(input**2 + other**2)`` (no overflow; floats only).")
 logaddexp = _binary(Logaddexp, "``log(exp(input) + exp(other))``, computed stably (floats only).")
 logaddexp2 = _binary(Logaddexp2, "``log2(2**input + 2**other)``, computed stably (floats only).")
-copysign = _binary(Copysign, "``|input|`` with the sign of ``other`` (integers promote to "
-                             "the default float dtype).")
+copysign = _binary(
+    Copysign,
+    "``|input|`` with the sign of ``other`` (integers promote to the default float dtype).",
+)
 fmax = _binary(Fmax, "Elementwise maximum that ignores NaN (NaN only where both are).")
 fmin = _binary(Fmin, "Elementwise minimum that ignores NaN (NaN only where both are).")
 nextafter = _binary(Nextafter, "The next representable value after ``input`` toward ``other``.")
@@ -1075,8 +1116,10 @@ def where(condition, input=None, other=None):
     if not isinstance(condition, Tensor):
         condition = tensor(np.asarray(condition))
     if condition.dtype is not D.bool:
-        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition.dtype.np}")
+        raise RuntimeError(
+            f"where expected condition to be a boolean tensor, but got a tensor "
+            f"with dtype {condition.dtype.np}"
+        )
     input = _check_operand(input, "where")
     other = _check_operand(other, "where")
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
@@ -1110,22 +1153,27 @@ def clamp(input, min=None, max=None):
         dt = input.dtype  # promotion with the bounds, numbers as wrapped scalars
         for b in (min, max):
             if b is not None:
-                dt = D.result_type(_View.of(dt.np, input.ndim),
-                                   _View.of(b.dtype.np, b.ndim) if isinstance(b, Tensor) else b)
+                dt = D.result_type(
+                    _View.of(dt.np, input.ndim),
+                    _View.of(b.dtype.np, b.ndim) if isinstance(b, Tensor) else b,
+                )
         shapes = [tuple(t.shape) for t in (input, min, max) if isinstance(t, Tensor)]
         try:
             np.broadcast_shapes(*shapes)
         except ValueError:
-            raise RuntimeError(f"clamp: the shapes {[list(s) for s in shapes]} of the input "
-                               "and the bounds are not broadcastable") from None
+            raise RuntimeError(
+                f"clamp: the shapes {[list(s) for s in shapes]} of the input "
+                "and the bounds are not broadcastable"
+            ) from None
         ops = [input if input.dtype is dt else input.to(dt)]
         for b, fill in ((min, -math.inf), (max, math.inf)):
             if b is None:
                 b = fill if dt.is_floating_point else 0
             b = b if isinstance(b, Tensor) else tensor(b, dtype=dt)
             ops.append(b if b.dtype is dt else b.to(dt))
-        return bind(ClampTensor, tuple(ops), {"has_min": min is not None,
-                                              "has_max": max is not None})
+        return bind(
+            ClampTensor, tuple(ops), {"has_min": min is not None, "has_max": max is not None}
+        )
     return bind(Clamp, (input,), {"min": min, "max": max})
 
 
@@ -1196,9 +1244,11 @@ def clamp_max(input, max):
     return clamp(input, max=max)
 
 
-ALL = ("add sub mul div pow maximum minimum atan2 fmod remainder eq ne lt le gt ge "
-       "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
-       "bitwise_not where clamp clip clamp_min clamp_max floor_divide true_divide divide "
-       "multiply subtract greater less greater_equal less_equal not_equal").split()
+ALL = (
+    "add sub mul div pow maximum minimum atan2 fmod remainder eq ne lt le gt ge "
+    "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
+    "bitwise_not where clamp clip clamp_min clamp_max floor_divide true_divide divide "
+    "multiply subtract greater less greater_equal less_equal not_equal"
+).split()
 # the extra top-level math, exported through ``ops/math.py``'s ALL
 MATH = "hypot logaddexp logaddexp2 copysign fmax fmin nextafter heaviside float_power".split()

@@ -65,6 +65,7 @@ class Fill(Primitive):
     @staticmethod
     def fused_vjp(ctx, g, value):
         return ctx.be.zeros(g.shape, g.dtype)
+
     batch = classmethod(unary_batch)
 
     @staticmethod
@@ -132,8 +133,11 @@ def to(input, *args, **kwargs):
             dtype = a
     if dev is not None:
         dev = _device(dev)
-        if not input._is_tracer and (dev.type == "cuda" or input.is_cuda) \
-                and input.device != _resolve_device(dev):  # NOTE [CUDA tensors]
+        if (
+            not input._is_tracer
+            and (dev.type == "cuda" or input.is_cuda)
+            and input.device != _resolve_device(dev)
+        ):  # NOTE [CUDA tensors]
             input = bind(ToDevice, (input,), {"device": _resolve_device(dev)})
             copy = False
     if dtype is None or D.as_dtype(dtype) == input.dtype:
@@ -181,13 +185,15 @@ def _strided(flat, geom):
     shape, strides, off = geom
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(
-        flat[off:], shape, tuple(s * item for s in strides), writeable=True)
+        flat[off:], shape, tuple(s * item for s in strides), writeable=True
+    )
 
 
 class AsStrided(Primitive):
     """A strided view of a contiguous base (``geom`` from ``_geometry``), as a copy."""
 
     linearity = "linear"
+
     @staticmethod
     def impl(be, x, geom):
         return _strided(be.xp.ascontiguousarray(x).reshape(-1), geom).copy()
@@ -239,12 +245,15 @@ def check_inplace(t):
     """Raise for in-place ops PyTorch refuses (before anything is written)."""
     if is_grad_enabled_fast():
         if t._grad_fn is None and t._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
         base = t._view_of
         if base is not None and base._grad_fn is None and base._requires_grad:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
-                               "an in-place operation.")
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in "
+                "an in-place operation."
+            )
     if not t._data.flags.writeable:
         raise RuntimeError(
             "unsupported operation: more than one element of the written-to tensor refers to a "
@@ -269,11 +278,14 @@ def commit(t, result):
         except ValueError:
             ok = False
         if not ok:
-            raise RuntimeError(f"output with shape {list(data.shape)} doesn't match the "
-                               f"broadcast shape {list(rd.shape)}")
+            raise RuntimeError(
+                f"output with shape {list(data.shape)} doesn't match the "
+                f"broadcast shape {list(rd.shape)}"
+            )
     if rd.dtype != data.dtype and not np.can_cast(rd.dtype, data.dtype, "same_kind"):
-        raise RuntimeError(f"result type {D._FROM_NP[rd.dtype]} can't be cast to the desired "
-                           f"output type {t.dtype}")
+        raise RuntimeError(
+            f"result type {D._FROM_NP[rd.dtype]} can't be cast to the desired output type {t.dtype}"
+        )
     node = result._grad_fn
     if node is not None and node._saved:
         # the node may have saved the tensor we are about to overwrite: snapshot it
@@ -281,7 +293,10 @@ def commit(t, result):
             if type(s) is tuple and s[0] is t:
                 old = Tensor._make(data.copy())
                 old._requires_grad, old._grad_fn, old._output_nr = (
-                    t._requires_grad, t._grad_fn, t._output_nr)
+                    t._requires_grad,
+                    t._grad_fn,
+                    t._output_nr,
+                )
                 node._saved[i] = save_input(old)
     backend_of(data).copy_into(data, rd)
     t._storage[1] += 1
@@ -323,7 +338,8 @@ def assign_traced(t, result):
         raise RuntimeError(
             "an in-place operation would write a value computed inside a transform "
             "(numbagrad.func / vmap / forward_ad) into a tensor the transform does not own "
-            f"(shape {list(t.shape)}); use the out-of-place op and return the result instead")
+            f"(shape {list(t.shape)}); use the out-of-place op and return the result instead"
+        )
     t._assign(result)
     return t
 

@@ -47,8 +47,7 @@ class Matmul(Primitive):
             return F.reshape(out, (*a.shape[:-1], b.shape[-1])), 0
         if da is None and a.ndim == 2:  # matrix @ batched: (b^T @ a^T)^T, rows of b^T
             bt = F.swapaxes(front(b, db), -1, -2)
-            out = bind(Matmul, (F.reshape(bt, (-1, bt.shape[-1])), F.swapaxes(a, 0, 1)),
-                       NO_PARAMS)
+            out = bind(Matmul, (F.reshape(bt, (-1, bt.shape[-1])), F.swapaxes(a, 0, 1)), NO_PARAMS)
             return F.swapaxes(F.reshape(out, (*bt.shape[:-1], a.shape[0])), -1, -2), 0
         a, b = align_batched(args, bdims)
         if a.shape[-1] == 1:  # a contraction of length 1 is a broadcast product
@@ -60,8 +59,9 @@ def _promote_pair(name, a, b):
     a = as_tensor_arg(a, "input")
     b = as_tensor_arg(b, "other")
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"{name}: expected m1 and m2 to have the same dtype, but got: "
-                           f"{a.dtype} != {b.dtype}")
+        raise RuntimeError(
+            f"{name}: expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}"
+        )
     return a, b
 
 
@@ -85,21 +85,26 @@ def matmul(input, other):
     """
     a, b = _promote_pair("matmul", input, other)
     if a.ndim == 0 or b.ndim == 0:
-        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{a.ndim}D and {b.ndim}D")
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+        )
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
     if ka != kb:
         sa = "x".join(map(str, a.shape[-2:] if a.ndim > 1 else (1, *a.shape)))
         sb = "x".join(map(str, b.shape[-2:] if b.ndim > 1 else (*b.shape, 1)))
-        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}); "
-                           f"full shapes {list(a.shape)} and {list(b.shape)}")
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}); "
+            f"full shapes {list(a.shape)} and {list(b.shape)}"
+        )
     if a.ndim > 2 or b.ndim > 2:
         try:
             np.broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
         except ValueError:
-            raise RuntimeError(f"matmul: batch dimensions of {list(a.shape)} and "
-                               f"{list(b.shape)} are not broadcastable") from None
+            raise RuntimeError(
+                f"matmul: batch dimensions of {list(a.shape)} and "
+                f"{list(b.shape)} are not broadcastable"
+            ) from None
     squeeze_a = a.ndim == 1
     squeeze_b = b.ndim == 1
     if squeeze_a:
@@ -135,12 +140,13 @@ def bmm(input, mat2):
 def dot(input, other):
     """Inner product of two 1-D tensors of equal length."""
     if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
-                           "tensors")
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input.shape[0] != other.shape[0]:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
-                           f"src [{other.shape[0]}] to have the same number of elements, but "
-                           "got different numbers of elements")
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{input.shape[0]}] and "
+            f"src [{other.shape[0]}] to have the same number of elements, but "
+            "got different numbers of elements"
+        )
     return matmul(input, other)
 
 
@@ -211,8 +217,11 @@ class Einsum(Primitive):
             others = [(s, op) for j, (s, op) in enumerate(zip(ins, operands)) if j != i]
             avail = set(out).union(*[set(s) for s, _ in others])
             target = "".join(c for c in sub if c in avail)
-            gi = einsum(",".join([out] + [s for s, _ in others]) + "->" + target,
-                        g, *[op for _, op in others])
+            gi = einsum(
+                ",".join([out] + [s for s, _ in others]) + "->" + target,
+                g,
+                *[op for _, op in others],
+            )
             if target != sub:  # indices summed in this operand only: broadcast back
                 shape = tuple(sizes[c] if c in target else 1 for c in sub)
                 gi = gi.reshape(shape).expand(tuple(sizes[c] for c in sub))
@@ -233,13 +242,14 @@ def _expand_ellipsis(ins, out, operands, has_arrow):
         if "..." in sub:
             n = op.ndim - (len(sub) - 3)
             if n < 0:
-                raise RuntimeError(f"einsum(): operand {sub!r} has fewer dimensions than "
-                                   "subscripts")
+                raise RuntimeError(
+                    f"einsum(): operand {sub!r} has fewer dimensions than subscripts"
+                )
             n_ell = max(n_ell, n)
-            letters = "".join(spare[len(spare) - n:]) if n else ""
+            letters = "".join(spare[len(spare) - n :]) if n else ""
             sub = sub.replace("...", letters)
         new_ins.append(sub)
-    ell = "".join(spare[len(spare) - n_ell:]) if n_ell else ""
+    ell = "".join(spare[len(spare) - n_ell :]) if n_ell else ""
     if has_arrow:
         out = out.replace("...", ell)
     else:
@@ -272,8 +282,9 @@ def einsum(equation, *operands):
     lhs, out = eq.split("->") if has_arrow else (eq, None)
     ins = lhs.split(",")
     if len(ins) != len(operands):
-        raise RuntimeError(f"einsum(): {len(ins)} operands in the equation but "
-                           f"{len(operands)} given")
+        raise RuntimeError(
+            f"einsum(): {len(ins)} operands in the equation but {len(operands)} given"
+        )
     if "..." in eq:
         ins, out = _expand_ellipsis(ins, out, operands, has_arrow)
     elif not has_arrow:
@@ -284,44 +295,54 @@ def einsum(equation, *operands):
     ops = list(operands)
     for k, (sub, op) in enumerate(zip(ins, ops)):
         if len(sub) != op.ndim:
-            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
-                               f"({len(sub)}) does not match the number of dimensions "
-                               f"({op.ndim}) for operand {k}")
+            raise RuntimeError(
+                f"einsum(): the number of subscripts in the equation "
+                f"({len(sub)}) does not match the number of dimensions "
+                f"({op.ndim}) for operand {k}"
+            )
         while len(set(sub)) != len(sub):  # a repeated index: take that diagonal first
             c = next(ch for ch in sub if sub.count(ch) > 1)
             p = sub.index(c)
             q = sub.index(c, p + 1)
             if op.shape[p] != op.shape[q]:
-                raise RuntimeError(f"einsum(): subscript {c!r} is repeated for operand {k} "
-                                   f"but the sizes don't match, {op.shape[p]} != "
-                                   f"{op.shape[q]}")
+                raise RuntimeError(
+                    f"einsum(): subscript {c!r} is repeated for operand {k} "
+                    f"but the sizes don't match, {op.shape[p]} != "
+                    f"{op.shape[q]}"
+                )
             op = diagonal(op, 0, p, q)
-            sub = sub[:p] + sub[p + 1:q] + sub[q + 1:] + c
+            sub = sub[:p] + sub[p + 1 : q] + sub[q + 1 :] + c
         ins[k], ops[k] = sub, op
     sizes = {}
     for sub, op in zip(ins, ops):
         for c, n in zip(sub, op.shape):
             if sizes.setdefault(c, n) != n:
-                raise RuntimeError(f"einsum(): operands do not broadcast: subscript {c!r} has "
-                                   f"sizes {sizes[c]} and {n}")
+                raise RuntimeError(
+                    f"einsum(): operands do not broadcast: subscript {c!r} has "
+                    f"sizes {sizes[c]} and {n}"
+                )
     for c in out:
         if c not in sizes:
-            raise RuntimeError(f"einsum(): output subscript {c!r} does not appear in the "
-                               "equation for any input operand")
+            raise RuntimeError(
+                f"einsum(): output subscript {c!r} does not appear in the "
+                "equation for any input operand"
+            )
     summed = set("".join(ins)) - set(out)
     # PyTorch contracts an index of size > 1 shared by operands with bmm: one dtype for all
     # operands then (no promotion), and no bool; other products promote (mul)
-    contracted = any(sum(c in term for term in ins) > 1 and sizes.get(c, 1) != 1
-                     for c in summed)
+    contracted = any(sum(c in term for term in ins) > 1 and sizes.get(c, 1) != 1 for c in summed)
     dt = ops[0].dtype
     for o in ops[1:]:
         if contracted and o.dtype is not dt:
-            raise RuntimeError(f"expected scalar type {_scalar_name(dt)} but found "
-                               f"{_scalar_name(o.dtype)}")
+            raise RuntimeError(
+                f"expected scalar type {_scalar_name(dt)} but found {_scalar_name(o.dtype)}"
+            )
         dt = D.promote_types(dt, o.dtype)
-    if dt is D.bool and ((len(ops) == 1 and summed) or any(
-            sum(c in term for term in ins) == 1 and sizes.get(c, 1) != 1 for c in summed)
-            or contracted):
+    if dt is D.bool and (
+        (len(ops) == 1 and summed)
+        or any(sum(c in term for term in ins) == 1 and sizes.get(c, 1) != 1 for c in summed)
+        or contracted
+    ):
         if contracted:
             raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
         dt = D.int64  # PyTorch sums bools in int64
@@ -370,8 +391,9 @@ def svd(input, some=True, compute_uv=True):
         batch = tuple(input.shape[:-2])
         from numbagrad._creation import zeros
 
-        return _L.TorchSvdResult(zeros(*batch, m, m, dtype=input.dtype), s,
-                                 zeros(*batch, n, n, dtype=input.dtype))
+        return _L.TorchSvdResult(
+            zeros(*batch, m, m, dtype=input.dtype), s, zeros(*batch, n, n, dtype=input.dtype)
+        )
     u, s, vh = _L.svd(input, full_matrices=not some)
     return _L.TorchSvdResult(u, s, vh.swapaxes(-1, -2))
 
@@ -526,8 +548,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     d1 = dim1 + nd if dim1 < 0 else dim1
     d2 = dim2 + nd if dim2 < 0 else dim2
     if not (0 <= d1 < nd and 0 <= d2 < nd):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, "
-                         f"{nd - 1}], but got {dim1 if not 0 <= d1 < nd else dim2})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, "
+            f"{nd - 1}], but got {dim1 if not 0 <= d1 < nd else dim2})"
+        )
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     if input.ndim == 0:
@@ -537,8 +561,11 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     shape = []
     for i in range(nd):
         shape.append(k if i in (d1, d2) else lead.pop(0))
-    return bind(_L.DiagonalBackward, (input,), {"shape": tuple(shape), "offset": offset,
-                                                "dim1": d1, "dim2": d2})
+    return bind(
+        _L.DiagonalBackward,
+        (input,),
+        {"shape": tuple(shape), "offset": offset, "dim1": d1, "dim2": d2},
+    )
 
 
 def diag(input, diagonal=0):
@@ -601,12 +628,16 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+        raise RuntimeError(
+            f"X1 and X2 must have the same number of columns. X1: {x1.shape[-1]} X2: {x2.shape[-1]}"
+        )
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
-    if compute_mode not in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
-                            "donot_use_mm_for_euclid_dist"):
+    if compute_mode not in (
+        "use_mm_for_euclid_dist_if_necessary",
+        "use_mm_for_euclid_dist",
+        "donot_use_mm_for_euclid_dist",
+    ):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return F.norm(diff, p, -1)
@@ -626,8 +657,7 @@ def tensordot(a, b, dims=2):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         if dims > min(a.ndim, b.ndim):
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
-                               f"dims={dims}")
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         da = list(range(a.ndim - dims, a.ndim))
         db = list(range(dims))
     else:
@@ -646,15 +676,18 @@ def tensordot(a, b, dims=2):
         elif b.shape[y] == 1 and a.shape[x] != 1:
             b = b.expand(*(a.shape[x] if i == y else n for i, n in enumerate(b.shape)))
         if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
-                               f"dim {y}")
-    sa = list(_LETTERS[:a.ndim])
-    sb = list(_LETTERS[a.ndim:a.ndim + b.ndim])
+            raise RuntimeError(
+                f"contracted dimensions need to match, but first has size "
+                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
+                f"dim {y}"
+            )
+    sa = list(_LETTERS[: a.ndim])
+    sb = list(_LETTERS[a.ndim : a.ndim + b.ndim])
     for x, y in zip(da, db):
         sb[y] = sa[x]
-    out = "".join(c for i, c in enumerate(sa) if i not in da) + \
-        "".join(c for i, c in enumerate(sb) if i not in db)
+    out = "".join(c for i, c in enumerate(sa) if i not in da) + "".join(
+        c for i, c in enumerate(sb) if i not in db
+    )
     return einsum("".join(sa) + "," + "".join(sb) + "->" + out, a, b)
 
 
@@ -699,13 +732,19 @@ def cross(input, other, dim=None):
     if dim is None:
         import warnings
 
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\n"
-                      "Please either pass the dim explicitly or simply use torch.linalg.cross."
-                      "\nThe default value of dim will change to agree with that of "
-                      "linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\n"
+            "Please either pass the dim explicitly or simply use torch.linalg.cross."
+            "\nThe default value of dim will change to agree with that of "
+            "linalg.cross in a future release.",
+            UserWarning,
+            stacklevel=2,
+        )
         if input.ndim != other.ndim:
-            raise RuntimeError(f"Expected input and other to have the same number of "
-                               f"dimensions, but got {input.ndim} and {other.ndim}")
+            raise RuntimeError(
+                f"Expected input and other to have the same number of "
+                f"dimensions, but got {input.ndim} and {other.ndim}"
+            )
         shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
@@ -716,20 +755,25 @@ def cross(input, other, dim=None):
 def linalg_cross(input, other, *, dim=-1):
     """``numbagrad.linalg.cross`` (kept here so the top-level ``cross`` can share it)."""
     if input.ndim != other.ndim:
-        raise RuntimeError(f"linalg.cross: inputs must have the same number of dimensions. "
-                           f"Got {input.ndim} and {other.ndim}")
+        raise RuntimeError(
+            f"linalg.cross: inputs must have the same number of dimensions. "
+            f"Got {input.ndim} and {other.ndim}"
+        )
     d = dim + input.ndim if dim < 0 else dim
     if input.shape[d] != 3 or other.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[d]} and {other.shape[d]}")
+        raise RuntimeError(
+            f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+            f"{input.shape[d]} and {other.shape[d]}"
+        )
     return _cross(input, other, d, "linalg.cross")
 
 
 def _scaled_sum(input, prod, beta, alpha):
     out = prod if alpha == 1 else prod * alpha
     if tuple(input.shape) != tuple(prod.shape) and (
-            input.ndim > prod.ndim
-            or any(a not in (1, b) for a, b in zip(input.shape[::-1], prod.shape[::-1]))):
+        input.ndim > prod.ndim
+        or any(a not in (1, b) for a, b in zip(input.shape[::-1], prod.shape[::-1]))
+    ):
         input.expand(*prod.shape)  # PyTorch's error: input must expand to the product's shape
     if beta == 0:
         return out
@@ -747,11 +791,15 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     [[2.0, 1.0], [1.0, 2.0]]
     """
     if hasattr(input, "dtype") and input.dtype is not mat2.dtype:  # no promotion
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got "
-                           f"{_scalar_name(input.dtype)} and {_scalar_name(mat2.dtype)}")
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got "
+            f"{_scalar_name(input.dtype)} and {_scalar_name(mat2.dtype)}"
+        )
     if mat1.dtype is not mat2.dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
-                           f"{_scalar_name(mat1.dtype)} and {_scalar_name(mat2.dtype)}")
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got "
+            f"{_scalar_name(mat1.dtype)} and {_scalar_name(mat2.dtype)}"
+        )
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
@@ -767,10 +815,13 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """
     if hasattr(input, "dtype") and not (input.dtype is batch1.dtype is batch2.dtype):
         n = {"Float": "float", "Double": "double", "Long": "long int"}
-        a, b, c = (n.get(_scalar_name(t.dtype), _scalar_name(t.dtype).lower())
-                   for t in (input, batch1, batch2))
-        raise RuntimeError(f"Input dtypes must be the same, got: input {a}, batch1: {b}, "
-                           f"batch2: {c}")
+        a, b, c = (
+            n.get(_scalar_name(t.dtype), _scalar_name(t.dtype).lower())
+            for t in (input, batch1, batch2)
+        )
+        raise RuntimeError(
+            f"Input dtypes must be the same, got: input {a}, batch1: {b}, batch2: {c}"
+        )
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
@@ -784,15 +835,39 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     [2.0, 2.0]
     """
     if mat.ndim != 2 or vec.ndim != 1 or input.ndim > 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
-                           f"{vec.ndim}")
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, {vec.ndim}"
+        )
     if hasattr(input, "dtype") and not (input.dtype is mat.dtype is vec.dtype):
-        raise RuntimeError("addmv input tensors must have the same dtype, but got " + ", ".join(
-            _scalar_name(t.dtype) for t in (input, mat)) + f", and {_scalar_name(vec.dtype)}")
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            + ", ".join(_scalar_name(t.dtype) for t in (input, mat))
+            + f", and {_scalar_name(vec.dtype)}"
+        )
     return _scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 
-ALL += ["svd", "det", "slogdet", "logdet", "inverse", "cholesky", "cholesky_solve",
-        "matrix_exp", "pinverse", "matrix_power", "diag", "diag_embed", "trace", "dist",
-        "cdist", "tensordot", "kron", "cross", "addmm", "baddbmm", "addmv"]
+ALL += [
+    "svd",
+    "det",
+    "slogdet",
+    "logdet",
+    "inverse",
+    "cholesky",
+    "cholesky_solve",
+    "matrix_exp",
+    "pinverse",
+    "matrix_power",
+    "diag",
+    "diag_embed",
+    "trace",
+    "dist",
+    "cdist",
+    "tensordot",
+    "kron",
+    "cross",
+    "addmm",
+    "baddbmm",
+    "addmv",
+]
 __all__ += ALL[9:]

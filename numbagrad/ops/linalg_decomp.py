@@ -57,8 +57,14 @@ class LinAlgError(RuntimeError):
 
 # -- input checks -------------------------------------------------------------------------------
 def _torch_dtype_name(dtype):
-    names = {"int64": "Long", "int32": "Int", "bool": "Bool", "int16": "Short",
-             "int8": "Char", "uint8": "Byte"}
+    names = {
+        "int64": "Long",
+        "int32": "Int",
+        "bool": "Bool",
+        "int16": "Short",
+        "int8": "Char",
+        "uint8": "Byte",
+    }
     return names.get(str(dtype).split(".")[-1], str(dtype))
 
 
@@ -67,8 +73,10 @@ def check_float(A, fname, arg="input"):
     if not isinstance(A, Tensor):
         raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
     if not A.dtype.is_floating_point:
-        raise RuntimeError(f"{fname}: Expected a floating point or complex tensor as input. "
-                           f"Got {_torch_dtype_name(A.dtype)}")
+        raise RuntimeError(
+            f"{fname}: Expected a floating point or complex tensor as input. "
+            f"Got {_torch_dtype_name(A.dtype)}"
+        )
 
 
 _HALF_OK = frozenset(("linalg.matrix_exp", "linalg.matrix_power"))  # products only
@@ -78,13 +86,17 @@ def check_matrix(A, fname, square=False, name="A"):
     """``A`` a floating batch of (square) matrices."""
     check_float(A, fname)
     if A.dtype is D.float16 and fname not in _HALF_OK:  # NumPy's LAPACK has no float16
-        raise NotImplementedError(f"{fname}: float16 (Half) is not supported, as in PyTorch's "
-                                  "CPU build; convert with .float() first")
+        raise NotImplementedError(
+            f"{fname}: float16 (Half) is not supported, as in PyTorch's "
+            "CPU build; convert with .float() first"
+        )
     if A.ndim < 2:
         raise RuntimeError(f"{fname}: The input tensor {name} must have at least 2 dimensions.")
     if square and A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{fname}: {name} must be batches of square matrices, but they are "
-                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+        raise RuntimeError(
+            f"{fname}: {name} must be batches of square matrices, but they are "
+            f"{A.shape[-2]} by {A.shape[-1]} matrices"
+        )
 
 
 # -- small tensor helpers used by the rules ---------------------------------------------------
@@ -96,8 +108,9 @@ def diag_embed0(x):
     """A batch of diagonal matrices with ``x`` (``(..., n)``) on their diagonals."""
     n = x.shape[-1]
     k = x.ndim
-    return bind(DiagonalBackward, (x,), {"shape": (*x.shape, n), "offset": 0, "dim1": k - 1,
-                                         "dim2": k})
+    return bind(
+        DiagonalBackward, (x,), {"shape": (*x.shape, n), "offset": 0, "dim1": k - 1, "dim2": k}
+    )
 
 
 def _eye_as(x, n):
@@ -136,8 +149,11 @@ class _MultiOut(Primitive, register=False):
 
     @classmethod
     def _record(cls, args, params, outs, be=None):
-        node = super()._record(args, params, outs) if be is None else \
-            super()._record(args, params, outs, be)
+        node = (
+            super()._record(args, params, outs)
+            if be is None
+            else super()._record(args, params, outs, be)
+        )
         node._saved = [*node._saved, *(SavedOutput(o, i) for i, o in enumerate(outs) if i)]
         return node
 
@@ -165,7 +181,7 @@ def _zero_pivot(a):
             return k + 1
         if p != k:
             u[[k, p]] = u[[p, k]]
-        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+        u[k + 1 :, k:] -= np.outer(u[k + 1 :, k] / u[k, k], u[k, k:])
     return 0
 
 
@@ -201,9 +217,11 @@ def _inv(a):
         if bad is None:  # only non-finite matrices failed: nan there
             return _per_matrix(np.linalg.inv, a)
         i, info = bad
-        raise LinAlgError(f"linalg.inv: {_batch_prefix(a.shape, i)}The diagonal element {info} "
-                          "is zero, the inversion could not be completed because the input "
-                          "matrix is singular.") from None
+        raise LinAlgError(
+            f"linalg.inv: {_batch_prefix(a.shape, i)}The diagonal element {info} "
+            "is zero, the inversion could not be completed because the input "
+            "matrix is singular."
+        ) from None
 
 
 def _solve(a, b):
@@ -217,13 +235,20 @@ def _solve(a, b):
             b2 = np.broadcast_to(b, (*shape, *b.shape[-2:]))
             flat_a = a2.reshape(-1, *a.shape[-2:])
             flat_b = b2.reshape(-1, *b.shape[-2:])
-            out = np.stack([np.linalg.solve(m, r) if np.isfinite(m).all()
-                            else np.full(r.shape, np.nan, r.dtype)
-                            for m, r in zip(flat_a, flat_b)])
+            out = np.stack(
+                [
+                    np.linalg.solve(m, r)
+                    if np.isfinite(m).all()
+                    else np.full(r.shape, np.nan, r.dtype)
+                    for m, r in zip(flat_a, flat_b)
+                ]
+            )
             return out.reshape(*shape, *b.shape[-2:])
         i, _ = bad
-        raise LinAlgError(f"torch.linalg.solve: {_batch_prefix(a.shape, i)}The solver failed "
-                          "because the input matrix is singular.") from None
+        raise LinAlgError(
+            f"torch.linalg.solve: {_batch_prefix(a.shape, i)}The solver failed "
+            "because the input matrix is singular."
+        ) from None
 
 
 def _not_converged(name, a, what):
@@ -231,10 +256,14 @@ def _not_converged(name, a, what):
     flat = _flat(a)
     for i, m in enumerate(flat):
         if not np.isfinite(m).all():
-            return LinAlgError(f"{name}: {_batch_prefix(a.shape, i)}The algorithm failed to "
-                               "converge because the input matrix contained non-finite values.")
-    return LinAlgError(f"{name}: The algorithm failed to converge because the input matrix is "
-                       f"ill-conditioned or has too many repeated {what}.")
+            return LinAlgError(
+                f"{name}: {_batch_prefix(a.shape, i)}The algorithm failed to "
+                "converge because the input matrix contained non-finite values."
+            )
+    return LinAlgError(
+        f"{name}: The algorithm failed to converge because the input matrix is "
+        f"ill-conditioned or has too many repeated {what}."
+    )
 
 
 def _cholesky(a):
@@ -250,9 +279,12 @@ def _cholesky(a):
                     raise LinAlgError(
                         f"linalg.cholesky: {_batch_prefix(a.shape, i)}The factorization could "
                         "not be completed because the input is not positive-definite (the "
-                        f"leading minor of order {k} is not positive-definite).") from None
-        raise LinAlgError("linalg.cholesky: The factorization could not be completed because "
-                          "the input is not positive-definite.") from None
+                        f"leading minor of order {k} is not positive-definite)."
+                    ) from None
+        raise LinAlgError(
+            "linalg.cholesky: The factorization could not be completed because "
+            "the input is not positive-definite."
+        ) from None
 
 
 # -- inverse and solve --------------------------------------------------------------------------
@@ -322,22 +354,28 @@ def solve(A, B, *, left=True):
     check_matrix(A, "linalg.solve", square=True)
     check_float(B, "linalg.solve", "B")
     if A.dtype is not B.dtype:
-        raise RuntimeError(f"linalg.solve: Expected A and B to have the same dtype, but found "
-                           f"A of type {A.dtype} and B of type {B.dtype} instead")
+        raise RuntimeError(
+            f"linalg.solve: Expected A and B to have the same dtype, but found "
+            f"A of type {A.dtype} and B of type {B.dtype} instead"
+        )
     if not left:  # X A = B  <=>  A^T X^T = B^T
         return _mT(solve(_mT(A), _mT(B)))
     vector = _is_vector_rhs(A, B)
     Bm = F.unsqueeze(B, -1) if vector else B
     n = A.shape[-1]
     if Bm.shape[-2] != n:
-        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
-                           f"AX = B ({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x"
-                           f"{Bm.shape[-1]})")
+        raise RuntimeError(
+            f"linalg.solve: Incompatible shapes of A and B for the equation "
+            f"AX = B ({A.shape[-2]}x{A.shape[-1]} and {Bm.shape[-2]}x"
+            f"{Bm.shape[-1]})"
+        )
     try:
         np.broadcast_shapes(tuple(A.shape[:-2]), tuple(Bm.shape[:-2]))
     except ValueError:
-        raise RuntimeError(f"linalg.solve: batch dimensions of A {list(A.shape)} and B "
-                           f"{list(B.shape)} are not broadcastable") from None
+        raise RuntimeError(
+            f"linalg.solve: batch dimensions of A {list(A.shape)} and B "
+            f"{list(B.shape)} are not broadcastable"
+        ) from None
     X = bind(LinalgSolve, (A, Bm), NO_PARAMS)
     return F.squeeze(X, -1) if vector else X
 
@@ -348,8 +386,7 @@ def _prod_others(s):
     ones = _ones_like(F.narrow(s, -1, 0, 1)) if s.shape[-1] else s
     before = F.cumprod(F.cat([ones, F.narrow(s, -1, 0, s.shape[-1] - 1)], -1), -1)
     rev = F.flip(s, (-1,))
-    after = F.flip(F.cumprod(F.cat([ones, F.narrow(rev, -1, 0, s.shape[-1] - 1)], -1), -1),
-                   (-1,))
+    after = F.flip(F.cumprod(F.cat([ones, F.narrow(rev, -1, 0, s.shape[-1] - 1)], -1), -1), (-1,))
     return before * after
 
 
@@ -452,8 +489,9 @@ class LinalgSlogdet(_MultiOut):
             return None
         a = ctx.saved()[0]
         n = a.shape[-1]
-        return bind(LinalgSolve, (_mT(a), F.unsqueeze(F.unsqueeze(glog, -1), -1)
-                                  * _eye_as(a, n)), NO_PARAMS)
+        return bind(
+            LinalgSolve, (_mT(a), F.unsqueeze(F.unsqueeze(glog, -1), -1) * _eye_as(a, n)), NO_PARAMS
+        )
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -498,8 +536,9 @@ class LinalgCholesky(Primitive):
     @staticmethod
     def jvp(primals, tangents, out):
         L = out
-        x = _mT(bind(LinalgSolve, (L, _mT(bind(LinalgSolve, (L, tangents[0]), NO_PARAMS))),
-                     NO_PARAMS))
+        x = _mT(
+            bind(LinalgSolve, (L, _mT(bind(LinalgSolve, (L, tangents[0]), NO_PARAMS))), NO_PARAMS)
+        )
         phi = F.tril(x) - 0.5 * diag_embed0(F.diagonal(x, 0, -2, -1))
         return F.matmul(L, phi)
 
@@ -740,33 +779,50 @@ class LinalgQr(_MultiOut):
         if m >= n:
             return _qr_square_jvp(da, Q, R)
         dq, dr1 = _qr_square_jvp(F.narrow(da, -1, 0, m), Q, F.narrow(R, -1, 0, m))
-        dr2 = F.matmul(_mT(Q), F.narrow(da, -1, m, n - m)
-                       - F.matmul(dq, F.narrow(R, -1, m, n - m)))
+        dr2 = F.matmul(_mT(Q), F.narrow(da, -1, m, n - m) - F.matmul(dq, F.narrow(R, -1, m, n - m)))
         return dq, F.cat([dr1, dr2], -1)
 
 
 def _check_qr_differentiable(mode, shape):
     if mode == "r":
-        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
-                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
-                           "going to differentiate through linalg.qr.")
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not computed "
+            "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+            "going to differentiate through linalg.qr."
+        )
     if mode == "complete" and shape[-2] > shape[-1]:
-        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' "
-                           "and nrows > ncols.")
+        raise RuntimeError(
+            "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+        )
 
 
 def qr(A, mode="reduced"):
     check_matrix(A, "linalg.qr")
     if mode not in ("reduced", "complete", "r"):
-        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
-                           "'reduced' (default), 'r', or 'complete'")
+        raise RuntimeError(
+            f"qr received unrecognized mode '{mode}' but expected one of "
+            "'reduced' (default), 'r', or 'complete'"
+        )
     return QrResult(*bind(LinalgQr, (A,), {"mode": mode}))
 
 
 # -- matrix exponential -------------------------------------------------------------------------
-_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-           40840800.0, 960960.0, 16380.0, 182.0, 1.0)
+_PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
 
 
 def _expm_one(a):
@@ -776,16 +832,26 @@ def _expm_one(a):
     n = a.shape[0]
     norm = np.abs(a).sum(0).max() if n else 0.0
     s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
-    a = a / (2.0 ** s)
+    a = a / (2.0**s)
     b = _PADE13
     ident = np.eye(n)
     a2 = a @ a
     a4 = a2 @ a2
     a6 = a4 @ a2
-    u = a @ (a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2
-             + b[1] * ident)
-    v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
+    u = a @ (
+        a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
+        + b[7] * a6
+        + b[5] * a4
+        + b[3] * a2
+        + b[1] * ident
+    )
+    v = (
+        a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2)
+        + b[6] * a6
+        + b[4] * a4
+        + b[2] * a2
         + b[0] * ident
+    )
     r = np.linalg.solve(v - u, v + u)
     for _ in range(s):
         r = r @ r
@@ -876,12 +942,20 @@ class LinalgPinv(Primitive):
         if m <= n:
             k = F.matmul(gh, p)
             kph = F.matmul(k, ph)
-            return (-_mT(F.matmul(p, k)) + kph - F.matmul(F.matmul(a, p), kph)
-                    + F.matmul(F.matmul(ph, p), gh - F.matmul(k, a)))
+            return (
+                -_mT(F.matmul(p, k))
+                + kph
+                - F.matmul(F.matmul(a, p), kph)
+                + F.matmul(F.matmul(ph, p), gh - F.matmul(k, a))
+            )
         k = F.matmul(p, gh)
         phk = F.matmul(ph, k)
-        return (-_mT(F.matmul(k, p)) + F.matmul(F.matmul(gh - F.matmul(a, k), p), ph) + phk
-                - F.matmul(F.matmul(phk, p), a))
+        return (
+            -_mT(F.matmul(k, p))
+            + F.matmul(F.matmul(gh - F.matmul(a, k), p), ph)
+            + phk
+            - F.matmul(F.matmul(phk, p), a)
+        )
 
     @staticmethod
     def jvp(primals, tangents, out, atol, rtol, hermitian):
@@ -892,22 +966,30 @@ class LinalgPinv(Primitive):
         xt = _mT(x)
         ax = F.matmul(a, x)
         xa = F.matmul(x, a)
-        return (-F.matmul(x, F.matmul(da, x))
-                + F.matmul(F.matmul(x, xt), F.matmul(dat, _eye_as(a, a.shape[-2]) - ax))
-                + F.matmul(_eye_as(a, a.shape[-1]) - xa, F.matmul(dat, F.matmul(xt, x))))
+        return (
+            -F.matmul(x, F.matmul(da, x))
+            + F.matmul(F.matmul(x, xt), F.matmul(dat, _eye_as(a, a.shape[-2]) - ax))
+            + F.matmul(_eye_as(a, a.shape[-1]) - xa, F.matmul(dat, F.matmul(xt, x)))
+        )
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     check_matrix(A, "linalg.pinv")
     if hermitian and A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"linalg.pinv(hermitian=True): A must be batches of square "
-                           f"matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices")
+        raise RuntimeError(
+            f"linalg.pinv(hermitian=True): A must be batches of square "
+            f"matrices, but they are {A.shape[-2]} by {A.shape[-1]} matrices"
+        )
     for name, v in (("atol", atol), ("rtol", rtol)):
         if isinstance(v, Tensor):
-            raise NotImplementedError(f"linalg.pinv: a tensor {name} is not supported; pass "
-                                      "a Python float")
+            raise NotImplementedError(
+                f"linalg.pinv: a tensor {name} is not supported; pass a Python float"
+            )
     if rtol is None:
         eps = float(np.finfo(D.as_dtype(A.dtype).np).eps)
         rtol = eps * max(A.shape[-2], A.shape[-1]) if atol is None or atol <= 0 else 0.0
-    return bind(LinalgPinv, (A,), {"atol": float(atol or 0.0), "rtol": float(rtol),
-                                   "hermitian": bool(hermitian)})
+    return bind(
+        LinalgPinv,
+        (A,),
+        {"atol": float(atol or 0.0), "rtol": float(rtol), "hermitian": bool(hermitian)},
+    )

@@ -81,8 +81,16 @@ from numbagrad.ops.unary import (  # noqa: F401  (re-exported: see ALL)
     trunc,
 )
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-                "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}
+_TORCH_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "int32": "Int",
+    "int64": "Long",
+    "bool": "Bool",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+}
 
 
 def _tname(dtype) -> str:
@@ -96,8 +104,10 @@ def _tensors(args, name):
         args = tuple(args[0])
     for i, t in enumerate(args):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}(): expected Tensor as element {i} in argument 0, but got "
-                            f"{type(t).__name__}")
+            raise TypeError(
+                f"{name}(): expected Tensor as element {i} in argument 0, but got "
+                f"{type(t).__name__}"
+            )
     return tuple(args)
 
 
@@ -127,16 +137,21 @@ def lerp(input, end, weight):
     if not isinstance(input, Tensor) or not isinstance(end, Tensor):
         raise TypeError("lerp(): input and end must be Tensors")
     if end.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {_tname(input.dtype).lower()} for `end` but got "
-                           f"dtype {_tname(end.dtype).lower()}")
+        raise RuntimeError(
+            f"expected dtype {_tname(input.dtype).lower()} for `end` but got "
+            f"dtype {_tname(end.dtype).lower()}"
+        )
     if not input.is_floating_point():
-        raise NotImplementedError(f'"lerp_kernel_scalar" not implemented for '
-                                  f"'{_tname(input.dtype)}'")
+        raise NotImplementedError(
+            f"\"lerp_kernel_scalar\" not implemented for '{_tname(input.dtype)}'"
+        )
     d = end - input
     if isinstance(weight, Tensor):
         if weight.dtype is not input.dtype:
-            raise RuntimeError(f"expected dtype {_tname(input.dtype).lower()} for `weight` "
-                               f"but got dtype {_tname(weight.dtype).lower()}")
+            raise RuntimeError(
+                f"expected dtype {_tname(input.dtype).lower()} for `weight` "
+                f"but got dtype {_tname(weight.dtype).lower()}"
+            )
         return F.where(F.abs(weight) < 0.5, input + weight * d, end - d * (1 - weight))
     w = float(weight)
     return input + d * w if builtins.abs(w) < 0.5 else end - d * (1 - w)
@@ -152,8 +167,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     >>> numbagrad.addcmul(x, x, numbagrad.tensor([3.0, 4.0]), value=0.5)
     tensor([2.5000, 6.0000])
     """
-    if not any(isinstance(t, Tensor) and t.is_floating_point()
-               for t in (input, tensor1, tensor2)):
+    if not any(isinstance(t, Tensor) and t.is_floating_point() for t in (input, tensor1, tensor2)):
         value = int(value)  # as PyTorch: the scalar takes the integral result dtype
     return input + value * tensor1 * tensor2
 
@@ -169,15 +183,18 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     >>> numbagrad.addcdiv(x, x, numbagrad.tensor([4.0, 4.0]), value=2)
     tensor([1.5000, 3.0000])
     """
-    if not (isinstance(tensor1, Tensor) and tensor1.is_floating_point()) and \
-            not (isinstance(tensor2, Tensor) and tensor2.is_floating_point()):
-        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
-                           "future  release addcdiv will perform a true division of tensor1 "
-                           "and tensor2. The historic addcdiv behavior can be implemented as "
-                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
-                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
-                           "float inputs. The future addcdiv behavior is just the latter "
-                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    if not (isinstance(tensor1, Tensor) and tensor1.is_floating_point()) and not (
+        isinstance(tensor2, Tensor) and tensor2.is_floating_point()
+    ):
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a "
+            "future  release addcdiv will perform a true division of tensor1 "
+            "and tensor2. The historic addcdiv behavior can be implemented as "
+            "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+            "for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter "
+            "implementation: (input + value * tensor1 / tensor2), for all dtypes."
+        )
     return input + value * tensor1 / tensor2
 
 
@@ -332,20 +349,26 @@ def meshgrid(*tensors, indexing=None):
     """
     ts = _tensors(tensors, "meshgrid")
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass "
-                      "the indexing argument.", UserWarning, stacklevel=2)
+        warnings.warn(
+            "torch.meshgrid: in an upcoming release, it will be required to pass "
+            "the indexing argument.",
+            UserWarning,
+            stacklevel=2,
+        )
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but '
-                           f"received: {indexing}")
+        raise RuntimeError(
+            f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}'
+        )
     if not ts:
         raise RuntimeError("meshgrid expects a non-empty TensorList")
     for t in ts:
         if t.dtype is not ts[0].dtype:
             raise RuntimeError("meshgrid expects all tensors to have the same dtype")
         if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}"
+            )
     flat = [F.reshape(t, (-1,)) for t in ts]
     shape = tuple(t.shape[0] for t in flat)
     grids = []
@@ -385,9 +408,11 @@ def _broadcast_shapes(*shapes):
             elif out[-i] == 1:
                 out[-i] = s[-i]
             elif s[-i] != 1 and s[-i] != out[-i]:
-                raise RuntimeError(f"The size of tensor a ({out[-i]}) must match the size of "
-                                   f"tensor b ({s[-i]}) at non-singleton dimension "
-                                   f"{len(out) - i}")
+                raise RuntimeError(
+                    f"The size of tensor a ({out[-i]}) must match the size of "
+                    f"tensor b ({s[-i]}) at non-singleton dimension "
+                    f"{len(out) - i}"
+                )
     return tuple(out)
 
 
@@ -405,8 +430,7 @@ def tile(input, dims):
     reps = (dims,) if isinstance(dims, (int, np.integer)) else tuple(int(r) for r in dims)
     for r in reps:
         if r < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: "
-                               f"{list(reps)}")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {r}: {list(reps)}")
     n = builtins.max(len(reps), input.ndim)
     reps = (1,) * (n - len(reps)) + reps
     shape = (1,) * (n - input.ndim) + tuple(input.shape)
@@ -450,8 +474,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         input, dim = F.reshape(input, (-1,)), 0
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0:  # PyTorch refuses a dim for a 0-d input (it reads it as 1-d's dim 1)
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
-                         "1)")
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     n = input.shape[d]
     if isinstance(repeats, Tensor) and repeats.numel() == 1 and repeats.ndim <= 1:
         repeats = int(repeats.reshape(()).item())
@@ -462,8 +485,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeats has to be Long or Int tensor")
         counts = np.asarray(repeats.detach().numpy(), np.int64)
         if counts.shape[0] != n:
-            raise RuntimeError(f"repeats must have the same size as input along dim, but got "
-                               f"repeats.size(0) = {counts.shape[0]} and input.size({d}) = {n}")
+            raise RuntimeError(
+                f"repeats must have the same size as input along dim, but got "
+                f"repeats.size(0) = {counts.shape[0]} and input.size({d}) = {n}"
+            )
         if (counts < 0).any():
             raise RuntimeError("repeats can not be negative")
         total = int(counts.sum())
@@ -475,14 +500,16 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         raise RuntimeError("repeats can not be negative")
     _check_output_size(output_size, n * r)
     shape = tuple(input.shape)
-    out = F.expand(F.unsqueeze(input, d + 1), (*shape[:d + 1], r, *shape[d + 1:]))
-    return F.reshape(out, (*shape[:d], n * r, *shape[d + 1:]))
+    out = F.expand(F.unsqueeze(input, d + 1), (*shape[: d + 1], r, *shape[d + 1 :]))
+    return F.reshape(out, (*shape[:d], n * r, *shape[d + 1 :]))
 
 
 def _check_output_size(output_size, total):
     if output_size is not None and output_size != total:
-        raise RuntimeError(f"repeat_interleave: allocated size does not match required size "
-                           f"(output_size={output_size}, required {total})")
+        raise RuntimeError(
+            f"repeat_interleave: allocated size does not match required size "
+            f"(output_size={output_size}, required {total})"
+        )
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -503,8 +530,9 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
     d0, d1 = wrap_dim(dims[0], input.ndim), wrap_dim(dims[1], input.ndim)
     if d0 == d1:
-        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
-                           f"and dim1 = {dims[1]}")
+        raise RuntimeError(
+            f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}"
+        )
     k = int(k) % 4
     if k == 1:
         return F.transpose(F.flip(input, (d1,)), d0, d1)
@@ -530,10 +558,13 @@ def block_diag(*tensors):
     blocks = []
     for i, t in enumerate(ts):
         if t.ndim > 2:
-            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
-                               f"dimensions. Input {i} has {t.ndim} dimensions")
-        blocks.append(F.reshape(t, (1, 1)) if t.ndim == 0 else
-                      F.unsqueeze(t, 0) if t.ndim == 1 else t)
+            raise RuntimeError(
+                f"torch.block_diag: Input tensors must have 2 or fewer "
+                f"dimensions. Input {i} has {t.ndim} dimensions"
+            )
+        blocks.append(
+            F.reshape(t, (1, 1)) if t.ndim == 0 else F.unsqueeze(t, 0) if t.ndim == 1 else t
+        )
     if not blocks:
         return zeros((1, 0))
     dt = blocks[0].dtype
@@ -585,15 +616,15 @@ def renorm(input, p, dim, maxnorm):
             [0.3000, 0.4000]])
     """
     if not input.is_floating_point():
-        raise RuntimeError(f"renorm: expected a floating point tensor, got "
-                           f"{_tname(input.dtype)}")
+        raise RuntimeError(f"renorm: expected a floating point tensor, got {_tname(input.dtype)}")
     if p <= 0:
         raise RuntimeError("renorm: non-positive-norm not supported")
     if maxnorm < 0:
         raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
     if input.ndim <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
-                           "dimensions")
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
+        )
     d = wrap_dim(dim, input.ndim)
     others = [i for i in range(input.ndim) if i != d]
     norm = F.norm(input, p, others, keepdim=True)
@@ -647,11 +678,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     parts = [t for t in (prepend, input, append) if t is not None]
     for t in parts:
         if not isinstance(t, Tensor):
-            raise TypeError(f"diff(): prepend and append must be Tensors, not "
-                            f"{type(t).__name__}")
+            raise TypeError(f"diff(): prepend and append must be Tensors, not {type(t).__name__}")
         if t.ndim != input.ndim:
-            raise RuntimeError("diff expects prepend or append to be the same dimension as "
-                               "input")
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
     x = F.cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
         m = x.shape[d]
@@ -667,8 +696,10 @@ def _dx_along(x, y, d):
     with that dim, as PyTorch's)."""
     if x.ndim == 1:
         if x.shape[0] != y.shape[d]:
-            raise RuntimeError(f"trapezoid: There must be one `x` value for each sample point "
-                               f"but got {x.shape[0]} x values and {y.shape[d]} y values")
+            raise RuntimeError(
+                f"trapezoid: There must be one `x` value for each sample point "
+                f"but got {x.shape[0]} x values and {y.shape[d]} y values"
+            )
         dx = diff(x)
         view = [1] * y.ndim
         view[d] = dx.shape[0]
@@ -692,8 +723,9 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if x is not None and dx is not None:
         raise TypeError("trapezoid(): pass either sample points x or a spacing dx, not both")
     if y.ndim == 0:
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
-                         f"{dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+        )
     d = wrap_dim(dim, y.ndim)
     if y.shape[d] == 0:
         shape = tuple(s for i, s in enumerate(y.shape) if i != d)
@@ -730,11 +762,13 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     tensor([1.5000, 4.0000])
     """
     if x is not None and dx is not None:
-        raise TypeError("cumulative_trapezoid(): pass either sample points x or a spacing dx, "
-                        "not both")
+        raise TypeError(
+            "cumulative_trapezoid(): pass either sample points x or a spacing dx, not both"
+        )
     if y.ndim == 0:
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
-                         f"{dim})")
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+        )
     d = wrap_dim(dim, y.ndim)
     n = y.shape[d]
     if n == 0:
@@ -800,8 +834,7 @@ class Searchsorted(Primitive):
         return bind(Searchsorted, (seq, values), params), 0
 
 
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
-                 sorter=None):
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Indices where ``input``'s values would be inserted into ``sorted_sequence`` (along
     its last dim) to keep it sorted.
 
@@ -833,37 +866,52 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """
     if side is not None:
         if side not in ("left", "right"):
-            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
-                               f"got {side}")
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
+            )
         if right and side == "left":
-            raise RuntimeError("torch.searchsorted(): side and right can't be set to "
-                               "opposites, got side of left while right was True")
+            raise RuntimeError(
+                "torch.searchsorted(): side and right can't be set to "
+                "opposites, got side of left while right was True"
+            )
         right = side == "right"
     if not isinstance(input, Tensor):
         if sorted_sequence.ndim != 1:
-            raise RuntimeError("torch.searchsorted(): input value can be a scalar only when "
-                               "boundaries tensor dimension is 1, but we got boundaries "
-                               f"tensor dim({sorted_sequence.ndim}) and input value's dim(0) "
-                               "numel(1)")
+            raise RuntimeError(
+                "torch.searchsorted(): input value can be a scalar only when "
+                "boundaries tensor dimension is 1, but we got boundaries "
+                f"tensor dim({sorted_sequence.ndim}) and input value's dim(0) "
+                "numel(1)"
+            )
         input = tensor(input)
     seq = sorted_sequence
     if seq.ndim == 0:
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
-                           "dimension, but got 0 dimension")
-    if seq.ndim != 1 and (seq.ndim != input.ndim
-                          or tuple(seq.shape[:-1]) != tuple(input.shape[:-1])):
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or "
-                           "the first N-1 dimensions of boundaries tensor and input value "
-                           "tensor must match, but we got boundaries tensor "
-                           f"{list(seq.shape)} and input value tensor {list(input.shape)}")
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should have positive "
+            "dimension, but got 0 dimension"
+        )
+    if seq.ndim != 1 and (
+        seq.ndim != input.ndim or tuple(seq.shape[:-1]) != tuple(input.shape[:-1])
+    ):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or "
+            "the first N-1 dimensions of boundaries tensor and input value "
+            "tensor must match, but we got boundaries tensor "
+            f"{list(seq.shape)} and input value tensor {list(input.shape)}"
+        )
     if sorter is not None:
         if tuple(sorter.shape) != tuple(seq.shape):
-            raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
-                               f"size, but got boundary tensor {list(seq.shape)}and got "
-                               f"sorter tensor {list(sorter.shape)}")
+            raise RuntimeError(
+                "torch.searchsorted(): boundary and sorter must have the same "
+                f"size, but got boundary tensor {list(seq.shape)}and got "
+                f"sorter tensor {list(sorter.shape)}"
+            )
         seq = F.take_along_dim(seq, sorter, -1)
-    return bind(Searchsorted, (seq.detach(), input.detach()),
-                {"side": "right" if right else "left", "out_int32": bool(out_int32)})
+    return bind(
+        Searchsorted,
+        (seq.detach(), input.detach()),
+        {"side": "right" if right else "left", "out_int32": bool(out_int32)},
+    )
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
@@ -877,8 +925,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     tensor([0, 1, 2])
     """
     if boundaries.ndim != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
-                           f"{boundaries.ndim})")
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
@@ -909,7 +956,7 @@ class Histc(Primitive):
         lo_t, hi_t = lo_r.astype(x.dtype)[:, None], hi_r.astype(x.dtype)[:, None]
         keep = (x >= lo_t) & (x <= hi_t)  # False for NaN
         with np.errstate(invalid="ignore", over="ignore"):
-            pos = ((x - lo_t) * t(bins) / (hi_t - lo_t))
+            pos = (x - lo_t) * t(bins) / (hi_t - lo_t)
         pos = xp.where(keep, pos, 0).astype(np.int64)
         pos[pos == bins] = bins - 1
         flat = (pos + xp.arange(r)[:, None] * bins)[keep]
@@ -941,17 +988,14 @@ def histc(input, bins=100, min=0, max=0):
     tensor([0., 2., 1., 0.])
     """
     if not input.is_floating_point():
-        raise NotImplementedError(f'"histogram_cpu" not implemented for '
-                                  f"'{_tname(input.dtype)}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(input.dtype)}'")
     if bins <= 0:
-        raise RuntimeError("torch.histc: bins must be > 0, but got "
-                           f"{bins} for dimension 0")
+        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
     if not (math.isfinite(min) and math.isfinite(max)):
         raise RuntimeError(f"torch.histc: range of [{min}, {max}] is not finite")
-    return bind(Histc, (input.detach(),), {"bins": int(bins), "lo": float(min),
-                                           "hi": float(max)})
+    return bind(Histc, (input.detach(),), {"bins": int(bins), "lo": float(min), "hi": float(max)})
 
 
 class Unique(Primitive):
@@ -1002,10 +1046,12 @@ class Unique(Primitive):
 def _unique(input, dim, consecutive, return_inverse, return_counts):
     d = None if dim is None else wrap_dim(dim, input.ndim)
     if d is not None and input.ndim == 0:
-        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but "
-                         f"got {dim})")
-    values, inverse, counts = bind(Unique, (input.detach(),),
-                                   {"dim": d, "consecutive": consecutive})
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
+        )
+    values, inverse, counts = bind(
+        Unique, (input.detach(),), {"dim": d, "consecutive": consecutive}
+    )
     out = (values,)
     if return_inverse:
         out += (inverse,)
@@ -1114,11 +1160,9 @@ def bincount(input, weights=None, minlength=0):
     tensor([0.5000, 0.0000, 2.0000])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"bincount(): argument 'input' must be Tensor, not "
-                        f"{type(input).__name__}")
+        raise TypeError(f"bincount(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.is_floating_point() or input.dtype is D.bool:
-        raise NotImplementedError(f'"bincount_cpu" not implemented for '
-                                  f"'{_tname(input.dtype)}'")
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_tname(input.dtype)}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if input.ndim != 1 or (input.numel() and F.amin(input).item() < 0):
@@ -1127,8 +1171,11 @@ def bincount(input, weights=None, minlength=0):
     if weights is None:
         src = ones_like(index)
     else:
-        if not isinstance(weights, Tensor) or weights.ndim != 1 or \
-                weights.shape[0] != input.shape[0]:
+        if (
+            not isinstance(weights, Tensor)
+            or weights.ndim != 1
+            or weights.shape[0] != input.shape[0]
+        ):
             raise RuntimeError("weights should be 1-d and have the same length as input")
         # no gradient, as PyTorch's; integral weights count in float64, as PyTorch's
         src = weights.detach() if weights.is_floating_point() else weights.detach().to(D.float64)
@@ -1167,8 +1214,10 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             [-1.,  1.]])
     """
     if input.ndim > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got "
-                           f"an input with {input.ndim} dimensions")
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got "
+            f"an input with {input.ndim} dimensions"
+        )
     x = input if input.ndim == 2 else F.reshape(input, (1, -1))
     if not x.is_floating_point():
         x = x.to(default_float())
@@ -1178,30 +1227,44 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if wt is None:
             continue
         if wt.ndim > 1:
-            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but "
-                               f"got {name} with {wt.ndim} dimensions")
+            raise RuntimeError(
+                f"cov(): expected {name} to have one or fewer dimensions but "
+                f"got {name} with {wt.ndim} dimensions"
+            )
         if wt.numel() != n_obs:
-            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
-                               f"observations in the input but got {wt.numel()} != {n_obs}")
+            raise RuntimeError(
+                f"cov(): expected {name} to have the same numel as there are "
+                f"observations in the input but got {wt.numel()} != {n_obs}"
+            )
         if name == "fweights" and wt.is_floating_point():
-            raise RuntimeError("cov(): expected fweights to have integral dtype but got "
-                               f"fweights with {_tname(wt.dtype)} dtype")
+            raise RuntimeError(
+                "cov(): expected fweights to have integral dtype but got "
+                f"fweights with {_tname(wt.dtype)} dtype"
+            )
         if name == "aweights" and not wt.is_floating_point():
-            raise RuntimeError("cov(): expected aweights to have floating point dtype but "
-                               f"got aweights with {_tname(wt.dtype)} dtype")
+            raise RuntimeError(
+                "cov(): expected aweights to have floating point dtype but "
+                f"got aweights with {_tname(wt.dtype)} dtype"
+            )
         w = wt if w is None else w * wt
     if w is None:
         avg = F.mean(x, 1)
         norm = builtins.max(n_obs - correction, 0)
         if norm == 0:
-            warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly "
-                          "less than the number of observations.", stacklevel=2)
+            warnings.warn(
+                "cov(): degrees of freedom is <= 0. Correction should be strictly "
+                "less than the number of observations.",
+                stacklevel=2,
+            )
     else:
         w = w.to(x.dtype)
         w_sum = F.sum(w)
         avg = F.sum(x * w, 1) / w_sum
-        norm = w_sum - correction * F.sum(w * aweights) / w_sum if \
-            (aweights is not None and correction != 0) else w_sum - correction
+        norm = (
+            w_sum - correction * F.sum(w * aweights) / w_sum
+            if (aweights is not None and correction != 0)
+            else w_sum - correction
+        )
         norm = F.clamp_min(norm, 0)
     xm = x - F.unsqueeze(avg, 1)
     c = F.mm(xm, F.transpose(xm if w is None else xm * w, 0, 1))
@@ -1235,10 +1298,13 @@ def _tri_indices(upper, row, col, offset, dtype, device):
         if v < 0:
             raise RuntimeError(f"{what} must be non-negative, got{v}")
     if dtype not in (D.int64, D.int32):
-        raise RuntimeError(f'"{name}" not implemented for \'{_tname(dtype)}\'')
+        raise RuntimeError(f"\"{name}\" not implemented for '{_tname(dtype)}'")
     make = np.triu_indices if upper else np.tril_indices
-    idx = np.stack(make(int(row), int(offset), int(col))) if row and col else \
-        np.zeros((2, 0), np.int64)
+    idx = (
+        np.stack(make(int(row), int(offset), int(col)))
+        if row and col
+        else np.zeros((2, 0), np.int64)
+    )
     return tensor(idx.astype(dtype.np), device=device)
 
 
@@ -1288,9 +1354,11 @@ def tensor_split(input, indices_or_sections, dim=0):
     spec = indices_or_sections
     if isinstance(spec, Tensor):
         if spec.ndim > 1 or spec.is_floating_point():
-            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
-                               "zero-dimensional or one-dimensional tensor, but got a tensor "
-                               f"with {spec.ndim} dims")
+            raise RuntimeError(
+                "tensor_split expected tensor_indices_or_sections to be a "
+                "zero-dimensional or one-dimensional tensor, but got a tensor "
+                f"with {spec.ndim} dims"
+            )
         spec = int(spec.item()) if spec.ndim == 0 else spec.tolist()
     if isinstance(spec, (int, np.integer)):
         if spec <= 0:
@@ -1301,12 +1369,16 @@ def tensor_split(input, indices_or_sections, dim=0):
             bounds.append(bounds[-1] + q + (i < r))
     else:
         # as slicing: negative indices count from the end, all are clamped to [0, n]
-        bounds = [0, *(builtins.min(builtins.max(int(i) + n * (int(i) < 0), 0), n)
-                       for i in spec), n]
+        bounds = [
+            0,
+            *(builtins.min(builtins.max(int(i) + n * (int(i) < 0), 0), n) for i in spec),
+            n,
+        ]
     import itertools
 
-    return tuple(F.narrow(input, d, a, builtins.max(b - a, 0))
-                 for a, b in itertools.pairwise(bounds))
+    return tuple(
+        F.narrow(input, d, a, builtins.max(b - a, 0)) for a, b in itertools.pairwise(bounds)
+    )
 
 
 def combinations(input, r=2, with_replacement=False):
@@ -1329,8 +1401,7 @@ def combinations(input, r=2, with_replacement=False):
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
         return zeros(0, dtype=input.dtype)
-    make = itertools.combinations_with_replacement if with_replacement else \
-        itertools.combinations
+    make = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     rows = list(make(range(input.shape[0]), r))
     idx = np.array(rows, dtype=np.int64).reshape(len(rows), r)
     flat = F.index_select(input, 0, tensor(idx.reshape(-1), device=input.device))
@@ -1363,22 +1434,32 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 # not Tensor methods in PyTorch either (``ops/_methods.py``)
-NOT_METHODS = ("var_mean std_mean atleast_1d atleast_2d atleast_3d vstack row_stack hstack "
-               "dstack column_stack meshgrid broadcast_tensors block_diag cartesian_prod "
-               "trapezoid trapz cumulative_trapezoid searchsorted bucketize "
-               "triu_indices tril_indices combinations isin").split()
+NOT_METHODS = (
+    "var_mean std_mean atleast_1d atleast_2d atleast_3d vstack row_stack hstack "
+    "dstack column_stack meshgrid broadcast_tensors block_diag cartesian_prod "
+    "trapezoid trapz cumulative_trapezoid searchsorted bucketize "
+    "triu_indices tril_indices combinations isin"
+).split()
 # the in-place methods ``<name>_`` PyTorch has for them (``ops/_methods.py``; ``float_power_``
 # is left out: its float64 result must not be cast into a float32 tensor silently)
-INPLACE = ("acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
-           "arcsinh arccosh arctanh fix absolute negative sgn frac deg2rad rad2deg hypot "
-           "copysign nextafter heaviside lerp renorm addcmul addcdiv").split()
+INPLACE = (
+    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
+    "arcsinh arccosh arctanh fix absolute negative sgn frac deg2rad rad2deg hypot "
+    "copysign nextafter heaviside lerp renorm addcmul addcdiv"
+).split()
 
-ALL = [*unary.MATH, *binary.MATH, *reduce.MATH, *(
-    "lerp addcmul addcdiv "
-    "atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
-    "meshgrid broadcast_tensors tile repeat_interleave rot90 block_diag "
-    "cartesian_prod renorm ravel argwhere diff trapezoid trapz cumulative_trapezoid searchsorted "
-    "bucketize histc unique unique_consecutive isclose bincount cov corrcoef triu_indices "
-    "tril_indices tensor_split combinations isin").split()]
+ALL = [
+    *unary.MATH,
+    *binary.MATH,
+    *reduce.MATH,
+    *(
+        "lerp addcmul addcdiv "
+        "atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
+        "meshgrid broadcast_tensors tile repeat_interleave rot90 block_diag "
+        "cartesian_prod renorm ravel argwhere diff trapezoid trapz cumulative_trapezoid "
+        "searchsorted bucketize histc unique unique_consecutive isclose bincount cov corrcoef "
+        "triu_indices tril_indices tensor_split combinations isin"
+    ).split(),
+]
 
 __all__ = ALL

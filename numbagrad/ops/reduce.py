@@ -42,8 +42,13 @@ from numbagrad.ops.shape import Gather
 from numbagrad.ops.unary import SafeSqrt
 
 # the names PyTorch's messages give dtypes
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-                "bool": "Bool"}
+_TORCH_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "int32": "Int",
+    "int64": "Long",
+    "bool": "Bool",
+}
 
 
 def _torch_name(dtype) -> str:
@@ -126,14 +131,16 @@ def _check_nonempty(name, input, dim, dims):
     ``dim`` is the argument as given (PyTorch names the dim as the caller wrote it)."""
     if dims is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
-                               "argument.")
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for "
+                "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                "argument."
+            )
         return
     if input.ndim == 0:  # dim 0 / -1 of a 0-d tensor: its one element
         return
     shape = input.shape
-    for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+    for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
         if shape[wrap_dim(int(d), input.ndim)] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
@@ -192,7 +199,7 @@ def _others_prod(x, dims):
     rest = [i for i in range(x.ndim) if i not in dims]
     moved = F.movedim(x, list(dims), list(range(len(rest), x.ndim)))
     # (the reduced size spelt out: -1 is ambiguous when the tensor is empty)
-    flat = F.reshape(moved, (*moved.shape[: len(rest)], math.prod(moved.shape[len(rest):])))
+    flat = F.reshape(moved, (*moved.shape[: len(rest)], math.prod(moved.shape[len(rest) :])))
     left = _exclusive_cumprod(flat)
     right = F.flip(_exclusive_cumprod(F.flip(flat, (-1,))), (-1,))
     out = F.reshape(left * right, moved.shape)
@@ -240,8 +247,11 @@ class Cumprod(Primitive):
         x_first = F.sum(F.where(first, x, 0), dim, keepdim=True)
         y2 = F.cumprod(F.where(first | second, 1, x), dim)
         g_second = x_first * _reverse_cumsum(g * y2, dim)
-        return (F.where(nonzero, g_nonzero, 0) + F.where(first, g_first, 0)
-                + F.where(second, g_second, 0))
+        return (
+            F.where(nonzero, g_nonzero, 0)
+            + F.where(first, g_first, 0)
+            + F.where(second, g_second, 0)
+        )
 
     @staticmethod
     def jvp(primals, tangents, out, dim):
@@ -263,8 +273,11 @@ class Cumprod(Primitive):
         t2, x2 = _pick(t, second, dim), _pick(x, second, dim)
         p1 = F.cumprod(F.where(first, 1, x), dim)
         p2 = F.cumprod(F.where(first | second, 1, x), dim)
-        return (F.where(count == 0, out * c, 0) + F.where(count == 1, p1 * (t1 + x1 * c), 0)
-                + F.where(count == 2, p2 * (t1 * x2 + t2 * x1), 0))
+        return (
+            F.where(count == 0, out * c, 0)
+            + F.where(count == 1, p1 * (t1 + x1 * c), 0)
+            + F.where(count == 2, p2 * (t1 * x2 + t2 * x1), 0)
+        )
 
 
 class Amax(Primitive):
@@ -291,8 +304,10 @@ class Amax(Primitive):
     @classmethod
     def impl(cls, be, x, dims, keepdim, evenly=False):
         if x.size == 0 and (dims is None or builtins.any(x.shape[d] == 0 for d in dims)):
-            raise IndexError(f"{cls.fn}(): Expected reduction dim to be specified for "
-                             "input.numel() == 0. Specify the reduction dim.")
+            raise IndexError(
+                f"{cls.fn}(): Expected reduction dim to be specified for "
+                "input.numel() == 0. Specify the reduction dim."
+            )
         return getattr(be.xp, cls.fn)(x, axis=dims, keepdims=keepdim)
 
     @staticmethod
@@ -317,8 +332,7 @@ class Amax(Primitive):
         # the mean of the tangents at the ties (the transpose of the vjp's equal shares)
         (x,), (t,) = primals, tangents
         mask = cls._mask(x, _expand_back(out, x.shape, dims, keepdim), evenly)
-        return _sum(F.where(mask, t, 0), dims, keepdim) / _sum(mask.to(t.dtype), dims,
-                                                               keepdim)
+        return _sum(F.where(mask, t, 0), dims, keepdim) / _sum(mask.to(t.dtype), dims, keepdim)
 
 
 class Amin(Amax):
@@ -334,11 +348,11 @@ class ArgReduce(Primitive, register=False):
         if x.dtype.kind == "b":
             raise RuntimeError(f"{cls.fn}(): does not support bool input")
         if dim is None and x.size == 0:
-            raise IndexError(f"{cls.fn}(): Expected reduction dim to be "
-                             "specified for input.numel() == 0.")
+            raise IndexError(
+                f"{cls.fn}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
         if dim is not None and x.ndim and x.shape[dim] == 0:
-            raise IndexError(f"{cls.fn}(): Expected reduction dim {dim} to have non-zero "
-                             "size.")
+            raise IndexError(f"{cls.fn}(): Expected reduction dim {dim} to have non-zero size.")
         fn = getattr(be.xp, cls.fn)
         if dim is None:
             r = fn(x.reshape(-1))
@@ -397,8 +411,7 @@ class Norm2(Primitive):
         x, y = ctx.saved()
         ye = _expand_back(y, x.shape, dims, keepdim)
         zero = ye == 0
-        return _expand_back(g, x.shape, dims, keepdim) * F.where(zero, 0,
-                                                                 x / F.where(zero, 1, ye))
+        return _expand_back(g, x.shape, dims, keepdim) * F.where(zero, 0, x / F.where(zero, 1, ye))
 
     @staticmethod
     def jvp(primals, tangents, out, dims, keepdim):
@@ -544,6 +557,7 @@ def _logcumsumexp_rule(g, x, y, dim):
 
     def reverse(v):
         return F.flip(logcumsumexp(F.flip(v, (dim,)), dim), (dim,))
+
     return F.exp(reverse(pos - y) + x) - F.exp(reverse(neg - y) + x)
 
 
@@ -605,8 +619,9 @@ class Median(Amax):
         flat = moved.reshape((*(x.shape[i] for i in rest), _count(x.shape, dims)))
         n = flat.shape[-1]
         if n == 0:
-            out = xp.full(flat.shape[:-1], xp.nan, x.dtype if x.dtype.kind == "f"
-                          else default_float())
+            out = xp.full(
+                flat.shape[:-1], xp.nan, x.dtype if x.dtype.kind == "f" else default_float()
+            )
         else:
             srt = xp.sort(flat, axis=-1)  # NaN sorts last
             out = srt[..., (n - 1) // 2]
@@ -631,8 +646,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     tensor([3., 7.])
     """
     dt = None if dtype is None else D.as_dtype(dtype).np
-    return bind(Sum, (input,), {"dims": _reduce_dims(input, dim), "keepdim": keepdim,
-                                "dtype": dt})
+    return bind(Sum, (input,), {"dims": _reduce_dims(input, dim), "keepdim": keepdim, "dtype": dt})
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -642,12 +656,14 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         if not dt.is_floating_point:
             raise RuntimeError(
                 "mean(): could not infer output dtype. Optional dtype must be either a "
-                f"floating point or complex dtype. Got: {_torch_name(dt)}")
+                f"floating point or complex dtype. Got: {_torch_name(dt)}"
+            )
         input = input.to(dt)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {_torch_name(input.dtype)}")
+            f"point or complex dtype. Got: {_torch_name(input.dtype)}"
+        )
     dims = _reduce_dims(input, dim)
     n = _count(input.shape, dims)
     if n == 0:
@@ -667,8 +683,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         dtype = D.as_dtype(dtype)
         input = input.to(dtype)
     dims = _reduce_dims(input, dim)
-    out = bind(Prod, (input,), {"dims": tuple(range(input.ndim)) if dims is None else dims,
-                                "keepdim": keepdim})
+    out = bind(
+        Prod,
+        (input,),
+        {"dims": tuple(range(input.ndim)) if dims is None else dims, "keepdim": keepdim},
+    )
     return out if dtype is None or out.dtype is dtype else out.to(dtype)
 
 
@@ -732,14 +751,16 @@ def min(input, dim=None, keepdim=False):
 
 def all(input, dim=None, keepdim=False):
     """True where all elements (along ``dim``) are non-zero (``dim=()``: elementwise)."""
-    return bind(All, (input,), {"dims": _reduce_dims(input, dim, empty_is_all=False),
-                                "keepdim": keepdim})
+    return bind(
+        All, (input,), {"dims": _reduce_dims(input, dim, empty_is_all=False), "keepdim": keepdim}
+    )
 
 
 def any(input, dim=None, keepdim=False):
     """True where any element (along ``dim``) is non-zero (``dim=()``: elementwise)."""
-    return bind(Any, (input,), {"dims": _reduce_dims(input, dim, empty_is_all=False),
-                                "keepdim": keepdim})
+    return bind(
+        Any, (input,), {"dims": _reduce_dims(input, dim, empty_is_all=False), "keepdim": keepdim}
+    )
 
 
 def logsumexp(input, dim, keepdim=False):
@@ -747,8 +768,9 @@ def logsumexp(input, dim, keepdim=False):
     over an empty dim."""
     if _is_empty_seq(dim) and not keepdim and input.ndim:
         # PyTorch reduces every dim but then fails to drop them (its own error)
-        raise RuntimeError(f"output with shape [] doesn't match the broadcast shape "
-                           f"{[1] * input.ndim}")
+        raise RuntimeError(
+            f"output with shape [] doesn't match the broadcast shape {[1] * input.ndim}"
+        )
     if not input.dtype.is_floating_point:
         input = input.to(default_float())
     dims = _reduce_dims(input, dim)
@@ -775,26 +797,33 @@ def _format_p(p):
 def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, ``inf``, ``-inf``, or any float p)."""
     if not input.dtype.is_floating_point:
-        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {_torch_name(input.dtype)}")
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor "
+            f"as input. Got {_torch_name(input.dtype)}"
+        )
     if input.dtype is D.float16:  # x**p overflows in half: in float32, as PyTorch's opmath
         return norm(input.to(D.float32), p, dim, keepdim).to(D.float16)
     if p == "fro" and isinstance(dim, (list, tuple)) and len(dim) > 2:
-        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
-                           + " ".join(str(d) for d in dim))
+        raise RuntimeError(
+            "linalg.matrix_norm: dim must be a 2-tuple. Got " + " ".join(str(d) for d in dim)
+        )
     dims = _reduce_dims(input, dim)
     if p in ("fro", 2, 2.0):
         return bind(Norm2, (input,), {"dims": dims, "keepdim": keepdim})
     if p < 0 and _count(input.shape, dims) == 0:  # no identity: as linalg.vector_norm
         if dims is None:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {_format_p(p)} norm "
-                               "on an empty tensor because the operation does not have an "
-                               "identity")
-        for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the {_format_p(p)} norm "
+                "on an empty tensor because the operation does not have an "
+                "identity"
+            )
+        for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
             if input.shape[wrap_dim(int(d), input.ndim)] == 0:
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {_format_p(p)} "
-                                   f"norm on the dimension {d}because this dimension is "
-                                   "empty and the operation does not have an identity")
+                raise RuntimeError(
+                    f"linalg.vector_norm cannot compute the {_format_p(p)} "
+                    f"norm on the dimension {d}because this dimension is "
+                    "empty and the operation does not have an identity"
+                )
     if p == float("inf") and _count(input.shape, dims) == 0:
         _check_norm_inf_empty(input, dim, dims)
     a = input.abs()
@@ -806,18 +835,22 @@ def norm(input, p="fro", dim=None, keepdim=False):
         return sum(a, dims, keepdim)
     if p == 0:
         return sum((a != 0).to(input.dtype), dims, keepdim)
-    return sum(a ** p, dims, keepdim) ** (1.0 / p)
+    return sum(a**p, dims, keepdim) ** (1.0 / p)
 
 
 def _check_norm_inf_empty(input, dim, dims):
     if dims is None:
-        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty "
-                           "tensor because the operation does not have an identity")
-    for d in ((dim,) if isinstance(dim, (int, np.integer)) else dim):
+        raise RuntimeError(
+            "linalg.vector_norm cannot compute the inf norm on an empty "
+            "tensor because the operation does not have an identity"
+        )
+    for d in (dim,) if isinstance(dim, (int, np.integer)) else dim:
         if input.shape[wrap_dim(int(d), input.ndim)] == 0:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the inf norm on the "
-                               f"dimension {d}because this dimension is empty and the "
-                               "operation does not have an identity")
+            raise RuntimeError(
+                f"linalg.vector_norm cannot compute the inf norm on the "
+                f"dimension {d}because this dimension is empty and the "
+                "operation does not have an identity"
+            )
 
 
 class Var(Primitive):
@@ -832,8 +865,9 @@ class Var(Primitive):
     @staticmethod
     def impl(be, x, dims, keepdim, correction):
         with np.errstate(all="ignore"):  # inf - inf is NaN, silently (NOTE [Quiet NumPy])
-            return be.xp.asarray(be.xp.var(x, axis=dims, ddof=correction, keepdims=keepdim),
-                                 dtype=x.dtype)
+            return be.xp.asarray(
+                be.xp.var(x, axis=dims, ddof=correction, keepdims=keepdim), dtype=x.dtype
+            )
 
     @staticmethod
     def vjp(ctx, g, dims, keepdim, correction):
@@ -857,12 +891,14 @@ def _var(input, dim, unbiased, keepdim, correction, name):
     n = _count(input.shape, dims)
     dof = n - correction
     if dof > 0:
-        return bind(Var, (input,), {"dims": dims, "keepdim": keepdim,
-                                    "correction": correction})
+        return bind(Var, (input,), {"dims": dims, "keepdim": keepdim, "correction": correction})
     mu = mean(input, dims, keepdim=True)
-    warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                  "than the reduction factor (input numel divided by output numel).",
-                  UserWarning, stacklevel=3)
+    warnings.warn(
+        f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+        "than the reduction factor (input numel divided by output numel).",
+        UserWarning,
+        stacklevel=3,
+    )
     if n == 0:  # nan; the gradient is empty and its derivative in grad 0, as PyTorch's
         return sum(input, dims, keepdim) + float("nan")
     return _var_no_dof(input, mu, dims, keepdim, n, dof, dim is None or input.ndim == 0)
@@ -895,8 +931,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False``
     means 0); ``correction >= n`` gives inf (nan for constant data) and warns, as PyTorch."""
     if input.dtype is D.float16:  # squares overflow in half: in float32, as PyTorch
-        return _var(input.to(D.float32), dim, unbiased, keepdim, correction, "var").to(
-            D.float16)
+        return _var(input.to(D.float32), dim, unbiased, keepdim, correction, "var").to(D.float16)
     return _var(input, dim, unbiased, keepdim, correction, "var")
 
 
@@ -912,10 +947,12 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def _check_softmax_input(name, input, dim):
     """PyTorch's softmax kernels exist for floating dtypes only (pass ``dtype=``)."""
     if not input.dtype.is_floating_point and input.numel():
-        kernel = "lastdim_kernel_impl" if dim == input.ndim - 1 or input.ndim == 0 \
-            else "kernel_impl"
-        raise NotImplementedError(f'"{name}_{kernel}" not implemented for '
-                                  f"'{_torch_name(input.dtype)}'")
+        kernel = (
+            "lastdim_kernel_impl" if dim == input.ndim - 1 or input.ndim == 0 else "kernel_impl"
+        )
+        raise NotImplementedError(
+            f"\"{name}_{kernel}\" not implemented for '{_torch_name(input.dtype)}'"
+        )
 
 
 def softmax(input, dim, dtype=None):
@@ -948,7 +985,7 @@ def _scan(prim, name, input, dim, dtype):
         return bind(prim, (input,), {"dim": d})
     dtype = D.as_dtype(dtype)
     if dtype is D.bool and input.ndim and input.numel():
-        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
+        raise NotImplementedError(f"\"{name}_out_cpu\" not implemented for 'Bool'")
     out = bind(prim, (input.to(dtype),), {"dim": d})
     return out if out.dtype is dtype else out.to(dtype)  # integers scan in int64
 
@@ -1032,8 +1069,9 @@ def logcumsumexp(input, dim):
     tensor([0.0000, 0.6931, 1.0986])
     """
     if not input.is_floating_point():
-        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
-                                  f"'{_torch_name(input.dtype)}'")
+        raise NotImplementedError(
+            f"\"logcumsumexp_out_cpu\" not implemented for '{_torch_name(input.dtype)}'"
+        )
     return bind(Logcumsumexp, (input,), {"dim": wrap_dim(dim, input.ndim)})
 
 
@@ -1095,6 +1133,7 @@ def median(input, dim=None, keepdim=False):
         nan = F.isnan(input)
         first = argmax(nan.to(D.int32), d, keepdim=True)
         return F.where(any(nan, d, keepdim=True), first, k)
+
     return _kth(input, dim, keepdim, pick, "median")
 
 
@@ -1116,6 +1155,7 @@ def nanmedian(input, dim=None, keepdim=False):
         count = sum(~F.isnan(x), d, keepdim=True)
         k = F.clamp(F.floor_divide(count - 1, 2), min=0)
         return F.take_along_dim(order, k, d)
+
     out = _kth(x, 0 if dim is None else dim, keepdim, pick, "nanmedian")
     return out[0] if dim is None else out
 
@@ -1145,13 +1185,14 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     non-NaN count for ``nanquantile``; the last index where a NaN makes the result NaN),
     gather below and above, interpolate with ``lerp``."""
     if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' must be Tensor, not "
-                        f"{type(input).__name__}")
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if input.dtype not in (D.float32, D.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if interpolation not in _QUANTILE_MODES:
-        raise ValueError(f"{name}() interpolation must be one of linear, lower, higher, "
-                         f"midpoint or nearest. Got {interpolation}")
+        raise ValueError(
+            f"{name}() interpolation must be one of linear, lower, higher, "
+            f"midpoint or nearest. Got {interpolation}"
+        )
     if input.numel() == 0:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
     if isinstance(q, Tensor):
@@ -1280,8 +1321,10 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = input.to(dtype)
     if not input.is_floating_point():
-        raise RuntimeError("nanmean(): expected input to have floating point or complex "
-                           f"dtype but got {_torch_name(input.dtype)}")
+        raise RuntimeError(
+            "nanmean(): expected input to have floating point or complex "
+            f"dtype but got {_torch_name(input.dtype)}"
+        )
     count = sum(~F.isnan(input), dim, keepdim)
     return nansum(input, dim, keepdim) / count.to(input.dtype)
 
@@ -1304,8 +1347,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     1.6667 2.5
     """
     dim, unbiased = _var_args(dim, unbiased)
-    return (var(input, dim, unbiased, keepdim, correction=correction),
-            mean(input, dim, keepdim))
+    return (var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -1319,8 +1361,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     1.4142 2.0
     """
     dim, unbiased = _var_args(dim, unbiased)
-    return (std(input, dim, unbiased, keepdim, correction=correction),
-            mean(input, dim, keepdim))
+    return (std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -1334,14 +1375,15 @@ def aminmax(input, *, dim=None, keepdim=False):
     """
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
-                               "the operation has no identity.")
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as "
+                "the operation has no identity."
+            )
         lo, hi = amin(input, (), keepdim), amax(input, (), keepdim)
     else:
         d = wrap_dim(dim, input.ndim)
         if input.ndim and input.shape[d] == 0:
-            raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero "
-                             "size.")
+            raise IndexError(f"aminmax(): Expected reduction dim {dim} to have non-zero size.")
         lo, hi = amin(input, d, keepdim), amax(input, d, keepdim)
     return _Pair(lo, hi)
 
@@ -1371,10 +1413,14 @@ def count_nonzero(input, dim=None):
     return sum(input != 0, dim)
 
 
-ALL = ("sum mean prod amax amin argmax argmin max min all any logsumexp norm var std "
-       "softmax log_softmax cumsum cumprod").split()
+ALL = (
+    "sum mean prod amax amin argmax argmin max min all any logsumexp norm var std "
+    "softmax log_softmax cumsum cumprod"
+).split()
 # the extra top-level math, exported through ``ops/math.py``'s ALL
-MATH = ("cummax cummin logcumsumexp median nanmedian kthvalue quantile nanquantile nansum "
-        "nanmean var_mean std_mean aminmax msort count_nonzero").split()
+MATH = (
+    "cummax cummin logcumsumexp median nanmedian kthvalue quantile nanquantile nansum "
+    "nanmean var_mean std_mean aminmax msort count_nonzero"
+).split()
 
 __all__ = ["ALL", "MATH", *ALL, *MATH]

@@ -51,8 +51,10 @@ def _check_index(name, idx, size):
 def _raise_out_of_range(name, arr, size):
     bad = backend_of(arr).first_out_of_range(arr, size)
     if bad >= 0:
-        raise IndexOutOfRangeError(f"{name}(): index {arr.reshape(-1)[bad]} is out of bounds "
-                                   f"for dimension with size {size}")
+        raise IndexOutOfRangeError(
+            f"{name}(): index {arr.reshape(-1)[bad]} is out of bounds "
+            f"for dimension with size {size}"
+        )
 
 
 class CheckIndex(Primitive):
@@ -105,10 +107,15 @@ def _dims_up(dims):
 
 # -- views -------------------------------------------------------------------------------------
 # ``name`` is the PyTorch op a view was made by, for its ``grad_fn`` name only
-_VIEW_NAMES = {"view": "ViewBackward0", "reshape": "ReshapeBackward0",
-               "squeeze": "SqueezeBackward0", "unsqueeze": "UnsqueezeBackward0",
-               "permute": "PermuteBackward0", "transpose": "TransposeBackward0",
-               "t": "TBackward0"}
+_VIEW_NAMES = {
+    "view": "ViewBackward0",
+    "reshape": "ReshapeBackward0",
+    "squeeze": "SqueezeBackward0",
+    "unsqueeze": "UnsqueezeBackward0",
+    "permute": "PermuteBackward0",
+    "transpose": "TransposeBackward0",
+    "t": "TBackward0",
+}
 
 
 class Reshape(Primitive):
@@ -127,17 +134,20 @@ class Reshape(Primitive):
                 return xp.reshape(x, shape, copy=False)
             except ValueError:
                 if xp.prod(shape, dtype=np.int64) != x.size and -1 not in shape:
-                    raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
-                                       f"{x.size}") from None
+                    raise RuntimeError(
+                        f"shape '{list(shape)}' is invalid for input of size {x.size}"
+                    ) from None
                 raise RuntimeError(
                     "view size is not compatible with input tensor's size and stride (at least "
                     "one dimension spans across two contiguous subspaces). Use .reshape(...) "
-                    "instead.") from None
+                    "instead."
+                ) from None
         try:
             return xp.reshape(x, shape)
         except ValueError:
-            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size "
-                               f"{x.size}") from None
+            raise RuntimeError(
+                f"shape '{list(shape)}' is invalid for input of size {x.size}"
+            ) from None
 
     @staticmethod
     def vjp(ctx, g, shape, strict, name):
@@ -156,7 +166,7 @@ class Reshape(Primitive):
         moves to the front, and a ``view`` may copy."""
         (x,), (d,) = args, dims
         full = tuple(x.shape)
-        size, per = full[d], full[:d] + full[d + 1:]
+        size, per = full[d], full[:d] + full[d + 1 :]
         shape = _infer_shape(shape, _prod(per))
         lead, acc = _prod(per[:d]), 1
         for k in range(len(shape) + 1):
@@ -165,8 +175,9 @@ class Reshape(Primitive):
                 return bind(Reshape, (x,), {"shape": new, "strict": strict, "name": name}), k
             if k < len(shape):
                 acc *= shape[k]
-        return bind(Reshape, (front(x, d),), {"shape": (size, *shape), "strict": False,
-                                              "name": name}), 0
+        return bind(
+            Reshape, (front(x, d),), {"shape": (size, *shape), "strict": False, "name": name}
+        ), 0
 
     @staticmethod
     def fused_vjp(ctx, g, shape, strict, name):
@@ -238,6 +249,7 @@ class SumTo(Primitive):
     """Sum a broadcast gradient back to ``shape`` (the engine's one reduction point)."""
 
     linearity = "linear"
+
     @staticmethod
     def impl(be, x, shape):
         return sum_to_array(x, shape, be.xp)
@@ -263,7 +275,8 @@ def sum_to_array(x, shape, xp=np):
     """Reduce array ``x`` by summation to ``shape`` (which ``x`` broadcasts from)."""
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
-        i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1)
+        i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
+    )
     if axes:
         x = xp.sum(x, axis=axes, keepdims=True)
     return x.reshape(shape) if lead or x.shape != shape else x
@@ -287,8 +300,10 @@ def is_expandable_to(shape, desired):
 # tensor, where NumPy gives ``(2, 3)``). A key is normalised once (``_norm_key``); each
 # application splits it into the basic key and the index-tensor key of that view
 # (``_stages``), and ``_key_layout`` states the same rule for the batching rules.
-_BAD_INDEX = ("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
-              "are valid indices (got {})")
+_BAD_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+    "are valid indices (got {})"
+)
 
 
 class _BoolAxis:
@@ -324,8 +339,10 @@ def _sequence_as_tuple(key):
                 "Using a non-tuple sequence for multidimensional indexing is deprecated and "
                 "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
                 "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
-                "which will result either in an error or a different result", UserWarning,
-                stacklevel=4)
+                "which will result either in an error or a different result",
+                UserWarning,
+                stacklevel=4,
+            )
             return True
     return False
 
@@ -358,8 +375,7 @@ def _norm_entry(k):
     if isinstance(k, Tensor):
         kind = k.dtype.np.kind
         if kind not in "biu":
-            raise IndexError("tensors used as indices must be long, int, byte or bool "
-                             "tensors")
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         if k.ndim == 0 and not k._is_tracer:  # as PyTorch: a select, or a new dim
             return _BoolAxis(k._data) if kind == "b" else int(k._data)
         return k
@@ -411,23 +427,25 @@ def _norm_key(key, shape):
         if type(k) is int:
             size = shape[dim]
             if not -size <= k < size:
-                raise IndexError(f"index {k} is out of bounds for dimension {j} with size "
-                                 f"{size}")
+                raise IndexError(f"index {k} is out of bounds for dimension {j} with size {size}")
         elif isinstance(k, Tensor) and not k._is_tracer:
             if k.dtype.np.kind == "b":
-                want = tuple(shape[dim:dim + k.ndim])
+                want = tuple(shape[dim : dim + k.ndim])
                 if tuple(k.shape) != want:
-                    raise IndexError(f"The shape of the mask {list(k.shape)} at index {dim} "
-                                     f"does not match the shape of the indexed tensor "
-                                     f"{list(shape)} at index {dim}")
+                    raise IndexError(
+                        f"The shape of the mask {list(k.shape)} at index {dim} "
+                        f"does not match the shape of the indexed tensor "
+                        f"{list(shape)} at index {dim}"
+                    )
             elif k.numel():
                 arr = k._data
                 size = shape[dim]
                 lo, hi = arr.min(), arr.max()
                 if lo < -size or hi >= size:
                     bad = hi if hi >= size else lo
-                    raise IndexError(f"index {bad} is out of bounds for dimension {dim} "
-                                     f"with size {size}")
+                    raise IndexError(
+                        f"index {bad} is out of bounds for dimension {dim} with size {size}"
+                    )
         dim += _used(k)
     advanced = any(isinstance(k, Tensor) or type(k) is _BoolAxis for k in out)
     if not advanced and not any(k is Ellipsis for k in out):
@@ -518,8 +536,10 @@ def _split_arrays(xp, x_ndim, key, index):
     """``(basic, adv)`` of ``_stages`` with the slots filled from the arrays ``index``."""
     metas = [(a.ndim, a.dtype.kind == "b") for a in index]
     basic, adv = _stages(key, x_ndim, metas)
-    adv = tuple(index[k.i] if type(k) is _Slot else
-                (k.array(xp) if type(k) is _BoolAxis else k) for k in adv)
+    adv = tuple(
+        index[k.i] if type(k) is _Slot else (k.array(xp) if type(k) is _BoolAxis else k)
+        for k in adv
+    )
     return basic, adv
 
 
@@ -601,8 +621,7 @@ def _batch_key(key, advanced, ndim, index, idims, size):
     metas = [(a.ndim - (d is not None), a.dtype.np.kind == "b") for a, d in zip(index, idims)]
     first, xd, od, adjacent, rank, out_ndim = _key_layout(key, ndim, metas)
     if all(d is None for d in idims):
-        return (slice(None), *key), index, 0, (rank if advanced and not adjacent else 0), \
-            out_ndim
+        return (slice(None), *key), index, 0, (rank if advanced and not adjacent else 0), out_ndim
     new = []
     for a, d, (nd, is_bool) in zip(index, idims, metas):
         if d is not None:
@@ -610,7 +629,8 @@ def _batch_key(key, advanced, ndim, index, idims, size):
                 raise RuntimeError(
                     "vmap: indexing with a batched boolean mask is not supported: the result "
                     "shape would depend on each example's data (dynamic output shape). Use "
-                    "numbagrad.where with the mask instead.")
+                    "numbagrad.where with the mask instead."
+                )
             a = front(a, d)
             if nd < rank:
                 a = reshape(a, (size,) + (1,) * (rank - nd) + tuple(a.shape[1:]))
@@ -628,11 +648,11 @@ def _place_value(v, d, at, rank, size):
     if d is None:
         if v.ndim <= rank - at:
             return v
-        shape = tuple(v.shape)[max(v.ndim - rank, 0):]
+        shape = tuple(v.shape)[max(v.ndim - rank, 0) :]
         return unsqueeze(reshape(v, (1,) * (rank - len(shape)) + shape), at)
     v = front(v, d)
     shape = tuple(v.shape)[1:]
-    shape = shape[max(len(shape) - rank, 0):]
+    shape = shape[max(len(shape) - rank, 0) :]
     v = reshape(v, (size,) + (1,) * (rank - len(shape)) + shape)
     return v if at == 0 else F.movedim(v, 0, at)
 
@@ -661,8 +681,7 @@ class Index(Primitive):
             return "IndexBackward0"
         if any(isinstance(k, slice) for k in key):
             return "SliceBackward0"
-        return "SelectBackward0" if any(isinstance(k, int) for k in key) else \
-            "AliasBackward0"
+        return "SelectBackward0" if any(isinstance(k, int) for k in key) else "AliasBackward0"
 
     @staticmethod
     def impl(be, x, *index, key, advanced):
@@ -673,23 +692,28 @@ class Index(Primitive):
         """One indexing of the whole batch (``_batch_key``)."""
         x, index = args[0], args[1:]
         size = _batch_size(args, dims)
-        key, index, xd, od, _ = _batch_key(key, advanced, x.ndim - (dims[0] is not None),
-                                           index, dims[1:], size)
+        key, index, xd, od, _ = _batch_key(
+            key, advanced, x.ndim - (dims[0] is not None), index, dims[1:], size
+        )
         x = _with_batch(x, dims[0], xd, size)
         return bind(Index, (x, *index), {"key": key, "advanced": advanced}), od
 
     @staticmethod
     def vjp(ctx, g, key, advanced):
         index = ctx.saved()
-        gx = bind(IndexBackward, (g, *index),
-                  {"key": key, "advanced": advanced, "shape": ctx.input_shape(0)})
+        gx = bind(
+            IndexBackward,
+            (g, *index),
+            {"key": key, "advanced": advanced, "shape": ctx.input_shape(0)},
+        )
         return (gx, *(None for _ in index))
 
     @staticmethod
     def fused_vjp(ctx, g, key, advanced):
         index = ctx.saved_arrays()
-        gx = IndexBackward.impl(ctx.be, g, *index, key=key, advanced=advanced,
-                                shape=ctx.input_shape(0))
+        gx = IndexBackward.impl(
+            ctx.be, g, *index, key=key, advanced=advanced, shape=ctx.input_shape(0)
+        )
         return (gx, *(None for _ in index))
 
 
@@ -711,18 +735,20 @@ class IndexBackward(Primitive):
         """The adjoint of ``Index.batch``: the same batched key, into a batched zeros."""
         g, index = args[0], args[1:]
         size = _batch_size(args, dims)
-        key, index, xd, od, rank = _batch_key(key, advanced, len(shape), index, dims[1:],
-                                              size)
+        key, index, xd, od, rank = _batch_key(key, advanced, len(shape), index, dims[1:], size)
         g = _place_value(g, dims[0], od, rank, size)  # an unbatched g broadcasts
         shape = (*shape[:xd], size, *shape[xd:])
-        return bind(IndexBackward, (g, *index),
-                    {"key": key, "advanced": advanced, "shape": shape}), xd
+        return bind(
+            IndexBackward, (g, *index), {"key": key, "advanced": advanced, "shape": shape}
+        ), xd
 
     @staticmethod
     def vjp(ctx, gg, key, advanced, shape):
         index = ctx.saved()
-        return (bind(Index, (gg, *index), {"key": key, "advanced": advanced}),
-                *(None for _ in index))
+        return (
+            bind(Index, (gg, *index), {"key": key, "advanced": advanced}),
+            *(None for _ in index),
+        )
 
 
 class IndexPut(Primitive):
@@ -743,8 +769,11 @@ class IndexPut(Primitive):
     @staticmethod
     def impl(be, x, value, *index, key, advanced, copy=False):
         out = x.copy()
-        v = value if type(value) is not np.ndarray or value.dtype == x.dtype \
+        v = (
+            value
+            if type(value) is not np.ndarray or value.dtype == x.dtype
             else value.astype(x.dtype)
+        )
         put_array(be.xp, out, key, index, advanced, v)
         return out
 
@@ -753,12 +782,14 @@ class IndexPut(Primitive):
         """The batched key (``_batch_key``) on ``x``, ``value`` broadcast to match."""
         x, value, index = args[0], args[1], args[2:]
         size = _batch_size(args, dims)
-        key, index, xd, od, rank = _batch_key(key, advanced, x.ndim - (dims[0] is not None),
-                                              index, dims[2:], size)
+        key, index, xd, od, rank = _batch_key(
+            key, advanced, x.ndim - (dims[0] is not None), index, dims[2:], size
+        )
         x = _with_batch(x, dims[0], xd, size)
         value = _place_value(value, dims[1], od, rank, size)
-        return bind(IndexPut, (x, value, *index), {"key": key, "advanced": advanced,
-                                                   "copy": copy}), xd
+        return bind(
+            IndexPut, (x, value, *index), {"key": key, "advanced": advanced, "copy": copy}
+        ), xd
 
     @staticmethod
     def vjp(ctx, g, key, advanced, copy=False):
@@ -769,9 +800,17 @@ class IndexPut(Primitive):
         return (gx, gv, *(None for _ in index))
 
 
-_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-                 "uint8": "Byte", "bool": "Bool", "float16": "Half", "float32": "Float",
-                 "float64": "Double"}
+_SCALAR_NAMES = {
+    "int64": "Long",
+    "int32": "Int",
+    "int16": "Short",
+    "int8": "Char",
+    "uint8": "Byte",
+    "bool": "Bool",
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+}
 
 
 def check_put_dtype(x, key, advanced, value):
@@ -782,12 +821,18 @@ def check_put_dtype(x, key, advanced, value):
     if not advanced or not isinstance(value, Tensor) or value.dtype == x.dtype:
         return
     index = [k for k in key if isinstance(k, Tensor) or type(k) is _BoolAxis]
-    if value.numel() == 1 and len(index) == 1 and isinstance(index[0], Tensor) \
-            and index[0].dtype.np.kind == "b":
+    if (
+        value.numel() == 1
+        and len(index) == 1
+        and isinstance(index[0], Tensor)
+        and index[0].dtype.np.kind == "b"
+    ):
         return
     dst, src = (_SCALAR_NAMES.get(t.dtype.np.name, t.dtype.np.name) for t in (x, value))
-    raise RuntimeError(f"Index put requires the source and destination dtypes match, got {dst} "
-                       f"for the destination and {src} for the source.")
+    raise RuntimeError(
+        f"Index put requires the source and destination dtypes match, got {dst} "
+        f"for the destination and {src} for the source."
+    )
 
 
 def getitem(input, key):
@@ -861,18 +906,24 @@ def _check_gather(name, x, dim, index, src=None):
     everywhere); then the values' range."""
     xs, js = tuple(x.shape) or (1,), tuple(index.shape) or (1,)
     if len(xs) != len(js):
-        raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
-                           f"input tensor ({index.ndim} vs {x.ndim})")
+        raise RuntimeError(
+            f"{name}(): Index tensor must have the same number of dimensions as "
+            f"input tensor ({index.ndim} vs {x.ndim})"
+        )
     ss = None if src is None else (tuple(src.shape) or (1,))
     if ss is not None and len(ss) != len(js):
-        raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
-                           f"src tensor ({index.ndim} vs {src.ndim})")
+        raise RuntimeError(
+            f"{name}(): Index tensor must have the same number of dimensions as "
+            f"src tensor ({index.ndim} vs {src.ndim})"
+        )
     for d in range(len(xs)):
         if (d != dim and js[d] > xs[d]) or (ss is not None and js[d] > ss[d]):
             extra = "" if src is None else f" and to be smaller size than src {list(src.shape)}"
-            raise RuntimeError(f"{name}(): Size does not match at dimension {d} expected index "
-                               f"{list(index.shape)} to be smaller than self {list(x.shape)} "
-                               f"apart from dimension {dim}{extra}")
+            raise RuntimeError(
+                f"{name}(): Size does not match at dimension {d} expected index "
+                f"{list(index.shape)} to be smaller than self {list(x.shape)} "
+                f"apart from dimension {dim}{extra}"
+            )
     return _check_index(name, index, xs[dim])
 
 
@@ -973,28 +1024,41 @@ def take_along_dim(input, indices, dim=None):
     ``dim``); with ``dim`` None, from the flattened ``input``."""
     idx = as_tensor_arg(indices, "indices")
     if idx.dtype.np != np.int64:
-        name = {"int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-                "bool": "Bool"}.get(idx.dtype.np.name, str(idx.dtype.np))
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{name}")
+        name = {
+            "int32": "Int",
+            "int16": "Short",
+            "int8": "Char",
+            "uint8": "Byte",
+            "bool": "Bool",
+        }.get(idx.dtype.np.name, str(idx.dtype.np))
+        raise RuntimeError(
+            f"torch.take_along_dim(): dtype of indices should be Long but got {name}"
+        )
     if dim is None:
         return gather(reshape(input, (-1,)), 0, reshape(idx, (-1,)))
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = wrap_dim(dim, input.ndim)
     if idx.ndim != input.ndim:
-        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                           f"number of dimensions, but got {input.ndim} dimensions for input, "
-                           f"and {idx.ndim} dimensions for indices")
+        raise RuntimeError(
+            "torch.take_along_dim(): input and indices should have the same "
+            f"number of dimensions, but got {input.ndim} dimensions for input, "
+            f"and {idx.ndim} dimensions for indices"
+        )
     xo = tuple(s for i, s in enumerate(input.shape) if i != d)
     io = tuple(s for i, s in enumerate(idx.shape) if i != d)
     try:
         shp = list(np.broadcast_shapes(xo, io))
     except ValueError:
-        k = next(i for i in range(1, min(len(xo), len(io)) + 1)
-                 if xo[-i] != io[-i] and 1 not in (xo[-i], io[-i]))
-        raise RuntimeError(f"The size of tensor a ({xo[-k]}) must match the size of tensor b "
-                           f"({io[-k]}) at non-singleton dimension {len(xo) - k}") from None
+        k = next(
+            i
+            for i in range(1, min(len(xo), len(io)) + 1)
+            if xo[-i] != io[-i] and 1 not in (xo[-i], io[-i])
+        )
+        raise RuntimeError(
+            f"The size of tensor a ({xo[-k]}) must match the size of tensor b "
+            f"({io[-k]}) at non-singleton dimension {len(xo) - k}"
+        ) from None
     xshape = (*shp[:d], input.shape[d], *shp[d:])
     ishape = (*shp[:d], idx.shape[d], *shp[d:])
     idx = _check_index("take_along_dim", idx, input.shape[d])
@@ -1011,8 +1075,9 @@ def index_select(input, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     d = wrap_dim(dim, input.ndim)
     if input.ndim == 0 and index.numel() != 1:
-        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
-                           f"{index.numel()} value(s)")
+        raise RuntimeError(
+            f"index_select(): Index to scalar can have only 1 value, got {index.numel()} value(s)"
+        )
     index = _check_index("index_select", index, input.shape[d] if input.ndim else 1)
     key = (slice(None),) * d + (_Slot(0),)
     out = bind(Index, (_as_1d(input), reshape(index, (-1,))), {"key": key, "advanced": True})
@@ -1070,11 +1135,14 @@ def cat(tensors, dim=0):
     d = wrap_dim(dim, kept[0].ndim)
     ref = kept[0].shape
     for i, t in enumerate(kept):
-        if t.ndim != len(ref) or any(a != b for k, (a, b) in enumerate(zip(t.shape, ref))
-                                     if k != d):
-            raise RuntimeError(f"torch.cat(): Sizes of tensors must match except in dimension "
-                               f"{d}. Expected {list(ref)} but got {list(t.shape)} for tensor "
-                               f"number {i} in the list.")
+        if t.ndim != len(ref) or any(
+            a != b for k, (a, b) in enumerate(zip(t.shape, ref)) if k != d
+        ):
+            raise RuntimeError(
+                f"torch.cat(): Sizes of tensors must match except in dimension "
+                f"{d}. Expected {list(ref)} but got {list(t.shape)} for tensor "
+                f"number {i} in the list."
+            )
     if any(t.dtype != dt for t in tensors):
         tensors = [t.to(dt) for t in tensors]
     if skip:  # still inputs: they get (empty) gradients, as in PyTorch
@@ -1092,9 +1160,11 @@ def stack(tensors, dim=0):
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
-            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
-                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
-                               f"entry {i}")
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got "
+                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                f"entry {i}"
+            )
     d = wrap_dim(dim, tensors[0].ndim + 1)
     return cat([unsqueeze(t, d) for t in tensors], d)
 
@@ -1153,8 +1223,9 @@ def roll(input, shifts, dims=None):
     if isinstance(dims, int):
         dims = (dims,)
     if len(shifts) != len(dims):
-        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
-                           f"dims:{len(dims)}")
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}"
+        )
     dims = tuple(wrap_dim(d, input.ndim) for d in dims)
     return bind(Roll, (input,), {"shifts": tuple(shifts), "dims": dims})
 
@@ -1172,15 +1243,17 @@ class Diagonal(Primitive):
 
     @staticmethod
     def vjp(ctx, g, offset, dim1, dim2):
-        return bind(DiagonalBackward, (g,), {"shape": ctx.input_shape(0), "offset": offset,
-                                             "dim1": dim1, "dim2": dim2})
+        return bind(
+            DiagonalBackward,
+            (g,),
+            {"shape": ctx.input_shape(0), "offset": offset, "dim1": dim1, "dim2": dim2},
+        )
 
     @staticmethod
     def batch(args, dims, offset, dim1, dim2):
         """The batch dimension first (the diagonal goes last either way)."""
         x = front(args[0], dims[0])
-        return bind(Diagonal, (x,), {"offset": offset, "dim1": dim1 + 1,
-                                     "dim2": dim2 + 1}), 0
+        return bind(Diagonal, (x,), {"offset": offset, "dim1": dim1 + 1, "dim2": dim2 + 1}), 0
 
 
 class DiagonalBackward(Primitive):
@@ -1190,8 +1263,11 @@ class DiagonalBackward(Primitive):
     def batch(args, dims, shape, offset, dim1, dim2):
         """The batch dimension first, as ``Diagonal.batch`` leaves it."""
         g = front(args[0], dims[0])
-        return bind(DiagonalBackward, (g,), {"shape": (g.shape[0], *shape), "offset": offset,
-                                             "dim1": dim1 + 1, "dim2": dim2 + 1}), 0
+        return bind(
+            DiagonalBackward,
+            (g,),
+            {"shape": (g.shape[0], *shape), "offset": offset, "dim1": dim1 + 1, "dim2": dim2 + 1},
+        ), 0
 
     @staticmethod
     def impl(be, g, shape, offset, dim1, dim2):
@@ -1287,8 +1363,9 @@ def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim``: a stable sort (ties keep their order, as
     PyTorch's CPU sort does whether or not ``stable=True``)."""
     d = wrap_dim(dim, input.ndim)
-    return bind(Argsort, (input,), {"dim": d, "descending": bool(descending),
-                                    "stable": bool(stable)})
+    return bind(
+        Argsort, (input,), {"dim": d, "descending": bool(descending), "stable": bool(stable)}
+    )
 
 
 def sort(input, dim=-1, descending=False, stable=False):
@@ -1327,19 +1404,19 @@ def reshape(input, *shape):
     """Reshape (a view when the layout allows, else a copy); one dim may be -1."""
     if not shape:
         raise TypeError('reshape() missing 1 required positional arguments: "shape"')
-    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False,
-                                    "name": "reshape"})
+    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False, "name": "reshape"})
 
 
 def view(input, *shape):
     """Reshape as a view; RuntimeError when the layout needs a copy (use ``reshape``)."""
     if not shape:
-        raise TypeError("view() received an invalid combination of arguments - got (), but "
-                        "expected one of: (torch.dtype dtype), (tuple of ints size)")
+        raise TypeError(
+            "view() received an invalid combination of arguments - got (), but "
+            "expected one of: (torch.dtype dtype), (tuple of ints size)"
+        )
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is a reinterpreting cast in torch
-    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True,
-                                    "name": "view"})
+    return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True, "name": "view"})
 
 
 def permute(input, *dims):
@@ -1348,9 +1425,11 @@ def permute(input, *dims):
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = _shape_arg(dims)
     if len(dims) != input.ndim:
-        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
-                           f"not match the length of the desired ordering of dimensions i.e. "
-                           f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}")
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does "
+            f"not match the length of the desired ordering of dimensions i.e. "
+            f"input.dim() = {input.ndim} is not equal to len(dims) = {len(dims)}"
+        )
     perm = tuple(wrap_dim(d, input.ndim) for d in dims)
     if sorted(perm) != list(range(input.ndim)):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -1375,10 +1454,8 @@ swapaxes = swapdims = transpose
 def t(input):
     """Transpose a tensor of at most 2 dims."""
     if input.ndim > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
-                           f"{input.ndim}D")
-    return bind(Permute, (input,), {"perm": (1, 0), "name": "t"}) if input.ndim == 2 \
-        else input
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return bind(Permute, (input,), {"perm": (1, 0), "name": "t"}) if input.ndim == 2 else input
 
 
 def movedim(input, source, destination):
@@ -1387,9 +1464,11 @@ def movedim(input, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     if len(src) != len(dst):
-        raise RuntimeError("movedim: Invalid source or destination dims: source "
-                           f"({src} dims) should contain the same number of dims as destination "
-                           f"({dst} dims)")
+        raise RuntimeError(
+            "movedim: Invalid source or destination dims: source "
+            f"({src} dims) should contain the same number of dims as destination "
+            f"({dst} dims)"
+        )
     for what, given in (("source", src), ("destination", dst)):
         wrapped = [wrap_dim(s, n) for s in given]
         if len(set(wrapped)) != len(wrapped):
@@ -1417,8 +1496,10 @@ def expand(input, *sizes):
     sizes = _shape_arg(sizes)
     n = len(sizes)
     if n < input.ndim:
-        raise RuntimeError(f"expand: the number of sizes provided ({n}) must be greater or "
-                           f"equal to the number of dimensions in the tensor ({input.ndim})")
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({n}) must be greater or "
+            f"equal to the number of dimensions in the tensor ({input.ndim})"
+        )
     shape = list(sizes)
     lead = n - input.ndim
     for i, s in enumerate(input.shape):
@@ -1426,9 +1507,11 @@ def expand(input, *sizes):
         if want == -1:
             shape[i + lead] = s
         elif s != want and s != 1:
-            raise RuntimeError(f"The expanded size of the tensor ({want}) must match the "
-                               f"existing size ({s}) at non-singleton dimension {i + lead}.  "
-                               f"Target sizes: {list(sizes)}.  Tensor sizes: {list(input.shape)}")
+            raise RuntimeError(
+                f"The expanded size of the tensor ({want}) must match the "
+                f"existing size ({s}) at non-singleton dimension {i + lead}.  "
+                f"Target sizes: {list(sizes)}.  Tensor sizes: {list(input.shape)}"
+            )
     shape = tuple(shape)
     if shape == tuple(input.shape):
         return input
@@ -1468,8 +1551,7 @@ def unsqueeze(input, dim):
     d = wrap_dim(dim, input.ndim + 1)
     shape = list(input.shape)
     shape.insert(d, 1)
-    return bind(Reshape, (input,), {"shape": tuple(shape), "strict": False,
-                                    "name": "unsqueeze"})
+    return bind(Reshape, (input,), {"shape": tuple(shape), "strict": False, "name": "unsqueeze"})
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -1480,15 +1562,17 @@ def flatten(input, start_dim=0, end_dim=-1):
     s, e = wrap_dim(start_dim, input.ndim), wrap_dim(end_dim, input.ndim)
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = (*input.shape[:s], _prod(input.shape[s:e + 1]), *input.shape[e + 1:])
+    shape = (*input.shape[:s], _prod(input.shape[s : e + 1]), *input.shape[e + 1 :])
     return reshape(input, shape)  # sizes spelled out: -1 is ambiguous with no elements
 
 
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes``."""
     if input.ndim == 0:
-        raise RuntimeError(f"unflatten got an unexpected error:\nDimension specified as {dim} "
-                           f"but tensor has no dimensions")
+        raise RuntimeError(
+            f"unflatten got an unexpected error:\nDimension specified as {dim} "
+            f"but tensor has no dimensions"
+        )
     d = wrap_dim(dim, input.ndim)
     sizes = [int(v) for v in sizes]
     if sizes.count(-1) > 1:
@@ -1497,13 +1581,17 @@ def unflatten(input, dim, sizes):
     if -1 in sizes:  # inferred here: reshape cannot infer it when the tensor is empty
         known = _prod(v for v in sizes if v != -1)
         if known == 0 or n % known:
-            raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the "
-                               f"size of dim {dim} ({n}) in the input tensor")
+            raise RuntimeError(
+                f"unflatten: Provided sizes {sizes} don't multiply up to the "
+                f"size of dim {dim} ({n}) in the input tensor"
+            )
         sizes[sizes.index(-1)] = n // known
     if _prod(sizes) != n:
-        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size "
-                           f"of dim {dim} ({n}) in the input tensor")
-    return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1:]))
+        raise RuntimeError(
+            f"unflatten: Provided sizes {sizes} don't multiply up to the size "
+            f"of dim {dim} ({n}) in the input tensor"
+        )
+    return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1 :]))
 
 
 def narrow(input, dim, start, length):
@@ -1523,8 +1611,10 @@ def select(input, dim, index):
     d = wrap_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= index < n:
-        raise IndexError(f"select(): index {index} out of range for tensor of size "
-                         f"{list(input.shape)} at dimension {d}")
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{list(input.shape)} at dimension {d}"
+        )
     return getitem(input, (slice(None),) * d + (index % n,))
 
 
@@ -1535,15 +1625,18 @@ def split(tensor, split_size_or_sections, dim=0):
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
         if size <= 0:
-            raise RuntimeError(f"split expects split_size be non-negative, but got "
-                               f"split_size={size}")
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={size}"
+            )
         sizes = [min(size, n - i) for i in range(0, n, size)] or [0]
     else:
         sizes = list(split_size_or_sections)
         if builtins_sum(sizes) != n:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={sizes}")
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                f"(input tensor's size at dimension {d}), but got "
+                f"split_sizes={sizes}"
+            )
     out, start = [], 0
     for s in sizes:
         out.append(narrow(tensor, d, start, s))
@@ -1603,8 +1696,10 @@ def repeat(input, *sizes):
     """
     reps = _size_args(sizes)
     if len(reps) < input.ndim:
-        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than "
-                           "number of dimensions of tensor")
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than "
+            "number of dimensions of tensor"
+        )
     return F.tile(input, reps)
 
 
@@ -1619,8 +1714,9 @@ def sum_to_size(input, *size):
     """
     shape = _size_args(size)
     if not is_expandable_to(shape, tuple(input.shape)):
-        raise RuntimeError(f"size {{{list(shape)}}} is not expandable to size "
-                           f"{{{list(input.shape)}}}.")
+        raise RuntimeError(
+            f"size {{{list(shape)}}} is not expandable to size {{{list(input.shape)}}}."
+        )
     return sum_to(input, shape)
 
 
@@ -1642,7 +1738,8 @@ class Nonzero(Primitive):
         raise RuntimeError(
             "vmap: We do not yet support calling nonzero inside of vmap: its output shape "
             "depends on each example's data (dynamic output shape). Call it outside vmap, or "
-            "use a mask with numbagrad.where instead.")
+            "use a mask with numbagrad.where instead."
+        )
 
 
 def nonzero(input, *, as_tuple=False):
@@ -1655,10 +1752,23 @@ def nonzero(input, *, as_tuple=False):
     return bind(Nonzero, (input,), NO_PARAMS)
 
 
-_C_NAMES = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-            "uint8": "unsigned char", "float32": "float", "float64": "double"}
-_C_TYPES = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
-            "uint8": "uint8_t", "bool": "bool"}
+_C_NAMES = {
+    "int64": "long int",
+    "int32": "int",
+    "int16": "short int",
+    "int8": "signed char",
+    "uint8": "unsigned char",
+    "float32": "float",
+    "float64": "double",
+}
+_C_TYPES = {
+    "int64": "int64_t",
+    "int32": "int",
+    "int16": "int16_t",
+    "int8": "int8_t",
+    "uint8": "uint8_t",
+    "bool": "bool",
+}
 
 
 def masked_fill(input, mask, value):
@@ -1671,21 +1781,26 @@ def masked_fill(input, mask, value):
         mask = as_tensor_arg(mask, "mask")
     if mask.dtype.np.kind != "b":
         name = mask.dtype.np.name
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_C_NAMES.get(name, name)}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype "
+            f"{_C_NAMES.get(name, name)}"
+        )
     dt = input.dtype.np
     if isinstance(value, Tensor):
         if value.ndim != 0:
-            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
-                               f"got tensor with {value.ndim} dimension(s).")
+            raise RuntimeError(
+                f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                f"got tensor with {value.ndim} dimension(s)."
+            )
         if value.dtype.np != dt:
             value = value.to(input.dtype)
     else:
         if isinstance(value, np.generic):
             value = value.item()
         if dt.kind in "iu" and isinstance(value, float) and not np.isfinite(value):
-            raise RuntimeError(f"value cannot be converted to type {_C_TYPES.get(dt.name)} "
-                               f"without overflow")
+            raise RuntimeError(
+                f"value cannot be converted to type {_C_TYPES.get(dt.name)} without overflow"
+            )
         value = np.array(value).astype(dt).item()
     node = "MaskedFillBackward1" if isinstance(value, Tensor) else "MaskedFillBackward0"
     return bind(PRIMITIVES["Where"], (mask, value, input), {"node": node})
@@ -1694,8 +1809,14 @@ def masked_fill(input, mask, value):
 # -- index_add / index_copy / index_fill / scatter / scatter_reduce / masked_scatter / put ---
 # Composites of IndexPut, ScatterAdd and Index (so they get every rule: gradients as
 # PyTorch's derivatives.yaml, JVP, vmap); every index is validated here, before any kernel.
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "bool": "Bool", "float16": "Half"}
+_TYPE_NAMES = {
+    "float32": "Float",
+    "float64": "Double",
+    "int64": "Long",
+    "int32": "Int",
+    "bool": "Bool",
+    "float16": "Half",
+}
 
 
 def _tname(t):
@@ -1705,16 +1826,24 @@ def _tname(t):
 def _long_index(name, index, msg=None):
     index = as_tensor_arg(index, "index")
     if index.dtype.np != np.int64:
-        raise (msg or (lambda: RuntimeError(
-            f"{name}(): Expected a long tensor for index, but got {_tname(index)}")))()
+        raise (
+            msg
+            or (
+                lambda: RuntimeError(
+                    f"{name}(): Expected a long tensor for index, but got {_tname(index)}"
+                )
+            )
+        )()
     return index
 
 
 def _vector_index(name, index):
     if index.ndim > 1:
-        raise IndexError(f"{name}(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {_tname(index)} and size: "
-                         f"{list(index.shape)}")
+        raise IndexError(
+            f"{name}(): Index is supposed to be a vector, but got dim: "
+            f"{index.ndim} with type: {_tname(index)} and size: "
+            f"{list(index.shape)}"
+        )
     return reshape(index, (-1,))
 
 
@@ -1740,16 +1869,22 @@ def _along(d):
 
 def _source_along(name, input, d, index, source, err=RuntimeError):
     if source.dtype != input.dtype:
-        raise RuntimeError(f"{name}(): self ({_tname(input)}) and source ({_tname(source)}) "
-                           "must have the same scalar type")
+        raise RuntimeError(
+            f"{name}(): self ({_tname(input)}) and source ({_tname(source)}) "
+            "must have the same scalar type"
+        )
     xs, ss = tuple(input.shape) or (1,), tuple(source.shape) or (1,)
     if len(xs) != len(ss) or any(a != b for k, (a, b) in enumerate(zip(xs, ss)) if k != d):
-        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
-                           f"specified dimension. Got self.shape = {list(input.shape)} "
-                           f"source.shape = {list(source.shape)}")
+        raise RuntimeError(
+            f"source tensor shape must match self tensor shape, excluding the "
+            f"specified dimension. Got self.shape = {list(input.shape)} "
+            f"source.shape = {list(source.shape)}"
+        )
     if ss[d] != index.numel():
-        raise err(f"{name}(): Number of indices ({index.numel()}) should be equal to "
-                  f"source.size(dim): ({ss[d]}), for dim: {d}")
+        raise err(
+            f"{name}(): Number of indices ({index.numel()}) should be equal to "
+            f"source.size(dim): ({ss[d]}), for dim: {d}"
+        )
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -1771,16 +1906,20 @@ def index_add(input, dim, index, source, *, alpha=1):
     index = as_tensor_arg(index, "index")
     source = as_tensor_arg(source, "source")
     if index.dtype.np.kind not in "iu":
-        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_tname(index)}")
+        raise RuntimeError(
+            f"index_add_(): Expected dtype int32/int64 for index but got: {_tname(index)}"
+        )
     if index.ndim > 1:
-        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {_tname(index)} and size: "
-                         f"{list(index.shape)}")
+        raise IndexError(
+            f"index_add_(): Index is supposed to be a vector, but got dim: "
+            f"{index.ndim} with type: {_tname(index)} and size: "
+            f"{list(index.shape)}"
+        )
     d = wrap_dim(dim, input.ndim)
     _source_along("index_add_", input, d, index, source)
-    index = _check_index("index_add_", reshape(index, (-1,)).to(np.int64),
-                         input.shape[d] if input.ndim else 1)
+    index = _check_index(
+        "index_add_", reshape(index, (-1,)).to(np.int64), input.shape[d] if input.ndim else 1
+    )
     if alpha != 1:
         source = F.mul(source, alpha)
     if input.ndim == 0:
@@ -1806,23 +1945,27 @@ def index_copy(input, dim, index, source):
     index = _long_index("index_copy_", index)
     source = as_tensor_arg(source, "source")
     if index.ndim > 1:
-        raise IndexError("index_copy_(): Index should have dimension 1 or 0 (got "
-                         f"{index.ndim})")
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     d = wrap_dim(dim, input.ndim)
     if source.dtype != input.dtype:
-        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
-                           f"but got (self) {_tname(input)} and (source) {_tname(source)}")
+        raise RuntimeError(
+            f"index_copy_(): self and source expected to have the same dtype, "
+            f"but got (self) {_tname(input)} and (source) {_tname(source)}"
+        )
     ss = tuple(source.shape) or (1,)
     xs = tuple(input.shape) or (1,)
-    if len(ss) != len(xs) or xs[:d] + xs[d + 1:] != ss[:d] + ss[d + 1:]:
-        raise IndexError(f"index_copy_(): Source/destination tensor must have same slice "
-                         f"shapes. Destination slice shape: {list(input.shape)} at dimension "
-                         f"{d} and source slice shape: {list(source.shape)} at dimension {d}.")
+    if len(ss) != len(xs) or xs[:d] + xs[d + 1 :] != ss[:d] + ss[d + 1 :]:
+        raise IndexError(
+            f"index_copy_(): Source/destination tensor must have same slice "
+            f"shapes. Destination slice shape: {list(input.shape)} at dimension "
+            f"{d} and source slice shape: {list(source.shape)} at dimension {d}."
+        )
     if ss[d] != index.numel():
-        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
-                         f"to source.size(dim) ({ss[d]})")
-    index = _check_index("index_copy_", reshape(index, (-1,)),
-                         input.shape[d] if input.ndim else 1)
+        raise IndexError(
+            f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+            f"to source.size(dim) ({ss[d]})"
+        )
+    index = _check_index("index_copy_", reshape(index, (-1,)), input.shape[d] if input.ndim else 1)
     if input.ndim == 0:
         return reshape(index_copy(reshape(input, (1,)), 0, index, reshape(source, (1,))), ())
     return bind(IndexPut, (input, source, index), {"key": _along(d), "advanced": True})
@@ -1840,26 +1983,35 @@ def index_fill(input, dim, index, value):
     tensor([[7., 0., 7.],
             [7., 0., 7.]])
     """
-    index = _long_index("index_fill_", index, lambda: IndexError(
-        "index_fill_(): Expected dtype int64 for index."))
+    index = _long_index(
+        "index_fill_", index, lambda: IndexError("index_fill_(): Expected dtype int64 for index.")
+    )
     if index.ndim > 1:
-        raise IndexError(f"index_fill_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim}")
+        raise IndexError(
+            f"index_fill_(): Index is supposed to be a vector, but got dim: {index.ndim}"
+        )
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     index = reshape(index, (-1,))
-    _check_signed("index_fill_", index, size, lambda i: (
-        f"index {i} is out of bounds for dimension {d} with size {size}"))
+    _check_signed(
+        "index_fill_",
+        index,
+        size,
+        lambda i: f"index {i} is out of bounds for dimension {d} with size {size}",
+    )
     if isinstance(value, Tensor):
         if value.ndim != 0:
-            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but "
-                               f"got tensor with {value.ndim} dimension(s).")
+            raise RuntimeError(
+                f"index_fill_ only supports a 0-dimensional value tensor, but "
+                f"got tensor with {value.ndim} dimension(s)."
+            )
         value = value.to(input.dtype)
     elif isinstance(value, (int, float, bool, np.number)):
         value = np.array(value).astype(input.dtype.np).item()
     else:
-        raise TypeError(f"index_fill(): value must be a number or a 0-d tensor, got "
-                        f"{type(value).__name__}")
+        raise TypeError(
+            f"index_fill(): value must be a number or a 0-d tensor, got {type(value).__name__}"
+        )
     index = _wrap_negative(index, size)
     if input.ndim == 0:
         return reshape(index_fill(reshape(input, (1,)), 0, index, value), ())
@@ -1897,13 +2049,15 @@ def _scatter_reduce_op(input, d, index, src, reduce, include_self):
     """``ScatterReduce`` on a checked, non-empty index: 0-d operands as 1-d, ``src`` cut to
     the index's shape."""
     if input.ndim == 0 or index.ndim == 0 or src.ndim == 0:
-        out = _scatter_reduce_op(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
-                                 include_self)
+        out = _scatter_reduce_op(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce, include_self)
         return reshape(out, tuple(input.shape))
     if tuple(src.shape) != tuple(index.shape):
         src = getitem(src, tuple(slice(0, n) for n in index.shape))
-    return bind(ScatterReduce, (input, index, src),
-                {"dim": d, "reduce": reduce, "include_self": bool(include_self)})
+    return bind(
+        ScatterReduce,
+        (input, index, src),
+        {"dim": d, "reduce": reduce, "include_self": bool(include_self)},
+    )
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -1925,8 +2079,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """
     if src is None:
         if value is None:
-            raise TypeError("scatter() missing the value to write: pass src (a tensor) or "
-                            "value (a number)")
+            raise TypeError(
+                "scatter() missing the value to write: pass src (a tensor) or value (a number)"
+            )
         src = value
     if reduce is not None and reduce not in ("add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply, got {reduce}")
@@ -1937,10 +2092,13 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
         if is_tensor:
             if reduce == "multiply":
-                warnings.warn("The reduce argument of torch.scatter with Tensor src is "
-                              "deprecated and will be removed in a future PyTorch release. "
-                              "Use torch.scatter_reduce instead for more reduction options.",
-                              UserWarning, stacklevel=2)
+                warnings.warn(
+                    "The reduce argument of torch.scatter with Tensor src is "
+                    "deprecated and will be removed in a future PyTorch release. "
+                    "Use torch.scatter_reduce instead for more reduction options.",
+                    UserWarning,
+                    stacklevel=2,
+                )
         else:
             from numbagrad._creation import full
 
@@ -1974,8 +2132,9 @@ def _reduce_identity(dtype, reduce):
     return -np.inf if reduce == "amax" else np.inf
 
 
-def _scatter_reduce_partials(x, index, src, out, g, x_shape, need_x, need_src, dim, reduce,
-                             include_self):
+def _scatter_reduce_partials(
+    x, index, src, out, g, x_shape, need_x, need_src, dim, reduce, include_self
+):
     """``ScatterReduce``'s gradients for cotangent ``g`` (PyTorch's
     ``scatter_reduce_backward``); with ``g`` of ones they are the partial derivatives its JVP
     uses."""
@@ -1990,14 +2149,16 @@ def _scatter_reduce_partials(x, index, src, out, g, x_shape, need_x, need_src, d
             gx = g * masked_out / masked_x
         if need_src:
             src_zero = src == 0
-            per_group = scatter_add(zeros(x_shape, dtype=x.dtype), dim, index,
-                                    src_zero.to(x.dtype))
+            per_group = scatter_add(zeros(x_shape, dtype=x.dtype), dim, index, src_zero.to(x.dtype))
             n_zeros = gather(per_group, dim, index)
             single = src_zero & (n_zeros == 1)
             masked_src = F.where(single, 1, src)
             masked_out = bind(ScatterReduce, (x, index, masked_src), params)
-            gs = F.where(single, gather(g * masked_out, dim, index),
-                         gather(g * out, dim, index) / F.where(src_zero, 1, src))
+            gs = F.where(
+                single,
+                gather(g * masked_out, dim, index),
+                gather(g * out, dim, index) / F.where(src_zero, 1, src),
+            )
     else:  # amax / amin
         value = gather(out, dim, index)
         x_is = (x == out).to(x.dtype)
@@ -2046,9 +2207,19 @@ class ScatterReduce(Primitive):
     @staticmethod
     def vjp(ctx, g, dim, reduce, include_self):
         x, index, src, out = ctx.saved()
-        return _scatter_reduce_partials(x, index, src, out, g, ctx.input_shape(0),
-                                        ctx.needs_input_grad(0), ctx.needs_input_grad(2),
-                                        dim, reduce, include_self)
+        return _scatter_reduce_partials(
+            x,
+            index,
+            src,
+            out,
+            g,
+            ctx.input_shape(0),
+            ctx.needs_input_grad(0),
+            ctx.needs_input_grad(2),
+            dim,
+            reduce,
+            include_self,
+        )
 
     @staticmethod
     def jvp(primals, tangents, out, dim, reduce, include_self):
@@ -2057,15 +2228,22 @@ class ScatterReduce(Primitive):
         scatter_add(d_src * t_src)``."""
         x, index, src = primals
         tx, _, tsrc = tangents
-        dx, _, dsrc = _scatter_reduce_partials(x, index, src, out,
-                                               full(tuple(out.shape), 1, dtype=out.dtype),
-                                               x.shape,
-                                               tx is not None, tsrc is not None,
-                                               dim, reduce, include_self)
+        dx, _, dsrc = _scatter_reduce_partials(
+            x,
+            index,
+            src,
+            out,
+            full(tuple(out.shape), 1, dtype=out.dtype),
+            x.shape,
+            tx is not None,
+            tsrc is not None,
+            dim,
+            reduce,
+            include_self,
+        )
         t = dx * tx if tx is not None else None
         if tsrc is not None:
-            t_src = scatter_add(zeros(tuple(out.shape), dtype=out.dtype), dim, index,
-                                dsrc * tsrc)
+            t_src = scatter_add(zeros(tuple(out.shape), dtype=out.dtype), dim, index, dsrc * tsrc)
             t = t_src if t is None else t + t_src
         return t
 
@@ -2075,8 +2253,9 @@ class ScatterReduce(Primitive):
         operands are at least 1-d, so no 0-d examples)."""
         size = _batch_size(args, dims)
         args = tuple(_with_batch(a, d, 0, size) for a, d in zip(args, dims))
-        return bind(ScatterReduce, args,
-                    {"dim": dim + 1, "reduce": reduce, "include_self": include_self}), 0
+        return bind(
+            ScatterReduce, args, {"dim": dim + 1, "reduce": reduce, "include_self": include_self}
+        ), 0
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -2103,15 +2282,17 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's aliases
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
     src = as_tensor_arg(src, "src")
     index, d = _scatter_prep("scatter_reduce", input, dim, index, src)
     if index is None:
         return F.clone(input)
     if input.ndim == 0 or index.ndim == 0:
-        out = scatter_reduce(_as_1d(input), 0, _as_1d(index), _as_1d(src), reduce,
-                             include_self=include_self)
+        out = scatter_reduce(
+            _as_1d(input), 0, _as_1d(index), _as_1d(src), reduce, include_self=include_self
+        )
         return reshape(out, tuple(input.shape))
     window = tuple(slice(0, n) for n in index.shape)
     if tuple(src.shape) != tuple(index.shape):
@@ -2124,8 +2305,12 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         return total
     from numbagrad._creation import full, ones
 
-    counts = scatter_add(full(tuple(input.shape), 1 if include_self else 0, dtype=input.dtype),
-                         d, index, ones(tuple(index.shape), dtype=input.dtype))
+    counts = scatter_add(
+        full(tuple(input.shape), 1 if include_self else 0, dtype=input.dtype),
+        d,
+        index,
+        ones(tuple(index.shape), dtype=input.dtype),
+    )
     counts = F.where(F.eq(counts, 0), 1, counts)
     if input.dtype.is_floating_point:
         return F.div(total, counts)
@@ -2150,19 +2335,26 @@ def masked_scatter(input, mask, source):
     mask = as_tensor_arg(mask, "mask")
     source = as_tensor_arg(source, "source")
     if mask.dtype.np.kind != "b":
-        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
-                           f"dtype {_tname(mask)}")
+        raise RuntimeError(
+            f"masked_scatter_ only supports boolean masks, but got mask with dtype {_tname(mask)}"
+        )
     if source.dtype != input.dtype:
-        raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes but "
-                           f"got {_tname(input)} and {_tname(source)}")
+        raise RuntimeError(
+            f"masked_scatter_: expected self and source to have same dtypes but "
+            f"got {_tname(input)} and {_tname(source)}"
+        )
     if mask._is_tracer:
-        raise RuntimeError("masked_scatter: the mask's values decide the result's layout, so "
-                           "it cannot be used with a mask a transform (vmap, grad) owns")
+        raise RuntimeError(
+            "masked_scatter: the mask's values decide the result's layout, so "
+            "it cannot be used with a mask a transform (vmap, grad) owns"
+        )
     if tuple(mask.shape) != tuple(input.shape):
         if not is_expandable_to(tuple(mask.shape), tuple(input.shape)):
-            raise RuntimeError(f"The size of tensor a ({list(mask.shape)}) must match the "
-                               f"size of tensor b ({list(input.shape)}): mask must broadcast "
-                               "to self")
+            raise RuntimeError(
+                f"The size of tensor a ({list(mask.shape)}) must match the "
+                f"size of tensor b ({list(input.shape)}): mask must broadcast "
+                "to self"
+            )
         mask = expand(mask, tuple(input.shape))
     n = int(np.count_nonzero(mask._data))
     if source.numel() < n:
@@ -2186,16 +2378,24 @@ def put(input, index, source, accumulate=False):
     index = _long_index("put_", index)
     source = as_tensor_arg(source, "source")
     if source.dtype != input.dtype:
-        raise RuntimeError(f"put_(): self ({_tname(input)}) and source ({_tname(source)}) "
-                           "must have the same scalar type")
+        raise RuntimeError(
+            f"put_(): self ({_tname(input)}) and source ({_tname(source)}) "
+            "must have the same scalar type"
+        )
     if index.numel() != source.numel():
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of "
-                           f"elements, but got source.numel() = {source.numel()}, "
-                           f"index.numel() = {index.numel()}")
+        raise RuntimeError(
+            f"put_(): Expected source and index to have the same number of "
+            f"elements, but got source.numel() = {source.numel()}, "
+            f"index.numel() = {index.numel()}"
+        )
     n = input.numel()
     idx = reshape(index, (-1,))
-    _check_signed("put_", idx, n, lambda i: (
-        f"out of range: tried to access index {i} on a tensor of {n} elements."))
+    _check_signed(
+        "put_",
+        idx,
+        n,
+        lambda i: f"out of range: tried to access index {i} on a tensor of {n} elements.",
+    )
     if index.numel() == 0:
         return F.clone(input)
     idx = _wrap_negative(idx, n)
@@ -2208,16 +2408,36 @@ def put(input, index, source, accumulate=False):
     return reshape(out, tuple(input.shape))
 
 
-ALL = ("reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
-       "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
-       "chunk unbind "
-       "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
-       "scatter_add take_along_dim index_select nonzero masked_fill").split()
+ALL = (
+    "reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
+    "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
+    "chunk unbind "
+    "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
+    "scatter_add take_along_dim index_select nonzero masked_fill"
+).split()
 
 # the scatter family (not in ALL: ``numbagrad/__init__.py`` and ``ops/_methods.py`` attach
 # them by name)
-SCATTER = ("index_add", "index_copy", "index_fill", "scatter", "scatter_reduce",
-           "masked_scatter", "put")
+SCATTER = (
+    "index_add",
+    "index_copy",
+    "index_fill",
+    "scatter",
+    "scatter_reduce",
+    "masked_scatter",
+    "put",
+)
 
-__all__ = ["ALL", *ALL, "IndexOutOfRangeError", "SCATTER", *SCATTER, "fill_key", "getitem",
-           "index_put", "is_expandable_to", "split_key", "sum_to_array"]
+__all__ = [
+    "ALL",
+    *ALL,
+    "IndexOutOfRangeError",
+    "SCATTER",
+    *SCATTER,
+    "fill_key",
+    "getitem",
+    "index_put",
+    "is_expandable_to",
+    "split_key",
+    "sum_to_array",
+]

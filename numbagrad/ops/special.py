@@ -40,8 +40,9 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 # -- forward helpers --------------------------------------------------------------------------
 def _check_cpu(be, name):
     if be.name != "cpu":
-        raise NotImplementedError(f"special.{name} has no {be.name} kernel; move the tensor to "
-                                  "the CPU first (.cpu())")
+        raise NotImplementedError(
+            f"special.{name} has no {be.name} kernel; move the tensor to the CPU first (.cpu())"
+        )
 
 
 def _out_dtype(dt):
@@ -401,8 +402,9 @@ class Xlogy(Primitive):
         out = None
         if tx is not None:
             # x is a tensor here (a number has no tangent); y may be a number
-            out = F.where((x == 0) & (y <= cls._pole), 0.0,
-                          (xlogy if cls is Xlogy else xlog1py)(tx, y))
+            out = F.where(
+                (x == 0) & (y <= cls._pole), 0.0, (xlogy if cls is Xlogy else xlog1py)(tx, y)
+            )
         if ty is not None:
             d = ty * x / (y - cls._pole)
             out = d if out is None else out + d
@@ -444,8 +446,7 @@ def _number_or_tensor(x, fname, arg):
         return x.item()
     if isinstance(x, (bool, int, float)):
         return x
-    raise TypeError(f"{fname}(): argument '{arg}' must be Tensor or Number, not "
-                    f"{type(x).__name__}")
+    raise TypeError(f"{fname}(): argument '{arg}' must be Tensor or Number, not {type(x).__name__}")
 
 
 def _apply(op, input, fname):
@@ -599,8 +600,9 @@ def polygamma(n, input):
     if isinstance(n, Tensor) and not isinstance(input, Tensor):  # the method x.polygamma(n)
         n, input = input, n
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-        raise TypeError(f"polygamma(): argument 'n' (position 1) must be int, not "
-                        f"{type(n).__name__}")
+        raise TypeError(
+            f"polygamma(): argument 'n' (position 1) must be int, not {type(n).__name__}"
+        )
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")
     return bind(Polygamma, (_tensor_arg(input, "polygamma"),), {"n": int(n)})
@@ -837,8 +839,9 @@ def gammainc(input, other):
     0.864665
     """
     fname = "special_gammainc"
-    return bind(Gammainc, (_tensor_arg(input, fname), _tensor_arg(other, fname, "other")),
-                NO_PARAMS)
+    return bind(
+        Gammainc, (_tensor_arg(input, fname), _tensor_arg(other, fname, "other")), NO_PARAMS
+    )
 
 
 def gammaincc(input, other):
@@ -866,8 +869,9 @@ def gammaincc(input, other):
     0.135335
     """
     fname = "special_gammaincc"
-    return bind(Gammaincc, (_tensor_arg(input, fname), _tensor_arg(other, fname, "other")),
-                NO_PARAMS)
+    return bind(
+        Gammaincc, (_tensor_arg(input, fname), _tensor_arg(other, fname, "other")), NO_PARAMS
+    )
 
 
 def zeta(input, other):
@@ -1032,8 +1036,9 @@ def mvlgamma(input, p):
     0.284683
     """
     if isinstance(p, bool) or not isinstance(p, (int, np.integer)):
-        raise TypeError(f"mvlgamma(): argument 'p' (position 2) must be int, not "
-                        f"{type(p).__name__}")
+        raise TypeError(
+            f"mvlgamma(): argument 'p' (position 2) must be int, not {type(p).__name__}"
+        )
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     if isinstance(input, Tensor) and input.dtype.np.kind == "b":

@@ -143,7 +143,7 @@ class Neg(Unary):
 def _not_for_bool(name, x):
     """PyTorch's error for an elementwise kernel it has no bool version of."""
     if x.dtype.kind == "b":
-        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 def _sign_array(be, x):
@@ -648,8 +648,9 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 
     big = fin.max if posinf is None else cast(posinf)
     small = fin.min if neginf is None else cast(neginf)
-    return bind(NanToNum, (input,), {"nan": cast(nan), "posinf": float(big),
-                                     "neginf": float(small)})
+    return bind(
+        NanToNum, (input,), {"nan": cast(nan), "posinf": float(big), "neginf": float(small)}
+    )
 
 
 class NanToNum(Unary):
@@ -688,6 +689,7 @@ class NanToNum(Unary):
 def _unary(op, doc):
     def f(input):
         return bind(op, (input,), NO_PARAMS)
+
     name = op.__name__.lower()
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"""{doc}
@@ -799,13 +801,18 @@ def frac(input):
     tensor([ 0.2500, -0.5000])
     """
     if not input.is_floating_point():
-        raise NotImplementedError(f'"frac_cpu" not implemented for \'{_torch_name(input)}\'')
+        raise NotImplementedError(f"\"frac_cpu\" not implemented for '{_torch_name(input)}'")
     return input - trunc(input)
 
 
 def _torch_name(t):
-    return {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float",
-            "float64": "Double"}.get(str(t.dtype).split(".")[-1], str(t.dtype))
+    return {
+        "int64": "Long",
+        "int32": "Int",
+        "bool": "Bool",
+        "float32": "Float",
+        "float64": "Double",
+    }.get(str(t.dtype).split(".")[-1], str(t.dtype))
 
 
 def _scaled(input, c):
@@ -864,9 +871,10 @@ def softplus(input, beta=1.0, threshold=20.0):
         Where ``beta * input`` exceeds it, the result is ``input`` itself.
     """
     if not input.is_floating_point():
-        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(str(input.dtype).split(
-            ".")[-1], str(input.dtype))
-        raise NotImplementedError(f'"softplus_cpu" not implemented for \'{name}\'')
+        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(
+            str(input.dtype).split(".")[-1], str(input.dtype)
+        )
+        raise NotImplementedError(f"\"softplus_cpu\" not implemented for '{name}'")
     if beta == 1.0:
         y = _softplus(input)
     else:
@@ -874,10 +882,14 @@ def softplus(input, beta=1.0, threshold=20.0):
     return F.where(input * beta > threshold, input, y)
 
 
-ALL = ("neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
-       "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
-       "nan_to_num").split()
+ALL = (
+    "neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
+    "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
+    "nan_to_num"
+).split()
 # the extra top-level math, exported through ``ops/math.py``'s ALL
-MATH = ("acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
-        "arcsinh arccosh arctanh fix absolute negative signbit sgn frac deg2rad rad2deg "
-        "positive").split()
+MATH = (
+    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
+    "arcsinh arccosh arctanh fix absolute negative signbit sgn frac deg2rad rad2deg "
+    "positive"
+).split()

@@ -30,15 +30,23 @@ __all__ = ["FUSED_MIN", "adagrad_update", "adam_update", "rmsprop_update", "sgd_
 # dtype with a cold disk cache), at a cost of at most ~3 us per parameter and step.
 FUSED_MIN = 64
 
-_EMPTY = {np.dtype(np.float32): np.empty(0, np.float32),
-          np.dtype(np.float64): np.empty(0, np.float64)}
+_EMPTY = {
+    np.dtype(np.float32): np.empty(0, np.float32),
+    np.dtype(np.float64): np.empty(0, np.float64),
+}
 
 
 def _fused_ok(p: np.ndarray, g: np.ndarray) -> bool:
     """Whether the fused kernel may run: large enough, both arrays contiguous, one float
     dtype (NOTE [Fused optimizer kernels] lists what the kernels assume)."""
-    return (p.size >= FUSED_MIN and p.flags.c_contiguous and g.flags.c_contiguous
-            and p.dtype == g.dtype and p.dtype in _EMPTY and p.shape == g.shape)
+    return (
+        p.size >= FUSED_MIN
+        and p.flags.c_contiguous
+        and g.flags.c_contiguous
+        and p.dtype == g.dtype
+        and p.dtype in _EMPTY
+        and p.shape == g.shape
+    )
 
 
 def _flat(a: np.ndarray) -> np.ndarray:
@@ -51,15 +59,18 @@ def _flat(a: np.ndarray) -> np.ndarray:
 def _check(p: np.ndarray, g: np.ndarray, *states) -> None:
     """Everything the update assumes about its arrays, checked once per parameter."""
     if g.shape != p.shape or g.dtype != p.dtype:
-        raise RuntimeError(f"the gradient of a parameter of shape {list(p.shape)} and dtype "
-                           f"{p.dtype} has shape {list(g.shape)} and dtype {g.dtype}; assign "
-                           ".grad a tensor like the parameter")
+        raise RuntimeError(
+            f"the gradient of a parameter of shape {list(p.shape)} and dtype "
+            f"{p.dtype} has shape {list(g.shape)} and dtype {g.dtype}; assign "
+            ".grad a tensor like the parameter"
+        )
     for s in states:
-        if s is not None and (s.shape != p.shape or s.dtype != p.dtype
-                              or not s.flags.c_contiguous):
-            raise RuntimeError(f"optimizer state of shape {list(s.shape)} and dtype {s.dtype} "
-                               f"does not match its parameter ({list(p.shape)}, {p.dtype}); "
-                               "was a state_dict of other parameters loaded?")
+        if s is not None and (s.shape != p.shape or s.dtype != p.dtype or not s.flags.c_contiguous):
+            raise RuntimeError(
+                f"optimizer state of shape {list(s.shape)} and dtype {s.dtype} "
+                f"does not match its parameter ({list(p.shape)}, {p.dtype}); "
+                "was a state_dict of other parameters loaded?"
+            )
 
 
 def _lerp_(a: np.ndarray, end: np.ndarray, w, small: bool) -> None:
@@ -74,8 +85,7 @@ def _lerp_(a: np.ndarray, end: np.ndarray, w, small: bool) -> None:
         np.subtract(end, t, out=a)
 
 
-def sgd_update(p, g, buf, first, *, lr, weight_decay, momentum, dampening, nesterov,
-               maximize):
+def sgd_update(p, g, buf, first, *, lr, weight_decay, momentum, dampening, nesterov, maximize):
     """``_single_tensor_sgd`` for one parameter. ``buf``: the momentum buffer (required
     when ``momentum != 0``), ``first``: whether this step creates it."""
     _check(p, g, buf)
@@ -83,8 +93,9 @@ def sgd_update(p, g, buf, first, *, lr, weight_decay, momentum, dampening, neste
     lr, wd, mom, damp1 = dt(lr), dt(weight_decay), dt(momentum), dt(1 - dampening)
     if _fused_ok(p, g):
         b = _flat(buf) if momentum != 0 else _EMPTY[p.dtype]
-        K.sgd_step(_flat(p), _flat(g), b, lr, wd, mom, damp1, bool(nesterov),
-                   bool(maximize), bool(first))
+        K.sgd_step(
+            _flat(p), _flat(g), b, lr, wd, mom, damp1, bool(nesterov), bool(maximize), bool(first)
+        )
         return
     d = -g if maximize else g
     if weight_decay != 0:
@@ -99,17 +110,18 @@ def sgd_update(p, g, buf, first, *, lr, weight_decay, momentum, dampening, neste
     p += (-lr) * d
 
 
-def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, amsgrad,
-                maximize, decoupled):
+def adam_update(
+    p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled
+):
     """``_single_tensor_adam`` (not capturable) for one parameter at step ``step`` (the
     counter after its increment). ``vmax`` is required with ``amsgrad``; ``decoupled``
     is AdamW's weight decay."""
     _check(p, g, m, v, vmax)
     dt = p.dtype.type
-    bias_correction1 = 1 - beta1 ** step
-    bias_correction2 = 1 - beta2 ** step
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
     step_size = lr / bias_correction1
-    bc2_sqrt = dt(bias_correction2 ** 0.5)
+    bc2_sqrt = dt(bias_correction2**0.5)
     w1 = 1 - beta1
     small1 = abs(w1) < 0.5
     w1, b2, c2, eps_ = dt(w1), dt(beta2), dt(1 - beta2), dt(eps)
@@ -117,9 +129,25 @@ def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, 
     wd, decay_mul = dt(weight_decay), dt(1 - lr * weight_decay)
     if _fused_ok(p, g):
         vm = _flat(vmax) if amsgrad else _EMPTY[p.dtype]
-        K.adam_step(_flat(p), _flat(g), _flat(m), _flat(v), vm, w1, small1, b2, c2, eps_,
-                    neg_step, bc2_sqrt, wd, bool(decoupled), decay_mul, bool(amsgrad),
-                    bool(maximize))
+        K.adam_step(
+            _flat(p),
+            _flat(g),
+            _flat(m),
+            _flat(v),
+            vm,
+            w1,
+            small1,
+            b2,
+            c2,
+            eps_,
+            neg_step,
+            bc2_sqrt,
+            wd,
+            bool(decoupled),
+            decay_mul,
+            bool(amsgrad),
+            bool(maximize),
+        )
         return
     d = -g if maximize else g
     if weight_decay != 0:
@@ -140,8 +168,9 @@ def adam_update(p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, 
     p += (neg_step * m) / denom
 
 
-def rmsprop_update(p, g, sq, gavg, buf, *, lr, alpha, eps, weight_decay, momentum, centered,
-                   maximize):
+def rmsprop_update(
+    p, g, sq, gavg, buf, *, lr, alpha, eps, weight_decay, momentum, centered, maximize
+):
     """``_single_tensor_rmsprop`` for one parameter; ``gavg`` is required when
     ``centered``, ``buf`` when ``momentum > 0``."""
     _check(p, g, sq, gavg, buf)
@@ -152,9 +181,22 @@ def rmsprop_update(p, g, sq, gavg, buf, *, lr, alpha, eps, weight_decay, momentu
     wd, mom = dt(weight_decay), dt(momentum)
     if _fused_ok(p, g):
         empty = _EMPTY[p.dtype]
-        K.rmsprop_step(_flat(p), _flat(g), _flat(sq), _flat(gavg) if centered else empty,
-                       _flat(buf) if momentum > 0 else empty, alpha_, c, small, eps_, neg_lr,
-                       wd, mom, bool(centered), bool(maximize))
+        K.rmsprop_step(
+            _flat(p),
+            _flat(g),
+            _flat(sq),
+            _flat(gavg) if centered else empty,
+            _flat(buf) if momentum > 0 else empty,
+            alpha_,
+            c,
+            small,
+            eps_,
+            neg_lr,
+            wd,
+            mom,
+            bool(centered),
+            bool(maximize),
+        )
         return
     d = -g if maximize else g
     if weight_decay != 0:

@@ -54,8 +54,17 @@ class Adagrad(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
-                 eps=1e-10, *, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        *,
+        maximize=False,
+    ):
         _check_lr(lr)
         if not 0.0 <= lr_decay:
             raise ValueError(f"Invalid lr_decay value: {lr_decay}")
@@ -63,12 +72,18 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= initial_accumulator_value:
             raise ValueError(
-                f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+                f"Invalid initial_accumulator_value value: {initial_accumulator_value}"
+            )
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
-        defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
-                    "initial_accumulator_value": initial_accumulator_value,
-                    "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "lr_decay": lr_decay,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
         for group in self.param_groups:
             for p in group["params"]:
@@ -79,14 +94,22 @@ class Adagrad(Optimizer):
         state = self.state[p]
         state["step"] = _step_tensor()
         state["sum"] = Tensor._make(
-            np.full(p._data.shape, group["initial_accumulator_value"], p._data.dtype))
+            np.full(p._data.shape, group["initial_accumulator_value"], p._data.dtype)
+        )
 
     def _update(self, p, state, group, lr):
         if len(state) == 0:  # a parameter of a group added after construction
             self._init_state(p, group)
         step_t = state["step"]
         step_t._data += 1
-        _fn.adagrad_update(p._data, p.grad._data, state["sum"]._data,
-                           float(step_t._data), lr=lr, lr_decay=group["lr_decay"],
-                           eps=group["eps"], weight_decay=group["weight_decay"],
-                           maximize=group["maximize"])
+        _fn.adagrad_update(
+            p._data,
+            p.grad._data,
+            state["sum"]._data,
+            float(step_t._data),
+            lr=lr,
+            lr_decay=group["lr_decay"],
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            maximize=group["maximize"],
+        )

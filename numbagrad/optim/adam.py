@@ -59,8 +59,17 @@ class Adam(Optimizer):
 
     _decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        betas=(0.9, 0.999),
+        eps=1e-8,
+        weight_decay=0,
+        amsgrad=False,
+        *,
+        maximize=False,
+    ):
         _check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
@@ -70,8 +79,14 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas),
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     def _update(self, p, state, group, lr):
@@ -86,9 +101,19 @@ class Adam(Optimizer):
         step_t = state["step"]
         step_t._data += 1
         vmax = state["max_exp_avg_sq"]._data if amsgrad else None
-        _fn.adam_update(p._data, p.grad._data, state["exp_avg"]._data,
-                        state["exp_avg_sq"]._data, vmax, float(step_t._data),
-                        lr=lr, beta1=float(beta1), beta2=float(beta2),
-                        eps=group["eps"], weight_decay=group["weight_decay"],
-                        amsgrad=amsgrad, maximize=group["maximize"],
-                        decoupled=self._decoupled)
+        _fn.adam_update(
+            p._data,
+            p.grad._data,
+            state["exp_avg"]._data,
+            state["exp_avg_sq"]._data,
+            vmax,
+            float(step_t._data),
+            lr=lr,
+            beta1=float(beta1),
+            beta2=float(beta2),
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            amsgrad=amsgrad,
+            maximize=group["maximize"],
+            decoupled=self._decoupled,
+        )

@@ -27,7 +27,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
         lo, hi = (x1, x2) if x1 <= x2 else (x2, x1)
     # Nocedal and Wright, eq. 3.59
     d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1 ** 2 - g1 * g2
+    d2_square = d1**2 - g1 * g2
     if d2_square >= 0:
         d2 = np.sqrt(d2_square)
         if x1 <= x2:
@@ -38,8 +38,7 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
     return (lo + hi) / 2.0
 
 
-def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
-                  max_ls=25):
+def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9, max_ls=25):
     """Line search along ``d`` from step ``t`` for a step meeting the strong Wolfe
     conditions (sufficient decrease ``c1``, curvature ``c2``); returns
     ``(f_new, g_new, t, evaluations)``. ``obj_func(x, t, d)`` gives the loss and flat
@@ -71,8 +70,9 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         min_step = t + 0.01 * (t - t_prev)
         max_step = t * 10
         tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
-                               bounds=(min_step, max_step))
+        t = _cubic_interpolate(
+            t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step)
+        )
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.copy(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
@@ -87,8 +87,9 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
     while not done and ls_iter < max_ls:
         if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
             break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0], bracket[1],
-                               bracket_f[1], bracket_gtd[1])
+        t = _cubic_interpolate(
+            bracket[0], bracket_f[0], bracket_gtd[0], bracket[1], bracket_f[1], bracket_gtd[1]
+        )
         # a point too close to an end makes little progress: move it 10% of the width
         # inside, after one such step, or at once when it falls on or beyond an end
         eps = 0.1 * (max(bracket) - min(bracket))
@@ -184,14 +185,29 @@ class LBFGS(Optimizer):
     [1.0, 1.0]
     """
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(
+        self,
+        params,
+        lr=1,
+        max_iter=20,
+        max_eval=None,
+        tolerance_grad=1e-7,
+        tolerance_change=1e-9,
+        history_size=100,
+        line_search_fn=None,
+    ):
         _check_lr(lr)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
-        defaults = {"lr": lr, "max_iter": max_iter, "max_eval": max_eval,
-                    "tolerance_grad": tolerance_grad, "tolerance_change": tolerance_change,
-                    "history_size": history_size, "line_search_fn": line_search_fn}
+        defaults = {
+            "lr": lr,
+            "max_iter": max_iter,
+            "max_eval": max_eval,
+            "tolerance_grad": tolerance_grad,
+            "tolerance_change": tolerance_change,
+            "history_size": history_size,
+            "line_search_fn": line_search_fn,
+        }
         super().__init__(params, defaults)
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
@@ -219,12 +235,14 @@ class LBFGS(Optimizer):
         for p in self._params:
             data = p._data
             n = data.size
-            data += data.dtype.type(step_size) * update[offset:offset + n].reshape(data.shape)
+            data += data.dtype.type(step_size) * update[offset : offset + n].reshape(data.shape)
             p._storage[1] += 1
             offset += n
         if offset != self._numel():
-            raise RuntimeError(f"LBFGS: the parameters hold {offset} elements, not the "
-                               f"{self._numel()} seen at the first step; do not resize them")
+            raise RuntimeError(
+                f"LBFGS: the parameters hold {offset} elements, not the "
+                f"{self._numel()} seen at the first step; do not resize them"
+            )
 
     def _clone_param(self):
         return [p._data.copy() for p in self._params]
@@ -256,8 +274,10 @@ class LBFGS(Optimizer):
         The loss of the first closure call.
         """
         if closure is None:
-            raise RuntimeError("LBFGS.step needs a closure that re-evaluates the loss and its "
-                               "gradient: opt.step(closure)")
+            raise RuntimeError(
+                "LBFGS.step needs a closure that re-evaluates the loss and its "
+                "gradient: opt.step(closure)"
+            )
         with no_grad():
             return self._step(closure)
 
@@ -356,7 +376,8 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(closure, x, t, d)
 
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals)
+                    obj_func, x_init, t, d, loss, flat_grad, gtd, max_ls=max_eval - current_evals
+                )
                 self._add_grad(t, d)
                 opt_cond = np.abs(flat_grad).max() <= tolerance_grad
             else:

@@ -21,22 +21,33 @@ from numbagrad._tensor import Tensor
 from numbagrad.optim.optimizer import Optimizer
 
 __all__ = [
-    "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "ExponentialLR",
-    "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau",
-    "SequentialLR", "StepLR",
+    "ConstantLR",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "ExponentialLR",
+    "LRScheduler",
+    "LambdaLR",
+    "LinearLR",
+    "MultiStepLR",
+    "OneCycleLR",
+    "ReduceLROnPlateau",
+    "SequentialLR",
+    "StepLR",
 ]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
     "where possible. Please use `scheduler.step()` to step the scheduler. During the "
     "deprecation, if epoch is different from None, the closed form is used instead of the "
-    "new chainable form, where available.")
+    "new chainable form, where available."
+)
 
 
 def _group_values(optimizer, key):
     """``group[key]`` of every group (Tensors copied, so they never alias the group's)."""
-    return [g[key].clone() if isinstance(g[key], Tensor) else g[key]
-            for g in optimizer.param_groups]
+    return [
+        g[key].clone() if isinstance(g[key], Tensor) else g[key] for g in optimizer.param_groups
+    ]
 
 
 def _set_group_value(group, key, value):
@@ -106,9 +117,11 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                                   "when resuming scheduler with last_epoch >= 0 (load the "
-                                   "optimizer's state_dict first)")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] "
+                        "when resuming scheduler with last_epoch >= 0 (load the "
+                        "optimizer's state_dict first)"
+                    )
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._mark_optimizer_steps()
@@ -172,8 +185,12 @@ class LRScheduler:
 
     def _warn_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please "
-                          "use `get_last_lr()`.", UserWarning, stacklevel=3)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please "
+                "use `get_last_lr()`.",
+                UserWarning,
+                stacklevel=3,
+            )
 
     def step(self, epoch=None):
         """Advance one epoch and set the new learning rates.
@@ -185,16 +202,23 @@ class LRScheduler:
         """
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn("Seems like `optimizer.step()` has been overridden after "
-                              "learning rate scheduler initialization. Please, make sure to "
-                              "call `optimizer.step()` before `lr_scheduler.step()`.",
-                              UserWarning, stacklevel=2)
+                warnings.warn(
+                    "Seems like `optimizer.step()` has been overridden after "
+                    "learning rate scheduler initialization. Please, make sure to "
+                    "call `optimizer.step()` before `lr_scheduler.step()`.",
+                    UserWarning,
+                    stacklevel=2,
+                )
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn("Detected call of `lr_scheduler.step()` before "
-                              "`optimizer.step()`. You should call them in the opposite "
-                              "order: `optimizer.step()` before `lr_scheduler.step()`. Failure "
-                              "to do this will result in skipping the first value of the "
-                              "learning rate schedule.", UserWarning, stacklevel=2)
+                warnings.warn(
+                    "Detected call of `lr_scheduler.step()` before "
+                    "`optimizer.step()`. You should call them in the opposite "
+                    "order: `optimizer.step()` before `lr_scheduler.step()`. Failure "
+                    "to do this will result in skipping the first value of the "
+                    "learning rate schedule.",
+                    UserWarning,
+                    stacklevel=2,
+                )
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
@@ -248,8 +272,9 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
         else:
             if len(lr_lambda) != len(optimizer.param_groups):
-                raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got "
-                                 f"{len(lr_lambda)}")
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
             self.lr_lambdas = list(lr_lambda)
         super().__init__(optimizer, last_epoch)
 
@@ -262,8 +287,10 @@ class LambdaLR(LRScheduler):
         dict
         """
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                               for fn in self.lr_lambdas]
+        state["lr_lambdas"] = [
+            None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+            for fn in self.lr_lambdas
+        ]
         return state
 
     def load_state_dict(self, state_dict):
@@ -323,8 +350,7 @@ class StepLR(LRScheduler):
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** (self.last_epoch // self.step_size)
-                for base in self.base_lrs]
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
@@ -362,13 +388,16 @@ class MultiStepLR(LRScheduler):
         self._warn_outside_step()
         if self.last_epoch not in self.milestones:
             return _group_values(self.optimizer, "lr")
-        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch]
-                for g in self.optimizer.param_groups]
+        return [
+            g["lr"] * self.gamma ** self.milestones[self.last_epoch]
+            for g in self.optimizer.param_groups
+        ]
 
     def _get_closed_form_lr(self):
         milestones = sorted(self.milestones.elements())
-        return [base * self.gamma ** bisect_right(milestones, self.last_epoch)
-                for base in self.base_lrs]
+        return [
+            base * self.gamma ** bisect_right(milestones, self.last_epoch) for base in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -404,7 +433,7 @@ class ExponentialLR(LRScheduler):
         return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
@@ -445,21 +474,31 @@ class CosineAnnealingLR(LRScheduler):
         if self._is_initial:
             return _group_values(self.optimizer, "lr")
         if self._step_count == 1 and self.last_epoch > 0:  # resumed: closed form
-            return [self.eta_min + (base - self.eta_min)
-                    * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
-                    for base in self.base_lrs]
+            return [
+                self.eta_min
+                + (base - self.eta_min) * (1 + math.cos(self.last_epoch * math.pi / self.T_max)) / 2
+                for base in self.base_lrs
+            ]
         if (self.last_epoch - 1 - self.T_max) % (2 * self.T_max) == 0:
             # at the bottom of the cosine the ratio below would divide by zero
-            return [g["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
-                    for base, g in zip(self.base_lrs, groups)]
-        return [(1 + math.cos(math.pi * self.last_epoch / self.T_max))
-                / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
-                * (g["lr"] - self.eta_min) + self.eta_min for g in groups]
+            return [
+                g["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+                for base, g in zip(self.base_lrs, groups)
+            ]
+        return [
+            (1 + math.cos(math.pi * self.last_epoch / self.T_max))
+            / (1 + math.cos(math.pi * (self.last_epoch - 1) / self.T_max))
+            * (g["lr"] - self.eta_min)
+            + self.eta_min
+            for g in groups
+        ]
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base - self.eta_min)
-                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base in self.base_lrs]
+        return [
+            self.eta_min
+            + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
 
 
 class ReduceLROnPlateau(LRScheduler):
@@ -503,8 +542,18 @@ class ReduceLROnPlateau(LRScheduler):
     [0.5]
     """
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -513,8 +562,9 @@ class ReduceLROnPlateau(LRScheduler):
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got "
-                                 f"{len(min_lr)}")
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
@@ -567,10 +617,12 @@ class ReduceLROnPlateau(LRScheduler):
         groups = self.optimizer.param_groups
         if len(groups) != len(self.min_lrs):
             if self.default_min_lr is None:
-                raise RuntimeError(f"The number of param groups in the `optimizer` "
-                                   f"({len(groups)}) differs from when `ReduceLROnPlateau` was "
-                                   f"initialized ({len(self.min_lrs)}); set `min_lrs` to one "
-                                   "value per group.")
+                raise RuntimeError(
+                    f"The number of param groups in the `optimizer` "
+                    f"({len(groups)}) differs from when `ReduceLROnPlateau` was "
+                    f"initialized ({len(self.min_lrs)}); set `min_lrs` to one "
+                    "value per group."
+                )
             self.min_lrs = [self.default_min_lr] * len(groups)
         for i, group in enumerate(groups):
             old_lr = float(group["lr"])
@@ -642,11 +694,14 @@ class LinearLR(LRScheduler):
     [0.25, 0.5, 0.75, 1.0, 1.0]
     """
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
-                 last_epoch=-1):
+    def __init__(
+        self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
+    ):
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and "
-                             "less or equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and "
+                "less or equal to 1."
+            )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor = start_factor
@@ -662,13 +717,22 @@ class LinearLR(LRScheduler):
         if self._is_initial or self.last_epoch > self.total_iters:
             return lrs
         d = self.end_factor - self.start_factor
-        return [lr * (1.0 + d / (self.total_iters * self.start_factor
-                                 + (self.last_epoch - 1) * d)) for lr in lrs]
+        return [
+            lr * (1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d))
+            for lr in lrs
+        ]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.start_factor + (self.end_factor - self.start_factor)
-                           * min(self.total_iters, self.last_epoch) / self.total_iters)
-                for base_lr in self.base_lrs]
+        return [
+            base_lr
+            * (
+                self.start_factor
+                + (self.end_factor - self.start_factor)
+                * min(self.total_iters, self.last_epoch)
+                / self.total_iters
+            )
+            for base_lr in self.base_lrs
+        ]
 
 
 class ConstantLR(LRScheduler):
@@ -707,8 +771,10 @@ class ConstantLR(LRScheduler):
         return [lr * (1.0 / self.factor) for lr in lrs]
 
     def _get_closed_form_lr(self):
-        return [base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base_lr in self.base_lrs]
+        return [
+            base_lr * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base_lr in self.base_lrs
+        ]
 
 
 class SequentialLR(LRScheduler):
@@ -742,27 +808,35 @@ class SequentialLR(LRScheduler):
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
-            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got "
-                             "no scheduler.")
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
+            )
         for i, s in enumerate(schedulers):
             if not hasattr(s, "optimizer"):
-                raise TypeError(f"{type(self).__name__} at index {i} should have `optimizer` "
-                                "as its attribute.")
+                raise TypeError(
+                    f"{type(self).__name__} at index {i} should have `optimizer` as its attribute."
+                )
             if isinstance(s, ReduceLROnPlateau):
-                raise ValueError(f"{type(self).__name__} does not support `ReduceLROnPlateau` "
-                                 f"scheduler as it requires additional kwargs to be specified "
-                                 f"when calling `step`, but got one at index {i} in the given "
-                                 "schedulers sequence.")
+                raise ValueError(
+                    f"{type(self).__name__} does not support `ReduceLROnPlateau` "
+                    f"scheduler as it requires additional kwargs to be specified "
+                    f"when calling `step`, but got one at index {i} in the given "
+                    "schedulers sequence."
+                )
             if optimizer != s.optimizer:
-                raise ValueError(f"{type(self).__name__} expects all schedulers to belong to "
-                                 f"the same optimizer, but got scheduler {type(s).__name__} at "
-                                 f"index {i} has {s.optimizer}, which is different from "
-                                 f"{type(optimizer).__name__}.")
+                raise ValueError(
+                    f"{type(self).__name__} expects all schedulers to belong to "
+                    f"the same optimizer, but got scheduler {type(s).__name__} at "
+                    f"index {i} has {s.optimizer}, which is different from "
+                    f"{type(optimizer).__name__}."
+                )
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be "
-                             "one more than the number of milestone points, but got number of "
-                             f"schedulers {len(schedulers)} and the number of milestones to be "
-                             f"equal to {len(milestones)}")
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be "
+                "one more than the number of milestone points, but got number of "
+                f"schedulers {len(schedulers)} and the number of milestones to be "
+                f"equal to {len(milestones)}"
+            )
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
@@ -809,9 +883,11 @@ class SequentialLR(LRScheduler):
 def _format_param(name, optimizer, param):
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
-                             f"{name} has {len(param)} values, param_groups has "
-                             f"{len(optimizer.param_groups)}.")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has "
+                f"{len(optimizer.param_groups)}."
+            )
     else:
         param = [param] * len(optimizer.param_groups)
     return [p.clone() if isinstance(p, Tensor) else p for p in param]
@@ -854,10 +930,23 @@ class OneCycleLR(LRScheduler):
     [0.04, 1.0, 0.500002, 4e-06]
     """
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True,
-                 base_momentum=0.85, max_momentum=0.95, div_factor=25.0,
-                 final_div_factor=1e4, three_phase=False, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps=None,
+        epochs=None,
+        steps_per_epoch=None,
+        pct_start=0.3,
+        anneal_strategy="cos",
+        cycle_momentum=True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor=25.0,
+        final_div_factor=1e4,
+        three_phase=False,
+        last_epoch=-1,
+    ):
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -869,34 +958,60 @@ class OneCycleLR(LRScheduler):
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError("Expected positive integer steps_per_epoch, but got "
-                                 f"{steps_per_epoch}")
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
             self.total_steps = epochs * steps_per_epoch
         else:
-            raise ValueError("You must define either total_steps OR (epochs AND "
-                             "steps_per_epoch)")
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         up = float(pct_start * self.total_steps) - 1
         if three_phase:
             self._schedule_phases = [
-                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
-                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
-                {"end_step": float(2 * pct_start * self.total_steps) - 2, "start_lr": "max_lr",
-                 "end_lr": "initial_lr", "start_momentum": "base_momentum",
-                 "end_momentum": "max_momentum"},
-                {"end_step": self.total_steps - 1, "start_lr": "initial_lr",
-                 "end_lr": "min_lr", "start_momentum": "max_momentum",
-                 "end_momentum": "max_momentum"}]
+                {
+                    "end_step": up,
+                    "start_lr": "initial_lr",
+                    "end_lr": "max_lr",
+                    "start_momentum": "max_momentum",
+                    "end_momentum": "base_momentum",
+                },
+                {
+                    "end_step": float(2 * pct_start * self.total_steps) - 2,
+                    "start_lr": "max_lr",
+                    "end_lr": "initial_lr",
+                    "start_momentum": "base_momentum",
+                    "end_momentum": "max_momentum",
+                },
+                {
+                    "end_step": self.total_steps - 1,
+                    "start_lr": "initial_lr",
+                    "end_lr": "min_lr",
+                    "start_momentum": "max_momentum",
+                    "end_momentum": "max_momentum",
+                },
+            ]
         else:
             self._schedule_phases = [
-                {"end_step": up, "start_lr": "initial_lr", "end_lr": "max_lr",
-                 "start_momentum": "max_momentum", "end_momentum": "base_momentum"},
-                {"end_step": self.total_steps - 1, "start_lr": "max_lr", "end_lr": "min_lr",
-                 "start_momentum": "base_momentum", "end_momentum": "max_momentum"}]
+                {
+                    "end_step": up,
+                    "start_lr": "initial_lr",
+                    "end_lr": "max_lr",
+                    "start_momentum": "max_momentum",
+                    "end_momentum": "base_momentum",
+                },
+                {
+                    "end_step": self.total_steps - 1,
+                    "start_lr": "max_lr",
+                    "end_lr": "min_lr",
+                    "start_momentum": "base_momentum",
+                    "end_momentum": "max_momentum",
+                },
+            ]
         if not isinstance(pct_start, float) or pct_start < 0 or pct_start > 1:
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
-                             f"{anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._anneal_func_type = anneal_strategy
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -907,8 +1022,9 @@ class OneCycleLR(LRScheduler):
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
             if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
             self.use_beta1 = "betas" in optimizer.defaults
             maxs = _format_param("max_momentum", optimizer, max_momentum)
             bases = _format_param("base_momentum", optimizer, base_momentum)
@@ -931,8 +1047,10 @@ class OneCycleLR(LRScheduler):
         self._warn_outside_step()
         step_num = self.last_epoch
         if step_num > self.total_steps:
-            raise ValueError(f"Tried to step {step_num} times. The specified number of total "
-                             f"steps is {self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step_num} times. The specified number of total "
+                f"steps is {self.total_steps}"
+            )
         lrs = []
         for group in self.optimizer.param_groups:
             start_step = 0.0
@@ -942,8 +1060,9 @@ class OneCycleLR(LRScheduler):
                     pct = (step_num - start_step) / (end_step - start_step)
                     lr = self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct)
                     if self.cycle_momentum:
-                        mom = self._anneal_func(group[phase["start_momentum"]],
-                                                group[phase["end_momentum"]], pct)
+                        mom = self._anneal_func(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
                     break
                 start_step = phase["end_step"]
             lrs.append(lr)
@@ -991,8 +1110,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if not isinstance(T_mult, int) or T_mult < 1:
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
-                             f"{type(eta_min)}")
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -1002,9 +1122,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self):
         self._warn_outside_step()
-        return [self.eta_min + (base_lr - self.eta_min)
-                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base_lr in self.base_lrs]
+        return [
+            self.eta_min
+            + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base_lr in self.base_lrs
+        ]
 
     def step(self, epoch=None):
         """Advance one epoch, or jump to the (possibly fractional) ``epoch``."""
@@ -1024,8 +1146,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                     self.T_cur = epoch % self.T_0
                 else:
                     n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult ** n
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
             else:
                 self.T_i = self.T_0
                 self.T_cur = epoch

@@ -113,8 +113,10 @@ class Optimizer:
     def __init__(self, params, defaults: dict) -> None:
         self.defaults = defaults
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of "
+                "Tensors or dicts, but got " + _typename(params)
+            )
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict] = []
         param_groups = list(params)
@@ -127,8 +129,7 @@ class Optimizer:
 
     # -- pickling and repr ----------------------------------------------------------------
     def __getstate__(self) -> dict:
-        return {"defaults": self.defaults, "state": self.state,
-                "param_groups": self.param_groups}
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
@@ -176,9 +177,11 @@ class Optimizer:
         if isinstance(params, Tensor):
             params = [params]
         elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, "
-                            "but the ordering of tensors in sets will change between runs. "
-                            "Please use a list instead.")
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, "
+                "but the ordering of tensors in sets will change between runs. "
+                "Please use a list instead."
+            )
         else:
             params = list(params)
         tensors, names = [], []
@@ -191,37 +194,49 @@ class Optimizer:
         param_group["params"] = tensors
         if names:
             if len(names) != len(tensors):
-                raise ValueError("all optimizer params should be with/without names. Some "
-                                 "param names are missing")
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some "
+                    "param names are missing"
+                )
             param_group["param_names"] = names
         for param in tensors:
             if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(param)
+                )
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
             if param._data.dtype.kind == "c":
-                raise NotImplementedError("numbagrad.optim does not support complex "
-                                          "parameters; optimize the real and imaginary "
-                                          "parts as two real tensors")
+                raise NotImplementedError(
+                    "numbagrad.optim does not support complex "
+                    "parameters; optimize the real and imaginary "
+                    "parts as two real tensors"
+                )
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError("parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
+                raise ValueError(
+                    "parameter group didn't specify a value of required "
+                    f"optimization parameter {name}"
+                )
             param_group.setdefault(name, default)
         ids = [id(p) for p in tensors]
         if len(ids) != len(set(ids)):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
-                          "in future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; "
+                "in future, this will cause an error; see "
+                "github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
         seen = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
             if ("param_names" in param_group) != ("param_names" in group):
                 which = "with names" if "param_names" in param_group else "without names"
-                raise ValueError("all optimizer param groups should be with/without names. "
-                                 f"cannot add param group {which} to the optimizer")
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
         if not seen.isdisjoint(ids):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
@@ -334,8 +349,7 @@ class Optimizer:
             return packed
 
         groups = [pack(g) for g in self.param_groups]
-        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
-                 for k, v in self.state.items()}
+        state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict) -> None:
@@ -370,10 +384,16 @@ class Optimizer:
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match "
-                             "the size of optimizer's group")
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match "
+                "the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(g["params"] for g in saved_groups),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
 
         def cast(param, value, key=None):
             if isinstance(value, Tensor):

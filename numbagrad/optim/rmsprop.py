@@ -58,8 +58,18 @@ class RMSprop(Optimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, *, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        *,
+        maximize=False,
+    ):
         _check_lr(lr)
         if not 0.0 <= eps:
             raise ValueError(f"Invalid epsilon value: {eps}")
@@ -69,8 +79,15 @@ class RMSprop(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if not 0.0 <= alpha:
             raise ValueError(f"Invalid alpha value: {alpha}")
-        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
-                    "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "alpha": alpha,
+            "eps": eps,
+            "centered": centered,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     def _update(self, p, state, group, lr):
@@ -85,7 +102,17 @@ class RMSprop(Optimizer):
         state["step"]._data += 1
         gavg = state["grad_avg"]._data if centered else None
         buf = state["momentum_buffer"]._data if momentum > 0 else None
-        _fn.rmsprop_update(p._data, p.grad._data, state["square_avg"]._data, gavg,
-                           buf, lr=lr, alpha=group["alpha"], eps=group["eps"],
-                           weight_decay=group["weight_decay"], momentum=momentum,
-                           centered=centered, maximize=group["maximize"])
+        _fn.rmsprop_update(
+            p._data,
+            p.grad._data,
+            state["square_avg"]._data,
+            gavg,
+            buf,
+            lr=lr,
+            alpha=group["alpha"],
+            eps=group["eps"],
+            weight_decay=group["weight_decay"],
+            momentum=momentum,
+            centered=centered,
+            maximize=group["maximize"],
+        )

@@ -53,8 +53,17 @@ class SGD(Optimizer):
     tensor([ 0.4600, -0.9200], requires_grad=True)
     """
 
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
-                 nesterov=False, *, maximize=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-3,
+        momentum=0,
+        dampening=0,
+        weight_decay=0,
+        nesterov=False,
+        *,
+        maximize=False,
+    ):
         _check_lr(lr)
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
@@ -62,8 +71,14 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        defaults = {"lr": lr, "momentum": momentum, "dampening": dampening,
-                    "weight_decay": weight_decay, "nesterov": nesterov, "maximize": maximize}
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     def _update(self, p, state, group, lr):
@@ -75,7 +90,15 @@ class SGD(Optimizer):
                 buf, first = _zero_state(p), True
                 state["momentum_buffer"] = buf
             buf = buf._data
-        _fn.sgd_update(p._data, p.grad._data, buf, first, lr=lr,
-                       weight_decay=group["weight_decay"], momentum=momentum,
-                       dampening=group["dampening"], nesterov=group["nesterov"],
-                       maximize=group["maximize"])
+        _fn.sgd_update(
+            p._data,
+            p.grad._data,
+            buf,
+            first,
+            lr=lr,
+            weight_decay=group["weight_decay"],
+            momentum=momentum,
+            dampening=group["dampening"],
+            nesterov=group["nesterov"],
+            maximize=group["maximize"],
+        )

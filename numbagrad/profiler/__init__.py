@@ -47,19 +47,34 @@ class profile(_legacy.profile):
     [1]
     """
 
-    def __init__(self, *, activities=None, schedule=None, on_trace_ready=None,
-                 record_shapes=False, profile_memory=False, with_stack=False,
-                 with_flops=False, with_modules=False):
+    def __init__(
+        self,
+        *,
+        activities=None,
+        schedule=None,
+        on_trace_ready=None,
+        record_shapes=False,
+        profile_memory=False,
+        with_stack=False,
+        with_flops=False,
+        with_modules=False,
+    ):
         acts = set(activities) if activities is not None else {ProfilerActivity.CPU}
         if ProfilerActivity.CUDA in acts:
-            raise NotImplementedError("ProfilerActivity.CUDA: numbagrad profiles CPU op "
-                                      "times only")
+            raise NotImplementedError("ProfilerActivity.CUDA: numbagrad profiles CPU op times only")
         if schedule is not None or on_trace_ready is not None:
-            raise NotImplementedError("profile(schedule=..., on_trace_ready=...) is not "
-                                      "supported: the whole with-block is recorded")
-        super().__init__(enabled=ProfilerActivity.CPU in acts, record_shapes=record_shapes,
-                         profile_memory=profile_memory, with_stack=with_stack,
-                         with_flops=with_flops, with_modules=with_modules)
+            raise NotImplementedError(
+                "profile(schedule=..., on_trace_ready=...) is not "
+                "supported: the whole with-block is recorded"
+            )
+        super().__init__(
+            enabled=ProfilerActivity.CPU in acts,
+            record_shapes=record_shapes,
+            profile_memory=profile_memory,
+            with_stack=with_stack,
+            with_flops=with_flops,
+            with_modules=with_modules,
+        )
 
     def step(self):
         """A no-op without a schedule (PyTorch's step marks schedule boundaries)."""

@@ -42,10 +42,40 @@ from numbagrad.ops.special import (
 )
 
 __all__ = [
-    "bessel_j0", "bessel_j1", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2",
-    "expit", "expm1", "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e",
-    "log1p", "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
-    "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy", "zeta",
+    "bessel_j0",
+    "bessel_j1",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+    "zeta",
 ]
 
 erf = _unary.erf
@@ -102,14 +132,15 @@ def round(input, *, decimals=0):
     """
     _tensor_arg(input, "special_round")
     if isinstance(decimals, bool) or not isinstance(decimals, int):
-        raise TypeError(f"special_round(): argument 'decimals' must be int, not "
-                        f"{type(decimals).__name__}")
+        raise TypeError(
+            f"special_round(): argument 'decimals' must be int, not {type(decimals).__name__}"
+        )
     if decimals == 0:
         return _unary.round(input)
     if decimals > 0:
-        scale = 10.0 ** decimals
+        scale = 10.0**decimals
         return _unary.round(input * scale) / scale
-    scale = 10.0 ** -decimals
+    scale = 10.0**-decimals
     return _unary.round(input / scale) * scale
 
 

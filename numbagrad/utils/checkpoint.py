@@ -43,8 +43,10 @@ def detach_variable(inputs):
     (True, True, 3)
     """
     if not isinstance(inputs, tuple):
-        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
-                           f"{type(inputs).__name__}")
+        raise RuntimeError(
+            f"Only tuple of tensors is supported. Got Unsupported input type: "
+            f"{type(inputs).__name__}"
+        )
     out = []
     for inp in inputs:
         if not isinstance(inp, Tensor):
@@ -109,8 +111,9 @@ class _CheckpointFunction(Function):
                 outs.append(o)
                 gs.append(g)
         if not outs:
-            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is "
-                               "not necessary")
+            raise RuntimeError(
+                "none of output has requires_grad=True, this checkpoint() is not necessary"
+            )
         backward(outs, gs)
         return (None, None, *(d.grad if isinstance(d, Tensor) else None for d in detached))
 
@@ -139,7 +142,8 @@ class _Frame:
                 "checkpoint: the recomputation saved fewer tensors than the original forward "
                 f"({len(self.recomputed)} < {self.count}); the function must run the same "
                 "ops on recomputation (no data-dependent control flow on random or global "
-                "state)")
+                "state)"
+            )
         return self.recomputed[i]
 
     def recompute(self):
@@ -159,8 +163,16 @@ def _never(_):
     raise RuntimeError("checkpoint: a tensor saved during recomputation was unpacked")
 
 
-def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
-               context_fn=None, determinism_check="default", debug=False, **kwargs):
+def checkpoint(
+    function,
+    *args,
+    use_reentrant=False,
+    preserve_rng_state=True,
+    context_fn=None,
+    determinism_check="default",
+    debug=False,
+    **kwargs,
+):
     """Run ``function(*args, **kwargs)`` without keeping its saved tensors; recompute them
     in backward (``torch.utils.checkpoint.checkpoint``).
 
@@ -193,14 +205,17 @@ def checkpoint(function, *args, use_reentrant=False, preserve_rng_state=True,
     [1.3818, 0.077]
     """
     if context_fn is not None or determinism_check != "default" or debug:
-        raise NotImplementedError("checkpoint(): context_fn, determinism_check and debug "
-                                  "are not supported; leave them at their defaults")
+        raise NotImplementedError(
+            "checkpoint(): context_fn, determinism_check and debug "
+            "are not supported; leave them at their defaults"
+        )
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
         return _CheckpointFunction.apply(function, preserve_rng_state, *args)
-    frame = _Frame(function, args, kwargs,
-                   _creation.get_rng_state() if preserve_rng_state else None)
+    frame = _Frame(
+        function, args, kwargs, _creation.get_rng_state() if preserve_rng_state else None
+    )
     with saved_tensors_hooks(frame.pack, frame.unpack):
         return function(*args, **kwargs)
 
@@ -243,11 +258,13 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=False, **kwa
             for j in range(start, end + 1):
                 x = functions[j](x)
             return x
+
         return forward
 
     end = -1
     for start in range(0, size * (segments - 1), size):
         end = start + size - 1
-        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant,
-                           preserve_rng_state=preserve)
+        input = checkpoint(
+            run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve
+        )
     return run(end + 1, len(functions) - 1)(input)

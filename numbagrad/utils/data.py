@@ -29,9 +29,20 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._tensor import Tensor
 
-__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
-           "RandomSampler", "Sampler", "SequentialSampler", "Subset", "TensorDataset",
-           "default_collate", "random_split"]
+__all__ = [
+    "BatchSampler",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "Subset",
+    "TensorDataset",
+    "default_collate",
+    "random_split",
+]
 
 
 class Dataset:
@@ -87,8 +98,11 @@ class TensorDataset(Dataset):
     """
 
     def __init__(self, *tensors):
-        if not tensors or any(not isinstance(t, Tensor) or t.ndim == 0 for t in tensors) or \
-                any(t.shape[0] != tensors[0].shape[0] for t in tensors):
+        if (
+            not tensors
+            or any(not isinstance(t, Tensor) or t.ndim == 0 for t in tensors)
+            or any(t.shape[0] != tensors[0].shape[0] for t in tensors)
+        ):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
 
@@ -172,8 +186,7 @@ def random_split(dataset, lengths, generator=None):
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for frac in lengths:
             if not 0 <= frac <= 1:
-                raise ValueError(f"Fraction at index {lengths.index(frac)} is not between 0 "
-                                 "and 1")
+                raise ValueError(f"Fraction at index {lengths.index(frac)} is not between 0 and 1")
         sizes = [math.floor(n * frac) for frac in lengths]
         for i in range(n - sum(sizes)):
             sizes[i % len(sizes)] += 1
@@ -183,7 +196,7 @@ def random_split(dataset, lengths, generator=None):
     perm = _creation.randperm(n, generator=generator).tolist()
     out, offset = [], 0
     for length in lengths:
-        out.append(Subset(dataset, perm[offset:offset + length]))
+        out.append(Subset(dataset, perm[offset : offset + length]))
         offset += length
     return out
 
@@ -243,8 +256,10 @@ class RandomSampler(Sampler):
         self._num_samples = num_samples
         self.generator = generator
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
-            raise ValueError("num_samples should be a positive integer value, but got "
-                             f"num_samples={self.num_samples}")
+            raise ValueError(
+                "num_samples should be a positive integer value, but got "
+                f"num_samples={self.num_samples}"
+            )
 
     @property
     def num_samples(self):
@@ -278,8 +293,9 @@ class BatchSampler(Sampler):
 
     def __init__(self, sampler, batch_size, drop_last):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-            raise ValueError("batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size}")
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
@@ -333,8 +349,10 @@ def default_collate(batch):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         return [default_collate(list(s)) for s in zip(*batch)]
-    raise TypeError("default_collate: batch must contain tensors, numpy arrays, numbers, "
-                    f"dicts or lists; found {type(elem)}")
+    raise TypeError(
+        "default_collate: batch must contain tensors, numpy arrays, numbers, "
+        f"dicts or lists; found {type(elem)}"
+    )
 
 
 class DataLoader:
@@ -367,14 +385,31 @@ class DataLoader:
     (2, [(2, 2), (1, 2)])
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
-                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
-                 timeout=0, worker_init_fn=None, multiprocessing_context=None,
-                 generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device=""):
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=None,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor=None,
+        persistent_workers=False,
+        pin_memory_device="",
+    ):
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 "
-                             "to disable multiprocessing.")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 "
+                "to disable multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         self.dataset = dataset
@@ -385,33 +420,50 @@ class DataLoader:
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if shuffle not in (None, False):
-                raise ValueError("DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified shuffle "
+                    f"option, but got shuffle={shuffle}"
+                )
             if sampler is not None or batch_sampler is not None:
-                raise ValueError("DataLoader with IterableDataset: expected unspecified "
-                                 "sampler/batch_sampler option")
+                raise ValueError(
+                    "DataLoader with IterableDataset: expected unspecified "
+                    "sampler/batch_sampler option"
+                )
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, "
+                    "shuffle, sampler, and drop_last"
+                )
             batch_size, drop_last = None, False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                             "exclusive with drop_last")
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually "
+                "exclusive with drop_last"
+            )
         if sampler is None and not self._iterable:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else \
-                SequentialSampler(dataset)
+            sampler = (
+                RandomSampler(dataset, generator=generator)
+                if shuffle
+                else SequentialSampler(dataset)
+            )
         if batch_size is not None and batch_sampler is None and not self._iterable:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler
         self.batch_sampler = batch_sampler
-        self.collate_fn = collate_fn if collate_fn is not None else \
-            (default_collate if batch_size is not None or batch_sampler is not None
-             else (lambda x: x))
+        self.collate_fn = (
+            collate_fn
+            if collate_fn is not None
+            else (
+                default_collate
+                if batch_size is not None or batch_sampler is not None
+                else (lambda x: x)
+            )
+        )
 
     def __iter__(self):
         if self._iterable:

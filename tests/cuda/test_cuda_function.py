@@ -44,9 +44,11 @@ class Cube(numbagrad.autograd.Function):
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
         gx = numbagrad.empty_like(x)
-        cube_grad_kernel[1, 8](numbagrad.cuda.as_cuda_array(x),
-                               numbagrad.cuda.as_cuda_array(g.contiguous()),
-                               numbagrad.cuda.as_cuda_array(gx))
+        cube_grad_kernel[1, 8](
+            numbagrad.cuda.as_cuda_array(x),
+            numbagrad.cuda.as_cuda_array(g.contiguous()),
+            numbagrad.cuda.as_cuda_array(gx),
+        )
         return gx
 
 
@@ -65,19 +67,18 @@ class ScaleInplace(numbagrad.autograd.Function):
 
 
 def test_user_kernels_in_function():
-    x = numbagrad.tensor([1.0, -2.0, 0.5], dtype=numbagrad.float64, device="cuda",
-                         requires_grad=True)
+    x = numbagrad.tensor(
+        [1.0, -2.0, 0.5], dtype=numbagrad.float64, device="cuda", requires_grad=True
+    )
     y = Cube.apply(x)
     assert y.is_cuda and y.grad_fn is not None
     assert np.allclose(y.tolist(), [1.0, -8.0, 0.125])
-    (y * numbagrad.tensor([1.0, 2.0, 3.0], dtype=numbagrad.float64, device="cuda")).sum() \
-        .backward()
+    (y * numbagrad.tensor([1.0, 2.0, 3.0], dtype=numbagrad.float64, device="cuda")).sum().backward()
     assert x.grad.is_cuda and np.allclose(x.grad.tolist(), [3.0, 24.0, 2.25])
 
 
 def test_saved_tensor_version_check():
-    x = numbagrad.tensor([1.0, 2.0], dtype=numbagrad.float64, device="cuda",
-                         requires_grad=True)
+    x = numbagrad.tensor([1.0, 2.0], dtype=numbagrad.float64, device="cuda", requires_grad=True)
     a = x * 1
     y = Cube.apply(a)
     a.add_(1)  # a was saved by Cube
@@ -86,8 +87,7 @@ def test_saved_tensor_version_check():
 
 
 def test_mark_dirty_with_kernel():
-    x = numbagrad.tensor([1.0, 3.0], dtype=numbagrad.float64, device="cuda",
-                         requires_grad=True)
+    x = numbagrad.tensor([1.0, 3.0], dtype=numbagrad.float64, device="cuda", requires_grad=True)
     a = x * 1
     v0 = a._version
     b = ScaleInplace.apply(a)

@@ -24,8 +24,9 @@ def _check(fn, *specs, rtol=1e-6, atol=1e-8):
     out_c = fn(*[p[0] for p in pairs])
     out_g = fn(*[p[1] for p in pairs])
     assert out_g.is_cuda and out_g.shape == out_c.shape and out_g.dtype == out_c.dtype
-    np.testing.assert_allclose(out_g.cpu().detach().numpy(), out_c.detach().numpy(),
-                               rtol=rtol, atol=atol)
+    np.testing.assert_allclose(
+        out_g.cpu().detach().numpy(), out_c.detach().numpy(), rtol=rtol, atol=atol
+    )
     if not out_c.requires_grad:
         return
     w = RNG.standard_normal(out_c.shape)
@@ -33,22 +34,38 @@ def _check(fn, *specs, rtol=1e-6, atol=1e-8):
     (out_g * numbagrad.tensor(w, device="cuda")).sum().backward()
     for c, g in pairs:
         assert g.grad.is_cuda
-        np.testing.assert_allclose(g.grad.cpu().numpy(), c.grad.numpy(), rtol=rtol,
-                                   atol=atol)
+        np.testing.assert_allclose(g.grad.cpu().numpy(), c.grad.numpy(), rtol=rtol, atol=atol)
 
 
 UNARY = {
-    "neg": lambda x: -x, "abs": numbagrad.abs, "exp": numbagrad.exp,
-    "expm1": numbagrad.expm1, "sin": numbagrad.sin, "cos": numbagrad.cos,
-    "tan": numbagrad.tan, "tanh": numbagrad.tanh, "sigmoid": numbagrad.sigmoid,
-    "relu": numbagrad.relu, "square": numbagrad.square, "atan": numbagrad.atan,
-    "sinh": numbagrad.sinh, "cosh": numbagrad.cosh, "asinh": numbagrad.asinh,
-    "erf": numbagrad.erf, "softplus": numbagrad.nn.functional.softplus,
-    "sign": numbagrad.sign, "floor": numbagrad.floor, "trunc": numbagrad.trunc,
+    "neg": lambda x: -x,
+    "abs": numbagrad.abs,
+    "exp": numbagrad.exp,
+    "expm1": numbagrad.expm1,
+    "sin": numbagrad.sin,
+    "cos": numbagrad.cos,
+    "tan": numbagrad.tan,
+    "tanh": numbagrad.tanh,
+    "sigmoid": numbagrad.sigmoid,
+    "relu": numbagrad.relu,
+    "square": numbagrad.square,
+    "atan": numbagrad.atan,
+    "sinh": numbagrad.sinh,
+    "cosh": numbagrad.cosh,
+    "asinh": numbagrad.asinh,
+    "erf": numbagrad.erf,
+    "softplus": numbagrad.nn.functional.softplus,
+    "sign": numbagrad.sign,
+    "floor": numbagrad.floor,
+    "trunc": numbagrad.trunc,
 }
 POSITIVE = {
-    "log": numbagrad.log, "log1p": numbagrad.log1p, "log2": numbagrad.log2,
-    "sqrt": numbagrad.sqrt, "rsqrt": numbagrad.rsqrt, "reciprocal": numbagrad.reciprocal,
+    "log": numbagrad.log,
+    "log1p": numbagrad.log1p,
+    "log2": numbagrad.log2,
+    "sqrt": numbagrad.sqrt,
+    "rsqrt": numbagrad.rsqrt,
+    "reciprocal": numbagrad.reciprocal,
 }
 
 
@@ -63,15 +80,18 @@ def test_unary_positive(name):
 
 
 def test_unary_float32_and_noncontiguous():
-    _check(lambda x: numbagrad.tanh(x.t()) * 2, ((2, 3), -1, 1, np.float32), rtol=1e-5,
-           atol=1e-6)
+    _check(lambda x: numbagrad.tanh(x.t()) * 2, ((2, 3), -1, 1, np.float32), rtol=1e-5, atol=1e-6)
     _check(lambda x: x[:, ::2].exp(), (3, 4))
 
 
 BINARY = {
-    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / (b.abs() + 1), "maximum": numbagrad.maximum,
-    "minimum": numbagrad.minimum, "atan2": numbagrad.atan2,
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / (b.abs() + 1),
+    "maximum": numbagrad.maximum,
+    "minimum": numbagrad.minimum,
+    "atan2": numbagrad.atan2,
 }
 
 
@@ -83,15 +103,16 @@ def test_binary_broadcasting(name, shapes):
 
 def test_scalars_pow_and_comparisons():
     _check(lambda x: 2.5 * x - 1 + x / 4, (2, 2))
-    _check(lambda x: x ** 2 + x ** 3, (3,))
+    _check(lambda x: x**2 + x**3, (3,))
     _check(lambda x: (x.abs() + 1) ** 1.5, (3,))
     _check(lambda a, b: a.pow(b.abs()), ((3,), 0.5, 2.0), (3,))
     _check(lambda a, b: (a > b) | (a == b), (2, 3), (3,))
     _check(lambda a: (a >= 0).float() * a, (4,))
 
 
-@pytest.mark.parametrize("dims,keepdim", [(None, False), (0, False), (1, True), ((0, 2), False),
-                                          (-1, True)])
+@pytest.mark.parametrize(
+    "dims,keepdim", [(None, False), (0, False), (1, True), ((0, 2), False), (-1, True)]
+)
 def test_sum_mean(dims, keepdim):
     if dims is None:
         _check(lambda x: x.sum(), (2, 3, 4))
@@ -109,16 +130,29 @@ def test_sum_of_views_and_ints():
     assert numbagrad.ones(0, 3, device="cuda").sum(0).tolist() == [0.0, 0.0, 0.0]
 
 
-@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 2)), ((4,), (4, 3)), ((3, 4), (4,)),
-                                   ((2, 3, 4), (4, 5)), ((2, 1, 2, 3), (3, 3, 2))])
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((3, 4), (4, 2)),
+        ((4,), (4, 3)),
+        ((3, 4), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((2, 1, 2, 3), (3, 3, 2)),
+    ],
+)
 def test_matmul(sa, sb):
     _check(lambda a, b: a @ b, sa, sb)
 
 
 def test_matmul_transposed_and_float32():
     _check(lambda a, b: a.t() @ b, (4, 3), (4, 2))
-    _check(lambda a, b: a @ b, ((17, 18), -1, 1, np.float32), ((18, 3), -1, 1, np.float32),
-           rtol=1e-5, atol=1e-5)
+    _check(
+        lambda a, b: a @ b,
+        ((17, 18), -1, 1, np.float32),
+        ((18, 3), -1, 1, np.float32),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_views():
@@ -135,8 +169,9 @@ def test_views():
 
 
 def test_composites():
-    _check(lambda x, w, b: (numbagrad.tanh(x * w + b) * numbagrad.sigmoid(x)).sum(), (2, 4),
-           (4,), (4,))
+    _check(
+        lambda x, w, b: (numbagrad.tanh(x * w + b) * numbagrad.sigmoid(x)).sum(), (2, 4), (4,), (4,)
+    )
     _check(lambda x, w: numbagrad.nn.functional.linear(x, w).relu().mean(), (3, 4), (2, 4))
 
 
@@ -183,7 +218,7 @@ def test_leaf_accumulation_on_device():
 
 def test_autograd_grad_and_second_order():
     x = numbagrad.tensor([0.5, -1.0], device="cuda", requires_grad=True)
-    (g,) = numbagrad.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (g,) = numbagrad.autograd.grad((x**3).sum(), x, create_graph=True)
     assert g.is_cuda and np.allclose(g.tolist(), [0.75, 3.0])
     (h,) = numbagrad.autograd.grad(g.sum(), x)
     assert h.is_cuda and np.allclose(h.tolist(), [3.0, -6.0])
@@ -200,12 +235,16 @@ def test_where_predicates_and_more_binary():
     assert numbagrad.isnan(x).tolist() == [False, True, False, False]
     assert numbagrad.isinf(x).tolist() == [False, False, True, True]
     assert numbagrad.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0).tolist() == [
-        1.0, 0.0, 1.0, -1.0]
+        1.0,
+        0.0,
+        1.0,
+        -1.0,
+    ]
 
 
 def test_transforms_on_device():
     x = numbagrad.tensor([0.5, -1.0], device="cuda")
-    g = numbagrad.func.grad(lambda x: (x ** 3).sum())(x)
+    g = numbagrad.func.grad(lambda x: (x**3).sum())(x)
     assert g.is_cuda and np.allclose(g.tolist(), [0.75, 3.0])
     v = numbagrad.func.vmap(lambda r: (r * r).sum())(numbagrad.ones(2, 3, device="cuda"))
     assert v.is_cuda and v.tolist() == [3.0, 3.0]

@@ -35,15 +35,21 @@ def test_devices():
         numbagrad.device("tpu")
 
 
-@pytest.mark.parametrize("make", [
-    lambda dev: numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev),
-    lambda dev: numbagrad.zeros(2, 3, device=dev),
-    lambda dev: numbagrad.ones(2, 3, dtype=numbagrad.float64, device=dev),
-    lambda dev: numbagrad.full((2,), 7, device=dev),
-    lambda dev: numbagrad.arange(5, device=dev),
-    lambda dev: numbagrad.empty(2, device=dev).zero_() if dev == "cpu" else
-    numbagrad.zeros(2, device=dev),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda dev: numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev),
+        lambda dev: numbagrad.zeros(2, 3, device=dev),
+        lambda dev: numbagrad.ones(2, 3, dtype=numbagrad.float64, device=dev),
+        lambda dev: numbagrad.full((2,), 7, device=dev),
+        lambda dev: numbagrad.arange(5, device=dev),
+        lambda dev: (
+            numbagrad.empty(2, device=dev).zero_()
+            if dev == "cpu"
+            else numbagrad.zeros(2, device=dev)
+        ),
+    ],
+)
 def test_creation_matches_cpu(make):
     c, g = make("cpu"), make("cuda")
     assert g.is_cuda and g.device == numbagrad.device("cuda:0")
@@ -53,8 +59,13 @@ def test_creation_matches_cpu(make):
 
 def test_like_keeps_device_and_random_is_reproducible():
     x = numbagrad.ones(2, 2, device="cuda")
-    for f in (numbagrad.zeros_like, numbagrad.ones_like, numbagrad.empty_like,
-              numbagrad.randn_like, numbagrad.rand_like):
+    for f in (
+        numbagrad.zeros_like,
+        numbagrad.ones_like,
+        numbagrad.empty_like,
+        numbagrad.randn_like,
+        numbagrad.rand_like,
+    ):
         assert f(x).is_cuda
     assert numbagrad.full_like(x, 3).is_cuda
     numbagrad.manual_seed(3)
@@ -94,8 +105,11 @@ def test_moving_is_differentiable():
 
 def test_host_access():
     g = numbagrad.tensor([[1.5, 2.0]], device="cuda")
-    with pytest.raises(TypeError, match=r"can't convert cuda:0 device type tensor to numpy\. "
-                       r"Use Tensor\.cpu\(\) to copy the tensor to host memory first\."):
+    with pytest.raises(
+        TypeError,
+        match=r"can't convert cuda:0 device type tensor to numpy\. "
+        r"Use Tensor\.cpu\(\) to copy the tensor to host memory first\.",
+    ):
         g.numpy()
     with pytest.raises(TypeError, match="cuda:0"):
         np.asarray(g)

@@ -26,6 +26,7 @@ def case(name):
     def deco(f):
         CASES[name] = f
         return f
+
     return deco
 
 
@@ -54,13 +55,25 @@ REFS = {
     ReduceOp.BOR: lambda s: np.bitwise_or.reduce(s, 0),
     ReduceOp.BXOR: lambda s: np.bitwise_xor.reduce(s, 0),
 }
-COMBOS = [(op, dt) for dt in (np.float64, np.float32) for op in
-          (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX)]
-COMBOS += [(op, dt) for dt in (np.int64, np.int32) for op in
-           (ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX, ReduceOp.BAND,
-            ReduceOp.BOR, ReduceOp.BXOR)]
-COMBOS += [(op, np.bool_) for op in (ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MIN,
-                                     ReduceOp.MAX)]
+COMBOS = [
+    (op, dt)
+    for dt in (np.float64, np.float32)
+    for op in (ReduceOp.SUM, ReduceOp.AVG, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX)
+]
+COMBOS += [
+    (op, dt)
+    for dt in (np.int64, np.int32)
+    for op in (
+        ReduceOp.SUM,
+        ReduceOp.PRODUCT,
+        ReduceOp.MIN,
+        ReduceOp.MAX,
+        ReduceOp.BAND,
+        ReduceOp.BOR,
+        ReduceOp.BXOR,
+    )
+]
+COMBOS += [(op, np.bool_) for op in (ReduceOp.SUM, ReduceOp.PRODUCT, ReduceOp.MIN, ReduceOp.MAX)]
 
 
 def _all_reduce_case(op, dt):
@@ -71,6 +84,7 @@ def _all_reduce_case(op, dt):
         want = REFS[op](allr([data(r, shape, dt) for r in range(world)])).astype(dt)
         assert t.dtype == torch.from_numpy(want).dtype
         np.testing.assert_allclose(t.numpy(), want, rtol=1e-6 if dt == np.float32 else 1e-15)
+
     return run
 
 
@@ -100,8 +114,7 @@ def _(rank, world):
     np.testing.assert_array_equal(base.numpy(), want)
     tt = torch.from_numpy(data(rank, (3, 2), np.float64).copy()).t()
     dist.all_reduce(tt)
-    np.testing.assert_allclose(tt.numpy(), sum(data(r, (3, 2), np.float64)
-                                               for r in range(world)).T)
+    np.testing.assert_allclose(tt.numpy(), sum(data(r, (3, 2), np.float64) for r in range(world)).T)
 
 
 @case("all_reduce_async_and_0d")
@@ -155,12 +168,14 @@ def _(rank, world):
     x = torch.from_numpy(data(rank, (2, 3), np.float64))
     cat = torch.zeros(world * 2, 3, dtype=torch.float64)
     dist.all_gather_into_tensor(cat, x)
-    np.testing.assert_array_equal(cat.numpy(), np.concatenate(
-        [data(r, (2, 3), np.float64) for r in range(world)]))
+    np.testing.assert_array_equal(
+        cat.numpy(), np.concatenate([data(r, (2, 3), np.float64) for r in range(world)])
+    )
     stacked = torch.zeros(world, 2, 3, dtype=torch.float64)
     dist.all_gather_into_tensor(stacked, x)
-    np.testing.assert_array_equal(stacked.numpy(), allr([data(r, (2, 3), np.float64)
-                                                         for r in range(world)]))
+    np.testing.assert_array_equal(
+        stacked.numpy(), allr([data(r, (2, 3), np.float64) for r in range(world)])
+    )
 
 
 @case("reduce_scatter_tensor")
@@ -169,9 +184,9 @@ def _(rank, world):
     out = torch.zeros(3, dtype=torch.float64)
     dist.reduce_scatter_tensor(out, x)
     total = sum(data(r, (world * 3,), np.float64) for r in range(world))
-    np.testing.assert_allclose(out.numpy(), total[3 * rank:3 * rank + 3])
+    np.testing.assert_allclose(out.numpy(), total[3 * rank : 3 * rank + 3])
     dist.reduce_scatter_tensor(out, x, op=ReduceOp.AVG)
-    np.testing.assert_allclose(out.numpy(), total[3 * rank:3 * rank + 3] / world)
+    np.testing.assert_allclose(out.numpy(), total[3 * rank : 3 * rank + 3] / world)
 
 
 @case("gather_scatter")
@@ -243,6 +258,7 @@ def _(rank, world):
 
 def _raises(exc, *words):
     """A context manager asserting ``exc`` with all ``words`` in its message."""
+
     class _Ctx:
         def __enter__(self):
             return self
@@ -253,13 +269,17 @@ def _raises(exc, *words):
             for w in words:
                 assert w in str(ev), f"{w!r} not in {ev}"
             return True
+
     return _Ctx()
 
 
 @case("error_mismatched_shape_dtype_op_root")
 def _(rank, world):
-    with _raises(RuntimeError, "rank 0: all_reduce op=SUM float64 (3,)",
-                 "rank 1: all_reduce op=SUM float64 (4,)"):
+    with _raises(
+        RuntimeError,
+        "rank 0: all_reduce op=SUM float64 (3,)",
+        "rank 1: all_reduce op=SUM float64 (4,)",
+    ):
         dist.all_reduce(torch.zeros(3 + rank, dtype=torch.float64))
     with _raises(RuntimeError, "different arguments", "float32"):
         dist.all_reduce(torch.zeros(3, dtype=torch.float64 if rank else torch.float32))
@@ -331,6 +351,7 @@ def _(rank, world):
 
 # -- DataParallel ---------------------------------------------------------------------------
 
+
 @numba.njit(cache=True)
 def softcube_forward(x, out):
     """out = x + x**3 / 3, elementwise, on flat arrays."""
@@ -372,8 +393,7 @@ class SoftCube(torch.autograd.Function):
 def make_params(seed):
     rng = np.random.default_rng(seed)
     shapes = [(6, 16), (16,), (16, 16), (16,), (16, 1), (1,)]
-    return [torch.from_numpy(0.3 * rng.standard_normal(s)).requires_grad_(True)
-            for s in shapes]
+    return [torch.from_numpy(0.3 * rng.standard_normal(s)).requires_grad_(True) for s in shapes]
 
 
 def forward(params, x):
@@ -417,11 +437,14 @@ def _(rank, world):
         assert len(dp._buckets) == {25.0: 1, 0.002: 2, 1e-6: len(params)}[cap]
         launched = []  # buckets in flight when b1's gradient arrives: overlap with backward
         h = params[1].register_post_accumulate_grad_hook(
-            lambda p, dp=dp, launched=launched: launched.append(dp._next))
+            lambda p, dp=dp, launched=launched: launched.append(dp._next)
+        )
         for step in range(steps):
             x, y = batch(step, world * per_rank)
-            xs, ys = x[rank * per_rank:(rank + 1) * per_rank], y[rank * per_rank:
-                                                                 (rank + 1) * per_rank]
+            xs, ys = (
+                x[rank * per_rank : (rank + 1) * per_rank],
+                y[rank * per_rank : (rank + 1) * per_rank],
+            )
             ((forward(params, xs) - ys) ** 2).mean().backward()
             sgd(params)
         dp.remove()
@@ -443,10 +466,11 @@ def _(rank, world):
     half = per_rank // 2
     lo = rank * per_rank
     with dp.no_sync():  # first micro-batch: local only
-        ((forward(params, x[lo:lo + half]) - y[lo:lo + half]) ** 2).mean().backward()
+        ((forward(params, x[lo : lo + half]) - y[lo : lo + half]) ** 2).mean().backward()
     g_local = params[0].grad.numpy().copy()
-    ((forward(params, x[lo + half:lo + per_rank]) - y[lo + half:lo + per_rank]) ** 2
-     ).mean().backward()
+    (
+        (forward(params, x[lo + half : lo + per_rank]) - y[lo + half : lo + per_rank]) ** 2
+    ).mean().backward()
     assert not np.allclose(g_local, params[0].grad.numpy())
     for p, r in zip(params, ref):
         # two micro-batch means summed = 2 x the mean over the rank's batch
@@ -496,15 +520,14 @@ def _(rank, world):
     ddp = DDP(model(rank))  # rank 1 starts elsewhere: DDP broadcasts rank 0's
     for step in range(steps):
         x, _ = batch(step, world * per_rank)
-        xs = x[rank * per_rank:(rank + 1) * per_rank, :5]
+        xs = x[rank * per_rank : (rank + 1) * per_rank, :5]
         ddp.zero_grad()
         (ddp(xs) ** 2).mean().backward()
         with torch.no_grad():
             for p in ddp.parameters():
                 p -= 0.1 * p.grad
     for p, r in zip(ddp.module.parameters(), ref.parameters()):
-        np.testing.assert_allclose(p.detach().numpy(), r.detach().numpy(), rtol=0,
-                                   atol=1e-12)
+        np.testing.assert_allclose(p.detach().numpy(), r.detach().numpy(), rtol=0, atol=1e-12)
     assert next(iter(ddp.state_dict())) == "module.0.weight"
 
     class WithBuffer(nn.Module):

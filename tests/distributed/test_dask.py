@@ -20,7 +20,8 @@ import numbagrad
 from numbagrad.autograd.function import once_differentiable
 
 distributed = pytest.importorskip(
-    "distributed", reason='dask.distributed is not installed (pip install "dask[distributed]")')
+    "distributed", reason='dask.distributed is not installed (pip install "dask[distributed]")'
+)
 cloudpickle = pytest.importorskip("cloudpickle")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -87,12 +88,14 @@ def test_local_cluster_runs_functions_and_reuses_kernels():
     # the workers cannot import this test module: ship its functions by value
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
-                distributed.Client(cluster) as client:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
             client.wait_for_workers(2, timeout=120)
-            xs = [numbagrad.linspace(-1.0, 1.0, 5 + i, dtype=numbagrad.float64)
-                  for i in range(12)]
+            xs = [numbagrad.linspace(-1.0, 1.0, 5 + i, dtype=numbagrad.float64) for i in range(12)]
             futures = client.map(task, xs, [0.5 + i for i in range(12)], pure=False)
             results = client.gather(futures, errors="raise")
     finally:
@@ -112,9 +115,21 @@ def test_local_cluster_runs_functions_and_reuses_kernels():
 def test_dask_sweep_example_runs():
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "dask_sweep.py"),
-                           "--starts", "4", "--steps", "200"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "dask_sweep.py"),
+            "--starts",
+            "4",
+            "--steps",
+            "200",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     assert "relaxations: serial" in proc.stdout
     assert "once per worker at most" in proc.stdout

@@ -43,9 +43,12 @@ def _mpiexec():
 
 def _clean_env():
     """The environment for mpiexec, without the variables of an enclosing MPI job."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "OMPI_"))
-           and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PMI_", "PMIX_", "HYDRA_", "HYDI_", "OMPI_"))
+        and k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")
+    }
     env.setdefault("OMP_WAIT_POLICY", "passive")
     env["NUMBA_NUM_THREADS"] = "1"  # two ranks on a 2-core machine
     return env
@@ -60,14 +63,20 @@ def mpi_results(tmp_path_factory):
         pytest.skip("mpi4py is installed but no mpiexec was found (pip install mpich)")
     out = tmp_path_factory.mktemp("mpi") / "results.json"
     try:
-        proc = subprocess.run([exe, "-n", "2", sys.executable, str(HERE / "_mpi_worker.py"),
-                               str(out)], capture_output=True, text=True, timeout=240,
-                              env=_clean_env())
+        proc = subprocess.run(
+            [exe, "-n", "2", sys.executable, str(HERE / "_mpi_worker.py"), str(out)],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            env=_clean_env(),
+        )
     except subprocess.TimeoutExpired as e:
         pytest.fail(f"mpiexec -n 2 _mpi_worker.py hung (killed after 240 s): {e.stderr}")
     if proc.returncode != 0 or not out.exists():
-        pytest.fail(f"mpiexec -n 2 _mpi_worker.py failed ({proc.returncode}):\n"
-                    f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+        pytest.fail(
+            f"mpiexec -n 2 _mpi_worker.py failed ({proc.returncode}):\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+        )
     return json.loads(out.read_text())
 
 
@@ -82,6 +91,7 @@ def test_two_ranks(mpi_results, name):
 
 # -- one process ----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def clean_dist(monkeypatch):
     """No default group before or after; no launcher variables."""
@@ -94,21 +104,30 @@ def clean_dist(monkeypatch):
 
 
 def test_not_imported_by_numbagrad():
-    code = ("import sys, numbagrad, numbagrad.distributed; "
-            "print('mpi4py' in sys.modules, 'dask' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True)
+    code = (
+        "import sys, numbagrad, numbagrad.distributed; "
+        "print('mpi4py' in sys.modules, 'dask' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.split() == ["False", "False"]
 
 
 def test_before_init(clean_dist):
     msg = "Default process group has not been initialized"
     t = numbagrad.ones(2)
-    for call in (lambda: dist.all_reduce(t), lambda: dist.get_rank(),
-                 lambda: dist.get_world_size(), lambda: dist.barrier(),
-                 lambda: dist.broadcast(t, src=0), lambda: dist.get_backend(),
-                 lambda: dist.new_group(), lambda: dist.destroy_process_group(),
-                 lambda: dist.DataParallel([numbagrad.ones(2, requires_grad=True)])):
+    for call in (
+        lambda: dist.all_reduce(t),
+        lambda: dist.get_rank(),
+        lambda: dist.get_world_size(),
+        lambda: dist.barrier(),
+        lambda: dist.broadcast(t, src=0),
+        lambda: dist.get_backend(),
+        lambda: dist.new_group(),
+        lambda: dist.destroy_process_group(),
+        lambda: dist.DataParallel([numbagrad.ones(2, requires_grad=True)]),
+    ):
         with pytest.raises(ValueError, match=msg):
             call()
     assert dist.is_initialized() is False

@@ -43,6 +43,7 @@ SEED_TIMEOUT = 180.0  # seconds a worker may spend on one program (large ones in
 # Worker (one subprocess per batch)
 # ---------------------------------------------------------------------------------------------
 
+
 def _emit(**event):
     sys.stdout.write(TAG + json.dumps(event) + "\n")
     sys.stdout.flush()
@@ -57,18 +58,23 @@ def run_one(seed, ng, torch, ops=None, log=None):
     if log:
         log("program", program)
     res = check(program, ng, torch, t_run=t_run)
-    rec = {"seed": seed, "status": res["status"],
-           "ops": sorted({s["op"] for s in program["steps"]})}
+    rec = {
+        "seed": seed,
+        "status": res["status"],
+        "ops": sorted({s["op"] for s in program["steps"]}),
+    }
     if res["status"] == "drift":
         rec.update(op=res["op"], kind=res["kind"])
     if res["status"] != "mismatch":
         return rec
-    small, sres = reduce_mismatch(program, res, ng, torch,
-                                  log=(lambda p: log("attempt", p)) if log else None)
+    small, sres = reduce_mismatch(
+        program, res, ng, torch, log=(lambda p: log("attempt", p)) if log else None
+    )
     if sres.get("stage") in ("grad", "gradgrad"):
         sres["target"] = target_name(small, sres, torch)
-    rec.update({k: sres.get(k) for k in ("stage", "kind", "op", "variant", "detail",
-                                         "features", "step")})
+    rec.update(
+        {k: sres.get(k) for k in ("stage", "kind", "op", "variant", "detail", "features", "step")}
+    )
     rec["program"] = small
     rec["steps"] = len(small["steps"])
     rec["repro"] = render(small, sres)
@@ -113,15 +119,19 @@ def worker():
         except Exception as e:
             import traceback
 
-            rec = {"seed": seed, "status": "fuzzer_error",
-                   "detail": f"{type(e).__name__}: {e}",
-                   "traceback": traceback.format_exc()[-2000:]}
+            rec = {
+                "seed": seed,
+                "status": "fuzzer_error",
+                "detail": f"{type(e).__name__}: {e}",
+                "traceback": traceback.format_exc()[-2000:],
+            }
         _emit(ev="done", seed=seed, rec=rec)
 
 
 # ---------------------------------------------------------------------------------------------
 # Parent
 # ---------------------------------------------------------------------------------------------
+
 
 def _reader(stream, q):
     for line in stream:
@@ -137,8 +147,13 @@ def run_batch(start, stop, ops=None, timeout=SEED_TIMEOUT, env=None):
         errf = tempfile.TemporaryFile(mode="w+")  # stderr: its tail goes into crash records
         proc = subprocess.Popen(
             [sys.executable, str(HERE / "fuzz_campaign.py"), "--worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errf, text=True,
-            env=env, cwd=str(HERE.parent.parent))
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errf,
+            text=True,
+            env=env,
+            cwd=str(HERE.parent.parent),
+        )
         proc.stdin.write(json.dumps({"start": seed, "stop": stop, "ops": ops}) + "\n")
         proc.stdin.flush()
         q = queue.Queue()
@@ -156,7 +171,7 @@ def run_batch(start, stop, ops=None, timeout=SEED_TIMEOUT, env=None):
                 break
             if not line.startswith(TAG):
                 continue
-            ev = json.loads(line[len(TAG):])
+            ev = json.loads(line[len(TAG) :])
             if ev["ev"] == "start":
                 current, program, stage = ev["seed"], None, "generate"
             elif ev["ev"] in ("program", "attempt"):
@@ -173,17 +188,25 @@ def run_batch(start, stop, ops=None, timeout=SEED_TIMEOUT, env=None):
             break  # finished the batch
         if current is None:
             current = seed  # died between programs (import, startup)
-        crashes.append({"seed": current, "returncode": rc,
-                        "signal": -rc if rc < 0 else None, "timeout": timed_out,
-                        "stage": stage, "program": program,
-                        "repro": render(program) if program else None,
-                        "stderr_tail": stderr})
+        crashes.append(
+            {
+                "seed": current,
+                "returncode": rc,
+                "signal": -rc if rc < 0 else None,
+                "timeout": timed_out,
+                "stage": stage,
+                "program": program,
+                "repro": render(program) if program else None,
+                "stderr_tail": stderr,
+            }
+        )
         seed = current + 1
     return records, crashes
 
 
-def run_campaign(n, seed=0, jobs=2, batch=250, ops=None, progress=None, timeout=SEED_TIMEOUT,
-                 env=None):
+def run_campaign(
+    n, seed=0, jobs=2, batch=250, ops=None, progress=None, timeout=SEED_TIMEOUT, env=None
+):
     """Run ``n`` programs (seeds ``seed``..``seed+n-1``); returns the report dict."""
     t0 = time.time()
     batches = [(a, min(a + batch, seed + n)) for a in range(seed, seed + n, batch)]
@@ -200,12 +223,23 @@ def run_campaign(n, seed=0, jobs=2, batch=250, ops=None, progress=None, timeout=
                 el = time.time() - t0
                 mism = sum(1 for x in records if x["status"] == "mismatch")
                 eta = el / done * (n - done)
-                progress(f"[{done}/{n}] {100 * done / n:5.1f}%  crashes {len(crashes)}  "
-                         f"mismatches {mism}  elapsed {el:.0f}s  eta {eta:.0f}s")
-    return build_report(records, crashes, {"n": n, "seed": seed, "jobs": jobs, "batch": batch,
-                                           "ops": ops, "elapsed_s": round(time.time() - t0, 1),
-                                           "boundscheck": os.environ.get(
-                                               "NUMBAGRAD_BOUNDSCHECK", "")})
+                progress(
+                    f"[{done}/{n}] {100 * done / n:5.1f}%  crashes {len(crashes)}  "
+                    f"mismatches {mism}  elapsed {el:.0f}s  eta {eta:.0f}s"
+                )
+    return build_report(
+        records,
+        crashes,
+        {
+            "n": n,
+            "seed": seed,
+            "jobs": jobs,
+            "batch": batch,
+            "ops": ops,
+            "elapsed_s": round(time.time() - t0, 1),
+            "boundscheck": os.environ.get("NUMBAGRAD_BOUNDSCHECK", ""),
+        },
+    )
 
 
 def build_report(records, crashes, config):
@@ -223,20 +257,35 @@ def build_report(records, crashes, config):
         g = groups.get(key)
         size = (r["steps"], explicit_elements(r["program"]), r["seed"])
         if g is None:
-            groups[key] = g = {"op": r["op"], "kind": r["kind"], "stage": r["stage"],
-                               "classification": cls, "entry": entry, "count": 0,
-                               "seeds": [], "_size": None,
-                               "common_features": sorted(r["features"])}
+            groups[key] = g = {
+                "op": r["op"],
+                "kind": r["kind"],
+                "stage": r["stage"],
+                "classification": cls,
+                "entry": entry,
+                "count": 0,
+                "seeds": [],
+                "_size": None,
+                "common_features": sorted(r["features"]),
+            }
         g["count"] += 1
         g["common_features"] = sorted(set(g["common_features"]) & set(r["features"]))
         if len(g["seeds"]) < 10:
             g["seeds"].append(r["seed"])
         if g["_size"] is None or size < g["_size"]:
-            g.update(_size=size, seed=r["seed"], variant=r.get("variant"), detail=r["detail"],
-                     features=r["features"], program=r["program"], repro=r["repro"])
+            g.update(
+                _size=size,
+                seed=r["seed"],
+                variant=r.get("variant"),
+                detail=r["detail"],
+                features=r["features"],
+                program=r["program"],
+                repro=r["repro"],
+            )
     order = {"unexplained": 0, "open_bug": 1, "known": 2}
-    repros = sorted(groups.values(), key=lambda g: (order[g["classification"]], -g["count"],
-                                                    g["op"], g["kind"]))
+    repros = sorted(
+        groups.values(), key=lambda g: (order[g["classification"]], -g["count"], g["op"], g["kind"])
+    )
     for g in repros:
         del g["_size"]
     coverage = Counter(op for r in records for op in r.get("ops", ()))
@@ -250,8 +299,7 @@ def build_report(records, crashes, config):
         "mismatches_by_kind": dict(by_kind.most_common()),
         "mismatches_by_op": dict(by_op.most_common()),
         "classification": dict(classes),
-        "drift": dict(Counter(f"{r['op']}/{r['kind']}" for r in records
-                              if r["status"] == "drift")),
+        "drift": dict(Counter(f"{r['op']}/{r['kind']}" for r in records if r["status"] == "drift")),
         "reproducers": repros,
         "fuzzer_errors": fuzzer_errors[:20],
         "op_coverage": dict(sorted(coverage.items())),
@@ -273,12 +321,12 @@ def summary(report, full=False):
         f"  agree {st.get('ok', 0)}, both raised {st.get('agree_raise', 0)}, "
         f"float drift {st.get('drift', 0)}, mismatches {report['mismatches']}, "
         f"crashes {len(report['crashes'])}, fuzzer errors {st.get('fuzzer_error', 0)}",
-        "  mismatches by kind: " + (", ".join(f"{k} {v}" for k, v in
-                                              report["mismatches_by_kind"].items()) or "-"),
-        "  by classification: " + (", ".join(f"{k} {v}" for k, v in
-                                              report["classification"].items()) or "-"),
-        "  top ops: " + (", ".join(f"{k} {v}" for k, v in
-                                   list(report["mismatches_by_op"].items())[:12]) or "-"),
+        "  mismatches by kind: "
+        + (", ".join(f"{k} {v}" for k, v in report["mismatches_by_kind"].items()) or "-"),
+        "  by classification: "
+        + (", ".join(f"{k} {v}" for k, v in report["classification"].items()) or "-"),
+        "  top ops: "
+        + (", ".join(f"{k} {v}" for k, v in list(report["mismatches_by_op"].items())[:12]) or "-"),
     ]
     for cr in report["crashes"]:
         what = "timeout" if cr["timeout"] else f"exit {cr['returncode']}"
@@ -289,8 +337,10 @@ def summary(report, full=False):
         lines.append("reproducers (one per op / kind / classification):")
     for g in report["reproducers"]:
         tag = g["classification"] + (f" {g['entry']}" if g["entry"] else "")
-        lines.append(f"  [{tag}] {g['op']} / {g['kind']}  x{g['count']}  seed {g['seed']}, "
-                     f"{len(g['program']['steps'])} step(s): {g['detail'][:150]}")
+        lines.append(
+            f"  [{tag}] {g['op']} / {g['kind']}  x{g['count']}  seed {g['seed']}, "
+            f"{len(g['program']['steps'])} step(s): {g['detail'][:150]}"
+        )
         if full or g["classification"] == "unexplained":
             lines += ["      " + ln for ln in g["repro"].splitlines()]
     return "\n".join(lines)
@@ -306,10 +356,13 @@ def reclassify(*reports):
             r["repro"] = render(r["program"], r)
             records.append(r)
     first = reports[0]["config"]
-    config = dict(first, n=sum(rep["config"]["n"] for rep in reports),
-                  seed=min(rep["config"]["seed"] for rep in reports),
-                  elapsed_s=round(sum(rep["config"]["elapsed_s"] for rep in reports), 1),
-                  merged=[[rep["config"]["seed"], rep["config"]["n"]] for rep in reports])
+    config = dict(
+        first,
+        n=sum(rep["config"]["n"] for rep in reports),
+        seed=min(rep["config"]["seed"] for rep in reports),
+        elapsed_s=round(sum(rep["config"]["elapsed_s"] for rep in reports), 1),
+        merged=[[rep["config"]["seed"], rep["config"]["n"]] for rep in reports],
+    )
     out = build_report(records, [], config)
 
     def total(key):
@@ -318,10 +371,14 @@ def reclassify(*reports):
             c.update(rep[key])
         return dict(c.most_common())
 
-    out.update(programs=sum(rep["programs"] for rep in reports), status=total("status"),
-               crashes=[c for rep in reports for c in rep["crashes"]], drift=total("drift"),
-               fuzzer_errors=[e for rep in reports for e in rep["fuzzer_errors"]][:20],
-               op_coverage=dict(sorted(total("op_coverage").items())))
+    out.update(
+        programs=sum(rep["programs"] for rep in reports),
+        status=total("status"),
+        crashes=[c for rep in reports for c in rep["crashes"]],
+        drift=total("drift"),
+        fuzzer_errors=[e for rep in reports for e in rep["fuzzer_errors"]][:20],
+        op_coverage=dict(sorted(total("op_coverage").items())),
+    )
     return out
 
 
@@ -341,19 +398,27 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=250, help="programs per worker process")
     ap.add_argument("--ops", default=None, help="comma-separated op names to draw from")
     ap.add_argument("--out", default=str(HERE), help="directory of report.json/report.txt")
-    ap.add_argument("--show", type=int, default=None, metavar="SEED",
-                    help="run one program in this process and print it")
-    ap.add_argument("--reclassify", default=None, metavar="REPORT_JSON[,...]",
-                    help="classify the mismatches of one or more campaigns' reports (chunks "
-                         "of a long campaign are merged) again against the current tables of "
-                         "known_deviations.py, and write the report in --out")
+    ap.add_argument(
+        "--show",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="run one program in this process and print it",
+    )
+    ap.add_argument(
+        "--reclassify",
+        default=None,
+        metavar="REPORT_JSON[,...]",
+        help="classify the mismatches of one or more campaigns' reports (chunks "
+        "of a long campaign are merged) again against the current tables of "
+        "known_deviations.py, and write the report in --out",
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.worker:
         return worker()
     if a.reclassify:
-        report = reclassify(*(json.loads(Path(f).read_text())
-                              for f in a.reclassify.split(",")))
+        report = reclassify(*(json.loads(Path(f).read_text()) for f in a.reclassify.split(",")))
         js, txt = write_report(report, a.out)
         print(summary(report))
         print(f"report: {js} and {txt}")
@@ -372,8 +437,9 @@ def main(argv=None):
             print("--- reduced reproducer ---")
             print(rec["repro"])
         return 0
-    report = run_campaign(a.n, a.seed, a.jobs, a.batch, ops,
-                          progress=lambda s: print(s, flush=True))
+    report = run_campaign(
+        a.n, a.seed, a.jobs, a.batch, ops, progress=lambda s: print(s, flush=True)
+    )
     js, txt = write_report(report, a.out)
     print(summary(report))
     print(f"report: {js} and {txt}")

@@ -119,10 +119,17 @@ class Gen:
         name = f"x{len(self.program['inputs'])}"
         if grad is None:
             grad = dtype in FLOATS and self.p(0.7)
-        inp = {"name": name, "dtype": dtype, "shape": list(shape), "grad": bool(grad),
-               "view": view if view is not None else self.random_view(shape),
-               "values": {"kind": kind or self.value_kind(dtype),
-                          "seed": self.seed * 64 + len(self.program["inputs"])}}
+        inp = {
+            "name": name,
+            "dtype": dtype,
+            "shape": list(shape),
+            "grad": bool(grad),
+            "view": view if view is not None else self.random_view(shape),
+            "values": {
+                "kind": kind or self.value_kind(dtype),
+                "seed": self.seed * 64 + len(self.program["inputs"]),
+            },
+        }
         self.program["inputs"].append(inp)
         from fuzz_program import materialize
 
@@ -164,7 +171,7 @@ class Gen:
         if r < 0.4:
             return shape
         if r < 0.55 and nd:
-            return shape[self.rng.randint(1, nd):]
+            return shape[self.rng.randint(1, nd) :]
         if r < 0.75:
             return tuple(1 if self.p(0.5) else s for s in shape)
         if r < 0.85:
@@ -176,7 +183,7 @@ class Gen:
             return shape
         if nd:  # incompatible
             d = self.rng.randrange(nd)
-            return (*shape[:d], shape[d] + 1 if shape[d] != 0 else 2, *shape[d + 1:])
+            return (*shape[:d], shape[d] + 1 if shape[d] != 0 else 2, *shape[d + 1 :])
         return (2,)
 
     def partner(self, shape=None, dtype=None, same_shape=False):
@@ -184,10 +191,13 @@ class Gen:
         shape = self.shape() if shape is None else shape
         target = shape if same_shape else None
         if self.p(0.2):
-            cands = [r for r in self.values
-                     if (target is None or self.shape(r) == target)
-                     and self._broadcasts(self.shape(r), shape)
-                     and (dtype is None or self.dtype(r) == dtype)]
+            cands = [
+                r
+                for r in self.values
+                if (target is None or self.shape(r) == target)
+                and self._broadcasts(self.shape(r), shape)
+                and (dtype is None or self.dtype(r) == dtype)
+            ]
             if cands:
                 return self.choice(cands)
         s = shape if same_shape else self.broadcast_shape(shape)
@@ -208,8 +218,14 @@ class Gen:
         a = rng.integers(0, max(high, 1), shape) if high > 0 else np.zeros(shape, np.int64)
         if self.p(bad) and a.size:
             a.flat[rng.integers(a.size)] = self.choice([-1, high, high + 3])
-        inp = {"name": name, "dtype": "int64", "shape": list(shape), "grad": False,
-               "view": None, "values": {"data": a.astype(np.int64).ravel().tolist()}}
+        inp = {
+            "name": name,
+            "dtype": "int64",
+            "shape": list(shape),
+            "grad": False,
+            "view": None,
+            "values": {"data": a.astype(np.int64).ravel().tolist()},
+        }
         self.program["inputs"].append(inp)
         self.env[name] = self.torch.tensor(a.astype(np.int64))
         return Ref(name)
@@ -225,14 +241,19 @@ class Gen:
         return None
 
     def add_step(self, op, args, kwargs=None, variant=None):
-        step = {"op": op, "variant": variant, "args": encode(list(args)),
-                "kwargs": {k: encode(v) for k, v in (kwargs or {}).items()}}
+        step = {
+            "op": op,
+            "variant": variant,
+            "args": encode(list(args)),
+            "kwargs": {k: encode(v) for k, v in (kwargs or {}).items()},
+        }
         self.program["steps"].append(step)
 
 
 # ---------------------------------------------------------------------------------------------
 # Schemas: (g) -> (args, kwargs, variant) or None when the op does not fit the current value
 # ---------------------------------------------------------------------------------------------
+
 
 def _unary(g, op):
     return [g.cur], {}, g.variant(op)
@@ -288,8 +309,10 @@ def _clamp(g, op):
         args, kw = [g.cur], {}  # neither: an error in both
     else:
         shape = g.shape()
-        args, kw = [g.cur], {"min": g.tensor(g.broadcast_shape(shape)),
-                             "max": g.tensor(g.broadcast_shape(shape))}
+        args, kw = (
+            [g.cur],
+            {"min": g.tensor(g.broadcast_shape(shape)), "max": g.tensor(g.broadcast_shape(shape))},
+        )
     return args, kw, g.variant(op)
 
 
@@ -456,8 +479,11 @@ def _movedim(g, op):
     if g.p(0.6) or nd < 2:
         return [g.cur, g.dim(nd), g.dim(nd)], {}, g.variant(op)
     k = g.rng.randint(1, nd)
-    return [g.cur, tuple(g.rng.sample(range(nd), k)), tuple(g.rng.sample(range(nd), k))], {}, \
-        g.variant(op)
+    return (
+        [g.cur, tuple(g.rng.sample(range(nd), k)), tuple(g.rng.sample(range(nd), k))],
+        {},
+        g.variant(op),
+    )
 
 
 def _expand_target(g, shape):
@@ -570,7 +596,7 @@ def _setitem(g, op):
     if g.p(0.25):
         value = g.choice([1.5, -2.0, 0.0, math.nan])
     else:
-        t = target[g.rng.randint(0, len(target)):] if target and g.p(0.4) else target
+        t = target[g.rng.randint(0, len(target)) :] if target and g.p(0.4) else target
         value = g.tensor(t if not g.p(0.3) else tuple(1 if g.p(0.5) else s for s in t))
     return [g.cur, value, key], {}, None
 
@@ -596,8 +622,10 @@ def _index_select(g, op):
 def _gather_index(g, shape, d):
     nd = len(shape)
     dd = d % nd if nd and -nd <= d < nd else 0
-    ishape = tuple((g.rng.randint(0, 4) if i == dd else g.rng.randint(0, s) if s else 0)
-                   if not g.p(0.7) else s for i, s in enumerate(shape))
+    ishape = tuple(
+        (g.rng.randint(0, 4) if i == dd else g.rng.randint(0, s) if s else 0) if not g.p(0.7) else s
+        for i, s in enumerate(shape)
+    )
     high = shape[dd] if nd else 1
     return g.index_tensor(high, ishape)
 
@@ -614,8 +642,11 @@ def _scatter_add(g, op):
     idx = _gather_index(g, shape, d)
     ishape = g.shape(idx)
     src_shape = tuple(s + (1 if g.p(0.2) else 0) for s in ishape)
-    return [g.cur, d, idx, g.tensor(src_shape, g.dtype() if g.dtype() in FLOATS else None)], {}, \
-        g.variant(op)
+    return (
+        [g.cur, d, idx, g.tensor(src_shape, g.dtype() if g.dtype() in FLOATS else None)],
+        {},
+        g.variant(op),
+    )
 
 
 def _take_along_dim(g, op):
@@ -626,8 +657,9 @@ def _take_along_dim(g, op):
         return [g.cur, g.index_tensor(n, (g.rng.randint(0, 5),))], {}, g.variant(op)
     d = g.dim(nd)
     dd = d % nd if -nd <= d < nd else 0
-    ishape = tuple(g.rng.randint(0, 4) if i == dd else (1 if g.p(0.3) else s)
-                   for i, s in enumerate(shape))
+    ishape = tuple(
+        g.rng.randint(0, 4) if i == dd else (1 if g.p(0.3) else s) for i, s in enumerate(shape)
+    )
     return [g.cur, g.index_tensor(shape[dd], ishape), d], {}, g.variant(op)
 
 
@@ -653,8 +685,9 @@ def _cat(g, op):
 
 def _stack(g, op):
     shape = g.shape()
-    parts = [g.cur] + [g.partner(shape, same_shape=not g.p(0.05))
-                       for _ in range(g.rng.randint(1, 2))]
+    parts = [g.cur] + [
+        g.partner(shape, same_shape=not g.p(0.05)) for _ in range(g.rng.randint(1, 2))
+    ]
     d = g.rng.randint(-len(shape) - 1, len(shape))
     return [parts], ({"dim": d} if g.p(0.8) else {}), None
 
@@ -788,8 +821,11 @@ def _mm(g, op):
     if len(shape) != 2 and not g.p(0.05):
         return None
     k = shape[-1] if shape else 2
-    return [g.cur, g.tensor((k if not g.p(0.04) else k + 1, _small(g)), g.partner_dtype())], \
-        {}, g.variant(op)
+    return (
+        [g.cur, g.tensor((k if not g.p(0.04) else k + 1, _small(g)), g.partner_dtype())],
+        {},
+        g.variant(op),
+    )
 
 
 def _bmm(g, op):
@@ -805,8 +841,7 @@ def _dot(g, op):
     if len(shape) != 1 and not g.p(0.05):
         return None
     n = shape[0] if shape else 1
-    return [g.cur, g.tensor((n if not g.p(0.04) else n + 1,), g.partner_dtype())], {}, \
-        g.variant(op)
+    return [g.cur, g.tensor((n if not g.p(0.04) else n + 1,), g.partner_dtype())], {}, g.variant(op)
 
 
 def _outer(g, op):
@@ -822,9 +857,11 @@ def _outer(g, op):
 def _einsum(g, op):
     shape = g.shape()
     nd = len(shape)
-    eqs = {1: ["i->", "i,i->", "i->i"], 2: ["ij->ji", "ij->j", "ij->", "ij,jk->ik", "ij,ij->i",
-                                          "ij,j->i"],
-           3: ["bij,bjk->bik", "bij->bji", "bij->b", "bij,bij->"]}.get(nd)
+    eqs = {
+        1: ["i->", "i,i->", "i->i"],
+        2: ["ij->ji", "ij->j", "ij->", "ij,jk->ik", "ij,ij->i", "ij,j->i"],
+        3: ["bij,bjk->bik", "bij->bji", "bij->b", "bij,bij->"],
+    }.get(nd)
     if not eqs:
         return None
     if nd == 2 and shape[0] == shape[1]:
@@ -866,17 +903,19 @@ _ELEMENTWISE_UNARY = set(
     "special.polygamma special.multigammaln special.logit special.round nn.functional.gelu "
     "nn.functional.silu nn.functional.elu nn.functional.leaky_relu nn.functional.relu6 "
     "nn.functional.softplus nn.functional.hardtanh nn.functional.selu nn.functional.logsigmoid "
-    "nn.functional.softsign nn.functional.mish".split())
+    "nn.functional.softsign nn.functional.mish".split()
+)
 _ELEMENTWISE_NARY = set(
     "hypot logaddexp logaddexp2 copysign fmax fmin nextafter heaviside float_power lerp "
-    "special.xlogy special.xlog1py special.gammainc special.gammaincc special.zeta".split())
+    "special.xlogy special.xlog1py special.gammainc special.gammaincc special.zeta".split()
+)
 # Inputs with structure (spectra, definiteness, triangularity): the samples' values only.
 _STRUCTURED = set(
     "linalg.cholesky cholesky cholesky_solve linalg.eigh linalg.eigvalsh linalg.svd svd "
     "linalg.svdvals linalg.qr linalg.pinv pinverse linalg.lstsq linalg.solve_triangular "
     "logdet linalg.slogdet slogdet linalg.det det linalg.inv inverse linalg.solve "
-    "linalg.matrix_exp matrix_exp linalg.matrix_power matrix_power searchsorted bucketize"
-    .split())
+    "linalg.matrix_exp matrix_exp linalg.matrix_power matrix_power searchsorted bucketize".split()
+)
 _SORTED = {"searchsorted", "bucketize"}  # sorted boundaries: never the current value
 
 
@@ -898,9 +937,14 @@ def _data_tensor(g, a, structured):
         return g.tensor(a.shape, dtype)
     name = f"x{len(g.program['inputs'])}"
     grad = dtype in FLOATS and g.p(0.7)
-    inp = {"name": name, "dtype": dtype, "shape": list(a.shape), "grad": bool(grad),
-           "view": None if structured else g.random_view(a.shape),
-           "values": {"data": np.asarray(a).astype(dtype).ravel().tolist()}}
+    inp = {
+        "name": name,
+        "dtype": dtype,
+        "shape": list(a.shape),
+        "grad": bool(grad),
+        "view": None if structured else g.random_view(a.shape),
+        "values": {"data": np.asarray(a).astype(dtype).ravel().tolist()},
+    }
     g.program["inputs"].append(inp)
     from fuzz_program import materialize
 
@@ -917,9 +961,10 @@ def _from_samples(g, op):
     first = next((i for i, a in enumerate(sample.args) if _float_array(a)), None)
     cur_float = g.dtype() in FLOATS
     subst = first is not None and (
-        elementwise or (not structured and cur_float and g.p(0.5))
-        or (structured and op not in _SORTED and g.shape() == sample.args[first].shape
-            and g.p(0.3)))
+        elementwise
+        or (not structured and cur_float and g.p(0.5))
+        or (structured and op not in _SORTED and g.shape() == sample.args[first].shape and g.p(0.3))
+    )
     if elementwise and first is None:
         return None
     nd = len(g.shape())
@@ -937,8 +982,7 @@ def _from_samples(g, op):
             return {k: conv(v) for k, v in a.items()}
         return a.item() if isinstance(a, np.generic) else a
 
-    args = [g.cur if subst and i == first else conv(a, top=True)
-            for i, a in enumerate(sample.args)]
+    args = [g.cur if subst and i == first else conv(a, top=True) for i, a in enumerate(sample.args)]
     kwargs = {k: conv(v, top=True) for k, v in sample.kwargs.items()}
     if subst and not elementwise and isinstance(kwargs.get("dim"), int) and g.p(0.7):
         kwargs["dim"] = g.dim(nd)
@@ -946,32 +990,77 @@ def _from_samples(g, op):
 
 
 SCHEMAS = {}
-for _name in ("neg abs sign exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan "
-              "tanh sigmoid relu softplus erf floor ceil round radd rsub rmul rtruediv rpow "
-              "isnan isinf function_apply nonzero t").split():
+for _name in (
+    "neg abs sign exp expm1 log log1p log2 sqrt rsqrt square reciprocal sin cos tan "
+    "tanh sigmoid relu softplus erf floor ceil round radd rsub rmul rtruediv rpow "
+    "isnan isinf function_apply nonzero t"
+).split():
     SCHEMAS[_name] = _unary
-for _name in ("add sub mul div pow maximum minimum atan2 fmod remainder eq ne lt le gt ge "
-              "logical_and logical_or logical_xor bitwise_or bitwise_xor").split():
+for _name in (
+    "add sub mul div pow maximum minimum atan2 fmod remainder eq ne lt le gt ge "
+    "logical_and logical_or logical_xor bitwise_or bitwise_xor"
+).split():
     SCHEMAS[_name] = _binary
 for _name in "sum mean prod amax amin".split():
     SCHEMAS[_name] = _reduce
 for _name in "softmax log_softmax cumsum cumprod".split():
     SCHEMAS[_name] = _dim_op
-SCHEMAS.update({
-    "nan_to_num": _nan_to_num, "where": _where, "clamp": _clamp, "max": _max_min,
-    "min": _max_min, "argmax": _arg, "argmin": _arg, "logsumexp": _logsumexp, "norm": _norm,
-    "var": _var, "std": _var, "all": _all_any, "any": _all_any, "fill_": _fill,
-    "write_through_view": _write_through_view, "reshape": _reshape, "view": _reshape,
-    "flatten": _flatten, "unflatten": _unflatten, "transpose": _transpose,
-    "permute": _permute, "movedim": _movedim, "expand": _expand, "expand_as": _expand_as,
-    "broadcast_to": _broadcast_to, "squeeze": _squeeze, "unsqueeze": _unsqueeze,
-    "getitem": _getitem, "setitem": _setitem, "index_select": _index_select,
-    "gather": _gather, "scatter_add": _scatter_add, "take_along_dim": _take_along_dim,
-    "cat": _cat, "stack": _stack, "split": _split, "chunk": _chunk, "flip": _flip,
-    "roll": _roll, "narrow": _narrow, "diagonal": _diagonal, "tril": _tri, "triu": _tri,
-    "sort": _sort, "argsort": _sort, "topk": _topk, "matmul": _matmul, "mm": _mm,
-    "bmm": _bmm, "dot": _dot, "outer": _outer, "einsum": _einsum,
-})
+SCHEMAS.update(
+    {
+        "nan_to_num": _nan_to_num,
+        "where": _where,
+        "clamp": _clamp,
+        "max": _max_min,
+        "min": _max_min,
+        "argmax": _arg,
+        "argmin": _arg,
+        "logsumexp": _logsumexp,
+        "norm": _norm,
+        "var": _var,
+        "std": _var,
+        "all": _all_any,
+        "any": _all_any,
+        "fill_": _fill,
+        "write_through_view": _write_through_view,
+        "reshape": _reshape,
+        "view": _reshape,
+        "flatten": _flatten,
+        "unflatten": _unflatten,
+        "transpose": _transpose,
+        "permute": _permute,
+        "movedim": _movedim,
+        "expand": _expand,
+        "expand_as": _expand_as,
+        "broadcast_to": _broadcast_to,
+        "squeeze": _squeeze,
+        "unsqueeze": _unsqueeze,
+        "getitem": _getitem,
+        "setitem": _setitem,
+        "index_select": _index_select,
+        "gather": _gather,
+        "scatter_add": _scatter_add,
+        "take_along_dim": _take_along_dim,
+        "cat": _cat,
+        "stack": _stack,
+        "split": _split,
+        "chunk": _chunk,
+        "flip": _flip,
+        "roll": _roll,
+        "narrow": _narrow,
+        "diagonal": _diagonal,
+        "tril": _tri,
+        "triu": _tri,
+        "sort": _sort,
+        "argsort": _sort,
+        "topk": _topk,
+        "matmul": _matmul,
+        "mm": _mm,
+        "bmm": _bmm,
+        "dot": _dot,
+        "outer": _outer,
+        "einsum": _einsum,
+    }
+)
 for _name in ops_by_name:
     SCHEMAS.setdefault(_name, _from_samples)
 OPS = sorted(SCHEMAS)

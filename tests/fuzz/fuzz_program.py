@@ -41,23 +41,62 @@ if _TESTS not in sys.path:
 
 from _opdb import OpInfo, ops_by_name  # noqa: E402
 
-__all__ = ["FEATURES", "KINDS", "check", "decode", "encode", "make_values", "reduce_mismatch",
-           "render"]
+__all__ = [
+    "FEATURES",
+    "KINDS",
+    "check",
+    "decode",
+    "encode",
+    "make_values",
+    "reduce_mismatch",
+    "render",
+]
 
 DTYPES = ("float64", "float32", "int64", "bool")
 FLOATS = ("float64", "float32")
 
 # Kinds of disagreement. Forward kinds are bare, backward ones carry their stage.
-_BASE_KINDS = ("num_outputs", "not_a_tensor", "dtype", "shape", "requires_grad", "nan_pattern",
-               "value", "signed_zero", "raises_only_numbagrad", "raises_only_torch")
-KINDS = (_BASE_KINDS + tuple(f"grad_{k}" for k in (*_BASE_KINDS, "none"))
-         + tuple(f"gradgrad_{k}" for k in (*_BASE_KINDS, "none")))
+_BASE_KINDS = (
+    "num_outputs",
+    "not_a_tensor",
+    "dtype",
+    "shape",
+    "requires_grad",
+    "nan_pattern",
+    "value",
+    "signed_zero",
+    "raises_only_numbagrad",
+    "raises_only_torch",
+)
+KINDS = (
+    _BASE_KINDS
+    + tuple(f"grad_{k}" for k in (*_BASE_KINDS, "none"))
+    + tuple(f"gradgrad_{k}" for k in (*_BASE_KINDS, "none"))
+)
 
 # Conditions a known deviation may require (see known_deviations.py); computed from the
 # tensors and Python numbers the guilty step receives (``grad*`` stages: every input).
-FEATURES = ("nan", "inf", "nonfinite", "signed_zero", "zero", "ties", "empty", "zero_dim",
-            "float32", "float64", "int64", "bool", "mixed_dtypes", "python_scalar",
-            "noncontig", "large", "int_input", "bool_input", "torch_not_implemented")
+FEATURES = (
+    "nan",
+    "inf",
+    "nonfinite",
+    "signed_zero",
+    "zero",
+    "ties",
+    "empty",
+    "zero_dim",
+    "float32",
+    "float64",
+    "int64",
+    "bool",
+    "mixed_dtypes",
+    "python_scalar",
+    "noncontig",
+    "large",
+    "int_input",
+    "bool_input",
+    "torch_not_implemented",
+)
 # ... and ``variant:<name>`` (the step calls the op through that variant of its OpInfo).
 
 # Forward tolerances (rtol, atol) per dtype; ops in ACCUMULATING also get
@@ -65,9 +104,12 @@ FEATURES = ("nan", "inf", "nonfinite", "signed_zero", "zero", "ties", "empty", "
 FWD_TOL = {"float64": (1e-9, 1e-12), "float32": (2e-5, 1e-6)}
 GRAD_TOL = {"float64": (1e-7, 1e-10), "float32": (2e-4, 1e-5)}
 GRADGRAD_TOL = {"float64": (1e-6, 1e-9), "float32": (1e-3, 1e-4)}
-ACCUMULATING = frozenset((
-    "sum mean prod logsumexp norm var std softmax log_softmax cumsum cumprod matmul mm bmm "
-    "dot outer einsum scatter_add write_through_view").split())
+ACCUMULATING = frozenset(
+    (
+        "sum mean prod logsumexp norm var std softmax log_softmax cumsum cumprod matmul mm bmm "
+        "dot outer einsum scatter_add write_through_view"
+    ).split()
+)
 LARGE = 4096  # numbagrad.kernels.KERNEL_MIN: from here the njit kernels run
 
 NAN_FILL = {"float64": np.nan, "float32": np.nan, "int64": 77, "bool": True}
@@ -95,6 +137,7 @@ class Ref:
 # ---------------------------------------------------------------------------------------------
 # JSON encoding of step arguments
 # ---------------------------------------------------------------------------------------------
+
 
 def encode(obj):
     """Step arguments -> JSON-compatible data (tuples, slices, Ellipsis, refs tagged)."""
@@ -161,8 +204,29 @@ def scalars_in(obj):
 # Values
 # ---------------------------------------------------------------------------------------------
 
-_SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, 100.0,
-                      -100.0, 89.0, -89.0, 710.0, 1e-30, -1e-30, 3.0, -3.0])
+_SPECIALS = np.array(
+    [
+        np.nan,
+        np.inf,
+        -np.inf,
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        100.0,
+        -100.0,
+        89.0,
+        -89.0,
+        710.0,
+        1e-30,
+        -1e-30,
+        3.0,
+        -3.0,
+    ]
+)
 
 
 def make_values(shape, dtype, kind, seed):
@@ -207,8 +271,9 @@ def input_array(inp):
         a = np.array(vals["data"], dtype=inp["dtype"]).reshape(shape)
         return a
     if view and view[0] == "expand":
-        base = make_values(_expand_base_shape(shape, view[1]), inp["dtype"], vals["kind"],
-                           vals["seed"])
+        base = make_values(
+            _expand_base_shape(shape, view[1]), inp["dtype"], vals["kind"], vals["seed"]
+        )
         return np.broadcast_to(base, shape)
     return make_values(shape, inp["dtype"], vals["kind"], vals["seed"])
 
@@ -237,8 +302,9 @@ def base_array(inp):
         pad = np.full((1, *a.shape[1:]), NAN_FILL[inp["dtype"]], dtype=a.dtype)
         return np.concatenate([pad, a], axis=0)
     if tag == "expand":
-        return _c_array(a[tuple(slice(0, 1) if d in view[1] else slice(None)
-                                            for d in range(a.ndim))])
+        return _c_array(
+            a[tuple(slice(0, 1) if d in view[1] else slice(None) for d in range(a.ndim))]
+        )
     raise ValueError(f"unknown view {view!r}")
 
 
@@ -275,6 +341,7 @@ def program_cotangent(program, out):
 # ---------------------------------------------------------------------------------------------
 # Execution
 # ---------------------------------------------------------------------------------------------
+
 
 def dtype_name(t):
     return str(t.dtype).split(".")[-1]
@@ -397,6 +464,7 @@ def _target_tensor(run, target):
 # Comparison
 # ---------------------------------------------------------------------------------------------
 
+
 def _eps(dtype):
     return float(np.finfo(dtype).eps) if dtype in FLOATS else 0.0
 
@@ -433,12 +501,16 @@ def compare_values(a, b, dtype, tol, scale=0.0, signed_zeros=False):
             z = (fa == 0) & (fb == 0) & (np.signbit(fa) != np.signbit(fb))
             if np.any(z):
                 i = int(np.argmax(z))
-                return "signed_zero", f"{np.count_nonzero(z)} zeros differ in sign: " \
-                                      f"{fa[i]!r} vs {fb[i]!r}"
+                return (
+                    "signed_zero",
+                    f"{np.count_nonzero(z)} zeros differ in sign: {fa[i]!r} vs {fb[i]!r}",
+                )
         return None
     i = int(np.argmax(np.where(bad, err / np.maximum(bound, 1e-300), 0)))
-    return "value", (f"{np.count_nonzero(bad)} of {bad.size} differ; worst {fa[i]!r} vs "
-                     f"{fb[i]!r} (abs {err[i]:.3g}, allowed {bound[i]:.3g})")
+    return "value", (
+        f"{np.count_nonzero(bad)} of {bad.size} differ; worst {fa[i]!r} vs "
+        f"{fb[i]!r} (abs {err[i]:.3g}, allowed {bound[i]:.3g})"
+    )
 
 
 def _l1(arrays):
@@ -466,8 +538,9 @@ def compare_snaps(sa, sb, tol, scale=0.0, prefix=""):
             return prefix + "shape", f"output {k}: {a.shape} vs {b.shape}"
         if a.requires_grad != b.requires_grad:
             return prefix + "requires_grad", f"output {k}: {a.requires_grad} vs {b.requires_grad}"
-        r = compare_values(a.values, b.values, a.dtype, tol.get(a.dtype, (0, 0)), scale,
-                           signed_zeros=not prefix)
+        r = compare_values(
+            a.values, b.values, a.dtype, tol.get(a.dtype, (0, 0)), scale, signed_zeros=not prefix
+        )
         if r:
             return prefix + r[0], f"output {k}: {r[1]}"
     return None
@@ -481,7 +554,8 @@ def step_inputs(program, run, i):
     """The torch-side NumPy values of the tensors step ``i`` receives."""
     out = []
     for r in refs_in(decode(program["steps"][i]["args"])) + refs_in(
-            decode(program["steps"][i].get("kwargs") or {})):
+        decode(program["steps"][i].get("kwargs") or {})
+    ):
         v = run.env.get(r.name)
         if v is None:
             continue
@@ -520,8 +594,11 @@ def _compare_grad_lists(ga, gb, prefix, tol, none_matters=True):
     for k, (a, b) in enumerate(zip(ga, gb)):
         if (a is None) != (b is None):
             if none_matters:
-                return prefix + "none", f"input {k}: {'None' if a is None else 'tensor'} vs " \
-                                        f"{'None' if b is None else 'tensor'}"
+                return (
+                    prefix + "none",
+                    f"input {k}: {'None' if a is None else 'tensor'} vs "
+                    f"{'None' if b is None else 'tensor'}",
+                )
             a = a or _zeros_like_snap(b)
             b = b or _zeros_like_snap(a)
         if a is None:
@@ -611,16 +688,28 @@ def _check(program, ng, torch, t_run, isolate_drift):
             if iso is not None:
                 r = check(iso, ng, torch, isolate_drift=False)
                 if r["status"] != "mismatch" or r["kind"] != kind:
-                    return Result(status="drift", stage="forward", kind=kind, step=i,
-                                  op=program["steps"][i]["op"], detail=detail)
+                    return Result(
+                        status="drift",
+                        stage="forward",
+                        kind=kind,
+                        step=i,
+                        op=program["steps"][i]["op"],
+                        detail=detail,
+                    )
         return res
     status = "agree_raise" if t_run.error else "ok"
     target = grad_target(t_run, torch)
     if target is None:
         return Result(status=status)
     if grad_target(ng_run, ng) != target:
-        return _mismatch(program, t_run, "grad", "grad_requires_grad", target[0],
-                         f"gradient target {grad_target(ng_run, ng)} vs {target}")
+        return _mismatch(
+            program,
+            t_run,
+            "grad",
+            "grad_requires_grad",
+            target[0],
+            f"gradient target {grad_target(ng_run, ng)} vs {target}",
+        )
     g_t, e_t = _stage(first_order, torch, program, t_run, target)
     g_n, e_n = _stage(first_order, ng, program, ng_run, target)
     r = _compare_stage(g_n, e_n, g_t, e_t, "grad_", GRAD_TOL, True)
@@ -665,10 +754,12 @@ def _inputs_identical(program, ng_run, t_run, i):
             return False
         for sa, sb in zip(a, b):
             if sa.values.shape != sb.values.shape or not np.array_equal(
-                    sa.values, sb.values, equal_nan=sa.dtype in FLOATS):
+                sa.values, sb.values, equal_nan=sa.dtype in FLOATS
+            ):
                 return False
-            if sa.dtype in FLOATS and not np.array_equal(np.signbit(sa.values),
-                                                         np.signbit(sb.values)):
+            if sa.dtype in FLOATS and not np.array_equal(
+                np.signbit(sa.values), np.signbit(sb.values)
+            ):
                 return False
     return True
 
@@ -680,14 +771,22 @@ def _mismatch(program, t_run, stage, kind, step, detail):
     variant = program["steps"][step].get("variant")
     if variant:
         features.add(f"variant:{variant}")
-    return Result(status="mismatch", stage=stage, kind=kind, step=step,
-                  op=program["steps"][step]["op"], variant=program["steps"][step].get("variant"),
-                  detail=detail, features=sorted(features))
+    return Result(
+        status="mismatch",
+        stage=stage,
+        kind=kind,
+        step=step,
+        op=program["steps"][step]["op"],
+        variant=program["steps"][step].get("variant"),
+        detail=detail,
+        features=sorted(features),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Features (conditions of known deviations)
 # ---------------------------------------------------------------------------------------------
+
 
 def features_of(program, t_run, step=None):
     """The FEATURES that hold for step ``step``'s inputs (None: the program's inputs and
@@ -779,10 +878,18 @@ def isolate(program, t_run, i):
                 return None
             v = v if r.i is None else v[r.i]
             a = np.array(v.detach().numpy())
-            inp = {"name": f"x{len(inputs)}", "dtype": dtype_name(v), "shape": list(a.shape),
-                   "grad": bool(v.requires_grad), "view": None,
-                   "values": {"data": a.astype(np.float64 if a.dtype.kind == "f" else a.dtype)
-                              .ravel().tolist()}}
+            inp = {
+                "name": f"x{len(inputs)}",
+                "dtype": dtype_name(v),
+                "shape": list(a.shape),
+                "grad": bool(v.requires_grad),
+                "view": None,
+                "values": {
+                    "data": a.astype(np.float64 if a.dtype.kind == "f" else a.dtype)
+                    .ravel()
+                    .tolist()
+                },
+            }
         rename[r] = Ref(inp["name"])
         inputs.append(inp)
 
@@ -797,19 +904,28 @@ def isolate(program, t_run, i):
             return {k: sub(v) for k, v in o.items()}
         return o
 
-    new_step = dict(step, args=encode(sub(args)),
-                    kwargs={k: encode(v) for k, v in sub(kwargs).items()})
-    return {"seed": program["seed"], "grad_mode": program.get("grad_mode", "grad"),
-            "inputs": inputs, "steps": [new_step]}
+    new_step = dict(
+        step, args=encode(sub(args)), kwargs={k: encode(v) for k, v in sub(kwargs).items()}
+    )
+    return {
+        "seed": program["seed"],
+        "grad_mode": program.get("grad_mode", "grad"),
+        "inputs": inputs,
+        "steps": [new_step],
+    }
 
 
 def prefix(program, n):
     """The first ``n`` steps of ``program`` and the inputs they use."""
     steps = program["steps"][:n]
-    used = {r.name for st in steps for r in refs_in((decode(st["args"]),
-                                                    decode(st.get("kwargs") or {})))}
-    return dict(program, inputs=[inp for inp in program["inputs"] if inp["name"] in used],
-                steps=steps)
+    used = {
+        r.name
+        for st in steps
+        for r in refs_in((decode(st["args"]), decode(st.get("kwargs") or {})))
+    }
+    return dict(
+        program, inputs=[inp for inp in program["inputs"] if inp["name"] in used], steps=steps
+    )
 
 
 def explicit_elements(program):
@@ -821,6 +937,7 @@ def explicit_elements(program):
 def reduce_mismatch(program, result, ng, torch, log=None):
     """A smaller program with the same stage and kind of mismatch: the shortest prefix,
     then the guilty step alone on the values it saw. Returns (program, result)."""
+
     def same(r):
         return r["status"] == "mismatch" and r["kind"] == result["kind"]
 
@@ -903,9 +1020,23 @@ def _isolated_backward_steps(program, torch):
 # Rendering
 # ---------------------------------------------------------------------------------------------
 
-_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "**", "remainder": "%",
-              "eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=",
-              "bitwise_or": "|", "bitwise_xor": "^", "matmul": "@"}
+_OPERATORS = {
+    "add": "+",
+    "sub": "-",
+    "mul": "*",
+    "div": "/",
+    "pow": "**",
+    "remainder": "%",
+    "eq": "==",
+    "ne": "!=",
+    "lt": "<",
+    "le": "<=",
+    "gt": ">",
+    "ge": ">=",
+    "bitwise_or": "|",
+    "bitwise_xor": "^",
+    "matmul": "@",
+}
 _PLAIN_OP = OpInfo("_", None, None)._op.__code__
 
 
@@ -951,11 +1082,15 @@ def _render_input(inp):
         if "data" in vals:
             data = f"np.array({vals['data']!r}).reshape({tuple(a.shape)!r})"
         else:
-            return [f"# {name}: {dtype}{tuple(inp['shape'])}, values {vals}, view {view}",
-                    f"{base} = torch.tensor(fuzz_program.base_array({inp!r}))"
-                    + (".requires_grad_()" if inp.get("grad") and dtype in FLOATS else "")] + (
-                        [f"{name} = fuzz_program.apply_view({base}, {view!r}, "
-                         f"{tuple(inp['shape'])!r})"] if view else [])
+            return [
+                f"# {name}: {dtype}{tuple(inp['shape'])}, values {vals}, view {view}",
+                f"{base} = torch.tensor(fuzz_program.base_array({inp!r}))"
+                + (".requires_grad_()" if inp.get("grad") and dtype in FLOATS else ""),
+            ] + (
+                [f"{name} = fuzz_program.apply_view({base}, {view!r}, {tuple(inp['shape'])!r})"]
+                if view
+                else []
+            )
     rg = ", requires_grad=True" if inp.get("grad") and dtype in FLOATS else ""
     if a.size == 0:  # tolist() drops the dimensions after a zero
         lines = [f"{base} = torch.zeros({tuple(a.shape)!r}, dtype=torch.{dtype}{rg})"]
@@ -1008,8 +1143,10 @@ def render_call(step):
         "view": lambda: f"{a[0]}.view({a[1]})",
         "expand": lambda: f"{a[0]}.expand({', '.join(a[1:])})",
         "expand_as": lambda: f"{a[0]}.expand_as({a[1]})",
-        "radd": lambda: f"2.5 + {a[0]}", "rsub": lambda: f"2.5 - {a[0]}",
-        "rmul": lambda: f"2.5 * {a[0]}", "rtruediv": lambda: f"2.5 / {a[0]}",
+        "radd": lambda: f"2.5 + {a[0]}",
+        "rsub": lambda: f"2.5 - {a[0]}",
+        "rmul": lambda: f"2.5 * {a[0]}",
+        "rtruediv": lambda: f"2.5 / {a[0]}",
         "rpow": lambda: f"2.5 ** {a[0]}",
     }
     if op in special:
@@ -1038,32 +1175,42 @@ def render(program, result=None):
         return "\n".join(lines)
     # the gradient target: the last floating result requiring grad, as check() picks it
     tgt = result.get("target") or f"s{result['step']}"
-    leaves = [(f"{inp['name']}_base" if inp.get("view") else inp["name"])
-              for inp in program["inputs"] if inp.get("grad") and inp["dtype"] in FLOATS]
+    leaves = [
+        (f"{inp['name']}_base" if inp.get("view") else inp["name"])
+        for inp in program["inputs"]
+        if inp.get("grad") and inp["dtype"] in FLOATS
+    ]
     seed = program["seed"]
     lines.append(f"out = {tgt}")
-    cot = (f"torch.tensor(np.random.default_rng({seed}).standard_normal(tuple(out.shape)), "
-           f"dtype=out.dtype)")
+    cot = (
+        f"torch.tensor(np.random.default_rng({seed}).standard_normal(tuple(out.shape)), "
+        f"dtype=out.dtype)"
+    )
     if program.get("cotangent") is not None:  # the gradient that reached this step
-        cot = (f"torch.tensor({_lit(program['cotangent']['data'])}, dtype=out.dtype)"
-               ".reshape(out.shape)")
+        cot = (
+            f"torch.tensor({_lit(program['cotangent']['data'])}, dtype=out.dtype)"
+            ".reshape(out.shape)"
+        )
     if stage == "grad":
         lines.append(f"cot = {cot}")
         if program.get("grad_mode") == "backward":
             lines.append("out.backward(cot)")
             lines.append(f"result = [{', '.join(f'{x}.grad' for x in leaves)}]")
         else:
-            lines.append(f"result = torch.autograd.grad(out, [{', '.join(leaves)}], cot, "
-                         "allow_unused=True)")
+            lines.append(
+                f"result = torch.autograd.grad(out, [{', '.join(leaves)}], cot, allow_unused=True)"
+            )
         return "\n".join(lines)
     lines.append(f"cot = {cot}.requires_grad_()")
     lines.append(f"leaves = [{', '.join(leaves)}]")
-    lines.append("gs = torch.autograd.grad(out, leaves, cot, create_graph=True, "
-                 "allow_unused=True)")
-    lines.append(f"ws = [torch.tensor(np.random.default_rng({seed} + 1 + j).standard_normal("
-                 "tuple(b.shape)), dtype=b.dtype) for j, b in enumerate(leaves)]")
-    lines.append("total = sum((g * w).sum() for g, w in zip(gs, ws) "
-                 "if g is not None and g.requires_grad)")
+    lines.append("gs = torch.autograd.grad(out, leaves, cot, create_graph=True, allow_unused=True)")
+    lines.append(
+        f"ws = [torch.tensor(np.random.default_rng({seed} + 1 + j).standard_normal("
+        "tuple(b.shape)), dtype=b.dtype) for j, b in enumerate(leaves)]"
+    )
+    lines.append(
+        "total = sum((g * w).sum() for g, w in zip(gs, ws) if g is not None and g.requires_grad)"
+    )
     lines.append("result = torch.autograd.grad(total, [*leaves, cot], allow_unused=True)")
     return "\n".join(lines)
 

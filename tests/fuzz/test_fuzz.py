@@ -45,7 +45,9 @@ def test_no_crashes(report):
     crashes = report["crashes"]
     assert not crashes, "workers died or hung:\n" + "\n".join(
         f"seed {c['seed']}: exit {c['returncode']} timeout={c['timeout']} during "
-        f"{c['stage']}\n{c['repro']}\n{c['stderr_tail'][-800:]}" for c in crashes)
+        f"{c['stage']}\n{c['repro']}\n{c['stderr_tail'][-800:]}"
+        for c in crashes
+    )
 
 
 def test_fuzzer_runs_clean(report):
@@ -58,10 +60,14 @@ def test_no_unexplained_mismatches(report):
     bad = [g for g in report["reproducers"] if g["classification"] == "unexplained"]
     assert not bad, (
         f"{len(bad)} kinds of mismatch with PyTorch that known_deviations.py does not list "
-        "(fix numbagrad, or add an OPEN_BUGS / KNOWN_DEVIATIONS entry):\n" + "\n\n".join(
+        "(fix numbagrad, or add an OPEN_BUGS / KNOWN_DEVIATIONS entry):\n"
+        + "\n\n".join(
             f"{g['op']} / {g['kind']} x{g['count']} (seed {g['seed']}, features "
             f"{g['features']}): {g['detail']}\n# run with `import torch` and with "
-            f"`import numbagrad as torch`:\n{g['repro']}" for g in bad))
+            f"`import numbagrad as torch`:\n{g['repro']}"
+            for g in bad
+        )
+    )
 
 
 def _bug_param(bug):
@@ -84,14 +90,16 @@ def test_fixed_bug_stays_fixed(bug):
     (a mismatch they still show must be another listed one, never the bug's own)."""
     res = fuzz_program.check(bug.program, numbagrad, torch)
     if res["status"] == "mismatch":
-        assert not known_deviations.matches(bug, res), \
+        assert not known_deviations.matches(bug, res), (
             f"{bug.id} is back: {res['detail']}\n{fuzz_program.render(bug.program, res)}"
+        )
         assert known_deviations.classify(res)[0] != "unexplained", res["detail"]
 
 
 # ---------------------------------------------------------------------------------------------
 # The fuzzer itself
 # ---------------------------------------------------------------------------------------------
+
 
 def test_schemas_cover_the_op_database():
     assert set(fuzz_gen.SCHEMAS) == set(ops_by_name)
@@ -121,8 +129,10 @@ def test_known_deviations_do_not_shadow_open_bugs():
         for d in KNOWN_DEVIATIONS:
             ops = {d.op} if isinstance(d.op, str) else set(d.op)
             bops = {bug.op} if isinstance(bug.op, str) else set(bug.op)
-            assert not (ops & bops and d.kind == bug.kind and set(d.when) <= set(bug.when)), \
-                (d.id, bug.id)
+            assert not (ops & bops and d.kind == bug.kind and set(d.when) <= set(bug.when)), (
+                d.id,
+                bug.id,
+            )
 
 
 def test_generation_is_deterministic():
@@ -166,17 +176,32 @@ def test_a_planted_bug_is_found_and_reduced(monkeypatch):
         return x.sin()
 
     monkeypatch.setattr(numbagrad, "exp", wrong_exp)
-    program = {"seed": 5, "grad_mode": "grad",
-               "inputs": [{"name": "x0", "dtype": "float64", "shape": [3], "grad": True,
-                           "view": ["step", 0], "values": {"kind": "normal", "seed": 1}}],
-               "steps": [{"op": "neg", "variant": None, "args": [{"ref": "x0"}], "kwargs": {}},
-                         {"op": "exp", "variant": None, "args": [{"ref": "s0"}],
-                          "kwargs": {}},
-                         {"op": "sum", "variant": None, "args": [{"ref": "s1"}],
-                          "kwargs": {}}]}
+    program = {
+        "seed": 5,
+        "grad_mode": "grad",
+        "inputs": [
+            {
+                "name": "x0",
+                "dtype": "float64",
+                "shape": [3],
+                "grad": True,
+                "view": ["step", 0],
+                "values": {"kind": "normal", "seed": 1},
+            }
+        ],
+        "steps": [
+            {"op": "neg", "variant": None, "args": [{"ref": "x0"}], "kwargs": {}},
+            {"op": "exp", "variant": None, "args": [{"ref": "s0"}], "kwargs": {}},
+            {"op": "sum", "variant": None, "args": [{"ref": "s1"}], "kwargs": {}},
+        ],
+    }
     res = fuzz_program.check(program, numbagrad, torch)
     assert (res["status"], res["stage"], res["kind"], res["op"]) == (
-        "mismatch", "forward", "value", "exp")
+        "mismatch",
+        "forward",
+        "value",
+        "exp",
+    )
     small, sres = fuzz_program.reduce_mismatch(program, res, numbagrad, torch)
     assert [s["op"] for s in small["steps"]] == ["exp"] and sres["kind"] == "value"
     x = np.array(small["inputs"][0]["values"]["data"])
@@ -191,8 +216,10 @@ def test_a_crashing_program_is_reported_with_its_seed():
     assert sorted(r["seed"] for r in records) == [10, 12]
 
 
-@pytest.mark.skipif(os.environ.get("NUMBAGRAD_BOUNDSCHECK") != "1",
-                    reason="only under NUMBAGRAD_BOUNDSCHECK=1 (the CI step)")
+@pytest.mark.skipif(
+    os.environ.get("NUMBAGRAD_BOUNDSCHECK") != "1",
+    reason="only under NUMBAGRAD_BOUNDSCHECK=1 (the CI step)",
+)
 def test_bounds_checks_are_compiled_in():
     from numbagrad.kernels.cpu import _jit
     from numbagrad.kernels.cpu import elementwise as K

@@ -66,7 +66,8 @@ def test_tensor_bound_clamp_second_order_and_vmap():
     hi = ng.tensor(1.0, dtype=ng.float64, requires_grad=True)
     assert ng.autograd.gradcheck(lambda a, b, c: ng.clamp(a, b, c) ** 2, (x, lo, hi))
     out = ng.func.vmap(lambda a: ng.clamp(a, min=lo.detach(), max=hi.detach()))(
-        ng.tensor([[0.2, 0.7], [1.5, 0.9]]))
+        ng.tensor([[0.2, 0.7], [1.5, 0.9]])
+    )
     assert out.tolist() == [[0.5, 0.699999988079071], [1.0, 0.8999999761581421]]
 
 
@@ -95,8 +96,9 @@ def test_no_numpy_warnings_from_inf_and_nan_results():
     import subprocess
     import sys
 
-    r = subprocess.run([sys.executable, "-c", _WARNING_SCRIPT], capture_output=True,
-                       text=True, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-c", _WARNING_SCRIPT], capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0 and "done" in r.stdout, r.stderr[-2000:]
     assert "Warning" not in r.stderr, r.stderr[-2000:]
 
@@ -151,17 +153,26 @@ def _both(fn):
     return out
 
 
-@pytest.mark.parametrize("eq,dts", [
-    ("i->", ["bool"]), ("i->i", ["bool"]), ("i,i->", ["float32", "float64"]),
-    ("i,i->", ["bool", "bool"]), ("i,j->ij", ["float32", "bool"]),
-    ("i,j->j", ["bool", "bool"]), ("ij,j->j", ["float32", "float64"]),
-    ("i,i,i->", ["float32", "float32", "float64"]), ("i,i->i", ["float32", "float64"]),
-])
+@pytest.mark.parametrize(
+    "eq,dts",
+    [
+        ("i->", ["bool"]),
+        ("i->i", ["bool"]),
+        ("i,i->", ["float32", "float64"]),
+        ("i,i->", ["bool", "bool"]),
+        ("i,j->ij", ["float32", "bool"]),
+        ("i,j->j", ["bool", "bool"]),
+        ("ij,j->j", ["float32", "float64"]),
+        ("i,i,i->", ["float32", "float32", "float64"]),
+        ("i,i->i", ["float32", "float64"]),
+    ],
+)
 def test_einsum_dtypes(eq, dts):
     def f(m):
         terms = eq.split("->")[0].split(",")
         ops = [m.ones((2,) * len(c), dtype=getattr(m, d)) for c, d in zip(terms, dts)]
         return str(m.einsum(eq, *ops).dtype).split(".")[-1]
+
     a, b = _both(f)
     assert a == b
 
@@ -188,31 +199,55 @@ def test_masked_fill_node_names():
         assert m.where(mask, x, 0.0).grad_fn.name() == "WhereBackward0"
 
 
-@pytest.mark.parametrize("case", ["hardtanh_int", "relu6_int", "hardtanh_bool", "elu_nan",
-                                  "cosine_broadcast", "bce_target", "addmm_expand",
-                                  "addmv_ndim", "fmax_bool", "mean_empty_gradgrad",
-                                  "vecdot_dtype", "norm_dim", "mvlgamma_bool", "addmm_dtype",
-                                  "baddbmm_dtype", "addmv_dtype", "tensordot_size1",
-                                  "tensordot_dim", "loss_dtypes", "vecdot_1d",
-                                  "repeat_interleave_0d", "logit_grad"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "hardtanh_int",
+        "relu6_int",
+        "hardtanh_bool",
+        "elu_nan",
+        "cosine_broadcast",
+        "bce_target",
+        "addmm_expand",
+        "addmv_ndim",
+        "fmax_bool",
+        "mean_empty_gradgrad",
+        "vecdot_dtype",
+        "norm_dim",
+        "mvlgamma_bool",
+        "addmm_dtype",
+        "baddbmm_dtype",
+        "addmv_dtype",
+        "tensordot_size1",
+        "tensordot_dim",
+        "loss_dtypes",
+        "vecdot_1d",
+        "repeat_interleave_0d",
+        "logit_grad",
+    ],
+)
 def test_new_surface_matches_torch(case):
     def f(m):
         F = m.nn.functional
         if case == "hardtanh_int":
-            return F.hardtanh(m.tensor([1, 7, -3]), 0.0, 6.0).tolist(), \
-                str(F.hardtanh(m.tensor([1, 7, -3])).dtype)[-5:]
+            return F.hardtanh(m.tensor([1, 7, -3]), 0.0, 6.0).tolist(), str(
+                F.hardtanh(m.tensor([1, 7, -3])).dtype
+            )[-5:]
         if case == "relu6_int":
             return F.relu6(m.tensor([1, 7, -3])).tolist()
         if case == "hardtanh_bool":
             return F.hardtanh(m.tensor([True, False]))
         if case == "elu_nan":
             x = m.tensor([nan, -1.0, 0.0, 2.0], requires_grad=True)
-            g, = m.autograd.grad(F.selu(x).sum(), x)
+            (g,) = m.autograd.grad(F.selu(x).sum(), x)
             return np.round(g.numpy(), 5).tolist()
         if case == "cosine_broadcast":
-            return np.round(F.cosine_similarity(m.tensor([[1.0], [2.0]]),
-                                                m.tensor([[1.0, 2.0], [3.0, -1.0]])).numpy(),
-                            5).tolist()
+            return np.round(
+                F.cosine_similarity(
+                    m.tensor([[1.0], [2.0]]), m.tensor([[1.0, 2.0], [3.0, -1.0]])
+                ).numpy(),
+                5,
+            ).tolist()
         if case == "bce_target":
             return F.binary_cross_entropy(m.tensor([0.5]), m.tensor([2.0]))
         if case == "addmm_expand":
@@ -233,11 +268,15 @@ def test_new_surface_matches_torch(case):
             return m.tensordot(m.ones(2, 3), m.ones(3, 2), dims=([2], [0]))
         if case == "loss_dtypes":
             a, b = m.ones(3), m.tensor(0.5, dtype=m.float64)
-            return [str(f(x, y).dtype)[-7:] for f in (F.l1_loss, F.mse_loss, F.smooth_l1_loss,
-                                                      F.huber_loss) for x, y in ((a, b), (b, a))]
+            return [
+                str(f(x, y).dtype)[-7:]
+                for f in (F.l1_loss, F.mse_loss, F.smooth_l1_loss, F.huber_loss)
+                for x, y in ((a, b), (b, a))
+            ]
         if case == "vecdot_1d":
-            return m.linalg.vecdot(m.ones(1), m.ones(4)), m.linalg.vecdot(m.ones(2, 1),
-                                                                          m.ones(4)).tolist()
+            return m.linalg.vecdot(m.ones(1), m.ones(4)), m.linalg.vecdot(
+                m.ones(2, 1), m.ones(4)
+            ).tolist()
         if case == "repeat_interleave_0d":
             return m.repeat_interleave(m.tensor(1.5), 2, dim=0)
         if case == "logit_grad":
@@ -254,10 +293,14 @@ def test_new_surface_matches_torch(case):
             return m.fmax(m.tensor([True, False]), m.tensor([False, False])).tolist()
         x = m.zeros(0, 3, dtype=m.float64, requires_grad=True)  # mean_empty_gradgrad
         cot = m.ones(3, dtype=m.float64, requires_grad=True)
-        g, = m.autograd.grad(x.mean(0), x, cot, create_graph=True)
-        h, = m.autograd.grad(g.sum(), cot, allow_unused=True, materialize_grads=True) \
-            if m is torch else m.autograd.grad(g.sum(), cot, allow_unused=True)
+        (g,) = m.autograd.grad(x.mean(0), x, cot, create_graph=True)
+        (h,) = (
+            m.autograd.grad(g.sum(), cot, allow_unused=True, materialize_grads=True)
+            if m is torch
+            else m.autograd.grad(g.sum(), cot, allow_unused=True)
+        )
         return None if h is None else h.tolist()
+
     a, b = _both(f)
     if case == "mean_empty_gradgrad":
         assert a in (None, [0.0, 0.0, 0.0]) and b == [0.0, 0.0, 0.0]

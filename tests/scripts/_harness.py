@@ -31,14 +31,14 @@ class TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return None
 
     def create_module(self, spec):
-        target = "numbagrad" + spec.name[len("torch"):]
+        target = "numbagrad" + spec.name[len("torch") :]
         try:
             return importlib.import_module(target)
         except ModuleNotFoundError as exc:
             if exc.name is not None and exc.name.startswith("numbagrad"):
                 raise ModuleNotFoundError(
-                    f"No module named {spec.name!r} (numbagrad has no {target!r})",
-                    name=spec.name) from None
+                    f"No module named {spec.name!r} (numbagrad has no {target!r})", name=spec.name
+                ) from None
             raise
 
     def exec_module(self, module):
@@ -70,8 +70,11 @@ def run_script(path):
         raw = module["main"]()
         if not isinstance(raw, dict):
             raise TypeError(f"main() must return a dict, got {type(raw).__name__}")
-        return {"ok": True, "result": {k: to_numpy(v) for k, v in raw.items()},
-                "tolerance": dict(module.get("TOLERANCE", {}))}
+        return {
+            "ok": True,
+            "result": {k: to_numpy(v) for k, v in raw.items()},
+            "tolerance": dict(module.get("TOLERANCE", {})),
+        }
     except BaseException:  # the traceback is the result
         return {"ok": False, "error": traceback.format_exc()}
 

@@ -3,6 +3,7 @@
 Pattern: ``autograd.Function`` whose forward is ``sign`` and whose backward passes the
 gradient through where |x| <= 1 (BinaryConnect / BitNet-style STE).
 """
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -48,5 +49,9 @@ def main():
         opt.step()
         losses.append(loss.item())
     acc = ((model(x) > 0.5).double() == y).double().mean()
-    return {"losses": losses, "weight": model[0].weight, "accuracy": acc.item(),
-            "grad": model[0].weight.grad}
+    return {
+        "losses": losses,
+        "weight": model[0].weight,
+        "accuracy": acc.item(),
+        "grad": model[0].weight.grad,
+    }

@@ -1,4 +1,5 @@
 """Gradient reversal layer (DANN, Ganin & Lempitsky): identity forward, -alpha * grad backward."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -49,8 +50,9 @@ def main():
         cls, dom_s = model(xs, alpha)
         _, dom_t = model(xt, alpha)
         loss_cls = F.cross_entropy(cls, ys)
-        dom_labels = torch.cat([torch.zeros(10, dtype=torch.long),
-                                torch.ones(10, dtype=torch.long)])
+        dom_labels = torch.cat(
+            [torch.zeros(10, dtype=torch.long), torch.ones(10, dtype=torch.long)]
+        )
         loss_dom = F.nll_loss(F.log_softmax(torch.cat([dom_s, dom_t]), dim=1), dom_labels)
         (loss_cls + loss_dom).backward()
         out[f"loss_{step}"] = (loss_cls + loss_dom).item()

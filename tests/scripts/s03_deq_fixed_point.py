@@ -1,5 +1,6 @@
 """Deep equilibrium layer (implicit-layers tutorial style): forward by fixed-point iteration
 under no_grad, backward by solving the adjoint fixed point inside a ``register_hook``."""
+
 import numpy as np
 import torch
 import torch.autograd as autograd
@@ -25,15 +26,17 @@ class TanhFixedPointLayer(nn.Module):
 
     def forward(self, x):
         with torch.no_grad():
-            z, self.iters = fixed_point(lambda z: torch.tanh(self.linear(z) + x),
-                                        torch.zeros_like(x))
-        z = torch.tanh(self.linear(z) + x)          # re-engage autograd
+            z, self.iters = fixed_point(
+                lambda z: torch.tanh(self.linear(z) + x), torch.zeros_like(x)
+            )
+        z = torch.tanh(self.linear(z) + x)  # re-engage autograd
         z0 = z.clone().detach().requires_grad_()
         f0 = torch.tanh(self.linear(z0) + x)
 
         def backward_hook(grad):
             g, _ = fixed_point(
-                lambda y: autograd.grad(f0, z0, y, retain_graph=True)[0] + grad, grad)
+                lambda y: autograd.grad(f0, z0, y, retain_graph=True)[0] + grad, grad
+            )
             return g
 
         if z.requires_grad:
@@ -49,9 +52,14 @@ def main():
         layer.linear.weight.copy_(torch.from_numpy(rng.normal(0, 0.3 / np.sqrt(n), (n, n))))
     x = torch.from_numpy(rng.normal(size=(4, n))).requires_grad_()
     z = layer(x)
-    loss = (z ** 2).sum()
+    loss = (z**2).sum()
     loss.backward()
     # implicit-function-theorem check: the fixed point solves z = tanh(Wz + x)
     residual = torch.norm(z - torch.tanh(layer.linear(z) + x)).item()
-    return {"z": z, "loss": loss.item(), "x_grad": x.grad, "w_grad": layer.linear.weight.grad,
-            "residual_small": float(residual < 1e-10)}
+    return {
+        "z": z,
+        "loss": loss.item(),
+        "x_grad": x.grad,
+        "w_grad": layer.linear.weight.grad,
+        "residual_small": float(residual < 1e-10),
+    }

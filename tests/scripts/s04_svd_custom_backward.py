@@ -1,5 +1,6 @@
 """Custom SVD-based ops: a symmetric eigen-decomposition Function with a hand-written
 backward (as in differentiable-SVD papers), checked against torch.linalg's own gradients."""
+
 import numpy as np
 import torch
 
@@ -41,6 +42,12 @@ def main():
     U, S, Vh = torch.linalg.svd(M, full_matrices=False)
     S.sum().backward()
     sv = torch.linalg.svdvals(M.detach())
-    return {"eig": L, "custom_grad": gA, "builtin_grad_match": float(torch.allclose(gA, gA2)),
-            "nuclear_grad": M.grad, "uvt": U @ Vh, "svdvals": sv,
-            "recon_err": torch.dist(U @ torch.diag(S) @ Vh, M).item()}
+    return {
+        "eig": L,
+        "custom_grad": gA,
+        "builtin_grad_match": float(torch.allclose(gA, gA2)),
+        "nuclear_grad": M.grad,
+        "uvt": U @ Vh,
+        "svdvals": sv,
+        "recon_err": torch.dist(U @ torch.diag(S) @ Vh, M).item(),
+    }

@@ -1,5 +1,6 @@
 """Physics-informed network for -u'' = pi^2 sin(pi x) on [0, 1] with u(0) = u(1) = 0:
 residual from ``autograd.grad(..., create_graph=True)``, trained with Adam."""
+
 import math
 
 import numpy as np
@@ -12,8 +13,9 @@ torch.set_default_dtype(torch.float64)
 class PINN(nn.Module):
     def __init__(self, width=10):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(1, width), nn.Tanh(), nn.Linear(width, width),
-                                 nn.Tanh(), nn.Linear(width, 1))
+        self.net = nn.Sequential(
+            nn.Linear(1, width), nn.Tanh(), nn.Linear(width, width), nn.Tanh(), nn.Linear(width, 1)
+        )
 
     def forward(self, x):
         return self.net(x)
@@ -21,10 +23,9 @@ class PINN(nn.Module):
 
 def pde_loss(model, x):
     u = model(x)
-    du_dx = torch.autograd.grad(u, x, torch.ones_like(u), create_graph=True,
-                                retain_graph=True)[0]
+    du_dx = torch.autograd.grad(u, x, torch.ones_like(u), create_graph=True, retain_graph=True)[0]
     d2u_dx2 = torch.autograd.grad(du_dx, x, torch.ones_like(du_dx), create_graph=True)[0]
-    return nn.MSELoss()(-d2u_dx2, math.pi ** 2 * torch.sin(math.pi * x))
+    return nn.MSELoss()(-d2u_dx2, math.pi**2 * torch.sin(math.pi * x))
 
 
 def main():

@@ -1,5 +1,6 @@
 """Burgers equation residual u_t + u u_x - nu u_xx for a PINN with separate x and t inputs,
 second derivative by a second ``autograd.grad`` call; one LBFGS step."""
+
 import math
 
 import numpy as np
@@ -41,13 +42,14 @@ def main():
     x0 = torch.linspace(-1, 1, 9).unsqueeze(1)
     t0 = torch.zeros_like(x0)
     nu = 0.01 / math.pi
-    opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=8,
-                            line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=8, line_search_fn="strong_wolfe")
 
     def closure():
         opt.zero_grad()
-        loss = residual(model, x, t, nu).pow(2).mean() + \
-            (model(x0, t0) + torch.sin(math.pi * x0)).pow(2).mean()
+        loss = (
+            residual(model, x, t, nu).pow(2).mean()
+            + (model(x0, t0) + torch.sin(math.pi * x0)).pow(2).mean()
+        )
         loss.backward()
         return loss
 

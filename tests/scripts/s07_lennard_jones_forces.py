@@ -1,5 +1,6 @@
 """Lennard-Jones cluster: pair energy over upper-triangle pairs, forces = -dE/dr from
 ``autograd.grad``, steepest-descent relaxation."""
+
 import numpy as np
 import torch
 
@@ -12,7 +13,7 @@ def lj_energy(pos, epsilon=1.0, sigma=1.0):
     rij = pos[i] - pos[j]
     r = torch.linalg.norm(rij, dim=-1)
     sr6 = (sigma / r) ** 6
-    return (4 * epsilon * (sr6 ** 2 - sr6)).sum()
+    return (4 * epsilon * (sr6**2 - sr6)).sum()
 
 
 def forces(pos):
@@ -38,6 +39,11 @@ def main():
     d = torch.zeros_like(pos)
     d[0, 0] = h
     fd = -(lj_energy(pos + d) - lj_energy(pos - d)) / (2 * h)
-    return {"e0": e0.item(), "f0": f0, "energies": energies, "pos": pos,
-            "net_force": f_final.sum(0),
-            "fd_close": float(abs(fd.item() - f_final[0, 0].item()) < 1e-5)}
+    return {
+        "e0": e0.item(),
+        "f0": f0,
+        "energies": energies,
+        "pos": pos,
+        "net_force": f_final.sum(0),
+        "fd_close": float(abs(fd.item() - f_final[0, 0].item()) < 1e-5),
+    }

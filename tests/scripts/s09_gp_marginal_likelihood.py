@@ -1,5 +1,6 @@
 """Gaussian-process regression: RBF kernel hyper-parameters fitted by maximising the log
 marginal likelihood with Cholesky, ``cholesky_solve`` and the log-determinant."""
+
 import math
 
 import numpy as np
@@ -25,8 +26,11 @@ class GP(nn.Module):
         K = self.kernel(x, x) + self.log_noise.exp() * torch.eye(n)
         L = torch.linalg.cholesky(K)
         alpha = torch.cholesky_solve(y.unsqueeze(-1), L)
-        return (0.5 * (y.unsqueeze(-1) * alpha).sum() + torch.log(torch.diagonal(L)).sum()
-                + 0.5 * n * math.log(2 * math.pi))
+        return (
+            0.5 * (y.unsqueeze(-1) * alpha).sum()
+            + torch.log(torch.diagonal(L)).sum()
+            + 0.5 * n * math.log(2 * math.pi)
+        )
 
     def predict(self, x, y, xs):
         K = self.kernel(x, x) + self.log_noise.exp() * torch.eye(x.shape[0])
@@ -34,7 +38,7 @@ class GP(nn.Module):
         Ks = self.kernel(xs, x)
         mean = Ks @ torch.cholesky_solve(y.unsqueeze(-1), L)
         v = torch.linalg.solve_triangular(L, Ks.T, upper=False)
-        var = self.log_outputscale.exp() - (v ** 2).sum(0)
+        var = self.log_outputscale.exp() - (v**2).sum(0)
         return mean.squeeze(-1), var
 
 
@@ -55,5 +59,11 @@ def main():
         mean, var = gp.predict(x, y, torch.linspace(-3, 3, 7).unsqueeze(-1))
     K = gp.kernel(x, x).detach() + 0.01 * torch.eye(15)
     _sign, logabsdet = torch.linalg.slogdet(K)
-    return {"nll": nlls, "lengthscale": gp.log_lengthscale.exp().item(), "mean": mean,
-            "var": var, "logdet": logabsdet.item(), "logdet2": torch.logdet(K).item()}
+    return {
+        "nll": nlls,
+        "lengthscale": gp.log_lengthscale.exp().item(),
+        "mean": mean,
+        "var": var,
+        "logdet": logabsdet.item(),
+        "logdet2": torch.logdet(K).item(),
+    }

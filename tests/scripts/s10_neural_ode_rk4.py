@@ -1,5 +1,6 @@
 """Neural ODE-style fit: an MLP vector field integrated with a hand-written RK4 loop,
 trained by backpropagating through the solver (discretise-then-optimise)."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -13,7 +14,7 @@ class ODEFunc(nn.Module):
         self.net = nn.Sequential(nn.Linear(2, 16), nn.Tanh(), nn.Linear(16, 2))
 
     def forward(self, t, y):
-        return self.net(y ** 3)
+        return self.net(y**3)
 
 
 def rk4(func, y0, t):
@@ -36,7 +37,7 @@ def main():
     t = torch.linspace(0.0, 1.0, 11)
     y0 = torch.tensor([[2.0, 0.0]])
     with torch.no_grad():
-        true_y = rk4(lambda t, y: torch.mm(y ** 3, true_A), y0, t)
+        true_y = rk4(lambda t, y: torch.mm(y**3, true_A), y0, t)
     func = ODEFunc()
     with torch.no_grad():
         for p in func.parameters():

@@ -1,5 +1,6 @@
 """Hamiltonian neural network (Greydanus et al.): a scalar H(q, p) network whose symplectic
 gradient (dH/dp, -dH/dq) is fitted to the vector field of a harmonic oscillator."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -10,8 +11,13 @@ torch.set_default_dtype(torch.float64)
 class HNN(nn.Module):
     def __init__(self, hidden=16):
         super().__init__()
-        self.mlp = nn.Sequential(nn.Linear(2, hidden), nn.Tanh(), nn.Linear(hidden, hidden),
-                                 nn.Tanh(), nn.Linear(hidden, 1))
+        self.mlp = nn.Sequential(
+            nn.Linear(2, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, hidden),
+            nn.Tanh(),
+            nn.Linear(hidden, 1),
+        )
         J = torch.eye(2)
         self.register_buffer("J", torch.cat([J[1:], -J[:1]]))
 

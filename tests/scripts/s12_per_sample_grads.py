@@ -1,5 +1,6 @@
 """Per-sample gradients with ``torch.func`` (PyTorch tutorial): functional_call +
 vmap(grad(...)) over the batch, checked against a Python loop of ordinary backward calls."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -37,11 +38,15 @@ def main():
         return F.nll_loss(predictions, target.unsqueeze(0))
 
     ft_per_sample = vmap(grad(compute_loss), in_dims=(None, None, 0, 0))(
-        params, buffers, data, targets)
+        params, buffers, data, targets
+    )
     loop = []
     for i in range(5):
         model.zero_grad()
-        F.nll_loss(model(data[i:i + 1]), targets[i:i + 1]).backward()
+        F.nll_loss(model(data[i : i + 1]), targets[i : i + 1]).backward()
         loop.append(model.fc1.weight.grad.clone())
-    return {"fc1_weight": ft_per_sample["fc1.weight"], "fc2_bias": ft_per_sample["fc2.bias"],
-            "match": float(torch.allclose(ft_per_sample["fc1.weight"], torch.stack(loop)))}
+    return {
+        "fc1_weight": ft_per_sample["fc1.weight"],
+        "fc2_bias": ft_per_sample["fc2.bias"],
+        "match": float(torch.allclose(ft_per_sample["fc1.weight"], torch.stack(loop))),
+    }

@@ -1,5 +1,6 @@
 """Hessian-vector products three ways: double backward, ``autograd.functional.hvp`` and
 forward-over-reverse with ``torch.func.jvp(grad(f))``; plus a few CG steps of Newton."""
+
 import numpy as np
 import torch
 from torch.autograd.functional import hessian, hvp
@@ -47,5 +48,11 @@ def main():
     H = hessian(rosenbrock, x)
     g = torch.func.grad(rosenbrock)(x)
     step = conjugate_gradient(lambda p: hvp_double_backward(rosenbrock, x, p), -g)
-    return {"hv1": hv1, "hv2": hv2, "hv3": hv3, "H": H, "newton_step": step,
-            "newton_residual": (H @ step + g).abs().max().item()}
+    return {
+        "hv1": hv1,
+        "hv2": hv2,
+        "hv3": hv3,
+        "H": H,
+        "newton_step": step,
+        "newton_residual": (H @ step + g).abs().max().item(),
+    }

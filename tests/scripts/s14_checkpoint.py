@@ -1,5 +1,6 @@
 """Activation checkpointing: an MLP block run through ``torch.utils.checkpoint.checkpoint``
 gives the same loss and gradients as the plain forward."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -11,8 +12,9 @@ torch.set_default_dtype(torch.float64)
 class Block(nn.Module):
     def __init__(self, d):
         super().__init__()
-        self.ff = nn.Sequential(nn.LayerNorm(d), nn.Linear(d, 2 * d), nn.GELU(),
-                                nn.Linear(2 * d, d))
+        self.ff = nn.Sequential(
+            nn.LayerNorm(d), nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d)
+        )
 
     def forward(self, x):
         return x + self.ff(x)
@@ -41,10 +43,17 @@ def run(use_checkpoint, state, x):
 def main():
     rng = np.random.default_rng(13)
     ref = Model()
-    state = {k: torch.from_numpy(rng.normal(0, 0.3, size=tuple(v.shape)))
-             for k, v in ref.state_dict().items()}
+    state = {
+        k: torch.from_numpy(rng.normal(0, 0.3, size=tuple(v.shape)))
+        for k, v in ref.state_dict().items()
+    }
     x = torch.from_numpy(rng.normal(size=(4, 6)))
     l1, g1 = run(False, state, x)
     l2, g2 = run(True, state, x)
-    return {"loss": l1, "loss_ckpt": l2, "grad0": g1[0], "grad0_ckpt": g2[0],
-            "max_diff": max((a - b).abs().max().item() for a, b in zip(g1, g2))}
+    return {
+        "loss": l1,
+        "loss_ckpt": l2,
+        "grad0": g1[0],
+        "grad0_ckpt": g2[0],
+        "max_diff": max((a - b).abs().max().item() for a, b in zip(g1, g2)),
+    }

@@ -1,5 +1,6 @@
 """Saving and loading: model and optimizer ``state_dict`` through ``torch.save``/``torch.load``
 (file and BytesIO), resuming training gives the same trajectory as uninterrupted training."""
+
 import io
 import os
 import tempfile
@@ -51,7 +52,12 @@ def main():
     opt2 = torch.optim.Adam(model2.parameters(), lr=0.01)
     opt2.load_state_dict(ckpt["opt"])
     loss_b = train(model2, opt2, x, y, 5)
-    return {"loss_a": loss_a, "loss_b": loss_b, "epoch": ckpt["epoch"],
-            "w": model2[0].weight, "keys": float(len(sd2)),
-            "same_sd": float(all(torch.equal(sd2[k], ckpt["model"][k]) for k in sd2)),
-            "step": float(opt2.state_dict()["state"][0]["step"])}
+    return {
+        "loss_a": loss_a,
+        "loss_b": loss_b,
+        "epoch": ckpt["epoch"],
+        "w": model2[0].weight,
+        "keys": float(len(sd2)),
+        "same_sd": float(all(torch.equal(sd2[k], ckpt["model"][k]) for k in sd2)),
+        "step": float(opt2.state_dict()["state"][0]["step"]),
+    }

@@ -1,5 +1,6 @@
 """Learning-rate schedules from the optim docs: StepLR, MultiStepLR, ExponentialLR,
 CosineAnnealingLR, LambdaLR and ReduceLROnPlateau driving SGD with momentum."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -15,7 +16,7 @@ def lrs(make_sched, epochs=12, metric=None):
     out = []
     for epoch in range(epochs):
         opt.zero_grad()
-        (p ** 2).sum().backward()
+        (p**2).sum().backward()
         opt.step()
         if metric is None:
             sched.step()
@@ -33,8 +34,9 @@ def main():
     res["cosine"], p = lrs(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=10, eta_min=0.001))
     res["lambda"], _ = lrs(lambda o: lr_scheduler.LambdaLR(o, lambda e: 1.0 / (1 + e)))
     metric = np.array([1.0, 0.9, 0.9, 0.9, 0.9, 0.95, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9])
-    res["plateau"], _ = lrs(lambda o: lr_scheduler.ReduceLROnPlateau(o, patience=2, factor=0.5),
-                            metric=metric)
+    res["plateau"], _ = lrs(
+        lambda o: lr_scheduler.ReduceLROnPlateau(o, patience=2, factor=0.5), metric=metric
+    )
     res["p_cosine"] = p
     sched = lr_scheduler.StepLR(torch.optim.SGD([nn.Parameter(torch.ones(1))], lr=1.0), 2)
     res["last_lr"] = sched.get_last_lr()

@@ -1,5 +1,6 @@
 """Non-linear least squares with LBFGS: fit a damped oscillation a exp(-b t) cos(w t + phi)
 to noisy data, parameters as ``nn.Parameter``s in a tiny Module."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -22,12 +23,19 @@ class Damped(nn.Module):
 def main():
     rng = np.random.default_rng(15)
     t = torch.linspace(0, 6, 60)
-    y = 1.5 * torch.exp(-0.4 * t) * torch.cos(3.0 * t + 0.2) + \
-        0.01 * torch.from_numpy(rng.normal(size=60))
+    y = 1.5 * torch.exp(-0.4 * t) * torch.cos(3.0 * t + 0.2) + 0.01 * torch.from_numpy(
+        rng.normal(size=60)
+    )
     model = Damped()
-    opt = torch.optim.LBFGS(model.parameters(), lr=1, max_iter=50, history_size=10,
-                            line_search_fn="strong_wolfe", tolerance_grad=1e-10,
-                            tolerance_change=1e-14)
+    opt = torch.optim.LBFGS(
+        model.parameters(),
+        lr=1,
+        max_iter=50,
+        history_size=10,
+        line_search_fn="strong_wolfe",
+        tolerance_grad=1e-10,
+        tolerance_change=1e-14,
+    )
 
     def closure():
         opt.zero_grad()

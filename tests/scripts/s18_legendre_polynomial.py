@@ -1,5 +1,6 @@
 """PyTorch tutorial "Defining new autograd functions": a LegendrePolynomial3 Function fitted
 to sin(x) with manual gradient descent on leaf tensors."""
+
 import math
 
 import torch
@@ -9,12 +10,12 @@ class LegendrePolynomial3(torch.autograd.Function):
     @staticmethod
     def forward(ctx, input):
         ctx.save_for_backward(input)
-        return 0.5 * (5 * input ** 3 - 3 * input)
+        return 0.5 * (5 * input**3 - 3 * input)
 
     @staticmethod
     def backward(ctx, grad_output):
         (input,) = ctx.saved_tensors
-        return grad_output * 1.5 * (5 * input ** 2 - 1)
+        return grad_output * 1.5 * (5 * input**2 - 1)
 
 
 def main():

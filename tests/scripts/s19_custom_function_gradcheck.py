@@ -1,5 +1,6 @@
 """Extending autograd (docs): a LinearFunction and MulConstant with ``needs_input_grad``,
 ``setup_context``-style and classic forms, verified with ``gradcheck``/``gradgradcheck``."""
+
 import numpy as np
 import torch
 from torch.autograd import Function, gradcheck, gradgradcheck
@@ -57,9 +58,11 @@ class Exp(Function):
 
 def main():
     rng = np.random.default_rng(16)
-    inp = (torch.from_numpy(rng.normal(size=(5, 4))).requires_grad_(),
-           torch.from_numpy(rng.normal(size=(3, 4))).requires_grad_(),
-           torch.from_numpy(rng.normal(size=3)).requires_grad_())
+    inp = (
+        torch.from_numpy(rng.normal(size=(5, 4))).requires_grad_(),
+        torch.from_numpy(rng.normal(size=(3, 4))).requires_grad_(),
+        torch.from_numpy(rng.normal(size=3)).requires_grad_(),
+    )
     ok1 = gradcheck(LinearFunction.apply, inp, eps=1e-6, atol=1e-4)
     ok2 = gradgradcheck(LinearFunction.apply, inp)
     out = LinearFunction.apply(*inp)
@@ -68,5 +71,10 @@ def main():
     y = MulConstant.apply(Exp.apply(x), 2.5)
     y.backward(torch.ones_like(y))
     ok3 = gradcheck(lambda t: Exp.apply(MulConstant.apply(t, 0.5)), (x,))
-    return {"ok": float(ok1 and ok2 and ok3), "out": out, "w_grad": inp[1].grad,
-            "b_grad": inp[2].grad, "x_grad": x.grad}
+    return {
+        "ok": float(ok1 and ok2 and ok3),
+        "out": out,
+        "w_grad": inp[1].grad,
+        "b_grad": inp[2].grad,
+        "x_grad": x.grad,
+    }

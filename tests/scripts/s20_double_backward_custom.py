@@ -1,6 +1,7 @@
 """Double backward with custom functions (PyTorch tutorial): a Square Function whose backward
 is built from differentiable ops, and a Tanh Function saving its output; second derivatives
 via ``autograd.grad(create_graph=True)`` and ``gradgradcheck``."""
+
 import torch
 
 
@@ -8,7 +9,7 @@ class Square(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 2
+        return x**2
 
     @staticmethod
     def backward(ctx, grad_out):
@@ -26,7 +27,7 @@ class Tanh(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out):
         (out,) = ctx.saved_tensors
-        return grad_out * (1 - out ** 2)
+        return grad_out * (1 - out**2)
 
 
 def main():
@@ -36,7 +37,7 @@ def main():
     y = Tanh.apply(Square.apply(x)).sum()
     (g,) = torch.autograd.grad(y, x, create_graph=True)
     (gg,) = torch.autograd.grad(g.sum(), x)
-    ref = torch.tanh(x ** 2).sum()
+    ref = torch.tanh(x**2).sum()
     (gr,) = torch.autograd.grad(ref, x, create_graph=True)
     (ggr,) = torch.autograd.grad(gr.sum(), x)
     return {"ok": float(ok), "g": g, "gg": gg, "match": float(torch.allclose(gg, ggr))}

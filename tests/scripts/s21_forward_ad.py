@@ -1,5 +1,6 @@
 """Forward-mode AD tutorial: dual numbers with ``forward_ad.dual_level``, ``make_dual`` /
 ``unpack_dual``, a custom Function with ``jvp``, and Jacobian columns built from JVPs."""
+
 import numpy as np
 import torch
 import torch.autograd.forward_ad as fwAD
@@ -8,7 +9,7 @@ import torch.autograd.forward_ad as fwAD
 class MySquare(torch.autograd.Function):
     @staticmethod
     def forward(ctx, foo):
-        result = foo ** 2
+        result = foo**2
         ctx.save_for_backward(foo)
         ctx.foo = foo  # the jvp reads it from ctx, as in the tutorial
         return result
@@ -26,7 +27,7 @@ class MySquare(torch.autograd.Function):
 
 
 def fn(x, y):
-    return (x ** 2).sin() + y.exp() * x
+    return (x**2).sin() + y.exp() * x
 
 
 def main():

@@ -1,5 +1,6 @@
 """Jacobians and Hessians tutorial (torch.func): jacrev / jacfwd / hessian of a small
 prediction function, batched Jacobians with vmap, and the autograd.functional versions."""
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -25,5 +26,13 @@ def main():
     xb = torch.from_numpy(rng.normal(size=(3, D)))
     batch_jac = vmap(jacrev(predict, argnums=2), in_dims=(None, None, 0))(weight, bias, xb)
     jac_af = jacobian(lambda v: predict(weight, bias, v), x)
-    return {"jr": jr, "jf": jf, "jw": jw, "jb": jb, "hess": hess, "hess2": hess2,
-            "batch_jac": batch_jac, "jac_af": jac_af}
+    return {
+        "jr": jr,
+        "jf": jf,
+        "jw": jw,
+        "jb": jb,
+        "hess": hess,
+        "hess2": hess2,
+        "batch_jac": batch_jac,
+        "jac_af": jac_af,
+    }

@@ -1,5 +1,6 @@
 """Linear-algebra toolbox of a regression script: ridge via ``linalg.solve``, least squares via
 ``lstsq`` and QR, determinants, inverse, ``matrix_exp``; gradients of a few of them."""
+
 import numpy as np
 import torch
 
@@ -20,9 +21,22 @@ def main():
     Q, R = torch.linalg.qr(X)
     w_qr = torch.linalg.solve_triangular(R, (Q.T @ y).unsqueeze(-1), upper=True).squeeze(-1)
     M = torch.from_numpy(rng.normal(size=(3, 3))).requires_grad_()
-    f = torch.linalg.det(M) + torch.linalg.inv(M).trace() + torch.linalg.matrix_exp(0.1 * M).sum() \
-        + torch.linalg.matrix_norm(M) + torch.linalg.vector_norm(M, ord=3)
+    f = (
+        torch.linalg.det(M)
+        + torch.linalg.inv(M).trace()
+        + torch.linalg.matrix_exp(0.1 * M).sum()
+        + torch.linalg.matrix_norm(M)
+        + torch.linalg.vector_norm(M, ord=3)
+    )
     f.backward()
-    return {"w_ridge": w_ridge, "dcv_dlam": lam.grad.item(), "w_lstsq": w_lstsq, "w_qr": w_qr,
-            "R_diag_abs": torch.diagonal(R).abs(), "f": f.item(), "M_grad": M.grad,
-            "pinv": torch.linalg.pinv(X[:5]), "cond": torch.linalg.cond(X).item()}
+    return {
+        "w_ridge": w_ridge,
+        "dcv_dlam": lam.grad.item(),
+        "w_lstsq": w_lstsq,
+        "w_qr": w_qr,
+        "R_diag_abs": torch.diagonal(R).abs(),
+        "f": f.item(),
+        "M_grad": M.grad,
+        "pinv": torch.linalg.pinv(X[:5]),
+        "cond": torch.linalg.cond(X).item(),
+    }

@@ -1,6 +1,7 @@
 """Logistic regression in float32 (the classic tutorial shape): ``nn.Linear`` +
 ``BCEWithLogitsLoss`` with ``pos_weight``, SGD with weight decay, accuracy and a
 ``torch.no_grad`` evaluation."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -26,5 +27,10 @@ def main():
     with torch.no_grad():
         prob = torch.sigmoid(model(X_t))
         acc = ((prob >= 0.5).float() == y_t).float().mean()
-    return {"losses": np.array(losses, np.float32), "weight": model.weight, "bias": model.bias,
-            "acc": acc, "prob_dtype_is_f32": float(prob.dtype == torch.float32)}
+    return {
+        "losses": np.array(losses, np.float32),
+        "weight": model.weight,
+        "bias": model.bias,
+        "acc": acc,
+        "prob_dtype_is_f32": float(prob.dtype == torch.float32),
+    }

@@ -1,5 +1,6 @@
 """Multi-class MLP (quickstart style): ``nn.Sequential`` with Dropout in eval mode,
 ``CrossEntropyLoss`` with label smoothing, AdamW, ``clip_grad_norm_`` and argmax accuracy."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -13,8 +14,14 @@ def main():
     labels = rng.integers(0, 3, size=60)
     X = torch.from_numpy(centers[labels] + rng.normal(size=(60, 2)))
     y = torch.from_numpy(labels)
-    model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 16),
-                          nn.LeakyReLU(0.1), nn.Linear(16, 3))
+    model = nn.Sequential(
+        nn.Linear(2, 16),
+        nn.ReLU(),
+        nn.Dropout(0.2),
+        nn.Linear(16, 16),
+        nn.LeakyReLU(0.1),
+        nn.Linear(16, 3),
+    )
     for m in model.modules():
         if isinstance(m, nn.Linear):
             with torch.no_grad():
@@ -36,5 +43,10 @@ def main():
         correct = (pred == y).sum().item()
         probs = torch.softmax(model(X[:3]), dim=-1)
     n_params = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    return {"losses": losses, "norms": norms, "correct": float(correct), "probs": probs,
-            "n_params": float(n_params)}
+    return {
+        "losses": losses,
+        "norms": norms,
+        "correct": float(correct),
+        "probs": probs,
+        "n_params": float(n_params),
+    }

@@ -1,5 +1,6 @@
 """WGAN-GP gradient penalty: critic gradients at random interpolates via
 ``autograd.grad(create_graph=True)``, penalty (||grad||_2 - 1)^2 trained into the critic."""
+
 import numpy as np
 import torch
 import torch.autograd as autograd
@@ -11,9 +12,14 @@ torch.set_default_dtype(torch.float64)
 def gradient_penalty(critic, real, fake, alpha):
     interpolates = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
     d_interpolates = critic(interpolates)
-    gradients = autograd.grad(outputs=d_interpolates, inputs=interpolates,
-                              grad_outputs=torch.ones(real.size(0), 1),
-                              create_graph=True, retain_graph=True, only_inputs=True)[0]
+    gradients = autograd.grad(
+        outputs=d_interpolates,
+        inputs=interpolates,
+        grad_outputs=torch.ones(real.size(0), 1),
+        create_graph=True,
+        retain_graph=True,
+        only_inputs=True,
+    )[0]
     gradients = gradients.view(gradients.size(0), -1)
     return ((gradients.norm(2, dim=1) - 1) ** 2).mean()
 

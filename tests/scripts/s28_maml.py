@@ -1,5 +1,6 @@
 """MAML on sine regression: inner-loop SGD on fast weights with
 ``autograd.grad(create_graph=True)`` and an outer Adam step through the adaptation."""
+
 import numpy as np
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,6 @@
 """Model ensembling tutorial (torch.func): ``stack_module_state`` + ``functional_call`` under
 ``vmap`` run several MLPs at once; compared with running each model separately."""
+
 import copy
 
 import numpy as np
@@ -37,5 +38,8 @@ def main():
 
     predictions = vmap(fmodel, in_dims=(0, 0, None))(params, buffers, minibatch)
     expected = torch.stack([m(minibatch) for m in models])
-    return {"pred": predictions, "match": float(torch.allclose(predictions, expected)),
-            "stacked_shape": list(params["fc1.weight"].shape)}
+    return {
+        "pred": predictions,
+        "match": float(torch.allclose(predictions, expected)),
+        "stacked_shape": list(params["fc1.weight"].shape),
+    }

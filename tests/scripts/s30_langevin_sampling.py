@@ -1,5 +1,6 @@
 """Unadjusted Langevin dynamics on a 2-D Gaussian mixture: the score is the gradient of
 ``logsumexp`` of component log-densities, obtained with ``torch.autograd.grad``."""
+
 import math
 
 import numpy as np
@@ -28,7 +29,11 @@ def main():
     for _ in range(40):
         noise = torch.from_numpy(rng.normal(size=(50, 2)))
         x = x + step * score(x) + math.sqrt(2 * step) * noise
-    responsibilities = torch.softmax(
-        LOG_W - 0.5 * ((x.unsqueeze(1) - MEANS) ** 2).sum(-1), dim=1)
-    return {"x": x, "mean": x.mean(0), "cov": torch.cov(x.T), "resp": responsibilities.mean(0),
-            "logp": log_density(x).mean().item()}
+    responsibilities = torch.softmax(LOG_W - 0.5 * ((x.unsqueeze(1) - MEANS) ** 2).sum(-1), dim=1)
+    return {
+        "x": x,
+        "mean": x.mean(0),
+        "cov": torch.cov(x.T),
+        "resp": responsibilities.mean(0),
+        "logp": log_density(x).mean().item(),
+    }

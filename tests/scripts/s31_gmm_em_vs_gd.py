@@ -1,5 +1,6 @@
 """1-D Gaussian mixture: negative log-likelihood with ``logsumexp`` and softmax-parameterised
 weights fitted by gradient descent, then EM updates computed with tensor reductions."""
+
 import math
 
 import numpy as np
@@ -18,8 +19,11 @@ class GMM(nn.Module):
 
     def log_prob(self, x):
         x = x.unsqueeze(-1)
-        comp = (-0.5 * ((x - self.means) / self.log_std.exp()) ** 2 - self.log_std
-                - 0.5 * math.log(2 * math.pi))
+        comp = (
+            -0.5 * ((x - self.means) / self.log_std.exp()) ** 2
+            - self.log_std
+            - 0.5 * math.log(2 * math.pi)
+        )
         return torch.logsumexp(comp + torch.log_softmax(self.logits, -1), dim=-1)
 
 

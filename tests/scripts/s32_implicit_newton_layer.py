@@ -1,6 +1,7 @@
 """Implicit layer as a custom Function (implicit-layers tutorial, chapter 1): forward solves
 z = tanh(Wz + x) by Newton's method, backward applies the implicit function theorem with
 ``torch.linalg.solve`` of the transposed Jacobian."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -41,5 +42,5 @@ def main():
     x = torch.from_numpy(rng.normal(size=(3, n))).requires_grad_()
     ok = torch.autograd.gradcheck(TanhNewton.apply, (x, W))
     z = TanhNewton.apply(x, W)
-    (z ** 2).sum().backward()
+    (z**2).sum().backward()
     return {"z": z, "x_grad": x.grad, "W_grad": W.grad, "gradcheck": float(ok)}

@@ -1,6 +1,7 @@
 """Force-matching for a neural pair potential (SchNet/DeePMD style, toy): edge energies from an
 MLP on distances, per-atom energies by ``index_add``, forces = -dE/dpos with
 ``create_graph=True`` so the force loss trains the network."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -48,5 +49,9 @@ def main():
         opt.step()
         hist.append(loss.item())
     scat = torch.zeros(n).scatter_add(0, edges[1], torch.ones(edges.shape[1]))
-    return {"hist": hist, "w": model.mlp[0].weight, "in_degree": scat,
-            "bincount": torch.bincount(edges[0], minlength=n)}
+    return {
+        "hist": hist,
+        "w": model.mlp[0].weight,
+        "in_degree": scat,
+        "bincount": torch.bincount(edges[0], minlength=n),
+    }

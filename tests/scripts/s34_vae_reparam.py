@@ -1,5 +1,6 @@
 """Variational auto-encoder step in float32 (the pytorch/examples VAE, toy sized): encoder to
 (mu, logvar), reparameterisation with externally supplied noise, BCE + KL loss, Adam."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -56,5 +57,8 @@ def main():
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
-    return {"losses": np.array(losses, np.float32), "mu": mu,
-            "dtype_f32": float(mu.dtype == torch.float32)}
+    return {
+        "losses": np.array(losses, np.float32),
+        "mu": mu,
+        "dtype_f32": float(mu.dtype == torch.float32),
+    }

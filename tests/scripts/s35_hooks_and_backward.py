@@ -1,5 +1,6 @@
 """Autograd mechanics from the docs: ``retain_grad``, tensor hooks that rescale gradients,
 module forward hooks, ``backward(inputs=...)``, gradient accumulation and ``detach``."""
+
 import torch
 import torch.nn as nn
 
@@ -12,10 +13,10 @@ def main():
     h = x * w
     h.retain_grad()
     h.register_hook(lambda g: g * 2)
-    y = (h ** 2).sum()
+    y = (h**2).sum()
     y.backward(retain_graph=True)
     gx1 = x.grad.clone()
-    y.backward(inputs=[w])            # accumulates into w only
+    y.backward(inputs=[w])  # accumulates into w only
     acts = {}
     lin = nn.Linear(3, 2)
     with torch.no_grad():
@@ -29,6 +30,14 @@ def main():
     a = torch.ones(2, 2, requires_grad=True)
     for _ in range(3):
         (a * 3).sum().backward()
-    return {"gx1": gx1, "gx_after": x.grad, "gw": w.grad, "h_grad": h.grad,
-            "acts": acts["out"], "lin_w_grad": lin.weight.grad, "accum": a.grad,
-            "is_leaf": float(h.is_leaf), "requires": float(h.detach().requires_grad)}
+    return {
+        "gx1": gx1,
+        "gx_after": x.grad,
+        "gw": w.grad,
+        "h_grad": h.grad,
+        "acts": acts["out"],
+        "lin_w_grad": lin.weight.grad,
+        "accum": a.grad,
+        "is_leaf": float(h.is_leaf),
+        "requires": float(h.detach().requires_grad),
+    }

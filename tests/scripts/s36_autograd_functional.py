@@ -1,5 +1,6 @@
 """``torch.autograd.functional`` API tour: vjp, jvp, jacobian (vectorized and not), hessian,
 vhp/hvp of a log-likelihood with several inputs."""
+
 import numpy as np
 import torch
 from torch.autograd.functional import hessian, hvp, jacobian, jvp, vhp, vjp
@@ -29,6 +30,12 @@ def main():
     H = hessian(lambda m, s: loglik(m, s, data), (mu, ls))
     _, vh = vhp(lambda m, s: loglik(m, s, data), (mu, ls), (torch.tensor(1.0), torch.tensor(-1.0)))
     _, hv = hvp(lambda m, s: loglik(m, s, data), (mu, ls), (torch.tensor(1.0), torch.tensor(-1.0)))
-    return {"g_vjp": g_vjp, "g_jvp": g_jvp, "J": J, "Jv": Jv,
-            "H": torch.stack([torch.stack([H[0][0], H[0][1]]), torch.stack([H[1][0], H[1][1]])]),
-            "vh": torch.stack(list(vh)), "hv": torch.stack(list(hv))}
+    return {
+        "g_vjp": g_vjp,
+        "g_jvp": g_jvp,
+        "J": J,
+        "Jv": Jv,
+        "H": torch.stack([torch.stack([H[0][0], H[0][1]]), torch.stack([H[1][0], H[1][1]])]),
+        "vh": torch.stack(list(vh)),
+        "hv": torch.stack(list(hv)),
+    }

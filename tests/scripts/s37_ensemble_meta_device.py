@@ -1,5 +1,6 @@
 """Model ensembling exactly as the torch.func tutorial writes it: the stateless base copy lives
 on the ``meta`` device (shapes only, no storage) and ``functional_call`` supplies the weights."""
+
 import copy
 
 import numpy as np

@@ -1,6 +1,7 @@
 """TRPO-style natural-gradient step (pytorch-trpo style, older Variable idiom): Fisher-vector
 products by double backward of the KL, conjugate gradient, ``parameters_to_vector`` /
 ``vector_to_parameters`` and a backtracking line search."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -68,8 +69,9 @@ def main():
     def get_kl():
         mean1, log_std1, std1 = policy(states)
         mean0, log_std0, std0 = mean1.detach(), log_std1.detach(), std1.detach()
-        kl = log_std1 - log_std0 + (std0.pow(2) + (mean0 - mean1).pow(2)) / (
-            2.0 * std1.pow(2)) - 0.5
+        kl = (
+            log_std1 - log_std0 + (std0.pow(2) + (mean0 - mean1).pow(2)) / (2.0 * std1.pow(2)) - 0.5
+        )
         return kl.sum(1, keepdim=True)
 
     def Fvp(v, damping=1e-2):
@@ -98,6 +100,11 @@ def main():
         if (fval - newfval).item() > 0:
             accepted = float(stepfrac)
             break
-    return {"loss_grad": loss_grad, "stepdir": stepdir, "shs": shs, "accepted": accepted,
-            "new_params": parameters_to_vector(policy.parameters()),
-            "n_params": float(prev.numel())}
+    return {
+        "loss_grad": loss_grad,
+        "stepdir": stepdir,
+        "shs": shs,
+        "accepted": accepted,
+        "new_params": parameters_to_vector(policy.parameters()),
+        "n_params": float(prev.numel()),
+    }

@@ -1,6 +1,7 @@
 """Mini-batch regression with ``TensorDataset``/``DataLoader`` and the usual reproducibility
 boilerplate (device pick, cudnn flags), a train/validation ``random_split`` only checked for
 its sizes, and an epoch loop with a running loss."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -37,9 +38,13 @@ def main():
             running += loss.item() * xb.size(0)
         epoch_losses.append(running / len(loader.dataset))
     batches = [tuple(xb.shape) for xb, _ in loader]
-    return {"epoch_losses": np.array(epoch_losses), "n_batches": float(len(loader)),
-            "last_batch": list(batches[-1]), "split": [len(train_part), len(val_part)],
-            "pred": model(X[:4]).detach()}
+    return {
+        "epoch_losses": np.array(epoch_losses),
+        "n_batches": float(len(loader)),
+        "last_batch": list(batches[-1]),
+        "split": [len(train_part), len(val_part)],
+        "pred": model(X[:4]).detach(),
+    }
 
 
 TOLERANCE = {"epoch_losses": (1e-4, 1e-6), "pred": (1e-4, 1e-5)}

@@ -1,6 +1,7 @@
 """A hand-written optimizer subclassing ``torch.optim.Optimizer`` (AdaBelief-style update
 with ``addcmul_``/``addcdiv_``, ``@torch.no_grad`` step, per-parameter ``self.state``), and
 ``zero_grad(set_to_none=True)``; compared with the built-in Adam on the same problem."""
+
 import math
 
 import numpy as np
@@ -44,7 +45,8 @@ class AdaBelief(Optimizer):
                 bias_correction1 = 1 - beta1 ** state["step"]
                 bias_correction2 = 1 - beta2 ** state["step"]
                 denom = (exp_avg_var.add_(group["eps"]).sqrt() / math.sqrt(bias_correction2)).add_(
-                    group["eps"])
+                    group["eps"]
+                )
                 p.addcdiv_(exp_avg, denom, value=-group["lr"] / bias_correction1)
         return loss
 

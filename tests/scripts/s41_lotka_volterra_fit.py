@@ -1,6 +1,7 @@
 """Parameter estimation for Lotka-Volterra with an explicit Euler integrator written with
 ``unbind``/``stack``, a log-spaced grid search of the initial learning rate (``logspace``),
 ``Tensor.repeat`` for batched initial conditions and Adam on log-parameters."""
+
 import numpy as np
 import torch
 

@@ -1,6 +1,7 @@
 """Bayesian linear regression by variational inference with ``torch.distributions``:
 a mean-field ``Normal`` posterior, reparameterised ``rsample`` with a fixed base draw,
 ``log_prob`` likelihood and analytic ``kl_divergence`` to the prior."""
+
 import numpy as np
 import torch
 from torch.distributions import Normal, kl_divergence
@@ -27,5 +28,9 @@ def main():
         (-elbo).backward()
         opt.step()
         elbos.append(elbo.item())
-    return {"elbo": elbos, "mu": mu.detach(), "entropy": q.entropy().detach(),
-            "cdf": Normal(0.0, 1.0).cdf(torch.tensor([0.5, 1.5]))}
+    return {
+        "elbo": elbos,
+        "mu": mu.detach(),
+        "entropy": q.entropy().detach(),
+        "cdf": Normal(0.0, 1.0).cdf(torch.tensor([0.5, 1.5])),
+    }

@@ -1,6 +1,7 @@
 """Spectral solver for the periodic Poisson equation -u'' = f with ``torch.fft.rfft`` /
 ``irfft`` and wavenumbers from ``fftfreq``; the gradient of a misfit with respect to the
 source flows through the FFTs."""
+
 import math
 
 import torch
@@ -12,7 +13,7 @@ def solve_poisson(f, length=2 * math.pi):
     n = f.shape[-1]
     k = torch.fft.rfftfreq(n, d=length / n) * 2 * math.pi
     f_hat = torch.fft.rfft(f)
-    k2 = k ** 2
+    k2 = k**2
     k2[0] = 1.0
     u_hat = f_hat / k2
     u_hat[0] = 0.0
@@ -27,5 +28,9 @@ def main():
     target = torch.sin(x) / 4
     loss = ((u - target) ** 2).mean()
     loss.backward()
-    return {"u": u.detach(), "loss": loss.item(), "grad": f.grad,
-            "exact_err": (u - (torch.sin(3 * x) / 9 + 0.5 * torch.cos(x))).abs().max().item()}
+    return {
+        "u": u.detach(),
+        "loss": loss.item(),
+        "grad": f.grad,
+        "exact_err": (u - (torch.sin(3 * x) / 9 + 0.5 * torch.cos(x))).abs().max().item(),
+    }

@@ -1,6 +1,7 @@
 """Pre-0.4 idioms still found in many research repositories: ``torch.FloatTensor`` /
 ``DoubleTensor`` constructors, ``Variable``, ``.data`` updates, ``x.grad.data.zero_()``,
 ``.type(torch.DoubleTensor)``, ``torch.from_numpy(...).float()`` and ``.numpy()``."""
+
 import numpy as np
 import torch
 from torch.autograd import Variable
@@ -28,7 +29,13 @@ def main():
         b.grad.data.zero_()
     wd = w.data.type(torch.DoubleTensor)
     t = torch.DoubleTensor([[1, 2], [3, 4]])
-    return {"losses": np.array(losses, dtype=np.float32), "w": w.data.numpy(),
-            "b": b.data.numpy(), "wd_is_double": float(wd.dtype == torch.float64),
-            "type_str": float(w.type() == "torch.FloatTensor"), "t": t,
-            "long": torch.LongTensor([1, 2, 3]), "isvar": float(isinstance(w, Variable))}
+    return {
+        "losses": np.array(losses, dtype=np.float32),
+        "w": w.data.numpy(),
+        "b": b.data.numpy(),
+        "wd_is_double": float(wd.dtype == torch.float64),
+        "type_str": float(w.type() == "torch.FloatTensor"),
+        "t": t,
+        "long": torch.LongTensor([1, 2, 3]),
+        "isvar": float(isinstance(w, Variable)),
+    }

@@ -2,6 +2,7 @@
 ``nn.init`` functions, parameter groups with their own learning rates, ``add_param_group``,
 ``named_parameters``/``named_modules``, ``requires_grad_(False)`` freezing, buffers in
 ``state_dict`` and ``train``/``eval`` switches."""
+
 import torch
 import torch.nn as nn
 
@@ -23,8 +24,9 @@ def init_weights(m):
     if isinstance(m, nn.Linear):
         nn.init.constant_(m.weight, 0.1)
         with torch.no_grad():
-            m.weight.add_(torch.arange(m.weight.numel(), dtype=m.weight.dtype).view_as(
-                m.weight) * 0.01)
+            m.weight.add_(
+                torch.arange(m.weight.numel(), dtype=m.weight.dtype).view_as(m.weight) * 0.01
+            )
         nn.init.zeros_(m.bias)
 
 
@@ -33,8 +35,11 @@ def main():
     net.apply(init_weights)
     x = torch.linspace(-1, 1, 15).view(5, 3)
     target = torch.ones(5, 2)
-    opt = torch.optim.SGD([{"params": net.backbone.parameters(), "lr": 0.01},
-                           {"params": net.head.parameters()}], lr=0.1, momentum=0.5)
+    opt = torch.optim.SGD(
+        [{"params": net.backbone.parameters(), "lr": 0.01}, {"params": net.head.parameters()}],
+        lr=0.1,
+        momentum=0.5,
+    )
     losses = []
     for step in range(6):
         if step == 3:
@@ -50,9 +55,16 @@ def main():
     names = [n for n, _ in net.named_parameters()]
     sd = net.state_dict()
     net.eval()
-    return {"losses": losses, "head_w": net.head.weight, "backbone_w": net.backbone[0].weight,
-            "extra": extra, "n_names": float(len(names)), "sd_keys": float(len(sd)),
-            "has_scale": float("scale" in sd), "training": float(net.training),
-            "n_modules": float(len(list(net.named_modules()))),
-            "lrs": [g["lr"] for g in opt.param_groups],
-            "frozen": float(all(not p.requires_grad for p in net.backbone.parameters()))}
+    return {
+        "losses": losses,
+        "head_w": net.head.weight,
+        "backbone_w": net.backbone[0].weight,
+        "extra": extra,
+        "n_names": float(len(names)),
+        "sd_keys": float(len(sd)),
+        "has_scale": float("scale" in sd),
+        "training": float(net.training),
+        "n_modules": float(len(list(net.named_modules()))),
+        "lrs": [g["lr"] for g in opt.param_groups],
+        "frozen": float(all(not p.requires_grad for p in net.backbone.parameters())),
+    }

@@ -1,6 +1,7 @@
 """DQN update step (the PyTorch RL tutorial's optimize_model, with a fixed replay batch):
 ``gather`` of the taken actions' Q-values, ``max(1)[0]`` over a target network, a
 non-final mask, ``smooth_l1_loss``, ``clip_grad_value_`` and a soft target update."""
+
 import numpy as np
 import torch
 import torch.nn as nn
@@ -57,5 +58,10 @@ def main():
         target_net.load_state_dict(target_sd)
         losses.append(loss.item())
     values, indices = policy_net(state_batch).max(dim=1)
-    return {"losses": losses, "target_w": target_net.layer1.weight, "values": values,
-            "greedy": indices, "argmax": policy_net(state_batch).argmax(1)}
+    return {
+        "losses": losses,
+        "target_w": target_net.layer1.weight,
+        "values": values,
+        "greedy": indices,
+        "argmax": policy_net(state_batch).argmax(1),
+    }

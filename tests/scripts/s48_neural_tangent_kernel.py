@@ -1,6 +1,7 @@
 """Empirical neural tangent kernel (the torch.func NTK tutorial): per-example Jacobians with
 ``vmap(jacrev(fnet_single))`` over ``functional_call``, contracted with ``einsum``; also
 the NTK-vector-product form with ``vjp``/``jvp``."""
+
 import numpy as np
 import torch
 import torch.nn as nn

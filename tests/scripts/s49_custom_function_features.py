@@ -2,6 +2,7 @@
 for an index output, ``set_materialize_grads(False)`` with ``None`` gradients,
 ``once_differentiable``, ``mark_dirty`` for an in-place op, non-tensor saved state, and
 ``generate_vmap_rule`` so the Function works under ``torch.func.vmap``/``grad``."""
+
 import torch
 from torch.autograd import Function
 from torch.autograd.function import once_differentiable
@@ -60,7 +61,7 @@ class Cube(Function):
 
     @staticmethod
     def forward(x):
-        return x ** 3
+        return x**3
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -70,7 +71,7 @@ class Cube(Function):
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved_tensors
-        return 3 * x ** 2 * g
+        return 3 * x**2 * g
 
 
 def main():
@@ -88,5 +89,12 @@ def main():
     z.sum().backward()
     xs = torch.linspace(-1, 1, 4)
     per_example = torch.func.vmap(torch.func.grad(lambda t: Cube.apply(t)))(xs)
-    return {"values": values, "idx": idx, "idx_requires_grad": float(idx.requires_grad),
-            "g_sort": g_sort, "g_two": g_two, "g_inplace": y.grad, "per_example": per_example}
+    return {
+        "values": values,
+        "idx": idx,
+        "idx_requires_grad": float(idx.requires_grad),
+        "g_sort": g_sort,
+        "g_two": g_two,
+        "g_inplace": y.grad,
+        "per_example": per_example,
+    }

@@ -1,6 +1,7 @@
 """Grad-mode plumbing of evaluation and debugging code: ``@torch.no_grad()`` as a decorator,
 ``torch.inference_mode``, ``set_grad_enabled``, ``is_grad_enabled``, and
 ``detect_anomaly`` turning a NaN produced in backward into an error naming the op."""
+
 import warnings
 
 import torch
@@ -35,6 +36,11 @@ def main():
                 b.sum().backward()
             except RuntimeError as e:
                 caught = str(e)
-    return {"out": out, "out_requires_grad": float(out.requires_grad), "y": y,
-            "y_requires_grad": float(y.requires_grad), "flags": [float(f) for f in flags],
-            "anomaly_names_sqrt": float("SqrtBackward0" in caught and "nan" in caught)}
+    return {
+        "out": out,
+        "out_requires_grad": float(out.requires_grad),
+        "y": y,
+        "y_requires_grad": float(y.requires_grad),
+        "flags": [float(f) for f in flags],
+        "anomaly_names_sqrt": float("SqrtBackward0" in caught and "nan" in caught),
+    }

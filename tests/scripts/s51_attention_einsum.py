@@ -1,6 +1,7 @@
 """A single causal self-attention block written out with ``einsum`` (minGPT-style): causal
 mask with ``masked_fill(-inf)``, ``softmax``, ``LayerNorm``, residual MLP with GELU
 (tanh approximation), and gradients of a next-token cross-entropy."""
+
 import math
 
 import numpy as np
@@ -17,8 +18,10 @@ class CausalSelfAttention(nn.Module):
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)
         self.c_proj = nn.Linear(n_embd, n_embd)
         self.n_head, self.n_embd = n_head, n_embd
-        self.register_buffer("bias", torch.tril(torch.ones(block_size, block_size))
-                             .view(1, 1, block_size, block_size))
+        self.register_buffer(
+            "bias",
+            torch.tril(torch.ones(block_size, block_size)).view(1, 1, block_size, block_size),
+        )
 
     def forward(self, x):
         B, T, C = x.size()
@@ -57,5 +60,9 @@ def main():
     logits = head(block(x))
     loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
     loss.backward()
-    return {"loss": loss.item(), "logits": logits, "g_attn": block.attn.c_attn.weight.grad,
-            "g_ln": block.ln_1.weight.grad}
+    return {
+        "loss": loss.item(),
+        "logits": logits,
+        "g_attn": block.attn.c_attn.weight.grad,
+        "g_ln": block.ln_1.weight.grad,
+    }

@@ -1,6 +1,7 @@
 """Inverse problem for the 1-D heat equation: Crank-Nicolson steps with a tridiagonal system
 built from ``torch.diag`` offsets and solved with ``torch.linalg.solve``; the diffusivity is
 recovered by gradient descent through all the solves."""
+
 import numpy as np
 import torch
 
@@ -10,7 +11,7 @@ torch.set_default_dtype(torch.float64)
 def laplacian(n, h):
     main = -2.0 * torch.ones(n)
     off = torch.ones(n - 1)
-    return (torch.diag(main) + torch.diag(off, 1) + torch.diag(off, -1)) / h ** 2
+    return (torch.diag(main) + torch.diag(off, 1) + torch.diag(off, -1)) / h**2
 
 
 def simulate(kappa, u0, L, dt, steps):

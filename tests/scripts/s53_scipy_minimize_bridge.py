@@ -1,6 +1,7 @@
 """Handing a torch objective to ``scipy.optimize.minimize`` (jac=True), the bridge many
 scientific codes use: NumPy in, ``torch.from_numpy(...).requires_grad_()``, loss and
 ``grad.numpy()`` out, in float64. Without SciPy a small NumPy BFGS stands in for it."""
+
 from types import SimpleNamespace
 
 import numpy as np
@@ -27,8 +28,9 @@ def _numpy_bfgs(fun, x0, iters=60):
         if sy > 1e-12:
             rho = 1.0 / sy
             eye = np.eye(x.size)
-            H = (eye - rho * np.outer(s, yv)) @ H @ (eye - rho * np.outer(yv, s)) \
-                + rho * np.outer(s, s)
+            H = (eye - rho * np.outer(s, yv)) @ H @ (eye - rho * np.outer(yv, s)) + rho * np.outer(
+                s, s
+            )
     return SimpleNamespace(x=x, fun=f)
 
 
@@ -52,16 +54,24 @@ def main():
         return loss.item(), theta.grad.numpy().astype(np.float64)
 
     x0 = np.array([1.0, 1.0, 0.0])
-    res = _numpy_bfgs(fun, x0) if minimize is None else \
-        minimize(fun, x0=x0, jac=True, method="BFGS", options={"gtol": 1e-10})
+    res = (
+        _numpy_bfgs(fun, x0)
+        if minimize is None
+        else minimize(fun, x0=x0, jac=True, method="BFGS", options={"gtol": 1e-10})
+    )
     hess = torch.autograd.functional.hessian(
         lambda th: ((th[0] * torch.exp(-th[1] * t_t) + th[2] - y_t) ** 2).sum(),
-        torch.from_numpy(res.x))
+        torch.from_numpy(res.x),
+    )
     cov = torch.linalg.inv(hess) * 2 * res.fun / (40 - 3)
     # the iteration count is left out: near the optimum the stopping test compares
     # gradients at rounding level, where the order of a sum decides
-    return {"x": res.x, "fun": res.fun, "first_calls": calls[:5],
-            "stderr": torch.sqrt(torch.diagonal(cov))}
+    return {
+        "x": res.x,
+        "fun": res.fun,
+        "first_calls": calls[:5],
+        "stderr": torch.sqrt(torch.diagonal(cov)),
+    }
 
 
 TOLERANCE = {"x": (1e-6, 1e-9), "fun": (1e-6, 1e-12), "stderr": (1e-5, 1e-9)}

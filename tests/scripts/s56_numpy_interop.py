@@ -2,6 +2,7 @@
 ``np.asarray(tensor)``, ``tolist``, ``float(t)``, NumPy index arrays and boolean masks,
 ``nonzero(as_tuple=True)``, single-argument ``torch.where``, ``torch.tensor`` of NumPy
 scalars, and reductions returning named tuples."""
+
 import numpy as np
 import torch
 
@@ -22,11 +23,27 @@ def main():
     srt = torch.sort(t, dim=0, descending=True)
     med = t.median(dim=1)
     arr = np.asarray(t * 2)
-    return {"t00": float(t[0, 0]), "same": float(s.data_ptr() == t.data_ptr()),
-            "rows": rows, "picked": picked, "r": r, "c": c, "wr": wr, "wc": wc,
-            "scalars": scalars, "scalars_dtype64": float(scalars.dtype == torch.float64),
-            "mx_values": mx.values, "mx_indices": mx.indices, "srt": srt.values,
-            "srt_idx": srt.indices, "med": med.values, "med_idx": med[1], "arr": arr,
-            "list_sum": float(sum(sum(row) for row in t.tolist())),
-            "topk": torch.topk(t.flatten(), 3).indices, "cumsum": t.cumsum(1),
-            "quantile": torch.quantile(t, 0.3, dim=1), "std": t.std(dim=0, unbiased=True)}
+    return {
+        "t00": float(t[0, 0]),
+        "same": float(s.data_ptr() == t.data_ptr()),
+        "rows": rows,
+        "picked": picked,
+        "r": r,
+        "c": c,
+        "wr": wr,
+        "wc": wc,
+        "scalars": scalars,
+        "scalars_dtype64": float(scalars.dtype == torch.float64),
+        "mx_values": mx.values,
+        "mx_indices": mx.indices,
+        "srt": srt.values,
+        "srt_idx": srt.indices,
+        "med": med.values,
+        "med_idx": med[1],
+        "arr": arr,
+        "list_sum": float(sum(sum(row) for row in t.tolist())),
+        "topk": torch.topk(t.flatten(), 3).indices,
+        "cumsum": t.cumsum(1),
+        "quantile": torch.quantile(t, 0.3, dim=1),
+        "std": t.std(dim=0, unbiased=True),
+    }

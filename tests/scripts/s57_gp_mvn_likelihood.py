@@ -1,6 +1,7 @@
 """Gaussian-process hyper-parameters by LBFGS on ``-MultivariateNormal(0, K).log_prob(y)``
 (the form GP tutorials write with ``torch.distributions``), then the posterior predictive
 drawn as a batched ``MultivariateNormal`` and its KL to the prior."""
+
 import numpy as np
 import torch
 from torch.distributions import MultivariateNormal, kl_divergence
@@ -20,8 +21,9 @@ def main():
     log_ell = torch.tensor(0.0, requires_grad=True)
     log_sf = torch.tensor(0.0, requires_grad=True)
     log_noise = torch.tensor(-3.0, requires_grad=True)
-    opt = torch.optim.LBFGS([log_ell, log_sf, log_noise], lr=0.5, max_iter=20,
-                            line_search_fn="strong_wolfe")
+    opt = torch.optim.LBFGS(
+        [log_ell, log_sf, log_noise], lr=0.5, max_iter=20, line_search_fn="strong_wolfe"
+    )
 
     def closure():
         opt.zero_grad()
@@ -40,11 +42,17 @@ def main():
         v = torch.linalg.solve_triangular(L, Ks.T, upper=False)
         cov = rbf(xs, xs, log_ell, log_sf) - v.T @ v + 1e-6 * torch.eye(5)
         post = MultivariateNormal(mean.squeeze(-1), scale_tril=torch.linalg.cholesky(cov))
-        prior = MultivariateNormal(torch.zeros(5), rbf(xs, xs, log_ell, log_sf)
-                                   + 1e-6 * torch.eye(5))
-    return {"nll": nll.item(), "hyper": torch.stack([log_ell, log_sf, log_noise]).detach(),
-            "mean": post.mean, "var": post.variance, "entropy": post.entropy().item(),
-            "kl": kl_divergence(post, prior).item()}
+        prior = MultivariateNormal(
+            torch.zeros(5), rbf(xs, xs, log_ell, log_sf) + 1e-6 * torch.eye(5)
+        )
+    return {
+        "nll": nll.item(),
+        "hyper": torch.stack([log_ell, log_sf, log_noise]).detach(),
+        "mean": post.mean,
+        "var": post.variance,
+        "entropy": post.entropy().item(),
+        "kl": kl_divergence(post, prior).item(),
+    }
 
 
 TOLERANCE = {"var": (1e-5, 1e-10), "entropy": (1e-6, 1e-9), "kl": (1e-6, 1e-9)}

@@ -38,8 +38,10 @@ def _boundscheck_from_env(environ=os.environ) -> bool:
     """NOTE [Bounds-check mode]: ``NUMBAGRAD_BOUNDSCHECK`` is ``1`` (on), ``0`` or unset."""
     value = environ.get("NUMBAGRAD_BOUNDSCHECK", "").strip()
     if value not in ("", "0", "1"):
-        raise ValueError(f"NUMBAGRAD_BOUNDSCHECK must be 1 (compile kernels with bounds "
-                         f"checks) or 0, got {value!r}")
+        raise ValueError(
+            f"NUMBAGRAD_BOUNDSCHECK must be 1 (compile kernels with bounds "
+            f"checks) or 0, got {value!r}"
+        )
     return value == "1"
 
 
@@ -67,7 +69,10 @@ def _use_temporary_cache(error) -> bool:
         f"numbagrad: Numba cannot write its compile cache next to numbagrad or in your home "
         f"directory ({error}); compiled kernels are cached in {path} for this process only. "
         "Set the environment variable NUMBA_CACHE_DIR to a writable directory to keep them "
-        "between runs.", CompileCacheWarning, stacklevel=4)
+        "between runs.",
+        CompileCacheWarning,
+        stacklevel=4,
+    )
     return True
 
 
@@ -90,7 +95,9 @@ def _compile(fn, options):
                 f"numbagrad: Numba cannot write its compile cache ({e}); kernels are compiled "
                 f"without a disk cache (NUMBA_CACHE_DIR={numba.config.CACHE_DIR!r}). Point "
                 "NUMBA_CACHE_DIR at a writable directory to cache them.",
-                CompileCacheWarning, stacklevel=3)
+                CompileCacheWarning,
+                stacklevel=3,
+            )
         return numba.njit(**dict(options, cache=False))(fn)
 
 

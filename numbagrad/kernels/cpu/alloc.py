@@ -35,8 +35,10 @@ def _limit_from_env(environ=os.environ) -> int:
     try:
         mb = float(value)
     except ValueError:
-        raise ValueError(f"NUMBAGRAD_BUFFER_CACHE_MB must be a number of megabytes "
-                         f"(0 turns the buffer cache off), got {value!r}") from None
+        raise ValueError(
+            f"NUMBAGRAD_BUFFER_CACHE_MB must be a number of megabytes "
+            f"(0 turns the buffer cache off), got {value!r}"
+        ) from None
     if mb < 0:
         raise ValueError(f"NUMBAGRAD_BUFFER_CACHE_MB must not be negative, got {value!r}")
     return int(mb * (1 << 20))
@@ -90,8 +92,7 @@ def _take(shape, dtype, n):
     if n <= LIMIT_BYTES:
         # evict free arrays, oldest first, until the new one fits
         i = 0
-        while ((_held[0] + n > LIMIT_BYTES or len(_cache) >= MAX_ENTRIES)
-               and i < len(_cache)):
+        while (_held[0] + n > LIMIT_BYTES or len(_cache) >= MAX_ENTRIES) and i < len(_cache):
             a = _cache[i]
             if _refs(a) <= _FREE_REFS:
                 _held[0] -= a.nbytes

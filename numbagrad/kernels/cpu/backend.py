@@ -37,8 +37,11 @@ CACHE_MIN = alloc.MIN_BYTES // 8
 # A filter added later in front of this one (``warnings.simplefilter("error")``, ``python
 # -W error``) takes precedence, as the warnings module intends.
 warnings.filterwarnings(
-    "ignore", message=r"(divide by zero|overflow|invalid value|underflow) encountered",
-    category=RuntimeWarning, module=r"numbagrad(\.|$)")
+    "ignore",
+    message=r"(divide by zero|overflow|invalid value|underflow) encountered",
+    category=RuntimeWarning,
+    module=r"numbagrad(\.|$)",
+)
 
 # NOTE [Half precision]
 # Numba has no float16 arithmetic: no ``@njit`` kernel may receive a float16 array. Where
@@ -62,6 +65,7 @@ def _broadcast_size(sa, sb):
         da = sa[-i] if i <= la else 1
         n *= sb[-i] if da == 1 and i <= lb else da
     return n
+
 
 __all__ = ["CPU", "CpuBackend"]
 
@@ -147,34 +151,59 @@ class ArrayMath:
 
 # name -> (NumPy function, njit kernel name or None, NumPy formula for small arrays)
 _MAPS = {
-    "negative": (np.negative, None, None), "abs": (np.abs, None, None),
-    "sign": (np.sign, None, None), "floor": (np.floor, None, None),
-    "ceil": (np.ceil, None, None), "round": (np.round, None, None),
-    "relu": (_relu, None, None), "exp": (np.exp, None, None),
-    "expm1": (np.expm1, None, None), "log": (np.log, None, None),
-    "log1p": (np.log1p, None, None), "log2": (np.log2, None, None),
-    "sqrt": (np.sqrt, None, None), "square": (np.square, None, None),
-    "reciprocal": (np.reciprocal, None, None), "sin": (np.sin, None, None),
-    "cos": (np.cos, None, None), "tan": (np.tan, None, None), "tanh": (np.tanh, None, None),
+    "negative": (np.negative, None, None),
+    "abs": (np.abs, None, None),
+    "sign": (np.sign, None, None),
+    "floor": (np.floor, None, None),
+    "ceil": (np.ceil, None, None),
+    "round": (np.round, None, None),
+    "relu": (_relu, None, None),
+    "exp": (np.exp, None, None),
+    "expm1": (np.expm1, None, None),
+    "log": (np.log, None, None),
+    "log1p": (np.log1p, None, None),
+    "log2": (np.log2, None, None),
+    "sqrt": (np.sqrt, None, None),
+    "square": (np.square, None, None),
+    "reciprocal": (np.reciprocal, None, None),
+    "sin": (np.sin, None, None),
+    "cos": (np.cos, None, None),
+    "tan": (np.tan, None, None),
+    "tanh": (np.tanh, None, None),
     "sigmoid": (_sigmoid, None, None),
     "softplus": (None, "softplus_forward", _softplus_np),
     "erf": (None, "erf_forward", None),
     "rsqrt": (None, "rsqrt_forward", lambda x: 1 / np.sqrt(x)),
-    "isfinite": (np.isfinite, None, None), "isnan": (np.isnan, None, None),
-    "isinf": (np.isinf, None, None), "logical_not": (np.logical_not, None, None),
+    "isfinite": (np.isfinite, None, None),
+    "isnan": (np.isnan, None, None),
+    "isinf": (np.isinf, None, None),
+    "logical_not": (np.logical_not, None, None),
     "invert": (np.invert, None, None),
 }
 # the inverse trigonometric and hyperbolic maps, base-10 log, 2**x, trunc, signbit
-_MAPS.update({name: (getattr(np, name), None, None) for name in (
-    "arccos arcsin arctan sinh cosh arcsinh arccosh arctanh log10 exp2 trunc "
-    "signbit").split()})
+_MAPS.update(
+    {
+        name: (getattr(np, name), None, None)
+        for name in (
+            "arccos arcsin arctan sinh cosh arcsinh arccosh arctanh log10 exp2 trunc signbit"
+        ).split()
+    }
+)
 
-_UFUNCS = {name: getattr(np, name) for name in (
-    "add subtract multiply true_divide power maximum minimum arctan2 fmod remainder equal "
-    "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor "
-    "bitwise_and bitwise_or bitwise_xor").split()}
-_UFUNCS.update({name: getattr(np, name) for name in (
-    "hypot logaddexp logaddexp2 copysign fmax fmin nextafter").split()})
+_UFUNCS = {
+    name: getattr(np, name)
+    for name in (
+        "add subtract multiply true_divide power maximum minimum arctan2 fmod remainder equal "
+        "not_equal less less_equal greater greater_equal logical_and logical_or logical_xor "
+        "bitwise_and bitwise_or bitwise_xor"
+    ).split()
+}
+_UFUNCS.update(
+    {
+        name: getattr(np, name)
+        for name in ("hypot logaddexp logaddexp2 copysign fmax fmin nextafter").split()
+    }
+)
 
 # fused backward kernels with a ``prange`` twin
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
@@ -229,10 +258,16 @@ class CpuBackend:
         scalars ``a``, ``b``."""
         fn = _UFUNCS[name]
         if type(a) is np.ndarray:
-            if a.size >= CACHE_MIN or (type(b) is np.ndarray and (
-                    b.size >= CACHE_MIN or (a.size * b.size >= CACHE_MIN  # a cheap bound
-                                            and _broadcast_size(a.shape, b.shape)
-                                            >= CACHE_MIN))):
+            if a.size >= CACHE_MIN or (
+                type(b) is np.ndarray
+                and (
+                    b.size >= CACHE_MIN
+                    or (
+                        a.size * b.size >= CACHE_MIN  # a cheap bound
+                        and _broadcast_size(a.shape, b.shape) >= CACHE_MIN
+                    )
+                )
+            ):
                 return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
         elif type(b) is np.ndarray and b.size >= CACHE_MIN:
             return threads.call(fn, a, b)
@@ -282,14 +317,22 @@ class CpuBackend:
     @staticmethod
     def mul_backward(g, a, b, need_a, need_b):
         """Both products of ``mul``'s VJP; large same-shape operands in one parallel pass."""
-        if (need_a and need_b and type(a) is np.ndarray and a.size >= PARALLEL_MIN
-                and type(b) is np.ndarray and a.shape == b.shape == g.shape
-                and a.dtype == b.dtype == g.dtype != _F16
-                and a.flags.c_contiguous and b.flags.c_contiguous):
+        if (
+            need_a
+            and need_b
+            and type(a) is np.ndarray
+            and a.size >= PARALLEL_MIN
+            and type(b) is np.ndarray
+            and a.shape == b.shape == g.shape
+            and a.dtype == b.dtype == g.dtype != _F16
+            and a.flags.c_contiguous
+            and b.flags.c_contiguous
+        ):
             ga = alloc.empty(a.shape, a.dtype)
             gb = alloc.empty(a.shape, a.dtype)
-            K.mul_backward_par(flat_g(g), a.reshape(-1), b.reshape(-1), ga.reshape(-1),
-                               gb.reshape(-1))
+            K.mul_backward_par(
+                flat_g(g), a.reshape(-1), b.reshape(-1), ga.reshape(-1), gb.reshape(-1)
+            )
             return ga, gb
         mul = CpuBackend.multiply
         return (mul(g, b) if need_a else None), (mul(g, a) if need_b else None)
@@ -330,18 +373,33 @@ class CpuBackend:
     def add_grads(a, b, owned):
         """``a + b`` for two gradient arrays of one slot; in place into ``a`` only when the
         engine says it owns it (NOTE [Engine], point 4)."""
-        if owned and a.dtype == b.dtype and a.flags.writeable and (
-                a.shape == b.shape or a.shape == np.broadcast_shapes(a.shape, b.shape)):
+        if (
+            owned
+            and a.dtype == b.dtype
+            and a.flags.writeable
+            and (a.shape == b.shape or a.shape == np.broadcast_shapes(a.shape, b.shape))
+        ):
             # the flat kernel only for two C-contiguous arrays: ``reshape(-1)`` of any other
             # layout is a copy, and the sum would go into the copy
-            if (a.size >= PARALLEL_MIN and a.shape == b.shape and a.flags.c_contiguous
-                    and b.flags.c_contiguous and a.dtype != _F16):
+            if (
+                a.size >= PARALLEL_MIN
+                and a.shape == b.shape
+                and a.flags.c_contiguous
+                and b.flags.c_contiguous
+                and a.dtype != _F16
+            ):
                 KA.accumulate_par(a.reshape(-1), b.reshape(-1))
             else:
                 np.add(a, b, out=a)
             return a
-        if a.shape == b.shape and a.dtype == b.dtype and a.flags.c_contiguous \
-                and b.flags.c_contiguous and a.size >= PARALLEL_MIN and a.dtype != _F16:
+        if (
+            a.shape == b.shape
+            and a.dtype == b.dtype
+            and a.flags.c_contiguous
+            and b.flags.c_contiguous
+            and a.size >= PARALLEL_MIN
+            and a.dtype != _F16
+        ):
             out = alloc.empty(a.shape, a.dtype)
             KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
             return out
@@ -351,9 +409,14 @@ class CpuBackend:
     @staticmethod
     def accumulate(dst, src):
         """``dst += src`` in place (a leaf's ``.grad``), casting ``src`` to ``dst``'s dtype."""
-        if dst.size >= KERNEL_MIN and dst.flags.c_contiguous and dst.flags.writeable and (
-                src.dtype == dst.dtype != _F16 and src.shape == dst.shape
-                and src.flags.c_contiguous):
+        if (
+            dst.size >= KERNEL_MIN
+            and dst.flags.c_contiguous
+            and dst.flags.writeable
+            and (
+                src.dtype == dst.dtype != _F16 and src.shape == dst.shape and src.flags.c_contiguous
+            )
+        ):
             k = KA.accumulate_par if dst.size >= PARALLEL_MIN else KA.accumulate
             k(dst.reshape(-1), src.reshape(-1))
         else:

@@ -29,9 +29,19 @@ from numba import prange
 from numbagrad.kernels.cpu._jit import njit
 
 __all__ = [
-    "cos_backward", "erf_backward", "erf_forward", "mul_backward_par", "relu_backward",
-    "rsqrt_forward", "sigmoid_backward", "sigmoid_backward_par", "sin_backward",
-    "softplus_backward", "softplus_forward", "tan_backward", "tanh_backward",
+    "cos_backward",
+    "erf_backward",
+    "erf_forward",
+    "mul_backward_par",
+    "relu_backward",
+    "rsqrt_forward",
+    "sigmoid_backward",
+    "sigmoid_backward_par",
+    "sin_backward",
+    "softplus_backward",
+    "softplus_forward",
+    "tan_backward",
+    "tanh_backward",
     "tanh_backward_par",
 ]
 

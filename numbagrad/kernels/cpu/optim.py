@@ -83,19 +83,37 @@ def sgd_step(p, g, buf, lr, wd, momentum, damp1, nesterov, maximize, first):
     step that creates the buffer)."""
     if momentum != 0:
         for i in range(p.size):
-            p[i], buf[i] = _sgd_scalar(g[i], p[i], buf[i], lr, wd, momentum, damp1, nesterov,
-                                       maximize, first)
+            p[i], buf[i] = _sgd_scalar(
+                g[i], p[i], buf[i], lr, wd, momentum, damp1, nesterov, maximize, first
+            )
     else:
         for i in range(p.size):
-            p[i], _ = _sgd_scalar(g[i], p[i], p[i], lr, wd, momentum, damp1, nesterov,
-                                  maximize, first)
-
+            p[i], _ = _sgd_scalar(
+                g[i], p[i], p[i], lr, wd, momentum, damp1, nesterov, maximize, first
+            )
 
 
 # -- Adam / AdamW ------------------------------------------------------------------------------
 @njit(**_INLINE)
-def _adam_scalar(gi, x, mi, vi, vmx, w1, small1, beta2, c2, eps, neg_step, bc2_sqrt, wd,
-                 decoupled, decay_mul, amsgrad, maximize):
+def _adam_scalar(
+    gi,
+    x,
+    mi,
+    vi,
+    vmx,
+    w1,
+    small1,
+    beta2,
+    c2,
+    eps,
+    neg_step,
+    bc2_sqrt,
+    wd,
+    decoupled,
+    decay_mul,
+    amsgrad,
+    maximize,
+):
     """One element of ``_single_tensor_adam`` (not capturable): the new parameter, exp_avg,
     exp_avg_sq and max_exp_avg_sq. ``w1 = 1 - beta1``, ``c2 = 1 - beta2``, ``neg_step =
     -lr / (1 - beta1**t)``, ``bc2_sqrt = (1 - beta2**t) ** 0.5``; with ``decoupled``
@@ -117,27 +135,74 @@ def _adam_scalar(gi, x, mi, vi, vmx, w1, small1, beta2, c2, eps, neg_step, bc2_s
 
 
 @njit(**_OPTS)
-def adam_step(p, g, m, v, vmax, w1, small1, beta2, c2, eps, neg_step, bc2_sqrt, wd,
-              decoupled, decay_mul, amsgrad, maximize):
+def adam_step(
+    p,
+    g,
+    m,
+    v,
+    vmax,
+    w1,
+    small1,
+    beta2,
+    c2,
+    eps,
+    neg_step,
+    bc2_sqrt,
+    wd,
+    decoupled,
+    decay_mul,
+    amsgrad,
+    maximize,
+):
     """Adam/AdamW step in place on ``p``, ``m`` (exp_avg), ``v`` (exp_avg_sq) and ``vmax``
     (max_exp_avg_sq, with ``amsgrad``)."""
     if amsgrad:
         for i in range(p.size):
             p[i], m[i], v[i], vmax[i] = _adam_scalar(
-                g[i], p[i], m[i], v[i], vmax[i], w1, small1, beta2, c2, eps, neg_step,
-                bc2_sqrt, wd, decoupled, decay_mul, amsgrad, maximize)
+                g[i],
+                p[i],
+                m[i],
+                v[i],
+                vmax[i],
+                w1,
+                small1,
+                beta2,
+                c2,
+                eps,
+                neg_step,
+                bc2_sqrt,
+                wd,
+                decoupled,
+                decay_mul,
+                amsgrad,
+                maximize,
+            )
     else:
         for i in range(p.size):
             p[i], m[i], v[i], _ = _adam_scalar(
-                g[i], p[i], m[i], v[i], v[i], w1, small1, beta2, c2, eps, neg_step,
-                bc2_sqrt, wd, decoupled, decay_mul, amsgrad, maximize)
-
+                g[i],
+                p[i],
+                m[i],
+                v[i],
+                v[i],
+                w1,
+                small1,
+                beta2,
+                c2,
+                eps,
+                neg_step,
+                bc2_sqrt,
+                wd,
+                decoupled,
+                decay_mul,
+                amsgrad,
+                maximize,
+            )
 
 
 # -- RMSprop -----------------------------------------------------------------------------------
 @njit(**_INLINE)
-def _rmsprop_scalar(gi, x, s, a, b, alpha, c, small, eps, neg_lr, wd, momentum, centered,
-                    maximize):
+def _rmsprop_scalar(gi, x, s, a, b, alpha, c, small, eps, neg_lr, wd, momentum, centered, maximize):
     """One element of ``_single_tensor_rmsprop``: the new parameter, square_avg, grad_avg
     and momentum buffer; ``c = 1 - alpha`` (also the lerp weight of the centred average,
     ``small`` is ``|c| < 0.5``)."""
@@ -156,32 +221,84 @@ def _rmsprop_scalar(gi, x, s, a, b, alpha, c, small, eps, neg_lr, wd, momentum, 
 
 
 @njit(**_OPTS)
-def rmsprop_step(p, g, sq, gavg, buf, alpha, c, small, eps, neg_lr, wd, momentum, centered,
-                 maximize):
+def rmsprop_step(
+    p, g, sq, gavg, buf, alpha, c, small, eps, neg_lr, wd, momentum, centered, maximize
+):
     """RMSprop step in place on ``p``, ``sq`` (square_avg), ``gavg`` (grad_avg, when
     ``centered``) and ``buf`` (momentum_buffer, when ``momentum > 0``)."""
     n = p.size
     if centered and momentum > 0:
         for i in range(n):
             p[i], sq[i], gavg[i], buf[i] = _rmsprop_scalar(
-                g[i], p[i], sq[i], gavg[i], buf[i], alpha, c, small, eps, neg_lr, wd,
-                momentum, centered, maximize)
+                g[i],
+                p[i],
+                sq[i],
+                gavg[i],
+                buf[i],
+                alpha,
+                c,
+                small,
+                eps,
+                neg_lr,
+                wd,
+                momentum,
+                centered,
+                maximize,
+            )
     elif centered:
         for i in range(n):
             p[i], sq[i], gavg[i], _ = _rmsprop_scalar(
-                g[i], p[i], sq[i], gavg[i], p[i], alpha, c, small, eps, neg_lr, wd, momentum,
-                centered, maximize)
+                g[i],
+                p[i],
+                sq[i],
+                gavg[i],
+                p[i],
+                alpha,
+                c,
+                small,
+                eps,
+                neg_lr,
+                wd,
+                momentum,
+                centered,
+                maximize,
+            )
     elif momentum > 0:
         for i in range(n):
             p[i], sq[i], _, buf[i] = _rmsprop_scalar(
-                g[i], p[i], sq[i], p[i], buf[i], alpha, c, small, eps, neg_lr, wd, momentum,
-                centered, maximize)
+                g[i],
+                p[i],
+                sq[i],
+                p[i],
+                buf[i],
+                alpha,
+                c,
+                small,
+                eps,
+                neg_lr,
+                wd,
+                momentum,
+                centered,
+                maximize,
+            )
     else:
         for i in range(n):
             p[i], sq[i], _, _ = _rmsprop_scalar(
-                g[i], p[i], sq[i], p[i], p[i], alpha, c, small, eps, neg_lr, wd, momentum,
-                centered, maximize)
-
+                g[i],
+                p[i],
+                sq[i],
+                p[i],
+                p[i],
+                alpha,
+                c,
+                small,
+                eps,
+                neg_lr,
+                wd,
+                momentum,
+                centered,
+                maximize,
+            )
 
 
 # -- Adagrad -----------------------------------------------------------------------------------

@@ -19,8 +19,16 @@ import numpy as np
 
 from numbagrad.kernels.cpu import alloc
 
-__all__ = ["BLOCK", "CHEAP_THREAD_MIN", "N_THREADS", "THREAD_MIN", "blocked", "call",
-           "get_num_threads", "set_num_threads"]
+__all__ = [
+    "BLOCK",
+    "CHEAP_THREAD_MIN",
+    "N_THREADS",
+    "THREAD_MIN",
+    "blocked",
+    "call",
+    "get_num_threads",
+    "set_num_threads",
+]
 
 # Elements from which splitting pays: a thread hand-off costs ~20-50 us, a 128K-element
 # exp ~0.3 ms (measured with asv_bench/benchmarks/bench_kernels.py).
@@ -69,9 +77,9 @@ def get_num_threads() -> int:
 def _get_pool():
     global _pool
     if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=N_THREADS - 1,
-                                   thread_name_prefix="numbagrad-ufunc",
-                                   initializer=_quiet)
+        _pool = ThreadPoolExecutor(
+            max_workers=N_THREADS - 1, thread_name_prefix="numbagrad-ufunc", initializer=_quiet
+        )
     return _pool
 
 
@@ -89,15 +97,49 @@ def _slabs(n, parts):
 # hand-off only pays from about a million elements (2-core machine, float64 multiply:
 # 128K elements 36 us on one core vs 160 us split; 4M elements 3.0 ms vs 2.2 ms).
 CHEAP_THREAD_MIN = 1 << 20
-_CHEAP = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.maximum, np.minimum,
-                    np.negative, np.absolute, np.equal, np.not_equal, np.less, np.less_equal,
-                    np.greater, np.greater_equal, np.logical_and, np.logical_or,
-                    np.logical_xor, np.logical_not, np.copysign))
+_CHEAP = frozenset(
+    (
+        np.add,
+        np.subtract,
+        np.multiply,
+        np.true_divide,
+        np.maximum,
+        np.minimum,
+        np.negative,
+        np.absolute,
+        np.equal,
+        np.not_equal,
+        np.less,
+        np.less_equal,
+        np.greater,
+        np.greater_equal,
+        np.logical_and,
+        np.logical_or,
+        np.logical_xor,
+        np.logical_not,
+        np.copysign,
+    )
+)
 
 # ufuncs whose result is bool whatever their (floating) operands are
-_PREDICATES = frozenset((np.equal, np.not_equal, np.less, np.less_equal, np.greater,
-                         np.greater_equal, np.logical_and, np.logical_or, np.logical_xor,
-                         np.logical_not, np.isnan, np.isinf, np.isfinite, np.signbit))
+_PREDICATES = frozenset(
+    (
+        np.equal,
+        np.not_equal,
+        np.less,
+        np.less_equal,
+        np.greater,
+        np.greater_equal,
+        np.logical_and,
+        np.logical_or,
+        np.logical_xor,
+        np.logical_not,
+        np.isnan,
+        np.isinf,
+        np.isfinite,
+        np.signbit,
+    )
+)
 
 
 def call(ufunc, *args):
@@ -116,8 +158,11 @@ def call(ufunc, *args):
     size = 1
     for s in shape:
         size *= s
-    if (size * first.dtype.itemsize < alloc.MIN_BYTES or first.dtype.kind != "f"
-            or any(a.dtype != first.dtype for a in arrays[1:])):
+    if (
+        size * first.dtype.itemsize < alloc.MIN_BYTES
+        or first.dtype.kind != "f"
+        or any(a.dtype != first.dtype for a in arrays[1:])
+    ):
         return ufunc(*args)
     out = alloc.empty(shape, np.bool_ if ufunc in _PREDICATES else first.dtype)
     if size < (CHEAP_THREAD_MIN if ufunc in _CHEAP else THREAD_MIN) or N_THREADS == 1:
@@ -125,8 +170,10 @@ def call(ufunc, *args):
     if all(a.shape == shape and a.flags.c_contiguous for a in arrays):
         flat_args = [a.reshape(-1) if type(a) is np.ndarray else a for a in args]
         flat_out = out.reshape(-1)
-        jobs = [([a[i:j] if type(a) is np.ndarray else a for a in flat_args], flat_out[i:j])
-                for i, j in _slabs(out.size, N_THREADS)]
+        jobs = [
+            ([a[i:j] if type(a) is np.ndarray else a for a in flat_args], flat_out[i:j])
+            for i, j in _slabs(out.size, N_THREADS)
+        ]
     elif shape and shape[0] >= N_THREADS:
         nd = len(shape)
 

@@ -56,7 +56,8 @@ def cuda():
         if not installed():
             raise CudaUnavailableError(
                 "CUDA is not available: the numba-cuda package is not installed; install it "
-                f"with {INSTALL_HINT}")
+                f"with {INSTALL_HINT}"
+            )
         from numba import cuda as mod  # the only numba.cuda import (NOTE [CUDA driver])
 
         _state["cuda"] = mod
@@ -82,7 +83,8 @@ def require():
         raise CudaUnavailableError(
             "CUDA is not available: numba-cuda is installed but no CUDA GPU (or driver) was "
             "found; run on 'cpu', or set NUMBA_ENABLE_CUDASIM=1 to use the CUDA simulator "
-            f"(install the CUDA extra with {INSTALL_HINT})")
+            f"(install the CUDA extra with {INSTALL_HINT})"
+        )
     return mod
 
 
@@ -131,7 +133,7 @@ def strided_view(flat, offset: int, shape, strides, dtype):
         cstrides.append(acc)
         acc *= max(s, 1)
     if tuple(strides) == tuple(reversed(cstrides)) or n == 0:
-        return flat[offset:offset + n].reshape(shape)  # a contiguous slice: a view
+        return flat[offset : offset + n].reshape(shape)  # a contiguous slice: a view
     itemsize = np.dtype(dtype).itemsize
     bstrides = tuple(int(s) * itemsize for s in strides)
     if type(flat).__name__ == "FakeCUDAArray":

@@ -36,8 +36,10 @@ def contiguous_strides(shape):
 
 def device_mismatch(a="cuda:0", b="cpu"):
     """PyTorch's error for operands on two devices."""
-    return RuntimeError("Expected all tensors to be on the same device, but found at least two "
-                        f"devices, {a} and {b}!")
+    return RuntimeError(
+        "Expected all tensors to be on the same device, but found at least two "
+        f"devices, {a} and {b}!"
+    )
 
 
 class _Flags:
@@ -109,8 +111,9 @@ class CudaArray:
         host = np.asarray(host)
         flat = np.ascontiguousarray(host).reshape(-1)
         buf = _driver.to_device(flat if flat.size else np.zeros(1, host.dtype))
-        return cls(buf, 0, host.shape, contiguous_strides(host.shape), host.dtype, None,
-                   device_index)
+        return cls(
+            buf, 0, host.shape, contiguous_strides(host.shape), host.dtype, None, device_index
+        )
 
     @classmethod
     def from_device_array(cls, obj, device_index=0):
@@ -119,16 +122,25 @@ class CudaArray:
         _register_backend()
         dev = _driver.as_device_array(obj)
         if not dev.is_c_contiguous():
-            raise ValueError("as_tensor(device array): only C-contiguous device arrays can be "
-                             "wrapped without a copy")
+            raise ValueError(
+                "as_tensor(device array): only C-contiguous device arrays can be "
+                "wrapped without a copy"
+            )
         shape = tuple(dev.shape)
         flat = dev.reshape(-1) if dev.ndim != 1 else dev
         return cls(flat, 0, shape, contiguous_strides(shape), dev.dtype, None, device_index)
 
     def _view(self, shape, st, off=None):
         root = self if self.base is None else self.base
-        return CudaArray(self._buf, self._off if off is None else off, shape, st, self.dtype,
-                         root, self.device_index)
+        return CudaArray(
+            self._buf,
+            self._off if off is None else off,
+            shape,
+            st,
+            self.dtype,
+            root,
+            self.device_index,
+        )
 
     # -- metadata ----------------------------------------------------------------------------
     @property
@@ -159,8 +171,11 @@ class CudaArray:
     def is_c_contiguous(self):
         if self.size <= 1:
             return True
-        return all(s == c for s, c, n in zip(self._st, contiguous_strides(self.shape),
-                                             self.shape) if n != 1)
+        return all(
+            s == c
+            for s, c, n in zip(self._st, contiguous_strides(self.shape), self.shape)
+            if n != 1
+        )
 
     @property
     def T(self):  # noqa: N802  (NumPy's name)
@@ -172,8 +187,14 @@ class CudaArray:
         simulator's arrays have none)."""
         base = self._buf.__cuda_array_interface__
         ptr = base["data"][0] + self._off * self.dtype.itemsize
-        return {"shape": self.shape, "strides": self.strides, "typestr": self.dtype.str,
-                "data": (ptr, False), "version": 3, "stream": None}
+        return {
+            "shape": self.shape,
+            "strides": self.strides,
+            "typestr": self.dtype.str,
+            "data": (ptr, False),
+            "version": 3,
+            "stream": None,
+        }
 
     def __repr__(self):
         return f"CudaArray(shape={self.shape}, dtype={self.dtype}, device=cuda:{self.device_index})"
@@ -247,7 +268,7 @@ class CudaArray:
         c = self if self.is_c_contiguous() and self.size else self.copy() if self.size else None
         if c is None:
             return np.empty(self.shape, self.dtype)
-        flat = _driver.to_host(c._buf[c._off:c._off + c.size] if c.size else c._buf)
+        flat = _driver.to_host(c._buf[c._off : c._off + c.size] if c.size else c._buf)
         return flat.reshape(self.shape)
 
     def item(self):
@@ -273,8 +294,10 @@ class CudaArray:
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError(f"can't convert cuda:{self.device_index} device type tensor to numpy. "
-                        "Use Tensor.cpu() to copy the tensor to host memory first.")
+        raise TypeError(
+            f"can't convert cuda:{self.device_index} device type tensor to numpy. "
+            "Use Tensor.cpu() to copy the tensor to host memory first."
+        )
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy ufuncs with a CUDA operand: a 0-d host operand (a CPU scalar tensor) is
@@ -294,7 +317,8 @@ class CudaArray:
     def __array_function__(self, func, types, args, kwargs):
         raise NotImplementedError(
             f"numpy.{func.__name__} is not implemented for CUDA tensors yet; move the tensor "
-            "to the CPU with .cpu()")
+            "to the CPU with .cpu()"
+        )
 
     def sum(self, axis=None, keepdims=False, dtype=None):
         from numbagrad.kernels.cuda.backend import CUDA
@@ -304,7 +328,8 @@ class CudaArray:
     def min(self, *args, **kwargs):
         raise NotImplementedError(
             "min/max of CUDA tensors (also used to check index tensors: advanced indexing) is "
-            "not implemented for CUDA tensors yet; move the tensor to the CPU with .cpu()")
+            "not implemented for CUDA tensors yet; move the tensor to the CPU with .cpu()"
+        )
 
     max = min
 
@@ -322,20 +347,33 @@ def _binop(name, swap=False):
         from numbagrad.kernels.cuda.backend import CUDA
 
         return CUDA.binary(name, other, self) if swap else CUDA.binary(name, self, other)
+
     op.__name__ = name
     return op
 
 
-for _n, _f in (("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-               ("truediv", "true_divide"), ("pow", "power")):
+for _n, _f in (
+    ("add", "add"),
+    ("sub", "subtract"),
+    ("mul", "multiply"),
+    ("truediv", "true_divide"),
+    ("pow", "power"),
+):
     setattr(CudaArray, f"__{_n}__", _binop(_f))
     setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
-for _n, _f in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-               ("gt", "greater"), ("ge", "greater_equal")):
+for _n, _f in (
+    ("eq", "equal"),
+    ("ne", "not_equal"),
+    ("lt", "less"),
+    ("le", "less_equal"),
+    ("gt", "greater"),
+    ("ge", "greater_equal"),
+):
     setattr(CudaArray, f"__{_n}__", _binop(_f))
 CudaArray.__hash__ = object.__hash__
 CudaArray.__neg__ = lambda self: __import__(
-    "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]).CUDA.map("negative", self)
+    "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]
+).CUDA.map("negative", self)
 
 
 def _register_backend():
@@ -367,7 +405,7 @@ def _basic_index(a, key):
     n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
     if any(k is Ellipsis for k in key):
         i = next(j for j, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + (slice(None),) * (a.ndim - n_real) + key[i + 1:]
+        key = key[:i] + (slice(None),) * (a.ndim - n_real) + key[i + 1 :]
     if n_real > a.ndim:
         raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
     key = key + (slice(None),) * (a.ndim - sum(1 for k in key if k is not None))
@@ -385,12 +423,14 @@ def _basic_index(a, key):
         elif isinstance(k, (int, np.integer)) and not isinstance(k, bool):
             i = int(k)
             if not -a.shape[d] <= i < a.shape[d]:
-                raise IndexError(f"index {i} is out of bounds for dimension {d} with size "
-                                 f"{a.shape[d]}")
+                raise IndexError(
+                    f"index {i} is out of bounds for dimension {d} with size {a.shape[d]}"
+                )
             off += (i % a.shape[d]) * a._st[d]
         else:
             raise NotImplementedError(
                 "indexing CUDA tensors with tensors, lists or bools (advanced indexing) is "
-                "not implemented yet; move the tensor to the CPU with .cpu()")
+                "not implemented yet; move the tensor to the CPU with .cpu()"
+            )
         d += 1
     return tuple(shape), tuple(st), off

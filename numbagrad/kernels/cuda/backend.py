@@ -28,8 +28,9 @@ KL = module("linalg", "cuda")
 
 
 def _unsupported(what):
-    return NotImplementedError(f"{what} is not implemented for CUDA tensors yet; move the "
-                               "tensor to the CPU with .cpu()")
+    return NotImplementedError(
+        f"{what} is not implemented for CUDA tensors yet; move the tensor to the CPU with .cpu()"
+    )
 
 
 def _meta(a):
@@ -61,8 +62,10 @@ def _as_operand(x, other):
 
 def _result_dtype(name, a, b):
     """The dtype NumPy (and so the CPU backend) gives ``name(a, b)``."""
+
     def proto(x):
         return np.ones(1, x.dtype) if isinstance(x, CudaArray) else x
+
     from numbagrad.kernels.cpu.backend import _UFUNCS
 
     with np.errstate(all="ignore"):
@@ -250,9 +253,16 @@ class CudaBackend:
         op = K.UNARY.get(name)
         if op is None:
             raise _unsupported(name)
-        if x.dtype.kind not in "fc" and name not in ("isfinite", "isnan", "isinf",
-                                                     "logical_not", "negative", "abs",
-                                                     "square", "sign"):
+        if x.dtype.kind not in "fc" and name not in (
+            "isfinite",
+            "isnan",
+            "isinf",
+            "logical_not",
+            "negative",
+            "abs",
+            "square",
+            "sign",
+        ):
             # PyTorch promotes integer inputs of float maps to the default float
             dt = np.dtype(np.float32)
         elif name in ("isfinite", "isnan", "isinf", "logical_not"):
@@ -271,8 +281,8 @@ class CudaBackend:
         """The broadcasting binary op ``name`` (the CPU backend's ufunc names)."""
         dev = a if isinstance(a, CudaArray) else b
         if name.startswith("bitwise_") and all(
-                isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_
-                for x in (a, b)):
+            isinstance(x, (bool, np.bool_)) or getattr(x, "dtype", None) == np.bool_ for x in (a, b)
+        ):
             name = "logical_" + name[8:]  # on bools the bitwise ops are the logical ones
         op = K.BINARY.get(name)
         if op is None:
@@ -285,14 +295,37 @@ class CudaBackend:
             out = CudaArray.empty(shape, dt)
             ast, aoff = _bcast_st(a, shape)
             bst, boff = _bcast_st(b, shape)
-            launch(K.binary_kernel, out.size, op, out.size, a._buf, aoff, ast, b._buf, boff,
-                   bst, shape or (1,), out._buf)
+            launch(
+                K.binary_kernel,
+                out.size,
+                op,
+                out.size,
+                a._buf,
+                aoff,
+                ast,
+                b._buf,
+                boff,
+                bst,
+                shape or (1,),
+                out._buf,
+            )
             return out
         arr, s, right = (a, b, True) if isinstance(a, CudaArray) else (b, a, False)
         out = CudaArray.empty(arr.shape, dt)
         shape, st = _meta(arr)
-        launch(K.binary_scalar_kernel, out.size, op, out.size, arr._buf, arr._off, st,
-               float(s), right, shape, out._buf)
+        launch(
+            K.binary_scalar_kernel,
+            out.size,
+            op,
+            out.size,
+            arr._buf,
+            arr._off,
+            st,
+            float(s),
+            right,
+            shape,
+            out._buf,
+        )
         return out
 
     @staticmethod
@@ -310,11 +343,29 @@ class CudaBackend:
             src = src[()]
         if isinstance(src, CudaArray):
             sst, soff = _bcast_st(src, dst.shape)
-            launch(K.copy_kernel, dst.size, dst.size, src._buf, soff, sst, shape, dst._buf,
-                   dst._off, dst_st)
+            launch(
+                K.copy_kernel,
+                dst.size,
+                dst.size,
+                src._buf,
+                soff,
+                sst,
+                shape,
+                dst._buf,
+                dst._off,
+                dst_st,
+            )
         elif isinstance(src, (bool, int, float, np.generic)):
-            launch(K.fill_kernel, dst.size, dst.size, dst._buf, dst._off, shape, dst_st,
-                   dst.dtype.type(src))
+            launch(
+                K.fill_kernel,
+                dst.size,
+                dst.size,
+                dst._buf,
+                dst._off,
+                shape,
+                dst_st,
+                dst.dtype.type(src),
+            )
         else:
             raise device_mismatch(f"cuda:{dst.device_index}", "cpu")
 
@@ -339,8 +390,20 @@ class CudaBackend:
         out = CudaArray.empty(s.shape, dt)
         gst, goff = _bcast_st(g, s.shape)
         shape, sst = _meta(s)
-        launch(K.unary_grad_kernel, s.size, op, s.size, g._buf, goff, gst, s._buf, s._off,
-               sst, shape, out._buf)
+        launch(
+            K.unary_grad_kernel,
+            s.size,
+            op,
+            s.size,
+            g._buf,
+            goff,
+            gst,
+            s._buf,
+            s._off,
+            sst,
+            shape,
+            out._buf,
+        )
         return out
 
     @staticmethod
@@ -351,12 +414,15 @@ class CudaBackend:
     @staticmethod
     def where(cond, a, b):
         """``a`` where ``cond`` else ``b`` (arrays or scalars, broadcasting)."""
+
         def proto(x):
             return np.ones(1, x.dtype) if isinstance(x, CudaArray) else x
+
         ops = [_as_operand(x, cond) for x in (cond, a, b)]
         dt = np.where(True, proto(ops[1]), proto(ops[2])).dtype
-        arrays = [x if isinstance(x, CudaArray) else CudaBackend.full((), x, dt)
-                  for x in ops]  # a scalar as a 0-d device array: a fill, no copy
+        arrays = [
+            x if isinstance(x, CudaArray) else CudaBackend.full((), x, dt) for x in ops
+        ]  # a scalar as a 0-d device array: a fill, no copy
         shape = np.broadcast_shapes(*(x.shape for x in arrays))
         out = CudaArray.empty(shape, dt)
         args = []
@@ -375,9 +441,21 @@ class CudaBackend:
         out = CudaArray.empty(x.shape, x.dtype) if copy else x
         shape, st = _meta(x)
         _, ost = _meta(out)
-        launch(K.nan_to_num_kernel, x.size, x.size, x._buf, x._off, shape, st, float(nan),
-               float(info.max if posinf is None else posinf),
-               float(info.min if neginf is None else neginf), out._buf, out._off, ost)
+        launch(
+            K.nan_to_num_kernel,
+            x.size,
+            x.size,
+            x._buf,
+            x._off,
+            shape,
+            st,
+            float(nan),
+            float(info.max if posinf is None else posinf),
+            float(info.min if neginf is None else neginf),
+            out._buf,
+            out._off,
+            ost,
+        )
         return out
 
     # -- reductions ------------------------------------------------------------------------
@@ -396,8 +474,11 @@ class CudaBackend:
             dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
         dtype = np.dtype(dtype)
         kept = tuple(i for i in range(nd) if i not in dims)
-        oshape = tuple(1 if i in dims else x.shape[i] for i in range(nd)) if keepdim else \
-            tuple(x.shape[i] for i in kept)
+        oshape = (
+            tuple(1 if i in dims else x.shape[i] for i in range(nd))
+            if keepdim
+            else tuple(x.shape[i] for i in kept)
+        )
         nout = math.prod(x.shape[i] for i in kept)
         r = math.prod(x.shape[i] for i in dims)
         perm = kept + dims
@@ -437,11 +518,13 @@ class CudaBackend:
         m, k = va.shape[-2:]
         k2, n = vb.shape[-2:]
         if k != k2:
-            raise ValueError(f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
-                             f"(size {k2} is different from {k})")
+            raise ValueError(
+                f"matmul: Input operand 1 has a mismatch in its core dimension 0 "
+                f"(size {k2} is different from {k})"
+            )
         batch = np.broadcast_shapes(va.shape[:-2], vb.shape[:-2])
-        ast = va.broadcast_to((*batch, m, k))._st[:len(batch)] if batch else (0,)
-        bst = vb.broadcast_to((*batch, k, n))._st[:len(batch)] if batch else (0,)
+        ast = va.broadcast_to((*batch, m, k))._st[: len(batch)] if batch else (0,)
+        bst = vb.broadcast_to((*batch, k, n))._st[: len(batch)] if batch else (0,)
         nb = math.prod(batch)
         dt = np.result_type(a.dtype, b.dtype)
         out = CudaArray.empty((*batch, m, n), dt)
@@ -450,11 +533,32 @@ class CudaBackend:
                 CudaBackend.copy_into(out, 0)
             else:
                 tile = KL.TILE
-                grid = (min((n + tile - 1) // tile, 65535), min((m + tile - 1) // tile, 65535),
-                        min(nb, 65535))
-                launch_2d(KL.matmul_kernel, grid, (tile, tile), nb, m, k, n, va._buf, va._off,
-                          ast, va._st[-2], va._st[-1], vb._buf, vb._off, bst, vb._st[-2],
-                          vb._st[-1], batch or (1,), out._buf)
+                grid = (
+                    min((n + tile - 1) // tile, 65535),
+                    min((m + tile - 1) // tile, 65535),
+                    min(nb, 65535),
+                )
+                launch_2d(
+                    KL.matmul_kernel,
+                    grid,
+                    (tile, tile),
+                    nb,
+                    m,
+                    k,
+                    n,
+                    va._buf,
+                    va._off,
+                    ast,
+                    va._st[-2],
+                    va._st[-1],
+                    vb._buf,
+                    vb._off,
+                    bst,
+                    vb._st[-2],
+                    vb._st[-1],
+                    batch or (1,),
+                    out._buf,
+                )
         shape = batch + ((m,) if a.ndim > 1 else ()) + ((n,) if b.ndim > 1 else ())
         return out.reshape(shape)
 
@@ -466,8 +570,17 @@ class CudaBackend:
             return -1
         res = CudaArray.from_host(np.array([idx.size], np.int64))
         shape, st = _meta(idx)
-        launch(K.first_out_of_range_kernel, idx.size, idx.size, idx._buf, idx._off, shape, st,
-               size, res._buf)
+        launch(
+            K.first_out_of_range_kernel,
+            idx.size,
+            idx.size,
+            idx._buf,
+            idx._off,
+            shape,
+            st,
+            size,
+            res._buf,
+        )
         pos = int(res.item())
         return -1 if pos == idx.size else pos
 
@@ -476,9 +589,14 @@ class CudaBackend:
     def add_grads(a, b, owned):
         """``a + b`` for two gradients of one slot; in place into ``a`` when the engine
         owns it and its layout allows (NOTE [Engine], point 4)."""
-        if (owned and isinstance(b, CudaArray) and a.dtype == b.dtype and a.base is None
-                and a.is_c_contiguous()
-                and np.broadcast_shapes(a.shape, b.shape) == a.shape):
+        if (
+            owned
+            and isinstance(b, CudaArray)
+            and a.dtype == b.dtype
+            and a.base is None
+            and a.is_c_contiguous()
+            and np.broadcast_shapes(a.shape, b.shape) == a.shape
+        ):
             CudaBackend.accumulate(a, b)
             return a
         return CudaBackend.binary("add", a, b)
@@ -492,8 +610,18 @@ class CudaBackend:
             return
         shape, dst_st = _meta(dst)
         sst, soff = _bcast_st(src, dst.shape)
-        launch(K.accumulate_kernel, dst.size, dst.size, dst._buf, dst._off, dst_st, src._buf,
-               soff, sst, shape)
+        launch(
+            K.accumulate_kernel,
+            dst.size,
+            dst.size,
+            dst._buf,
+            dst._off,
+            dst_st,
+            src._buf,
+            soff,
+            sst,
+            shape,
+        )
 
 
 CUDA = CudaBackend()

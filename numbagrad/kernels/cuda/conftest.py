@@ -2,5 +2,8 @@
 # kernel modules here import numba.cuda, so without numba-cuda they are not collected.
 import importlib.util
 
-collect_ignore_glob = [] if importlib.util.find_spec("numba_cuda") else [
-    "elementwise.py", "reduce.py", "linalg.py", "backend.py", "array.py"]
+collect_ignore_glob = (
+    []
+    if importlib.util.find_spec("numba_cuda")
+    else ["elementwise.py", "reduce.py", "linalg.py", "backend.py", "array.py"]
+)

@@ -20,26 +20,56 @@ from numbagrad.kernels.cuda._driver import cuda as _cuda
 
 cuda = _cuda()
 
-__all__ = ["BINARY", "UNARY", "UNARY_GRAD", "accumulate_kernel", "binary_kernel",
-           "binary_scalar_kernel", "copy_kernel", "fill_kernel", "first_out_of_range_kernel",
-           "map_kernel", "nan_to_num_kernel", "unary_grad_kernel", "where_kernel"]
+__all__ = [
+    "BINARY",
+    "UNARY",
+    "UNARY_GRAD",
+    "accumulate_kernel",
+    "binary_kernel",
+    "binary_scalar_kernel",
+    "copy_kernel",
+    "fill_kernel",
+    "first_out_of_range_kernel",
+    "map_kernel",
+    "nan_to_num_kernel",
+    "unary_grad_kernel",
+    "where_kernel",
+]
 
 # op codes of ``_unary`` (the names are the backend's ``map`` names)
-UNARY = {name: i for i, name in enumerate((
-    "negative abs sign exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan "
-    "tanh sigmoid relu softplus rsqrt floor ceil trunc sinh cosh arcsin arccos arctan "
-    "arcsinh arccosh arctanh exp2 erf isfinite isnan isinf logical_not").split())}
+UNARY = {
+    name: i
+    for i, name in enumerate(
+        (
+            "negative abs sign exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan "
+            "tanh sigmoid relu softplus rsqrt floor ceil trunc sinh cosh arcsin arccos arctan "
+            "arcsinh arccosh arctanh exp2 erf isfinite isnan isinf logical_not"
+        ).split()
+    )
+}
 
 # op codes of ``_binary``
-BINARY = {name: i for i, name in enumerate((
-    "add subtract multiply true_divide power maximum minimum arctan2 hypot copysign "
-    "equal not_equal less less_equal greater greater_equal logical_and logical_or "
-    "fmax fmin logical_xor").split())}
+BINARY = {
+    name: i
+    for i, name in enumerate(
+        (
+            "add subtract multiply true_divide power maximum minimum arctan2 hypot copysign "
+            "equal not_equal less less_equal greater greater_equal logical_and logical_or "
+            "fmax fmin logical_xor"
+        ).split()
+    )
+}
 
 # op codes of ``_unary_grad``: the fused ``g * derivative`` kernels the CPU backend has
-UNARY_GRAD = {name: i for i, name in enumerate((
-    "tanh_backward sigmoid_backward sin_backward cos_backward tan_backward "
-    "softplus_backward erf_backward relu_backward").split())}
+UNARY_GRAD = {
+    name: i
+    for i, name in enumerate(
+        (
+            "tanh_backward sigmoid_backward sin_backward cos_backward tan_backward "
+            "softplus_backward erf_backward relu_backward"
+        ).split()
+    )
+}
 
 _C_ERF = 2.0 / math.sqrt(math.pi)
 
@@ -127,10 +157,13 @@ def _unary(op, x):
     if op == 29:
         return math.acosh(v) if v >= 1 else math.nan
     if op == 30:
-        return math.atanh(v) if -1 < v < 1 else (math.copysign(math.inf, v) if abs(v) == 1
-                                                  else math.nan)
+        return (
+            math.atanh(v)
+            if -1 < v < 1
+            else (math.copysign(math.inf, v) if abs(v) == 1 else math.nan)
+        )
     if op == 31:
-        return 2.0 ** v
+        return 2.0**v
     if op == 32:
         return math.erf(v)
     if op == 33:
@@ -155,11 +188,14 @@ def _binary(op, x, y):
         return a * b
     if op == 3:
         if b == 0:
-            return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * (
-                math.copysign(1.0, b))
+            return (
+                math.nan
+                if a == 0 or a != a
+                else math.copysign(math.inf, a) * (math.copysign(1.0, b))
+            )
         return a / b
     if op == 4:
-        return a ** b
+        return a**b
     if op == 5:
         return a if a >= b or a != a else b  # maximum propagates NaN
     if op == 6:
@@ -242,8 +278,7 @@ def binary_scalar_kernel(op, n, a, aoff, ast, s, right, shape, out):
 def unary_grad_kernel(op, n, g, goff, gst, s, soff, sst, shape, out):
     """The fused ``g * derivative(s)`` of a unary op in one pass (``UNARY_GRAD`` codes)."""
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[i] = _unary_grad(op, g[_offset(i, shape, gst, goff)],
-                             s[_offset(i, shape, sst, soff)])
+        out[i] = _unary_grad(op, g[_offset(i, shape, gst, goff)], s[_offset(i, shape, sst, soff)])
 
 
 @cuda.jit

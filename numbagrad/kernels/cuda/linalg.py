@@ -25,8 +25,7 @@ TILE = 16
 
 
 @cuda.jit
-def matmul_kernel(nb, m, k, n, a, aoff, ab_st, ars, acs, b, boff, bb_st, brs, bcs, bshape,
-                  out):
+def matmul_kernel(nb, m, k, n, a, aoff, ab_st, ars, acs, b, boff, bb_st, brs, bcs, bshape, out):
     """``out[z] = a[z] @ b[z]`` for the ``nb`` matrices of the batch ``bshape``; ``out`` is
     contiguous ``(nb, m, n)``."""
     sa = cuda.shared.array((TILE, TILE), float64)

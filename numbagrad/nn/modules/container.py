@@ -85,8 +85,10 @@ class Sequential(Module):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{type(other)} is given.")
+            raise ValueError(
+                "add operator supports only objects of Sequential class, but "
+                f"{type(other)} is given."
+            )
         out = Sequential()
         for m in self:
             out.append(m)
@@ -211,8 +213,10 @@ class ModuleList(Module):
     def extend(self, modules):
         """Append the modules of an iterable; returns ``self``."""
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got "
-                            + type(modules).__name__)
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
         offset = len(self)
         for i, m in enumerate(modules):
             self.add_module(str(offset + i), m)
@@ -300,21 +304,29 @@ class ModuleDict(Module):
     def update(self, modules):
         """Add the modules of a mapping or an iterable of ``(key, module)`` pairs."""
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value "
-                            "pairs, but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value "
+                "pairs, but got " + type(modules).__name__
+            )
         if isinstance(modules, (Mapping, ModuleDict)):
             for key, module in modules.items():
                 self[key] = module
         else:
             for j, m in enumerate(modules):
                 if not isinstance(m, Iterable) or len(m) != 2:
-                    raise ValueError(f"ModuleDict update sequence element #{j} should be an "
-                                     "iterable of length 2")
+                    raise ValueError(
+                        f"ModuleDict update sequence element #{j} should be an iterable of length 2"
+                    )
                 self[m[0]] = m[1]
 
 
-_TYPENAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
-              "int32": "IntTensor", "bool": "BoolTensor"}
+_TYPENAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "bool": "BoolTensor",
+}
 
 
 def _param_line(key, p, typename=False):
@@ -384,8 +396,10 @@ class ParameterList(Module):
     def extend(self, values):
         """Append every value of an iterable; returns ``self``."""
         if not isinstance(values, Iterable) or isinstance(values, Tensor):
-            raise TypeError("ParameterList.extend should be called with an iterable, but got "
-                            + type(values).__name__)
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for v in values:
             self.append(v)
         return self
@@ -467,16 +481,19 @@ class ParameterDict(Module):
     def update(self, values):
         """Add the entries of a mapping or an iterable of ``(key, value)`` pairs."""
         if not isinstance(values, Iterable):
-            raise TypeError("ParametersDict.update should be called with an iterable of "
-                            "key/value pairs, but got " + type(values).__name__)
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of "
+                "key/value pairs, but got " + type(values).__name__
+            )
         if isinstance(values, (Mapping, ParameterDict)):
             for key, v in values.items():
                 self[key] = v
         else:
             for j, p in enumerate(values):
                 if not isinstance(p, Iterable) or len(p) != 2:
-                    raise ValueError(f"ParameterDict update sequence element #{j} should be "
-                                     "Iterable of length 2")
+                    raise ValueError(
+                        f"ParameterDict update sequence element #{j} should be Iterable of length 2"
+                    )
                 self[p[0]] = p[1]
 
     def extra_repr(self):

@@ -113,8 +113,10 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Bilinear(Module):
@@ -129,8 +131,9 @@ class Bilinear(Module):
     numbagrad.Size([5, 4])
     """
 
-    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
-                 dtype=None):
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None
+    ):
         super().__init__()
         dt = _factory(device, dtype)
         self.in1_features = in1_features
@@ -154,8 +157,10 @@ class Bilinear(Module):
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )
 
 
 def _inplace_str(inplace, lead=""):
@@ -226,8 +231,7 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_str(
-            self.inplace, ", ")
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_str(self.inplace, ", ")
 
 
 class SELU(Module):
@@ -535,8 +539,15 @@ class LayerNorm(Module):
     numbagrad.Size([2, 4])
     """
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 device=None, dtype=None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         dt = _factory(device, dtype)
         if isinstance(normalized_shape, int):
@@ -565,8 +576,10 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
+        )
 
 
 class Flatten(Module):
@@ -604,12 +617,16 @@ class Unflatten(Module):
     def __init__(self, dim, unflattened_size):
         super().__init__()
         if not isinstance(dim, int):
-            raise TypeError(f"invalid argument type for dim parameter: {type(dim).__name__} "
-                            "(int expected)")
+            raise TypeError(
+                f"invalid argument type for dim parameter: {type(dim).__name__} (int expected)"
+            )
         if not isinstance(unflattened_size, (tuple, list)) or not all(
-                isinstance(s, int) for s in unflattened_size):
-            raise TypeError("unflattened_size must be tuple of ints, but found type "
-                            f"{type(unflattened_size).__name__}")
+            isinstance(s, int) for s in unflattened_size
+        ):
+            raise TypeError(
+                "unflattened_size must be tuple of ints, but found type "
+                f"{type(unflattened_size).__name__}"
+            )
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -131,11 +131,15 @@ class Module:
 
     def __init__(self, *args, **kwargs):
         if not self.call_super_init and kwargs:
-            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
-                            f"argument '{next(iter(kwargs))}'")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() got an unexpected keyword "
+                f"argument '{next(iter(kwargs))}'"
+            )
         if not self.call_super_init and args:
-            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but "
-                            f"{len(args) + 1} were given")
+            raise TypeError(
+                f"{type(self).__name__}.__init__() takes 1 positional argument but "
+                f"{len(args) + 1} were given"
+            )
         d = self.__dict__
         d["training"] = True
         d["_parameters"] = {}
@@ -152,8 +156,9 @@ class Module:
 
     def forward(self, *input):
         """Define the computation of the module; subclasses must override it."""
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  '"forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     # -- registration --------------------------------------------------------------------
     def register_buffer(self, name, tensor, persistent=True):
@@ -174,8 +179,10 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                            "(numbagrad Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(numbagrad Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -202,13 +209,16 @@ class Module:
             self._parameters[name] = None
             return
         if not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(numbagrad.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(numbagrad.nn.Parameter or None required)"
+            )
         if param.grad_fn is not None:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must "
                 f"be created explicitly. To express '{name}' as a function of another Tensor, "
-                "compute the value in the forward() method.")
+                "compute the value in the forward() method."
+            )
         self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -249,34 +259,38 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(numbagrad.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(numbagrad.nn.Parameter or None expected)"
+                )
             self.register_parameter(name, value)
         else:
             modules = d.get("_modules")
             if isinstance(value, Module):
                 if modules is None:
                     raise AttributeError("cannot assign module before Module.__init__() call")
-                remove_from(d, self._parameters, self._buffers,
-                            self._non_persistent_buffers_set)
+                remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module "
-                                    f"'{name}' (numbagrad.nn.Module or None expected)")
+                    raise TypeError(
+                        f"cannot assign '{_typename(value)}' as child module "
+                        f"'{name}' (numbagrad.nn.Module or None expected)"
+                    )
                 modules[name] = value
             elif isinstance(value, Buffer):
                 if d.get("_buffers") is None:
                     raise AttributeError("cannot assign buffer before Module.__init__() call")
                 remove_from(d, self._parameters, self._modules)
-                self.register_buffer(name, value.__dict__["_source"],
-                                     value.__dict__["persistent"])
+                self.register_buffer(name, value.__dict__["_source"], value.__dict__["persistent"])
             else:
                 buffers = d.get("_buffers")
                 if buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer "
-                                        f"'{name}' (numbagrad.Tensor or None expected)")
+                        raise TypeError(
+                            f"cannot assign '{_typename(value)}' as buffer "
+                            f"'{name}' (numbagrad.Tensor or None expected)"
+                        )
                     buffers[name] = value
                 else:
                     object.__setattr__(self, name, value)
@@ -304,8 +318,11 @@ class Module:
     # -- traversal -----------------------------------------------------------------------
     def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
         memo = set()
-        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
-                   if recurse else [(prefix, self)])
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for k, v in get_members(module):
                 if v is None or (remove_duplicate and id(v) in memo):
@@ -322,8 +339,12 @@ class Module:
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """Iterator over ``(name, parameter)``, names dotted from this module, each
         parameter once unless ``remove_duplicate=False``."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._parameters.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
 
     def buffers(self, recurse=True):
         """Iterator over the buffers (of submodules too when ``recurse``)."""
@@ -332,8 +353,12 @@ class Module:
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Iterator over ``(name, buffer)``."""
-        yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix,
-                                       recurse=recurse, remove_duplicate=remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._buffers.items(),
+            prefix=prefix,
+            recurse=recurse,
+            remove_duplicate=remove_duplicate,
+        )
 
     def children(self):
         """Iterator over the immediate submodules."""
@@ -513,18 +538,22 @@ class Module:
         if dev is not None:
             dev = _device(dev)
             if dev.type != "cpu":
-                raise RuntimeError(f"numbagrad modules live on 'cpu' only; cannot move to "
-                                   f"{dev.type!r}")
+                raise RuntimeError(
+                    f"numbagrad modules live on 'cpu' only; cannot move to {dev.type!r}"
+                )
         if dtype is not None:
             dtype = D.as_dtype(dtype)
             if not dtype.is_floating_point:
-                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, "
-                                f"but got desired dtype={dtype}")
+                raise TypeError(
+                    "nn.Module.to only accepts floating point or complex dtypes, "
+                    f"but got desired dtype={dtype}"
+                )
 
         def convert(t):
             if dtype is not None and t.is_floating_point():
                 return t.to(dtype)
             return t
+
         return self._apply(convert)
 
     def _cast_float(self, dtype):
@@ -552,8 +581,9 @@ class Module:
 
     def cuda(self, device=None):
         """Not available: numbagrad modules live on 'cpu' only."""
-        raise RuntimeError("numbagrad was built without CUDA support in this version; modules "
-                           "live on 'cpu' only")
+        raise RuntimeError(
+            "numbagrad was built without CUDA support in this version; modules live on 'cpu' only"
+        )
 
     # -- state dict ----------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -578,8 +608,9 @@ class Module:
         if args:  # PyTorch's deprecated positional form (destination, prefix, keep_vars)
             names = ("destination", "prefix", "keep_vars")
             if len(args) > 3:
-                raise TypeError(f"state_dict() takes at most 3 positional arguments, got "
-                                f"{len(args)}")
+                raise TypeError(
+                    f"state_dict() takes at most 3 positional arguments, got {len(args)}"
+                )
             given = dict(zip(names, args, strict=False))
             destination = given.get("destination", destination)
             prefix = given.get("prefix", prefix)
@@ -589,15 +620,20 @@ class Module:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(destination=destination, prefix=prefix + name + ".",
-                             keep_vars=keep_vars)
+                m.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign):
+    def _load_from_state_dict(
+        self, state_dict, prefix, strict, missing_keys, unexpected_keys, error_msgs, assign
+    ):
         local = {k: v for k, v in self._parameters.items() if v is not None}
-        local.update((k, v) for k, v in self._buffers.items()
-                     if v is not None and k not in self._non_persistent_buffers_set)
+        local.update(
+            (k, v)
+            for k, v in self._buffers.items()
+            if v is not None and k not in self._non_persistent_buffers_set
+        )
         for name, param in local.items():
             key = prefix + name
             if key not in state_dict:
@@ -606,14 +642,18 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected '
-                                  "numbagrad.Tensor or Tensor-like object from checkpoint "
-                                  f"but received {type(value)}")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected '
+                    "numbagrad.Tensor or Tensor-like object from checkpoint "
+                    f"but received {type(value)}"
+                )
                 continue
             if tuple(value.shape) != tuple(param.shape):
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{_size(value)} from checkpoint, the shape in current model "
-                                  f"is {_size(param)}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape "
+                    f"{_size(value)} from checkpoint, the shape in current model "
+                    f"is {_size(param)}."
+                )
                 continue
             try:
                 with no_grad():
@@ -626,14 +666,16 @@ class Module:
                     else:
                         param.copy_(value)
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose '
-                                  f"dimensions in the model are {_size(param)} and whose "
-                                  f"dimensions in the checkpoint are {_size(value)}, an "
-                                  f"exception occurred : {ex.args}.")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose '
+                    f"dimensions in the model are {_size(param)} and whose "
+                    f"dimensions in the checkpoint are {_size(value)}, an "
+                    f"exception occurred : {ex.args}."
+                )
         if strict:
             for key in state_dict:
                 if key.startswith(prefix):
-                    first = key[len(prefix):].split(".", 1)[0]
+                    first = key[len(prefix) :].split(".", 1)[0]
                     if first not in self._modules and first not in local:
                         unexpected_keys.append(key)
 
@@ -674,22 +716,34 @@ class Module:
         # every path to a shared submodule loads it, as PyTorch's recursion does
         for name, module in self.named_modules(remove_duplicate=False):
             prefix = name + "." if name else ""
-            module._load_from_state_dict(state_dict, prefix, True, missing, unexpected,
-                                         errors, assign)
+            module._load_from_state_dict(
+                state_dict, prefix, True, missing, unexpected, errors, assign
+            )
         # a submodule's unexpected-key check above also sees keys of its children; keep
         # only keys nothing consumed
         known = set(self.state_dict(keep_vars=True))
         unexpected = [k for k in dict.fromkeys(unexpected) if k not in known]
         if strict:
             if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
+                errors.insert(
+                    0,
+                    "Unexpected key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in unexpected)
+                    ),
+                )
             if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
+                errors.insert(
+                    0,
+                    "Missing key(s) in state_dict: {}. ".format(
+                        ", ".join(f'"{k}"' for k in missing)
+                    ),
+                )
         if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
+            raise RuntimeError(
+                "Error(s) in loading state_dict for {}:\n\t{}".format(
+                    type(self).__name__, "\n\t".join(errors)
+                )
+            )
         return _IncompatibleKeys(missing, unexpected)
 
     # -- hooks and calling -----------------------------------------------------------------
@@ -705,14 +759,14 @@ class Module:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
-                              always_call=False):
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """Register ``hook(module, args, output)`` (or ``hook(module, args, kwargs,
         output)`` with ``with_kwargs``) run after ``forward``; a non-None result replaces
         the output. With ``always_call`` it runs even when ``forward`` raises. Returns a
         handle whose ``remove()`` unregisters it."""
-        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
-                                 self._forward_hooks_always_called)
+        handle = RemovableHandle(
+            self._forward_hooks, self._forward_hooks_with_kwargs, self._forward_hooks_always_called
+        )
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
@@ -730,8 +784,10 @@ class Module:
                 res = hook(self, args, kwargs)
                 if res is not None:
                     if not (isinstance(res, tuple) and len(res) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {res}.")
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {res}."
+                        )
                     args, kwargs = res
             else:
                 res = hook(self, args)
@@ -757,9 +813,12 @@ class Module:
                         else:
                             hook(self, args, None)
                     except Exception as e:
-                        warnings.warn("global module forward hook with ``always_call=True`` "
-                                      f"raised an exception that was silenced as another "
-                                      f"error was raised in forward: {e}", stacklevel=2)
+                        warnings.warn(
+                            "global module forward hook with ``always_call=True`` "
+                            f"raised an exception that was silenced as another "
+                            f"error was raised in forward: {e}",
+                            stacklevel=2,
+                        )
             raise
         return result
 
@@ -774,8 +833,7 @@ class Module:
     def __repr__(self):
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
-        child_lines = [f"({key}): " + _addindent(repr(m), 2)
-                       for key, m in self._modules.items()]
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
         lines = extra_lines + child_lines
         main = self._get_name() + "("
         if lines:
@@ -788,4 +846,3 @@ class Module:
 
 def _size(t):
     return f"numbagrad.Size({list(t.shape)})"
-

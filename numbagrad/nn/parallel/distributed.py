@@ -63,26 +63,40 @@ class DistributedDataParallel(Module):
     >>> dist.destroy_process_group()
     """
 
-    def __init__(self, module, device_ids=None, output_device=None, broadcast_buffers=True,
-                 init_sync=True, process_group=None, bucket_cap_mb=None,
-                 find_unused_parameters=False):
+    def __init__(
+        self,
+        module,
+        device_ids=None,
+        output_device=None,
+        broadcast_buffers=True,
+        init_sync=True,
+        process_group=None,
+        bucket_cap_mb=None,
+        find_unused_parameters=False,
+    ):
         super().__init__()
         if not isinstance(module, Module):
-            raise TypeError(f"DistributedDataParallel expects a numbagrad.nn.Module, got "
-                            f"{type(module).__name__}")
+            raise TypeError(
+                f"DistributedDataParallel expects a numbagrad.nn.Module, got "
+                f"{type(module).__name__}"
+            )
         if device_ids is not None or output_device is not None:
-            raise ValueError("DistributedDataParallel: device_ids and output_device are for "
-                             "CUDA modules in PyTorch; numbagrad's data parallelism runs on "
-                             "CPU tensors: leave them None")
+            raise ValueError(
+                "DistributedDataParallel: device_ids and output_device are for "
+                "CUDA modules in PyTorch; numbagrad's data parallelism runs on "
+                "CPU tensors: leave them None"
+            )
         self.module = module
         params = [p for p in module.parameters() if p.requires_grad]
         self.__dict__["_broadcast_buffers"] = bool(broadcast_buffers)
         self.__dict__["_pg"] = process_group
         self.__dict__["_find_unused"] = bool(find_unused_parameters)
         self.__dict__["_dp"] = dist.DataParallel(
-            params, group=process_group,
+            params,
+            group=process_group,
             bucket_cap_mb=25.0 if bucket_cap_mb is None else bucket_cap_mb,
-            broadcast_parameters=bool(init_sync))
+            broadcast_parameters=bool(init_sync),
+        )
         if init_sync:
             self._sync_buffers()
 
@@ -90,8 +104,7 @@ class DistributedDataParallel(Module):
         """Copy rank 0's buffers to every rank."""
         for b in self.module.buffers():
             if b is not None:
-                dist.broadcast(b, src=dist.get_global_rank(self._group(), 0),
-                               group=self._pg)
+                dist.broadcast(b, src=dist.get_global_rank(self._group(), 0), group=self._pg)
 
     def _group(self):
         """The process group (the default one when None was given)."""
