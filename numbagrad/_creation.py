@@ -10,6 +10,7 @@ from numbagrad import _dtype as D
 from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
+from numbagrad.kernels.cpu.backend import quiet_numpy
 
 __all__ = [
     "Generator",
@@ -50,6 +51,7 @@ __all__ = [
 
 
 def _finish(arr, requires_grad, device):
+    quiet_numpy()  # NOTE [Quiet NumPy]: the filter back if a catch_warnings block lost it
     if device is not None or _DEFAULT_DEVICE[0] is not CPU:
         dev = _DEFAULT_DEVICE[0] if device is None else _device(device)
         if dev.type == "cuda":  # NOTE [CUDA tensors]: made on the host, copied once

@@ -59,6 +59,7 @@ from numbagrad._core.interpreter import EVAL, current_interpreter
 from numbagrad._tensor import Size, Tensor, _RetainGrad
 from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
 from numbagrad.kernels import backend_of
+from numbagrad.kernels.cpu.backend import quiet_numpy
 from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
 
 __all__ = ["backward", "grad"]
@@ -780,7 +781,7 @@ def _run_post_hooks(node, out, buf, path):
 
 
 def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
-    # (no NumPy warning on an inf/NaN gradient: NOTE [Quiet NumPy] in kernels/cpu/backend.py)
+    quiet_numpy()  # no NumPy warning on an inf/NaN gradient (NOTE [Quiet NumPy])
     # first-order backward under the eager interpreter passes raw arrays between nodes;
     # under a transform's interpreter gradients may be tracers (the one check for them)
     interp = current_interpreter()

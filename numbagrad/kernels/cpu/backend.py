@@ -36,12 +36,39 @@ CACHE_MIN = alloc.MIN_BYTES // 8
 # with errors ignored (``threads._quiet``: their warnings would be attributed to the pool).
 # A filter added later in front of this one (``warnings.simplefilter("error")``, ``python
 # -W error``) takes precedence, as the warnings module intends.
-warnings.filterwarnings(
-    "ignore",
+# ``warnings.catch_warnings()`` swaps ``warnings.filters`` for a copy and puts the original
+# list back on exit, so a filter installed while numbagrad was first imported inside such a
+# block (pytest collects tests inside one) would be lost with the copy. ``quiet_numpy`` puts
+# it back: tensor creation (``_creation._finish``) and every backward call it, and it
+# costs one identity test while the list is the one it last saw.
+_QUIET_ARGS = dict(
     message=r"(divide by zero|overflow|invalid value|underflow) encountered",
     category=RuntimeWarning,
     module=r"numbagrad(\.|$)",
 )
+_quiet_filters = None  # the ``warnings.filters`` list the filter was last checked in
+
+
+def quiet_numpy():
+    """Install the NOTE [Quiet NumPy] filter in the current ``warnings.filters`` list if
+    it is not there (a ``catch_warnings`` block replaced the list since)."""
+    global _quiet_filters
+    filters = warnings.filters
+    if filters is _quiet_filters:
+        return
+    entry = ("ignore", _QUIET_ARGS["message"], RuntimeWarning, _QUIET_ARGS["module"])
+    if not any(
+        f[0] == "ignore"
+        and f[2] is RuntimeWarning
+        and getattr(f[1], "pattern", None) == entry[1]
+        and getattr(f[3], "pattern", None) == entry[3]
+        for f in filters
+    ):
+        warnings.filterwarnings("ignore", **_QUIET_ARGS)
+    _quiet_filters = warnings.filters
+
+
+quiet_numpy()
 
 # NOTE [Half precision]
 # Numba has no float16 arithmetic: no ``@njit`` kernel may receive a float16 array. Where
