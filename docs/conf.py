@@ -56,14 +56,41 @@ autodoc_typehints = "none"  # the numpydoc Parameters sections carry the types
 numpydoc_show_class_members = False
 numpydoc_xref_param_type = False
 
-# Links to Python's and Numba's documentation. CI builds the docs without network access,
-# so the inventories are files in _inventories/ (see its README: Debian's documentation
-# packages); NumPy and PyTorch ship none that can be had offline, so their names are not
-# linked. The links themselves point to the current online docs.
+# Links to Python's, Numba's, NumPy's and PyTorch's documentation. Python's and Numba's
+# inventories are files in _inventories/ (see its README: Debian's documentation packages),
+# so they link in every build, CI's offline one included. NumPy and PyTorch ship no
+# inventory that can be had offline: theirs are fetched from their sites when the build can
+# reach them (a developer's or a docs host's build), and left out, with a note, when it
+# cannot (CI has no network; sphinx would otherwise warn, which -W turns into a failure).
+# NUMBAGRAD_DOCS_OFFLINE=1 leaves them out without trying.
 intersphinx_mapping = {
     "python": ("https://docs.python.org/3", "_inventories/python-3.11.inv"),
     "numba": ("https://numba.readthedocs.io/en/stable", "_inventories/numba-0.56.inv"),
 }
+_ONLINE_INVENTORIES = {
+    "numpy": "https://numpy.org/doc/stable/",
+    "torch": "https://docs.pytorch.org/docs/stable/",
+}
+
+
+def _reachable(url, timeout=3.0):
+    """Whether ``url``'s objects.inv answers (a HEAD request, ``timeout`` seconds)."""
+    import urllib.request
+
+    req = urllib.request.Request(url + "objects.inv", method="HEAD")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            return resp.status == 200
+    except OSError:  # URLError, timeouts, refused connections: all OSError
+        return False
+
+
+if os.environ.get("NUMBAGRAD_DOCS_OFFLINE") != "1":
+    for _name, _url in _ONLINE_INVENTORIES.items():
+        if _reachable(_url):
+            intersphinx_mapping[_name] = (_url, None)
+        else:
+            print(f"docs/conf.py: {_url} cannot be reached; {_name} names are not linked")
 intersphinx_timeout = 5
 
 # -- sphinx-gallery -----------------------------------------------------------------------
