@@ -40,18 +40,20 @@ class BatchInterpreter(TransformInterpreter):
         self.randomness = randomness
 
     def process(self, prim, args, params):
+        # one pass over the operands: their parent-level values and batch dimensions
         dims = None
         for i, a in enumerate(args):
             if type(a) is BatchTracer and a._interp is self:
                 if dims is None:
                     dims = [None] * len(args)
+                    vals = list(args)
                 dims[i] = a._bdim
+                vals[i] = a._val
         if dims is None:
             return self.to_parent(prim, args, params)
         custom = prim.process_batch
         if custom is not None:
             return custom(self, args, params)
-        vals = [a._val if d is not None else a for a, d in zip(args, dims)]
         token = _CURRENT.set(self.parent)
         try:
             rule = prim.batch
@@ -62,7 +64,9 @@ class BatchInterpreter(TransformInterpreter):
         finally:
             _CURRENT.reset(token)
         if prim.n_out == 1:
-            return mark_view(prim, self.wrap(out, odim))
+            if odim is None or not isinstance(out, Tensor):
+                return out
+            return mark_view(prim, BatchTracer._new(self, out, odim))
         return tuple(self.wrap(o, d) for o, d in zip(out, odim))
 
     def lift(self, value):
@@ -133,6 +137,15 @@ class BatchTracer(Tracer):
     @classmethod
     def _new(cls, interp, val, bdim):
         t = object.__new__(cls)
+        if type(val) is Tensor:
+            d = val._data
+            shape = d.shape
+            if bdim < 0:
+                bdim += len(shape)
+            t._init_tracer(interp, shape[:bdim] + shape[bdim + 1 :], d.dtype)
+            t._val = val
+            t._bdim = bdim
+            return t
         shape = shape_of(val)
         if bdim < 0:
             bdim += len(shape)

@@ -9,7 +9,7 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
-from numbagrad._core.interpreter import _CURRENT, bind
+from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,
@@ -33,35 +33,36 @@ class JvpInterpreter(TransformInterpreter):
         self.level = level
 
     def process(self, prim, args, params):
-        for a in args:
+        # one pass over the operands: their primals, and the tangents of the owned ones
+        tangents = None
+        for i, a in enumerate(args):
             if type(a) is DualTracer and a._interp is self:
-                break
-        else:
+                if tangents is None:
+                    tangents = [None] * len(args)
+                    primals = list(args)
+                primals[i] = a._primal
+                tangents[i] = a._tangent
+        if tangents is None:
             return self.to_parent(prim, args, params)
         custom = prim.process_jvp
         if custom is not None:
             return custom(self, args, params)
-        primals = []
-        tangents = []
-        for a in args:
-            if type(a) is DualTracer and a._interp is self:
-                primals.append(a._primal)
-                tangents.append(a._tangent)
-            else:
-                primals.append(a)
-                tangents.append(None)
-        token = _CURRENT.set(self.parent)
+        parent = self.parent
+        token = _CURRENT.set(parent)
         try:
-            out = bind(prim, primals, params)
+            if parent is EVAL:
+                out = prim._eval(primals, params)
+            else:
+                out = parent.process(prim, primals, params)
             if not prim.differentiable:
                 return out
             data = prim.data_operands
             if data is not None:
                 for i in data if type(data) is tuple else data(len(args)):
                     tangents[i] = None
-            if all(t is None for t in tangents):
-                return out
-            rule = prim.rule("jvp")
+                if all(t is None for t in tangents):
+                    return out
+            rule = prim.jvp if prim.jvp is not None else prim.rule("jvp")  # rule() raises
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
                 return mark_view(prim, self.dual(out, fix_tangent(tan, out, prim.__name__)))

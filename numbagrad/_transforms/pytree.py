@@ -19,8 +19,21 @@ def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+_CONTAINERS = (list, tuple, dict)
+
+
 def tree_flatten(tree):
     """``(leaves, spec)``: the leaves of ``tree`` in order, and how to rebuild it."""
+    # the common cases first: one leaf, or a flat tuple/list of leaves
+    if not isinstance(tree, _CONTAINERS):
+        return [tree], LEAF
+    kind = type(tree)
+    if kind is tuple or kind is list:
+        for c in tree:
+            if isinstance(c, _CONTAINERS):
+                break
+        else:
+            return list(tree), (kind, [LEAF] * len(tree))
     leaves: list = []
 
     def rec(t):

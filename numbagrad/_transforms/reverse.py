@@ -44,30 +44,23 @@ class GradInterpreter(TransformInterpreter):
         super().__init__(parent, name)
 
     def process(self, prim, args, params):
-        for a in args:
+        # one pass over the operands: the parent-level values, and an edge per owned one
+        edges = None
+        for i, a in enumerate(args):
             if type(a) is GradTracer and a._interp is self:
-                break
-        else:
+                if edges is None:
+                    edges = [None] * len(args)
+                    vals = list(args)
+                edges[i] = (a._node, a._out_nr)
+                vals[i] = a._val
+        if edges is None:
             return self.to_parent(prim, args, params)
         if not is_grad_enabled_fast():
             # no_grad inside the transformed function: compute, record nothing
-            return self.to_parent(
-                prim,
-                [a._val if type(a) is GradTracer and a._interp is self else a for a in args],
-                params,
-            )
+            return self.to_parent(prim, vals, params)
         custom = prim.process_grad
         if custom is not None:
             return custom(self, args, params)
-        vals = []
-        edges = []
-        for a in args:
-            if type(a) is GradTracer and a._interp is self:
-                vals.append(a._val)
-                edges.append((a._node, a._out_nr))
-            else:
-                vals.append(a)
-                edges.append(None)
         out = self.to_parent(prim, vals, params)
         if not prim.differentiable:
             return out
@@ -75,12 +68,15 @@ class GradInterpreter(TransformInterpreter):
         if data is not None:
             for i in data if type(data) is tuple else data(len(args)):
                 edges[i] = None
-        outs = (out,) if prim.n_out == 1 else tuple(out)
-        if all(e is None for e in edges):
-            return out
-        node = TapeNode(prim, params, vals, outs, edges)
-        wrapped = tuple(self.wrap(o, node, i) for i, o in enumerate(outs))
-        return mark_view(prim, wrapped[0]) if prim.n_out == 1 else wrapped
+            if all(e is None for e in edges):
+                return out
+        if prim.n_out == 1:
+            if not isinstance(out, Tensor) or np_dtype_of(out).kind not in "fc":
+                return out
+            node = TapeNode(prim, params, vals, (out,), edges)
+            return mark_view(prim, GradTracer._new(self, out, node, 0))
+        node = TapeNode(prim, params, vals, tuple(out), edges)
+        return tuple(self.wrap(o, node, i) for i, o in enumerate(out))
 
     def lift(self, value):
         """A value this level does not own, as a constant on its tape."""
@@ -136,7 +132,9 @@ class TapeNode:
     def run_vjp(self, grads):
         if self.rule is not None:
             return self.rule(self, grads)
-        res = self.prim.rule("vjp")(self, *grads, **self.params)
+        prim = self.prim
+        rule = prim.vjp if prim.vjp is not None else prim.rule("vjp")  # rule() raises
+        res = rule(self, *grads, **self.params)
         return list(res) if type(res) is tuple else [res]
 
 
@@ -158,7 +156,11 @@ class GradTracer(Tracer):
     @classmethod
     def _new(cls, interp, val, node, out_nr=0):
         t = object.__new__(cls)
-        t._init_tracer(interp, shape_of(val), np_dtype_of(val))
+        if type(val) is Tensor:
+            d = val._data
+            t._init_tracer(interp, d.shape, d.dtype)
+        else:
+            t._init_tracer(interp, shape_of(val), np_dtype_of(val))
         t._val = val
         t._node = node
         t._out_nr = out_nr
@@ -180,8 +182,7 @@ def sum_to_shape(g, shape, dtype):
     """Reduce a gradient in the broadcast output shape to an operand's shape and dtype."""
     from numbagrad import ops as F
 
-    gshape = shape_of(g)
-    if gshape != tuple(shape):
+    if shape_of(g) != shape:
         g = F.sum_to(g, tuple(shape))
     if np_dtype_of(g) != dtype and dtype.kind in "fc":
         g = g.to(as_np_dtype(dtype))
@@ -238,8 +239,8 @@ def backward(outputs, cotangents, n_inputs):
         for i, (e, g) in enumerate(zip(n.edges, in_grads)):
             if e is None or g is None:
                 continue
-            g = sum_to_shape(g, n.input_shape(i), n.input_dtype(i))
-            key = (e[0], e[1])
-            prev = grads.get(key)
-            grads[key] = g if prev is None else prev + g
+            v = n.vals[i]
+            g = sum_to_shape(g, shape_of(v), np_dtype_of(v))
+            prev = grads.get(e)
+            grads[e] = g if prev is None else prev + g
     return result

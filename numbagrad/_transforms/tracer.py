@@ -129,7 +129,7 @@ class Tracer(Tensor):
 
     def _init_tracer(self, interp, shape, np_dtype):
         self._interp = interp
-        self._shape = tuple(shape)
+        self._shape = shape if type(shape) is tuple else tuple(shape)
         self._np_dtype = np_dtype
         self._storage = [None, 0]
         self._requires_grad = False

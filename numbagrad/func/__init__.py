@@ -21,8 +21,8 @@ from __future__ import annotations
 import functools
 
 from numbagrad import _creation
-from numbagrad._core.grad_mode import enable_grad
-from numbagrad._core.interpreter import current_interpreter
+from numbagrad._core.grad_mode import _GRAD_ENABLED
+from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchInterpreter, BatchTracer, move_to_front
 from numbagrad._transforms.forward import DualTracer, JvpInterpreter
@@ -33,7 +33,7 @@ from numbagrad._transforms.pytree import (
     tree_unflatten,
 )
 from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode, backward
-from numbagrad._transforms.tracer import np_dtype_of, shape_of, under
+from numbagrad._transforms.tracer import np_dtype_of, shape_of
 from numbagrad.func._functional_call import functional_call, stack_module_state
 
 __all__ = [
@@ -66,6 +66,8 @@ def _check_tensors(leaves, api, what):
 
 
 def _normalize_argnums(argnums, nargs, api):
+    if type(argnums) is int and -nargs <= argnums < nargs:  # the common case
+        return [argnums % nargs]
     if isinstance(argnums, int) and not isinstance(argnums, bool):
         nums = (argnums,)
     elif (
@@ -121,18 +123,20 @@ def _trace_grad(func, args, kwargs, argnums, api):
                 f"gradients, got an input of dtype {x.dtype}"
             )
     # as PyTorch's func.grad: an outer no_grad does not apply inside, an inner one does
-    with under(interp), enable_grad():
+    # (the two context variables are set by hand: a context manager costs more per call)
+    token = _CURRENT.set(interp)
+    grad_token = _GRAD_ENABLED.set(True)
+    try:
         wrapped = [GradTracer._new(interp, x, LeafNode(i), 0) for i, x in enumerate(leaves)]
         new_diff = tree_unflatten(wrapped, spec)
         new_args = list(args)
         for k, i in enumerate(nums):
             new_args[i] = new_diff[k]
-        try:
-            out = func(*new_args, **kwargs)
-        except BaseException:
-            interp.alive = False
-            raise
-    interp.alive = False
+        out = func(*new_args, **kwargs)
+    finally:
+        interp.alive = False
+        _GRAD_ENABLED.reset(grad_token)
+        _CURRENT.reset(token)
     return interp, leaves, spec, out
 
 
@@ -296,12 +300,13 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                 f"have the same dtype, got {p.dtype} and {t.dtype}"
             )
     interp = JvpInterpreter(current_interpreter(), f"numbagrad.func.{api}")
-    with under(interp):
+    token = _CURRENT.set(interp)
+    try:
         duals = [interp.dual(p, t) for p, t in zip(p_leaves, t_leaves)]
-        try:
-            out = func(*tree_unflatten(duals, p_spec))
-        finally:
-            interp.alive = False
+        out = func(*tree_unflatten(duals, p_spec))
+    finally:
+        interp.alive = False
+        _CURRENT.reset(token)
     aux = None
     if has_aux:
         out, aux = _split_aux(out, api)
@@ -448,12 +453,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     def _vmap_call(func_, leaves, spec, norm, size, kwargs):
         interp = BatchInterpreter(current_interpreter(), size, randomness)
-        with under(interp):
+        token = _CURRENT.set(interp)
+        try:
             wrapped = [interp.wrap(x, d) for x, d in zip(leaves, norm)]
-            try:
-                out = func_(*tree_unflatten(wrapped, spec), **kwargs)
-            finally:
-                interp.alive = False
+            out = func_(*tree_unflatten(wrapped, spec), **kwargs)
+        finally:
+            interp.alive = False
+            _CURRENT.reset(token)
         return _unwrap_outputs(out, interp, size)
 
     def _chunked(func_, leaves, spec, norm, size, kwargs, chunk):
