@@ -259,14 +259,14 @@ def _int_first_samples(a_values, x_low, x_high):
 _gammainc = _vec(_gammainc1)
 
 op_db = [
-    _special("erf", _erf, primitives=("Erf",)),
+    _special("erf", _erf, primitives=("Erf",), supports_cuda=True),
     _special("erfc", _erfc, top="erfc", method=True),
     _special("erfcx", lambda x: np.exp(x * x) * _erfc(x), _interval(-1.5, 3.0)),
     _special("erfinv", _vec(_erfinv1), _interval(-0.9, 0.9), top="erfinv", method=True),
-    _special("expit", lambda x: 1 / (1 + np.exp(-x)), primitives=("Sigmoid",)),
-    _special("exp2", lambda x: 2.0**x, primitives=("Exp2",)),
-    _special("expm1", np.expm1, primitives=("Expm1",)),
-    _special("log1p", np.log1p, _interval(-0.5, 2.0), primitives=("Log1p",)),
+    _special("expit", lambda x: 1 / (1 + np.exp(-x)), primitives=("Sigmoid",), supports_cuda=True),
+    _special("exp2", lambda x: 2.0**x, primitives=("Exp2",), supports_cuda=True),
+    _special("expm1", np.expm1, primitives=("Expm1",), supports_cuda=True),
+    _special("log1p", np.log1p, _interval(-0.5, 2.0), primitives=("Log1p",), supports_cuda=True),
     _special(
         "gammaln",
         _lgamma,
@@ -323,9 +323,7 @@ op_db = [
     _special("ndtri", _vec(_ndtri1), _interval(0.05, 0.95)),
     _special("log_ndtr", lambda x: np.log(_ndtr(x)), _interval(-4.0, 3.0), primitives=("LogNdtr",)),
     _special("entr", lambda x: -x * np.log(x), positive),
-    _special(
-        "sinc", np.sinc, top="sinc", method=True, primitives=("Eq", "Mul", "Sin", "Div", "Where")
-    ),
+    _special("sinc", np.sinc, top="sinc", method=True, primitives=("Sinc",), supports_cuda=True),
     OpInfo(
         "special.polygamma",
         _vec(_polygamma1),
@@ -358,20 +356,8 @@ op_db = [
             "method": lambda m, x, **kw: x.logit(**kw),
         },
         tol32=(1e-5, 1e-4),
-        primitives=(
-            "Add",
-            "BitwiseAnd",
-            "Ge",
-            "Gt",
-            "Le",
-            "Log",
-            "Log1p",
-            "Lt",
-            "Neg",
-            "Sub",
-            "ToCopy",
-            "Where",
-        ),
+        primitives=("Logit",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.xlogy",
@@ -432,6 +418,7 @@ op_db = [
         ],
         op=lambda m, x, **kw: m.special.round(x, **kw),
         primitives=("Div", "Mul", "Round"),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.logsumexp",
@@ -441,18 +428,8 @@ op_db = [
             _s(real(rng, (3, 4)), 0, keepdim=True, name="keepdim"),
         ],
         op=lambda m, x, dim, **kw: m.special.logsumexp(x, dim, **kw),
-        primitives=(
-            "Add",
-            "Amax",
-            "Exp",
-            "IsFinite",
-            "Log",
-            "LogicalNot",
-            "Reshape",
-            "Sub",
-            "Sum",
-            "Where",
-        ),
+        primitives=("Logsumexp", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.softmax",
@@ -460,6 +437,7 @@ op_db = [
         lambda rng: [_s(real(rng, (3, 4)), 1, name="dim1")],
         op=lambda m, x, dim: m.special.softmax(x, dim),
         primitives=("Softmax",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.log_softmax",
@@ -467,5 +445,6 @@ op_db = [
         lambda rng: [_s(real(rng, (3, 4)), 0, name="dim0")],
         op=lambda m, x, dim: m.special.log_softmax(x, dim),
         primitives=("LogSoftmax",),
+        supports_cuda=True,
     ),
 ]

@@ -113,7 +113,11 @@ def _rsub(self, other):
 
 
 def _rdiv(self, other):
-    return F.div(other, self)
+    if isinstance(other, Tensor):
+        return F.div(other, self)
+    # ``number / t`` is ``t.reciprocal() * number``, as PyTorch's ``Tensor.__rdiv__``: the
+    # same rounding, the same graph (MulBackward0) and so the same second derivatives
+    return F.mul(F.reciprocal(self), other)
 
 
 def _rpow(self, other):

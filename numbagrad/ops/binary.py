@@ -131,6 +131,8 @@ def _cast(x, dt):
             return x
         if dt != np.float16:
             return x.astype(dt)
+    elif hasattr(x, "astype"):  # a device array (CUDA)
+        return x.astype(dt, copy=False)
     elif dt != np.float16:
         return dt.type(x)
     with np.errstate(over="ignore"):  # float16: beyond 65504 is inf, silently as PyTorch
@@ -398,13 +400,15 @@ _POW_SPECIAL = {
 
 
 def _pow_grad_base(t, a, b):
-    """``t * b * a**(b-1)`` (``t`` times d(a**b)/da; written without y/a so a = 0 stays
-    finite), 0 where a tensor exponent is 0 (as PyTorch); None for a Python exponent 0."""
+    """``t * (b * a**(b-1))`` (``t`` times d(a**b)/da; written without y/a so a = 0 stays
+    finite), 0 where a tensor exponent is 0 (as PyTorch); None for a Python exponent 0.
+    The product is grouped as PyTorch's ``pow_backward``, so overflow and inf * 0 give its
+    inf/NaN pattern."""
     if isinstance(b, Tensor):
-        return F.where(b == 0, 0, t * b * a ** (b - 1))
+        return F.where(b == 0, 0, t * (b * a ** (b - 1)))
     if b == 0:
         return None
-    return t * b * (a if b == 2 else a ** (b - 1))
+    return t * (b * (a if b == 2 else a ** (b - 1)))
 
 
 def _pow_grad_exponent(t, a, b, y):
@@ -661,10 +665,11 @@ class Nextafter(FloatBinary):
 
 
 def _copysign_ratio(m, a, y):
-    # d copysign(a, b) / da = y / a, taken as 0 where a == 0 (PyTorch's
-    # copysign_tensor_self_backward); the inner where keeps 0/0 out of the unselected branch
-    zero = a == 0
-    return m.where(zero, 0, y / m.where(zero, 1, a))
+    # d copysign(a, b) / da = y / a, taken as 0 where a == 0, written as PyTorch's
+    # copysign_tensor_self_backward (``(result / self).masked_fill_(self == 0, 0)``): the
+    # 0/0 stays in the unselected branch, so the second derivative at a == 0 is NaN, as
+    # PyTorch's
+    return m.where(a == 0, 0, y / a)
 
 
 class Copysign(Binary):

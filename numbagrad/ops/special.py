@@ -5,8 +5,11 @@ the ``@njit`` kernels of ``numbagrad/kernels/cpu/special.py`` (NOTE [Special-fun
 kernels]: float64 in, float32 results rounded once); each states its local derivative once,
 in numbagrad ops, as PyTorch's ``derivatives.yaml`` does, so the VJP ``g * d`` and the JVP
 ``t * d`` are themselves differentiable (``polygamma(n)``'s derivative is ``polygamma(n+1)``,
-``lgamma``'s is ``digamma``, ...). The rest are composites of existing ops (``sinc``,
-``logit``, ``multigammaln``, ``xlogy``'s masks), which get every rule for free.
+``lgamma``'s is ``digamma``, ...). ``sinc`` and ``logit`` are primitives too (NumPy
+forwards), so that their rules can be written as PyTorch's ``sinc_backward`` and
+``infinitely_differentiable_logit_backward`` (same NaN/inf patterns, first and second
+order). The rest are composites of existing ops (``multigammaln``, ``xlogy``'s masks),
+which get every rule for free.
 
 NOTE [Special-function gradients]
 As in PyTorch: ``bessel_j0``/``bessel_j1`` are not differentiable (their outputs do not
@@ -22,6 +25,7 @@ import math
 
 import numpy as np
 
+from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
@@ -61,7 +65,7 @@ def _unary_map(be, name, x, n=None):
         if n is None:
             KS.special_unary(KS.UNARY_CODES[name], flat, out)
         else:
-            KS.polygamma_forward(n, flat, out)
+            KS.polygamma_forward(n, dt == np.float32, flat, out)
     return _round(out.reshape(np.shape(x)), dt)
 
 
@@ -143,6 +147,12 @@ class Erfcx(_SpecialUnary):
 
     @staticmethod
     def derivative(x, y):
+        if x.dtype is not D.float64:
+            # 2 x erfcx(x) - 2/sqrt(pi) cancels for large x (to 1 / (sqrt(pi) x^2)): from the
+            # float32-rounded output it keeps ~1e-3 relative accuracy there, so recompute
+            # erfcx in float64 and round the derivative once
+            x64 = F.to(x, D.float64)
+            return F.to(x64 * erfcx(x64) * 2 - _TWO_OVER_SQRT_PI, x.dtype)
         return x * y * 2 - _TWO_OVER_SQRT_PI
 
 
@@ -210,13 +220,22 @@ class I0e(_SpecialUnary):
 
     @staticmethod
     def derivative(x, y):
-        return i1e(x) - F.sign(x) * y
+        return i1e(x) - _sgn(x) * y  # PyTorch's: i1e(x) - sgn(x) * result
 
 
-def _nonzero(x):
-    """``x`` with its zeros replaced by 1: a divisor for the branch a ``where`` drops at 0
-    (keeps 0/0 out of that branch's gradient)."""
-    return F.where(x == 0, 1.0, x)
+def _sgn(x):
+    """``sgn(x)`` (0 at 0 and NaN) as a constant of the graph: PyTorch's ``sgn`` has a zero
+    derivative that contributes nothing (``sign``'s zeros would turn an infinite factor
+    upstream into NaN)."""
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+def _tiny_split(x):
+    """PyTorch's ``i1_backward``/``i1e_backward`` guard: where ``|x|`` is above the dtype's
+    epsilon (False at NaN), and ``x`` with the others replaced by epsilon."""
+    eps = float(np.finfo(x.dtype.np).eps)
+    not_tiny = F.abs(x) > eps
+    return not_tiny, F.where(not_tiny, x, eps)
 
 
 class I1(_SpecialUnary):
@@ -227,8 +246,10 @@ class I1(_SpecialUnary):
 
     @staticmethod
     def derivative(x, y):
-        # i0(x) - i1(x)/x, with its limit 1/2 at 0 (PyTorch's i1_backward)
-        return F.where(x == 0, 0.5, i0(x) - y / _nonzero(x))
+        # PyTorch's i1_backward: i0(x) - i1(x) / x where |x| > eps, else its limit 1/2 (also
+        # at NaN, as PyTorch's)
+        not_tiny, safe = _tiny_split(x)
+        return F.where(not_tiny, i0(safe) - y * F.reciprocal(safe), 0.5)
 
 
 class I1e(_SpecialUnary):
@@ -239,8 +260,9 @@ class I1e(_SpecialUnary):
 
     @staticmethod
     def derivative(x, y):
-        # i0e(x) - i1e(x) (sgn(x) + 1/x), with its limit 1/2 at 0 (i1e_backward)
-        return F.where(x == 0, 0.5, i0e(x) - y * (F.sign(x) + F.reciprocal(_nonzero(x))))
+        # PyTorch's i1e_backward: i0e(x) - i1e(x) (sgn(x) + 1/x) where |x| > eps, else 1/2
+        not_tiny, safe = _tiny_split(x)
+        return F.where(not_tiny, i0e(safe) - y * (_sgn(safe) + F.reciprocal(safe)), 0.5)
 
 
 def _no_tangent(primals, tangents, out):
@@ -291,7 +313,12 @@ class LogNdtr(_SpecialUnary):
     @staticmethod
     def derivative(x, y):
         # pdf(x) / ndtr(x) = exp(-(log_ndtr(x) + x^2/2)) / sqrt(2 pi): no underflowing
-        # ratio in the left tail
+        # ratio in the left tail. The sum cancels there (to -log(-x sqrt(2 pi))), so a
+        # float32 output's rounding (ulp(x^2/2)) would cost up to ~1e-3 relative: below
+        # float64, recompute in float64 and round the derivative once
+        if x.dtype is not D.float64:
+            x64 = F.to(x, D.float64)
+            return F.to(F.exp(-(log_ndtr(x64) + x64 * x64 * 0.5)) * (1 / _SQRT_2PI), x.dtype)
         return F.exp(-(y + x * x * 0.5)) * (1 / _SQRT_2PI)
 
 
@@ -303,6 +330,99 @@ class Entr(_SpecialUnary):
     @staticmethod
     def derivative(x, y):
         return -(F.log(x) + 1)
+
+
+def _in_float(be, x, fn, opmath=True):
+    """``fn(v, c)`` of ``x`` as a float array ``v`` (integers: the default float dtype;
+    float16 computed in float32 and rounded once when ``opmath``, as PyTorch's kernels that
+    use opmath do, else op by op in float16), ``c`` the scalar type computed in, with
+    NumPy's warnings silenced (NaN and inf are results here). ``fn`` uses only the backend's
+    maps, ufuncs and ``xp.where``, so any device computes it."""
+    dt = _out_dtype(x.dtype)
+    work = np.dtype(np.float32) if dt == np.float16 and opmath else dt
+    v = x if x.dtype == work else x.astype(work)
+    with np.errstate(all="ignore"):
+        out = be.xp.asarray(fn(v, work.type))
+    return _round(out, dt)
+
+
+def _sinc_rule(g, x):
+    # PyTorch's sinc_backward: grad * (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 where
+    # pi x^2 is 0 (also where it underflows: no cancellation next to 0), written the same
+    # way so that its second derivative (NaN at 0) is PyTorch's too
+    px = x * math.pi
+    pxx = x * x * math.pi
+    # sin before cos, the order PyTorch's compiled formula records them in: the engine
+    # then sums the second derivative's terms in PyTorch's order (next to 0 they cancel)
+    sin = F.sin(px)
+    return F.where(pxx == 0.0, 0.0, g * (px * F.cos(px) - sin) / pxx)
+
+
+class Sinc(Primitive):
+    """``sin(pi x) / (pi x)``, 1 at 0; the gradient is PyTorch's ``sinc_backward``."""
+
+    saves_inputs = (0,)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def impl(be, x):
+        def f(v, c):  # PyTorch's kernel: 1 at 0, else sin(pi x) / (pi x)
+            px = be.binary("multiply", v, c(math.pi))
+            ratio = be.binary("true_divide", be.map("sin", px), px)
+            return be.xp.where(be.binary("equal", v, c(0)), c(1), ratio)
+
+        return _in_float(be, x, f)
+
+    @staticmethod
+    def vjp(ctx, g):
+        return _sinc_rule(g, ctx.saved()[0])
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return _sinc_rule(tangents[0], primals[0])
+
+
+def _logit_rule(g, x, eps):
+    # PyTorch's infinitely_differentiable_logit_backward: grad / (x (1 - x)) inside
+    # [eps, 1 - eps] (NaN: outside), else 0 (NaN outside [0, 1] without eps). It is also
+    # what PyTorch's vectorised logit_backward kernel computes (its scalar tail differs at
+    # -0.0 and NaN), and its second derivative is PyTorch's (NaN where x (1 - x) is 0)
+    lo = 0.0 if eps is None else eps
+    inside = (x >= lo) & (x <= 1.0 - lo)
+    return F.where(inside, g / (x * (1.0 - x)), math.nan if eps is None else 0.0)
+
+
+class Logit(Primitive):
+    """``log(x / (1 - x))``, ``x`` first clamped to ``[eps, 1 - eps]`` when ``eps`` is
+    given (a param: a float or None); the gradient is PyTorch's."""
+
+    saves_inputs = (0,)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def impl(be, x, *, eps):
+        def f(v, c):
+            if eps is not None:
+                # as PyTorch's kernel: x < lo gives lo, else x > hi gives hi (not clamp():
+                # with eps > 0.5 the two orders differ); NaN stays NaN
+                lo = c(eps)
+                hi = c(1) - lo
+                v = be.xp.where(
+                    be.binary("less", v, lo),
+                    lo,
+                    be.xp.where(be.binary("greater", v, hi), hi, v),
+                )
+            return be.map("log", be.binary("true_divide", v, be.binary("subtract", c(1), v)))
+
+        return _in_float(be, x, f, opmath=False)  # PyTorch's logit kernel has no opmath
+
+    @staticmethod
+    def vjp(ctx, g, *, eps):
+        return _logit_rule(g, ctx.saved()[0], eps)
+
+    @staticmethod
+    def jvp(primals, tangents, out, *, eps):
+        return _logit_rule(tangents[0], primals[0], eps)
 
 
 # -- two-operand primitives -------------------------------------------------------------------
@@ -963,12 +1083,7 @@ def sinc(input):
     >>> print(torch.sinc(torch.tensor([0.0, 1.0, 0.5], dtype=torch.float64)).tolist()[0])
     1.0
     """
-    x = _as_float(_tensor_arg(input, "sinc"))
-    zero = x == 0
-    # the divisor of the branch dropped at 0 is 1 there, so neither value nor gradient of
-    # the selected branch sees 0/0 (PyTorch's gradient at 0 is 0, as here)
-    px = F.where(zero, 1.0, x * math.pi)
-    return F.where(zero, 1.0, F.sin(px) / px)
+    return _apply(Sinc, input, "sinc")
 
 
 def logit(input, eps=None):
@@ -994,17 +1109,8 @@ def logit(input, eps=None):
     >>> print(round(torch.logit(p, eps=0.25).tolist()[1], 6))  # logit(0.25)
     -1.098612
     """
-    x = _as_float(_tensor_arg(input, "logit"))
-    if eps is not None:
-        lo = float(eps)
-        hi = 1.0 - lo
-        # as PyTorch's kernel: x < lo gives lo, else x > hi gives hi (not clamp(): with
-        # eps > 0.5 the two orders differ)
-        x = F.where(x < lo, lo, F.where(x > hi, hi, x))
-    else:  # outside [0, 1] the gradient is NaN too, as PyTorch's logit_backward
-        # (the constant in x's dtype: a default-dtype one would promote float16 to float32)
-        x = x + F.where((x >= 0) & (x <= 1), 0.0, math.nan).to(x.dtype)
-    return F.log(x) - F.log1p(-x)
+    x = _tensor_arg(input, "logit")
+    return bind(Logit, (x,), {"eps": None if eps is None else float(eps)})
 
 
 def mvlgamma(input, p):
@@ -1044,7 +1150,9 @@ def mvlgamma(input, p):
     if isinstance(input, Tensor) and input.dtype.np.kind == "b":
         raise RuntimeError("The input tensor may not be a boolean tensor.")
     x = _as_float(_tensor_arg(input, "mvlgamma"))
-    offsets = tensor(np.arange(p, dtype=x.dtype.np) * -0.5)
+    # PyTorch's arange(-p/2 + 1/2, 1/2, 1/2) + x: the offsets in that order, the last +0.0
+    # (so x = -0.0 gives lgamma(+0.0), whose gradient digamma(+0.0) is -inf, as PyTorch's)
+    offsets = tensor((np.arange(p, dtype=x.dtype.np) - (p - 1)) * 0.5)
     terms = lgamma(F.unsqueeze(x, -1) + offsets)
     return F.sum(terms, -1) + p * (p - 1) / 4 * math.log(math.pi)
 

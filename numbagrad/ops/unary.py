@@ -17,6 +17,7 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._creation import zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import elementwise_batch
 from numbagrad.ops._util import default_float
 
 __all__ = [
@@ -91,6 +92,10 @@ class Unary(Primitive, register=False):
     fn = ""
     float_only = True
     kernel = None  # the backend's fused ``g * derivative`` kernel, if any
+    # ``divisor(m, s)``, optional: the rule is ``g / divisor`` (the derivative is its
+    # reciprocal), as PyTorch writes the log family's (``grad / (self * ln(10))``), so the
+    # rounding, and the second derivative's, is PyTorch's
+    divisor = None
 
     @staticmethod
     def derivative(m, s):
@@ -105,15 +110,22 @@ class Unary(Primitive, register=False):
 
     @classmethod
     def vjp(cls, ctx, g):
+        if cls.divisor is not None:
+            return g / cls.divisor(F, ctx.saved()[0])
         return g * cls.derivative(F, ctx.saved()[0])
 
     @classmethod
     def fused_vjp(cls, ctx, g):
+        if cls.divisor is not None:
+            return g / cls.divisor(ctx.be.math, ctx.saved_arrays()[0])
         return ctx.be.unary_backward(cls.kernel, g, ctx.saved_arrays()[0], cls.derivative)
 
     @classmethod
     def jvp(cls, primals, tangents, out):
-        return tangents[0] * cls.derivative(F, primals[0] if cls.saves_inputs else out)
+        s = primals[0] if cls.saves_inputs else out
+        if cls.divisor is not None:
+            return tangents[0] / cls.divisor(F, s)
+        return tangents[0] * cls.derivative(F, s)
 
     batch = classmethod(unary_batch)
 
@@ -170,7 +182,10 @@ class Abs(Unary):
 
     @staticmethod
     def derivative(m, x):
-        return m.sign(x)
+        # sgn(x) built from comparisons, so it is a constant of the graph: PyTorch's sgn has
+        # an (efficient) zero-tensor derivative that contributes nothing, where sign's
+        # zeros would give 0 * inf = NaN upstream (``abs(log(x))`` twice at x = 0)
+        return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
     @staticmethod
     def fused_vjp(ctx, g):
@@ -296,6 +311,10 @@ class Log(Unary):
     def derivative(m, x):
         return m.reciprocal(x)
 
+    @staticmethod
+    def divisor(m, x):
+        return x
+
 
 class Log1p(Unary):
     fn = "log1p"
@@ -305,6 +324,10 @@ class Log1p(Unary):
     def derivative(m, x):
         return m.reciprocal(x + 1)
 
+    @staticmethod
+    def divisor(m, x):
+        return x + 1
+
 
 class Log2(Unary):
     fn = "log2"
@@ -313,6 +336,10 @@ class Log2(Unary):
     @staticmethod
     def derivative(m, x):
         return m.reciprocal(x * math.log(2.0))
+
+    @staticmethod
+    def divisor(m, x):
+        return x * math.log(2.0)
 
 
 class Sqrt(Unary):
@@ -325,11 +352,10 @@ class Sqrt(Unary):
 
 
 def _safe_sqrt_rule(m, y, g):
-    # (grad / (2 * result)).masked_fill_(result == 0, 0), as PyTorch's std_backward: masked,
-    # so an infinite ``g`` gives 0 there too; the inner where keeps 0/0 out of the
-    # derivative of the unselected branch
-    zero = y == 0
-    return m.where(zero, 0, g / (m.where(zero, 1, y) * 2))
+    # (grad / (result * 2)).masked_fill_(result == 0, 0), as PyTorch's std_backward: masked,
+    # so an infinite ``g`` gives 0 there too; the division by 0 stays in the unselected
+    # branch, as in PyTorch, so the second derivative there is NaN as PyTorch's
+    return m.where(y == 0, 0, g / (y * 2))
 
 
 class SafeSqrt(Sqrt):
@@ -443,6 +469,9 @@ class Tanh(Unary):
 
 
 class Sigmoid(Unary):
+    """The logistic function; its VJP is the ``SigmoidBackward`` primitive (PyTorch's
+    ``sigmoid_backward``), whose own VJP is PyTorch's."""
+
     fn = "sigmoid"
     saves_output = True
     kernel = "sigmoid_backward"
@@ -451,8 +480,95 @@ class Sigmoid(Unary):
     def derivative(m, y):
         return y * (1 - y)
 
+    @staticmethod
+    def vjp(ctx, g):
+        return bind(SigmoidBackward, (g, ctx.saved()[0]), NO_PARAMS)
 
-class Softplus(Unary):
+    @staticmethod
+    def fused_vjp(ctx, g):
+        return SigmoidBackward.impl(ctx.be, g, ctx.saved_arrays()[0])
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return bind(SigmoidBackward, (tangents[0], out), NO_PARAMS)
+
+
+class SigmoidBackward(Primitive):
+    """``g * (1 - y) * y``, sigmoid's VJP from its output ``y`` (PyTorch's
+    ``sigmoid_backward``, grouped as its kernel). A primitive so that its own VJP is
+    PyTorch's (derivatives.yaml): ``sigmoid_backward(gg, y)`` for ``g`` and the single term
+    ``gg * g * (1 - 2 y)`` for ``y``, where differentiating the product would give
+    ``inf - inf = NaN`` for an infinite ``g``."""
+
+    saves_inputs = (0, 1)
+
+    @staticmethod
+    def impl(be, g, y):
+        if np.shape(g) == np.shape(y) and y.size >= be.KERNEL_MIN:
+            # the fused one-pass kernel (threaded from PARALLEL_MIN elements)
+            return be.unary_backward("sigmoid_backward", g, y, Sigmoid.derivative)
+        return be.binary("multiply", be.binary("multiply", g, be.binary("subtract", 1, y)), y)
+
+    @staticmethod
+    def vjp(ctx, gg):
+        g, y = ctx.saved()
+        gg_g = bind(SigmoidBackward, (gg, y), NO_PARAMS) if ctx.needs_input_grad(0) else None
+        gy = gg * g * (y * -2 + 1) if ctx.needs_input_grad(1) else None
+        return gg_g, gy
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        g, y = primals
+        tg, ty = tangents
+        t = None if tg is None else bind(SigmoidBackward, (tg, y), NO_PARAMS)
+        if ty is not None:
+            d = ty * g * (y * -2 + 1)
+            t = d if t is None else t + d
+        return t
+
+    @staticmethod
+    def batch(args, dims):
+        return elementwise_batch(SigmoidBackward, args, dims)
+
+
+class Softplus(Primitive):
+    """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``: one
+    node (``SoftplusBackward0``) that saves its input, as PyTorch's ``softplus``, whose VJP
+    is PyTorch's ``softplus_backward`` (``SoftplusBackward``), so its second derivative is
+    PyTorch's too."""
+
+    saves_inputs = (0,)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def impl(be, x, beta, threshold):
+        bx = x if beta == 1.0 else be.binary("multiply", x, beta)
+        y = be.map("softplus", bx)  # computed stably: max(v, 0) + log1p(exp(-|v|))
+        if beta != 1.0:
+            y = be.binary("true_divide", y, beta)
+        return be.xp.where(be.binary("greater", bx, threshold), x, y)
+
+    @staticmethod
+    def vjp(ctx, g, beta, threshold):
+        p = {"beta": beta, "threshold": threshold}
+        return bind(SoftplusBackward, (g, ctx.saved()[0]), p)
+
+    @staticmethod
+    def fused_vjp(ctx, g, beta, threshold):
+        return SoftplusBackward.impl(ctx.be, g, ctx.saved_arrays()[0], beta, threshold)
+
+    @staticmethod
+    def jvp(primals, tangents, out, beta, threshold):
+        p = {"beta": beta, "threshold": threshold}
+        return bind(SoftplusBackward, (tangents[0], primals[0]), p)
+
+
+class StableSoftplus(Unary):
+    """``log(1 + exp(x))`` with the derivative ``sigmoid(x)``, stable for every ``x`` (no
+    threshold): what ``logsigmoid`` and ``binary_cross_entropy_with_logits`` are built from,
+    whose PyTorch kernels are stable where ``softplus_backward``'s ``z / (z + 1)`` is NaN
+    (``z = exp(x) = inf``)."""
+
     fn = "softplus"
     saves_inputs = (0,)
     kernel = "softplus_backward"
@@ -460,6 +576,56 @@ class Softplus(Unary):
     @staticmethod
     def derivative(m, x):
         return m.sigmoid(x)
+
+
+def _softplus_double(gg, x, beta, threshold):
+    """PyTorch's ``softplus_double_backward(gg, x, beta, threshold)``: the derivative of
+    ``softplus_backward`` with respect to ``x``, a product with the mask ``beta x <
+    threshold`` (so a NaN ``gg`` stays NaN above it, as in PyTorch)."""
+    bx = x * beta
+    s = sigmoid(bx)
+    return bind(SigmoidBackward, (gg, s), NO_PARAMS) * (bx < threshold) * beta
+
+
+class SoftplusBackward(Primitive):
+    """``softplus``'s VJP from its input ``x`` (PyTorch's ``softplus_backward``): ``g``
+    where ``beta x > threshold``, else ``g z / (z + 1)`` with ``z = exp(beta x)``, written
+    as PyTorch's kernel writes it so the rounding is the same."""
+
+    saves_inputs = (0, 1)
+
+    @staticmethod
+    def impl(be, g, x, beta, threshold):
+        if x.dtype == np.float16:  # in float32, rounded once (NOTE [Half precision])
+            f = np.float32
+            out = SoftplusBackward.impl(be, g.astype(f), x.astype(f), beta, threshold)
+            return out.astype(np.float16)
+        bx = x if beta == 1.0 else be.binary("multiply", x, beta)
+        z = be.map("exp", bx)  # inf above ~709: that branch is not selected
+        d = be.binary("true_divide", be.binary("multiply", g, z), be.binary("add", z, 1))
+        return be.xp.where(be.binary("greater", bx, threshold), g, d)
+
+    @staticmethod
+    def vjp(ctx, gg, beta, threshold):
+        g, x = ctx.saved()
+        p = {"beta": beta, "threshold": threshold}
+        d_g = bind(SoftplusBackward, (gg, x), p) if ctx.needs_input_grad(0) else None
+        d_x = _softplus_double(gg * g, x, beta, threshold) if ctx.needs_input_grad(1) else None
+        return d_g, d_x
+
+    @staticmethod
+    def jvp(primals, tangents, out, beta, threshold):
+        (g, x), (tg, tx) = primals, tangents
+        p = {"beta": beta, "threshold": threshold}
+        acc = None if tg is None else bind(SoftplusBackward, (tg, x), p)
+        if tx is not None:
+            term = _softplus_double(tx * g, x, beta, threshold)
+            acc = term if acc is None else acc + term
+        return acc
+
+    @staticmethod
+    def batch(args, dims, beta, threshold):
+        return elementwise_batch(SoftplusBackward, args, dims, beta=beta, threshold=threshold)
 
 
 class Erf(Unary):
@@ -500,6 +666,10 @@ class Atan(Unary):
     @staticmethod
     def derivative(m, x):
         return m.reciprocal(x * x + 1)
+
+    @staticmethod
+    def divisor(m, x):
+        return x * x + 1
 
 
 class Sinh(Unary):
@@ -547,13 +717,20 @@ class Atanh(Unary):
         return m.reciprocal(1 - x * x)
 
 
+_LN10 = 2.3025850929940456  # ln(10) as PyTorch's log10 rule writes it (1 ulp below math.log(10))
+
+
 class Log10(Unary):
     fn = "log10"
     saves_inputs = (0,)
 
     @staticmethod
     def derivative(m, x):
-        return m.reciprocal(x * math.log(10.0))
+        return m.reciprocal(x * _LN10)
+
+    @staticmethod
+    def divisor(m, x):
+        return x * _LN10
 
 
 class Exp2(Unary):
@@ -726,8 +903,8 @@ sin = _unary(Sin, "Elementwise sine.")
 cos = _unary(Cos, "Elementwise cosine.")
 tan = _unary(Tan, "Elementwise tangent.")
 tanh = _unary(Tanh, "Hyperbolic tangent.")
+stable_softplus = _unary(StableSoftplus, "``log(1 + exp(input))`` for any input (internal).")
 sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``, computed stably.")
-_softplus = _unary(Softplus, "``log(1 + exp(input))``, computed stably.")
 erf = _unary(Erf, "The error function.")
 
 
@@ -875,11 +1052,7 @@ def softplus(input, beta=1.0, threshold=20.0):
             str(input.dtype).split(".")[-1], str(input.dtype)
         )
         raise NotImplementedError(f"\"softplus_cpu\" not implemented for '{name}'")
-    if beta == 1.0:
-        y = _softplus(input)
-    else:
-        y = _softplus(input * beta) / beta
-    return F.where(input * beta > threshold, input, y)
+    return bind(Softplus, (input,), {"beta": float(beta), "threshold": float(threshold)})
 
 
 ALL = (

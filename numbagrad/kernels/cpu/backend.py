@@ -119,8 +119,16 @@ def _sigmoid_block(out, x):
 
 
 def _sigmoid(x):
-    if x.size < KERNEL_MIN or x.dtype == _F16:  # (float16: e^-x overflows from x < -11)
+    if x.dtype == _F16:  # (float16: e^-x overflows from x < -11)
         return _np_sigmoid(x)
+    if x.size < KERNEL_MIN:
+        # 1 / (1 + e^-x) as PyTorch's kernel and the large path: 0 where e^-x overflows
+        # (the stable two-branch form would give subnormals there); the overflow warning
+        # is dropped by the NOTE [Quiet NumPy] filter
+        out = np.negative(x, out=np.empty_like(x))
+        np.exp(out, out=out)
+        out += 1
+        return np.reciprocal(out, out=out)
     # NumPy's SIMD exp on cache-sized blocks, on every core: about twice as fast as a
     # scalar-exp njit loop on two threads (measured on 10M float64)
     x = np.ascontiguousarray(x)

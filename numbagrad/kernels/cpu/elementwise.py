@@ -79,8 +79,9 @@ def tanh_grad(g, y):
 
 @njit(cache=True, inline="always")
 def sigmoid_grad(g, y):
-    """Scalar ``g * sigmoid'``, from the output ``y = sigmoid(x)``."""
-    return g * (y * (1 - y))
+    """Scalar ``g * sigmoid'``, from the output ``y = sigmoid(x)``, grouped as PyTorch's
+    ``sigmoid_backward`` kernel: ``(g * (1 - y)) * y``."""
+    return g * (1 - y) * y
 
 
 @njit(cache=True, inline="always")
@@ -180,7 +181,7 @@ def tanh_backward_par(g, y, out):
 
 @njit(cache=True)
 def sigmoid_backward(g, y, out):
-    """``out = g * y * (1 - y)`` from the saved output ``y``.
+    """``out = g * (1 - y) * y`` from the saved output ``y``.
 
     Assumes: ``y`` and ``out`` 1-D (flat) of one length, ``len(g)`` equal to it or 1
     (a broadcast scalar gradient); float32/float64 (``out`` of the result dtype of ``g``

@@ -28,7 +28,8 @@ Algorithms (accuracy measured against PyTorch 2.13 in float64 on dense grids in
   (where ``erfc`` underflows).
 - ``digamma``: reflection for x < 0, recurrence up to x >= 10, asymptotic series.
 - ``polygamma(n >= 1)``: ``(-1)^(n+1) n! zeta(n+1, x)``; trigamma uses the reflection
-  ``pi^2 / sin^2(pi x) - psi1(1 - x)`` below 1/2.
+  ``pi^2 / sin^2(pi x) - psi1(1 - x)`` below 1/2, with ``sin(pi x)`` of the unreduced ``x``
+  in the input's precision as PyTorch's (large finite values at the poles, not inf).
 - ``zeta``: the Hurwitz zeta function by Euler-Maclaurin summation (Cephes).
 - ``gammainc``/``gammaincc``: the power series (DLMF 8.11.4), the complementary series
   (8.7.3) for small ``x``, and the continued fraction (Cephes ``igamc``), chosen as SciPy
@@ -725,25 +726,36 @@ def zeta_scalar(x, q):
 
 
 @njit(cache=True, error_model="numpy")
-def _trigamma(x):
-    """``polygamma(1, x)``: reflection below 1/2, then ``zeta(2, x)``."""
+def _trigamma(x, single):
+    """``polygamma(1, x)``: reflection below 1/2, then ``zeta(2, x)``; ``single``: the
+    input is float32, whose reflection term is computed in float32 (see below)."""
     if x == _INF:
         return 0.0
     if x < 0.5:
-        # psi1(x) + psi1(1 - x) = pi^2 / sin^2(pi x); sin of the fractional part is exact at
-        # the poles (the non-positive integers, where the result is inf)
-        s = math.sin(math.pi * (x - math.floor(x)))
-        return math.pi * math.pi / (s * s) - zeta_scalar(2.0, 1.0 - x)
+        # psi1(x) + psi1(1 - x) = pi^2 / sin^2(pi x), with sin(pi * x) of the unreduced x in
+        # the input's precision, as PyTorch's calc_trigamma: at the poles (non-positive
+        # integers) pi * x rounds, so the result is PyTorch's large finite value (about
+        # 1 / (pi ulp(pi x))^2; inf only at 0), which keeps ``0 * trigamma`` at a pole 0, as
+        # in PyTorch (a masked-out gradient of digamma or lgamma), rather than NaN
+        if single:
+            pi32 = np.float32(math.pi)
+            s32 = math.sin(pi32 * np.float32(x))
+            refl = float((pi32 * pi32) / (s32 * s32))
+        else:
+            s = math.sin(math.pi * x)
+            refl = math.pi * math.pi / (s * s)
+        return refl - zeta_scalar(2.0, 1.0 - x)
     return zeta_scalar(2.0, x)
 
 
 @njit(cache=True, error_model="numpy")
-def polygamma_scalar(n, x):
-    """``polygamma(n, x)``, the n-th derivative of digamma (``n >= 0``)."""
+def polygamma_scalar(n, x, single):
+    """``polygamma(n, x)``, the n-th derivative of digamma (``n >= 0``); ``single``: the
+    input is float32 (``_trigamma``)."""
     if n == 0:
         return digamma_scalar(x)
     if n == 1:
-        return _trigamma(x)
+        return _trigamma(x, single)
     sign = 1.0 if n % 2 == 1 else -1.0
     return sign * math.gamma(n + 1.0) * zeta_scalar(n + 1.0, x)
 
@@ -815,7 +827,9 @@ def bessel_j0_scalar(x):
 
 @njit(cache=True, error_model="numpy")
 def bessel_j1_scalar(x):
-    """The Bessel function of the first kind ``J1(x)`` (odd)."""
+    """The Bessel function of the first kind ``J1(x)`` (odd: -0.0 at -0.0, as PyTorch)."""
+    if x == 0.0:
+        return x
     z = abs(x)
     if z <= 5.0:
         w = z * z
@@ -1055,12 +1069,13 @@ def special_unary(code, x, out):
 
 
 @njit(cache=True, error_model="numpy")
-def polygamma_forward(n, x, out):
-    """``out[i] = polygamma(n, x[i])``.
+def polygamma_forward(n, single, x, out):
+    """``out[i] = polygamma(n, x[i])``; ``single``: the values came from a float32 input
+    (trigamma's reflection term is then computed in float32, as PyTorch's).
 
     Assumes: ``n >= 0``; ``x`` and ``out`` 1-D float64 of one length, contiguous."""
     for i in range(x.size):
-        out[i] = polygamma_scalar(n, x[i])
+        out[i] = polygamma_scalar(n, x[i], single)
 
 
 @njit(cache=True, error_model="numpy")

@@ -1,0 +1,210 @@
+"""Regression tests for the elementwise and ``numbagrad.special`` bugs the differential fuzz
+suite found (issue 9; ids as in ``tests/fuzz/known_deviations.py``). Each test compares with
+PyTorch 2.13: values, NaN/inf patterns and signed zeros of first and second derivatives."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import numbagrad
+
+torch = pytest.importorskip("torch")
+
+nan, inf = math.nan, math.inf
+
+
+def _same(ours, theirs, rtol=1e-12, atol=0.0, zeros=False):
+    """Equal NaN/inf pattern and signs of infinities, finite values within rtol; the signs
+    of zeros too when ``zeros`` (values: the fuzz suite does not compare them in
+    gradients)."""
+    a = np.asarray(ours.detach().numpy() if hasattr(ours, "detach") else ours, np.float64)
+    b = np.asarray(theirs.detach().numpy(), np.float64)
+    assert a.shape == b.shape
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=f"{a} vs {b}")
+    fin = np.isfinite(b)
+    np.testing.assert_array_equal(a[~fin & ~np.isnan(b)], b[~fin & ~np.isnan(b)])
+    np.testing.assert_allclose(a[fin], b[fin], rtol=rtol, atol=atol)
+    if zeros:
+        np.testing.assert_array_equal(np.signbit(a[b == 0]), np.signbit(b[b == 0]))
+
+
+def _grads(T, f, x, dtype="float64", cot=None, second=True):
+    """First derivative of ``f`` at ``x`` (cotangent ``cot``, default ones) and, when
+    ``second``, the second-order gradients of ``sum(g * w)`` w.r.t. ``x`` and the
+    cotangent (``w`` fixed)."""
+    dt = getattr(T, dtype)
+    xt = T.tensor(x, dtype=dt, requires_grad=True)
+    y = f(T, xt)
+    c = T.tensor(np.ones(tuple(y.shape)) if cot is None else cot, dtype=dt)
+    c.requires_grad_(second)
+    (g,) = T.autograd.grad(y, xt, c, create_graph=second)
+    if not second:
+        return (g,)
+    w = T.tensor(np.linspace(-1.3, 0.7, g.numel()).reshape(tuple(g.shape)), dtype=dt)
+    return (g, *T.autograd.grad((g * w).sum(), [xt, c], allow_unused=True))
+
+
+def _check(f, x, dtype="float64", cot=None, second=True, rtol=1e-12):
+    for ours, theirs in zip(
+        _grads(numbagrad, f, x, dtype, cot, second), _grads(torch, f, x, dtype, cot, second)
+    ):
+        _same(ours, theirs, rtol)
+
+
+# -- gamma family at the poles (psi-*, digamma-*, polygamma-*, gammaln-*, multigammaln-*) ----
+POLES = [-3.0, -2.0, -1.0, 0.0, -0.0, -10.0, -1e6, -4.5, 1e-20]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_trigamma_at_the_poles_is_pytorchs(dtype):
+    # sin(pi * x) of the rounded pi * x: large finite values at the negative integers
+    for name in ("float64", "float32"):
+        if name != dtype:
+            continue
+        ours = numbagrad.polygamma(1, numbagrad.tensor(POLES, dtype=getattr(numbagrad, dtype)))
+        theirs = torch.polygamma(1, torch.tensor(POLES, dtype=getattr(torch, dtype)))
+        _same(ours, theirs, rtol=1e-9 if dtype == "float64" else 1e-6, zeros=True)
+
+
+def test_digamma_gradient_masked_at_a_pole_is_zero():
+    # psi-gradgrad-nan: clamp sends no gradient to x = -3, and trigamma(-1) * 0 is 0
+    _check(lambda T, x: T.special.psi(T.clamp(x, -1.0, 3)), [-3.0, 1.0, 0.5], rtol=1e-9)
+
+
+@pytest.mark.parametrize("op", ["digamma", "gammaln"])
+def test_gamma_family_derivatives_at_the_poles(op):
+    _check(lambda T, x: getattr(T.special, op)(x), [-3.0, -2.0, -0.0, 0.0, 2.5], rtol=1e-9)
+
+
+def test_multigammaln_gradient_at_signed_zero():
+    # PyTorch's offsets end in +0.0: x = -0.0 gives lgamma(+0.0), gradient -inf
+    _check(lambda T, x: T.special.multigammaln(x, 2), [-0.0, 0.0, -1.0, 1.5], rtol=1e-9)
+
+
+# -- pow / float_power ---------------------------------------------------------------------------
+def test_pow_base_gradient_grouped_as_pytorch():
+    # pow-grad-inf: t * (b * a**(b - 1)) overflows to inf for both cotangent signs
+    a = [2.7040555719828205, 2.7040555719828205]
+    b = numbagrad.tensor([710.0, 710.0], dtype=numbagrad.float64)
+    bt = torch.tensor([710.0, 710.0], dtype=torch.float64)
+    cot = [-0.1, 0.05]
+    ours = _grads(numbagrad, lambda T, x: x ** (b if T is numbagrad else bt), a, cot=cot)
+    theirs = _grads(torch, lambda T, x: x ** (b if T is numbagrad else bt), a, cot=cot)
+    for o, t in zip(ours, theirs):
+        _same(o, t, rtol=1e-12)
+
+
+def test_float_power_gradient_with_underflowing_cotangent():
+    # float-power-grad-nan: a -0.0 cotangent (pow underflows) times b * a**(b - 1) = inf is
+    # NaN, as in PyTorch (grouped as (g * b) * a**(b - 1) it was -0.0)
+    def f(T, x):
+        e = T.tensor([710.0, 2.0], dtype=T.float64)
+        return T.pow(T.float_power(x, e), T.tensor([-2.9351779615297833, 0.5], dtype=T.float64))
+
+    _check(f, [2.702682612961084, 0.0])
+
+
+# -- binary / unary second orders ---------------------------------------------------------------
+def test_copysign_second_order_is_nan_at_zero():
+    _check(lambda T, x: T.copysign(x, x), [-0.0, 0.0, 3.0, -1.5])
+
+
+def test_std_of_one_element_second_order():
+    # atan-gradgrad-nan: std's masked division keeps 0/0 in the unselected branch
+    _check(lambda T, x: T.atan(T.std_mean(x, 0, keepdim=True, correction=0)[0]), [-2.86])
+
+
+def test_abs_sign_is_a_constant_of_the_graph():
+    # absolute-gradgrad-nan: sgn's derivative contributes nothing (no 0 * inf)
+    _check(lambda T, x: T.abs(T.log2(x)), [0.0, inf, 1e-310, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("op", ["log", "log10", "log2", "log1p", "atan"])
+def test_log_family_rules_divide_as_pytorch(op):
+    # log10-gradgrad: grad / (x ln 10), so the rounding (and cancellations) are PyTorch's
+    _check(lambda T, x: getattr(T, op)(x), [1e-300, 5e-324, 0.0, 0.37, 2.0, -0.5], rtol=0)
+
+
+# -- sigmoid --------------------------------------------------------------------------------------
+def test_sigmoid_second_order_with_infinite_cotangent():
+    # sigmoid-gradgrad-nonfinite: gg * g * (1 - 2 y), one term, is +-inf (not inf - inf)
+    _check(
+        lambda T, x: T.sigmoid(x), [-1.66, 0.02, 2.7, -0.3], cot=[-inf, inf, 3.0, nan], rtol=1e-14
+    )
+
+
+def test_sigmoid_backward_fused_and_forward_mode():
+    # the fused one-pass kernel (large arrays) and the small-array formula are PyTorch's
+    # (g * (1 - y)) * y; forward mode binds the same primitive
+    for n in (7, 5000):
+        x = np.linspace(-30, 30, n)
+        xs = numbagrad.tensor(x, requires_grad=True)
+        (g,) = numbagrad.autograd.grad(numbagrad.sigmoid(xs), xs, numbagrad.ones(n))
+        xt = torch.tensor(x, requires_grad=True)
+        (gt,) = torch.autograd.grad(torch.sigmoid(xt), xt, torch.ones(n, dtype=torch.float64))
+        np.testing.assert_allclose(g.numpy(), gt.numpy(), rtol=1e-14)
+        fa = numbagrad.autograd.forward_ad
+        with fa.dual_level():
+            d = fa.make_dual(xs.detach(), numbagrad.ones(n, dtype=numbagrad.float64))
+            t = fa.unpack_dual(numbagrad.sigmoid(d)).tangent
+        np.testing.assert_allclose(t.numpy(), g.numpy(), rtol=1e-15)
+
+
+# -- numbagrad.special ----------------------------------------------------------------------------
+@pytest.mark.parametrize("eps", [None, 0.2])
+def test_logit_gradients(eps):
+    # logit-grad-*, logit-eps-gradgrad: PyTorch's infinitely differentiable logit_backward
+    x = [1.0, 0.0, -0.0, 0.5, 2.0, -1.0, nan, 0.1, 0.9, 0.25]
+    _check(lambda T, v: T.special.logit(v, eps), x)
+
+
+def test_logit_forward_and_float32():
+    x = [0.0, 1.0, 0.3, nan, 1.5, -0.0]
+    for eps in (None, 0.2):
+        for dt in ("float64", "float32"):
+            ours = numbagrad.logit(numbagrad.tensor(x, dtype=getattr(numbagrad, dt)), eps)
+            theirs = torch.logit(torch.tensor(x, dtype=getattr(torch, dt)), eps)
+            _same(ours, theirs, rtol=1e-6 if dt == "float32" else 1e-15, zeros=True)
+
+
+def test_sinc_gradients_next_to_and_at_zero():
+    # sinc-grad (no cancellation next to 0), sinc-gradgrad-zero (NaN at 0, as PyTorch's)
+    x = [1e-30, 0.0, -0.0, 3.0, 0.5, -2.42]
+    _check(lambda T, v: T.special.sinc(v), x, cot=[-0.0276, 1.9, -0.55, -1.66, 0.35, 0.4])
+
+
+@pytest.mark.parametrize("op", ["i0", "i0e", "i1", "i1e"])
+def test_modified_bessel_gradients_at_special_values(op):
+    # i1-grad-nonfinite, i1e-grad-nonfinite (1/2 at NaN and |x| <= eps), i1-gradgrad,
+    # i1e-gradgrad (no cancellation at 1e-30), i0-gradgrad-nan, i1e-gradgrad-nonfinite-2
+    x = [nan, inf, -inf, 1e-30, -1e-30, 0.0, -0.0, 0.42, -3.5, 710.0]
+    _check(lambda T, v: getattr(T.special, op)(v), x, rtol=1e-9)
+
+
+def test_bessel_j1_is_odd_at_signed_zero():
+    for dt in ("float32", "float64"):
+        ours = numbagrad.special.bessel_j1(numbagrad.tensor([-0.0, 0.0], dtype=dt))
+        assert [math.copysign(1, v) for v in ours.tolist()] == [-1.0, 1.0]
+
+
+@pytest.mark.parametrize(
+    "op, x", [("erfcx", [53.754383, -2.5, 0.3, 8.0]), ("log_ndtr", [-299.5574, -2084.754, -3.9])]
+)
+def test_float32_gradients_recomputed_in_float64(op, x):
+    # erfcx-grad-accuracy (2 x erfcx(x) - 2/sqrt(pi) cancels), log_ndtr's tail: the float32
+    # derivative is the float64 one rounded once
+    f = getattr(numbagrad.special, op)
+    x32 = numbagrad.tensor(x, dtype=numbagrad.float32, requires_grad=True)
+    (g32,) = numbagrad.autograd.grad(f(x32), x32, numbagrad.ones(len(x)))
+    x64 = x32.detach().to(numbagrad.float64).requires_grad_()
+    (g64,) = numbagrad.autograd.grad(f(x64), x64, numbagrad.ones(len(x), dtype=numbagrad.float64))
+    np.testing.assert_array_equal(g32.numpy(), g64.numpy().astype(np.float32))
+    # ... and a second derivative exists (the recomputation is differentiable)
+    (h,) = numbagrad.autograd.grad(
+        numbagrad.autograd.grad(f(x32), x32, numbagrad.ones(len(x)), create_graph=True)[0].sum(),
+        x32,
+    )
+    assert h.dtype == numbagrad.float32 and bool(numbagrad.isfinite(h).all())
