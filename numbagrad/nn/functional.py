@@ -15,7 +15,10 @@ from numbagrad import ops as _ops
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import arange, full, rand_like
 from numbagrad._tensor import Tensor
+from numbagrad.nn._primitives import Elu, Hardtanh, LayerNorm, Mish, Silu, SmoothL1
+from numbagrad.ops._op import bind
 from numbagrad.ops.inplace import inplace as _inplace
+from numbagrad.ops.unary import stable_softplus as _stable_softplus
 
 __all__ = [
     "bilinear",
@@ -110,6 +113,13 @@ def _clamp_min_straight_through(t, eps):
     return t + shift
 
 
+def _floating_only(input, kernel):
+    """PyTorch's error for an activation kernel that has no integer or bool version."""
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point:
+        name = _TYPE_NAMES.get(input.dtype) or {D.int64: "Long"}.get(input.dtype, str(input.dtype))
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
+
+
 def _maybe_inplace(input, inplace, fn):
     if inplace:
         return _inplace(input, fn)
@@ -166,7 +176,10 @@ def bilinear(input1, input2, weight, bias=None):
             f"input1 features {input1.shape[-1]} and input2 features "
             f"{input2.shape[-1]}"
         )
-    out = _ops.einsum("...i,oij,...j->...o", input1, weight, input2)
+    # contract input1 with weight first, then with input2 (PyTorch's _trilinear order, which
+    # decides the result when an operand is infinite)
+    left = _ops.einsum("...i,oij->...oj", input1, weight)
+    out = _ops.einsum("...oj,...j->...o", left, input2)
     return out if bias is None else out + bias
 
 
@@ -212,10 +225,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if not input.dtype.is_floating_point:  # as PyTorch: integer in, integer out
         return _maybe_inplace(input, inplace, lambda x: _ops.clamp(x, int(min_val), int(max_val)))
 
-    def fn(x):
-        return _ops.where(x <= min_val, float(min_val), _ops.where(x >= max_val, float(max_val), x))
-
-    return _maybe_inplace(input, inplace, fn)
+    # PyTorch's forward is clamp (so -0.0 at a bound of 0 stays -0.0, NaN stays NaN); its
+    # backward passes the gradient only strictly inside the bounds, NaN inputs getting 0
+    # (its SIMD path; its scalar loop, on strided operands and short tails, passes it)
+    params = {"min_val": float(min_val), "max_val": float(max_val)}
+    return _maybe_inplace(input, inplace, lambda x: bind(Hardtanh, (x,), params))
 
 
 def tanh(input):
@@ -284,7 +298,8 @@ def silu(input, inplace=False):
     >>> numbagrad.nn.functional.silu(numbagrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.7311])
     """
-    return _maybe_inplace(input, inplace, lambda x: x * _ops.sigmoid(x))
+    _floating_only(input, "silu_cpu")
+    return _maybe_inplace(input, inplace, lambda x: bind(Silu, (x,), {}))
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -296,15 +311,9 @@ def elu(input, alpha=1.0, inplace=False):
     >>> numbagrad.nn.functional.elu(numbagrad.tensor([-1.0, 2.0]))
     tensor([-0.6321,  2.0000])
     """
-
-    def fn(x):
-        neg = x <= 0
-        # expm1 only of the non-positive part: no overflow (and no inf * 0 gradient) for
-        # large positive x; at x = 0 the derivative is alpha, and at NaN the gradient passes
-        # (the positive branch), as PyTorch's
-        return _ops.where(neg, alpha * _ops.expm1(_ops.where(neg, x, 0.0)), x)
-
-    return _maybe_inplace(input, inplace, fn)
+    _floating_only(input, "elu_cpu")
+    params = {"alpha": float(alpha), "scale": 1.0, "input_scale": 1.0}
+    return _maybe_inplace(input, inplace, lambda x: bind(Elu, (x,), params))
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -321,7 +330,9 @@ def selu(input, inplace=False):
     >>> numbagrad.nn.functional.selu(numbagrad.tensor([-1.0, 1.0]))
     tensor([-1.1113,  1.0507])
     """
-    return _maybe_inplace(input, inplace, lambda x: _SELU_SCALE * elu(x, _SELU_ALPHA))
+    _floating_only(input, "elu_cpu")
+    params = {"alpha": _SELU_ALPHA, "scale": _SELU_SCALE, "input_scale": 1.0}
+    return _maybe_inplace(input, inplace, lambda x: bind(Elu, (x,), params))
 
 
 def logsigmoid(input):
@@ -333,7 +344,19 @@ def logsigmoid(input):
     >>> numbagrad.nn.functional.logsigmoid(numbagrad.tensor([0.0, -200.0]))
     tensor([  -0.6931, -200.0000])
     """
-    return -_ops.softplus(-input, 1.0, math.inf)
+    # 0 - softplus: +0.0 (not -0.0) where softplus(-x) underflows, as PyTorch's
+    # min(x, 0) - log1p(exp(-|x|))
+    _log_sigmoid_float_only(input)
+    return 0.0 - _stable_softplus(-input)
+
+
+def _log_sigmoid_float_only(input):
+    """PyTorch's log_sigmoid kernel takes floating tensors only (softplus would promote)."""
+    if not input.is_floating_point():
+        name = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char"}.get(
+            str(input.dtype).split(".")[-1], "Bool" if input.dtype is D.bool else "Byte"
+        )
+        raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for '{name}'")
 
 
 def softsign(input):
@@ -357,7 +380,8 @@ def mish(input, inplace=False):
     >>> numbagrad.nn.functional.mish(numbagrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8651])
     """
-    return _maybe_inplace(input, inplace, lambda x: x * _ops.tanh(_ops.softplus(x, 1.0, math.inf)))
+    _floating_only(input, "mish_cpu")
+    return _maybe_inplace(input, inplace, lambda x: bind(Mish, (x,), {}))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -477,16 +501,22 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
                 f"got {name} of shape {list(t.shape)} and normalized_shape = "
                 f"{list(normalized_shape)}"
             )
-    dims = tuple(range(input.ndim - nd, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centred = input - mean
-    var = (centred * centred).mean(dims, keepdim=True)
-    out = centred * _ops.rsqrt(var + eps)
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
+    _check_layer_norm_dtypes(input, weight, bias)
+    # a primitive with PyTorch's backward formula (NOTE [Activation primitives]); its
+    # two-pass mean centres a constant row to exactly 0 (PyTorch's Welford moments), so the
+    # row's output is exactly the bias
+    operands = (input, 1.0 if weight is None else weight, 0.0 if bias is None else bias)
+    return bind(LayerNorm, operands, {"nd": nd, "eps": float(eps)})
+
+
+def _check_layer_norm_dtypes(input, weight, bias):
+    """PyTorch's CPU check: float32/float64 inputs take parameters of their own dtype."""
+    params = [t for t in (weight, bias) if t is not None]
+    if input.dtype not in (D.float32, D.float64) or all(p.dtype is input.dtype for p in params):
+        return
+    if any(p.dtype is not D.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12):
@@ -555,6 +585,13 @@ def pad(input, pad, mode="constant", value=None):
                 "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
                 "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
             )
+        # only a leading batch dim may be empty (PyTorch's reflection/replication check)
+        if mode != "circular" and 0 in input.shape[1 if input.ndim == k + 2 else 0 :]:
+            raise RuntimeError(
+                f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch "
+                "size and other non-zero dimensions for input, but got: "
+                f"{list(input.shape)}"
+            )
     out = input
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
@@ -617,7 +654,7 @@ def _pad_constant(x, d, left, right, value):
         if amount:
             shape = list(x.shape)
             shape[d] = amount
-            parts.append(full(shape, value, dtype=x.dtype))
+            parts.append(full(shape, value, dtype=x.dtype, device=x.device))
         else:
             parts.append(None)
     seq = [p for p in (parts[0], x, parts[1]) if p is not None]
@@ -659,7 +696,7 @@ def one_hot(tensor, num_classes=-1):
             "one_hot(num_classes=-1) reads the data to count the classes, "
             "which a numbagrad.func transform cannot; pass num_classes"
         )
-    classes = arange(num_classes)
+    classes = arange(num_classes, device=tensor.device)
     return (tensor.unsqueeze(-1) == classes).long()
 
 
@@ -759,11 +796,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     input, target = _promoted(input, target)
-    d = input - target
-    ad = _ops.abs(d)
     if beta == 0.0:
-        return _reduce(ad, reduction)
-    loss = _ops.where(ad < beta, (0.5 / beta) * d * d, ad - 0.5 * beta)
+        return _reduce(_ops.abs(input - target), reduction)
+    # a primitive: PyTorch's rules (NOTE [Activation primitives])
+    loss = bind(SmoothL1, (input, target), {"beta": float(beta), "huber": False})
     return _reduce(loss, reduction)
 
 
@@ -786,9 +822,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         isinstance(target, Tensor) and isinstance(input, Tensor) and target.dtype is not input.dtype
     ):  # PyTorch's result has input's dtype
         target = target.to(input.dtype)
-    d = input - target
-    ad = _ops.abs(d)
-    loss = _ops.where(ad < delta, 0.5 * d * d, delta * (ad - 0.5 * delta))
+    loss = bind(SmoothL1, (input, target), {"beta": float(delta), "huber": True})
     return _weighted(loss, weight, input, reduction, False)
 
 
@@ -864,12 +898,13 @@ def binary_cross_entropy_with_logits(
     >>> round(float(l), 4)
     0.6931
     """
+    _log_sigmoid_float_only(input)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Target size ({_size(target)}) must be the same as input size ({_size(input)})"
         )
-    sp = _ops.softplus(-input, 1.0, math.inf)  # log(1 + exp(-x)), stable for any x
+    sp = _stable_softplus(-input)  # log(1 + exp(-x)), stable for any x
     if pos_weight is not None:
         log_weight = (pos_weight - 1.0) * target + 1.0
         loss = (1.0 - target) * input + log_weight * sp
@@ -1035,12 +1070,6 @@ def cross_entropy(
     return (1.0 - label_smoothing) * nll + smooth * (label_smoothing / n_classes)
 
 
-def _xlogy(x):
-    """``x * log(x)``, 0 where ``x == 0`` (and its gradient finite there)."""
-    pos = x > 0
-    return _ops.where(pos, x * _ops.log(_ops.where(pos, x, 1.0)), 0.0)
-
-
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence ``target * (log(target) - input)`` of log-probabilities
     ``input`` (``exp(target) * (target - input)`` with ``log_target``).
@@ -1072,7 +1101,14 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = _ops.exp(target) * (target - input)
     else:
-        loss = _xlogy(target) - target * input
+        # PyTorch's formula: NaN for a negative target, and a NaN gradient at target 0
+        # (xlogy has no CUDA kernel yet: there, t * log(t) masked at 0, whose gradient at
+        # t = 0 is 0)
+        if isinstance(target, Tensor) and target.device.type == "cuda":
+            xlogx = _ops.where(target == 0, 0.0, target * _ops.log(target))
+        else:
+            xlogx = _ops.xlogy(target, target)
+        loss = xlogx - target * input
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.ndim else total

@@ -138,23 +138,81 @@ def lerp(input, end, weight):
         raise TypeError("lerp(): input and end must be Tensors")
     if end.dtype is not input.dtype:
         raise RuntimeError(
-            f"expected dtype {_tname(input.dtype).lower()} for `end` but got "
-            f"dtype {_tname(end.dtype).lower()}"
+            f"expected dtype {_lerp_tname(input.dtype)} for `end` but got "
+            f"dtype {_lerp_tname(end.dtype)}"
         )
-    if not input.is_floating_point():
-        raise NotImplementedError(
-            f"\"lerp_kernel_scalar\" not implemented for '{_tname(input.dtype)}'"
-        )
-    d = end - input
     if isinstance(weight, Tensor):
-        if weight.dtype is not input.dtype:
+        if weight.ndim == 0 and weight.dtype is not input.dtype:
+            # a 0-d weight of any dtype takes part in the type promotion as PyTorch's
+            # TensorIterator does (a 0-d tensor of a higher kind, or all of them 0-d)
+            dt = D.result_type(input, end, weight)
+            input, end, weight = input.to(dt), end.to(dt), weight.to(dt)
+        elif weight.dtype is not input.dtype:
             raise RuntimeError(
-                f"expected dtype {_tname(input.dtype).lower()} for `weight` "
-                f"but got dtype {_tname(weight.dtype).lower()}"
+                f"expected dtype {_lerp_tname(input.dtype)} for `weight` "
+                f"but got dtype {_lerp_tname(weight.dtype)}"
             )
-        return F.where(F.abs(weight) < 0.5, input + weight * d, end - d * (1 - weight))
-    w = float(weight)
-    return input + d * w if builtins.abs(w) < 0.5 else end - d * (1 - w)
+    else:
+        weight = float(weight)
+    if not input.is_floating_point():
+        kernel = "lerp_kernel_tensor" if isinstance(weight, Tensor) else "lerp_kernel_scalar"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_tname(input.dtype)}'")
+    return bind(Lerp, (input, end, weight), {})
+
+
+def _lerp_tname(dtype) -> str:
+    name = _tname(dtype).lower()
+    return "long int" if name == "long" else name  # PyTorch's spelling in lerp's message
+
+
+class Lerp(Primitive):
+    """``lerp(input, end, weight)`` by PyTorch's formula (from ``end`` where ``|weight| >=
+    0.5``), with PyTorch's rules: ``grad * (1 - weight)``, ``grad * weight`` and
+    ``grad * (end - input)`` (``weight`` a tensor or a Python float)."""
+
+    grad_fn = "LerpBackward1"
+    saves_inputs = (0, 1, 2)
+    saved_for = ((2,), (2,), (0, 1))  # input and end for weight's gradient, weight for theirs
+    batch = classmethod(binary.broadcast_batch)
+
+    @staticmethod
+    def impl(be, x, end, w):
+        xp = be.xp
+        with np.errstate(all="ignore"):  # inf - inf is NaN, as in PyTorch
+            d = end - x
+            if not hasattr(w, "shape"):  # a Python float: one branch
+                out = x + w * d if builtins.abs(w) < 0.5 else end - d * (1 - w)
+            else:
+                out = xp.where(xp.abs(w) < 0.5, x + w * d, end - d * (1 - w))
+        return xp.asarray(out, dtype=x.dtype)
+
+    @staticmethod
+    def vjp(ctx, g):
+        x, end, w = ctx.saved()
+        return (
+            g * (1 - w) if ctx.needs_input_grad(0) else None,
+            g * w if ctx.needs_input_grad(1) else None,
+            g * (end - x) if ctx.needs_input_grad(2) else None,
+        )
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        """``tx (1 - w) + te w + tw (end - x)``, absent tangents skipped."""
+        x, end, w = primals
+        tx, te, tw = tangents
+        terms = []
+        if tx is not None:
+            terms.append(tx * (1 - w))
+        if te is not None:
+            terms.append(te * w)
+        if tw is not None:
+            terms.append(tw * (end - x))
+        if not terms:
+            return None
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        return total
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
@@ -574,7 +632,8 @@ def block_diag(*tensors):
     rows, left = [], 0
     for b in blocks:
         r, c = b.shape
-        parts = [zeros((r, left), dtype=dt), b.to(dt), zeros((r, width - left - c), dtype=dt)]
+        z = {"dtype": dt, "device": b.device}
+        parts = [zeros((r, left), **z), b.to(dt), zeros((r, width - left - c), **z)]
         rows.append(F.cat(parts, 1))
         left += c
     return F.cat(rows, 0)
@@ -626,10 +685,53 @@ def renorm(input, p, dim, maxnorm):
             f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions"
         )
     d = wrap_dim(dim, input.ndim)
-    others = [i for i in range(input.ndim) if i != d]
-    norm = F.norm(input, p, others, keepdim=True)
-    factor = F.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
-    return input * factor
+    others = tuple(i for i in range(input.ndim) if i != d)
+    return bind(Renorm, (input,), {"dims": others, "p": float(p), "maxnorm": float(maxnorm)})
+
+
+class Renorm(Primitive):
+    """``x * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1)``, ``norm`` the ``p``-norm
+    over ``dims`` (keepdim), with PyTorch's ``renorm_backward`` and ``renorm_jvp`` (which
+    give ``grad`` itself to the slices left as they are, whatever their norm's derivative)."""
+
+    saves_inputs = (0,)
+
+    @staticmethod
+    def _norm(x, dims, p):
+        return F.norm(x, p, dims, keepdim=True)
+
+    @staticmethod
+    def impl(be, x, dims, p, maxnorm):
+        xp = be.xp
+        with np.errstate(all="ignore"):
+            if p == 2:
+                norm = reduce.Norm2.impl(be, x, dims, True)
+            else:
+                norm = reduce.NormP.impl(be, x, dims, True, p)
+            factor = xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+            return xp.asarray(x * factor, dtype=x.dtype)
+
+    @classmethod
+    def vjp(cls, ctx, g, dims, p, maxnorm):
+        (x,) = ctx.saved()
+        norm = cls._norm(x, dims, p)
+        nb = reduce.norm_backward(F.sum(x * g, dims, keepdim=True), x, norm, dims, p)
+        invnorm = 1 / (norm + 1e-7)
+        return F.where(norm > maxnorm, invnorm * maxnorm * (g - invnorm * nb), g)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out, dims, p, maxnorm):
+        (x,), (t,) = primals, tangents
+        norm = cls._norm(x, dims, p)
+        nt = F.sum(reduce.norm_backward(t, x, norm, dims, p), dims, keepdim=True)
+        invnorm = 1 / (norm + 1e-7)
+        return F.where(norm > maxnorm, invnorm * maxnorm * (t - x * invnorm * nt), t)
+
+    @staticmethod
+    def batch(args, bdims, dims, p, maxnorm):
+        bd = bdims[0]
+        new = tuple(d + (d >= bd) for d in dims)  # the batch dim is not reduced
+        return bind(Renorm, args, {"dims": new, "p": p, "maxnorm": maxnorm}), bd
 
 
 def ravel(input):
@@ -691,20 +793,21 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-def _dx_along(x, y, d):
-    """The spacings of sample points ``x`` along dim ``d`` of ``y`` (a 1-D ``x`` lines up
-    with that dim, as PyTorch's)."""
+def _dx_along(x, y, d, name="trapezoid"):
+    """The spacings of sample points ``x`` along dim ``d`` of ``y``, as PyTorch's: a 1-D
+    ``x`` lines up with that dim; a lower-dimensional ``x`` gets leading 1s; then the
+    spacings are taken along dim ``d`` of ``x`` (counted from the front) and broadcast
+    against ``y``'s pairs afterwards."""
     if x.ndim == 1:
         if x.shape[0] != y.shape[d]:
-            raise RuntimeError(
-                f"trapezoid: There must be one `x` value for each sample point "
-                f"but got {x.shape[0]} x values and {y.shape[d]} y values"
-            )
-        dx = diff(x)
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
         view = [1] * y.ndim
-        view[d] = dx.shape[0]
-        return F.reshape(dx, tuple(view))
-    return diff(x, dim=d - y.ndim)
+        view[d] = x.shape[0]
+        x = F.reshape(x, tuple(view))
+    elif x.ndim < y.ndim:
+        x = F.reshape(x, (1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    m = x.shape[d]
+    return F.narrow(x, d, min(1, m), max(m - 1, 0)) - F.narrow(x, d, 0, max(m - 1, 0))
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -733,7 +836,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(x, Tensor):
         spacing = _dx_along(x, y, d)
         n = y.shape[d]
-        pair = F.narrow(y, d, 1, n - 1) + F.narrow(y, d, 0, n - 1)
+        pair = F.narrow(y, d, 0, n - 1) + F.narrow(y, d, 1, n - 1)
         return F.sum(spacing * pair, d) / 2.0
     h = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
     ends = F.select(y, d, 0) + F.select(y, d, -1)
@@ -771,11 +874,13 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         )
     d = wrap_dim(dim, y.ndim)
     n = y.shape[d]
+    if isinstance(x, Tensor):
+        spacing = _dx_along(x, y, d, "cumulative_trapezoid")
+        pair = F.narrow(y, d, 0, max(n - 1, 0)) + F.narrow(y, d, min(1, n), max(n - 1, 0))
+        return F.cumsum(spacing * pair / 2.0, d)
     if n == 0:
         return y if y.is_floating_point() else y.to(default_float())
     pair = F.narrow(y, d, 1, n - 1) + F.narrow(y, d, 0, n - 1)
-    if isinstance(x, Tensor):
-        return F.cumsum(_dx_along(x, y, d) * pair, d) / 2.0
     h = 1.0 if dx is None and x is None else float(dx if dx is not None else x)
     if not pair.is_floating_point():
         pair = pair.to(default_float())
@@ -1015,7 +1120,8 @@ class Unique(Primitive):
         else:
             moved = xp.moveaxis(x, dim, 0)
             shape_inv = (x.shape[dim],)
-            moved = moved.reshape(moved.shape[0], -1)
+            # (the row size spelt out: -1 is ambiguous when there are no rows)
+            moved = moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
         n = moved.shape[0]
         if consecutive:
             order = xp.arange(n)
@@ -1049,6 +1155,16 @@ def _unique(input, dim, consecutive, return_inverse, return_counts):
         raise IndexError(
             f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
         )
+    if d is not None and 0 in input.shape:  # PyTorch's checks for empty slices
+        if input.shape[d] != 0:
+            raise RuntimeError(
+                "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                "applied"
+            )
+        if list(input.shape).count(0) > 1:
+            raise RuntimeError(
+                "Number of zero sized dimensions is more than one, so unique cannot be applied "
+            )
     values, inverse, counts = bind(
         Unique, (input.detach(),), {"dim": d, "consecutive": consecutive}
     )
@@ -1182,7 +1298,7 @@ def bincount(input, weights=None, minlength=0):
     # NOTE: the output length depends on the data, so this reads it eagerly (no vmap, as
     # PyTorch's bincount has no batching rule either)
     n = builtins.max(int(F.amax(index).item()) + 1 if index.numel() else 0, int(minlength))
-    return zeros(n, dtype=src.dtype).index_add(0, index, src)
+    return zeros(n, dtype=src.dtype, device=input.device).index_add(0, index, src)
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
