@@ -1137,54 +1137,76 @@ def _torch_softplus(m, x):
 
 op_db = [
     # ---- unary ----
-    _unary("neg", np.negative, variants={"operator": lambda m, x: -x}),
-    _unary("abs", np.abs, nonzero, variants={"builtin": lambda m, x: abs(x)}),
-    _unary("sign", np.sign, nonzero),
-    _unary("exp", np.exp),
-    _unary("expm1", np.expm1),
-    _unary("log", np.log, positive),
-    _unary("log1p", np.log1p, lambda r, s: real(r, s, -0.5, 2.0)),
-    _unary("log2", np.log2, positive),
-    _unary("sqrt", np.sqrt, positive),
-    _unary("rsqrt", lambda x: 1.0 / np.sqrt(x), positive),
-    _unary("square", np.square),
-    _unary("reciprocal", np.reciprocal, nonzero),
-    _unary("sin", np.sin),
-    _unary("cos", np.cos),
-    _unary("tan", np.tan, lambda r, s: real(r, s, -1.2, 1.2)),
-    _unary("tanh", np.tanh),
-    _unary("sigmoid", ref_sigmoid),
-    _unary("relu", ref_relu, nonzero),
+    _unary("neg", np.negative, variants={"operator": lambda m, x: -x}, supports_cuda=True),
+    _unary("abs", np.abs, nonzero, variants={"builtin": lambda m, x: abs(x)}, supports_cuda=True),
+    _unary("sign", np.sign, nonzero, supports_cuda=True),
+    _unary("exp", np.exp, supports_cuda=True),
+    _unary("expm1", np.expm1, supports_cuda=True),
+    _unary("log", np.log, positive, supports_cuda=True),
+    _unary("log1p", np.log1p, lambda r, s: real(r, s, -0.5, 2.0), supports_cuda=True),
+    _unary("log2", np.log2, positive, supports_cuda=True),
+    _unary("sqrt", np.sqrt, positive, supports_cuda=True),
+    _unary("rsqrt", lambda x: 1.0 / np.sqrt(x), positive, supports_cuda=True),
+    _unary("square", np.square, supports_cuda=True),
+    _unary("reciprocal", np.reciprocal, nonzero, supports_cuda=True),
+    _unary("sin", np.sin, supports_cuda=True),
+    _unary("cos", np.cos, supports_cuda=True),
+    _unary("tan", np.tan, lambda r, s: real(r, s, -1.2, 1.2), supports_cuda=True),
+    _unary("tanh", np.tanh, supports_cuda=True),
+    _unary("sigmoid", ref_sigmoid, supports_cuda=True),
+    _unary("relu", ref_relu, nonzero, supports_cuda=True),
     OpInfo(
         "softplus",
         ref_softplus,
         unary_samples(lambda r, s: real(r, s, -4.0, 4.0)),
         torch_op=_torch_softplus,
-        primitives=("Gt", "Mul", "Softplus", "Where"),
+        primitives=("Softplus",),
+        supports_cuda=True,
     ),
-    _unary("erf", ref_erf),
-    _unary("floor", np.floor, off_integer),
-    _unary("ceil", np.ceil, off_integer),
-    _unary("round", np.round, off_integer),
+    _unary("erf", ref_erf, supports_cuda=True),
+    _unary("floor", np.floor, off_integer, supports_cuda=True),
+    _unary("ceil", np.ceil, off_integer, supports_cuda=True),
+    _unary("round", np.round, off_integer, supports_cuda=True),
     # reflected operators with a Python scalar on the left
     OpInfo(
-        "radd", lambda x: 2.5 + x, unary_samples(real), op=lambda m, x: 2.5 + x, primitives=("Add",)
+        "radd",
+        lambda x: 2.5 + x,
+        unary_samples(real),
+        op=lambda m, x: 2.5 + x,
+        primitives=("Add",),
+        supports_cuda=True,
     ),
     OpInfo(
-        "rsub", lambda x: 2.5 - x, unary_samples(real), op=lambda m, x: 2.5 - x, primitives=("Sub",)
+        "rsub",
+        lambda x: 2.5 - x,
+        unary_samples(real),
+        op=lambda m, x: 2.5 - x,
+        primitives=("Sub",),
+        supports_cuda=True,
     ),
     OpInfo(
-        "rmul", lambda x: 2.5 * x, unary_samples(real), op=lambda m, x: 2.5 * x, primitives=("Mul",)
+        "rmul",
+        lambda x: 2.5 * x,
+        unary_samples(real),
+        op=lambda m, x: 2.5 * x,
+        primitives=("Mul",),
+        supports_cuda=True,
     ),
     OpInfo(
         "rtruediv",
         lambda x: 2.5 / x,
         unary_samples(nonzero),
         op=lambda m, x: 2.5 / x,
-        primitives=("Div",),
+        primitives=("Mul", "Reciprocal"),
+        supports_cuda=True,
     ),
     OpInfo(
-        "rpow", lambda x: 2.5**x, unary_samples(real), op=lambda m, x: 2.5**x, primitives=("Pow",)
+        "rpow",
+        lambda x: 2.5**x,
+        unary_samples(real),
+        op=lambda m, x: 2.5**x,
+        primitives=("Pow",),
+        supports_cuda=True,
     ),
     # ---- binary ----
     OpInfo(
@@ -1194,6 +1216,7 @@ op_db = [
         method=True,
         variants={"operator": lambda m, a, b: a + b},
         primitives=("Add",),
+        supports_cuda=True,
     ),
     OpInfo(
         "sub",
@@ -1202,6 +1225,7 @@ op_db = [
         method=True,
         variants={"operator": lambda m, a, b: a - b},
         primitives=("Sub",),
+        supports_cuda=True,
     ),
     OpInfo(
         "mul",
@@ -1210,6 +1234,7 @@ op_db = [
         method=True,
         variants={"operator": lambda m, a, b: a * b},
         primitives=("Mul",),
+        supports_cuda=True,
     ),
     OpInfo(
         "div",
@@ -1218,6 +1243,7 @@ op_db = [
         method=True,
         variants={"operator": lambda m, a, b: a / b},
         primitives=("Div",),
+        supports_cuda=True,
     ),
     OpInfo(
         "pow",
@@ -1226,6 +1252,7 @@ op_db = [
         method=True,
         variants={"operator": lambda m, a, b: a**b},
         primitives=("Pow",),
+        supports_cuda=True,
     ),
     OpInfo(
         "maximum",
@@ -1234,6 +1261,7 @@ op_db = [
         method=True,
         variants={"max_binary": lambda m, a, b: m.max(a, b)},
         primitives=("Maximum",),
+        supports_cuda=True,
     ),
     OpInfo(
         "minimum",
@@ -1242,9 +1270,12 @@ op_db = [
         method=True,
         variants={"min_binary": lambda m, a, b: m.min(a, b)},
         primitives=("Minimum",),
+        supports_cuda=True,
     ),
-    OpInfo("atan2", np.arctan2, atan2_samples, method=True, primitives=("Atan2",)),
-    OpInfo("fmod", np.fmod, mod_samples, method=True, primitives=("Fmod",)),
+    OpInfo(
+        "atan2", np.arctan2, atan2_samples, method=True, primitives=("Atan2",), supports_cuda=True
+    ),
+    OpInfo("fmod", np.fmod, mod_samples, method=True, primitives=("Fmod",), supports_cuda=True),
     OpInfo(
         "remainder",
         ref_remainder,
@@ -1252,6 +1283,7 @@ op_db = [
         method=True,
         variants={"operator": lambda m, a, b: a % b},
         primitives=("Remainder",),
+        supports_cuda=True,
     ),
     OpInfo(
         "eq",
@@ -1262,6 +1294,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a == b},
         primitives=("Eq",),
+        supports_cuda=True,
     ),
     OpInfo(
         "ne",
@@ -1272,6 +1305,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a != b},
         primitives=("Ne",),
+        supports_cuda=True,
     ),
     OpInfo(
         "lt",
@@ -1282,6 +1316,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a < b},
         primitives=("Lt",),
+        supports_cuda=True,
     ),
     OpInfo(
         "le",
@@ -1292,6 +1327,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a <= b},
         primitives=("Le",),
+        supports_cuda=True,
     ),
     OpInfo(
         "gt",
@@ -1302,6 +1338,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a > b},
         primitives=("Gt",),
+        supports_cuda=True,
     ),
     OpInfo(
         "ge",
@@ -1312,6 +1349,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a >= b},
         primitives=("Ge",),
+        supports_cuda=True,
     ),
     OpInfo(
         "logical_and",
@@ -1321,6 +1359,7 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("LogicalAnd",),
+        supports_cuda=True,
     ),
     OpInfo(
         "logical_or",
@@ -1330,6 +1369,7 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("LogicalOr",),
+        supports_cuda=True,
     ),
     OpInfo(
         "logical_xor",
@@ -1339,6 +1379,7 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("LogicalXor",),
+        supports_cuda=True,
     ),
     OpInfo(
         "bitwise_or",
@@ -1349,6 +1390,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a | b},
         primitives=("BitwiseOr",),
+        supports_cuda=True,
     ),
     OpInfo(
         "bitwise_xor",
@@ -1359,6 +1401,7 @@ op_db = [
         dtypes="bool",
         variants={"operator": lambda m, a, b: a ^ b},
         primitives=("BitwiseXor",),
+        supports_cuda=True,
     ),
     OpInfo(
         "isnan",
@@ -1368,6 +1411,7 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("IsNan",),
+        supports_cuda=True,
     ),
     OpInfo(
         "isinf",
@@ -1377,14 +1421,23 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("IsInf",),
+        supports_cuda=True,
     ),
-    OpInfo("nan_to_num", ref_nan_to_num, nan_to_num_samples, method=True, primitives=("NanToNum",)),
+    OpInfo(
+        "nan_to_num",
+        ref_nan_to_num,
+        nan_to_num_samples,
+        method=True,
+        primitives=("NanToNum",),
+        supports_cuda=True,
+    ),
     OpInfo(
         "where",
         ref_where,
         where_samples,
         variants={"method": lambda m, c, x, y: x.where(c, y)},
         primitives=("Where",),
+        supports_cuda=True,
     ),
     OpInfo(
         "clamp",
@@ -1393,11 +1446,24 @@ op_db = [
         method=True,
         variants={"clip": lambda m, *a, **k: m.clip(*a, **k)},
         primitives=("Clamp", "ClampTensor"),
+        supports_cuda=True,
     ),
     # ---- reductions ----
-    OpInfo("sum", ref_reduce(np.sum), reduction_samples(), method=True, primitives=("Sum",)),
     OpInfo(
-        "mean", ref_reduce(np.mean), reduction_samples(), method=True, primitives=("Div", "Sum")
+        "sum",
+        ref_reduce(np.sum),
+        reduction_samples(),
+        method=True,
+        primitives=("Sum",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "mean",
+        ref_reduce(np.mean),
+        reduction_samples(),
+        method=True,
+        primitives=("Div", "Sum"),
+        supports_cuda=True,
     ),
     OpInfo(
         "prod",
@@ -1405,12 +1471,23 @@ op_db = [
         prod_samples,
         method=True,
         primitives=("Prod",),
+        supports_cuda=True,
     ),
     OpInfo(
-        "amax", ref_reduce(np.max), reduction_samples(distinct), method=True, primitives=("Amax",)
+        "amax",
+        ref_reduce(np.max),
+        reduction_samples(distinct),
+        method=True,
+        primitives=("Amax",),
+        supports_cuda=True,
     ),
     OpInfo(
-        "amin", ref_reduce(np.min), reduction_samples(distinct), method=True, primitives=("Amin",)
+        "amin",
+        ref_reduce(np.min),
+        reduction_samples(distinct),
+        method=True,
+        primitives=("Amin",),
+        supports_cuda=True,
     ),
     OpInfo(
         "max",
@@ -1418,6 +1495,7 @@ op_db = [
         max_min_samples,
         method=True,
         primitives=("Amax", "Argmax", "Gather", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "min",
@@ -1425,6 +1503,7 @@ op_db = [
         max_min_samples,
         method=True,
         primitives=("Amin", "Argmin", "Gather", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "argmax",
@@ -1434,6 +1513,7 @@ op_db = [
         supports_grad=False,
         dtypes="int64",
         primitives=("Argmax",),
+        supports_cuda=True,
     ),
     OpInfo(
         "argmin",
@@ -1443,29 +1523,41 @@ op_db = [
         supports_grad=False,
         dtypes="int64",
         primitives=("Argmin",),
+        supports_cuda=True,
     ),
     OpInfo(
         "logsumexp",
         ref_logsumexp,
         logsumexp_samples,
         method=True,
-        primitives=(
-            "Add",
-            "Amax",
-            "Exp",
-            "IsFinite",
-            "Log",
-            "LogicalNot",
-            "Reshape",
-            "Sub",
-            "Sum",
-            "Where",
-        ),
+        primitives=("Logsumexp", "Reshape"),
+        supports_cuda=True,
     ),
-    OpInfo("norm", ref_norm, norm_samples, method=True, primitives=("Abs", "Norm2", "Pow", "Sum")),
-    OpInfo("var", ref_var, var_samples, method=True, tol32=(1e-4, 1e-5), primitives=("Var",)),
     OpInfo(
-        "std", ref_std, var_samples, method=True, tol32=(1e-4, 1e-5), primitives=("SafeSqrt", "Var")
+        "norm",
+        ref_norm,
+        norm_samples,
+        method=True,
+        primitives=("Norm2", "NormP"),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "var",
+        ref_var,
+        var_samples,
+        method=True,
+        tol32=(1e-4, 1e-5),
+        primitives=("Var",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "std",
+        ref_std,
+        var_samples,
+        method=True,
+        tol32=(1e-4, 1e-5),
+        primitives=("SafeSqrt", "Var"),
+        supports_cuda=True,
     ),
     OpInfo(
         "all",
@@ -1475,6 +1567,7 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("All",),
+        supports_cuda=True,
     ),
     OpInfo(
         "any",
@@ -1484,10 +1577,23 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("Any",),
+        supports_cuda=True,
     ),
-    OpInfo("softmax", ref_softmax, softmax_samples, method=True, primitives=("Softmax",)),
     OpInfo(
-        "log_softmax", ref_log_softmax, softmax_samples, method=True, primitives=("LogSoftmax",)
+        "softmax",
+        ref_softmax,
+        softmax_samples,
+        method=True,
+        primitives=("Softmax",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "log_softmax",
+        ref_log_softmax,
+        softmax_samples,
+        method=True,
+        primitives=("LogSoftmax",),
+        supports_cuda=True,
     ),
     OpInfo(
         "cumsum",
@@ -1495,6 +1601,7 @@ op_db = [
         cumsum_samples,
         method=True,
         primitives=("Cumsum",),
+        supports_cuda=True,
     ),
     OpInfo(
         "cumprod",
@@ -1502,6 +1609,7 @@ op_db = [
         cumprod_samples,
         method=True,
         primitives=("Cumprod",),
+        supports_cuda=True,
     ),
     OpInfo(
         "nonzero",
@@ -1514,6 +1622,7 @@ op_db = [
         # the output shape depends on the data: no batching rule can exist, and vmap
         # raises (as PyTorch's); tests/test_batch_rules_shape.py checks the error
         supports_vmap=False,
+        supports_cuda=True,
     ),
     OpInfo(
         "fill_",
@@ -1524,6 +1633,7 @@ op_db = [
         ],
         op=op_fill,
         primitives=("Clone", "Fill"),
+        supports_cuda=True,
     ),
     OpInfo(
         "write_through_view",
@@ -1537,6 +1647,7 @@ op_db = [
         # under the transforms (tests/test_transforms.py checks the error)
         supports_jvp=False,
         supports_vmap=False,
+        supports_cuda=True,
     ),
     OpInfo(
         "function_apply",
@@ -1544,6 +1655,7 @@ op_db = [
         unary_samples(real),
         op=op_function,
         primitives=("Exp", "Mul", "_FunctionApply"),
+        supports_cuda=True,
     ),
     # ---- shape ----
     OpInfo(
@@ -1553,6 +1665,7 @@ op_db = [
         method=True,
         variants={"method_varargs": lambda m, x, shape: x.reshape(*shape or ((),))},
         primitives=("Reshape",),
+        supports_cuda=True,
     ),
     OpInfo(
         "view",
@@ -1561,6 +1674,7 @@ op_db = [
         op=lambda m, x, shape: x.view(shape),
         variants={"varargs": lambda m, x, shape: x.view(*shape or ((),))},
         primitives=("Reshape",),
+        supports_cuda=True,
     ),
     OpInfo(
         "flatten",
@@ -1573,6 +1687,7 @@ op_db = [
         ],
         method=True,
         primitives=("Reshape",),
+        supports_cuda=True,
     ),
     OpInfo(
         "unflatten",
@@ -1584,6 +1699,7 @@ op_db = [
         ],
         method=True,
         primitives=("Reshape",),
+        supports_cuda=True,
     ),
     OpInfo(
         "transpose",
@@ -1595,6 +1711,7 @@ op_db = [
         ],
         method=True,
         primitives=("Permute",),
+        supports_cuda=True,
     ),
     OpInfo(
         "t",
@@ -1606,6 +1723,7 @@ op_db = [
         ],
         method=True,
         primitives=("Permute",),
+        supports_cuda=True,
     ),
     OpInfo(
         "permute",
@@ -1617,6 +1735,7 @@ op_db = [
         ],
         variants={"method_varargs": lambda m, x, dims: x.permute(*dims)},
         primitives=("Permute",),
+        supports_cuda=True,
     ),
     OpInfo(
         "movedim",
@@ -1628,6 +1747,7 @@ op_db = [
         ],
         method=True,
         primitives=("Permute",),
+        supports_cuda=True,
     ),
     OpInfo(
         "expand",
@@ -1641,6 +1761,7 @@ op_db = [
         ],
         op=lambda m, x, *sizes: x.expand(*sizes),
         primitives=("Expand",),
+        supports_cuda=True,
     ),
     OpInfo(
         "expand_as",
@@ -1651,6 +1772,7 @@ op_db = [
         ],
         op=lambda m, x, other: x.expand_as(other),
         primitives=("Expand",),
+        supports_cuda=True,
     ),
     OpInfo(
         "broadcast_to",
@@ -1662,6 +1784,7 @@ op_db = [
         ],
         method=True,
         primitives=("Expand",),
+        supports_cuda=True,
     ),
     OpInfo(
         "squeeze",
@@ -1675,6 +1798,7 @@ op_db = [
         ],
         method=True,
         primitives=("Reshape",),
+        supports_cuda=True,
     ),
     OpInfo(
         "unsqueeze",
@@ -1687,13 +1811,24 @@ op_db = [
         ],
         method=True,
         primitives=("Reshape",),
+        supports_cuda=True,
     ),
     # ---- indexing ----
     OpInfo(
-        "getitem", ref_getitem, getitem_samples, op=lambda m, x, key: x[key], primitives=("Index",)
+        "getitem",
+        ref_getitem,
+        getitem_samples,
+        op=lambda m, x, key: x[key],
+        primitives=("Index",),
+        supports_cuda=True,
     ),
     OpInfo(
-        "setitem", ref_setitem, setitem_samples, op=op_setitem, primitives=("Clone", "IndexPut")
+        "setitem",
+        ref_setitem,
+        setitem_samples,
+        op=op_setitem,
+        primitives=("Clone", "IndexPut"),
+        supports_cuda=True,
     ),
     OpInfo(
         "index_select",
@@ -1701,10 +1836,23 @@ op_db = [
         index_select_samples,
         method=True,
         primitives=("Index", "Reshape"),
+        supports_cuda=True,
     ),
-    OpInfo("gather", ref_gather, gather_samples, method=True, primitives=("Gather",)),
     OpInfo(
-        "scatter_add", ref_scatter_add, scatter_add_samples, method=True, primitives=("ScatterAdd",)
+        "gather",
+        ref_gather,
+        gather_samples,
+        method=True,
+        primitives=("Gather",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "scatter_add",
+        ref_scatter_add,
+        scatter_add_samples,
+        method=True,
+        primitives=("ScatterAdd",),
+        supports_cuda=True,
     ),
     *(
         OpInfo(
@@ -1713,6 +1861,7 @@ op_db = [
             scatter_reduce_samples,
             op=_op_scatter_reduce(r),
             primitives=("ScatterReduce",),
+            supports_cuda=True,
         )
         for r in ("prod", "amax", "amin")
     ),
@@ -1722,6 +1871,7 @@ op_db = [
         take_along_dim_samples,
         method=True,
         primitives=("Expand", "Gather", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cat",
@@ -1729,15 +1879,21 @@ op_db = [
         cat_samples,
         variants={"tuple": lambda m, xs, *a, **k: m.cat(tuple(xs), *a, **k)},
         primitives=("Cat",),
+        supports_cuda=True,
     ),
     OpInfo(
         "stack",
         lambda xs, dim=0: np.stack(xs, axis=dim),
         stack_samples,
         primitives=("Cat", "Reshape"),
+        supports_cuda=True,
     ),
-    OpInfo("split", ref_split, split_samples, method=True, primitives=("Index",)),
-    OpInfo("chunk", ref_chunk, chunk_samples, method=True, primitives=("Index",)),
+    OpInfo(
+        "split", ref_split, split_samples, method=True, primitives=("Index",), supports_cuda=True
+    ),
+    OpInfo(
+        "chunk", ref_chunk, chunk_samples, method=True, primitives=("Index",), supports_cuda=True
+    ),
     OpInfo(
         "flip",
         lambda x, dims: np.flip(x, axis=dims),
@@ -1748,6 +1904,7 @@ op_db = [
         ],
         method=True,
         primitives=("Flip",),
+        supports_cuda=True,
     ),
     OpInfo(
         "roll",
@@ -1760,6 +1917,7 @@ op_db = [
         ],
         method=True,
         primitives=("Reshape", "Roll"),
+        supports_cuda=True,
     ),
     OpInfo(
         "narrow",
@@ -1771,6 +1929,7 @@ op_db = [
         ],
         method=True,
         primitives=("Index",),
+        supports_cuda=True,
     ),
     OpInfo(
         "diagonal",
@@ -1783,6 +1942,7 @@ op_db = [
         ],
         method=True,
         primitives=("Diagonal",),
+        supports_cuda=True,
     ),
     OpInfo(
         "tril",
@@ -1794,6 +1954,7 @@ op_db = [
         ],
         method=True,
         primitives=("Tril",),
+        supports_cuda=True,
     ),
     OpInfo(
         "triu",
@@ -1805,6 +1966,7 @@ op_db = [
         ],
         method=True,
         primitives=("Triu",),
+        supports_cuda=True,
     ),
     OpInfo(
         "sort",
@@ -1813,6 +1975,7 @@ op_db = [
         method=True,
         dtypes=("same", "int64"),
         primitives=("Argsort", "Gather"),
+        supports_cuda=True,
     ),
     OpInfo(
         "argsort",
@@ -1822,6 +1985,7 @@ op_db = [
         supports_grad=False,
         dtypes="int64",
         primitives=("Argsort",),
+        supports_cuda=True,
     ),
     OpInfo(
         "topk",
@@ -1830,6 +1994,7 @@ op_db = [
         method=True,
         dtypes=("same", "int64"),
         primitives=("Argsort", "Gather", "Index"),
+        supports_cuda=True,
     ),
     # ---- linear algebra ----
     OpInfo(
@@ -1838,7 +2003,20 @@ op_db = [
         matmul_samples,
         method=True,
         variants={"operator": lambda m, a, b: a @ b},
-        primitives=("Matmul", "Reshape"),
+        primitives=("Matmul", "Mv", "Reshape"),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "mv",
+        np.matmul,
+        lambda rng: [
+            _s(real(rng, (3, 4)), real(rng, (4,)), name="2d"),
+            _s(real(rng, (1, 1)), real(rng, (1,)), name="unit"),
+            _s(real(rng, (0, 3)), real(rng, (3,)), name="empty-rows"),
+        ],
+        method=True,
+        primitives=("Mv",),
+        supports_cuda=True,
     ),
     OpInfo(
         "mm",
@@ -1849,6 +2027,7 @@ op_db = [
         ],
         method=True,
         primitives=("Matmul",),
+        supports_cuda=True,
     ),
     OpInfo(
         "bmm",
@@ -1859,6 +2038,7 @@ op_db = [
         ],
         method=True,
         primitives=("Matmul",),
+        supports_cuda=True,
     ),
     OpInfo(
         "dot",
@@ -1868,6 +2048,7 @@ op_db = [
         ],
         method=True,
         primitives=("Matmul", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "outer",
@@ -1877,6 +2058,7 @@ op_db = [
         ],
         method=True,
         primitives=("Mul", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "einsum",
@@ -1884,6 +2066,7 @@ op_db = [
         einsum_samples,
         variants={"list": lambda m, eq, *ops: m.einsum(eq, list(ops))},
         primitives=("Diagonal", "Einsum"),
+        supports_cuda=True,
     ),
 ]
 

@@ -411,7 +411,7 @@ op_db += [
         lambda a: np.log(np.linalg.det(a)),
         _spd_samples,
         method=True,
-        primitives=("LinalgSlogdet", "Log", "Add"),
+        primitives=("LinalgSlogdet", "Eq", "Where"),
     ),
     OpInfo(
         "linalg.inv",
@@ -547,6 +547,7 @@ op_db += [
         _matrix_power_samples,
         op=lambda m, a, n: m.linalg.matrix_power(a, n),
         primitives=("Matmul", "LinalgInv"),
+        supports_cuda=True,
     ),
     OpInfo(
         "matrix_power",
@@ -554,27 +555,30 @@ op_db += [
         _matrix_power_samples,
         method=True,
         primitives=("Matmul", "LinalgInv"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.matrix_norm",
         _ref_matrix_norm,
         _matrix_norm_samples,
         op=lambda m, a, **k: m.linalg.matrix_norm(a, **k),
-        primitives=("Norm2", "LinalgSvd", "Sum", "Abs", "Amax", "Amin", "Permute", "Reshape"),
+        primitives=("Norm2", "NormP", "LinalgSvd", "Sum", "Amax", "Amin", "Permute", "Reshape"),
     ),
     OpInfo(
         "linalg.vector_norm",
         _ref_vector_norm,
         _vector_norm_samples,
         op=lambda m, x, **k: m.linalg.vector_norm(x, **k),
-        primitives=("Norm2", "Abs", "Sum", "Pow", "Amax"),
+        primitives=("Norm2", "NormP"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.norm",
         _ref_norm,
         _norm_samples,
         op=lambda m, a, *args, **k: m.linalg.norm(a, *args, **k),
-        primitives=("Norm2", "Abs", "Sum", "Pow", "LinalgSvd", "Permute"),
+        primitives=("Norm2", "NormP", "Sum", "LinalgSvd", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.cross",
@@ -586,6 +590,7 @@ op_db += [
         ],
         op=lambda m, a, b, **k: m.linalg.cross(a, b, **k),
         primitives=("Roll", "Mul", "Sub", "Expand"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cross",
@@ -596,6 +601,7 @@ op_db += [
         ],
         method=True,
         primitives=("Roll", "Mul", "Sub"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.multi_dot",
@@ -606,6 +612,7 @@ op_db += [
         ],
         op=lambda m, ts: m.linalg.multi_dot(ts),
         primitives=("Matmul", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.vecdot",
@@ -616,6 +623,7 @@ op_db += [
         ],
         op=lambda m, x, y, **k: m.linalg.vecdot(x, y, **k),
         primitives=("Mul", "Sum"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.diagonal",
@@ -626,6 +634,7 @@ op_db += [
         ],
         op=lambda m, a, **k: m.linalg.diagonal(a, **k),
         primitives=("Diagonal",),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.solve_triangular",
@@ -640,7 +649,7 @@ op_db += [
             _s(_tri_factor(rng, (2, 2)), real(rng, (3, 2)), upper=False, left=False, name="right"),
         ],
         op=lambda m, a, b, **k: m.linalg.solve_triangular(a, b, **k),
-        primitives=("LinalgSolve", "Triu", "Tril", "Permute"),
+        primitives=("LinalgSolveTriangular", "Permute"),
     ),
     OpInfo(
         "diag",
@@ -653,6 +662,7 @@ op_db += [
         ],
         method=True,
         primitives=("DiagonalBackward", "Diagonal", "Clone"),
+        supports_cuda=True,
     ),
     OpInfo(
         "diag_embed",
@@ -665,6 +675,7 @@ op_db += [
         ],
         method=True,
         primitives=("DiagonalBackward",),
+        supports_cuda=True,
     ),
     OpInfo(
         "trace",
@@ -675,6 +686,7 @@ op_db += [
         ],
         method=True,
         primitives=("Diagonal", "Sum"),
+        supports_cuda=True,
     ),
     OpInfo(
         "dist",
@@ -684,7 +696,8 @@ op_db += [
             _s(real(rng, (3,)), real(rng, (3,)), 3, name="3"),
         ],
         method=True,
-        primitives=("Sub", "Norm2", "Abs", "Pow", "Sum"),
+        primitives=("Norm2", "NormP", "Sub"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cdist",
@@ -694,9 +707,10 @@ op_db += [
             _s(real(rng, (2, 3, 2)), real(rng, (2, 2, 2)), 1.0, name="batched_1"),
             _s(real(rng, (3, 2)), real(rng, (2, 2)), 3.0, name="3"),
         ],
-        primitives=("Sub", "Norm2", "Abs", "Pow", "Sum", "Reshape"),
+        primitives=("Norm2", "NormP", "Reshape", "Sub"),
         # torch's cdist backward is not differentiable (no double backward to compare)
         supports_gradgrad=False,
+        supports_cuda=True,
     ),
     OpInfo(
         "tensordot",
@@ -708,6 +722,7 @@ op_db += [
             _s(real(rng, (2, 3, 4)), real(rng, (4, 2, 3)), ([1, 2], [2, 0]), name="lists"),
         ],
         primitives=("Einsum",),
+        supports_cuda=True,
     ),
     OpInfo(
         "kron",
@@ -719,6 +734,7 @@ op_db += [
         ],
         method=True,
         primitives=("Mul", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "addmm",
@@ -737,6 +753,7 @@ op_db += [
         ],
         method=True,
         primitives=("Matmul", "Mul", "Add"),
+        supports_cuda=True,
     ),
     OpInfo(
         "baddbmm",
@@ -754,6 +771,7 @@ op_db += [
         ],
         method=True,
         primitives=("Matmul", "Mul", "Add"),
+        supports_cuda=True,
     ),
     OpInfo(
         "addmv",
@@ -763,6 +781,7 @@ op_db += [
             _s(real(rng, (2,)), real(rng, (2, 3)), real(rng, (3,)), beta=2.0, name="beta"),
         ],
         method=True,
-        primitives=("Matmul", "Mul", "Add", "Reshape"),
+        primitives=("Mv", "Mul", "Add"),
+        supports_cuda=True,
     ),
 ]

@@ -248,7 +248,7 @@ def quantile_op(name):
 
     def op(m, x, q, *args, **kwargs):
         if isinstance(q, tuple):
-            q = m.tensor(q, dtype=x.dtype)
+            q = m.tensor(q, dtype=x.dtype, device=x.device)
         return getattr(m, name)(x, q, *args, **kwargs)
 
     return op
@@ -463,32 +463,64 @@ _I64 = ("same", "int64")
 
 op_db = [
     # ---- elementwise unary ----
-    _unary("acos", np.arccos, within(-0.9, 0.9), variants=_alias("arccos")),
-    _unary("asin", np.arcsin, within(-0.9, 0.9), variants=_alias("arcsin")),
-    _unary("atan", np.arctan, variants=_alias("arctan")),
-    _unary("sinh", np.sinh),
-    _unary("cosh", np.cosh),
-    _unary("asinh", np.arcsinh, variants=_alias("arcsinh")),
-    _unary("acosh", np.arccosh, within(1.2, 3.0), variants=_alias("arccosh")),
-    _unary("atanh", np.arctanh, within(-0.9, 0.9), variants=_alias("arctanh")),
-    _unary("log10", np.log10, positive),
-    _unary("exp2", np.exp2),
-    _unary("trunc", np.trunc, off_integer, variants=_alias("fix")),
-    _unary("frac", lambda x: x - np.trunc(x), off_integer, primitives=("Sub", "Trunc")),
-    _unary("deg2rad", np.deg2rad, primitives=("Mul",)),
-    _unary("rad2deg", np.rad2deg, primitives=("Mul",)),
+    _unary("acos", np.arccos, within(-0.9, 0.9), variants=_alias("arccos"), supports_cuda=True),
+    _unary("asin", np.arcsin, within(-0.9, 0.9), variants=_alias("arcsin"), supports_cuda=True),
+    _unary("atan", np.arctan, variants=_alias("arctan"), supports_cuda=True),
+    _unary("sinh", np.sinh, supports_cuda=True),
+    _unary("cosh", np.cosh, supports_cuda=True),
+    _unary("asinh", np.arcsinh, variants=_alias("arcsinh"), supports_cuda=True),
+    _unary("acosh", np.arccosh, within(1.2, 3.0), variants=_alias("arccosh"), supports_cuda=True),
+    _unary("atanh", np.arctanh, within(-0.9, 0.9), variants=_alias("arctanh"), supports_cuda=True),
+    _unary("log10", np.log10, positive, supports_cuda=True),
+    _unary("exp2", np.exp2, supports_cuda=True),
+    _unary("trunc", np.trunc, off_integer, variants=_alias("fix"), supports_cuda=True),
+    _unary(
+        "frac",
+        lambda x: x - np.trunc(x),
+        off_integer,
+        primitives=("Sub", "Trunc"),
+        supports_cuda=True,
+    ),
+    _unary("deg2rad", np.deg2rad, primitives=("Mul",), supports_cuda=True),
+    _unary("rad2deg", np.rad2deg, primitives=("Mul",), supports_cuda=True),
     # (torch.sgn's gradient of a real tensor is a ZeroTensor the comparison cannot read:
     # compare with torch.sign, its value and gradient on real tensors)
-    _unary("sgn", np.sign, nonzero, primitives=("Sign",), torch_op=lambda m, x: m.sign(x)),
-    _unary("absolute", np.abs, nonzero, primitives=("Abs",)),
-    _unary("negative", np.negative, primitives=("Neg",)),
-    _unary("positive", lambda x: x, primitives=()),
-    _unary("signbit", np.signbit, supports_grad=False, dtypes="bool"),
+    _unary(
+        "sgn",
+        np.sign,
+        nonzero,
+        primitives=("Sign",),
+        torch_op=lambda m, x: m.sign(x),
+        supports_cuda=True,
+    ),
+    _unary("absolute", np.abs, nonzero, primitives=("Abs",), supports_cuda=True),
+    _unary("negative", np.negative, primitives=("Neg",), supports_cuda=True),
+    _unary("positive", lambda x: x, primitives=(), supports_cuda=True),
+    _unary("signbit", np.signbit, supports_grad=False, dtypes="bool", supports_cuda=True),
     # ---- elementwise binary ----
-    OpInfo("hypot", np.hypot, binary_samples(nonzero), method=True, primitives=("Hypot",)),
-    OpInfo("logaddexp", np.logaddexp, binary_samples(real), method=True, primitives=("Logaddexp",)),
     OpInfo(
-        "logaddexp2", np.logaddexp2, binary_samples(real), method=True, primitives=("Logaddexp2",)
+        "hypot",
+        np.hypot,
+        binary_samples(nonzero),
+        method=True,
+        primitives=("Hypot",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "logaddexp",
+        np.logaddexp,
+        binary_samples(real),
+        method=True,
+        primitives=("Logaddexp",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "logaddexp2",
+        np.logaddexp2,
+        binary_samples(real),
+        method=True,
+        primitives=("Logaddexp2",),
+        supports_cuda=True,
     ),
     OpInfo(
         "copysign",
@@ -496,9 +528,14 @@ op_db = [
         binary_samples(nonzero, real, scalar=-1.5),
         method=True,
         primitives=("Copysign",),
+        supports_cuda=True,
     ),
-    OpInfo("fmax", np.fmax, binary_samples(real), method=True, primitives=("Fmax",)),
-    OpInfo("fmin", np.fmin, binary_samples(real), method=True, primitives=("Fmin",)),
+    OpInfo(
+        "fmax", np.fmax, binary_samples(real), method=True, primitives=("Fmax",), supports_cuda=True
+    ),
+    OpInfo(
+        "fmin", np.fmin, binary_samples(real), method=True, primitives=("Fmin",), supports_cuda=True
+    ),
     OpInfo(
         "nextafter",
         np.nextafter,
@@ -514,6 +551,7 @@ op_db = [
         method=True,
         supports_grad=False,
         primitives=("Heaviside",),
+        supports_cuda=True,
     ),
     # float_power always computes in float64: cast back so the generic dtype checks apply
     OpInfo(
@@ -522,13 +560,15 @@ op_db = [
         binary_samples(positive, real),
         op=lambda m, a, b: m.float_power(a, b).to(a.dtype),
         primitives=("Pow",),
+        supports_cuda=True,
     ),
     OpInfo(
         "lerp",
         ref_lerp,
         lerp_samples,
         method=True,
-        primitives=("Abs", "Add", "Lt", "Mul", "Sub", "Where"),
+        primitives=("Lerp",),
+        supports_cuda=True,
     ),
     # ---- scans ----
     OpInfo(
@@ -538,6 +578,7 @@ op_db = [
         method=True,
         dtypes=_I64,
         primitives=("Clone", "Cumargmax", "Gather"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cummin",
@@ -546,6 +587,7 @@ op_db = [
         method=True,
         dtypes=_I64,
         primitives=("Clone", "Cumargmin", "Gather"),
+        supports_cuda=True,
     ),
     OpInfo(
         "logcumsumexp",
@@ -553,6 +595,7 @@ op_db = [
         logcumsumexp_samples,
         method=True,
         primitives=("Logcumsumexp",),
+        supports_cuda=True,
     ),
     # ---- reductions ----
     OpInfo(
@@ -572,6 +615,7 @@ op_db = [
             "ToCopy",
             "Where",
         ),
+        supports_cuda=True,
     ),
     OpInfo(
         "nanmedian",
@@ -585,10 +629,12 @@ op_db = [
             "Gather",
             "IsNan",
             "LogicalNot",
+            "Nanmedian",
             "Reshape",
             "Sub",
             "Sum",
         ),
+        supports_cuda=True,
     ),
     OpInfo(
         "kthvalue",
@@ -597,22 +643,22 @@ op_db = [
         method=True,
         dtypes=_I64,
         primitives=("Argsort", "Gather", "Index", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "quantile",
         ref_quantile,
         quantile_samples,
         op=quantile_op("quantile"),
+        supports_cuda=True,
         primitives=(
-            "Abs",
-            "Add",
             "Any",
             "Argsort",
             "Ceil",
             "Floor",
             "Gather",
             "IsNan",
-            "Lt",
+            "Lerp",
             "Mul",
             "Permute",
             "Reshape",
@@ -627,14 +673,14 @@ op_db = [
         ref_quantile,
         quantile_samples,
         op=quantile_op("nanquantile"),
+        supports_cuda=True,
         primitives=(
-            "Abs",
-            "Add",
             "Argsort",
             "Ceil",
             "Floor",
             "Gather",
             "IsNan",
+            "Lerp",
             "LogicalNot",
             "Lt",
             "Mul",
@@ -647,28 +693,51 @@ op_db = [
             "Where",
         ),
     ),
-    OpInfo("nansum", ref_nansum, reduce_samples, method=True, primitives=("IsNan", "Sum", "Where")),
+    OpInfo(
+        "nansum",
+        ref_nansum,
+        reduce_samples,
+        method=True,
+        primitives=("Nansum",),
+        supports_cuda=True,
+    ),
     OpInfo(
         "nanmean",
         ref_nanmean,
         reduce_samples,
         method=True,
-        primitives=("Div", "IsNan", "LogicalNot", "Sum", "ToCopy", "Where"),
+        primitives=("Div", "IsNan", "LogicalNot", "Nansum", "Sum", "ToCopy"),
+        supports_cuda=True,
     ),
-    OpInfo("var_mean", ref_var_mean(np.var), var_mean_samples, primitives=("Div", "Sum", "Var")),
+    OpInfo(
+        "var_mean",
+        ref_var_mean(np.var),
+        var_mean_samples,
+        primitives=("Div", "Sum", "Var"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "std_mean",
         ref_var_mean(np.std),
         var_mean_samples,
         primitives=("Div", "SafeSqrt", "Sum", "Var"),
+        supports_cuda=True,
     ),
-    OpInfo("aminmax", ref_aminmax, aminmax_samples, method=True, primitives=("Amax", "Amin")),
+    OpInfo(
+        "aminmax",
+        ref_aminmax,
+        aminmax_samples,
+        method=True,
+        primitives=("Amax", "Amin"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "msort",
         lambda x: np.sort(x, axis=0),
         lambda rng: [_s(distinct(rng, (4, 3)), name="2d"), _s(distinct(rng, (5,)), name="1d")],
         method=True,
         primitives=("Argsort", "Gather"),
+        supports_cuda=True,
     ),
     OpInfo(
         "count_nonzero",
@@ -682,6 +751,7 @@ op_db = [
         supports_grad=False,
         dtypes="int64",
         primitives=("Ne", "Sum"),
+        supports_cuda=True,
     ),
     # ---- stacking, grids and shapes ----
     OpInfo(
@@ -690,32 +760,63 @@ op_db = [
         stack_samples,
         variants=_alias("row_stack"),
         primitives=("Cat", "Reshape"),
+        supports_cuda=True,
     ),
-    OpInfo("hstack", lambda ts: np.hstack(ts), hstack_samples, primitives=("Cat",)),
-    OpInfo("dstack", lambda ts: np.dstack(ts), dstack_samples, primitives=("Cat", "Reshape")),
+    OpInfo(
+        "hstack", lambda ts: np.hstack(ts), hstack_samples, primitives=("Cat",), supports_cuda=True
+    ),
+    OpInfo(
+        "dstack",
+        lambda ts: np.dstack(ts),
+        dstack_samples,
+        primitives=("Cat", "Reshape"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "column_stack",
         lambda ts: np.column_stack(ts),
         column_stack_samples,
         primitives=("Cat", "Reshape"),
+        supports_cuda=True,
     ),
-    OpInfo("meshgrid", ref_meshgrid, meshgrid_samples, primitives=("Expand", "Permute", "Reshape")),
+    OpInfo(
+        "meshgrid",
+        ref_meshgrid,
+        meshgrid_samples,
+        primitives=("Expand", "Permute", "Reshape"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "broadcast_tensors",
         lambda *xs: tuple(np.broadcast_arrays(*xs)),
         broadcast_samples,
         primitives=("Expand",),
+        supports_cuda=True,
     ),
-    OpInfo("atleast_1d", np.atleast_1d, atleast_samples, primitives=("Reshape",)),
-    OpInfo("atleast_2d", np.atleast_2d, atleast_samples, primitives=("Reshape",)),
-    OpInfo("atleast_3d", np.atleast_3d, atleast_samples, primitives=("Reshape",)),
-    OpInfo("tile", np.tile, tile_samples, method=True, primitives=("Expand", "Reshape")),
+    OpInfo(
+        "atleast_1d", np.atleast_1d, atleast_samples, primitives=("Reshape",), supports_cuda=True
+    ),
+    OpInfo(
+        "atleast_2d", np.atleast_2d, atleast_samples, primitives=("Reshape",), supports_cuda=True
+    ),
+    OpInfo(
+        "atleast_3d", np.atleast_3d, atleast_samples, primitives=("Reshape",), supports_cuda=True
+    ),
+    OpInfo(
+        "tile",
+        np.tile,
+        tile_samples,
+        method=True,
+        primitives=("Expand", "Reshape"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "repeat_interleave",
         ref_repeat_interleave,
         repeat_interleave_samples,
         method=True,
         primitives=("Expand", "Index", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "rot90",
@@ -723,13 +824,21 @@ op_db = [
         rot90_samples,
         method=True,
         primitives=("Flip", "Permute"),
+        supports_cuda=True,
     ),
-    OpInfo("block_diag", ref_block_diag, block_diag_samples, primitives=("Cat", "Reshape")),
+    OpInfo(
+        "block_diag",
+        ref_block_diag,
+        block_diag_samples,
+        primitives=("Cat", "Reshape"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "cartesian_prod",
         ref_cartesian_prod,
         cartesian_prod_samples,
         primitives=("Cat", "Expand", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "renorm",
@@ -740,9 +849,12 @@ op_db = [
             _s(real(rng, (3, 4)) * 0.1, 3, 1, 5.0, name="below"),
         ],
         method=True,
-        primitives=("Abs", "Add", "Div", "Gt", "Mul", "Norm2", "Pow", "Sum", "Where"),
+        primitives=("Renorm",),
+        supports_cuda=True,
     ),
-    OpInfo("ravel", np.ravel, atleast_samples, method=True, primitives=("Reshape",)),
+    OpInfo(
+        "ravel", np.ravel, atleast_samples, method=True, primitives=("Reshape",), supports_cuda=True
+    ),
     OpInfo(
         "argwhere",
         np.argwhere,
@@ -756,21 +868,31 @@ op_db = [
         primitives=("Nonzero",),
         # the output shape depends on the data, as nonzero's: no batching rule
         supports_vmap=False,
+        supports_cuda=True,
     ),
     # ---- differences and integrals ----
-    OpInfo("diff", np.diff, diff_samples, method=True, primitives=("Cat", "Index", "Sub")),
+    OpInfo(
+        "diff",
+        np.diff,
+        diff_samples,
+        method=True,
+        primitives=("Cat", "Index", "Sub"),
+        supports_cuda=True,
+    ),
     OpInfo(
         "trapezoid",
         ref_trapezoid,
         trapezoid_samples,
         variants=_alias("trapz"),
         primitives=("Add", "Div", "Index", "Mul", "Reshape", "Sub", "Sum"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cumulative_trapezoid",
         ref_cumulative_trapezoid,
         cumulative_trapezoid_samples,
         primitives=("Add", "Cumsum", "Div", "Index", "Mul", "Reshape", "Sub"),
+        supports_cuda=True,
     ),
     # ---- searching, counting and sets ----
     OpInfo(
@@ -784,6 +906,7 @@ op_db = [
         supports_grad=False,
         dtypes="int64",
         primitives=("Searchsorted",),
+        supports_cuda=True,
     ),
     OpInfo(
         "bucketize",
@@ -792,9 +915,16 @@ op_db = [
         supports_grad=False,
         dtypes="int64",
         primitives=("Searchsorted",),
+        supports_cuda=True,
     ),
     OpInfo(
-        "histc", ref_histc, histc_samples, method=True, supports_grad=False, primitives=("Histc",)
+        "histc",
+        ref_histc,
+        histc_samples,
+        method=True,
+        supports_grad=False,
+        primitives=("Histc",),
+        supports_cuda=True,
     ),
     OpInfo(
         "unique",
@@ -806,6 +936,7 @@ op_db = [
         primitives=("Unique",),
         # the output size depends on the data: no batching rule (nor in PyTorch)
         supports_vmap=False,
+        supports_cuda=True,
     ),
     OpInfo(
         "unique_consecutive",
@@ -816,6 +947,7 @@ op_db = [
         dtypes=("same", "int64"),
         primitives=("Unique",),
         supports_vmap=False,
+        supports_cuda=True,
     ),
     OpInfo(
         "isclose",
@@ -825,5 +957,6 @@ op_db = [
         supports_grad=False,
         dtypes="bool",
         primitives=("Abs", "Add", "BitwiseAnd", "BitwiseOr", "Eq", "IsFinite", "Le", "Mul", "Sub"),
+        supports_cuda=True,
     ),
 ]

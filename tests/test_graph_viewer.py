@@ -23,7 +23,7 @@ def test_nodes_edges_names_shapes_and_saved_tensors():
     for text in (
         "SumBackward0",
         "TanhBackward0",
-        "MatmulBackward0",
+        "MvBackward0",  # w @ x with a 1-D x, as PyTorch names it
         "saved: its output",
         "saved: (3, 3) float64",
         "x\\n(3,) float32",

@@ -167,7 +167,7 @@ def test_capability_flags_exist():
     for info in op_db:
         assert isinstance(info.supports_jvp, bool)
         assert isinstance(info.supports_vmap, bool)
-        assert info.supports_cuda is False
+        assert isinstance(info.supports_cuda, bool)
 
 
 # -- rules written once ----------------------------------------------------------------------

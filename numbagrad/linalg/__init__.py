@@ -214,15 +214,20 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """
     _L.check_matrix(A, "linalg.solve_triangular", square=True)
     _L.check_matrix(B, "linalg.solve_triangular", name="B")
-    T = F.triu(A) if upper else F.tril(A)
-    if unitriangular:
-        from numbagrad._creation import eye
-
-        eye_n = eye(A.shape[-1], dtype=A.dtype)
-        T = T * (1.0 - eye_n) + eye_n
-    if not left:
-        return _L.solve(T.swapaxes(-1, -2), B.swapaxes(-1, -2)).swapaxes(-1, -2)
-    return _L.solve(T, B)
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(
+            "linalg.solve_triangular: Incompatible shapes of A and B for the equation "
+            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {B.shape[-2]}x{B.shape[-1]})"
+        )
+    try:
+        np.broadcast_shapes(tuple(A.shape[:-2]), tuple(B.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(
+            f"linalg.solve_triangular: batch dimensions of A {list(A.shape)} and B "
+            f"{list(B.shape)} are not broadcastable"
+        ) from None
+    return _L.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 def cholesky(A, *, upper=False):
@@ -714,6 +719,12 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return F.norm(x, ord, dim, keepdim)
 
 
+def _max_or_zero(v):
+    """The max over the last dim; over no elements 0, with no gradient (as PyTorch's
+    matrix norms, whose min over no elements raises instead)."""
+    return v.detach().sum(-1) if v.shape[-1] == 0 else v.amax(-1)
+
+
 def _matrix_norm_last(A, ord):
     if ord == "fro":
         return F.norm(A, 2, (-2, -1))
@@ -721,13 +732,11 @@ def _matrix_norm_last(A, ord):
         return _L.svdvals(A).sum(-1)
     if ord in (2, -2):
         s = _L.svdvals(A)
-        return s.amax(-1) if ord == 2 else s.amin(-1)
-    if ord in (1, -1):
-        c = A.abs().sum(-2)
-        return c.amax(-1) if ord == 1 else c.amin(-1)
-    if ord in (float("inf"), float("-inf")):
-        r = A.abs().sum(-1)
-        return r.amax(-1) if ord > 0 else r.amin(-1)
+        return _max_or_zero(s) if ord == 2 else s.amin(-1)
+    if ord in (1, -1, float("inf"), float("-inf")):
+        # as PyTorch: the 1-norms of the columns (rows for inf), then their max or min
+        sums = F.norm(A, 1, -2 if abs(ord) == 1 else -1)
+        return _max_or_zero(sums) if ord > 0 else sums.amin(-1)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 

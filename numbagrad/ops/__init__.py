@@ -77,6 +77,7 @@ from numbagrad.ops.linalg import (
     matrix_exp,
     matrix_power,
     mm,
+    mv,
     outer,
     pinverse,
     slogdet,

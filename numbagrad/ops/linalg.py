@@ -12,7 +12,7 @@ from numbagrad.ops._rules import align_batched, both_ways, front
 from numbagrad.ops._util import as_tensor_arg
 from numbagrad.ops.shape import diagonal
 
-__all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "outer", "vdot"]
+__all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 
 
 def _matmul_rule(m, ctx, saved, g):
@@ -46,13 +46,67 @@ class Matmul(Primitive):
             out = bind(Matmul, (F.reshape(a, (-1, a.shape[-1])), b), NO_PARAMS)
             return F.reshape(out, (*a.shape[:-1], b.shape[-1])), 0
         if da is None and a.ndim == 2:  # matrix @ batched: (b^T @ a^T)^T, rows of b^T
-            bt = F.swapaxes(front(b, db), -1, -2)
+            b = front(b, db)
+            if b.shape[-1] == 1:  # matrix @ vectors: the vectors are the rows already
+                out = bind(
+                    Matmul, (F.reshape(b, (-1, b.shape[-2])), F.swapaxes(a, 0, 1)), NO_PARAMS
+                )
+                return F.reshape(out, (*b.shape[:-2], a.shape[0], 1)), 0
+            bt = F.swapaxes(b, -1, -2)
             out = bind(Matmul, (F.reshape(bt, (-1, bt.shape[-1])), F.swapaxes(a, 0, 1)), NO_PARAMS)
             return F.swapaxes(F.reshape(out, (*bt.shape[:-1], a.shape[0])), -1, -2), 0
         a, b = align_batched(args, bdims)
         if a.shape[-1] == 1:  # a contraction of length 1 is a broadcast product
             return a * b, 0
         return bind(Matmul, (a, b), NO_PARAMS), 0
+
+
+class Mv(Primitive):
+    """Matrix-vector product: ``a`` of shape ``(m, k)`` times ``b`` of shape ``(k,)``.
+
+    NOTE: its own primitive rather than ``Matmul`` of ``b`` as a ``(k, 1)`` column: that
+    costs an unsqueeze and a squeeze around every ``W @ x``, each one more op for every
+    transform to process (``vmap(grad(...))`` of a linear model pays them per call), and
+    PyTorch names this node ``MvBackward0``."""
+
+    linearity = "bilinear"
+    saves_inputs = (0, 1)
+    saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
+
+    @staticmethod
+    def impl(be, a, b):
+        return be.math.matmul(a, b)
+
+    @staticmethod
+    def vjp(ctx, g):
+        a, b = ctx.saved()
+        ga = F.unsqueeze(g, -1) * b if ctx.needs_input_grad(0) else None  # outer(g, b)
+        gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS) if ctx.needs_input_grad(1) else None
+        return ga, gb
+
+    @staticmethod
+    def fused_vjp(ctx, g):
+        a, b = ctx.saved_arrays()
+        m = ctx.be.math
+        ga = g[:, None] * b if ctx.needs_input_grad(0) else None
+        gb = m.matmul(g, a) if ctx.needs_input_grad(1) else None
+        return ga, gb
+
+    @staticmethod
+    def batch(args, bdims):
+        """One matmul for the whole batch: vectors against one matrix are the rows of a
+        matrix product; matrices against one vector stack their rows."""
+        a, b = args
+        da, db = bdims
+        if da is None:  # (B, k) rows @ a^T
+            return bind(Matmul, (front(b, db), F.swapaxes(a, 0, 1)), NO_PARAMS), 0
+        a = front(a, da)
+        n, m, k = a.shape
+        if db is None:  # the B*m rows of the stacked matrices @ b
+            out = bind(Mv, (F.reshape(a, (n * m, k)), b), NO_PARAMS)
+            return F.reshape(out, (n, m)), 0
+        out = bind(Matmul, (a, F.unsqueeze(front(b, db), -1)), NO_PARAMS)  # (B, m, 1)
+        return F.squeeze(out, -1), 0
 
 
 def _promote_pair(name, a, b):
@@ -105,6 +159,8 @@ def matmul(input, other):
                 f"matmul: batch dimensions of {list(a.shape)} and "
                 f"{list(b.shape)} are not broadcastable"
             ) from None
+    if b.ndim == 1 and a.ndim == 2:
+        return bind(Mv, (a, b), NO_PARAMS)
     squeeze_a = a.ndim == 1
     squeeze_b = b.ndim == 1
     if squeeze_a:
@@ -135,6 +191,32 @@ def bmm(input, mat2):
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
     return matmul(input, mat2)
+
+
+def mv(input, vec):
+    """Product of a matrix ``input`` of shape ``(m, k)`` and a vector ``vec`` of shape
+    ``(k,)``: a tensor of shape ``(m,)``.
+
+    Raises
+    ------
+    RuntimeError
+        When ``input`` is not 2-D or ``vec`` not 1-D, or their sizes or dtypes differ.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.mv(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]), numbagrad.tensor([1.0, 1.0]))
+    tensor([3., 7.])
+    """
+    a, b = _promote_pair("mv", input, vec)
+    if a.ndim != 2 or b.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {a.ndim}, {b.ndim}")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({a.shape[0]}), mat ({a.shape[0]}x{a.shape[1]}), "
+            f"vec ({b.shape[0]})"
+        )
+    return bind(Mv, (a, b), NO_PARAMS)
 
 
 def dot(input, other):
@@ -356,7 +438,7 @@ def _scalar_name(dt):
     return _torch_name(dt)
 
 
-ALL = "matmul mm bmm dot inner vdot outer ger einsum".split()
+ALL = "matmul mm mv bmm dot inner vdot outer ger einsum".split()
 
 
 # -- the top-level linear-algebra functions (``torch.<name>``) over ``numbagrad.linalg``'s
@@ -433,7 +515,8 @@ def logdet(input):
     2.0794
     """
     sign, logabs = _L.slogdet(input)
-    return sign.log() + logabs
+    # as PyTorch's composite: NaN (a constant, so no gradient) where the sign is -1
+    return F.where(sign == -1, float("nan"), logabs)
 
 
 def inverse(input):
@@ -670,11 +753,13 @@ def tensordot(a, b, dims=2):
 
     da = [wrap_dim(d, a.ndim) for d in da]  # PyTorch's IndexError out of range
     db = [wrap_dim(d, b.ndim) for d in db]
-    for x, y in zip(da, db):  # as PyTorch, a size-1 contracted dim broadcasts
-        if a.shape[x] == 1 and b.shape[y] != 1:
-            a = a.expand(*(b.shape[y] if i == x else n for i, n in enumerate(a.shape)))
-        elif b.shape[y] == 1 and a.shape[x] != 1:
-            b = b.expand(*(a.shape[x] if i == y else n for i, n in enumerate(b.shape)))
+    for x, y in zip(da, db):
+        # as PyTorch, a size-1 contracted dim broadcasts, by summing the other operand over
+        # that dim first (so inf * (sum of the others), where products then a sum give NaN)
+        if b.shape[y] == 1:
+            a = a.sum(x, keepdim=True)
+        elif a.shape[x] == 1:
+            b = b.sum(y, keepdim=True)
         if a.shape[x] != b.shape[y]:
             raise RuntimeError(
                 f"contracted dimensions need to match, but first has size "

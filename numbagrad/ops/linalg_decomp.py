@@ -266,21 +266,66 @@ def _not_converged(name, a, what):
     )
 
 
+def _not_pd(a, i, k):
+    return LinAlgError(
+        f"linalg.cholesky: {_batch_prefix(a.shape, i)}The factorization could "
+        "not be completed because the input is not positive-definite (the "
+        f"leading minor of order {k} is not positive-definite)."
+    )
+
+
+def _cholesky_unblocked(m):
+    """``(L, info)`` by LAPACK's unblocked ``potf2`` (lower): ``info`` is the order of the
+    first leading minor whose pivot is not > 0 (NaN included), 0 on success. NumPy's
+    ``cholesky`` returns NaN where LAPACK (and PyTorch) report a NaN pivot."""
+    n = m.shape[-1]
+    L = np.zeros_like(m)
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            d = m[j, j] - np.dot(L[j, :j], L[j, :j])
+            if not d > 0:
+                return L, j + 1
+            L[j, j] = np.sqrt(d)
+            L[j + 1 :, j] = (m[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j]) / L[j, j]
+    return L, 0
+
+
+def _first_bad_minor(m):
+    """The order of the first leading minor of finite ``m`` that is not positive-definite
+    (0 if none)."""
+    for k in range(1, m.shape[-1] + 1):
+        try:
+            np.linalg.cholesky(m[:k, :k])
+        except np.linalg.LinAlgError:
+            return k
+    return 0
+
+
 def _cholesky(a):
+    flat = _flat(a)
+    finite = np.isfinite(np.tril(flat)).all((-2, -1))  # LAPACK reads the lower triangle
+    if not finite.all():  # matrix by matrix, non-finite ones by LAPACK's own steps
+        out = []
+        for i, m in enumerate(flat):
+            if finite[i]:
+                try:
+                    out.append(np.linalg.cholesky(m))
+                    continue
+                except np.linalg.LinAlgError:
+                    info = _first_bad_minor(m)
+            else:
+                L, info = _cholesky_unblocked(m)
+                out.append(L)
+            if info:
+                raise _not_pd(a, i, info)
+        return np.stack(out).reshape(a.shape)
     try:
         return np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
-        flat = _flat(a)
         for i, m in enumerate(flat):
-            for k in range(1, m.shape[-1] + 1):
-                try:
-                    np.linalg.cholesky(m[:k, :k])
-                except np.linalg.LinAlgError:
-                    raise LinAlgError(
-                        f"linalg.cholesky: {_batch_prefix(a.shape, i)}The factorization could "
-                        "not be completed because the input is not positive-definite (the "
-                        f"leading minor of order {k} is not positive-definite)."
-                    ) from None
+            info = _first_bad_minor(m)
+            if info:
+                raise _not_pd(a, i, info) from None
         raise LinAlgError(
             "linalg.cholesky: The factorization could not be completed because "
             "the input is not positive-definite."
@@ -344,6 +389,78 @@ class LinalgSolve(Primitive):
     def batch(args, dims):
         """Batch dims broadcast: the vmap dim first, unbatched operands broadcast."""
         return bind(LinalgSolve, align_batched(args, dims), NO_PARAMS), 0
+
+
+def _solve_triangular(a, b, upper, unitriangular):
+    """``A^-1 B`` by substitution, reading only the ``upper`` (or lower) triangle of ``A``
+    (its diagonal as ones when ``unitriangular``); batch dims broadcast. Row by row, as
+    LAPACK's ``trsm``: a NaN or inf propagates exactly as PyTorch's (0 * inf is NaN, a
+    singular triangle gives inf/NaN, never an error)."""
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = np.broadcast_to(a, shape + a.shape[-2:])
+    b = np.broadcast_to(b, shape + b.shape[-2:])
+    n = a.shape[-1]
+    x = np.empty(b.shape, np.result_type(a, b))
+    with np.errstate(all="ignore"):
+        for i in range(n - 1, -1, -1) if upper else range(n):
+            done = slice(i + 1, n) if upper else slice(0, i)
+            r = b[..., i, :] - np.matmul(a[..., i : i + 1, done], x[..., done, :])[..., 0, :]
+            x[..., i, :] = r if unitriangular else r / a[..., i, i, None]
+    return x
+
+
+def _tri(x, upper, unitriangular):
+    """The triangle of ``x`` a triangular solve reads (without the diagonal if unit)."""
+    k = int(unitriangular)
+    return F.triu(x, k) if upper else F.tril(x, -k)
+
+
+class LinalgSolveTriangular(Primitive):
+    """``X = A^-1 B`` for triangular ``A`` (batch dims broadcast), by substitution. VJP
+    (PyTorch's ``linalg_solve_triangular_backward``): ``gB = A^-T g`` (a triangular solve
+    with the other triangle), ``gA = -tri(gB X^T)``; JVP ``A^-1 (dB - tri(dA) X)``."""
+
+    saves_inputs = (0,)
+    saves_output = True
+
+    @staticmethod
+    def impl(be, a, b, upper, unitriangular):
+        return _solve_triangular(a, b, upper, unitriangular)
+
+    @staticmethod
+    def vjp(ctx, g, upper, unitriangular):
+        a, x = ctx.saved()
+        params = {"upper": not upper, "unitriangular": unitriangular}
+        gb = bind(LinalgSolveTriangular, (_mT(a), g), params)
+        ga = None
+        if ctx.needs_input_grad(0):
+            ga = _tri(-F.matmul(gb, _mT(x)), upper, unitriangular)
+        return ga, (gb if ctx.needs_input_grad(1) else None)
+
+    @staticmethod
+    def jvp(primals, tangents, out, upper, unitriangular):
+        a, _ = primals
+        ta, tb = tangents
+        rhs = tb
+        if ta is not None:
+            proj = F.matmul(_tri(ta, upper, unitriangular), out)
+            rhs = -proj if rhs is None else rhs - proj
+        params = {"upper": upper, "unitriangular": unitriangular}
+        return bind(LinalgSolveTriangular, (a, rhs), params)
+
+    @staticmethod
+    def batch(args, dims, upper, unitriangular):
+        params = {"upper": upper, "unitriangular": unitriangular}
+        return bind(LinalgSolveTriangular, align_batched(args, dims), params), 0
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """``A^-1 B`` (``B A^-1`` with ``left=False``) for triangular ``A``."""
+    params = {"upper": bool(upper), "unitriangular": bool(unitriangular)}
+    if not left:  # X A = B  <=>  A^T X^T = B^T, with the other triangle
+        params["upper"] = not params["upper"]
+        return _mT(bind(LinalgSolveTriangular, (_mT(A), _mT(B)), params))
+    return bind(LinalgSolveTriangular, (A, B), params)
 
 
 def _is_vector_rhs(A, B):
@@ -527,11 +644,12 @@ class LinalgCholesky(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
+        # PyTorch's: two triangular solves, so NaN/inf propagate as in PyTorch
         L = ctx.saved()[0]
         phi = F.tril(F.matmul(_mT(L), g))
         phi = 0.5 * (phi + _mT(F.tril(phi, -1)))
-        ga = bind(LinalgSolve, (_mT(L), phi), NO_PARAMS)
-        return _solve_right(ga, L)
+        ga = solve_triangular(_mT(L), phi, upper=True)
+        return solve_triangular(L, ga, upper=False, left=False)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -705,9 +823,15 @@ def svdvals(A):
 
 def _svd(a, full_matrices):
     try:
-        return np.linalg.svd(a, full_matrices=full_matrices)
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
     except np.linalg.LinAlgError:
         raise _not_converged("linalg.svd", a, "singular values") from None
+    bad = ~np.isfinite(a).all((-2, -1))
+    if bad.any():  # LAPACK's factors of a non-finite matrix are partly finite: nan, as PyTorch
+        u = np.where(bad[..., None, None], np.nan, u)
+        s = np.where(bad[..., None], np.nan, s)
+        vh = np.where(bad[..., None, None], np.nan, vh)
+    return u, s, vh
 
 
 # -- QR -------------------------------------------------------------------------------------------
@@ -761,10 +885,12 @@ class LinalgQr(_MultiOut):
             ga = F.matmul(Q, sym)
             if gq is not None:
                 ga = ga + gq
-            return _solve_right(ga, _mT(R))  # gA R^-T
+            # gA R^-T by a triangular solve, as PyTorch (so NaN/inf propagate as there)
+            return solve_triangular(_mT(R), ga, upper=False, left=False)
         x = -ga
         skew = F.tril(x - _mT(x))
-        ga = _solve_right(F.matmul(Q, skew), _mT(F.narrow(R, -1, 0, m)))
+        U = F.narrow(R, -1, 0, m)
+        ga = solve_triangular(_mT(U), F.matmul(Q, skew), upper=False, left=False)
         ga = F.cat([ga, _zeros_like(F.narrow(R, -1, m, n - m))], -1)
         if gr is not None:
             ga = ga + F.matmul(Q, gr)

@@ -1,9 +1,12 @@
 """Reductions (with ``dim`` as int, tuple or None, and ``keepdim``) and the ops built on them.
 
-Primitives: ``sum``, ``prod``, ``amax``/``amin``, ``norm`` (p = 2), ``softmax``,
-``log_softmax``, ``cumsum``, ``cumprod``, plus the non-differentiable ``argmax``/``argmin``/
-``all``/``any``. ``mean``, ``var``, ``std``, ``logsumexp``, ``max``/``min`` and the other
-norms are composites and get every rule for free.
+Primitives: ``sum``, ``nansum``, ``prod``, ``amax``/``amin``, ``norm`` (``Norm2`` for p = 2,
+``NormP`` for the other p), ``logsumexp``, ``softmax``, ``log_softmax``, ``cumsum``,
+``cumprod``, ``var``, ``median``/``nanmedian`` over all elements, plus the
+non-differentiable ``argmax``/``argmin``/``all``/``any``. ``mean``, ``std``, ``max``/``min``
+and the rest are composites and get every rule for free. The primitives' gradients follow
+PyTorch's formulas with their data branches written as masks, so their NaN/inf patterns at
+zeros, infinities and NaN are PyTorch's (NOTE [Data branches in rules]).
 
 Batching rules leave the batch dimension where it is and renumber the reduced dims around
 it (``_reduce_batch``, ``_scan_batch``): a ``dims`` of None ("all") becomes every dim but
@@ -32,6 +35,9 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._core.grad_mode import is_grad_enabled
+from numbagrad._core.interpreter import EVAL, current_interpreter
+from numbagrad._creation import ones_like as _ones_like
 from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
@@ -61,6 +67,15 @@ def _expand_back(g, shape, dims, keepdim):
     if not keepdim and dims:
         g = F.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
     return F.expand(g, shape)
+
+
+def _keepdim(g, shape, dims, keepdim):
+    """A reduced ``g`` with the reduced dims of ``shape`` kept as size 1 (not expanded:
+    PyTorch's ``unsqueeze_multiple``, so a rule's arithmetic on it happens at the reduced
+    shape, as in PyTorch's formulas)."""
+    if keepdim:
+        return g
+    return F.reshape(g, tuple(1 if dims is None or i in dims else s for i, s in enumerate(shape)))
 
 
 def _sum(x, dims, keepdim):
@@ -170,26 +185,62 @@ class Prod(Primitive):
     batch = classmethod(_reduce_batch)
 
     @staticmethod
-    def impl(be, x, dims, keepdim):
+    def impl(be, x, dims, keepdim, whole=False):
         dt = np.int64 if x.dtype.kind in "biu" else None
         return be.xp.prod(x, axis=dims, keepdims=keepdim, dtype=dt)
 
     @staticmethod
-    def vjp(ctx, g, dims, keepdim):
-        # d prod / d x_i is the product of the other elements: exclusive products from the
-        # left and from the right, O(n) and exact with zeros (no division, no branch)
-        x = ctx.saved()[0]
-        return _expand_back(g, ctx.input_shape(0), dims, keepdim) * _others_prod(x, dims)
+    def vjp(ctx, g, dims, keepdim, whole=False):
+        shape = ctx.input_shape(0)
+        if len(shape) == 0:
+            return g  # the prod of a 0-d tensor is the tensor
+        x, y = ctx.saved()
+        ge = _expand_back(g, shape, dims, keepdim)
+        return _prod_backward(ge, x, _expand_back(y, shape, dims, keepdim), dims, whole)
 
     @staticmethod
-    def jvp(primals, tangents, out, dims, keepdim):
-        # sum_i t_i * prod_{j != i} x_j, with the same division-free products as the vjp
-        return _sum(tangents[0] * _others_prod(primals[0], dims), dims, keepdim)
+    def jvp(primals, tangents, out, dims, keepdim, whole=False):
+        # PyTorch's: sum(prod_backward(ones) * t), so the NaN/inf pattern is the vjp's
+        (x,), (t,) = primals, tangents
+        if x.ndim == 0:
+            return t
+        ye = _expand_back(out, x.shape, dims, keepdim)
+        return _sum(_prod_backward(t, x, ye, dims, whole), dims, keepdim)
+
+
+def _prod_backward(ge, x, ye, dims, whole):
+    """PyTorch's ``prod_backward`` for the expanded gradient ``ge`` and result ``ye``
+    (``whole``: ``prod()`` with no dim), its data branches written as masks (no branch on
+    data: batchable):
+
+    - no zero in the whole input: ``ge * (ye / x)``, so inf and NaN entries give PyTorch's
+      inf/NaN pattern, and the second derivative goes through the result as PyTorch's;
+    - some zero: ``ge * others``, the product of the other elements of each slice from
+      exclusive cumulative products (O(n), exact with zeros);
+    - ``prod()``, two zeros or more, and no graph of the backward built: exact zeros.
+
+    On eager values the branch is taken as PyTorch takes it (NOTE [Data branches in rules]),
+    so the branch not taken adds nothing to a second derivative; under a transform each
+    masked branch is fed values that keep its own derivative finite (ones).
+    """
+    zero = x == 0
+    any_zero = F.any(zero)
+    if _is_concrete(ge, x, ye):
+        if not bool(any_zero):
+            return ge * (ye / x)
+        out = ge * _others_prod(x, dims)
+    else:
+        ratio = ye / F.where(any_zero, 1, x)
+        others = _others_prod(F.where(any_zero, x, 1), dims)
+        out = ge * F.where(any_zero, others, ratio)
+    if whole and not is_grad_enabled():
+        out = F.where(F.sum(zero) > 1, 0, out)
+    return out
 
 
 def _exclusive_cumprod(x):
     """``out[..., i] = prod(x[..., :i])`` along the last axis (``out[..., 0] = 1``)."""
-    ones = x[..., :1] * 0 + 1
+    ones = _ones_like(x[..., :1])  # (not x * 0 + 1: that is NaN at an infinite x)
     return F.cumprod(F.cat([ones, x[..., :-1]], -1), -1)
 
 
@@ -215,6 +266,135 @@ def _pick(v, mask, dim):
     return F.sum(F.where(mask, v, 0), dim, keepdim=True)
 
 
+def _is_concrete(*ts):
+    """Whether ``ts`` are eager values (no transform is tracing them) in host memory, so a
+    rule may look at their data (NOTE [Data branches in rules]); on CUDA that would be a
+    device-to-host copy in every backward, so the masked forms run there."""
+    return current_interpreter() is EVAL and not builtins.any(
+        getattr(t, "_is_tracer", False) or t.is_cuda for t in ts
+    )
+
+
+# NOTE [Data branches in rules]
+# PyTorch's cumprod backward picks its formula by looking at the data (no zero in the input:
+# one division; zeros: masks, or an O(n^2) loop when a graph of the backward is built), and
+# its NaN/inf pattern and second derivative come from the formula picked. The rules here
+# write such branches as masks (``where`` on a 0-d condition, each branch fed values that
+# keep it finite where it is not taken), which is right under every transform. Where the
+# masked form would cost more than PyTorch's (the O(n^2) loop, needed only with zeros), a
+# rule may branch on the data when ``_is_concrete``: no transform traces the values, so the
+# branch taken is the one PyTorch takes, and nothing is recorded that could be replayed
+# with other values.
+
+
+def _cumprod_backward(g, x, y, dim):
+    """PyTorch's ``cumprod_backward`` (FunctionsManual.cpp) for cotangent ``g``, input ``x``
+    and output ``y`` along ``dim``, its data branches as masks (NOTE [Data branches in
+    rules])."""
+    zero = x == 0
+    any_zero = F.any(zero)
+    concrete = _is_concrete(x, y, g)
+    if concrete and not bool(any_zero):
+        return _reverse_cumsum(y * g, dim) / x
+    plain = _reverse_cumsum(F.where(any_zero, 0, y) * g, dim) / F.where(any_zero, 1, x)
+    if is_grad_enabled():  # a graph of the backward is built: PyTorch's O(n^2) formula
+        if concrete:
+            return _cumprod_backward_loop(g, x, dim)
+        return F.where(any_zero, _cumprod_backward_loop(g, F.where(any_zero, x, 1), dim), plain)
+    return F.where(any_zero, _cumprod_backward_zeros(g, x, y, zero, dim), plain)
+
+
+def _cumprod_backward_zeros(g, x, y, zero, dim):
+    """``cumprod_backward`` with zeros and no graph built, O(n): before the first zero of a
+    slice, ``reverse_cumsum(y * g) / x``; at the first zero ``z``,
+    ``y[z - 1] * sum(g[z:z2] * cumprod(x[z + 1:z2]))`` (``z2`` the second zero); 0 after."""
+    count = F.cumsum(zero, dim)
+    before = count == 0
+    ones = _ones_like(F.narrow(y, dim, 0, 1))
+    g_before = _reverse_cumsum(F.where(before, y * g, 0), dim) / x  # (x != 0 where kept)
+    first = zero & (count == 1)
+    between = (count == 1) & ~first
+    run = F.sum(
+        F.cumprod(F.where(between, x, 1), dim) * F.where(count == 1, g, 0), dim, keepdim=True
+    )
+    y_prev = F.cat([ones, F.narrow(y, dim, 0, y.shape[dim] - 1)], dim)
+    g_first = run * F.sum(F.where(first, y_prev, 0), dim, keepdim=True)
+    return F.where(before, g_before, F.where(first, g_first, 0))
+
+
+def _cumprod_backward_loop(g, x, dim):
+    """``cumprod_backward`` when a graph of it is built (PyTorch's O(n^2) loop, whose
+    derivative is the second derivative of cumprod at zeros too):
+    ``gx[k] = sum_{j >= k} g[j] * prod(x[:k]) * cumprod(x[k + 1:])[j - k - 1]``."""
+    n = x.shape[dim]
+    cols = []
+    for k in range(n):
+        if k == 0:
+            ones = _ones_like(F.narrow(x, dim, 0, 1))
+            omitted = F.cat([ones, F.cumprod(F.narrow(x, dim, 1, n - 1), dim)], dim)
+        else:
+            before = prod(F.narrow(x, dim, 0, k), dim, keepdim=True)
+            if k == n - 1:
+                omitted = before
+            else:
+                after = F.cumprod(F.narrow(x, dim, k + 1, n - k - 1), dim)
+                omitted = F.cat([before, F.expand(before, after.shape) * after], dim)
+        cols.append(F.sum(F.narrow(g, dim, k, n - k) * omitted, dim, keepdim=True))
+    return F.cat(cols, dim)
+
+
+class Logsumexp(Primitive):
+    """``log(sum(exp(x)))`` over ``dims``, as PyTorch computes it: the maximum (set to 0
+    where it is infinite) is taken out before the exponential and added back.
+
+    The gradient is PyTorch's ``g * exp(x - result)`` where the result is not finite (so
+    its NaN/0 pattern at infinite entries and overflowing sums), and the same quantity
+    written as ``exp((x - max) - log(sum(exp(x - max))))`` where it is finite: that is
+    the softmax to rounding, also when ``log(sum)`` is lost in a large ``max + log(sum)``
+    (PyTorch's form then gives 1 to each of several equal maxima).
+    """
+
+    saves_inputs = (0,)
+    saves_output = True
+    batch = classmethod(_reduce_batch)
+
+    @staticmethod
+    def impl(be, x, dims, keepdim):
+        xp = be.xp
+        m = xp.amax(x, axis=dims, keepdims=True)
+        m = xp.where(xp.isinf(m), xp.zeros_like(m), m)
+        out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+        if not keepdim:
+            out = out.reshape(tuple(s for i, s in enumerate(x.shape) if i not in dims))
+        return out
+
+    @staticmethod
+    def _shifted(x, dims):
+        """``x - max`` (the max set to 0 where infinite, no gradient through it)."""
+        m = bind(Amax, (x.detach(),), {"dims": dims, "keepdim": True})
+        return x - F.where(F.isinf(m), 0, m)
+
+    @classmethod
+    def vjp(cls, ctx, g, dims, keepdim):
+        x, y = ctx.saved()
+        ge = _expand_back(g, x.shape, dims, keepdim)
+        ye = _expand_back(y, x.shape, dims, keepdim)
+        finite = F.isfinite(ye)
+        # each branch gets inputs that keep it finite where the other one is taken
+        shifted = cls._shifted(F.where(finite, x, 0), dims)
+        rel = F.log(F.sum(F.exp(shifted), dims, keepdim=True))
+        soft = F.exp(shifted - rel)
+        plain = F.exp(x - ye)
+        return ge * F.where(finite, soft, plain)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out, dims, keepdim):
+        # PyTorch's logsumexp_jvp: sum(exp(x - max) * t) / sum(exp(x - max))
+        (x,), (t,) = primals, tangents
+        e = F.exp(cls._shifted(x, dims))
+        return _sum(e * t, dims, keepdim) / _sum(e, dims, keepdim)
+
+
 class Cumprod(Primitive):
     saves_inputs = (0,)
     saves_output = True
@@ -226,32 +406,11 @@ class Cumprod(Primitive):
 
     @staticmethod
     def vjp(ctx, g, dim):
-        # gx[k] = sum_{i >= k} g[i] * prod_{j <= i, j != k} x[j], computed in O(n) with masks
-        # (no branch on data, so batchable), and written so that it is right as a function of
-        # x near the point, not only at it (its derivative is the second derivative):
-        # - where x[k] != 0: reverse_cumsum(g * y)[k] / x[k], an identity in x;
-        # - at the first zero z of a slice: reverse_cumsum(g * y1)[z], y1 the cumprod with
-        #   x[z] set to 1;
-        # - at the second zero z2: x[z] * reverse_cumsum(g * y2)[z2], y2 the cumprod with
-        #   x[z] and x[z2] set to 1 (zero in value, but its derivative in x[z] is not);
-        # - at later zeros: 0, with zero first derivatives too (two factors vanish).
-        if len(ctx.input_shape(0)) == 0:
-            return g  # the cumprod of a 0-d tensor is the tensor
+        shape = ctx.input_shape(0)
+        if math.prod(shape) <= 1 or shape[dim] == 1:
+            return g  # (a 0-d tensor: its cumprod is the tensor)
         x, y = ctx.saved()
-        nonzero = x != 0
-        count = F.cumsum(~nonzero, dim)
-        first = ~nonzero & (count == 1)
-        second = ~nonzero & (count == 2)
-        g_nonzero = _reverse_cumsum(g * y, dim) / F.where(nonzero, x, 1)
-        g_first = _reverse_cumsum(g * F.cumprod(F.where(first, 1, x), dim), dim)
-        x_first = F.sum(F.where(first, x, 0), dim, keepdim=True)
-        y2 = F.cumprod(F.where(first | second, 1, x), dim)
-        g_second = x_first * _reverse_cumsum(g * y2, dim)
-        return (
-            F.where(nonzero, g_nonzero, 0)
-            + F.where(first, g_first, 0)
-            + F.where(second, g_second, 0)
-        )
+        return _cumprod_backward(g, x, y, dim)
 
     @staticmethod
     def jvp(primals, tangents, out, dim):
@@ -323,8 +482,8 @@ class Amax(Primitive):
         mask = cls._mask(x, _expand_back(y, x.shape, dims, keepdim), evenly)
         count = _sum(mask.to(g.dtype), dims, True)
         ge = _expand_back(g, x.shape, dims, keepdim)
-        if evenly:
-            return F.where(mask, ge / count, 0)
+        if evenly:  # zeros, filled with grad / mask.sum() where mask (so 0 / 0 is NaN's
+            return F.where(mask, g / count, 0)  # derivative in grad over no elements)
         return ge / count * mask.to(g.dtype)  # (grad / count) * mask, as PyTorch
 
     @classmethod
@@ -402,22 +561,84 @@ class Norm2(Primitive):
 
     @staticmethod
     def impl(be, x, dims, keepdim):
+        if _count(x.shape, dims) == 1:  # PyTorch's norm of one element is its abs (no x * x)
+            return be.xp.abs(be.xp.sum(x, axis=dims, keepdims=keepdim))
         return be.xp.sqrt(be.xp.sum(x * x, axis=dims, keepdims=keepdim))
 
     @staticmethod
     def vjp(ctx, g, dims, keepdim):
-        # grad * (self / norm).masked_fill_(norm == 0, 0), as PyTorch's norm_backward (the
-        # inner where keeps 0/0 out of the unselected branch and of its derivative)
+        # grad * (self / norm).masked_fill_(norm == 0, 0), as PyTorch's norm_backward (whose
+        # second derivative is NaN at a zero norm: 0 / 0 in the masked quotient's gradient)
         x, y = ctx.saved()
-        ye = _expand_back(y, x.shape, dims, keepdim)
-        zero = ye == 0
-        return _expand_back(g, x.shape, dims, keepdim) * F.where(zero, 0, x / F.where(zero, 1, ye))
+        ye = _keepdim(y, x.shape, dims, keepdim)
+        return _keepdim(g, x.shape, dims, keepdim) * F.where(ye == 0, 0, x / ye)
 
     @staticmethod
     def jvp(primals, tangents, out, dims, keepdim):
         s = _sum(primals[0] * tangents[0], dims, keepdim)
         zero = out == 0
         return F.where(zero, 0, s / F.where(zero, 1, out))
+
+
+class NormP(Primitive):
+    """The vector ``p``-norm for ``p`` other than 0 and 2 (``inf`` and ``-inf`` included),
+    as PyTorch's ``linalg_vector_norm``: ``sum(|x|**p)**(1/p)``, ``|x|`` itself over one
+    element; the gradient is PyTorch's ``norm_backward``, with its masks (so its NaN/0
+    pattern at zero norms, zero entries, infinities and NaN)."""
+
+    saves_inputs = (0,)
+    saves_output = True
+    batch = classmethod(_reduce_batch)
+
+    @staticmethod
+    def impl(be, x, dims, keepdim, p):
+        xp = be.xp
+        a = xp.abs(x)
+        if _count(x.shape, dims) == 1:
+            return xp.sum(a, axis=dims, keepdims=keepdim)
+        if p == math.inf:
+            return xp.amax(a, axis=dims, keepdims=keepdim)
+        if p == -math.inf:
+            return xp.amin(a, axis=dims, keepdims=keepdim)
+        if p == 1:
+            return xp.sum(a, axis=dims, keepdims=keepdim)
+        with np.errstate(all="ignore"):  # (0 ** -1 is inf, silently: NOTE [Quiet NumPy])
+            return xp.asarray(xp.sum(a**p, axis=dims, keepdims=keepdim) ** (1.0 / p), x.dtype)
+
+    @staticmethod
+    def _backward(ge, x, ye, dims, p):
+        sgn = F.sgn(x)
+        if p == 1:
+            return sgn * ge
+        a = F.abs(x)
+        if math.isinf(p):  # the elements equal to the norm, or NaN, share the gradient
+            mask = (a == ye) | F.isnan(a)
+            return sgn * ((ge / _sum(mask.to(ge.dtype), dims, True)) * mask)
+        if p < 1:
+            scaled = sgn * F.where(x == 0, 0, a ** (p - 1))
+            return scaled * ge * ye ** (1 - p)
+        scaled = sgn * a ** (p - 1) if p < 2 else x * a ** (p - 2)
+        return scaled * F.where(ye == 0, 0, ge / ye ** (p - 1))
+
+    @classmethod
+    def vjp(cls, ctx, g, dims, keepdim, p):
+        x, y = ctx.saved()
+        ye = _keepdim(y, x.shape, dims, keepdim)
+        return cls._backward(_keepdim(g, x.shape, dims, keepdim), x, ye, dims, p)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out, dims, keepdim, p):
+        (x,), (t,) = primals, tangents
+        ye = _keepdim(out, x.shape, dims, keepdim)
+        return _sum(cls._backward(t, x, ye, dims, p), dims, keepdim)
+
+
+def norm_backward(ge, x, ye, dims, p):
+    """PyTorch's ``norm_backward`` of the vector ``p``-norm over ``dims`` (``p`` not 0), for
+    the cotangent ``ge`` and the norm ``ye``, both broadcastable against ``x``."""
+    if p == 2:
+        return ge * F.where(ye == 0, 0, x / ye)
+    return NormP._backward(ge, x, ye, dims, p)
 
 
 def _softmax_rule(m, ctx, saved, g, dim):
@@ -624,13 +845,29 @@ class Median(Amax):
             )
         else:
             srt = xp.sort(flat, axis=-1)  # NaN sorts last
-            out = srt[..., (n - 1) // 2]
-            if x.dtype.kind == "f":
-                out = xp.where(xp.isnan(srt[..., -1]), srt[..., -1], out)
+            if cls.fn == "nanmedian" and x.dtype.kind == "f":
+                # the lower median of the non-NaN values (NaN where all are NaN): at sorted
+                # position p with 2 p in {count - 1, count - 2} (p = 0 when count is 0)
+                count = xp.sum(xp.where(xp.isnan(srt), 0, 1), axis=-1, keepdims=True)
+                twice = xp.arange(0, 2 * n, 2)
+                pick = (twice == count - 1) | (twice == count - 2) | (twice + count == 0)
+                out = xp.amax(xp.where(pick, srt, -xp.inf), axis=-1)
+            else:
+                out = srt[..., (n - 1) // 2]
+                if x.dtype.kind == "f":
+                    out = xp.where(xp.isnan(srt[..., -1]), srt[..., -1], out)
             out = xp.asarray(out, x.dtype)
         if keepdim:
             out = out.reshape(tuple(1 if i in dims else s for i, s in enumerate(x.shape)))
         return out
+
+
+class Nanmedian(Median):
+    """:class:`Median` of the non-NaN elements (NaN where all are NaN); PyTorch's
+    ``nanmedian()`` gradient is ``evenly_distribute_backward`` too."""
+
+    fn = "nanmedian"
+    grad_fn = "NanmedianBackward0"
 
 
 # -- public functions ------------------------------------------------------------------------
@@ -686,7 +923,11 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     out = bind(
         Prod,
         (input,),
-        {"dims": tuple(range(input.ndim)) if dims is None else dims, "keepdim": keepdim},
+        {
+            "dims": tuple(range(input.ndim)) if dims is None else dims,
+            "keepdim": keepdim,
+            "whole": dim is None,
+        },
     )
     return out if dtype is None or out.dtype is dtype else out.to(dtype)
 
@@ -778,9 +1019,8 @@ def logsumexp(input, dim, keepdim=False):
         # (PyTorch's gradient g * exp(x - out) is empty, and its derivative in g is 0)
         out = sum(input, dims, keepdim=True) + float("-inf")
     else:
-        m = amax(input, dims if dims is not None else (), keepdim=True).detach()
-        m = m.masked_fill(~m.isfinite(), 0.0) if input.numel() else m
-        out = F.log(sum((input - m).exp(), dims, keepdim=True)) + m
+        dims = tuple(range(input.ndim)) if dims is None else dims
+        out = bind(Logsumexp, (input,), {"dims": dims, "keepdim": True})
     if keepdim:
         return out
     dims = range(input.ndim) if dims is None else dims
@@ -826,16 +1066,9 @@ def norm(input, p="fro", dim=None, keepdim=False):
                 )
     if p == float("inf") and _count(input.shape, dims) == 0:
         _check_norm_inf_empty(input, dim, dims)
-    a = input.abs()
-    if p == float("inf"):
-        return amax(a, dims if dims is not None else (), keepdim)
-    if p == float("-inf"):
-        return amin(a, dims if dims is not None else (), keepdim)
-    if p == 1:
-        return sum(a, dims, keepdim)
     if p == 0:
-        return sum((a != 0).to(input.dtype), dims, keepdim)
-    return sum(a**p, dims, keepdim) ** (1.0 / p)
+        return sum((input != 0).to(input.dtype), dims, keepdim)
+    return bind(NormP, (input,), {"dims": dims, "keepdim": keepdim, "p": float(p)})
 
 
 def _check_norm_inf_empty(input, dim, dims):
@@ -1013,7 +1246,15 @@ _Pair = collections.namedtuple("aminmax", ["min", "max"])
 
 
 def _cum_extreme(prim, input, dim):
-    d = wrap_dim(dim, input.ndim)
+    if input.numel() == 0:
+        d = 0  # PyTorch returns an empty result without looking at ``dim``
+    elif input.ndim == 0 and dim not in (0, -1):
+        raise IndexError(
+            f"{'cummax' if prim is Cumargmax else 'cummin'}(): Expected reduction dim -1 "
+            f"or 0 for scalar but got {dim}"
+        )
+    else:
+        d = wrap_dim(dim, input.ndim)
     idx = bind(prim, (input,), {"dim": d})
     if input.ndim == 0:
         return _MinMax((F.clone(input), idx))
@@ -1146,9 +1387,9 @@ def nanmedian(input, dim=None, keepdim=False):
     >>> numbagrad.nanmedian(numbagrad.tensor([1.0, float("nan"), 3.0, 2.0]))
     tensor(2.)
     """
-    if dim is None and input.numel() == 0:
-        return bind(Median, (input,), {"dims": None, "keepdim": False, "evenly": True})
-    x = F.reshape(input, (-1,)) if dim is None else input
+    if dim is None:  # PyTorch's gradient: shared by the elements equal to the result
+        return bind(Nanmedian, (input,), {"dims": None, "keepdim": False, "evenly": True})
+    x = input
 
     def pick(order, d):
         # the lower median of the non-NaN values (they sort first); 0 when all are NaN
@@ -1156,8 +1397,7 @@ def nanmedian(input, dim=None, keepdim=False):
         k = F.clamp(F.floor_divide(count - 1, 2), min=0)
         return F.take_along_dim(order, k, d)
 
-    out = _kth(x, 0 if dim is None else dim, keepdim, pick, "nanmedian")
-    return out[0] if dim is None else out
+    return _kth(x, dim, keepdim, pick, "nanmedian")
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -1201,7 +1441,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         if q.dtype is not input.dtype:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if type(q) is Tensor and q.numel():  # (a plain tensor: a transform's has no values)
-            qa = q.detach().numpy()
+            qa = q.detach().cpu().numpy()
             if not ((qa >= 0) & (qa <= 1)).all():
                 raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
         qt = q
@@ -1209,7 +1449,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
         qf = float(q)
         if not 0 <= qf <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {qf}")
-        qt = _tensor(qf, dtype=input.dtype)
+        qt = _tensor(qf, dtype=input.dtype, device=input.device)
     scalar_q = qt.ndim == 0
     if dim is None:
         x, d = F.reshape(input, (-1,)), 0
@@ -1295,8 +1535,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """:func:`sum` treating NaN as zero.
 
-    The gradient is 0 at the NaN elements; PyTorch's is ``grad * 0`` there, NaN where
-    ``grad`` is infinite (as from :func:`nanmean` over an all-NaN slice).
+    The gradient is PyTorch's, ``grad * 0`` at the NaN elements (NaN where ``grad`` is
+    infinite, as from :func:`nanmean` over an all-NaN slice).
 
     Examples
     --------
@@ -1304,9 +1544,33 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     >>> numbagrad.nansum(numbagrad.tensor([1.0, float("nan"), 2.0]))
     tensor(3.)
     """
-    if input.is_floating_point():
-        input = F.where(F.isnan(input), 0, input)
-    return sum(input, dim, keepdim, dtype=dtype)
+    if not input.is_floating_point():
+        return sum(input, dim, keepdim, dtype=dtype)
+    if dtype is not None:
+        input = input.to(dtype)
+    return bind(Nansum, (input,), {"dims": _reduce_dims(input, dim), "keepdim": keepdim})
+
+
+class Nansum(Primitive):
+    """The sum of the non-NaN elements over ``dims``; PyTorch's ``nansum_backward``,
+    ``grad * ~isnan(x)`` (so NaN where the gradient is infinite), and its JVP
+    ``sum(where(isnan(x), 0, t))``."""
+
+    saves_inputs = (0,)
+    batch = classmethod(_reduce_batch)
+
+    @staticmethod
+    def impl(be, x, dims, keepdim):
+        return be.xp.asarray(be.xp.nansum(x, axis=dims, keepdims=keepdim), x.dtype)
+
+    @staticmethod
+    def vjp(ctx, g, dims, keepdim):
+        (x,) = ctx.saved()
+        return _expand_back(g, x.shape, dims, keepdim) * (~F.isnan(x)).to(g.dtype)
+
+    @staticmethod
+    def jvp(primals, tangents, out, dims, keepdim):
+        return _sum(F.where(F.isnan(primals[0]), 0, tangents[0]), dims, keepdim)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):

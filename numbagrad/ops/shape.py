@@ -22,7 +22,7 @@ from numbagrad import ops as F
 from numbagrad._creation import arange, full, zeros
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import backend_of
+from numbagrad.kernels import backend, backend_of
 from numbagrad.ops._op import NO_PARAMS, PRIMITIVES, Primitive, bind
 from numbagrad.ops._rules import both_ways, front, passthrough
 from numbagrad.ops._util import MinMax as _MinMax
@@ -796,7 +796,13 @@ class IndexPut(Primitive):
         index = ctx.saved()
         params = {"key": key, "advanced": advanced}
         gx = bind(IndexPut, (g, 0.0, *index), params) if ctx.needs_input_grad(0) else None
-        gv = bind(Index, (g, *index), params) if ctx.needs_input_grad(1) else None
+        gv = None
+        if ctx.needs_input_grad(1):
+            gv = bind(Index, (g, *index), params)
+            # the engine takes an input shaped like the output at its word (no reduction
+            # there): a value that broadcast into ``x[key]`` gets its own shape back here
+            if tuple(gv.shape) != tuple(ctx.input_shape(1)):
+                gv = sum_to(gv, ctx.input_shape(1))
         return (gx, gv, *(None for _ in index))
 
 
@@ -878,7 +884,8 @@ class Gather(Primitive):
     @staticmethod
     def vjp(ctx, g, dim):
         (index,) = ctx.saved()
-        z = bind(Zeros, (), {"shape": ctx.input_shape(0), "dtype": ctx.input_dtype(0)})
+        shape, dtype = ctx.input_shape(0), ctx.input_dtype(0)
+        z = bind(Zeros, (), {"shape": shape, "dtype": dtype, "device": g.device.type})
         return bind(ScatterAdd, (z, index, g), {"dim": dim}), None
 
 
@@ -886,13 +893,13 @@ class Zeros(Primitive):
     differentiable = False
 
     @staticmethod
-    def impl(be, shape, dtype):
-        return be.zeros(shape, dtype)
+    def impl(be, shape, dtype, device="cpu"):
+        return (be if be.name == device else backend(device)).zeros(shape, dtype)  # no operand
 
     @staticmethod
-    def batch(args, dims, shape, dtype):
+    def batch(args, dims, shape, dtype, device="cpu"):
         """No operands, so never batched; the same zeros for every example."""
-        return bind(Zeros, (), {"shape": shape, "dtype": dtype}), None
+        return bind(Zeros, (), {"shape": shape, "dtype": dtype, "device": device}), None
 
 
 def _gather_window(ndim, dim, index_shape):
@@ -980,7 +987,11 @@ class ScatterAdd(Primitive):
             gsrc = bind(Gather, (g, index), {"dim": dim})
             src_shape = ctx.input_shape(2)
             if tuple(gsrc.shape) != src_shape:  # src may be larger than index
-                pad = bind(Zeros, (), {"shape": src_shape, "dtype": ctx.input_dtype(2)})
+                pad = bind(
+                    Zeros,
+                    (),
+                    {"shape": src_shape, "dtype": ctx.input_dtype(2), "device": g.device.type},
+                )
                 window = tuple(slice(0, n) for n in index.shape)
                 gsrc = index_put(pad, window, gsrc)
         return g, None, gsrc
@@ -1110,7 +1121,7 @@ class Cat(Primitive):
         start = 0
         for i in range(ctx.num_inputs()):
             if i in skip:
-                out.append(zeros(ctx.input_shape(i), dtype=g.dtype))
+                out.append(zeros(ctx.input_shape(i), dtype=g.dtype, device=g.device))
                 continue
             n = ctx.input_shape(i)[dim]
             out.append(narrow(g, dim, start, n))
@@ -2102,7 +2113,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
         else:
             from numbagrad._creation import full
 
-            src = full(tuple(index.shape), src, dtype=input.dtype)
+            src = full(tuple(index.shape), src, dtype=input.dtype, device=input.device)
         if reduce == "add":
             return scatter_add(input, d, index, src)
         return _scatter_reduce_op(input, d, index, src, "multiply", True)
@@ -2149,7 +2160,8 @@ def _scatter_reduce_partials(
             gx = g * masked_out / masked_x
         if need_src:
             src_zero = src == 0
-            per_group = scatter_add(zeros(x_shape, dtype=x.dtype), dim, index, src_zero.to(x.dtype))
+            zero = zeros(x_shape, dtype=x.dtype, device=x.device)
+            per_group = scatter_add(zero, dim, index, src_zero.to(x.dtype))
             n_zeros = gather(per_group, dim, index)
             single = src_zero & (n_zeros == 1)
             masked_src = F.where(single, 1, src)
@@ -2233,7 +2245,7 @@ class ScatterReduce(Primitive):
             index,
             src,
             out,
-            full(tuple(out.shape), 1, dtype=out.dtype),
+            full(tuple(out.shape), 1, dtype=out.dtype, device=out.device),
             x.shape,
             tx is not None,
             tsrc is not None,
@@ -2243,7 +2255,8 @@ class ScatterReduce(Primitive):
         )
         t = dx * tx if tx is not None else None
         if tsrc is not None:
-            t_src = scatter_add(zeros(tuple(out.shape), dtype=out.dtype), dim, index, dsrc * tsrc)
+            zero = zeros(tuple(out.shape), dtype=out.dtype, device=out.device)
+            t_src = scatter_add(zero, dim, index, dsrc * tsrc)
             t = t_src if t is None else t + t_src
         return t
 
@@ -2306,10 +2319,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     from numbagrad._creation import full, ones
 
     counts = scatter_add(
-        full(tuple(input.shape), 1 if include_self else 0, dtype=input.dtype),
+        full(tuple(input.shape), 1 if include_self else 0, dtype=input.dtype, device=input.device),
         d,
         index,
-        ones(tuple(index.shape), dtype=input.dtype),
+        ones(tuple(index.shape), dtype=input.dtype, device=input.device),
     )
     counts = F.where(F.eq(counts, 0), 1, counts)
     if input.dtype.is_floating_point:
