@@ -20,13 +20,13 @@ import math
 import sys
 
 import numpy as np
+from numba import njit
 
 import numbagrad
-from numbagrad.kernels.cpu._jit import njit
 
 
 # -- the CPU twins (``@njit`` loops over the same per-pair math) ---------------------------
-@njit
+@njit(cache=True)
 def energy_cpu(x, e):
     n = x.shape[0]
     for i in range(n):
@@ -41,7 +41,7 @@ def energy_cpu(x, e):
         e[i] = 0.5 * acc  # each pair is counted by both of its particles
 
 
-@njit
+@njit(cache=True)
 def forces_cpu(x, g, f):
     n = x.shape[0]
     for i in range(n):

@@ -584,6 +584,20 @@ class Tensor(_AttachedMethods):
             )
         return d.__cuda_array_interface__
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule sharing this tensor's memory (see ``numbagrad.from_dlpack``)."""
+        from numbagrad.kernels.dlpack import export  # NOTE [DLPack]
+
+        if self.requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return export(self._data, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self):
+        """``(device type, index)`` as DLPack counts them: ``(1, 0)`` CPU, ``(2, i)`` CUDA."""
+        from numbagrad.kernels.dlpack import device_of
+
+        return device_of(self._data)
+
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
         if dtype is not None and a.dtype != dtype:

@@ -70,7 +70,7 @@ def test_cuda_tensor_without_cuda_says_what_is_missing():
 PTX_SCRIPT = r"""
 import sys
 import numba.cuda.dispatcher as dispatcher
-from numba import cuda, float32, float64, int64, boolean, types
+from numba import cuda, float32, float64, int64, boolean, types, uint8
 from numba.cuda.dispatcher import CUDADispatcher
 
 class _SM90:  # device functions ask the driver for the current device's CC; no GPU here
@@ -78,6 +78,8 @@ class _SM90:  # device functions ask the driver for the current device's CC; no 
 dispatcher.get_current_device = lambda: _SM90()
 
 from numbagrad.kernels.cuda import elementwise as E, reduce as R, linalg as L
+from numbagrad.kernels.cuda import index as X, sort as O
+from numbagrad.kernels.cuda import scan as S, join as J
 
 T = lambda n: types.UniTuple(int64, n)
 f64, f32, i64, b1 = float64[::1], float32[::1], int64[::1], boolean[::1]
@@ -103,8 +105,54 @@ SIGS = {
     "matmul_kernel": [(int64, int64, int64, int64, f32, int64, T(1), int64, int64, f32,
                        int64, T(1), int64, int64, T(1), f32)],
 }
+SIGS.update({  # index.py, sort.py
+    "minmax_kernel": [(int64, i64, int64, T(2), T(2), i64), (int64, b1, int64, T(1), T(1), i64)],
+    "iota_kernel": [(int64, i64)],
+    "adv_offset_kernel": [(int64, i64, i64, int64, T(2), T(2), int64, int64)],
+    "take_kernel": [(int64, f64, i64, int64, int64, T(1), T(1), T(2), T(2), f64),
+                    (int64, f32, i64, int64, int64, T(2), T(2), T(1), T(1), f32)],
+    "put_kernel": [(int64, f64, i64, int64, int64, T(1), T(1), T(2), T(2), f64, int64, T(3),
+                    T(3)),
+                   (int64, i64, i64, int64, int64, T(1), T(1), T(1), T(1), f64, int64, T(1),
+                    T(1))],
+    "add_at_kernel": [(int64, f64, i64, int64, int64, T(1), T(1), T(2), T(2), f64, int64, T(3),
+                       T(3)),
+                      (int64, f32, i64, int64, int64, T(1), T(1), T(1), T(1), f32, int64, T(1),
+                       T(1)),
+                      (int64, i64, i64, int64, int64, T(1), T(1), T(1), T(1), i64, int64, T(2),
+                       T(2))],
+    "take_along_kernel": [(int64, f64, int64, T(2), i64, int64, T(2), T(2), int64, int64, f64),
+                          (int64, f32, int64, T(1), i64, int64, T(1), T(1), int64, int64, f32)],
+    "row_iota_kernel": [(int64, int64, i64)],
+    "merge_pass_kernel": [(int64, int64, int64, f64, i64, f64, i64),
+                          (int64, int64, int64, f32, i64, f32, i64),
+                          (int64, int64, int64, i64, i64, i64, i64),
+                          (int64, int64, int64, uint8[::1], i64, uint8[::1], i64)],
+    "searchsorted_kernel": [(int64, f64, int64, int64, int64, f64, int64, T(2), T(2), boolean,
+                             i64)],
+    "dest_kernel": [(int64, i64, int64, int64, T(1), T(1), T(2), T(2), i64)],
+    "reduce_at_kernel": [(int64, int64, f64, i64, i64, f64, int64, T(2), T(2)),
+                         (int64, int64, f32, i64, i64, f32, int64, T(1), T(1)),
+                         (int64, int64, i64, i64, i64, i64, int64, T(3), T(3))],
+})
+SIGS.update({  # reduce.py (products, extremes, any/all, argmax/argmin), scan.py, join.py
+    "reduce_kernel": [(int64, int64, int64, f64, int64, T(2), T(2), float64, f64),
+                      (int64, int64, int64, f32, int64, T(1), T(1), float64, f32)],
+    "reduce_int_kernel": [(int64, int64, int64, i64, int64, T(2), T(2), int64, i64),
+                          (int64, int64, int64, b1, int64, T(1), T(1), int64, b1),
+                          (int64, int64, int64, f64, int64, T(2), T(2), int64, b1)],
+    "argreduce_kernel": [(boolean, int64, int64, f64, int64, T(2), T(2), i64),
+                         (boolean, int64, int64, f32, int64, T(1), T(1), i64)],
+    "argreduce_int_kernel": [(boolean, int64, int64, i64, int64, T(2), T(2), i64)],
+    "scan_kernel": [(int64, int64, int64, f64, int64, T(2), T(2), f64, int64, T(2), float64),
+                    (int64, int64, int64, f32, int64, T(1), T(1), f32, int64, T(1), float64)],
+    "scan_int_kernel": [(int64, int64, int64, i64, int64, T(2), T(2), i64, int64, T(2), int64),
+                        (int64, int64, int64, b1, int64, T(1), T(1), i64, int64, T(1), int64)],
+    "roll_kernel": [(int64, f64, int64, T(2), T(2), T(2), f64),
+                    (int64, b1, int64, T(1), T(1), T(1), b1)],
+})
 found = {}
-for mod in (E, R, L):
+for mod in (E, R, L, X, O, S, J):
     for name, obj in vars(mod).items():
         if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device"):
             found[name] = obj
@@ -147,7 +195,7 @@ def test_cuda_suite_under_the_simulator():
         env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,  # tests/cuda takes ~4 min on a loaded 2-core machine
     )
     tail = r.stdout[-4000:] + r.stderr[-2000:]
     assert r.returncode == 0, tail

@@ -1,4 +1,5 @@
-"""Zero-copy interop between CUDA tensors and numba device arrays (NOTE [CUDA tensors])."""
+"""Zero-copy interop: CUDA tensors as numba device arrays (NOTE [CUDA tensors]) and DLPack
+(NOTE [DLPack]) for CPU and CUDA tensors."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ import numpy as np
 from numbagrad._tensor import Tensor
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides
+from numbagrad.kernels.dlpack import (
+    _KDL_CPU,
+    _KDL_CUDA,
+    _capsule,  # noqa: F401  (the tests build capsules with it)
+    device_of,
+    export,
+)
 
-__all__ = ["as_cuda_array"]
+__all__ = ["as_cuda_array", "dlpack_device", "from_dlpack", "to_dlpack"]
 
 
 def as_cuda_array(t: Tensor):
@@ -48,3 +56,91 @@ def as_cuda_array(t: Tensor):
     else:
         st = a._st
     return _driver.strided_view(a._buf, a._off, a.shape, st, a.dtype)
+
+
+def dlpack_device(t: Tensor) -> tuple[int, int]:
+    """``Tensor.__dlpack_device__``: ``(1, 0)`` for a CPU tensor, ``(2, index)`` for a CUDA
+    one (DLPack's ``kDLCPU`` and ``kDLCUDA``)."""
+    return device_of(t._data)
+
+
+def to_dlpack(t: Tensor, stream=None, max_version=None, dl_device=None, copy=None):
+    """``Tensor.__dlpack__``: a DLPack capsule sharing ``t``'s memory (NOTE [DLPack] in
+    ``numbagrad/kernels/dlpack.py``).
+
+    Raises
+    ------
+    RuntimeError
+        If ``t`` requires grad (as PyTorch: export ``t.detach()``).
+    BufferError
+        For a CUDA tensor under the CUDA simulator, or a ``dl_device`` other than the
+        tensor's own.
+    """
+    if t.requires_grad:
+        raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+    return export(t._data, stream, max_version, dl_device, copy)
+
+
+def from_dlpack(ext) -> Tensor:
+    """A tensor sharing the memory of a DLPack producer (zero copy).
+
+    ``ext`` is an object with ``__dlpack__`` and ``__dlpack_device__``: a NumPy array, a
+    PyTorch tensor, a CuPy array, a numbagrad tensor. CPU producers go through
+    :func:`numpy.from_dlpack`; CUDA producers are wrapped through their
+    ``__cuda_array_interface__`` (PyTorch CUDA tensors and CuPy arrays have one), as
+    :func:`numbagrad.as_tensor` does.
+
+    Parameters
+    ----------
+    ext : object
+        The producer.
+
+    Returns
+    -------
+    Tensor
+        On the producer's device, sharing its memory: writes show on both sides.
+
+    Raises
+    ------
+    NotImplementedError
+        For a raw DLPack capsule (PyTorch's legacy form: pass the producer itself), or a CUDA
+        producer without ``__cuda_array_interface__``.
+    BufferError
+        For a device other than the CPU and CUDA.
+
+    Examples
+    --------
+    >>> import numpy as np, numbagrad
+    >>> a = np.arange(3.0)
+    >>> t = numbagrad.from_dlpack(a)
+    >>> t += 1
+    >>> a.tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if isinstance(ext, Tensor):
+        return ext.detach()
+    if not hasattr(ext, "__dlpack__"):
+        if type(ext).__name__ == "PyCapsule":
+            raise NotImplementedError(
+                "from_dlpack of a raw DLPack capsule is not supported; pass the object that "
+                "made it (it has __dlpack__)"
+            )
+        raise TypeError(f"from_dlpack expects an object with __dlpack__ (got {type(ext).__name__})")
+    kind, index = ext.__dlpack_device__()
+    if kind == _KDL_CPU:
+        from numbagrad._creation import from_numpy
+
+        return from_numpy(np.from_dlpack(ext))
+    if kind == _KDL_CUDA:
+        if not hasattr(ext, "__cuda_array_interface__"):
+            raise NotImplementedError(
+                "from_dlpack of a CUDA producer without __cuda_array_interface__ is not "
+                "supported; numbagrad wraps CUDA memory through that interface"
+            )
+        from numbagrad._creation import as_tensor
+
+        return as_tensor(ext, device=f"cuda:{index}")
+    raise BufferError(
+        f"from_dlpack: DLPack device type {kind} is not supported (numbagrad tensors live on "
+        "the CPU (1) and CUDA devices (2))"
+    )

@@ -177,12 +177,17 @@ def _geometry(view, base):
             "when gradients are recorded; call .contiguous() on the base before taking views"
         )
     item = b.itemsize
+    if type(b) is not np.ndarray:  # a device array (CUDA): offsets in elements
+        return (view._data.shape, tuple(s // item for s in view._data.strides),
+                view._data.offset - b.offset)  # fmt: skip
     off = (view._data.__array_interface__["data"][0] - b.__array_interface__["data"][0]) // item
     return (view._data.shape, tuple(s // item for s in view._data.strides), off)
 
 
 def _strided(flat, geom):
     shape, strides, off = geom
+    if type(flat) is not np.ndarray:  # a device array (CUDA): a checked strided view
+        return flat.as_strided(shape, strides, off)
     item = flat.itemsize
     return np.lib.stride_tricks.as_strided(
         flat[off:], shape, tuple(s * item for s in strides), writeable=True
@@ -200,7 +205,8 @@ class AsStrided(Primitive):
 
     @staticmethod
     def vjp(ctx, g, geom):
-        z = bind(Zeros, (), {"shape": ctx.input_shape(0), "dtype": ctx.input_dtype(0)})
+        shape, dtype = ctx.input_shape(0), ctx.input_dtype(0)
+        z = bind(Zeros, (), {"shape": shape, "dtype": dtype, "device": g.device.type})
         return bind(AsStridedPut, (z, g), {"geom": geom})
 
 

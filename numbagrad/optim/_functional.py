@@ -40,7 +40,8 @@ def _fused_ok(p: np.ndarray, g: np.ndarray) -> bool:
     """Whether the fused kernel may run: large enough, both arrays contiguous, one float
     dtype (NOTE [Fused optimizer kernels] lists what the kernels assume)."""
     return (
-        p.size >= FUSED_MIN
+        type(p) is np.ndarray  # a CUDA parameter takes the array path (on the device)
+        and p.size >= FUSED_MIN
         and p.flags.c_contiguous
         and g.flags.c_contiguous
         and p.dtype == g.dtype

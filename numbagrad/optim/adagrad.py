@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import numpy as np
-
-from numbagrad._tensor import Tensor
 from numbagrad.optim import _functional as _fn
-from numbagrad.optim.optimizer import Optimizer, _check_lr, _step_tensor
+from numbagrad.optim.optimizer import Optimizer, _check_lr, _step_tensor, _zero_state
 
 __all__ = ["Adagrad"]
 
@@ -93,9 +90,8 @@ class Adagrad(Optimizer):
         """Step 0 and the accumulator filled with ``initial_accumulator_value``."""
         state = self.state[p]
         state["step"] = _step_tensor()
-        state["sum"] = Tensor._make(
-            np.full(p._data.shape, group["initial_accumulator_value"], p._data.dtype)
-        )
+        state["sum"] = _zero_state(p)  # on p's device
+        state["sum"]._data.fill(group["initial_accumulator_value"])
 
     def _update(self, p, state, group, lr):
         if len(state) == 0:  # a parameter of a group added after construction

@@ -212,6 +212,11 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
+        if any(p.is_cuda for p in self._params):  # its line search reads host arrays
+            raise NotImplementedError(
+                "LBFGS is not implemented for CUDA parameters yet; optimize the model on the "
+                "CPU, or use SGD, Adam, AdamW, RMSprop or Adagrad, which step on the device"
+            )
         self._numel_cache = None
 
     def _numel(self):

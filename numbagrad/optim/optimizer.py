@@ -24,6 +24,7 @@ import numpy as np
 from numbagrad._core.grad_mode import enable_grad, no_grad
 from numbagrad._dtype import get_default_dtype
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import backend_of
 
 __all__ = ["Optimizer", "required"]
 
@@ -58,8 +59,11 @@ def _check_lr(lr) -> None:
 
 
 def _zero_state(p: Tensor) -> Tensor:
-    """A zero-filled contiguous state tensor shaped like parameter ``p``."""
-    return Tensor._make(np.zeros(p._data.shape, p._data.dtype))
+    """A zero-filled contiguous state tensor shaped like parameter ``p``, on its device."""
+    d = p._data
+    if type(d) is not np.ndarray:  # a CUDA parameter: its state lives on the device
+        return Tensor._make(backend_of(d).zeros(d.shape, d.dtype))
+    return Tensor._make(np.zeros(d.shape, d.dtype))
 
 
 def _step_tensor(value: float = 0.0) -> Tensor:
@@ -397,6 +401,11 @@ class Optimizer:
 
         def cast(param, value, key=None):
             if isinstance(value, Tensor):
+                if param.is_cuda or value.is_cuda:  # as PyTorch: state moves to param's device
+                    v = value.detach().to("cpu" if key == "step" else param.device)
+                    if key != "step" and param._data.dtype.kind == "f":
+                        v = v.to(param.dtype)
+                    return v.clone()
                 data = value._data
                 if key != "step" and param._data.dtype.kind == "f":
                     data = data.astype(param._data.dtype)

@@ -237,13 +237,63 @@ class CudaArray:
         return self._view(shape, tuple(st))
 
     def __getitem__(self, key):
+        if _advanced(key):  # index arrays: a copy (NOTE [CUDA advanced indexing])
+            from numbagrad.kernels.cuda.backend import CUDA
+
+            return CUDA.index_get(self, key)
         shape, st, off = _basic_index(self, key)
         return self._view(shape, st, off)
 
     def __setitem__(self, key, value):
         from numbagrad.kernels.cuda.backend import CUDA
 
+        if _advanced(key):
+            CUDA.index_put(self, key, value)
+            return
         CUDA.copy_into(self[key], value)
+
+    def view(self, dtype):
+        """NumPy's ``view(dtype)`` for a dtype of the same item size (bool as uint8): the
+        same device memory, reinterpreted."""
+        dtype = np.dtype(dtype)
+        if dtype.itemsize != self.dtype.itemsize:
+            raise ValueError(
+                f"view of a CUDA array: {dtype} has not the item size of {self.dtype} "
+                f"({dtype.itemsize} != {self.dtype.itemsize} bytes)"
+            )
+        root = self if self.base is None else self.base
+        buf = self._buf.view(dtype)
+        return CudaArray(buf, self._off, self.shape, self._st, dtype, root, self.device_index)
+
+    @property
+    def offset(self):
+        """The first element's offset, in elements, in the flat device buffer."""
+        return self._off
+
+    def as_strided(self, shape, strides, offset=0):
+        """A view of this contiguous array's elements with element ``strides``, starting at
+        element ``offset`` (``np.lib.stride_tricks.as_strided`` in elements); every element
+        it can reach must lie inside the array (checked: kernels do no bounds checks)."""
+        shape, strides = tuple(int(n) for n in shape), tuple(int(s) for s in strides)
+        if not self.is_c_contiguous() or len(shape) != len(strides):
+            raise ValueError("as_strided: a contiguous array and one stride per dim expected")
+        if any(n < 0 for n in shape):
+            raise ValueError(f"as_strided: negative size in shape {shape}")
+        if 0 not in shape:
+            lo = offset + sum(s * (n - 1) for s, n in zip(strides, shape) if s < 0)
+            hi = offset + sum(s * (n - 1) for s, n in zip(strides, shape) if s > 0)
+            if lo < 0 or hi >= self.size:
+                raise ValueError(
+                    f"as_strided: shape {shape}, strides {strides} and offset {offset} reach "
+                    f"outside the {self.size} elements of the array"
+                )
+        return self._view(shape, strides, self._off + offset)
+
+    def setflags(self, write=None, align=None, uic=None):
+        """NumPy's ``setflags``: a CUDA array is always writeable (views included), so only
+        ``write=True`` (or nothing) is accepted."""
+        if write is False or align is not None or uic is not None:
+            raise NotImplementedError("CUDA arrays are always writeable and aligned")
 
     # -- copies ------------------------------------------------------------------------------
     def copy(self):
@@ -304,17 +354,26 @@ class CudaArray:
         allowed, as PyTorch allows it; any other host array is a device mismatch."""
         from numbagrad.kernels.cuda.backend import CUDA
 
+        out = kwargs.pop("out", None)  # ``out=(a,)``: the result copied into CUDA array a
+        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if method != "__call__" or kwargs or len(inputs) not in (1, 2):
             raise device_mismatch(f"cuda:{self.device_index}", "cpu")
-        for x in inputs:
+        for x in (*inputs, out):
             if isinstance(x, np.ndarray) and x.ndim:
                 raise device_mismatch(f"cuda:{self.device_index}", "cpu")
         name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        if len(inputs) == 1:
-            return CUDA.map(name, inputs[0])
-        return CUDA.binary(name, *inputs)
+        res = CUDA.map(name, inputs[0]) if len(inputs) == 1 else CUDA.binary(name, *inputs)
+        if out is None:
+            return res
+        CUDA.copy_into(out, res)
+        return out
 
     def __array_function__(self, func, types, args, kwargs):
+        from numbagrad.kernels.cuda.backend import _XP
+
+        impl = getattr(_XP, func.__name__, None)  # the device twin, where the backend has one
+        if impl is not None and func.__name__ in vars(_XP):
+            return impl(*args, **kwargs)
         raise NotImplementedError(
             f"numpy.{func.__name__} is not implemented for CUDA tensors yet; move the tensor "
             "to the CPU with .cpu()"
@@ -325,13 +384,23 @@ class CudaArray:
 
         return CUDA.sum(self, axis, keepdims, dtype)
 
-    def min(self, *args, **kwargs):
-        raise NotImplementedError(
-            "min/max of CUDA tensors (also used to check index tensors: advanced indexing) is "
-            "not implemented for CUDA tensors yet; move the tensor to the CPU with .cpu()"
-        )
+    def min(self, axis=None, keepdims=False):
+        """The smallest entry of an integer or bool array (to check index arrays), an int."""
+        return _minmax(self, 0, axis, keepdims)
 
-    max = min
+    def max(self, axis=None, keepdims=False):
+        """The largest entry of an integer or bool array (to check index arrays), an int."""
+        return _minmax(self, 1, axis, keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        from numbagrad.kernels.cuda.backend import CudaXP
+
+        return CudaXP.any(self, axis, keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        from numbagrad.kernels.cuda.backend import CudaXP
+
+        return CudaXP.all(self, axis, keepdims)
 
     def fill(self, value):
         from numbagrad.kernels.cuda.backend import CUDA
@@ -352,6 +421,17 @@ def _binop(name, swap=False):
     return op
 
 
+def _inplace(name):
+    def op(self, other):  # NumPy's ``a += b``: in place, cast to a's dtype
+        from numbagrad.kernels.cuda.backend import CUDA
+
+        CUDA.binary_into(name, self, other)
+        return self
+
+    op.__name__ = name
+    return op
+
+
 for _n, _f in (
     ("add", "add"),
     ("sub", "subtract"),
@@ -361,6 +441,7 @@ for _n, _f in (
 ):
     setattr(CudaArray, f"__{_n}__", _binop(_f))
     setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
+    setattr(CudaArray, f"__i{_n}__", _inplace(_f))
 for _n, _f in (
     ("eq", "equal"),
     ("ne", "not_equal"),
@@ -370,10 +451,39 @@ for _n, _f in (
     ("ge", "greater_equal"),
 ):
     setattr(CudaArray, f"__{_n}__", _binop(_f))
+for _n, _f in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
+    setattr(CudaArray, f"__{_n}__", _binop(_f))  # on bool masks: the logical ops
+    setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
 CudaArray.__hash__ = object.__hash__
+CudaArray.__invert__ = lambda self: _not(self)
 CudaArray.__neg__ = lambda self: __import__(
     "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]
 ).CUDA.map("negative", self)
+
+
+def _advanced(key):
+    """Whether an indexing key holds index arrays (NumPy's advanced indexing)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, (CudaArray, np.ndarray, list)) for k in keys)
+
+
+def _minmax(a, which, axis, keepdims):
+    if axis is not None or keepdims:
+        raise NotImplementedError(
+            "min/max of CUDA arrays along an axis: use numbagrad.amax/amin on the tensor"
+        )
+    from numbagrad.kernels.cuda.backend import CUDA
+
+    return CUDA.index_minmax(a)[which]
+
+
+def _not(a):
+    """``~a`` of a bool mask (bitwise not of integers is not on CUDA yet)."""
+    from numbagrad.kernels.cuda.backend import CUDA, _unsupported
+
+    if a.dtype.kind != "b":
+        raise _unsupported("bitwise not of integer arrays")
+    return CUDA.map("logical_not", a)
 
 
 def _register_backend():

@@ -4,10 +4,21 @@ What runs on CUDA today: elementwise maps (``elementwise.UNARY``), binary ops wi
 broadcasting (``elementwise.BINARY``), the fused unary gradients (``UNARY_GRAD``), sums over
 any dims (``reduce``), ``matmul`` (``linalg``), strided copies and casts, fills, the
 engine's gradient sums and leaf accumulation, and the views NumPy's namespace provides
-(``reshape``, ``transpose``, ``broadcast_to``, basic indexing) through ``xp``. Anything else
-an op asks for raises ``NotImplementedError`` naming it: nothing silently runs on the host.
-Floating math runs in float64 and is rounded once on store (float32 results may differ from
-the CPU's by an ulp).
+(``reshape``, ``transpose``, ``broadcast_to``, basic indexing) through ``xp``. Indexing
+(``index``): advanced indexing reads, writes and atomic ``add.at`` (NOTE [CUDA advanced
+indexing]), ``take_along_axis``, ``indices``, ``nonzero``; sorting (``sort``): a stable
+merge-path ``argsort`` along any dim (NOTE [CUDA sort]). Reductions, scans, joining
+(``reduce``, ``scan``, ``join``): ``prod``/``amax``/``amin``/``all``/``any`` over any dims and
+``argmax``/``argmin`` (a shared-memory tree per output), ``var``, the scans ``cumsum``/
+``cumprod``, ``logaddexp.accumulate`` and ``maximum``/``minimum.accumulate`` (NOTE [CUDA
+scans]), ``concatenate``/``stack``, ``flip`` (a negative-stride view), ``roll``.
+The op database's gaps: ``multiply``/``maximum``/``minimum.at`` (``scatter_reduce``: NOTE
+[CUDA multiply.at, maximum.at, minimum.at]), ``bincount``, ``einsum`` (batched ``matmul``
+per operand pair), ``diagonal`` (a view), ``tril``/``triu``, ``round``, ``signbit``,
+``fmod``, ``floor_divide``, ``logaddexp``/``logaddexp2``.
+Anything else an op asks for raises ``NotImplementedError`` naming it: nothing silently
+runs on the host. Floating math runs in float64 and is rounded once on store (float32
+results may differ from the CPU's by an ulp).
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import math
 import numpy as np
 
 from numbagrad.kernels import _BACKENDS, module
-from numbagrad.kernels.cuda.array import CudaArray, device_mismatch
+from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides, device_mismatch
 from numbagrad.kernels.cuda.launch import launch, launch_2d, launch_blocks
 
 __all__ = ["CUDA", "CudaBackend"]
@@ -25,6 +36,10 @@ __all__ = ["CUDA", "CudaBackend"]
 K = module("elementwise", "cuda")
 KR = module("reduce", "cuda")
 KL = module("linalg", "cuda")
+KS = module("scan", "cuda")
+KJ = module("join", "cuda")
+KX = module("index", "cuda")
+KO = module("sort", "cuda")
 
 
 def _unsupported(what):
@@ -69,7 +84,7 @@ def _result_dtype(name, a, b):
     from numbagrad.kernels.cpu.backend import _UFUNCS
 
     with np.errstate(all="ignore"):
-        return np.asarray(_UFUNCS[name](proto(a), proto(b))).dtype
+        return np.asarray(_UFUNCS.get(name, getattr(np, name))(proto(a), proto(b))).dtype
 
 
 class CudaMath:
@@ -111,6 +126,17 @@ class CudaMath:
             raise AttributeError(name)
         raise _unsupported(f"the gradient formula's {name!r}")
 
+    # -- reductions, scans, joining and reordering (scan.py, join.py) ----------------------
+    @staticmethod
+    def flip(x, dims):
+        return CUDA.flip(x, dims).copy()  # a copy, as PyTorch's flip
+
+    @staticmethod
+    def cumsum(x, dim):
+        return CudaXP.cumsum(x, dim)
+
+    # -- end of reductions, scans, joining and reordering ---------------------------------
+
 
 class _XP:
     """The subset of NumPy's namespace the ops' ``impl`` use, on CUDA arrays: views,
@@ -140,9 +166,9 @@ class _XP:
         return x if x.is_c_contiguous() else x.copy()
 
     @staticmethod
-    def prod(shape, dtype=None):
-        if isinstance(shape, CudaArray):
-            raise _unsupported("prod")
+    def prod(shape, axis=None, dtype=None, keepdims=False):
+        if isinstance(shape, CudaArray):  # a product of elements (reduce.py)
+            return CUDA.prod(shape, axis, keepdims, dtype)
         return math.prod(shape)
 
     @staticmethod
@@ -176,6 +202,11 @@ class _XP:
 
     @staticmethod
     def asarray(x, dtype=None):
+        if isinstance(x, (bool, int, float, np.generic)) or (
+            isinstance(x, np.ndarray) and x.ndim == 0
+        ):  # a scalar operand (as ``remainder``'s divisor): a 0-d device fill, no copy
+            x = np.asarray(x, dtype)
+            return CUDA.full((), x[()], x.dtype)
         if not isinstance(x, CudaArray):
             raise _unsupported("asarray of host data")
         return x if dtype is None else x.astype(dtype, copy=False)
@@ -208,6 +239,377 @@ class _XP:
         if name.startswith("__"):  # introspection (doctest, copy), not an array function
             raise AttributeError(name)
         raise _unsupported(f"numpy.{name}")
+
+    # -- reductions, scans, joining and reordering (reduce.py, scan.py, join.py) -----------
+    nan = np.nan
+    inf = np.inf
+
+    @staticmethod
+    def amax(x, axis=None, keepdims=False):
+        return CUDA.reduce("amax", x, axis, keepdims)
+
+    @staticmethod
+    def amin(x, axis=None, keepdims=False):
+        return CUDA.reduce("amin", x, axis, keepdims)
+
+    @staticmethod
+    def all(x, axis=None, keepdims=False):
+        return CUDA.reduce("all", x, axis, keepdims)
+
+    @staticmethod
+    def any(x, axis=None, keepdims=False):
+        return CUDA.reduce("any", x, axis, keepdims)
+
+    @staticmethod
+    def argmax(x, axis=None, keepdims=False):
+        return CUDA.argreduce(True, x, axis, keepdims)
+
+    @staticmethod
+    def argmin(x, axis=None, keepdims=False):
+        return CUDA.argreduce(False, x, axis, keepdims)
+
+    @staticmethod
+    def nansum(x, axis=None, dtype=None, keepdims=False):
+        if x.dtype.kind != "f":  # no NaN to skip
+            return CUDA.sum(x, axis, keepdims, dtype)
+        if dtype is not None and np.dtype(dtype).kind != "f":  # NaN as 0, then cast
+            return CUDA.sum(CUDA.nan_to_num(x, nan=0.0), axis, keepdims, dtype)
+        return CUDA.reduce("nansum", x, axis, keepdims, dtype)
+
+    @staticmethod
+    def var(x, axis=None, dtype=None, ddof=0, keepdims=False):
+        return CUDA.var(x, axis, ddof, keepdims, dtype)
+
+    @staticmethod
+    def exp(x):
+        return CUDA.map("exp", x)
+
+    @staticmethod
+    def log(x):
+        return CUDA.map("log", x)
+
+    @staticmethod
+    def abs(x):
+        return CUDA.map("abs", x)
+
+    @staticmethod
+    def isinf(x):
+        return CUDA.map("isinf", x)
+
+    @staticmethod
+    def isnan(x):
+        return CUDA.map("isnan", x)
+
+    @staticmethod
+    def cumsum(x, axis=None, dtype=None):
+        return CUDA.scan("cumsum", x, axis, dtype)
+
+    @staticmethod
+    def cumprod(x, axis=None, dtype=None):
+        return CUDA.scan("cumprod", x, axis, dtype)
+
+    class logaddexp:  # (NumPy's ufunc, as ``xp.logaddexp.accumulate`` reads it)
+        """NumPy's ``logaddexp`` ufunc: only its ``accumulate`` (a scan, NOTE [CUDA scans])."""
+
+        def __new__(cls, a, b):
+            raise _unsupported("numpy.logaddexp of two arrays")
+
+        @staticmethod
+        def accumulate(x, axis=0, dtype=None):
+            return CUDA.scan("logcumsumexp", x, axis, dtype)
+
+    # NumPy's ufunc methods ``maximum.accumulate``/``minimum.accumulate`` (what ``cummax``
+    # and ``cummin`` read): the running maximum/minimum scans (NOTE [CUDA scans])
+    maximum.__func__.accumulate = lambda x, axis=0, dtype=None: CUDA.scan("cummax", x, axis, dtype)
+    minimum.__func__.accumulate = lambda x, axis=0, dtype=None: CUDA.scan("cummin", x, axis, dtype)
+
+    @staticmethod
+    def arange(start, stop=None, step=1, dtype=None):
+        """NumPy's ``arange`` made on the device (``start + i * step``)."""
+        if stop is None:
+            start, stop = 0, start
+        n = max(math.ceil((stop - start) / step), 0)
+        if dtype is None:
+            dtype = np.result_type(np.asarray(start), np.asarray(stop), np.asarray(step))
+        out = CUDA.arange(n)  # 0 .. n - 1 in int64 (index.py's iota)
+        if step != 1:
+            out = CUDA.binary("multiply", out, step)
+        if start != 0:
+            out = CUDA.binary("add", out, start)
+        return out.astype(dtype, copy=False)
+
+    @staticmethod
+    def concatenate(arrays, axis=0):
+        return CUDA.concatenate(arrays, axis)
+
+    @staticmethod
+    def stack(arrays, axis=0):
+        return CUDA.stack(arrays, axis)
+
+    @staticmethod
+    def flip(x, axis=None):
+        return CUDA.flip(x, axis)
+
+    @staticmethod
+    def roll(x, shift, axis=None):
+        return CUDA.roll(x, shift, axis)
+
+    # -- end of reductions, scans, joining and reordering ---------------------------------
+
+    # -- indexing, gather/scatter, sorting (index.py, sort.py) -----------------------------
+    @staticmethod
+    def take_along_axis(arr, indices, axis):
+        return CUDA.take_along_axis(arr, indices, axis)
+
+    @staticmethod
+    def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+        if order is not None:
+            raise _unsupported("argsort with order=")
+        return CUDA.argsort(a, axis)  # always stable (NOTE [CUDA sort])
+
+    @staticmethod
+    def indices(dimensions, dtype=int, sparse=False):
+        return CUDA.indices(dimensions, dtype, sparse)
+
+    @staticmethod
+    def nonzero(a):
+        return CUDA.nonzero(a)
+
+    @staticmethod
+    def shape(a):  # ``np.shape`` of a CUDA array (through ``CudaArray.__array_function__``)
+        return a.shape
+
+    @staticmethod
+    def ndim(a):
+        return a.ndim
+
+    @staticmethod
+    def moveaxis(a, source, destination):  # a view (median moves the reduced dims last)
+        src = [source] if isinstance(source, (int, np.integer)) else list(source)
+        dst = [destination] if isinstance(destination, (int, np.integer)) else list(destination)
+        src = [CUDA._axis(int(d), a.ndim) for d in src]
+        dst = [CUDA._axis(int(d), a.ndim) for d in dst]
+        if len(src) != len(dst):
+            raise ValueError(
+                "`source` and `destination` arguments must have the same number of elements"
+            )
+        order = [d for d in range(a.ndim) if d not in src]
+        for d, s in sorted(zip(dst, src)):
+            order.insert(d, s)
+        return a.transpose(order)
+
+    @staticmethod
+    def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+        if order is not None:
+            raise _unsupported("sort with order=")
+        if axis is None:
+            a, axis = a.reshape(-1), 0
+        return CUDA.take_along_axis(a, CUDA.argsort(a, axis), axis)
+
+    @staticmethod
+    def searchsorted(a, v, side="left", sorter=None):
+        if sorter is not None:
+            raise _unsupported("searchsorted with sorter=")
+        return CUDA.searchsorted(a, v, side)
+
+    @staticmethod
+    def lexsort(keys):
+        """Indices sorting by the last key, ties broken by the one before, ... (NumPy's
+        ``lexsort``): one stable argsort per key, the primary key last."""
+        keys = list(keys)
+        if not keys:
+            raise TypeError("need sequence of keys with len > 0 in lexsort")
+        order = CUDA.arange(keys[0].shape[0])
+        for key in keys:
+            order = order[CUDA.argsort(key[order], 0)]
+        return order
+
+    @staticmethod
+    def flatnonzero(a):
+        return CUDA.nonzero(a.reshape(-1))[0]
+
+    @staticmethod
+    def diff(a, n=1, axis=-1):
+        if n != 1 or a.ndim != 1:
+            raise _unsupported("diff of order other than 1 or along a dim of an n-d array")
+        return CUDA.binary("subtract", a[1:], a[:-1])
+
+    @staticmethod
+    def append(arr, values, axis=None):
+        if axis is not None:
+            raise _unsupported("append along an axis")
+        a = arr.reshape(-1) if isinstance(arr, CudaArray) else CUDA.full((1,), arr, np.int64)
+        b = values.reshape(-1) if isinstance(values, CudaArray) else None
+        dt = a.dtype if b is None else np.result_type(a.dtype, b.dtype)
+        out = CudaArray.empty((a.size + (1 if b is None else b.size),), dt)
+        CUDA.copy_into(out[: a.size], a)
+        CUDA.copy_into(out[a.size :], values if b is None else b)
+        return out
+
+    @staticmethod
+    def clip(a, a_min=None, a_max=None):  # clamp (nn.utils.clip_grad_norm_ in training loops)
+        out = a if a_min is None else CUDA.binary("maximum", a, a_min)  # NaN stays NaN
+        out = out if a_max is None else CUDA.binary("minimum", out, a_max)
+        return out.astype(a.dtype, copy=False) if out is not a else a.copy()
+
+    @staticmethod
+    def count_nonzero(a, axis=None, keepdims=False):
+        return CUDA.sum(CUDA.binary("not_equal", a, 0), axis, keepdims, None)
+
+    class _Add:
+        """``numpy.add`` on CUDA arrays: calling it adds; ``add.at`` accumulates in place."""
+
+        def __call__(self, a, b):
+            return CUDA.binary("add", a, b)
+
+        def at(self, a, indices, b):
+            CUDA.add_at(a, indices, b)
+
+    add = _Add()
+
+    # -- end of indexing, gather/scatter, sorting -------------------------------------------
+
+    # -- the op database's gaps (ufunc .at, bincount, einsum, diagonal, tril/triu, fmod) ----
+
+    @staticmethod
+    def multiply(a, b):
+        return CUDA.binary("multiply", a, b)
+
+    # ``multiply.at``/``maximum.at``/``minimum.at`` (``scatter_reduce``): fold values into an
+    # array in place (NOTE [CUDA multiply.at, maximum.at, minimum.at])
+    multiply.__func__.at = lambda a, indices, b: CUDA.reduce_at("multiply", a, indices, b)
+    maximum.__func__.at = lambda a, indices, b: CUDA.reduce_at("maximum", a, indices, b)
+    minimum.__func__.at = lambda a, indices, b: CUDA.reduce_at("minimum", a, indices, b)
+
+    @staticmethod
+    def fmod(a, b):
+        return CUDA.binary("fmod", a, b)
+
+    @staticmethod
+    def floor_divide(a, b):
+        return CUDA.binary("floor_divide", a, b)
+
+    @staticmethod
+    def remainder(a, b):
+        """NumPy's remainder (the sign of the divisor), as its ``npy_divmod``: ``fmod``,
+        moved by ``b`` where it is nonzero and its sign differs from ``b``'s."""
+        r = CUDA.binary("fmod", a, b)
+        r_neg = CUDA.binary("less", r, 0)
+        if isinstance(b, CudaArray):
+            differ = CUDA.binary("not_equal", r_neg, CUDA.binary("less", b, 0))
+        else:  # a scalar divisor: its sign is known here
+            differ = CUDA.map("logical_not", r_neg) if b < 0 else r_neg
+        fix = CUDA.binary("logical_and", CUDA.binary("not_equal", r, 0), differ)
+        return CUDA.where(fix, CUDA.binary("add", r, b), r)
+
+    @staticmethod
+    def trunc(x):
+        return CUDA.map("trunc", x)
+
+    @staticmethod
+    def true_divide(a, b):
+        return CUDA.binary("true_divide", a, b)
+
+    @staticmethod
+    def diagonal(a, offset=0, axis1=0, axis2=1):
+        """``np.diagonal``: a strided view (the diagonal last), as NumPy's and PyTorch's."""
+        nd = a.ndim
+        if nd < 2:
+            raise ValueError("diag requires an array of at least two dimensions")
+        a1, a2 = axis1 % nd, axis2 % nd
+        if a1 == a2:
+            raise ValueError("axis1 and axis2 cannot be the same")
+        n1, n2 = a.shape[a1], a.shape[a2]
+        if offset >= 0:
+            n, off = max(0, min(n1, n2 - offset)), a._off + offset * a._st[a2]
+        else:
+            n, off = max(0, min(n1 + offset, n2)), a._off - offset * a._st[a1]
+        rest = [i for i in range(nd) if i not in (a1, a2)]
+        shape = (*(a.shape[i] for i in rest), n)
+        st = (*(a._st[i] for i in rest), a._st[a1] + a._st[a2])
+        return a._view(shape, st, off if n else a._off)
+
+    @staticmethod
+    def _triangle(x, k, lower):
+        """``x`` with the entries above (``lower``) or below the ``k``-th diagonal zeroed,
+        over the last two dims."""
+        m, n = x.shape[-2:]
+        rows = CUDA.arange(m).reshape((m, 1))
+        cols = CUDA.arange(n).reshape((1, n))
+        diff = CUDA.binary("subtract", cols, rows)  # col - row
+        keep = CUDA.binary("less_equal" if lower else "greater_equal", diff, int(k))
+        return CUDA.where(keep, x, x.dtype.type(0))
+
+    @staticmethod
+    def tril(x, k=0):
+        return CudaXP._triangle(x, k, True)
+
+    @staticmethod
+    def triu(x, k=0):
+        return CudaXP._triangle(x, k, False)
+
+    @staticmethod
+    def einsum(subscripts, *operands, optimize=False):
+        """``np.einsum`` in the explicit form with distinct subscripts per operand (what the
+        ``Einsum`` op binds): each operand first sums the indices no one else needs, then
+        the operands fold left to right, every pair as one batched ``matmul`` (batch,
+        kept-left, contracted, kept-right indices). ``optimize`` (the contraction order) is
+        accepted as NumPy's and ignored: the left-to-right order is always valid."""
+        lhs, out = subscripts.replace(" ", "").split("->")
+        ins = lhs.split(",")
+        if len(ins) != len(operands) or any(len(set(s)) != len(s) for s in ins):
+            raise ValueError(f"einsum on CUDA arrays: unsupported subscripts {subscripts!r}")
+        sizes = {}
+        for sub, x in zip(ins, operands, strict=True):
+            if not isinstance(x, CudaArray):
+                raise device_mismatch("cuda:0", "cpu")
+            if len(sub) != x.ndim:
+                raise ValueError(f"einsum: operand has {x.ndim} dims, subscripts {sub!r}")
+            for c, n in zip(sub, x.shape, strict=True):
+                if sizes.setdefault(c, n) != n:
+                    raise ValueError(f"einsum: size mismatch for index {c!r}")
+
+        def drop(sub, x, keep):  # sum the indices nothing later needs
+            gone = tuple(i for i, c in enumerate(sub) if c not in keep)
+            if not gone:
+                return sub, x
+            return "".join(c for c in sub if c in keep), CUDA.sum(x, gone, False, None)
+
+        def arrange(sub, x, order):  # transpose to ``order``, contiguous
+            return CudaXP.ascontiguousarray(x.transpose(tuple(sub.index(c) for c in order)))
+
+        acc_sub, acc = drop(ins[0], operands[0], set(out).union(*ins[1:]))
+        for k in range(1, len(ins)):
+            keep = set(out).union(*ins[k + 1 :])  # what is needed after this pair
+            sub, x = drop(ins[k], operands[k], keep | set(acc_sub))
+            batch = [c for c in acc_sub if c in sub and c in keep]
+            inner = [c for c in acc_sub if c in sub and c not in keep]
+            left = [c for c in acc_sub if c not in sub]
+            right = [c for c in sub if c not in acc_sub]
+            nb, nl, nr, ni = (math.prod(sizes[c] for c in g) for g in (batch, left, right, inner))
+            a = arrange(acc_sub, acc, batch + left + inner).reshape((nb, nl, ni))
+            b = arrange(sub, x, batch + inner + right).reshape((nb, ni, nr))
+            acc = CUDA.matmul(a, b).reshape(tuple(sizes[c] for c in batch + left + right))
+            acc_sub = "".join(batch + left + right)
+        acc_sub, acc = drop(acc_sub, acc, set(out))
+        return arrange(acc_sub, acc, list(out))
+
+    @staticmethod
+    def bincount(x, weights=None, minlength=0):
+        """``np.bincount`` of a 1-D non-negative integer CUDA array: atomic adds of ones (or
+        of ``weights``, counted in float64 as NumPy's) into the bins. The number of bins
+        depends on the data: one device-to-host read of the largest entry."""
+        if x.ndim != 1 or x.dtype.kind not in "iu":
+            raise TypeError("bincount: x must be a 1-D array of non-negative integers")
+        lo, hi = CUDA.index_minmax(x) if x.size else (0, -1)
+        if lo < 0:
+            raise ValueError("'list' argument must have no negative elements")
+        dtype = np.int64 if weights is None else np.float64
+        out = CUDA.zeros((max(hi + 1, int(minlength)),), dtype)
+        CUDA.add_at(out, (x,), 1 if weights is None else weights)
+        return out
+
+    # -- end of the op database's gaps -------------------------------------------------------
 
 
 def _shape(shape):
@@ -258,6 +660,7 @@ class CudaBackend:
             "isnan",
             "isinf",
             "logical_not",
+            "signbit",
             "negative",
             "abs",
             "square",
@@ -265,7 +668,7 @@ class CudaBackend:
         ):
             # PyTorch promotes integer inputs of float maps to the default float
             dt = np.dtype(np.float32)
-        elif name in ("isfinite", "isnan", "isinf", "logical_not"):
+        elif name in ("isfinite", "isnan", "isinf", "logical_not", "signbit"):
             dt = np.dtype(bool)
         else:
             dt = x.dtype
@@ -286,6 +689,8 @@ class CudaBackend:
             name = "logical_" + name[8:]  # on bools the bitwise ops are the logical ones
         op = K.BINARY.get(name)
         if op is None:
+            if name == "remainder":  # fmod and a sign fix (``_XP.remainder``)
+                return CudaXP.remainder(_as_operand(a, dev), _as_operand(b, dev))
             raise _unsupported(name)
         a = _as_operand(a, dev)
         b = _as_operand(b, dev)
@@ -622,6 +1027,730 @@ class CudaBackend:
             sst,
             shape,
         )
+
+    # -- reductions, scans, joining and reordering (reduce.py, scan.py, join.py) -----------
+    @staticmethod
+    def _plan(x, dims, keepdim, name):
+        """``(oshape, nout, r, shape, st)`` of a reduction of ``x`` over ``dims`` (None: all):
+        the reduced dims moved last (NOTE [CUDA reductions]); ``shape``/``st`` permuted."""
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        nd = x.ndim
+        if dims is None:
+            dims = tuple(range(nd))
+        elif isinstance(dims, (int, np.integer)):
+            dims = (int(dims),)
+        for d in dims:
+            if not (-nd <= d < nd or (nd == 0 and d in (0, -1))):
+                raise IndexError(
+                    f"{name}(): Dimension out of range (expected to be in range of "
+                    f"[{-max(nd, 1)}, {max(nd, 1) - 1}], but got {d})"
+                )
+        dims = tuple(sorted({d % nd for d in dims})) if nd else ()
+        kept = tuple(i for i in range(nd) if i not in dims)
+        oshape = (
+            tuple(1 if i in dims else x.shape[i] for i in range(nd))
+            if keepdim
+            else tuple(x.shape[i] for i in kept)
+        )
+        perm = kept + dims
+        shape = tuple(x.shape[i] for i in perm) or (1,)
+        st = tuple(x._st[i] for i in perm) or (0,)
+        nout = math.prod(x.shape[i] for i in kept)
+        return oshape, nout, math.prod(x.shape[i] for i in dims), shape, st
+
+    @staticmethod
+    def _threads(r):
+        """The block size of a tree over ``r`` elements: a power of two up to ``KR.TPB``."""
+        threads = 1
+        while threads < min(r, KR.TPB):
+            threads *= 2
+        return threads
+
+    @staticmethod
+    def reduce(name, x, dims, keepdim, dtype=None):
+        """``prod``, ``amax``, ``amin``, ``all``, ``any`` or ``nansum`` over ``dims`` (None: all;
+        ``()``: none) with a shared-memory tree per output (NOTE [CUDA reductions]); max and min
+        propagate NaN, as PyTorch's. ``amax``/``amin`` of no elements raise ValueError,
+        as NumPy's."""
+        oshape, nout, r, shape, st = CudaBackend._plan(x, dims, keepdim, name)
+        if name in ("all", "any"):
+            dt = np.dtype(bool)
+        elif dtype is not None:
+            dt = np.dtype(dtype)
+        else:
+            dt = x.dtype
+        out = CudaArray.empty(oshape, dt)
+        if nout == 0:
+            return out
+        if r == 0 and name in ("amax", "amin"):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        op = KR.REDUCE[name]
+        if dt.kind == "f" and name not in ("all", "any"):
+            kern = KR.reduce_kernel
+            identity = {"prod": 1.0, "amax": -math.inf, "amin": math.inf, "nansum": 0.0}[name]
+        else:
+            if dt.kind not in "biu":
+                raise _unsupported(f"{name} of {dt} tensors")
+            kern = KR.reduce_int_kernel
+            info = np.iinfo(np.int64)
+            identity = {"prod": 1, "amax": info.min, "amin": info.max, "all": 1, "any": 0}[name]
+        # (the float kernel reads any input dtype as float64: an integer product asked for
+        # in a floating dtype needs no cast first)
+        launch_blocks(
+            kern,
+            nout,
+            CudaBackend._threads(r),
+            op,
+            nout,
+            r,
+            x._buf,
+            x._off,
+            shape,
+            st,
+            identity,
+            out._buf,
+        )
+        return out
+
+    @staticmethod
+    def prod(x, dims, keepdim, dtype=None):
+        """The product over ``dims`` (NumPy's ``prod``: integers and bools in int64)."""
+        if dtype is None:
+            dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
+        return CudaBackend.reduce("prod", x, dims, keepdim, dtype)
+
+    @staticmethod
+    def argreduce(is_max, x, dim, keepdim):
+        """The int64 index of the first maximum (``is_max``) or minimum along ``dim`` (None:
+        of the flattened array); a NaN wins, as in PyTorch (the first NaN's index)."""
+        name = "argmax" if is_max else "argmin"
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        if x.dtype.kind not in "fiub":
+            raise _unsupported(f"{name} of {x.dtype} tensors")
+        # (dim None: every dim reduced, in order: the row-major flattening, read in place)
+        dims = None if dim is None else (dim,)
+        oshape, nout, r, shape, st = CudaBackend._plan(x, dims, keepdim, name)
+        out = CudaArray.empty(oshape, np.int64)
+        if nout == 0:
+            return out
+        if r == 0:
+            raise ValueError(f"attempt to get {name} of an empty sequence")
+        kern = KR.argreduce_kernel if x.dtype.kind == "f" else KR.argreduce_int_kernel
+        launch_blocks(
+            kern,
+            nout,
+            CudaBackend._threads(r),
+            is_max,
+            nout,
+            r,
+            x._buf,
+            x._off,
+            shape,
+            st,
+            out._buf,
+        )
+        return out
+
+    @staticmethod
+    def var(x, dims, ddof, keepdim, dtype=None):
+        """NumPy's ``var``: the mean of the squared deviations from the mean, divided by
+        ``n - ddof``; two passes of device kernels (sum, then sum of squares)."""
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        if dtype is not None:
+            x = x.astype(dtype, copy=False)
+        elif x.dtype.kind != "f":
+            x = x.astype(np.float64)
+        _, _, n, _, _ = CudaBackend._plan(x, dims, keepdim, "var")
+        mean = CudaBackend.binary("true_divide", CudaBackend.sum(x, dims, True, None), n)
+        d = CudaBackend.binary("subtract", x, mean)
+        ss = CudaBackend.sum(CudaBackend.multiply(d, d), dims, keepdim, None)
+        return CudaBackend.binary("true_divide", ss, float(n - ddof))
+
+    @staticmethod
+    def scan(name, x, dim, dtype=None):
+        """``cumsum``, ``cumprod``, ``logcumsumexp``, ``cummax`` or ``cummin`` (the running
+        maximum/minimum values) along ``dim`` (None: of the flattened array) with NumPy's
+        dtypes (sums and products of integers and bools in int64 unless ``dtype``); one
+        block per row scans it (NOTE [CUDA scans])."""
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        nd = x.ndim
+        if dim is not None and not -max(nd, 1) <= dim < max(nd, 1):
+            raise IndexError(
+                f"{name}(): Dimension out of range (expected to be in range of "
+                f"[{-max(nd, 1)}, {max(nd, 1) - 1}], but got {dim})"
+            )
+        if dtype is None:  # (NumPy's running max/min keep the dtype; sums of ints: int64)
+            keep = x.dtype.kind not in "biu" or name in ("cummax", "cummin")
+            dtype = x.dtype if keep else np.int64
+        dt = np.dtype(dtype)
+        if dt.kind not in "fiub" or x.dtype.kind not in "fiub":
+            raise _unsupported(f"{name} of {x.dtype} tensors to {dt}")
+        if name == "logcumsumexp" and dt.kind != "f":
+            raise TypeError(f"{name}: expected a floating array, got {dt}")
+        if dim is None or nd == 0:
+            # one row: the row-major flattening (of a 0-d array, its element), read in place
+            out = CudaArray.empty((x.size,) if dim is None else (), dt)
+            nrow, r = 1, x.size
+            shape, st = _meta(x)
+            ost = contiguous_strides(shape)
+        else:
+            dim %= nd
+            out = CudaArray.empty(x.shape, dt)
+            r = x.shape[dim]
+            nrow = x.size // r if r else 0
+            perm = (*(i for i in range(nd) if i != dim), dim)
+            shape = tuple(x.shape[i] for i in perm)
+            st = tuple(x._st[i] for i in perm)
+            ost = tuple(out._st[i] for i in perm)
+        if nrow == 0 or r == 0:
+            return out
+        if dt.kind == "f":
+            identity = {"cumsum": 0.0, "cumprod": 1.0, "logcumsumexp": -math.inf}.get(name)
+            kern = KS.scan_kernel
+        else:
+            identity = {"cumsum": 0, "cumprod": 1}.get(name)
+            kern = KS.scan_int_kernel
+        if identity is None:  # the running max/min: the lowest/highest value
+            big = math.inf if dt.kind == "f" else int(np.iinfo(np.int64).max)
+            identity = -big - (dt.kind != "f") if name == "cummax" else big
+        threads = 1
+        while threads < min(r, KS.TPB):
+            threads *= 2
+        launch_blocks(
+            kern,
+            nrow,
+            threads,
+            KS.SCAN[name],
+            nrow,
+            r,
+            x._buf,
+            x._off,
+            shape,
+            st,
+            out._buf,
+            0,
+            ost,
+            identity,
+        )
+        return out
+
+    @staticmethod
+    def concatenate(arrays, axis=0):
+        """NumPy's ``concatenate``: one strided copy of each operand into its slice of the
+        result (no kernel of its own, see ``join.py``)."""
+        arrays = list(arrays)
+        if not arrays:
+            raise ValueError("need at least one array to concatenate")
+        for a in arrays:
+            if not isinstance(a, CudaArray):
+                raise device_mismatch(f"cuda:{arrays[0].device_index}", "cpu")
+        if axis is None:
+            arrays, axis = [a.reshape(-1) for a in arrays], 0
+        nd = arrays[0].ndim
+        if nd == 0:
+            raise ValueError("zero-dimensional arrays cannot be concatenated")
+        if not -nd <= axis < nd:
+            raise IndexError(
+                f"concatenate: axis {axis} is out of bounds for array of dimension {nd}"
+            )
+        axis %= nd
+        ref = arrays[0].shape
+        for i, a in enumerate(arrays):
+            same = all(p == q for k, (p, q) in enumerate(zip(a.shape, ref)) if k != axis)
+            if a.ndim != nd or not same:
+                raise ValueError(
+                    "all the input array dimensions except for the concatenation axis must "
+                    f"match exactly, but along dimension {axis}, the array at index 0 has "
+                    f"shape {ref} and the array at index {i} has shape {a.shape}"
+                )
+        dt = np.result_type(*(a.dtype for a in arrays))
+        shape = list(ref)
+        shape[axis] = sum(a.shape[axis] for a in arrays)
+        out = CudaArray.empty(tuple(shape), dt)
+        start = 0
+        lead = (slice(None),) * axis
+        for a in arrays:
+            n = a.shape[axis]
+            if n:
+                CudaBackend.copy_into(out[(*lead, slice(start, start + n))], a)
+            start += n
+        return out
+
+    @staticmethod
+    def stack(arrays, axis=0):
+        """NumPy's ``stack``: the operands, each given a new ``axis``, concatenated."""
+        arrays = list(arrays)
+        if not arrays:
+            raise ValueError("need at least one array to stack")
+        ref = getattr(arrays[0], "shape", None)
+        if any(getattr(a, "shape", None) != ref for a in arrays):
+            raise ValueError("all input arrays must have the same shape")
+        nd = len(ref) + 1
+        if not -nd <= axis < nd:
+            raise IndexError(f"stack: axis {axis} is out of bounds for array of dimension {nd}")
+        axis %= nd
+        shape = (*ref[:axis], 1, *ref[axis:])
+        return CudaBackend.concatenate([a.reshape(shape) for a in arrays], axis)
+
+    @staticmethod
+    def flip(x, dims=None):
+        """``x`` reversed along ``dims`` (None: all) as a zero-copy negative-stride view."""
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        nd = x.ndim
+        if dims is None:
+            dims = tuple(range(nd))
+        elif isinstance(dims, (int, np.integer)):
+            dims = (int(dims),)
+        st, off = list(x._st), x._off
+        for d in dims:
+            if not -nd <= d < nd:
+                raise IndexError(f"flip: axis {d} is out of bounds for array of dimension {nd}")
+            d %= nd
+            if x.shape[d] > 1:
+                off += (x.shape[d] - 1) * st[d]
+                st[d] = -st[d]
+        return x._view(x.shape, tuple(st), off)
+
+    @staticmethod
+    def roll(x, shifts, dims=None):
+        """NumPy's ``roll``: each output element gathered from its shifted position by the
+        ``join.roll_kernel`` (``dims`` None: of the flattened array)."""
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        if dims is None:
+            return CudaBackend.roll(x.reshape(-1), shifts, 0).reshape(x.shape)
+        shifts = (shifts,) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, (int, np.integer)) else tuple(dims)
+        if len(shifts) != len(dims):
+            if len(shifts) == 1:
+                shifts = shifts * len(dims)
+            elif len(dims) == 1:
+                dims = dims * len(shifts)
+            else:
+                raise ValueError("roll: 'shift' and 'axis' should be scalars or 1D sequences")
+        nd = x.ndim
+        total = [0] * max(nd, 1)
+        for s, d in zip(shifts, dims):
+            if not -max(nd, 1) <= d < max(nd, 1):
+                raise IndexError(f"roll: axis {d} is out of bounds for array of dimension {nd}")
+            total[d % max(nd, 1)] += int(s)
+        shape, st = _meta(x)
+        total = tuple(t % n if n else 0 for t, n in zip(total, shape))
+        out = CudaArray.empty(x.shape, x.dtype)
+        launch(KJ.roll_kernel, x.size, x.size, x._buf, x._off, shape, st, total, out._buf)
+        return out
+
+    # -- end of reductions, scans, joining and reordering ---------------------------------
+
+    # -- indexing, gather/scatter, sorting (index.py, sort.py) -----------------------------
+    # NOTE [CUDA index validation]
+    # Index values are checked on the host before any kernel of the op runs: a min/max
+    # kernel over the index array and one 2-element device->host copy (the index tensor
+    # itself stays on the device), raising IndexError as the CPU path does; a bool mask is
+    # copied to the host to find its true positions (their count is the result's shape),
+    # and host (NumPy) index arrays are copied to the device, as PyTorch accepts CPU
+    # indices for CUDA tensors. ``add.at`` (NumPy's ``np.add.at``: the backward of indexing
+    # and of ``gather``, ``scatter_add``, ``index_add``) does not check again: its indices
+    # were checked by the forward op (or by ``scatter_add``/``index_add`` before they bind
+    # it), so backward makes no device->host copy for integer indices. Every kernel also
+    # guards each index against its dimension (NOTE [CUDA advanced indexing]).
+    @staticmethod
+    def arange(n):
+        """``0 .. n-1`` (int64) made on the device."""
+        out = CudaArray.empty((n,), np.int64)
+        launch(KX.iota_kernel, n, n, out._buf)
+        return out
+
+    @staticmethod
+    def index_minmax(idx):
+        """``(min, max)`` of a non-empty integer or bool CUDA array, as Python ints."""
+        if idx.dtype.kind not in "biu":
+            raise _unsupported(f"min/max of {idx.dtype} arrays (use numbagrad.amax/amin)")
+        if idx.size == 0:
+            raise ValueError("zero-size array to reduction operation which has no identity")
+        res = CudaArray.empty((2,), np.int64)
+        CudaBackend.copy_into(res[0:1], np.iinfo(np.int64).max)
+        CudaBackend.copy_into(res[1:2], np.iinfo(np.int64).min)
+        shape, st = _meta(idx)
+        launch(KX.minmax_kernel, idx.size, idx.size, idx._buf, idx._off, shape, st, res._buf)
+        lo, hi = res.to_host().tolist()
+        return lo, hi
+
+    @staticmethod
+    def _axis(axis, nd):
+        """``axis`` wrapped into ``[0, nd)``; NumPy's AxisError when out of range."""
+        if not -nd <= axis < nd:
+            raise np.exceptions.AxisError(axis, nd)
+        return axis % nd
+
+    @staticmethod
+    def _device_index(k):
+        """An index array on the device (a host one copied there, as PyTorch allows)."""
+        if isinstance(k, CudaArray):
+            return k
+        return CudaArray.from_host(np.asarray(k))
+
+    @staticmethod
+    def _check_range(idx, size, dim):
+        """IndexError unless every entry of ``idx`` (a device or host array) is in
+        ``[-size, size)``."""
+        if idx.size:
+            if isinstance(idx, CudaArray):
+                lo, hi = CudaBackend.index_minmax(idx)
+            else:
+                lo, hi = int(idx.min()), int(idx.max())
+            if lo < -size or hi >= size:
+                bad = hi if hi >= size else lo
+                raise IndexError(
+                    f"index {bad} is out of bounds for dimension {dim} with size {size}"
+                )
+
+    @staticmethod
+    def _adv_plan(a, key, check):
+        """NumPy's advanced indexing ``a[key]`` planned (NOTE [CUDA advanced indexing]):
+        ``(view, pairs, bshape, pre, post, oshape)``: the view after the key's slices,
+        ``None`` and ``...``; ``(dim, index array)`` pairs (a bool mask as its nonzero
+        arrays); their broadcast shape; the view's dims before and after the index block in
+        the result; the result's shape. Index values are checked when ``check``."""
+        if not isinstance(key, tuple):
+            key = (key,)
+        ents = []
+        for k in key:
+            if isinstance(k, list):
+                k = np.asarray(k)
+            elif isinstance(k, (int, np.integer)) and not isinstance(k, (bool, np.bool_)):
+                k = np.asarray(int(k), np.int64)  # an int among index arrays is one, 0-d
+            elif not (k is None or k is Ellipsis or isinstance(k, (slice, CudaArray, np.ndarray))):
+                raise IndexError(f"unsupported index of a CUDA array: {type(k).__name__}")
+            if isinstance(k, (CudaArray, np.ndarray)):
+                if k.dtype.kind not in "biu":
+                    raise IndexError("tensors used as indices must be long, int, byte or bool")
+                if k.dtype.kind == "b" and k.ndim == 0:
+                    raise IndexError("a 0-d bool index of a CUDA array is not supported")
+            ents.append(k)
+
+        def used(k):
+            if isinstance(k, (CudaArray, np.ndarray)):
+                return k.ndim if k.dtype.kind == "b" else 1
+            return 0 if k is None or k is Ellipsis else 1
+
+        nused = sum(used(k) for k in ents)
+        if nused > a.ndim:
+            raise IndexError(f"too many indices for tensor of dimension {a.ndim}")
+        if sum(k is Ellipsis for k in ents) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        basic, arrays, d = [], [], 0
+        for k in ents:
+            if k is Ellipsis:
+                basic.append(k)
+                d += a.ndim - nused
+            elif k is None or isinstance(k, slice):
+                basic.append(k)
+                d += 1
+            else:
+                basic.extend([slice(None)] * used(k))
+                arrays.append((d, k))
+                d += used(k)
+        v = a[tuple(basic)]  # slices, None, ...: a view
+        pairs = []
+        for d, k in arrays:
+            if k.dtype.kind == "b":
+                if tuple(k.shape) != v.shape[d : d + k.ndim]:
+                    raise IndexError(
+                        f"The shape of the mask {list(k.shape)} at index {d} does not match "
+                        f"the shape of the indexed tensor {list(v.shape)} at index {d}"
+                    )
+                host = k.to_host() if isinstance(k, CudaArray) else k
+                nz = CudaArray.from_host(np.stack(np.nonzero(host)).astype(np.int64))
+                pairs.extend((d + j, nz[j]) for j in range(k.ndim))
+            else:
+                if check:  # before any copy or launch (a host index is checked there)
+                    CudaBackend._check_range(k, v.shape[d], d)
+                pairs.append((d, CudaBackend._device_index(k)))
+        try:
+            bshape = tuple(np.broadcast_shapes(*(p[1].shape for p in pairs)))
+        except ValueError:
+            shapes = " ".join(str(tuple(p[1].shape)) for p in pairs)
+            raise IndexError(
+                f"shape mismatch: indexing tensors could not be broadcast together with "
+                f"shapes {shapes}"
+            ) from None
+        adims = [p[0] for p in pairs]
+        rest = [i for i in range(v.ndim) if i not in adims]
+        if adims == list(range(adims[0], adims[0] + len(adims))):  # adjacent: in place
+            pre = [i for i in rest if i < adims[0]]
+            post = [i for i in rest if i > adims[-1]]
+        else:  # separated: the index dims first
+            pre, post = [], rest
+        oshape = tuple(v.shape[i] for i in pre) + bshape + tuple(v.shape[i] for i in post)
+        return v, pairs, bshape, pre, post, oshape
+
+    @staticmethod
+    def _adv_args(plan):
+        """The layout arguments of the index kernels after ``buf``: ``adv`` built on the
+        device (one launch per index array), ``nb``, ``npost`` and the pre/post dims."""
+        v, pairs, bshape, pre, post, _ = plan
+        nb = math.prod(bshape)
+        adv = CudaBackend.full(bshape, v._off, np.int64)
+        for d, idx in pairs:
+            ist, ioff = _bcast_st(idx, bshape)
+            launch(
+                KX.adv_offset_kernel,
+                nb,
+                nb,
+                adv._buf,
+                idx._buf,
+                ioff,
+                ist,
+                bshape or (1,),
+                v.shape[d],
+                v._st[d],
+            )
+        return (
+            adv._buf,
+            nb,
+            math.prod(v.shape[i] for i in post),
+            tuple(v.shape[i] for i in pre) or (1,),
+            tuple(v._st[i] for i in pre) or (0,),
+            tuple(v.shape[i] for i in post) or (1,),
+            tuple(v._st[i] for i in post) or (0,),
+        )
+
+    @staticmethod
+    def index_get(a, key):
+        """``a[key]`` for a key with index arrays (NumPy's advanced indexing): a copy."""
+        plan = CudaBackend._adv_plan(a, key, check=True)
+        oshape = plan[-1]
+        out = CudaArray.empty(oshape, a.dtype, a.device_index)
+        n = out.size
+        if n:
+            launch(KX.take_kernel, n, n, plan[0]._buf, *CudaBackend._adv_args(plan), out._buf)
+        return out
+
+    @staticmethod
+    def _scatter(kernel, a, key, value, check, cast):
+        if not isinstance(a, CudaArray):  # a host target with device indices or values
+            raise device_mismatch("cuda:0", "cpu")
+        plan = CudaBackend._adv_plan(a, key, check)
+        oshape = plan[-1]
+        if isinstance(value, np.ndarray):
+            if value.ndim:
+                raise device_mismatch(f"cuda:{a.device_index}", "cpu")
+            value = value[()]
+        if not isinstance(value, CudaArray):
+            value = CudaBackend.full((), value, a.dtype)
+        while value.ndim > len(oshape) and value.shape[0] == 1:  # NumPy drops leading 1s
+            value = value.reshape(value.shape[1:])
+        try:
+            vst, voff = _bcast_st(value, oshape)
+        except ValueError:
+            raise ValueError(
+                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
+                f"broadcast to indexing result of shape {list(oshape)}"
+            ) from None
+        if cast and value.dtype != a.dtype:
+            value = value.astype(a.dtype)
+            vst, voff = _bcast_st(value, oshape)
+        n = math.prod(oshape)
+        if n:
+            args = CudaBackend._adv_args(plan)
+            launch(kernel, n, n, plan[0]._buf, *args, value._buf, voff, vst, oshape or (1,))
+
+    @staticmethod
+    def index_put(a, key, value):
+        """``a[key] = value`` in place for a key with index arrays (a repeated index: which
+        write lands is unspecified, as in PyTorch)."""
+        CudaBackend._scatter(KX.put_kernel, a, key, value, check=True, cast=False)
+
+    @staticmethod
+    def add_at(a, key, value):
+        """``np.add.at(a, key, value)``: atomic adds, so repeated indices add up (NOTE [CUDA
+        index validation]: the indices were checked by the op that made them)."""
+        if a.dtype.kind not in "fiu" or a.dtype.itemsize < 4:
+            raise _unsupported(f"add.at into {a.dtype} arrays")
+        CudaBackend._scatter(KX.add_at_kernel, a, key, value, check=False, cast=True)
+
+    @staticmethod
+    def take_along_axis(arr, indices, axis):
+        """NumPy's ``take_along_axis`` (``gather``), reading ``arr`` through its strides."""
+        idx = indices if isinstance(indices, CudaArray) else np.asarray(indices)
+        if idx.dtype.kind not in "iu":
+            raise IndexError("`indices` must be an integer array")
+        if axis is None:
+            arr, idx, axis = arr.reshape(-1), idx.reshape(-1), 0
+        if arr.ndim != idx.ndim:
+            raise ValueError("`indices` and `arr` must have the same number of dimensions")
+        axis = CudaBackend._axis(axis, arr.ndim)
+        off = [tuple(s for d, s in enumerate(x.shape) if d != axis) for x in (arr, idx)]
+        shape = list(np.broadcast_shapes(*off))
+        shape.insert(axis, idx.shape[axis])
+        shape = tuple(shape)
+        size = arr.shape[axis]
+        CudaBackend._check_range(idx, size, axis)
+        idx = CudaBackend._device_index(idx)
+        out = CudaArray.empty(shape, arr.dtype, arr.device_index)
+        if out.size == 0:
+            return out
+        xst = tuple(0 if d == axis or arr.shape[d] == 1 else arr._st[d] for d in range(arr.ndim))
+        ist, ioff = _bcast_st(idx, shape)
+        launch(
+            KX.take_along_kernel,
+            out.size,
+            out.size,
+            arr._buf,
+            arr._off,
+            xst,
+            idx._buf,
+            ioff,
+            ist,
+            shape,
+            size,
+            arr._st[axis],
+            out._buf,
+        )
+        return out
+
+    @staticmethod
+    def indices(dimensions, dtype=int, sparse=False):
+        """NumPy's ``indices`` made on the device (no host copy)."""
+        dims = tuple(int(n) for n in dimensions)
+        nd = len(dims)
+        dt = np.dtype(dtype)
+        parts = []
+        for i, n in enumerate(dims):
+            r = CudaBackend.arange(n)
+            r = r if dt == np.int64 else r.astype(dt)
+            parts.append(r.reshape(tuple(n if j == i else 1 for j in range(nd))))
+        if sparse:
+            return tuple(parts)
+        out = CudaArray.empty((nd, *dims), dt)
+        for i, p in enumerate(parts):
+            CudaBackend.copy_into(out[i], p)
+        return out
+
+    @staticmethod
+    def nonzero(a):
+        """NumPy's ``nonzero``: one int64 array per dim (``a`` is copied to the host to find
+        the non-zero positions: their count is the result's shape)."""
+        if a.ndim == 0:
+            raise ValueError("Calling nonzero on 0d arrays is not allowed.")
+        nz = np.stack(np.nonzero(a.to_host())).astype(np.int64)
+        dev = CudaArray.from_host(nz)
+        return tuple(dev[j] for j in range(a.ndim))
+
+    @staticmethod
+    def argsort(a, axis=-1):
+        """Indices (int64) that sort ``a`` along ``axis``: a stable merge sort of every row
+        (NOTE [CUDA sort]); NaN sorts last."""
+        if a.ndim == 0:
+            return CudaBackend.zeros((), np.int64)
+        if axis is None:
+            a, axis = a.reshape(-1), 0
+        axis = CudaBackend._axis(axis, a.ndim)
+        n = a.shape[axis]
+        perm = (*(d for d in range(a.ndim) if d != axis), axis)
+        v = a.transpose(perm)  # the sorted dim last: rows of n
+        total = a.size
+        out = CudaArray.empty(a.shape, np.int64, a.device_index)
+        if total == 0:
+            return out
+        kdt = np.uint8 if a.dtype.kind == "b" else a.dtype
+        keys = CudaArray.empty(v.shape, kdt)
+        CudaBackend.copy_into(keys, v)
+        idx = CudaArray.empty(v.shape, np.int64)
+        launch(KO.row_iota_kernel, total, total, n, idx._buf)
+        keys2 = CudaArray.empty(v.shape, kdt)
+        idx2 = CudaArray.empty(v.shape, np.int64)
+        w = 1
+        while w < n:
+            launch(
+                KO.merge_pass_kernel, total, total, n, w, keys._buf, idx._buf, keys2._buf, idx2._buf
+            )
+            keys, keys2, idx, idx2 = keys2, keys, idx2, idx
+            w *= 2
+        inv = tuple(int(i) for i in np.argsort(perm))
+        CudaBackend.copy_into(out, idx.transpose(inv))
+        return out
+
+    @staticmethod
+    def searchsorted(a, v, side="left"):
+        """NumPy's ``searchsorted`` of ``v`` (an array or a number) in the sorted 1-D ``a``:
+        int64 insertion indices, one binary search per value."""
+        if side not in ("left", "right"):
+            raise ValueError(f"side must be 'left' or 'right' (got {side!r})")
+        if a.ndim != 1:
+            raise ValueError("object too deep for desired array")
+        if not isinstance(v, CudaArray):
+            v = CudaBackend.full((), v, a.dtype)
+        out = CudaArray.empty(v.shape, np.int64, a.device_index)
+        shape, st = _meta(v)
+        launch(
+            KO.searchsorted_kernel,
+            v.size,
+            v.size,
+            a._buf,
+            a._off,
+            a._st[0],
+            a.shape[0],
+            v._buf,
+            v._off,
+            shape,
+            st,
+            side == "right",
+            out._buf,
+        )
+        return out
+
+    # -- end of indexing, gather/scatter, sorting -------------------------------------------
+
+    # -- the op database's gaps (multiply/maximum/minimum.at: index.py) ---------------------
+
+    @staticmethod
+    def reduce_at(name, a, key, value):
+        """``np.<name>.at(a, key, value)`` in place for ``name`` in ``multiply``,
+        ``maximum``, ``minimum`` (``scatter_reduce``'s prod/amax/amin): the values of a
+        repeated index fold in order, as NumPy's (NOTE [CUDA multiply.at, maximum.at,
+        minimum.at]; the indices were checked by the op that made them)."""
+        if not isinstance(a, CudaArray):  # a host target with device indices or values
+            raise device_mismatch("cuda:0", "cpu")
+        if a.dtype.kind not in "fiu":
+            raise _unsupported(f"{name}.at into {a.dtype} arrays")
+        plan = CudaBackend._adv_plan(a, key, check=False)
+        oshape = plan[-1]
+        if isinstance(value, np.ndarray):
+            if value.ndim:
+                raise device_mismatch(f"cuda:{a.device_index}", "cpu")
+            value = value[()]
+        if not isinstance(value, CudaArray):
+            value = CudaBackend.full((), value, a.dtype)
+        if value.dtype != a.dtype:
+            value = value.astype(a.dtype)
+        while value.ndim > len(oshape) and value.shape[0] == 1:  # NumPy drops leading 1s
+            value = value.reshape(value.shape[1:])
+        try:
+            vst, voff = _bcast_st(value, oshape)
+        except ValueError:
+            raise ValueError(
+                f"shape mismatch: value tensor of shape {list(value.shape)} cannot be "
+                f"broadcast to indexing result of shape {list(oshape)}"
+            ) from None
+        n = math.prod(oshape)
+        if n == 0:
+            return
+        dest = CudaArray.empty((n,), np.int64, a.device_index)
+        launch(KX.dest_kernel, n, n, *CudaBackend._adv_args(plan), dest._buf)
+        order = CudaBackend.argsort(dest, 0)
+        fold = ("multiply", "maximum", "minimum").index(name)
+        buf = plan[0]._buf
+        launch(KX.reduce_at_kernel, n, n, fold, buf, dest._buf, order._buf, value._buf, voff,
+               vst, oshape or (1,))  # fmt: skip
+
+    # -- end of the op database's gaps -------------------------------------------------------
 
 
 CUDA = CudaBackend()

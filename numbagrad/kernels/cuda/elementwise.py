@@ -43,7 +43,7 @@ UNARY = {
         (
             "negative abs sign exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan "
             "tanh sigmoid relu softplus rsqrt floor ceil trunc sinh cosh arcsin arccos arctan "
-            "arcsinh arccosh arctanh exp2 erf isfinite isnan isinf logical_not"
+            "arcsinh arccosh arctanh exp2 erf isfinite isnan isinf logical_not round signbit"
         ).split()
     )
 }
@@ -55,7 +55,7 @@ BINARY = {
         (
             "add subtract multiply true_divide power maximum minimum arctan2 hypot copysign "
             "equal not_equal less less_equal greater greater_equal logical_and logical_or "
-            "fmax fmin logical_xor"
+            "fmax fmin logical_xor fmod logaddexp logaddexp2 floor_divide"
         ).split()
     )
 }
@@ -90,6 +90,46 @@ def _sigmoid(v):
         return 1.0 / (1.0 + math.exp(-v))
     e = math.exp(v)
     return e / (1.0 + e)
+
+
+_LN2 = math.log(2.0)
+_LOG2E = 1.0 / math.log(2.0)
+
+
+@cuda.jit(device=True)
+def _round_half_even(v):
+    """``np.round``/``torch.round``: to the nearest integer, ties to even (NaN, inf kept)."""
+    if math.isinf(v) or v != v:
+        return v
+    r = math.floor(v)
+    d = v - r
+    if d > 0.5 or (d == 0.5 and r - 2.0 * math.floor(r / 2.0) != 0.0):
+        r += 1.0
+    return math.copysign(0.0, v) if r == 0 else r  # round(-0.4) is -0.0
+
+
+@cuda.jit(device=True)
+def _floor_divide(a, b):
+    """``np.floor_divide`` of two floats, as NumPy's ``npy_divmod`` computes it (so the
+    quotient is exact where ``floor(a / b)`` would round the wrong way)."""
+    if b == 0:  # a / b
+        if a == 0 or a != a:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    if a != a or b != b or math.isinf(a):
+        return math.nan
+    mod = a if math.isinf(b) else math.fmod(a, b)
+    div = (a - mod) / b
+    if mod != 0 and (b < 0) != (mod < 0):
+        div -= 1.0
+    if div == 0:
+        return math.copysign(0.0, a / b)
+    if math.isinf(div):
+        return div
+    fl = math.floor(div)
+    if div - fl > 0.5:
+        fl += 1.0
+    return fl
 
 
 @cuda.jit(device=True)
@@ -172,7 +212,11 @@ def _unary(op, x):
         return 1.0 if math.isnan(v) else 0.0
     if op == 35:
         return 1.0 if math.isinf(v) else 0.0
-    return 1.0 if v == 0 else 0.0  # logical_not
+    if op == 36:
+        return 1.0 if v == 0 else 0.0  # logical_not
+    if op == 37:
+        return _round_half_even(v)
+    return 1.0 if math.copysign(1.0, v) < 0 else 0.0  # signbit (of -0.0 and -nan too)
 
 
 @cuda.jit(device=True)
@@ -226,7 +270,31 @@ def _binary(op, x, y):
         return a if a >= b or b != b else b  # fmax ignores NaN
     if op == 19:
         return a if a <= b or b != b else b
-    return 1.0 if (a != 0) != (b != 0) else 0.0  # logical_xor
+    if op == 20:
+        return 1.0 if (a != 0) != (b != 0) else 0.0  # logical_xor
+    if op == 21:  # fmod: the sign of the dividend; NaN for a zero divisor or an infinite a
+        if a != a or b != b or b == 0 or math.isinf(a):
+            return math.nan
+        return a if math.isinf(b) else math.fmod(a, b)
+    if op == 22:  # logaddexp, as NumPy's npy_logaddexp
+        if a == b:
+            return a + _LN2  # infinities of one sign included
+        d = a - b
+        if d > 0:
+            return a + math.log1p(math.exp(-d))
+        if d <= 0:
+            return b + math.log1p(math.exp(d))
+        return d  # NaN
+    if op == 23:
+        if a == b:  # logaddexp2, as NumPy's npy_logaddexp2
+            return a + 1.0
+        d = a - b
+        if d > 0:
+            return a + _LOG2E * math.log1p(2.0**-d)
+        if d <= 0:
+            return b + _LOG2E * math.log1p(2.0**d)
+        return d
+    return _floor_divide(a, b)
 
 
 @cuda.jit(device=True)

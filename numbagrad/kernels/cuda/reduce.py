@@ -74,3 +74,164 @@ def sum_int_kernel(nout, r, x, xoff, shape, st, out):
         if tid == 0:
             out[j] = sm[0]
         cuda.syncthreads()
+
+
+# -- products, extremes and boolean reductions (NOTE [CUDA reductions], same tree) ------------
+# op codes of ``reduce_kernel`` / ``reduce_int_kernel``
+REDUCE = {"prod": 0, "amax": 1, "amin": 2, "all": 3, "any": 4, "nansum": 5}
+
+
+@cuda.jit(device=True)
+def _combine(op, a, b):
+    """Two partial results of ``op`` (``REDUCE``) combined; max/min propagate NaN."""
+    if op == 5:
+        return a + b
+    if op == 0:
+        return a * b
+    if op == 1 or op == 4:
+        return a if a >= b or a != a else b
+    return a if a <= b or a != a else b
+
+
+@cuda.jit(device=True)
+def _element(op, v):
+    """An input element as ``op`` reads it: all/any test it against zero (NaN is true)."""
+    if op == 3 or op == 4:
+        return 1 if v != 0 else 0
+    return v
+
+
+@cuda.jit
+def reduce_kernel(op, nout, r, x, xoff, shape, st, identity, out):
+    """``out[j] = op(x[j * r : (j + 1) * r])`` over the permuted view, in float64 (prod,
+    amax, amin and nansum of floating inputs; nansum reads NaN as 0); ``identity`` pads the
+    threads past ``r``."""
+    sm = cuda.shared.array(TPB, float64)
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for j in range(cuda.blockIdx.x, nout, cuda.gridDim.x):
+        acc = identity
+        for k in range(tid, r, nt):
+            v = float64(x[_offset(j * r + k, shape, st, xoff)])
+            if op == 5 and v != v:
+                v = 0.0
+            acc = _combine(op, acc, v)
+        sm[tid] = acc
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if tid < step:
+                sm[tid] = _combine(op, sm[tid], sm[tid + step])
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            out[j] = sm[0]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def reduce_int_kernel(op, nout, r, x, xoff, shape, st, identity, out):
+    """``reduce_kernel`` in int64: prod/amax/amin of integer and bool inputs, and all/any
+    of any input (each element read as 0 or 1)."""
+    sm = cuda.shared.array(TPB, int64)
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for j in range(cuda.blockIdx.x, nout, cuda.gridDim.x):
+        acc = identity
+        for k in range(tid, r, nt):
+            v = x[_offset(j * r + k, shape, st, xoff)]
+            acc = _combine(op, acc, int64(_element(op, v)))
+        sm[tid] = acc
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if tid < step:
+                sm[tid] = _combine(op, sm[tid], sm[tid + step])
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            out[j] = sm[0]
+        cuda.syncthreads()
+
+
+# -- argmax / argmin: a tree of (value, index) pairs ----------------------------------------------
+@cuda.jit(device=True)
+def _better(is_max, v, i, w, k):
+    """Whether the pair ``(v, i)`` wins over ``(w, k)``: NaN wins (the first NaN, as
+    PyTorch's argmax and argmin), then the larger (smaller) value, then the lower index."""
+    if v != v:
+        return w == w or i < k
+    if w != w:
+        return False
+    if v == w:
+        return i < k
+    return v > w if is_max else v < w
+
+
+@cuda.jit
+def argreduce_kernel(is_max, nout, r, x, xoff, shape, st, out):
+    """``out[j]`` = the index (in ``0 .. r - 1``) of the first maximum (``is_max``) or
+    minimum of ``x[j * r : (j + 1) * r]``, compared in float64 (floating inputs)."""
+    sv = cuda.shared.array(TPB, float64)
+    si = cuda.shared.array(TPB, int64)
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for j in range(cuda.blockIdx.x, nout, cuda.gridDim.x):
+        best = 0.0
+        bi = int64(-1)  # -1: this thread saw no element (r < nt)
+        for k in range(tid, r, nt):
+            v = float64(x[_offset(j * r + k, shape, st, xoff)])
+            if bi < 0 or _better(is_max, v, k, best, bi):
+                best = v
+                bi = k
+        sv[tid] = best
+        si[tid] = bi
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if tid < step:
+                k2 = si[tid + step]
+                if k2 >= 0 and (
+                    si[tid] < 0 or _better(is_max, sv[tid + step], k2, sv[tid], si[tid])
+                ):
+                    sv[tid] = sv[tid + step]
+                    si[tid] = k2
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            out[j] = si[0]
+        cuda.syncthreads()
+
+
+@cuda.jit
+def argreduce_int_kernel(is_max, nout, r, x, xoff, shape, st, out):
+    """``argreduce_kernel`` for integer inputs, compared exactly in int64."""
+    sv = cuda.shared.array(TPB, int64)
+    si = cuda.shared.array(TPB, int64)
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    for j in range(cuda.blockIdx.x, nout, cuda.gridDim.x):
+        best = int64(0)
+        bi = int64(-1)
+        for k in range(tid, r, nt):
+            v = int64(x[_offset(j * r + k, shape, st, xoff)])
+            if bi < 0 or _better(is_max, v, k, best, bi):
+                best = v
+                bi = k
+        sv[tid] = best
+        si[tid] = bi
+        cuda.syncthreads()
+        step = nt // 2
+        while step > 0:
+            if tid < step:
+                k2 = si[tid + step]
+                if k2 >= 0 and (
+                    si[tid] < 0 or _better(is_max, sv[tid + step], k2, sv[tid], si[tid])
+                ):
+                    sv[tid] = sv[tid + step]
+                    si[tid] = k2
+            cuda.syncthreads()
+            step //= 2
+        if tid == 0:
+            out[j] = si[0]
+        cuda.syncthreads()

@@ -479,8 +479,8 @@ class Module:
             if p.grad is not None:
                 with no_grad():
                     g = fn(p.grad)
-                if g is not p.grad:
-                    p._grad = g.detach().requires_grad_(p.grad.requires_grad)
+                if g is not p.grad:  # as PyTorch: the .grad object stays too
+                    p.grad.data = g.detach()
         for k, b in self._buffers.items():
             if b is not None:
                 self._buffers[k] = fn(b)
@@ -509,9 +509,18 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """Convert floating parameters and buffers to ``dtype`` (``to(dtype)``,
-        ``to(device)``, ``to(tensor)``, ``to(device, dtype)``, keywords ``dtype=`` and
-        ``device=``), in place: parameters stay the same objects; returns ``self``.
+        """Move parameters and buffers to ``device`` and convert the floating ones to
+        ``dtype`` (``to(dtype)``, ``to(device)``, ``to(tensor)``: its dtype and device,
+        ``to(device, dtype)``, keywords ``dtype=`` and ``device=``), in place as PyTorch's
+        ``_apply``: parameters and their ``.grad`` stay the same objects (their ``.data``
+        is replaced); returns ``self``.
+
+        Raises
+        ------
+        RuntimeError
+            For ``'cuda'`` where CUDA is not available (the message says what is missing).
+        TypeError
+            For a non-floating ``dtype``.
 
         Examples
         --------
@@ -520,6 +529,8 @@ class Module:
         >>> w = lin.weight
         >>> lin.to(numbagrad.float64).weight is w, w.dtype
         (True, numbagrad.float64)
+        >>> lin.to("cpu").weight.device
+        device(type='cpu')
         """
         dtype = kwargs.pop("dtype", None)
         dev = kwargs.pop("device", None)
@@ -528,19 +539,15 @@ class Module:
             raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
         for a in args:
             if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, (str, _device)):
+                dtype, dev = a.dtype, a.device
+            elif isinstance(a, (str, _device, int)) and not isinstance(a, bool):
                 dev = a
             elif isinstance(a, bool):
                 continue  # non_blocking given positionally
             elif a is not None:
                 dtype = a
         if dev is not None:
-            dev = _device(dev)
-            if dev.type != "cpu":
-                raise RuntimeError(
-                    f"numbagrad modules live on 'cpu' only; cannot move to {dev.type!r}"
-                )
+            dev = _device(f"cuda:{dev}" if isinstance(dev, int) else dev)
         if dtype is not None:
             dtype = D.as_dtype(dtype)
             if not dtype.is_floating_point:
@@ -550,6 +557,8 @@ class Module:
                 )
 
         def convert(t):
+            if dev is not None:
+                t = t.to(dev)
             if dtype is not None and t.is_floating_point():
                 return t.to(dtype)
             return t
@@ -576,14 +585,28 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self):
-        """This module (its tensors already live in host memory)."""
-        return self
+        """Move every parameter and buffer to host memory in place (as :meth:`to`);
+        returns ``self``.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> numbagrad.nn.Linear(2, 1).cpu().weight.is_cuda
+        False
+        """
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None):
-        """Not available: numbagrad modules live on 'cpu' only."""
-        raise RuntimeError(
-            "numbagrad was built without CUDA support in this version; modules live on 'cpu' only"
-        )
+        """Move every parameter and buffer to the CUDA device ``device`` (an index or a
+        device; the current one by default) in place (as :meth:`to`); returns ``self``.
+
+        Raises
+        ------
+        RuntimeError
+            Where CUDA is not available (the message says whether numba-cuda or a GPU is
+            missing).
+        """
+        return self._apply(lambda t: t.cuda(device))
 
     # -- state dict ----------------------------------------------------------------------
     def _save_to_state_dict(self, destination, prefix, keep_vars):
