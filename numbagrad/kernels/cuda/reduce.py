@@ -168,6 +168,23 @@ def _better(is_max, v, i, w, k):
     return v > w if is_max else v < w
 
 
+@cuda.jit(device=True)
+def _arg_tree(is_max, sv, si, tid, nt):
+    """The shared-memory tree of ``argreduce_kernel``: after it, ``(sv[0], si[0])`` is the
+    winning pair of the block's ``nt`` partial results (``si < 0``: no element). Every
+    thread of the block calls it (it synchronises); the value dtype is ``sv``'s."""
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if tid < step:
+            k2 = si[tid + step]
+            if k2 >= 0 and (si[tid] < 0 or _better(is_max, sv[tid + step], k2, sv[tid], si[tid])):
+                sv[tid] = sv[tid + step]
+                si[tid] = k2
+        cuda.syncthreads()
+        step //= 2
+
+
 @cuda.jit
 def argreduce_kernel(is_max, nout, r, x, xoff, shape, st, out):
     """``out[j]`` = the index (in ``0 .. r - 1``) of the first maximum (``is_max``) or
@@ -186,18 +203,7 @@ def argreduce_kernel(is_max, nout, r, x, xoff, shape, st, out):
                 bi = k
         sv[tid] = best
         si[tid] = bi
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                k2 = si[tid + step]
-                if k2 >= 0 and (
-                    si[tid] < 0 or _better(is_max, sv[tid + step], k2, sv[tid], si[tid])
-                ):
-                    sv[tid] = sv[tid + step]
-                    si[tid] = k2
-            cuda.syncthreads()
-            step //= 2
+        _arg_tree(is_max, sv, si, tid, nt)
         if tid == 0:
             out[j] = si[0]
         cuda.syncthreads()
@@ -220,18 +226,7 @@ def argreduce_int_kernel(is_max, nout, r, x, xoff, shape, st, out):
                 bi = k
         sv[tid] = best
         si[tid] = bi
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                k2 = si[tid + step]
-                if k2 >= 0 and (
-                    si[tid] < 0 or _better(is_max, sv[tid + step], k2, sv[tid], si[tid])
-                ):
-                    sv[tid] = sv[tid + step]
-                    si[tid] = k2
-            cuda.syncthreads()
-            step //= 2
+        _arg_tree(is_max, sv, si, tid, nt)
         if tid == 0:
             out[j] = si[0]
         cuda.syncthreads()
