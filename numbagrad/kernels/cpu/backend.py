@@ -41,30 +41,31 @@ CACHE_MIN = alloc.MIN_BYTES // 8
 # block (pytest collects tests inside one) would be lost with the copy. ``quiet_numpy`` puts
 # it back: tensor creation (``_creation._finish``) and every backward call it, and it
 # costs one identity test while the list is the one it last saw.
-_QUIET_ARGS = dict(
-    message=r"(divide by zero|overflow|invalid value|underflow) encountered",
-    category=RuntimeWarning,
-    module=r"numbagrad(\.|$)",
-)
+_QUIET_MESSAGE = r"(divide by zero|overflow|invalid value|underflow) encountered"
+_QUIET_MODULE = r"numbagrad(\.|$)"
 _quiet_filters = None  # the ``warnings.filters`` list the filter was last checked in
+
+
+def _is_quiet_filter(f):
+    action, message, category, module, _ = f
+    return (
+        action == "ignore"
+        and category is RuntimeWarning
+        and getattr(message, "pattern", None) == _QUIET_MESSAGE
+        and getattr(module, "pattern", None) == _QUIET_MODULE
+    )
 
 
 def quiet_numpy():
     """Install the NOTE [Quiet NumPy] filter in the current ``warnings.filters`` list if
     it is not there (a ``catch_warnings`` block replaced the list since)."""
     global _quiet_filters
-    filters = warnings.filters
-    if filters is _quiet_filters:
+    if warnings.filters is _quiet_filters:
         return
-    entry = ("ignore", _QUIET_ARGS["message"], RuntimeWarning, _QUIET_ARGS["module"])
-    if not any(
-        f[0] == "ignore"
-        and f[2] is RuntimeWarning
-        and getattr(f[1], "pattern", None) == entry[1]
-        and getattr(f[3], "pattern", None) == entry[3]
-        for f in filters
-    ):
-        warnings.filterwarnings("ignore", **_QUIET_ARGS)
+    if not any(_is_quiet_filter(f) for f in warnings.filters):
+        warnings.filterwarnings(
+            "ignore", message=_QUIET_MESSAGE, category=RuntimeWarning, module=_QUIET_MODULE
+        )
     _quiet_filters = warnings.filters
 
 

@@ -101,6 +101,20 @@ def _element(op, v):
     return v
 
 
+@cuda.jit(device=True)
+def _reduce_tree(op, sm, tid, nt):
+    """The shared-memory tree of ``reduce_kernel``: after it, ``sm[0]`` combines the
+    block's ``nt`` partial results with ``op``. Every thread of the block calls it (it
+    synchronises); the accumulator dtype is ``sm``'s."""
+    cuda.syncthreads()
+    step = nt // 2
+    while step > 0:
+        if tid < step:
+            sm[tid] = _combine(op, sm[tid], sm[tid + step])
+        cuda.syncthreads()
+        step //= 2
+
+
 @cuda.jit
 def reduce_kernel(op, nout, r, x, xoff, shape, st, identity, out):
     """``out[j] = op(x[j * r : (j + 1) * r])`` over the permuted view, in float64 (prod,
@@ -117,13 +131,7 @@ def reduce_kernel(op, nout, r, x, xoff, shape, st, identity, out):
                 v = 0.0
             acc = _combine(op, acc, v)
         sm[tid] = acc
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                sm[tid] = _combine(op, sm[tid], sm[tid + step])
-            cuda.syncthreads()
-            step //= 2
+        _reduce_tree(op, sm, tid, nt)
         if tid == 0:
             out[j] = sm[0]
         cuda.syncthreads()
@@ -142,13 +150,7 @@ def reduce_int_kernel(op, nout, r, x, xoff, shape, st, identity, out):
             v = x[_offset(j * r + k, shape, st, xoff)]
             acc = _combine(op, acc, int64(_element(op, v)))
         sm[tid] = acc
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                sm[tid] = _combine(op, sm[tid], sm[tid + step])
-            cuda.syncthreads()
-            step //= 2
+        _reduce_tree(op, sm, tid, nt)
         if tid == 0:
             out[j] = sm[0]
         cuda.syncthreads()
