@@ -344,3 +344,57 @@ def test_relu_passes_the_gradient_at_nan_as_pytorch(n):
     g = x.grad.numpy()
     assert g[0] == 1.0 and g[1] == 0.0 and g[2] == 0.0  # threshold_backward: nan <= 0 is false
     np.testing.assert_array_equal(g[3:], (xa[3:] > 0).astype(float))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_diagonal_matmul_operand_matches_the_gemm(dtype, side):
+    """NOTE [Diagonal matmul operands]: a diagonal operand scales the other one; the result
+    is the GEMM's, non-finite values and signed zeros included, and anything that is not
+    diagonal (or whose other operand is not finite) takes the GEMM."""
+    from numbagrad.kernels.cpu.backend import _matmul
+
+    rng = np.random.default_rng(0)
+    n = 40
+    d = rng.standard_normal(n).astype(dtype)
+    d[3] = 0.0
+    d[5] = -0.0
+    diag = np.diag(d)
+    w = rng.standard_normal((n, n)).astype(dtype)
+    w[7, 2] = -0.0
+
+    def pair(m):
+        return (m, w) if side == "left" else (w, m)
+
+    def check(a, b):
+        with np.errstate(invalid="ignore"):  # 0 * inf in the reference GEMM
+            got, want = _matmul(a, b), np.matmul(a, b)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-14)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(np.signbit(got[got == 0]), np.signbit(want[want == 0]))
+
+    check(*pair(diag))
+    check(*pair(-np.eye(n, dtype=dtype)))
+    not_diag = diag.copy()
+    not_diag[n - 1, 0] = 2.0  # zero at [0, 1] and [1, 0], but not diagonal
+    check(*pair(not_diag))
+    with_nan = diag.copy()
+    with_nan[4, 9] = np.nan  # a NaN off the diagonal is not a zero
+    check(*pair(with_nan))
+    w[6, 1] = np.inf  # 0 * inf is NaN in the GEMM: the scaling must not hide it
+    check(*pair(diag))
+    small = np.diag(d[:8])
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(_matmul(small, w[:8, :8]), np.matmul(small, w[:8, :8]))
+
+
+def test_jacrev_of_an_elementwise_map_of_a_linear_map_is_exact():
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((64, 64)) / 8
+    x = rng.standard_normal(64)
+    jac = ng.func.jacrev(lambda v: ng.tanh(ng.tensor(w) @ v))(ng.tensor(x)).numpy()
+    y = np.tanh(w @ x)
+    np.testing.assert_allclose(jac, (1 - y * y)[:, None] * w, rtol=1e-13, atol=1e-15)
+    jf = ng.func.jacfwd(lambda v: ng.tanh(ng.tensor(w) @ v))(ng.tensor(x)).numpy()
+    np.testing.assert_allclose(jf, jac, rtol=1e-12, atol=1e-15)

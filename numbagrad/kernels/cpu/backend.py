@@ -144,12 +144,50 @@ def _relu(x):
     return np.maximum(x, x.dtype.type(0))  # one SIMD pass; NaN propagates as in torch
 
 
+# NOTE [Diagonal matmul operands]
+# ``jacrev`` pulls back the rows of an identity matrix in one batched backward, and ``jacfwd``
+# pushes forward its columns: through an elementwise op the basis becomes a diagonal matrix
+# ``D``, and through a linear map the next product is ``D @ W`` (or ``W @ D``), a full GEMM
+# (n^3 multiply-adds) for n^2 useful products. ``_matmul`` notices a square 2-D operand whose
+# off-diagonal entries are all zero and scales the other operand's rows (columns) instead.
+# The result is what the GEMM computes: each entry is one product plus exact zeros (the
+# ``+ 0.0`` turns a lone -0.0 into the +0.0 the zero terms sum to), so the other operand
+# must be finite (``0 * inf`` is NaN in the GEMM): its sum being finite proves that, and
+# anything else takes the GEMM. A dense operand is rejected by its first off-diagonal
+# entry; a sparse non-diagonal one costs one ``count_nonzero`` pass, small beside the GEMM.
+_DIAG_MIN = 32  # below this the GEMM is cheap and the check is not worth its Python
+
+
+def _diagonal_of(m):
+    """``m``'s diagonal when ``m`` is a square matrix (n >= _DIAG_MIN) with zero off-diagonal
+    entries (NaN is not zero); otherwise None."""
+    n = m.shape[0]
+    if n < _DIAG_MIN or m.shape[1] != n or m[0, 1] != 0 or m[1, 0] != 0:
+        return None
+    d = np.diagonal(m)
+    if np.count_nonzero(m) != np.count_nonzero(d):
+        return None
+    return d
+
+
 def _matmul(a, b):
-    """``a @ b``; float16 in float32, rounded once (NOTE [Half precision])."""
+    """``a @ b``; float16 in float32, rounded once (NOTE [Half precision]); a diagonal 2-D
+    operand scales the other (NOTE [Diagonal matmul operands])."""
     if a.dtype == _F16 and b.dtype == _F16:
         out = np.matmul(a.astype(np.float32), b.astype(np.float32))
         with np.errstate(over="ignore"):  # NOTE [Quiet NumPy]
             return out.astype(_F16)
+    if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.kind == "f":
+        d = _diagonal_of(a)
+        if d is not None and a.shape[1] == b.shape[0] and np.isfinite(b.sum()):
+            out = d[:, None] * b
+            out += 0.0
+            return out
+        d = _diagonal_of(b)
+        if d is not None and a.shape[1] == b.shape[0] and np.isfinite(a.sum()):
+            out = a * d
+            out += 0.0
+            return out
     return np.matmul(a, b)  # inf * 0 in a product is NaN, silently (NOTE [Quiet NumPy])
 
 
