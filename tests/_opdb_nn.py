@@ -448,7 +448,7 @@ op_db = [
         ref_gelu,
         _unary_with(real, [{}, {"approximate": "tanh"}]),
         op=_nnf("gelu"),
-        primitives=("Add", "Erf", "Mul", "Tanh"),
+        primitives=("Gelu",),
         supports_cuda=True,
     ),
     OpInfo(
@@ -512,7 +512,7 @@ op_db = [
         ref_logsigmoid,
         _unary_with(real, [{}]),
         op=_nnf("logsigmoid"),
-        primitives=("Neg", "StableSoftplus", "Sub"),
+        primitives=("LogSigmoid",),
         supports_cuda=True,
     ),
     OpInfo(

@@ -191,7 +191,14 @@ def test_bessel_j1_is_odd_at_signed_zero():
 
 
 @pytest.mark.parametrize(
-    "op, x", [("erfcx", [53.754383, -2.5, 0.3, 8.0]), ("log_ndtr", [-299.5574, -2084.754, -3.9])]
+    "op, x",
+    [
+        ("erfcx", [53.754383, -2.5, 0.3, 8.0]),
+        ("log_ndtr", [-299.5574, -2084.754, -3.9]),
+        # bessel-e-float32-grad-cancellation: i1e(x) - sgn(x) i0e(x) and its i1e twin
+        ("i0e", [10140.961, 1.567519e6, 4.0394336e7, -1.9823831e6, 3.0, -0.5]),
+        ("i1e", [10140.961, 1.567519e6, 4.0394336e7, -1.9823831e6, 3.0, -0.5]),
+    ],
 )
 def test_float32_gradients_recomputed_in_float64(op, x):
     # erfcx-grad-accuracy (2 x erfcx(x) - 2/sqrt(pi) cancels), log_ndtr's tail: the float32
@@ -208,3 +215,110 @@ def test_float32_gradients_recomputed_in_float64(op, x):
         x32,
     )
     assert h.dtype == numbagrad.float32 and bool(numbagrad.isfinite(h).all())
+
+
+# -- atanh, setitem, zeta (issue 9, last campaign) ------------------------------------------------
+def test_atanh_rule_divides_as_pytorch():
+    # atanh-gradgrad-rounding: next to psi's pole two second-order terms of 1e30 cancel; the
+    # rule grad / (1 - x^2) (PyTorch's division, not a product with a reciprocal) rounds
+    # as PyTorch's does
+    # (rtol: psi's own derivative, trigamma, is 4e-10 off PyTorch's at 0.3)
+    x = [-1e-30, 1e-30, -1e-30, 1e-30, -1e-30, 1e-30, 0.3]
+    cot = [0.126, -0.132, 0.64, 0.105, -0.536, 0.362, 1.304]
+    _check(lambda T, v: T.atanh(T.special.psi(-v)), x, cot=cot, rtol=1e-9)
+    _check(lambda T, x: T.atanh(x), [0.5, -0.3, 0.99999, 1.0, -1.0, 2.0, nan, -0.0])
+
+
+def _second_order(T, f, a, b):
+    at = T.tensor(a, dtype=T.float64, requires_grad=True)
+    bt = T.tensor(b, dtype=T.float64, requires_grad=True)
+    y = f(T, at, bt)
+    c = T.tensor(np.linspace(0.5, 1.5, y.numel()).reshape(tuple(y.shape)), requires_grad=True)
+    ga, gb = T.autograd.grad(y, [at, bt], c, create_graph=True)
+    total = 0
+    for g in (ga, gb):
+        if g.requires_grad:
+            total = total + (g * T.tensor(np.linspace(-1.3, 0.7, g.numel()).reshape(g.shape))).sum()
+    out = [ga, gb]
+    out += T.autograd.grad(total, [at, bt, c], allow_unused=True)
+    # whether a's gradient is a function of the cotangent (PyTorch: not after a whole write)
+    return ga.requires_grad, [None if v is None else v.detach().numpy() for v in out]
+
+
+def _compare_second_order(f, a, b):
+    (flag, ours), (flag_t, theirs) = (
+        _second_order(numbagrad, f, a, b),
+        _second_order(torch, f, a, b),
+    )
+    assert flag == flag_t
+    for u, v in zip(ours, theirs):
+        assert (u is None) == (v is None)
+        if u is not None:
+            _same(u, torch.tensor(v), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [slice(None), slice(0, 100), Ellipsis, (Ellipsis, slice(None)), (slice(None), slice(0, 2))],
+    ids=["all", "0:100", "ellipsis", "ellipsis-all", "all-all"],
+)
+@pytest.mark.parametrize("value", ["scalar", "tensor"])
+def test_write_of_a_whole_tensor_cuts_the_double_backward(key, value):
+    # pow-gradgrad-nan, setitem-whole-gradgrad-nan: x[:] = v writes x itself in PyTorch
+    # (fill_/copy_), whose gradient for x is zeros_like(grad): no second-order term reaches
+    # pow's rule, where 0 * log(b) would be NaN at b < 0
+    def f(T, a, b):
+        s = (a * 1.0).reshape(3, 2).clone()
+        s[key] = 0.0 if value == "scalar" else T.tensor([[0.5, 1.0], [1.5, 2.0], [2.5, 3.0]])
+        return T.pow(b, s)
+
+    a, b = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0], np.array([-1.5, 2.0, -3.0, 0.5, -0.5, 4.0])
+    b = b.reshape(3, 2).tolist()
+    _compare_second_order(f, a, b)
+
+
+@pytest.mark.parametrize("key", [slice(0, 2), slice(-3, None), 1], ids=["0:2", "-3:", "int"])
+def test_write_of_part_of_a_tensor_keeps_pytorchs_nan(key):
+    # a partial key (or one that PyTorch does not see as whole, -3:) is CopySlices in
+    # PyTorch: zeros written into a copy of grad, linear in it, so 0 * NaN upstream stays
+    def f(T, a, b):
+        s = (a * 1.0).clone()
+        s[key] = 0.0
+        return T.pow(b, s)
+
+    a, b = [1.0, 2.0, 3.0], [-1.5, 2.0, -3.0]
+    _compare_second_order(f, a, b)
+
+
+def test_copy_into_a_tensor_cuts_the_double_backward():
+    def f(T, a, b):
+        s = (a * 1.0).clone()
+        s.copy_(T.tensor([0.5, 1.0, 1.5]))
+        return T.pow(b, s)
+
+    a, b = [1.0, 2.0, 3.0], [-1.5, 2.0, -3.0]
+    _compare_second_order(f, a, b)
+
+
+def test_zeta_gradient_with_integer_x_is_float64_accurate():
+    # torch-zeta-int-grad-float32: PyTorch computes zeta(x + 1., q) in float32 there;
+    # numbagrad's gradient is PyTorch's float64 one (x given as float64)
+    q = -4.485500235893404
+    qn = numbagrad.tensor(q, dtype=numbagrad.float64, requires_grad=True)
+    (gn,) = numbagrad.autograd.grad(
+        numbagrad.special.zeta(numbagrad.tensor([[3], [2]]), qn).sum(), qn
+    )
+    qt = torch.tensor(q, dtype=torch.float64, requires_grad=True)
+    x64 = torch.tensor([[3.0], [2.0]], dtype=torch.float64)
+    (gt,) = torch.autograd.grad(torch.special.zeta(x64, qt).sum(), qt)
+    assert gn.dtype == numbagrad.float64
+    assert abs(float(gn) - float(gt)) <= 1e-13 * abs(float(gt))
+
+
+def test_sinc_gradient_multiplies_the_derivative_by_grad():
+    # sinc-float32-grad-overflow: PyTorch's grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2)),
+    # the derivative first: a float32 grad of 3e37 at x = 100 gives 3e35, not inf
+    _check(
+        lambda T, x: T.special.sinc(x), [100.0, 0.3, -7.5], "float32", [3.1e37, 3e37, 1e38], False
+    )
+    _check(lambda T, x: T.special.sinc(x), [100.0, 0.3, 1e-30, 0.0], cot=[3.1e307, 1.0, 2.0, 1.0])

@@ -4,6 +4,7 @@ the differential fuzzer found."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -375,3 +376,185 @@ def test_grad_fn_names_are_pytorchs():
         ]
         names.append([o.grad_fn.name() for o in outs])
     assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_gradients_are_pytorchs_formulas(approximate):
+    # gelu-grad-inf-cotangent: g * (cdf + x * pdf) is inf for an infinite g at x = -0.0,
+    # where the composite's product rule gave inf + inf * 0 = NaN; second order too
+    vals = [-0.0, 0.0, 0.84, -0.99, NAN, INF, -INF, 9.0, -9.0, 1e-30, 40.0, -40.0] * 2
+    # (not an infinite g at x = -9: PyTorch's float32 SIMD loop rounds gelu'(-9) to 0 there)
+    cot = [INF, -INF, NAN, 0.5, 1.0, 2.0, -1.0, INF, -2.0, 1e30, 0.3, -0.7] * 2
+    w = list(np.linspace(-1.0, 1.3, len(vals)))
+    f = lambda m, x: m.nn.functional.gelu(x, approximate=approximate)  # noqa: E731
+    for dtype in ("float64", "float32"):
+        res = []
+        for m in (numbagrad, torch):
+            x = m.tensor(np.array(vals, dtype=dtype), requires_grad=True)
+            res.append(m.autograd.grad(f(m, x), [x], m.tensor(np.array(cot, dtype=dtype)))[0])
+        _same(*res)
+    for a, b in zip(
+        _second_order(numbagrad, f, vals, cot, w), _second_order(torch, f, vals, cot, w)
+    ):
+        _same(a, b)
+
+
+def test_gelu_forward_mode_vmap_and_integer_input():
+    from numbagrad.func import jvp, vmap
+
+    rng = np.random.default_rng(5)
+    x, t = (numbagrad.tensor(rng.standard_normal((3, 4))) for _ in range(2))
+    for approximate in ("none", "tanh"):
+        f = functools.partial(numbagrad.nn.functional.gelu, approximate=approximate)
+        xt = torch.tensor(x.numpy(), requires_grad=True)
+        (expect,) = torch.autograd.grad(
+            torch.nn.functional.gelu(xt, approximate=approximate), [xt], torch.tensor(t.numpy())
+        )
+        np.testing.assert_allclose(jvp(f, (x,), (t,))[1].numpy(), expect.numpy(), rtol=1e-12)
+        loop = numbagrad.stack([f(x[:, i]) for i in range(4)])
+        np.testing.assert_allclose(vmap(f, in_dims=1)(x).numpy(), loop.numpy(), rtol=1e-15)
+    y = numbagrad.nn.functional.gelu(numbagrad.tensor([1, -2]))  # promoted as before
+    assert y.dtype == numbagrad.float32
+    with pytest.raises(RuntimeError, match="approximate argument must be either none or tanh"):
+        numbagrad.nn.functional.gelu(x, approximate="erf")
+
+
+def test_logsigmoid_second_order_is_pytorchs():
+    # logsigmoid-gradgrad-underflow: (z - 1) z with z = sigmoid(x), nonzero at x = -89
+    # (the chain rule through sigmoid(-x) gave 0 there)
+    vals = [-100.0, -89.0, -40.0, -1.0, 0.0, 2.0, 40.0, 100.0, INF, -INF, NAN, -1e-30]
+    cot = [0.5, -9.6e86, 1.0, -2.0, 0.3, 2.4e155, 1.0, 0.7, 1.0, INF, 0.2, -1.0]
+    w = [1.0, 1.0, -1.0, 0.5, 2.0, 1.0, 3.0, 1.0, 1.0, 1.0, 1.0, 0.25]
+    f = lambda m, x: m.nn.functional.logsigmoid(x)  # noqa: E731
+    res = [_second_order(m, f, vals, cot, w) for m in (numbagrad, torch)]
+    assert float(res[0][0][1]) == pytest.approx(float(res[1][0][1]), rel=1e-12)  # 2.1e48
+    for a, b in zip(*res):
+        _same(a, b)
+    _check(f, vals, dtype="float32", signed_zeros=True)
+
+
+def test_logsigmoid_forward_mode_and_vmap():
+    from numbagrad.func import jvp, vmap
+
+    rng = np.random.default_rng(6)
+    x, t = (numbagrad.tensor(rng.standard_normal((3, 4)) * 5) for _ in range(2))
+    f = numbagrad.nn.functional.logsigmoid
+    xt = torch.tensor(x.numpy(), requires_grad=True)
+    (expect,) = torch.autograd.grad(
+        torch.nn.functional.logsigmoid(xt), [xt], torch.tensor(t.numpy())
+    )
+    np.testing.assert_allclose(jvp(f, (x,), (t,))[1].numpy(), expect.numpy(), rtol=1e-12)
+    loop = numbagrad.stack([f(x[:, i]) for i in range(4)])
+    np.testing.assert_allclose(vmap(f, in_dims=1)(x).numpy(), loop.numpy(), rtol=1e-15)
+
+
+def test_gelu_logsigmoid_grad_fn_names_are_pytorchs():
+    names = []
+    for m in (numbagrad, torch):
+        x = m.tensor([1.0, -2.0, 0.3], requires_grad=True)
+        outs = [m.nn.functional.gelu(x), m.nn.functional.logsigmoid(x)]
+        names.append([o.grad_fn.name() for o in outs])
+        names.append(
+            [m.autograd.grad(o.sum(), [x], create_graph=True)[0].grad_fn.name() for o in outs]
+        )
+    assert names[0] == names[2] and names[1] == names[3]
+
+
+@pytest.mark.filterwarnings("ignore:Using a target size")  # a 0-d target, on purpose
+def test_huber_loss_differentiates_mixed_precision_operands():
+    # torch-huber-mixed-dtype-backward (a deviation): PyTorch's backward raises, numbagrad
+    # returns each operand's gradient in its own dtype, as smooth_l1_loss does in PyTorch
+    x = numbagrad.tensor([2.7182817459106445, -0.5], dtype=numbagrad.float32, requires_grad=True)
+    t = numbagrad.tensor(-1.8716595225939088, dtype=numbagrad.float64, requires_grad=True)
+    gx, gt = numbagrad.autograd.grad(numbagrad.nn.functional.huber_loss(x, t, delta=0.8), [x, t])
+    assert gx.dtype == numbagrad.float32 and gt.dtype == numbagrad.float64
+    xs = torch.tensor(x.detach().numpy(), dtype=torch.float64, requires_grad=True)
+    ts = torch.tensor(float(t), dtype=torch.float64, requires_grad=True)
+    ex, et = torch.autograd.grad(torch.nn.functional.huber_loss(xs, ts, delta=0.8), [xs, ts])
+    np.testing.assert_allclose(gx.numpy(), ex.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(float(gt), float(et), rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered")  # (as above)
+def test_layer_norm_second_order_is_pytorchs_double_backward():
+    # layer-norm-gradgrad-nonfinite: an infinite weight gives the cotangent's second-order
+    # term +-inf (the weight outside the sums), where the chain rule gave inf - inf = NaN
+    rng = np.random.default_rng(7)
+    x = rng.integers(-3, 4, (2, 3, 4)).astype(np.float64)
+    w = rng.standard_normal((3, 4))
+    w[1, 3] = w[2, 3] = -INF
+    b = rng.standard_normal((3, 4))
+    cot = rng.standard_normal((2, 3, 4))
+    ws = [rng.standard_normal(s) for s in ((2, 3, 4), (3, 4), (3, 4))]
+    for finite in (False, True):
+        res = []
+        for m in (numbagrad, torch):
+            ts = [m.tensor(np.where(np.isinf(a), 2.5, a) if finite else a) for a in (x, w, b)]
+            for t in ts:
+                t.requires_grad_(True)
+            c = m.tensor(cot, requires_grad=True)
+            y = m.nn.functional.layer_norm(ts[0], (3, 4), ts[1], ts[2], eps=1e-3)
+            gs = m.autograd.grad(y, ts, c, create_graph=True)
+            total = sum((g * m.tensor(v)).sum() for g, v in zip(gs, ws))
+            res.append(m.autograd.grad(total, [*ts, c], allow_unused=True))
+        for a, b_ in zip(*res):
+            if b_ is None:
+                assert a is None or not np.any(a.numpy())
+            else:
+                np.testing.assert_allclose(a.numpy(), b_.numpy(), rtol=1e-9, atol=1e-9)
+
+
+def test_layer_norm_backward_under_vmap_and_forward_mode():
+    from numbagrad.func import grad, hessian, vmap
+
+    rng = np.random.default_rng(8)
+    t = lambda *s: numbagrad.tensor(rng.standard_normal(s))  # noqa: E731
+    v = t(3, 4)
+
+    def loss(x, w):
+        return (numbagrad.nn.functional.layer_norm(x, (4,), w, None) * v).sum()
+
+    xs, wb, w = t(5, 3, 4), t(5, 4), t(4)
+    for in_dims, args in (((0, None), (xs, w)), ((0, 0), (xs, wb)), ((None, 0), (xs[0], wb))):
+        out = vmap(grad(loss, argnums=(0, 1)), in_dims=in_dims)(*args)
+        for i in range(5):
+            a = [a if d is None else a[i] for a, d in zip(args, in_dims)]
+            loop = grad(loss, argnums=(0, 1))(*a)
+            for o, l_ in zip(out, loop):
+                np.testing.assert_allclose(o[i].numpy(), l_.numpy(), rtol=1e-10, atol=1e-12)
+    # hessian: forward over reverse (LayerNormBackward's JVP), against torch's
+    x0 = xs[0, 0]
+    h = hessian(lambda x: loss(x.reshape(1, 4).expand(3, 4), w))(x0)
+    vt, wt = torch.tensor(v.numpy()), torch.tensor(w.numpy())
+    ht = torch.autograd.functional.hessian(
+        lambda x: (
+            torch.nn.functional.layer_norm(x.reshape(1, 4).expand(3, 4), (4,), wt, None) * vt
+        ).sum(),
+        torch.tensor(x0.numpy()),
+    )
+    np.testing.assert_allclose(h.numpy(), ht.numpy(), rtol=1e-9, atol=1e-10)
+
+
+def test_layer_norm_without_affine_gives_no_negative_zero():
+    # a -0.0 entry whose centred value is 0: PyTorch adds its zero bias (+0.0)
+    rows = [[-0.0, -1.0, -1.0, 2.0], [-0.0, -0.0, -0.0, -0.0], [-0.0, 5.0, 1.0, -6.0]]
+    for dtype in ("float64", "float32"):
+        a = np.array(rows, dtype=dtype)
+        yn = numbagrad.nn.functional.layer_norm(numbagrad.tensor(a), (4,)).numpy()
+        yt = torch.nn.functional.layer_norm(torch.tensor(a), (4,)).numpy()
+        np.testing.assert_allclose(yn, yt, rtol=1e-5)
+        assert not np.signbit(yn[yn == 0]).any() and not np.signbit(yt[yt == 0]).any()
+
+
+def test_cdist_p0_counts_like_pytorch_and_has_a_zero_gradient():
+    a = [[1.0, 2.0], [3.0, INF], [0.5, -0.0]]
+    b = [[1.0, 0.0], [NAN, 2.0]]
+    for dtype in ("float64", "float32"):
+        res = []
+        for m in (numbagrad, torch):
+            x1, x2 = (m.tensor(np.array(v, dtype=dtype), requires_grad=True) for v in (a, b))
+            y = m.cdist(x1, x2, 0.0)
+            assert y.requires_grad and str(y.dtype).endswith(dtype)
+            res.append((y, *m.autograd.grad((y * m.tensor([[1.0, 2.0]])).sum(), [x1, x2])))
+        for p, q in zip(*res):
+            _same(p, q)

@@ -2,17 +2,20 @@
 their own.
 
 NOTE [Activation primitives]
-``hardtanh``/``relu6``, ``elu``/``selu``, ``silu``, ``mish`` and the smooth L1 and Huber
-losses are primitives (NOTE [Primitive declaration] in ``ops/_op.py``) rather than
-composites, so that their rules are PyTorch's formulas from ``derivatives.yaml`` and
-``FunctionsManual.cpp`` and give PyTorch's values where a composite's chain rule would not:
-``silu``'s ``g * s * (1 + x * (1 - s))`` is ``-inf`` for a ``-inf`` gradient at ``x = 0``,
-where the product rule of ``x * sigmoid(x)`` gives ``-inf + 0 * -inf = NaN``; ``elu``'s and
-the losses' double backward multiply by a mask (``x < 0``, ``|d| < beta``), so the second
-derivative of ``elu`` at ``x = 0`` is 0 and a NaN incoming gradient stays NaN. Every rule is
-written with numbagrad ops (or the ``EluBackward``/``SmoothL1Backward`` primitives, whose own
-rules are PyTorch's double-backward formulas), so it is differentiable again; forwards go
-through the backend's maps (``be.map``/``be.binary``), so CPU and CUDA arrays both work.
+``hardtanh``/``relu6``, ``elu``/``selu``, ``gelu``, ``silu``, ``mish``, ``logsigmoid`` and the
+smooth L1 and Huber losses are primitives (NOTE [Primitive declaration] in ``ops/_op.py``)
+rather than composites, so that their rules are PyTorch's formulas from ``derivatives.yaml``
+and ``FunctionsManual.cpp`` and give PyTorch's values where a composite's chain rule would
+not: ``silu``'s ``g * s * (1 + x * (1 - s))`` is ``-inf`` for a ``-inf`` gradient at ``x =
+0``, where the product rule of ``x * sigmoid(x)`` gives ``-inf + 0 * -inf = NaN`` (``gelu``'s
+``g * (cdf + x * pdf)`` likewise); ``logsigmoid``'s second derivative is PyTorch's ``(z - 1)
+z`` with ``z = sigmoid(x)``, where the chain rule through ``y = sigmoid(-x)`` gives ``(1 - y)
+y``, 0 below ``x = -38`` (float64); ``elu``'s and the losses' double backward multiply by a
+mask (``x < 0``, ``|d| < beta``), so the second derivative of ``elu`` at ``x = 0`` is 0 and a
+NaN incoming gradient stays NaN. Every rule is written with numbagrad ops (or the
+``*Backward`` primitives of this module, whose own rules are PyTorch's double-backward
+formulas), so it is differentiable again; forwards go through the backend's maps
+(``be.map``/``be.binary``), so CPU and CUDA arrays both work.
 """
 
 from __future__ import annotations
@@ -29,8 +32,13 @@ from numbagrad.ops.unary import unary_batch
 __all__ = [
     "Elu",
     "EluBackward",
+    "Gelu",
+    "GeluBackward",
     "Hardtanh",
     "LayerNorm",
+    "LayerNormBackward",
+    "LogSigmoid",
+    "LogSigmoidBackward",
     "Mish",
     "Silu",
     "SmoothL1",
@@ -215,6 +223,178 @@ class Mish(Primitive):
         return t * (tsp + rest)
 
 
+_GELU_ALPHA = 0.7071067811865476  # M_SQRT1_2
+_GELU_PDF = 0.3989422804014327  # M_2_SQRTPI * M_SQRT1_2 * 0.5: the normal density at 0
+_GELU_BETA = 0.7978845608028654  # M_SQRT2 * M_2_SQRTPI * 0.5 = sqrt(2 / pi)
+_GELU_KAPPA = 0.044715
+
+
+class Gelu(Primitive):
+    """PyTorch's ``gelu``: ``x * 0.5 * (1 + erf(x / sqrt(2)))``, or with ``approximate=
+    'tanh'`` ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))``, in PyTorch's
+    order of operations; the rule is ``gelu_backward`` (``GeluBackward``)."""
+
+    saves_inputs = (0,)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def impl(be, x, *, approximate):
+        if approximate == "tanh":
+            cube = be.binary("multiply", be.binary("multiply", x, x), x)
+            inner = be.binary("add", x, be.binary("multiply", cube, _GELU_KAPPA))
+            t = be.map("tanh", be.binary("multiply", inner, _GELU_BETA))
+            return be.binary("multiply", be.binary("multiply", x, 0.5), be.binary("add", t, 1.0))
+        e = be.map("erf", be.binary("multiply", x, _GELU_ALPHA))
+        return be.binary("multiply", be.binary("multiply", x, 0.5), be.binary("add", e, 1.0))
+
+    @staticmethod
+    def vjp(ctx, g, *, approximate):
+        (x,) = ctx.saved()
+        return (bind(GeluBackward, (g, x), {"approximate": approximate}),)
+
+    @staticmethod
+    def jvp(primals, tangents, out, *, approximate):
+        """``gelu_backward(t, x)``."""
+        t = tangents[0]
+        if t is None:
+            return None
+        return bind(GeluBackward, (t, primals[0]), {"approximate": approximate})
+
+
+def _gelu_second(x, approximate):
+    """PyTorch's ``gelu_double_backward`` factor: the second derivative of ``gelu`` at
+    ``x``, written as PyTorch writes it (numbagrad ops, so differentiable again)."""
+    if approximate == "tanh":
+        inner = (x + x * x * x * _GELU_KAPPA) * _GELU_BETA
+        tanh_inner = F.tanh(inner)
+        sech_inner = 1.0 / F.cosh(inner)
+        f = x * 0.5
+        gt = 1.0 - tanh_inner * tanh_inner
+        h = (x * x * (3.0 * _GELU_KAPPA) + 1.0) * _GELU_BETA
+        f_prime_gh = gt * h * 0.5
+        g_prime = (sech_inner * 2.0) * (-sech_inner * tanh_inner) * h
+        g_prime_fh = f * h * g_prime
+        h_prime_fg = f * gt * (x * (6.0 * _GELU_KAPPA * _GELU_BETA))
+        return f_prime_gh + f_prime_gh + g_prime_fh + h_prime_fg
+    sq = x * x
+    pdf = F.exp(sq * -0.5) * _GELU_PDF
+    return pdf * 2.0 - sq * pdf
+
+
+class GeluBackward(Primitive):
+    """PyTorch's ``gelu_backward(g, x)``: ``g * (cdf + x * pdf)`` (the tanh form: ``g * (0.5
+    (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) u')``), a single product with ``g``, so an
+    infinite ``g`` at ``x = 0`` gives ``+-inf`` where the product rule of the composite
+    ``0.5 x (1 + erf(x / sqrt 2))`` adds ``inf * 0 = NaN``. Its VJP is PyTorch's:
+    ``gelu_backward(gg, x)`` for ``g`` and ``gelu_double_backward`` ``gg * g * gelu''(x)``
+    for ``x``."""
+
+    saves_inputs = (0, 1)
+    saved_for = ((1,), (0, 1))  # g only for x's gradient; x for both
+    batch = classmethod(broadcast_batch)
+
+    @staticmethod
+    def impl(be, g, x, *, approximate):
+        mul, add = (lambda a, b: be.binary("multiply", a, b)), (lambda a, b: be.binary("add", a, b))
+        if approximate == "tanh":
+            sq = mul(x, x)
+            inner = mul(add(x, mul(mul(sq, x), _GELU_KAPPA)), _GELU_BETA)
+            t = be.map("tanh", inner)
+            left = mul(x, 0.5)
+            left_d = mul(add(t, 1.0), 0.5)
+            tanh_d = be.binary("subtract", 1.0, mul(t, t))
+            inner_d = mul(add(mul(sq, 3.0 * _GELU_KAPPA), 1.0), _GELU_BETA)
+            return mul(g, add(left_d, mul(mul(left, tanh_d), inner_d)))
+        cdf = mul(add(be.map("erf", mul(x, _GELU_ALPHA)), 1.0), 0.5)
+        pdf = mul(be.map("exp", mul(mul(x, x), -0.5)), _GELU_PDF)
+        return mul(g, add(cdf, mul(x, pdf)))
+
+    @staticmethod
+    def vjp(ctx, gg, *, approximate):
+        g, x = ctx.saved()
+        p = {"approximate": approximate}
+        dg = bind(GeluBackward, (gg, x), p) if ctx.needs_input_grad(0) else None
+        dx = gg * g * _gelu_second(x, approximate) if ctx.needs_input_grad(1) else None
+        return dg, dx
+
+    @staticmethod
+    def jvp(primals, tangents, out, *, approximate):
+        g, x = primals
+        tg, tx = tangents
+        p = {"approximate": approximate}
+        return _add_terms(
+            [
+                None if tg is None else bind(GeluBackward, (tg, x), p),
+                None if tx is None else tx * g * _gelu_second(x, approximate),
+            ]
+        )
+
+
+class LogSigmoid(Primitive):
+    """``log(sigmoid(x))``, computed as ``0 - softplus(-x)`` (stable; ``+0.0`` where
+    ``softplus(-x)`` underflows, as PyTorch's ``min(x, 0) - log1p(exp(-|x|))``); the rule
+    is PyTorch's ``log_sigmoid_backward`` (``LogSigmoidBackward``)."""
+
+    saves_inputs = (0,)
+    batch = classmethod(unary_batch)
+
+    @staticmethod
+    def impl(be, x):
+        return be.binary("subtract", 0.0, be.map("softplus", be.map("negative", x)))
+
+    @staticmethod
+    def vjp(ctx, g):
+        (x,) = ctx.saved()
+        return (bind(LogSigmoidBackward, (g, x), {}),)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        """``log_sigmoid_backward(t, x)``."""
+        t = tangents[0]
+        if t is None:
+            return None
+        return bind(LogSigmoidBackward, (t, primals[0]), {})
+
+
+class LogSigmoidBackward(Primitive):
+    """PyTorch's ``log_sigmoid_backward(g, x)`` as its CPU kernel writes it: ``g * (1 -
+    z / (1 + z))`` for ``x < 0``, else ``g * z / (1 + z)``, with ``z = exp(-|x|)`` (NaN at
+    a NaN ``x``). Its VJP is PyTorch's: ``log_sigmoid_backward(gg, x)`` for ``g`` and
+    ``log_sigmoid_double_backward`` ``gg * g * (s - 1) * s``, ``s = sigmoid(x)``, for
+    ``x`` (accurate for negative ``x``, where ``sigmoid(-x)`` rounds to 1)."""
+
+    saves_inputs = (0, 1)
+    saved_for = ((1,), (0, 1))  # g only for x's gradient; x for both
+    batch = classmethod(broadcast_batch)
+
+    @staticmethod
+    def impl(be, g, x):
+        z = be.map("exp", be.map("negative", be.map("abs", x)))
+        r = be.binary("true_divide", z, be.binary("add", z, 1.0))
+        d = be.xp.where(be.binary("less", x, 0), be.binary("subtract", 1.0, r), r)
+        return be.binary("multiply", d, g)
+
+    @staticmethod
+    def vjp(ctx, gg):
+        g, x = ctx.saved()
+        dg = bind(LogSigmoidBackward, (gg, x), {}) if ctx.needs_input_grad(0) else None
+        dx = None
+        if ctx.needs_input_grad(1):
+            s = F.sigmoid(x)
+            dx = gg * g * (s - 1.0) * s
+        return dg, dx
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        g, x = primals
+        tg, tx = tangents
+        terms = [None if tg is None else bind(LogSigmoidBackward, (tg, x), {})]
+        if tx is not None:
+            s = F.sigmoid(x)
+            terms.append(tx * g * (s - 1.0) * s)
+        return _add_terms(terms)
+
+
 def _smooth_l1_params(beta, huber):
     return {"beta": beta, "huber": huber}
 
@@ -345,6 +525,25 @@ def _ln_moments(x, nd, eps):
     return m1 + m2, c, F.rsqrt(var + eps)
 
 
+def _ln_count(x, nd):
+    n = 1
+    for d in _ln_dims(x.ndim, nd):
+        n *= x.shape[d]
+    return n
+
+
+def _ln_array_moments(be, x, nd, eps):
+    """``_ln_moments`` on a backend array: ``(mean, centred, rstd)``."""
+    dims = _ln_dims(x.ndim, nd)
+    n = _ln_count(x, nd)
+    m1 = be.binary("true_divide", be.sum(x, dims, True, None), n)
+    c0 = be.binary("subtract", x, m1)
+    m2 = be.binary("true_divide", be.sum(c0, dims, True, None), n)
+    c = be.binary("subtract", c0, m2)
+    var = be.binary("true_divide", be.sum(be.binary("multiply", c, c), dims, True, None), n)
+    return be.binary("add", m1, m2), c, be.map("rsqrt", be.binary("add", var, eps))
+
+
 def _layer_norm_batch(prim, args, dims, *, nd, eps):
     """Batch at the front of ``x``; a batched weight or bias is applied after the
     normalisation, broadcast over ``x``'s other dims."""
@@ -376,12 +575,10 @@ class LayerNorm(Primitive):
     variance, two-pass mean), times ``weight``, plus ``bias`` (the floats 1.0 and 0.0 stand
     for a missing weight and bias: operands are tensors or Python scalars).
 
-    The rule is PyTorch's ``native_layer_norm_backward`` (its CPU kernel's and its
-    infinitely differentiable version's formula): ``dx = a g w + b x + c`` with ``a =
-    rstd``, ``b = (sum(g w) mean - sum(g w x)) rstd^3 / N``, ``c = -b mean - sum(g w) rstd /
-    N``; ``dweight = g (x - mean) rstd``, ``dbias = g`` (summed to their shapes by the
-    engine). Without a bias a zero is added after the weight, as PyTorch's kernel does
-    (``-0.0 * weight`` comes out ``+0.0``)."""
+    The rule is PyTorch's ``native_layer_norm_backward``: the input's gradient is the
+    ``LayerNormBackward`` primitive (whose VJP is PyTorch's double backward), ``dweight = g
+    (x - mean) rstd``, ``dbias = g`` (summed to their shapes by the engine). Without a bias
+    a zero is added, as PyTorch's kernel does (a ``-0.0`` comes out ``+0.0``)."""
 
     grad_fn = "NativeLayerNormBackward0"
     saves_inputs = (0, 1)
@@ -393,38 +590,21 @@ class LayerNorm(Primitive):
         if x.dtype == np.float16:  # in float32, as PyTorch (NOTE [Half precision])
             out = LayerNorm.impl(be, be.xp.asarray(x, dtype=np.float32), w, b, nd=nd, eps=eps)
             return be.xp.asarray(out, dtype=np.float16)
-        dims = _ln_dims(x.ndim, nd)
-        n = 1
-        for d in dims:
-            n *= x.shape[d]
-        c = be.binary("subtract", x, be.binary("true_divide", be.sum(x, dims, True, None), n))
-        c = be.binary("subtract", c, be.binary("true_divide", be.sum(c, dims, True, None), n))
-        var = be.binary("true_divide", be.sum(be.binary("multiply", c, c), dims, True, None), n)
-        out = be.binary("multiply", c, be.map("rsqrt", be.binary("add", var, eps)))
+        _, c, rstd = _ln_array_moments(be, x, nd, eps)
+        out = be.binary("multiply", c, rstd)
         if not isinstance(w, float):
             out = be.binary("multiply", out, w)
-        if not isinstance(b, float) or not isinstance(w, float):
-            out = be.binary("add", out, b)  # (a zero bias too, after a weight)
-        return out
+        # a zero bias too: -0.0 comes out +0.0, as from PyTorch's kernel (x * rstd + bias)
+        return be.binary("add", out, b)
 
     @staticmethod
     def vjp(ctx, g, *, nd, eps):
         x, w = ctx.saved()
-        dims = _ln_dims(x.ndim, nd)
-        n = 1
-        for d in dims:
-            n *= x.shape[d]
-        mean, c, rstd = _ln_moments(x, nd, eps)
         dx = dw = None
         if ctx.needs_input_grad(0):
-            gw = g * w if isinstance(w, Tensor) else g
-            ds = (gw * x).sum(dims, keepdim=True)
-            db = gw.sum(dims, keepdim=True)
-            bcoef = (db * mean - ds) * rstd * rstd * rstd * (1.0 / n)
-            ccoef = -bcoef * mean - db * rstd * (1.0 / n)
-            ag = rstd * g * w if isinstance(w, Tensor) else rstd * g
-            dx = ag + bcoef * x + ccoef
+            dx = bind(LayerNormBackward, (g, x, w), {"nd": nd, "eps": eps})
         if ctx.needs_input_grad(1):
+            _, c, rstd = _ln_moments(x, nd, eps)
             dw = g * c * rstd
         return dx, dw, (g if ctx.needs_input_grad(2) else None)
 
@@ -446,4 +626,122 @@ class LayerNorm(Primitive):
             terms.append(c * rstd * tw)
         if tb is not None:
             terms.append(tb)
+        return _add_terms(terms)
+
+
+def _ln_first_backward(h, gamma, c, rstd, dims, n):
+    """PyTorch's ``first_bwd_fn_grad_input(h, gamma)`` of ``layer_norm_double_backward``:
+    ``gamma rstd / N (N h - sum(h) - c rstd^2 sum(h c))``, the adjoint of the input
+    gradient's map ``g -> dx``, with ``gamma`` outside the sums."""
+    inner = h * n - h.sum(dims, keepdim=True) - c * (rstd * rstd) * (h * c).sum(dims, keepdim=True)
+    scale = rstd * (1.0 / n) if gamma is None else gamma * rstd * (1.0 / n)
+    return scale * inner
+
+
+def _ln_double_x(h, gxhat, c, rstd, dims, n):
+    """PyTorch's ``gI`` of ``layer_norm_double_backward`` for the incoming ``h`` (``ggI``):
+    the input gradient differentiated in ``x`` (a symmetric map: the JVP uses it too)."""
+    r3 = rstd * rstd * rstd
+    gx_mu = (gxhat * c).sum(dims, keepdim=True)
+    gx_sum = gxhat.sum(dims, keepdim=True)
+    h_sum = h.sum(dims, keepdim=True)
+    h_mu = (h * c).sum(dims, keepdim=True)
+    all_sub = (
+        h_sum * gx_sum * (1.0 / n)
+        - (h * gxhat).sum(dims, keepdim=True)
+        + rstd * rstd * gx_mu * h_mu * (3.0 / n)
+    )
+    t0 = c * r3 * all_sub * (1.0 / n)
+    t1 = h_mu * r3 * (1.0 / n) * (gx_sum * (1.0 / n) - gxhat)
+    t2 = gx_mu * r3 * (1.0 / n) * (h_sum * (1.0 / n) - h)
+    return t0 + t1 + t2
+
+
+def _ln_backward_batch(prim, args, dims, *, nd, eps):
+    """Batch at the front of each batched operand; a batched weight gets ones for ``x``'s
+    other dims so that it broadcasts against ``g`` and ``x``."""
+    g, x, w = args
+    dg, dx, dw = dims
+    g = g if dg is None else front(g, dg)
+    x2 = x if dx is None else front(x, dx)
+    if dw is not None:
+        lead = (x.ndim - (dx is not None)) - nd
+        w = front(w, dw)
+        w = F.reshape(w, (w.shape[0],) + (1,) * lead + tuple(w.shape[1:]))
+    return bind(LayerNormBackward, (g, x2, w), {"nd": nd, "eps": eps}), 0
+
+
+class LayerNormBackward(Primitive):
+    """``layer_norm``'s input gradient (PyTorch's ``native_layer_norm_backward``, its CPU
+    kernel's formula): ``dx = a g w + b x + c`` with ``a = rstd``, ``b = (sum(g w) mean -
+    sum(g w x)) rstd^3 / N``, ``c = -b mean - sum(g w) rstd / N`` (``w`` the float 1.0
+    without a weight). A primitive so that its VJP is PyTorch's
+    ``layer_norm_double_backward`` (the weight outside the sums in ``g``'s term, so an
+    infinite weight gives ``+-inf`` where the chain rule through the formula gives ``inf -
+    inf``); ``x``'s term is the Hessian of ``<g w, xhat>``, symmetric, so the JVP reuses
+    it."""
+
+    grad_fn = "NativeLayerNormBackwardBackward0"
+    saves_inputs = (0, 1, 2)
+    saved_for = ((1, 2), (0, 1, 2), (0, 1, 2))
+    batch = classmethod(_ln_backward_batch)
+
+    @staticmethod
+    def impl(be, g, x, w, *, nd, eps):
+        if x.dtype == np.float16:  # in float32, as the forward
+            f32 = [
+                a if isinstance(a, float) else be.xp.asarray(a, dtype=np.float32) for a in (g, x, w)
+            ]
+            out = LayerNormBackward.impl(be, *f32, nd=nd, eps=eps)
+            return be.xp.asarray(out, dtype=np.float16)
+        mean, _, rstd = _ln_array_moments(be, x, nd, eps)
+        gw = g if isinstance(w, float) else be.binary("multiply", g, w)
+        n = _ln_count(x, nd)
+        gwx = be.binary("multiply", gw, x)  # (g and x differ in rank under vmap)
+        ds = be.sum(gwx, _ln_dims(gwx.ndim, nd), True, None)
+        db = be.sum(gw, _ln_dims(gw.ndim, nd), True, None)
+        r3n = be.binary(
+            "multiply", be.binary("multiply", be.binary("multiply", rstd, rstd), rstd), 1.0 / n
+        )
+        bcoef = be.binary(
+            "multiply", be.binary("subtract", be.binary("multiply", db, mean), ds), r3n
+        )
+        ccoef = be.binary(
+            "subtract",
+            be.binary("multiply", be.binary("multiply", bcoef, mean), -1.0),
+            be.binary("multiply", be.binary("multiply", db, rstd), 1.0 / n),
+        )
+        ag = be.binary("multiply", rstd, gw)
+        return be.binary("add", be.binary("add", ag, be.binary("multiply", bcoef, x)), ccoef)
+
+    @staticmethod
+    def vjp(ctx, gg, *, nd, eps):
+        g, x, w = ctx.saved()
+        dims = _ln_dims(x.ndim, nd)
+        n = _ln_count(x, nd)
+        _, c, rstd = _ln_moments(x, nd, eps)
+        weight = w if isinstance(w, Tensor) else None
+        dg = dx = dw = None
+        if ctx.needs_input_grad(0):
+            dg = _ln_first_backward(gg, weight, c, rstd, dims, n)
+        if ctx.needs_input_grad(1):
+            dx = _ln_double_x(gg, g if weight is None else g * weight, c, rstd, dims, n)
+        if ctx.needs_input_grad(2):
+            dw = g * _ln_first_backward(gg, None, c, rstd, dims, n)
+        return dg, dx, dw
+
+    @staticmethod
+    def jvp(primals, tangents, out, *, nd, eps):
+        """Linear in ``g``; ``w`` enters through ``g w`` only; ``x``'s term is the
+        symmetric ``_ln_double_x``."""
+        g, x, w = primals
+        tg, tx, tw = tangents
+        p = {"nd": nd, "eps": eps}
+        terms = [None if tg is None else bind(LayerNormBackward, (tg, x, w), p)]
+        if tw is not None:
+            terms.append(bind(LayerNormBackward, (g * tw, x, 1.0), p))
+        if tx is not None:
+            _, c, rstd = _ln_moments(x, nd, eps)
+            gxhat = g * w if isinstance(w, Tensor) else g
+            terms.append(_ln_double_x(tx, gxhat, c, rstd, _ln_dims(x.ndim, nd), _ln_count(x, nd)))
         return _add_terms(terms)

@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import align_batched, both_ways, front
 from numbagrad.ops._util import as_tensor_arg
@@ -409,27 +412,71 @@ def einsum(equation, *operands):
                 f"einsum(): output subscript {c!r} does not appear in the "
                 "equation for any input operand"
             )
-    summed = set("".join(ins)) - set(out)
-    # PyTorch contracts an index of size > 1 shared by operands with bmm: one dtype for all
-    # operands then (no promotion), and no bool; other products promote (mul)
-    contracted = any(sum(c in term for term in ins) > 1 and sizes.get(c, 1) != 1 for c in summed)
-    dt = ops[0].dtype
-    for o in ops[1:]:
-        if contracted and o.dtype is not dt:
-            raise RuntimeError(
-                f"expected scalar type {_scalar_name(dt)} but found {_scalar_name(o.dtype)}"
-            )
-        dt = D.promote_types(dt, o.dtype)
-    if dt is D.bool and (
-        (len(ops) == 1 and summed)
-        or any(sum(c in term for term in ins) == 1 and sizes.get(c, 1) != 1 for c in summed)
-        or contracted
-    ):
-        if contracted:
-            raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
-        dt = D.int64  # PyTorch sums bools in int64
+    grads = [o.requires_grad for o in ops] if is_grad_enabled_fast() else [False] * len(ops)
+    dt = _einsum_dtype(ins, out, sizes, [o.dtype for o in ops], grads)
     ops = tuple(o if o.dtype is dt else o.to(dt) for o in ops)
     return bind(Einsum, ops, {"ins": tuple(ins), "out": out})
+
+
+def _sum_dtype(dt):
+    """The dtype of ``sum`` over ``dt``: bool and integers sum in int64."""
+    return dt if dt.is_floating_point else D.int64
+
+
+def _einsum_dtype(ins, out, sizes, dtypes, grads):
+    """The dtype of PyTorch's einsum of operands of ``dtypes``, raising where it raises
+    (``grads``: which operands require grad).
+
+    PyTorch contracts the operands left to right, the result first. An index to sum that
+    only one of the pair still has is summed in it first (bool and integers to int64). A
+    pair that shares indices to sum goes through bmm: one dtype for both and no bool,
+    unchecked when the product has no elements (the result has mat2's dtype then, and a
+    bool or integer result that would require grad raises); other pairs are multiplied
+    (promotion)."""
+    first = dtypes[0]
+    if first is not D.bool and (first.is_floating_point or first is D.int64):
+        if all(d is first for d in dtypes):
+            return first
+    summed = set("".join(ins)) - set(out)
+    # the indices each operand has with a size other than 1 (size-1 ones broadcast)
+    live = [{c for c in sub if sizes[c] != 1} for sub in ins]
+    if len(ins) == 1:
+        return _sum_dtype(first) if summed else first
+    counts = {c: sum(c in term for term in live) for c in summed}
+    pending = list(zip(live, dtypes, grads))
+    while len(pending) > 1:
+        (a, da, ga), (b, db, gb) = pending[0], pending[1]
+        del pending[:2]
+        bmm_dims = set()
+        for c in summed:
+            if c in a and c in b:
+                counts[c] -= 1
+                if counts[c] == 1:
+                    bmm_dims.add(c)
+                    counts[c] = 0
+            elif counts[c] == 1 and (c in a or c in b):
+                counts[c] = 0
+                if c in a:
+                    a, da = a - {c}, _sum_dtype(da)
+                else:
+                    b, db = b - {c}, _sum_dtype(db)
+        kept = (a | b) - bmm_dims
+        if not bmm_dims:
+            dt = D.promote_types(da, db)
+        elif math.prod(sizes[c] for c in kept) and math.prod(sizes[c] for c in bmm_dims):
+            if da is D.bool:
+                raise NotImplementedError("\"bmm\" not implemented for 'Bool'")
+            if db is not da:
+                raise RuntimeError(
+                    f"expected scalar type {_scalar_name(da)} but found {_scalar_name(db)}"
+                )
+            dt = da
+        else:
+            dt = db
+            if (ga or gb) and not dt.is_floating_point:
+                raise RuntimeError(f"Autograd not support dtype: {_scalar_name(dt)}")
+        pending.insert(0, (kept, dt, ga or gb))
+    return pending[0][1]
 
 
 def _scalar_name(dt):
@@ -723,6 +770,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     ):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:  # PyTorch's count min(ceil(|d|), 1): NaN stays NaN; a zero gradient
+        return F.minimum(F.ceil(F.abs(diff)), 1.0).sum(-1)
     return F.norm(diff, p, -1)
 
 
@@ -749,6 +798,10 @@ def tensordot(a, b, dims=2):
         db = [db] if isinstance(db, int) else list(db)
         if len(da) != len(db):
             raise RuntimeError("both dimension lists should have same length")
+    if a.dtype is not b.dtype:  # no type promotion (PyTorch checks before the dims)
+        raise RuntimeError("both inputs should have same dtype")
+    if a.dtype is D.bool and a.numel() and b.numel():  # PyTorch's mm, which has no bool
+        raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
     from numbagrad.ops._util import wrap_dim
 
     da = [wrap_dim(d, a.ndim) for d in da]  # PyTorch's IndexError out of range
@@ -849,6 +902,14 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(
             f"linalg.cross: inputs dimension {dim} must have length 3. Got "
             f"{input.shape[d]} and {other.shape[d]}"
+        )
+    # as PyTorch's kernel: dispatched on input's dtype (no bool), other must have the same
+    if input.dtype is D.bool:
+        raise NotImplementedError("\"cross\" not implemented for 'Bool'")
+    if other.dtype is not input.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found "
+            f"{_scalar_name(other.dtype)}"
         )
     return _cross(input, other, d, "linalg.cross")
 

@@ -607,7 +607,10 @@ class NormP(Primitive):
 
     @staticmethod
     def _backward(ge, x, ye, dims, p):
-        sgn = F.sgn(x)
+        # sgn(x) from comparisons, a constant of the graph, as Abs's derivative: PyTorch's
+        # sgn has a zero-tensor derivative that contributes nothing, where sign's zeros
+        # would give 0 * NaN upstream in the double backward (entr at x < 0)
+        sgn = (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
         if p == 1:
             return sgn * ge
         a = F.abs(x)

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad._creation import arange, full, zeros
+from numbagrad._creation import arange, full, zeros, zeros_like
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend, backend_of
@@ -795,7 +795,25 @@ class IndexPut(Primitive):
     def vjp(ctx, g, key, advanced, copy=False):
         index = ctx.saved()
         params = {"key": key, "advanced": advanced}
-        gx = bind(IndexPut, (g, 0.0, *index), params) if ctx.needs_input_grad(0) else None
+        gx = None
+        if ctx.needs_input_grad(0):
+            # A key of ``...`` and slices ``0:n`` (n past the end) with step 1 writes all of
+            # x, and PyTorch then writes into x itself (fill_/copy_, not CopySlices): x's
+            # gradient is zeros_like(grad), a constant, where IndexPut(g, 0) is linear in g
+            # and its double backward would send 0 * (a NaN local derivative) upstream.
+            # (Where x is a view PyTorch records CopySlices on its base, linear in grad;
+            # the params do not say so, and a view written whole gets the constant too.)
+            shape = ctx.input_shape(0)
+            lead = key.index(Ellipsis) if Ellipsis in key else len(key)
+            dims = [*range(lead), *range(len(shape) - len(key) + lead + 1, len(shape))]
+            whole = not advanced and all(
+                type(k) is slice
+                and (k.start is None or (type(k.start) is int and k.start == 0))
+                and (k.step is None or (type(k.step) is int and k.step == 1))
+                and (k.stop is None or (type(k.stop) is int and k.stop >= shape[d]))
+                for k, d in zip([k for k in key if k is not Ellipsis], dims)
+            )
+            gx = zeros_like(g) if whole else bind(IndexPut, (g, 0.0, *index), params)
         gv = None
         if ctx.needs_input_grad(1):
             gv = bind(Index, (g, *index), params)
@@ -1552,7 +1570,7 @@ def squeeze(input, dim=None):
     if dim is None:
         shape = tuple(s for s in input.shape if s != 1)
     else:
-        dims = norm_dims(dim, input.ndim) if input.ndim else ()
+        dims = norm_dims(dim, input.ndim)  # a 0-d tensor has dims -1 and 0, as in PyTorch
         shape = tuple(s for i, s in enumerate(input.shape) if not (i in dims and s == 1))
     return bind(Reshape, (input,), {"shape": shape, "strict": False, "name": "squeeze"})
 
@@ -1635,11 +1653,15 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         size = split_size_or_sections
-        if size <= 0:
+        if size < 0:
             raise RuntimeError(
                 f"split expects split_size be non-negative, but got split_size={size}"
             )
-        sizes = [min(size, n - i) for i in range(0, n, size)] or [0]
+        if size == 0 and n:
+            raise RuntimeError(
+                f"split_size can only be 0 if dimension size is 0, but got dimension size of {n}"
+            )
+        sizes = [min(size, n - i) for i in range(0, n, size)] if n else [0]
     else:
         sizes = list(split_size_or_sections)
         if builtins_sum(sizes) != n:

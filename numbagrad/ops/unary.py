@@ -716,6 +716,10 @@ class Atanh(Unary):
     def derivative(m, x):
         return m.reciprocal(1 - x * x)
 
+    @staticmethod
+    def divisor(m, x):
+        return 1 - x * x  # PyTorch's grad * 1 / (1 - self.pow(2)), a division
+
 
 _LN10 = 2.3025850929940456  # ln(10) as PyTorch's log10 rule writes it (1 ulp below math.log(10))
 

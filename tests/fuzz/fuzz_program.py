@@ -974,7 +974,38 @@ def reduce_mismatch(program, result, ng, torch, log=None):
                 else:
                     best_res = Result(r, attributed=True)
                 break
+        else:
+            # No single-output step disagrees alone, and the isolation does not reach
+            # multi-output steps (their outputs get separate cotangents): the last of them
+            # whose outputs carry gradients is the only step left to blame.
+            multi = _last_multi_output_step(best, torch)
+            if multi is not None:
+                best_res = Result(
+                    best_res, step=multi, op=best["steps"][multi]["op"], attributed=True
+                )
     return best, best_res
+
+
+def _last_multi_output_step(program, torch):
+    """The index of the last step with several outputs, one of which requires grad and is
+    used by a later step (None if there is none)."""
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        t_run = execute(torch, program)
+    steps = program["steps"]
+    used = set()
+    for j in range(len(steps) - 1, -1, -1):
+        v = t_run.env.get(f"s{j}")
+        if (
+            f"s{j}" in used
+            and isinstance(v, (tuple, list))
+            and any(is_tensor(torch, o) and o.requires_grad for o in v)
+        ):
+            return j
+        step = steps[j]
+        args = (decode(step["args"]), decode(step.get("kwargs") or {}))
+        used.update(r.name for r in refs_in(args))
+    return None
 
 
 def _isolated_backward_steps(program, torch):
