@@ -54,8 +54,8 @@ def _finish(arr, requires_grad, device):
     quiet_numpy()  # NOTE [Quiet NumPy]: the filter back if a catch_warnings block lost it
     if device is not None or _DEFAULT_DEVICE[0] is not CPU:
         dev = _DEFAULT_DEVICE[0] if device is None else _device(device)
-        if dev.type == "cuda":  # NOTE [CUDA tensors]: made on the host, copied once
-            arr = to_cuda(arr, dev)
+        if dev.type == "cuda" and not getattr(arr, "_numbagrad_device", False):
+            arr = to_cuda(arr, dev)  # NOTE [CUDA tensors]: made on the host, copied once
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
@@ -318,22 +318,72 @@ def _dt(dtype):
     return (D.get_default_dtype() if dtype is None else D.as_dtype(dtype)).np
 
 
+def _cuda_target(device):
+    """The CUDA device a creation call makes its tensor on (``device``, else the default
+    device), or None for the CPU."""
+    if device is None:
+        if _DEFAULT_DEVICE[0] is CPU:
+            return None
+        device = _DEFAULT_DEVICE[0]
+    dev = _device(device)
+    return dev if dev.type == "cuda" else None
+
+
+def _cuda_empty(shape, dt, dev):
+    """An uninitialised ``CudaArray`` on CUDA device ``dev`` (the current one, as
+    ``to_cuda`` requires), after PyTorch's size checks."""
+    from numbagrad._device import resolve
+    from numbagrad.kernels.cuda import _driver
+    from numbagrad.kernels.cuda.array import CudaArray
+
+    _check_size(shape, dt)
+    _driver.require()
+    d = resolve(dev)
+    if d.index != _driver.current_device():
+        raise RuntimeError(
+            f"{d} is not the current CUDA device (cuda:{_driver.current_device()}); select it "
+            "with numbagrad.cuda.set_device first"
+        )
+    return CudaArray.empty(shape, dt, d.index)
+
+
+_DEVICE_FILL = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.bool_)}
+
+
+def _filled(value, shape, dt, requires_grad, device, make):
+    """``make()`` (a NumPy array of ``shape``) as a tensor on ``device``; on a CUDA device
+    the tensor is filled with the number ``value`` (None: left uninitialised) by the device
+    fill kernel instead, with no host copy."""
+    dev = _cuda_target(device)
+    if dev is None or not (
+        value is None
+        or (isinstance(value, (bool, int, float, np.generic)) and np.dtype(dt) in _DEVICE_FILL)
+    ):  # (float16 fills stay on the host, as before: numba-cuda's float16 is partial)
+        return _finish(_alloc(make, shape, dt), requires_grad, device)
+    out = _cuda_empty(shape, dt, dev)
+    if value is not None:
+        from numbagrad.kernels.cuda.backend import CUDA
+
+        CUDA.copy_into(out, value)
+    return _finish(out, requires_grad, dev)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of zeros of the given size (default float dtype)."""
     shape, dt = _size(size, "zeros"), _dt(dtype)
-    return _finish(_alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad, device)
+    return _filled(0, shape, dt, requires_grad, device, lambda: np.zeros(shape, dt))
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given size (default float dtype)."""
     shape, dt = _size(size, "ones"), _dt(dtype)
-    return _finish(_alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad, device)
+    return _filled(1, shape, dt, requires_grad, device, lambda: np.ones(shape, dt))
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of the given size."""
     shape, dt = _size(size, "empty"), _dt(dtype)
-    return _finish(_alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad, device)
+    return _filled(None, shape, dt, requires_grad, device, lambda: np.empty(shape, dt))
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
@@ -342,7 +392,7 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
         dtype = D.scalar_dtype(fill_value)
     shape, dt = _size((size,), "full"), _dt(dtype)
     value = _fill_value(fill_value, dt)
-    return _finish(_alloc(lambda: np.full(shape, value, dt), shape, dt), requires_grad, device)
+    return _filled(value, shape, dt, requires_grad, device, lambda: np.full(shape, value, dt))
 
 
 def _like_device(t, device):
@@ -362,8 +412,8 @@ def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     """Zeros with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "zeros_like")
     shape, dt = _like(input, dtype)
-    return _finish(
-        _alloc(lambda: np.zeros(shape, dt), shape, dt), requires_grad, _like_device(input, device)
+    return _filled(
+        0, shape, dt, requires_grad, _like_device(input, device), lambda: np.zeros(shape, dt)
     )
 
 
@@ -371,8 +421,8 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
     """Ones with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "ones_like")
     shape, dt = _like(input, dtype)
-    return _finish(
-        _alloc(lambda: np.ones(shape, dt), shape, dt), requires_grad, _like_device(input, device)
+    return _filled(
+        1, shape, dt, requires_grad, _like_device(input, device), lambda: np.ones(shape, dt)
     )
 
 
@@ -380,8 +430,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
     """Uninitialised, with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "empty_like")
     shape, dt = _like(input, dtype)
-    return _finish(
-        _alloc(lambda: np.empty(shape, dt), shape, dt), requires_grad, _like_device(input, device)
+    return _filled(
+        None, shape, dt, requires_grad, _like_device(input, device), lambda: np.empty(shape, dt)
     )
 
 
@@ -392,10 +442,13 @@ def full_like(
     D.check_memory_format(memory_format, "full_like")
     shape, dt = _like(input, dtype)
     value = _fill_value(fill_value, dt)
-    return _finish(
-        _alloc(lambda: np.full(shape, value, dt), shape, dt),
+    return _filled(
+        value,
+        shape,
+        dt,
         requires_grad,
         _like_device(input, device),
+        lambda: np.full(shape, value, dt),
     )
 
 
@@ -472,10 +525,16 @@ class Generator:
     :data:`default_generator` (what :func:`manual_seed` seeds). Streams differ from
     PyTorch's: the same seed gives the same numbers in numbagrad, not PyTorch's numbers.
 
+    A CUDA generator (``device='cuda'``) is a counter-based Philox4x32-10 generator whose
+    state is ``(seed, offset)``: CUDA tensors are drawn on the device with it (NOTE [CUDA
+    random numbers] in ``numbagrad/kernels/cuda/random.py``); its state is an int64 tensor
+    of the seed (its uint64 bits) and the offset (PyTorch's holds the same two numbers as 16
+    bytes: numbagrad has no uint8 dtype).
+
     Parameters
     ----------
     device : str or device, default 'cpu'
-        Only ``'cpu'``.
+        ``'cpu'``, or a CUDA device for a generator of CUDA tensors.
 
     Examples
     --------
@@ -492,7 +551,9 @@ class Generator:
     def __init__(self, device="cpu"):
         self.device = _device(device)
         self._seed = int(np.random.SeedSequence().entropy % (2**63))
-        self.gen = np.random.default_rng(self._seed)
+        self._offset = 0  # a CUDA generator's Philox offset (NOTE [CUDA random numbers])
+        # a CUDA generator has no NumPy generator: its draws run on the device
+        self.gen = None if self.device.type == "cuda" else np.random.default_rng(self._seed)
 
     def manual_seed(self, seed):
         """Seed the generator; returns it."""
@@ -503,7 +564,10 @@ class Generator:
                 "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]"
             )
         self._seed = seed % 2**64  # PyTorch reads a negative seed as its uint64 pattern
-        self.gen = np.random.default_rng(self._seed)
+        if self.gen is None:  # a CUDA generator: a new seed starts its stream over
+            self._offset = 0
+        else:
+            self.gen = np.random.default_rng(self._seed)
         return self
 
     def seed(self) -> int:
@@ -518,7 +582,11 @@ class Generator:
 
     def get_state(self):
         """The generator's state as an int64 tensor (PCG64's 128-bit state and increment,
-        the buffered 32-bit half, and the initial seed); give it to :meth:`set_state`."""
+        the buffered 32-bit half, and the initial seed); give it to :meth:`set_state`. A
+        CUDA generator's state is an int64 tensor of 2 values: the seed (its uint64 bits)
+        and the Philox offset."""
+        if self.gen is None:
+            return Tensor._make(np.array([self._seed, self._offset], np.uint64).view(np.int64))
         st = self.gen.bit_generator.state
         words = []
         for v in (st["state"]["state"], st["state"]["inc"]):
@@ -529,6 +597,8 @@ class Generator:
 
     def set_state(self, new_state):
         """Restore a state from :meth:`get_state`; returns the generator."""
+        if self.gen is None:
+            return self._set_cuda_state(new_state)
         if (
             not isinstance(new_state, Tensor)
             or new_state.dtype is not D.int64
@@ -549,6 +619,24 @@ class Generator:
         self._seed = w[6]
         return self
 
+    def _set_cuda_state(self, new_state):
+        """A CUDA generator's :meth:`set_state` (PyTorch's checks and messages)."""
+        if (
+            not isinstance(new_state, Tensor)
+            or new_state.dtype is not D.int64
+            or new_state.is_cuda
+            or tuple(new_state.shape) != (2,)
+        ):
+            raise RuntimeError(
+                "set_state of a CUDA generator expects the int64 CPU tensor of 2 values "
+                "(seed, offset) that its get_state() returns"
+            )
+        seed, offset = (int(v) for v in np.ascontiguousarray(new_state._data).view(np.uint64))
+        if offset % 4 or offset >= 2**63:
+            raise RuntimeError("offset must be a multiple of 4")
+        self._seed, self._offset = seed, offset
+        return self
+
     def __repr__(self) -> str:
         return f"<numbagrad.Generator object at {id(self):#x}>"
 
@@ -563,7 +651,61 @@ def _gen(generator):
         return _RNG.gen
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
+    if generator.gen is None:
+        raise RuntimeError("Expected a 'cpu' device type for generator but found 'cuda'")
     return generator.gen
+
+
+# The default CUDA generators, one per device index, made on first use (naming a CUDA
+# device imports numba.cuda, which ``import numbagrad`` must not); ``_CUDA_SEED[0]`` is the
+# seed a new one starts from: the last global seed (NOTE [CUDA random numbers]).
+_CUDA_RNGS: dict = {}
+_CUDA_SEED = [int(np.random.SeedSequence().entropy % (2**63))]
+
+
+def _cuda_default_generator(index):
+    """The default CUDA generator of device ``index``."""
+    g = _CUDA_RNGS.get(index)
+    if g is None:
+        g = _CUDA_RNGS[index] = Generator(f"cuda:{index}").manual_seed(_CUDA_SEED[0])
+    return g
+
+
+def _cuda_gen(generator, index):
+    """The CUDA generator a draw on device ``index`` advances: ``generator`` or the
+    device's default one."""
+    if generator is None:
+        return _cuda_default_generator(index)
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
+    if generator.gen is not None:
+        raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
+    return generator
+
+
+def _cuda_draw(out, kind, generator, a=0.0, b=1.0):
+    """Fill the ``CudaArray`` ``out`` with ``kind`` samples (``"randint"`` on ``[a, b)``, or
+    a kind of ``CudaBackend.random_fill``) on the device, advancing the generator's offset
+    by 4 words per element (NOTE [CUDA random numbers]); returns ``out``."""
+    from numbagrad.kernels.cuda.backend import CUDA
+
+    g = _cuda_gen(generator, out.device_index)
+    if kind == "randint":
+        CUDA.randint_fill(out, g._seed, g._offset, a, b)
+    else:
+        CUDA.random_fill(out, kind, g._seed, g._offset, a, b)
+    g._offset += 4 * out.size
+    return out
+
+
+_C_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
+
+
+def _cuda_float(dt, kernel):
+    """PyTorch's error for a floating draw (its ``kernel``) into a non-floating dtype."""
+    if np.dtype(dt).kind != "f":
+        name = _C_NAMES.get(np.dtype(dt).name, np.dtype(dt).name)
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
 
 
 def manual_seed(seed: int):
@@ -578,12 +720,24 @@ def manual_seed(seed: int):
     >>> bool((a == b).all())
     True
     """
-    return _RNG.manual_seed(seed)
+    g = _RNG.manual_seed(seed)
+    _seed_cuda(g.initial_seed())
+    return g
+
+
+def _seed_cuda(seed):
+    """Seed every CUDA generator with ``seed``, as ``torch.manual_seed`` does (no import of
+    numba.cuda: the generators not made yet start from ``_CUDA_SEED``)."""
+    _CUDA_SEED[0] = seed
+    for g in _CUDA_RNGS.values():
+        g.manual_seed(seed)
 
 
 def seed() -> int:
-    """Seed the global generator from OS entropy; returns the seed used."""
-    return _RNG.seed()
+    """Seed the global generator (and the CUDA ones) from OS entropy; returns the seed used."""
+    s = _RNG.seed()
+    _seed_cuda(s)
+    return s
 
 
 def initial_seed() -> int:
@@ -618,10 +772,27 @@ def _random(make, size, requires_grad, device, what, np_dtype=None):
     return _finish(_alloc(lambda: make(size), size, np_dtype), requires_grad, device)
 
 
+def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
+    """``_random`` drawing on the CUDA device ``dev`` (NOTE [CUDA random numbers]): under
+    ``vmap(randomness='different')`` the batch is one device draw too."""
+    return _random(
+        lambda s: _cuda_draw(_cuda_empty(s, dt, dev), kind, generator, a, b),
+        size,
+        requires_grad,
+        dev,
+        what,
+    )
+
+
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
-    g = _gen(generator)
     dt = _dt(dtype)
+    dev = _cuda_target(device)
+    if dev is not None:
+        _cuda_float(dt, "normal_kernel_cuda")
+        shape = _size(size, "randn")
+        return _cuda_random("normal", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "randn")
+    g = _gen(generator)
     return _random(
         lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
         _size(size, "randn"),
@@ -634,8 +805,13 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples on ``[0, 1)`` of the given size."""
-    g = _gen(generator)
     dt = _dt(dtype)
+    dev = _cuda_target(device)
+    if dev is not None:
+        _cuda_float(dt, "check_uniform_bounds")
+        shape = _size(size, "rand")
+        return _cuda_random("uniform", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "rand")
+    g = _gen(generator)
     return _random(
         lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
         _size(size, "rand"),
@@ -656,8 +832,13 @@ def randint(
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
-    g = _gen(generator)
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
+    dev = _cuda_target(device)
+    if dev is not None:
+        lo, hi = _check_int_range(low, high, dt)
+        shape = _size((size,), "randint")
+        return _cuda_random("randint", shape, dt, dev, generator, lo, hi, requires_grad, "randint")
+    g = _gen(generator)
     return _random(
         lambda s: g.integers(low, high, s).astype(dt),
         _size((size,), "randint"),
@@ -668,12 +849,51 @@ def randint(
     )
 
 
+def _check_int_range(low, high, dt):
+    """``[low, high)`` as ints, checked as PyTorch's ``random_`` checks it for dtype ``dt``
+    (a CUDA draw: the CPU path leaves it to NumPy)."""
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    kind = np.dtype(dt).kind
+    if kind == "b":
+        lo_ok, hi_ok = low >= 0, high - 1 <= 1
+    elif kind in "iu":
+        info = np.iinfo(dt)
+        lo_ok, hi_ok = low >= info.min, high - 1 <= info.max
+    else:  # a float dtype: every integer up to 2**mantissa is exact
+        lim = 2 ** (np.finfo(dt).nmant + 1)
+        lo_ok, hi_ok = low >= -lim, high - 1 <= lim
+    if not lo_ok:
+        raise RuntimeError(f"from is out of bounds for {np.dtype(dt).name}")
+    if not hi_ok:
+        raise RuntimeError(f"to - 1 is out of bounds for {np.dtype(dt).name}")
+    if low < -(2**63) or high - low > 2**64 - 1:
+        raise RuntimeError(f"random_: the range [{low}, {high}) does not fit in 64 bits")
+    return low, high
+
+
 def randperm(n, *, dtype=None, device=None, generator=None):
-    """A random permutation of the integers ``0`` to ``n - 1``."""
-    g = _gen(generator)
+    """A random permutation of the integers ``0`` to ``n - 1``.
+
+    On a CUDA device it is drawn there: ``n`` random 62-bit keys (one Philox block each,
+    NOTE [CUDA random numbers]) sorted by the stable device ``argsort``; a tie (chance below
+    ``n**2 / 2**63``) keeps index order.
+    """
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
+    dev = _cuda_target(device)
+    if dev is None:
+        g = _gen(generator)
     if RANDOM_HOOK is not None:
         RANDOM_HOOK(None, (n,), "randperm")
+    if dev is not None:
+        from numbagrad.kernels.cuda.backend import CUDA
+
+        keys = _cuda_draw(_cuda_empty(_size((n,)), np.int64, dev), "randint", generator, 0, 2**62)
+        perm = CUDA.argsort(keys, 0)
+        return _finish(perm if perm.dtype == dt else perm.astype(dt), False, dev)
     return _finish(g.permutation(n).astype(dt), False, device)
 
 
@@ -699,7 +919,13 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 def randint_like(input, low, high=None, *, dtype=None, device=None, memory_format=None):
     D.check_memory_format(memory_format, "randint_like")
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype)
+    return randint(
+        low,
+        high,
+        tuple(input.shape),
+        dtype=dtype or input.dtype,
+        device=_like_device(input, device),
+    )
 
 
 def _data_of(x):
@@ -722,8 +948,13 @@ def normal(
     >>> numbagrad.normal(2.0, 0.0, (2,))
     tensor([2., 2.])
     """
-    g = _gen(generator)
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    on_cuda = [t for t in tensors if _is_cuda(t)]
+    if on_cuda:  # drawn on the device (NOTE [CUDA random numbers])
+        if size is not None:
+            raise RuntimeError("normal(): size= is only accepted with a float mean and std")
+        return _normal_cuda(mean, std, tensors, on_cuda[0], generator, dtype, requires_grad)
+    g = _gen(generator) if tensors or _cuda_target(device) is None else None
     if tensors:
         if size is not None:
             raise RuntimeError("normal(): size= is only accepted with a float mean and std")
@@ -741,6 +972,11 @@ def normal(
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _dt(dtype)
+    dev = _cuda_target(device)
+    if dev is not None:
+        _cuda_float(dt, "normal_kernel_cuda")
+        shape = _size((size,), "normal")
+        return _cuda_random("normal", shape, dt, dev, generator, mean, std, requires_grad, "normal")
     return _random(
         lambda sz: (mean + std * g.standard_normal(sz)).astype(dt, copy=False),
         _size((size,), "normal"),
@@ -749,6 +985,35 @@ def normal(
         "normal",
         dt,
     )
+
+
+def _is_cuda(t):
+    return getattr(t._data, "_numbagrad_device", False)
+
+
+def _normal_cuda(mean, std, tensors, like, generator, dtype, requires_grad):
+    """``normal(mean, std)`` with a CUDA tensor among them: ``mean + std * z`` for ``z``
+    drawn on the device; the check of ``std`` reads one bool to the host (as PyTorch's
+    ``std.min() >= 0`` check does)."""
+    m, s = _data_of(mean), _data_of(std)
+    if _is_cuda_array(s):
+        if bool((s < 0).any()):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif np.any(np.asarray(s) < 0):
+        raise RuntimeError(f"normal expects all elements of std >= 0.0, got {np.min(s)}")
+    npd = D.result_type(*tensors).np if dtype is None else D.as_dtype(dtype).np
+    if np.dtype(npd).kind != "f":
+        raise RuntimeError("normal(): mean and std must be floating point tensors")
+    shape = tuple(np.broadcast_shapes(np.shape(m), np.shape(s)))
+    dev = like.device
+    z = _cuda_draw(_cuda_empty(shape, np.float64, dev), "normal", generator)
+    out = (z * s) + m
+    out = out.astype(npd) if out.dtype != npd else out
+    return _finish(out, requires_grad, dev)
+
+
+def _is_cuda_array(a):
+    return getattr(a, "_numbagrad_device", False)
 
 
 def bernoulli(input, p=None, *, generator=None):
@@ -761,12 +1026,38 @@ def bernoulli(input, p=None, *, generator=None):
     >>> numbagrad.bernoulli(numbagrad.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
+    if _is_cuda(input):
+        return _bernoulli_cuda(input, p, generator)
     g = _gen(generator)
     probs = _data_of(input) if p is None else np.broadcast_to(_data_of(p), input.shape)
     if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
         raise RuntimeError("bernoulli(): all elements of the probability must be in [0, 1]")
     out = (g.random(np.shape(probs)) < probs).astype(input._data.dtype)
     return Tensor._make(np.ascontiguousarray(out))
+
+
+def _bernoulli_cuda(input, p, generator):
+    """``bernoulli`` of a CUDA tensor, drawn on the device (NOTE [CUDA random numbers]): a
+    number ``p`` in one kernel; probabilities in a tensor as ``uniform < p``, after a check
+    that reads one bool to the host (PyTorch's CUDA kernel asserts on the device instead)."""
+    data = input._data
+    out = type(data).empty(data.shape, data.dtype, data.device_index)
+    if p is not None and not isinstance(p, Tensor):
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        return Tensor._make(_cuda_draw(out, "bernoulli", generator, float(p)))
+    probs = data if p is None else p._data
+    if not _is_cuda_array(probs):  # a 0-d CPU tensor may join (a number)
+        return _bernoulli_cuda(input, float(probs), generator)
+    if bool(((probs < 0) | (probs > 1) | ~(probs == probs)).any()):
+        raise RuntimeError("bernoulli(): all elements of the probability must be in [0, 1]")
+    u = _cuda_draw(
+        type(data).empty(data.shape, np.float64, data.device_index), "uniform", generator
+    )
+    from numbagrad.kernels.cuda.backend import CUDA
+
+    CUDA.copy_into(out, u < probs)
+    return Tensor._make(out)
 
 
 def poisson(input, generator=None):
@@ -778,11 +1069,79 @@ def poisson(input, generator=None):
     >>> numbagrad.poisson(numbagrad.zeros(3))
     tensor([0., 0., 0.])
     """
+    if _is_cuda(input):
+        return _poisson_cuda(input, generator)
     lam = _data_of(input)
     if np.any(lam < 0) or np.any(np.isnan(lam)):
         raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
     out = _gen(generator).poisson(lam).astype(input._data.dtype)
     return Tensor._make(np.ascontiguousarray(out))
+
+
+def _poisson_cuda(input, generator):
+    """``poisson`` of a CUDA tensor, drawn on the device (NOTE [CUDA random numbers]); the
+    check of the rates reads one bool to the host."""
+    lam = input._data
+    if lam.dtype.kind != "f":
+        raise NotImplementedError(
+            f"\"poisson_cuda\" not implemented for '{_C_NAMES.get(lam.dtype.name, lam.dtype.name)}'"
+        )
+    if lam.size and bool(((lam < 0) | ~(lam == lam)).any()):
+        raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
+    from numbagrad.kernels.cuda.backend import CUDA
+
+    out = type(lam).empty(lam.shape, lam.dtype, lam.device_index)
+    g = _cuda_gen(generator, lam.device_index)
+    CUDA.poisson_fill(out, lam, g._seed, g._offset)
+    g._offset += 4 * out.size
+    return Tensor._make(out)
+
+
+def _multinomial_cuda(w, num_samples, replacement, generator):
+    """``multinomial`` of CUDA weights ``w`` (checked 1-d or 2-d floating), drawn on the
+    device (NOTE [CUDA random numbers]): with replacement by inverse CDF (a running sum per
+    row and a binary search per sample); without, by the exponential race (PyTorch's
+    algorithm): the ``num_samples`` smallest of ``E / w`` per row, ``E`` exponential, as
+    ``topk(w / E)``. The checks of the weights read three flags to the host at once (PyTorch
+    checks them on the host too)."""
+    from numbagrad.kernels.cuda.backend import CUDA
+
+    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
+    nrow, ncat = rows.shape
+    bad = CUDA.reduce("any", (rows < 0) | ~CUDA.map("isfinite", rows), None, False)
+    total = CUDA.sum(rows, 1, False, None)
+    empty = CUDA.reduce("any", total <= 0, None, False)
+    few = CUDA.full((), False, np.bool_)
+    if not replacement:
+        few = CUDA.reduce("any", CUDA.sum(rows > 0, 1, False, None) < num_samples, None, False)
+    flags = CUDA.stack([bad, empty, few], 0).to_host()
+    if flags[0]:
+        raise RuntimeError(
+            "multinomial(): probability tensor contains either `inf`, `nan` or element < 0"
+        )
+    if flags[1]:
+        raise RuntimeError(
+            "multinomial(): invalid multinomial distribution (sum of probabilities <= 0)"
+        )
+    if flags[2]:
+        raise RuntimeError(
+            "multinomial(): invalid multinomial distribution (with replacement=False, not "
+            "enough non-negative category to sample)"
+        )
+    dev_index = w.device_index
+    if replacement:
+        cdf = CUDA.scan("cumsum", rows, 1)
+        u = _cuda_draw(
+            type(w).empty((nrow, num_samples), np.float64, dev_index), "uniform", generator
+        )
+        out = CUDA.categorical(cdf, u)
+    else:
+        e = _cuda_draw(
+            type(w).empty((nrow, ncat), np.float64, dev_index), "exponential", generator, 1.0
+        )
+        keys = CUDA.binary("true_divide", e, rows)  # weight 0: inf (or NaN): sorted last
+        out = CUDA.argsort(keys, 1)[:, :num_samples].copy()
+    return out.reshape((*w.shape[:-1], num_samples))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -802,14 +1161,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         raise RuntimeError("multinomial(): expected a floating point probability tensor")
     if num_samples <= 0:
         raise RuntimeError("multinomial(): cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > w.shape[-1]:
+        raise RuntimeError(
+            "multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    if _is_cuda_array(w):
+        return Tensor._make(_multinomial_cuda(w, num_samples, replacement, generator))
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise RuntimeError(
             "multinomial(): probability tensor contains either `inf`, `nan` or element < 0"
-        )
-    if not replacement and num_samples > rows.shape[1]:
-        raise RuntimeError(
-            "multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement"
         )
     g = _gen(generator)
     out = np.empty((rows.shape[0], num_samples), np.int64)
@@ -829,9 +1190,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 # -- in-place random fills (Tensor.uniform_ and friends) ------------------------------------
-def _fill_random(t, make):
+def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
     """Overwrite ``t`` with ``make(shape)`` (an array) through ``copy_``: the version bumps and
-    an old value in a graph gets a zero gradient, as PyTorch's random fills."""
+    an old value in a graph gets a zero gradient, as PyTorch's random fills. A CUDA tensor
+    gets ``kind`` samples (``_cuda_draw``) drawn on the device instead."""
+    if kind is not None and _is_cuda(t):
+        data = t._data
+        out = type(data).empty(data.shape, data.dtype, data.device_index)
+        return t.copy_(Tensor._make(_cuda_draw(out, kind, generator, a, b)))
     vals = make(tuple(t.shape))
     return t.copy_(Tensor._make(np.ascontiguousarray(vals, dtype=t._data.dtype)))
 
@@ -859,8 +1225,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={lo} > to={to}"
         )
-    g = _gen(generator)
-    return _fill_random(self, lambda s: lo + (to - lo) * g.random(s))
+    return _fill_random(
+        self, lambda s: lo + (to - lo) * _gen(generator).random(s), "uniform", generator, lo, to
+    )
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -868,12 +1235,20 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_float(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    g = _gen(generator)
-    return _fill_random(self, lambda s: mean + std * g.standard_normal(s))
+    return _fill_random(
+        self,
+        lambda s: mean + std * _gen(generator).standard_normal(s),
+        "normal",
+        generator,
+        mean,
+        std,
+    )
 
 
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor) in place."""
+    if _is_cuda(self):  # drawn on the device (NOTE [CUDA random numbers])
+        return self.copy_(_bernoulli_cuda(self, p, generator))
     probs = _data_of(p)
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
@@ -886,8 +1261,13 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _check_float(self, "exponential_")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    g = _gen(generator)
-    return _fill_random(self, lambda s: g.exponential(1.0 / lambd, s))
+    return _fill_random(
+        self,
+        lambda s: _gen(generator).exponential(1.0 / lambd, s),
+        "exponential",
+        generator,
+        lambd,
+    )
 
 
 def random_(self, from_=None, to=None, *, generator=None, **kw):
@@ -912,8 +1292,11 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={to}"
         )
-    g = _gen(generator)
-    return _fill_random(self, lambda s: g.integers(lo, to, s))
+    if _is_cuda(self):
+        lo, to = _check_int_range(lo, to, npd)
+    return _fill_random(
+        self, lambda s: _gen(generator).integers(lo, to, s), "randint", generator, lo, to
+    )
 
 
 for _fn in (uniform_, normal_, bernoulli_, exponential_, random_):

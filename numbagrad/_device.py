@@ -5,7 +5,9 @@ A CUDA tensor is a Tensor whose ``_data`` is a ``kernels.cuda.array.CudaArray`` 
 view of a flat device array, NOTE [CUDA storage]) instead of a NumPy array; everything else
 (storage list, version counter, autograd fields) is the same. Ops pick the CUDA backend from
 the array type (``kernels.backend_of``), so no op branches on the device. Creation functions
-build their values on the host and copy them once (``to_cuda``); ``.to(device)`` is a
+from data build their values on the host and copy them once (``to_cuda``); fills (``zeros``,
+``ones``, ``full``, ``empty`` and their ``*_like``) are filled on the device, and random
+tensors drawn there (NOTE [CUDA random numbers]); ``.to(device)`` is a
 differentiable copy (``ops.inplace.ToDevice``, whose kernel is ``copy_array``).
 ``numba.cuda`` is imported only when a CUDA tensor is first made (NOTE [CUDA driver]).
 """

@@ -389,14 +389,23 @@ op_db += [
         _det_samples,
         op=lambda m, a: m.linalg.det(a),
         primitives=("LinalgDet",),
+        supports_cuda=True,
     ),
-    OpInfo("det", np.linalg.det, _det_samples, method=True, primitives=("LinalgDet",)),
+    OpInfo(
+        "det",
+        np.linalg.det,
+        _det_samples,
+        method=True,
+        primitives=("LinalgDet",),
+        supports_cuda=True,
+    ),
     OpInfo(
         "linalg.slogdet",
         _ref_slogdet,
         _det_samples,
         op=lambda m, a: tuple(m.linalg.slogdet(a)),
         primitives=("LinalgSlogdet",),
+        supports_cuda=True,
     ),
     OpInfo(
         "slogdet",
@@ -405,6 +414,7 @@ op_db += [
         method=True,
         op=lambda m, a: tuple(m.slogdet(a)),
         primitives=("LinalgSlogdet",),
+        supports_cuda=True,
     ),
     OpInfo(
         "logdet",
@@ -412,6 +422,7 @@ op_db += [
         _spd_samples,
         method=True,
         primitives=("LinalgSlogdet", "Eq", "Where"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.inv",
@@ -419,14 +430,23 @@ op_db += [
         _det_samples,
         op=lambda m, a: m.linalg.inv(a),
         primitives=("LinalgInv",),
+        supports_cuda=True,
     ),
-    OpInfo("inverse", np.linalg.inv, _det_samples, method=True, primitives=("LinalgInv",)),
+    OpInfo(
+        "inverse",
+        np.linalg.inv,
+        _det_samples,
+        method=True,
+        primitives=("LinalgInv",),
+        supports_cuda=True,
+    ),
     OpInfo(
         "linalg.solve",
         _ref_solve,
         _solve_samples,
         op=lambda m, a, b, **k: m.linalg.solve(a, b, **k),
         primitives=("LinalgSolve", "Reshape", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.cholesky",
@@ -434,6 +454,7 @@ op_db += [
         _chol_samples,
         op=lambda m, a, **k: m.linalg.cholesky(_sym(m, a), **k),
         primitives=("LinalgCholesky", "Add", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cholesky",
@@ -442,6 +463,7 @@ op_db += [
         op=lambda m, a, **k: m.cholesky(_sym(m, a), **k),
         variants={"method": lambda m, a, **k: _sym(m, a).cholesky(**k)},
         primitives=("LinalgCholesky", "Add", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "cholesky_solve",
@@ -457,6 +479,7 @@ op_db += [
         ],
         method=True,
         primitives=("LinalgSolve", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.eigh",
@@ -464,6 +487,7 @@ op_db += [
         _eigh_samples,
         op=_eigh_op,
         primitives=("LinalgEigh", "Add", "Abs", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.eigvalsh",
@@ -471,9 +495,15 @@ op_db += [
         _eigh_samples,
         op=lambda m, a, **k: m.linalg.eigvalsh(_sym(m, a), **k),
         primitives=("LinalgEigh", "Add", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
-        "linalg.svd", _svd_ref, _svd_samples, op=_svd_op, primitives=("LinalgSvd", "Abs", "Index")
+        "linalg.svd",
+        _svd_ref,
+        _svd_samples,
+        op=_svd_op,
+        primitives=("LinalgSvd", "Abs", "Index"),
+        supports_cuda=True,
     ),
     OpInfo(
         "svd",
@@ -486,6 +516,7 @@ op_db += [
         op=_torch_svd_op,
         variants={"method": _torch_svd_method},
         primitives=("LinalgSvd", "Abs", "Index", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.svdvals",
@@ -493,6 +524,7 @@ op_db += [
         _svdvals_samples,
         op=lambda m, a: m.linalg.svdvals(a),
         primitives=("LinalgSvd",),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.qr",
@@ -500,6 +532,7 @@ op_db += [
         _qr_samples,
         op=lambda m, a, **k: tuple(m.linalg.qr(a, **k)),
         primitives=("LinalgQr",),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.matrix_exp",
@@ -523,6 +556,7 @@ op_db += [
         _pinv_samples,
         op=lambda m, a, **k: m.linalg.pinv(_sym(m, a) if k.get("hermitian") else a, **k),
         primitives=("LinalgPinv", "Add", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "pinverse",
@@ -533,6 +567,7 @@ op_db += [
         ],
         method=True,
         primitives=("LinalgPinv",),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.lstsq",
@@ -540,6 +575,7 @@ op_db += [
         _lstsq_samples,
         op=lambda m, a, b: m.linalg.lstsq(a, b).solution,
         primitives=("LinalgPinv", "LinalgSvd", "Matmul", "Gt", "Index", "Mul", "Sum"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.matrix_power",
@@ -563,6 +599,7 @@ op_db += [
         _matrix_norm_samples,
         op=lambda m, a, **k: m.linalg.matrix_norm(a, **k),
         primitives=("Norm2", "NormP", "LinalgSvd", "Sum", "Amax", "Amin", "Permute", "Reshape"),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.vector_norm",
@@ -650,6 +687,7 @@ op_db += [
         ],
         op=lambda m, a, b, **k: m.linalg.solve_triangular(a, b, **k),
         primitives=("LinalgSolveTriangular", "Permute"),
+        supports_cuda=True,
     ),
     OpInfo(
         "diag",

@@ -543,6 +543,7 @@ op_db = [
         method=True,
         supports_grad=False,
         primitives=("Nextafter",),
+        supports_cuda=True,
     ),
     OpInfo(
         "heaviside",

@@ -260,9 +260,16 @@ _gammainc = _vec(_gammainc1)
 
 op_db = [
     _special("erf", _erf, primitives=("Erf",), supports_cuda=True),
-    _special("erfc", _erfc, top="erfc", method=True),
-    _special("erfcx", lambda x: np.exp(x * x) * _erfc(x), _interval(-1.5, 3.0)),
-    _special("erfinv", _vec(_erfinv1), _interval(-0.9, 0.9), top="erfinv", method=True),
+    _special("erfc", _erfc, top="erfc", method=True, supports_cuda=True),
+    _special("erfcx", lambda x: np.exp(x * x) * _erfc(x), _interval(-1.5, 3.0), supports_cuda=True),
+    _special(
+        "erfinv",
+        _vec(_erfinv1),
+        _interval(-0.9, 0.9),
+        top="erfinv",
+        method=True,
+        supports_cuda=True,
+    ),
     _special("expit", lambda x: 1 / (1 + np.exp(-x)), primitives=("Sigmoid",), supports_cuda=True),
     _special("exp2", lambda x: 2.0**x, primitives=("Exp2",), supports_cuda=True),
     _special("expm1", np.expm1, primitives=("Expm1",), supports_cuda=True),
@@ -274,6 +281,7 @@ op_db = [
         top="lgamma",
         method=True,
         primitives=("Lgamma",),
+        supports_cuda=True,
     ),
     _special(
         "digamma",
@@ -281,25 +289,37 @@ op_db = [
         lambda r, s: positive(r, s, 0.3, 4.0),
         top="digamma",
         method=True,
+        supports_cuda=True,
     ),
     _special(
-        "psi", _vec(_digamma1), lambda r, s: positive(r, s, 0.3, 4.0), primitives=("Digamma",)
+        "psi",
+        _vec(_digamma1),
+        lambda r, s: positive(r, s, 0.3, 4.0),
+        primitives=("Digamma",),
+        supports_cuda=True,
     ),
     _special(
-        "i0", _vec(lambda x: _bessel_series(x, 0, 1)), top="i0", method=True, primitives=("I0",)
+        "i0",
+        _vec(lambda x: _bessel_series(x, 0, 1)),
+        top="i0",
+        method=True,
+        primitives=("I0",),
+        supports_cuda=True,
     ),
     _special(
         "i0e",
         _vec(lambda x: math.exp(-abs(x)) * _bessel_series(x, 0, 1)),
         nonzero,
         primitives=("I0e",),
+        supports_cuda=True,
     ),
-    _special("i1", _vec(lambda x: _bessel_series(x, 1, 1)), primitives=("I1",)),
+    _special("i1", _vec(lambda x: _bessel_series(x, 1, 1)), primitives=("I1",), supports_cuda=True),
     _special(
         "i1e",
         _vec(lambda x: math.exp(-abs(x)) * _bessel_series(x, 1, 1)),
         nonzero,
         primitives=("I1e",),
+        supports_cuda=True,
     ),
     # not differentiable in PyTorch either (NOTE [Special-function gradients]); |x| < 5:
     # beyond, torch 2.13's J0/J1 are off by up to 2e-7 (test_special.py checks ours there)
@@ -310,6 +330,7 @@ op_db = [
         supports_grad=False,
         supports_jvp=False,
         primitives=("BesselJ0",),
+        supports_cuda=True,
     ),
     _special(
         "bessel_j1",
@@ -318,11 +339,18 @@ op_db = [
         supports_grad=False,
         supports_jvp=False,
         primitives=("BesselJ1",),
+        supports_cuda=True,
     ),
-    _special("ndtr", _ndtr, _interval(-3.0, 3.0)),
-    _special("ndtri", _vec(_ndtri1), _interval(0.05, 0.95)),
-    _special("log_ndtr", lambda x: np.log(_ndtr(x)), _interval(-4.0, 3.0), primitives=("LogNdtr",)),
-    _special("entr", lambda x: -x * np.log(x), positive),
+    _special("ndtr", _ndtr, _interval(-3.0, 3.0), supports_cuda=True),
+    _special("ndtri", _vec(_ndtri1), _interval(0.05, 0.95), supports_cuda=True),
+    _special(
+        "log_ndtr",
+        lambda x: np.log(_ndtr(x)),
+        _interval(-4.0, 3.0),
+        primitives=("LogNdtr",),
+        supports_cuda=True,
+    ),
+    _special("entr", lambda x: -x * np.log(x), positive, supports_cuda=True),
     _special("sinc", np.sinc, top="sinc", method=True, primitives=("Sinc",), supports_cuda=True),
     OpInfo(
         "special.polygamma",
@@ -334,6 +362,7 @@ op_db = [
             "method": lambda m, n, x: x.polygamma(n),
         },
         primitives=("Polygamma",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.multigammaln",
@@ -345,6 +374,7 @@ op_db = [
             "method": lambda m, x, p: x.mvlgamma(p),
         },
         primitives=("Add", "Lgamma", "Reshape", "Sum"),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.logit",
@@ -366,6 +396,7 @@ op_db = [
         op=lambda m, x, y: m.special.xlogy(x, y),
         variants={"toplevel": lambda m, x, y: m.xlogy(x, y)},
         primitives=("Xlogy",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.xlog1py",
@@ -373,6 +404,7 @@ op_db = [
         _xlogy_samples(-0.7),
         op=lambda m, x, y: m.special.xlog1py(x, y),
         primitives=("Xlog1py",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.gammainc",
@@ -380,6 +412,7 @@ op_db = [
         _second_arg_samples(0.5, 3.0, 0.2, 4.0),
         op=_tensor_first("gammainc"),
         primitives=("Gammainc",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.gammaincc",
@@ -387,6 +420,7 @@ op_db = [
         _second_arg_samples(0.5, 3.0, 0.2, 4.0),
         op=_tensor_first("gammaincc"),
         primitives=("Gammaincc",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.zeta",
@@ -394,6 +428,7 @@ op_db = [
         _second_arg_samples(1.5, 4.0, 0.3, 3.0),
         op=lambda m, s, q: m.special.zeta(s, q),
         primitives=("Zeta",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.gammainc_int_a",
@@ -401,6 +436,7 @@ op_db = [
         _int_first_samples((1, 2, 3), 0.2, 4.0),
         op=lambda m, a, x: m.special.gammainc(a, x),
         primitives=("Gammainc",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.zeta_int_s",
@@ -408,6 +444,7 @@ op_db = [
         _int_first_samples((2, 3, 4), 0.3, 3.0),
         op=lambda m, s, q: m.special.zeta(s, q),
         primitives=("Zeta",),
+        supports_cuda=True,
     ),
     OpInfo(
         "special.round",

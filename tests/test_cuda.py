@@ -80,6 +80,7 @@ dispatcher.get_current_device = lambda: _SM90()
 from numbagrad.kernels.cuda import elementwise as E, reduce as R, linalg as L
 from numbagrad.kernels.cuda import index as X, sort as O
 from numbagrad.kernels.cuda import scan as S, join as J
+from numbagrad.kernels.cuda import random as RND
 
 T = lambda n: types.UniTuple(int64, n)
 f64, f32, i64, b1 = float64[::1], float32[::1], int64[::1], boolean[::1]
@@ -151,11 +152,59 @@ SIGS.update({  # reduce.py (products, extremes, any/all, argmax/argmin), scan.py
     "roll_kernel": [(int64, f64, int64, T(2), T(2), T(2), f64),
                     (int64, b1, int64, T(1), T(1), T(1), b1)],
 })
+from numba import int32, uint64  # random.py (NOTE [CUDA random numbers])
+SIGS.update({
+    "sample_kernel": [(int64, int64, uint64, uint64, uint64, float64, float64, int64, float64,
+                       f64, int64, T(2), T(2)),
+                      (int64, int64, uint64, uint64, uint64, float64, float64, int64, float64,
+                       f32, int64, T(1), T(1))],
+    "randint_kernel": [(int64, uint64, uint64, uint64, int64, uint64, i64, int64, T(1), T(1)),
+                       (int64, uint64, uint64, uint64, int64, uint64, int32[::1], int64, T(2),
+                        T(2)),
+                       (int64, uint64, uint64, uint64, int64, uint64, f32, int64, T(1), T(1))],
+    "categorical_kernel": [(int64, int64, int64, f64, f64, i64)],
+    "poisson_kernel": [(int64, uint64, uint64, uint64, f64, int64, T(2), T(2), f64),
+                       (int64, uint64, uint64, uint64, f32, int64, T(1), T(1), f32)],
+    "mask_coords_kernel": [(int64, b1, int64, T(2), T(2), i64, int64, i64),  # index.py
+                           (int64, b1, int64, T(1), T(1), i64, int64, i64)],
+})
+from numba.types import float16  # special.py (NOTE [CUDA special functions])
+from numbagrad.kernels.cuda import special as SP
+SIGS.update({
+    "special_unary_kernel": [(int64, int64, f64, int64, T(2), T(2), f64),
+                             (int64, int64, i64, int64, T(1), T(1), f32)],
+    "polygamma_kernel": [(int64, boolean, int64, f32, int64, T(1), T(1), f32)],
+    "special_binary_kernel": [(int64, int64, f64, int64, T(2), f64, int64, T(2), T(2), int64,
+                               int64, float64, f64),
+                              (int64, int64, float16[::1], int64, T(1), float16[::1], int64,
+                               T(1), T(1), int64, int64, float64, float16[::1])],
+})
+SIGS.update({  # linalg.py decompositions (NOTE [CUDA decompositions])
+    "trsm_kernel": [(int64, int64, int64, f64, int64, T(1), int64, int64, T(1), boolean, boolean,
+                     f64),
+                    (int64, int64, int64, f32, int64, T(2), int64, int64, T(2), boolean, boolean,
+                     f64)],
+    "lu_kernel": [(int64, int64, f64, i64, i64)],
+    "lu_permute_kernel": [(int64, int64, int64, i64, T(1), int64, T(1), f64),
+                          (int64, int64, int64, i64, T(2), int64, T(2), f64)],
+    "lu_det_kernel": [(int64, int64, f64, i64, f64, f64)],
+    "cholesky_kernel": [(int64, int64, f64, i64)],
+    "qr_kernel": [(int64, int64, int64, f64, f64)],
+    "qr_q_kernel": [(int64, int64, int64, int64, f64, f64, f64)],
+    "jacobi_eigh_kernel": [(int64, int64, f64, f64, f64, f64, i64, int64)],
+    "jacobi_svd_kernel": [(int64, int64, int64, f64, f64, f64, f64, f64, f64, i64, int64)],
+})
 found = {}
 for mod in (E, R, L, X, O, S, J):
     for name, obj in vars(mod).items():
         if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device"):
             found[name] = obj
+for name, obj in vars(RND).items():  # random.py
+    if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device"):
+        found[name] = obj
+for name, obj in vars(SP).items():  # special.py
+    if isinstance(obj, CUDADispatcher) and not obj.targetoptions.get("device"):
+        found[name] = obj
 missing = sorted(set(found) - set(SIGS))
 assert not missing, f"kernels without a PTX signature in tests/test_cuda.py: {missing}"
 n = 0

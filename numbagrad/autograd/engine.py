@@ -96,12 +96,13 @@ def _make_grads(outputs, grad_outputs, create_graph):
                     "grad can be implicitly created only for real scalar outputs "
                     f"but got {out.dtype}"
                 )
-            g = Tensor._make(
-                np.ones(out._data.shape, out._data.dtype)
-                if out._data.ndim
-                else np.array(1, out._data.dtype)
-            )
-            if type(out._data) is not np.ndarray:  # the seed on the output's device
+            if type(out._data) is np.ndarray:
+                g = Tensor._make(
+                    np.ones(out._data.shape, out._data.dtype)
+                    if out._data.ndim
+                    else np.array(1, out._data.dtype)
+                )
+            else:  # the seed filled on the output's device (a fill kernel: no host copy)
                 g = Tensor._make(backend_of(out._data).xp.ones(out._data.shape, out._data.dtype))
         else:
             if not isinstance(g, Tensor):

@@ -6,7 +6,8 @@ pretends one device, which is how CI tests the CUDA path without a GPU. Without 
 module answers as ``torch.cuda`` does in a CPU-only build: :func:`is_available` is False,
 :func:`device_count` 0, seeding and :func:`empty_cache` do nothing, and calls that need a
 device (:func:`synchronize`, :func:`current_device`, :func:`get_device_name`,
-:func:`initial_seed`, :func:`set_device`) raise AssertionError saying what is missing.
+:func:`initial_seed`, :func:`get_rng_state`, :func:`set_rng_state`, :func:`set_device`)
+raise AssertionError saying what is missing.
 ``numba.cuda`` is imported on the first call that needs it, never at ``import numbagrad``.
 
 Examples
@@ -30,6 +31,8 @@ __all__ = [
     "device_count",
     "empty_cache",
     "get_device_name",
+    "get_rng_state",
+    "get_rng_state_all",
     "initial_seed",
     "is_available",
     "is_initialized",
@@ -39,6 +42,8 @@ __all__ = [
     "seed",
     "seed_all",
     "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
     "stream",
     "synchronize",
 ]
@@ -135,51 +140,127 @@ def synchronize(device=None) -> None:
     _driver.synchronize()
 
 
-# NOTE [CUDA random numbers]: random tensors on CUDA are drawn by numbagrad's default
-# generator on the host and copied once, so ``numbagrad.manual_seed`` makes them
-# reproducible and a CUDA ``randn`` equals the CPU one for the same seed. The CUDA seeding
-# functions therefore seed that generator when CUDA is available (scripts that seed only
-# ``torch.cuda`` stay reproducible) and do nothing without CUDA, as PyTorch's CPU build.
+# The CUDA generators (NOTE [CUDA random numbers] in numbagrad/kernels/cuda/random.py):
+# one counter-based Philox generator per device, drawn from on the device. As in PyTorch,
+# ``numbagrad.manual_seed`` seeds them too; the functions here seed and read only them, and
+# the seeding ones do nothing where CUDA is unavailable (PyTorch ignores them there).
+def _index(device) -> int:
+    """The device index of ``device`` (an int, ``'cuda'``, ``'cuda:N'`` or a device)."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return device
+    from numbagrad._device import resolve
+
+    d = resolve(device)
+    if d.type != "cuda":
+        raise ValueError(f"expected a CUDA device, got {d}")
+    return d.index
+
+
+def _generator(device="cuda"):
+    from numbagrad._creation import _cuda_default_generator
+
+    _require()
+    return _cuda_default_generator(_index(device))
+
+
 def manual_seed(seed: int) -> None:
-    """Seed the generator CUDA random tensors are drawn from (NOTE [CUDA random numbers]);
-    does nothing without CUDA."""
+    """Seed the current device's CUDA generator (the one CUDA random tensors are drawn
+    from); does nothing without CUDA.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.cuda.manual_seed(0)  # reproducible CUDA draws from here on
+    """
     seed = int(seed)
     if _driver.is_available():
-        from numbagrad._creation import manual_seed as _seed
-
-        _seed(seed)
+        _generator().manual_seed(seed)
 
 
 def manual_seed_all(seed: int) -> None:
-    """Seed every CUDA generator: as :func:`manual_seed` (there is one)."""
-    manual_seed(seed)
+    """Seed the CUDA generators of every device (including those not used yet)."""
+    from numbagrad._creation import _seed_cuda
+
+    _seed_cuda(int(seed) % 2**64)
 
 
 def seed() -> None:
-    """Seed the CUDA generator randomly (the default generator; nothing without CUDA)."""
+    """Seed the current device's CUDA generator from OS entropy (nothing without CUDA)."""
     if _driver.is_available():
-        from numbagrad._creation import seed as _seed
-
-        _seed()
+        _generator().seed()
 
 
 def seed_all() -> None:
-    """Seed every CUDA generator randomly: as :func:`seed`."""
-    seed()
+    """Seed every device's CUDA generator with one seed from OS entropy."""
+    import numpy as np
+
+    manual_seed_all(int(np.random.SeedSequence().entropy % (2**63)))
 
 
 def initial_seed() -> int:
-    """The seed of the generator CUDA random tensors come from.
+    """The seed the current device's CUDA generator was last seeded with.
 
     Raises
     ------
     AssertionError
         Without CUDA.
     """
-    _require()
-    from numbagrad._creation import initial_seed as _initial
+    return _generator().initial_seed()
 
-    return _initial()
+
+def get_rng_state(device="cuda"):
+    """The state of ``device``'s CUDA generator: an int64 CPU tensor of its seed and its
+    Philox offset (:meth:`numbagrad.Generator.get_state`).
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> if numbagrad.cuda.is_available():
+    ...     state = numbagrad.cuda.get_rng_state()
+    ...     a = numbagrad.rand(3, device="cuda")
+    ...     numbagrad.cuda.set_rng_state(state)  # the same draws again
+    ...     assert (numbagrad.rand(3, device="cuda") == a).all()
+    """
+    return _generator(device).get_state()
+
+
+def set_rng_state(new_state, device="cuda") -> None:
+    """Restore ``device``'s CUDA generator from :func:`get_rng_state`.
+
+    Raises
+    ------
+    AssertionError
+        Without CUDA.
+    RuntimeError
+        For a tensor that is not such a state.
+    """
+    _generator(device).set_state(new_state)
+
+
+def get_rng_state_all() -> list:
+    """The states of every device's CUDA generator (a list, one per device)."""
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states) -> None:
+    """Restore every device's CUDA generator from :func:`get_rng_state_all`."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def __getattr__(name):
+    if name == "default_generators":  # made on first use (naming a device needs CUDA)
+        if not _driver.is_available():
+            return ()
+        from numbagrad._creation import _cuda_default_generator
+
+        return tuple(_cuda_default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module 'numbagrad.cuda' has no attribute {name!r}")
 
 
 def empty_cache() -> None:

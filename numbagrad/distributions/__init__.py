@@ -161,7 +161,8 @@ class Normal(Distribution):
 
     def rsample(self, sample_shape=_NO_SHAPE):
         shape = self._extended_shape(sample_shape)
-        eps = _creation.randn(tuple(shape), dtype=self.loc.dtype)
+        dev = _creation._like_device(self.loc, None)  # a CUDA loc: drawn on the device
+        eps = _creation.randn(tuple(shape), dtype=self.loc.dtype, device=dev)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -213,7 +214,8 @@ class Uniform(Distribution):
 
     def rsample(self, sample_shape=_NO_SHAPE):
         shape = self._extended_shape(sample_shape)
-        rand = _creation.rand(tuple(shape), dtype=self.low.dtype)
+        dev = _creation._like_device(self.low, None)  # a CUDA low: drawn on the device
+        rand = _creation.rand(tuple(shape), dtype=self.low.dtype, device=dev)
         return self.low + rand * (self.high - self.low)
 
     def log_prob(self, value):
@@ -452,7 +454,8 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=_NO_SHAPE):
         shape = self._extended_shape(sample_shape)
-        eps = _creation.randn(tuple(shape), dtype=self.loc.dtype)
+        dev = _creation._like_device(self.loc, None)  # a CUDA loc: drawn on the device
+        eps = _creation.randn(tuple(shape), dtype=self.loc.dtype, device=dev)
         return self.loc + F.squeeze(self._unbroadcasted_scale_tril @ F.unsqueeze(eps, -1), -1)
 
     def _half_log_det(self):

@@ -36,7 +36,7 @@ at ``import numbagrad``. Workloads that need no JIT kernel never import numba.
 
 import importlib
 
-__all__ = ["KERNEL_MIN", "PARALLEL_MIN", "backend", "backend_of", "lazy", "module"]
+__all__ = ["KERNEL_MIN", "PARALLEL_MIN", "LinAlgError", "backend", "backend_of", "lazy", "module"]
 
 # Element count from which the ``prange`` twins of a kernel pay off on two cores (their
 # start cost is ~3-7 us; measured in asv_bench/benchmarks/bench_kernels.py).
@@ -45,6 +45,15 @@ PARALLEL_MIN = 200_000
 # Below this many elements NumPy's ufuncs are as fast as a fused kernel call, and using
 # them keeps numba out of small workloads (NOTE [Lazy kernels]).
 KERNEL_MIN = 4096
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input (a singular matrix in ``inv`` or
+    ``solve``, a matrix that is not positive-definite in ``cholesky``), as
+    ``torch.linalg.LinAlgError``; a ``RuntimeError``. (Defined at the kernel layer, where
+    the device backends detect the failures; public as ``numbagrad.linalg.LinAlgError``.)"""
+
+    __module__ = "numbagrad.linalg"
 
 
 class _Lazy:

@@ -15,7 +15,16 @@ from numbagrad import ops as _ops
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import arange, full, rand_like
 from numbagrad._tensor import Tensor
-from numbagrad.nn._primitives import Elu, Hardtanh, LayerNorm, Mish, Silu, SmoothL1
+from numbagrad.nn._primitives import (
+    Elu,
+    Gelu,
+    Hardtanh,
+    LayerNorm,
+    LogSigmoid,
+    Mish,
+    Silu,
+    SmoothL1,
+)
 from numbagrad.ops._op import bind
 from numbagrad.ops.inplace import inplace as _inplace
 from numbagrad.ops.unary import stable_softplus as _stable_softplus
@@ -268,9 +277,6 @@ def softplus(input, beta=1.0, threshold=20.0):
     return _ops.softplus(input, beta, threshold)
 
 
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
 def gelu(input, approximate="none"):
     """Gaussian error linear unit: ``x * Phi(x)``, or its tanh approximation
     ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`` with ``approximate='tanh'``.
@@ -281,12 +287,12 @@ def gelu(input, approximate="none"):
     >>> numbagrad.nn.functional.gelu(numbagrad.tensor([0.0, 1.0]))
     tensor([0.0000, 0.8413])
     """
-    if approximate == "none":
-        return 0.5 * input * (1.0 + _ops.erf(input * (1.0 / math.sqrt(2.0))))
-    if approximate == "tanh":
-        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
-        return 0.5 * input * (1.0 + _ops.tanh(inner))
-    raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    if not input.dtype.is_floating_point:  # (PyTorch has no integer kernel)
+        input = input.to(D.get_default_dtype())
+    # a primitive whose rule is PyTorch's g * (cdf + x * pdf) (NOTE [Activation primitives])
+    return bind(Gelu, (input,), {"approximate": approximate})
 
 
 def silu(input, inplace=False):
@@ -344,10 +350,10 @@ def logsigmoid(input):
     >>> numbagrad.nn.functional.logsigmoid(numbagrad.tensor([0.0, -200.0]))
     tensor([  -0.6931, -200.0000])
     """
-    # 0 - softplus: +0.0 (not -0.0) where softplus(-x) underflows, as PyTorch's
-    # min(x, 0) - log1p(exp(-|x|))
+    # 0 - softplus(-x) (+0.0 where softplus(-x) underflows, as PyTorch's), with PyTorch's
+    # rules (NOTE [Activation primitives])
     _log_sigmoid_float_only(input)
-    return 0.0 - _stable_softplus(-input)
+    return bind(LogSigmoid, (input,), {})
 
 
 def _log_sigmoid_float_only(input):
@@ -1102,13 +1108,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = _ops.exp(target) * (target - input)
     else:
         # PyTorch's formula: NaN for a negative target, and a NaN gradient at target 0
-        # (xlogy has no CUDA kernel yet: there, t * log(t) masked at 0, whose gradient at
-        # t = 0 is 0)
-        if isinstance(target, Tensor) and target.device.type == "cuda":
-            xlogx = _ops.where(target == 0, 0.0, target * _ops.log(target))
-        else:
-            xlogx = _ops.xlogy(target, target)
-        loss = xlogx - target * input
+        loss = _ops.xlogy(target, target) - target * input
     if reduction == "batchmean":
         total = loss.sum()
         return total / input.shape[0] if input.ndim else total

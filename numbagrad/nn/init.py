@@ -131,6 +131,9 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     True
     """
     _check(tensor, "uniform_")
+    if getattr(tensor._data, "_numbagrad_device", False):  # drawn on the device
+        with no_grad():
+            return tensor.uniform_(a, b, generator=generator)
     return _write(tensor, _gen(generator).uniform(a, b, tuple(tensor.shape)))
 
 
@@ -145,6 +148,9 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
             [0., 0.]])
     """
     _check(tensor, "normal_")
+    if getattr(tensor._data, "_numbagrad_device", False):  # drawn on the device
+        with no_grad():
+            return tensor.normal_(mean, std, generator=generator)
     return _write(tensor, _gen(generator).normal(mean, std, tuple(tensor.shape)))
 
 
@@ -173,6 +179,14 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             "The distribution of values may be incorrect.",
             stacklevel=2,
         )
+    if getattr(tensor._data, "_numbagrad_device", False):  # drawn on the device
+        from numbagrad._creation import _fill_random
+
+        # the standardised bounds (beyond 40 the normal CDF is 0 or 1 in float64)
+        lo_s, hi_s = (min(max((v - mean) / std, -40.0), 40.0) for v in (a, b))
+        with no_grad():
+            _fill_random(tensor, None, "trunc_normal", generator, lo_s, hi_s)
+            return tensor.mul_(std).add_(mean).clamp_(a, b)
     g = _gen(generator)
     shape = tuple(tensor.shape)
     n = int(np.prod(shape, dtype=np.int64))

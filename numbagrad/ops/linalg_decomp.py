@@ -22,6 +22,7 @@ values alone (``eigvalsh``, ``svdvals``) are fine everywhere.
 # ruff: noqa: N802, N803, N806  (math notation: A, L, U, S, Vh, as PyTorch names them)
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
@@ -34,6 +35,7 @@ from numbagrad._creation import eye as _eye
 from numbagrad._creation import ones_like as _ones_like
 from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import LinAlgError
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import align_batched, front
 from numbagrad.ops.shape import DiagonalBackward
@@ -47,12 +49,6 @@ SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 TorchSvdResult = namedtuple("svd", ["U", "S", "V"])
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
 LstsqResult = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
-
-
-class LinAlgError(RuntimeError):
-    """A linear-algebra routine failed on its input (a singular matrix in ``inv`` or
-    ``solve``, a matrix that is not positive-definite in ``cholesky``), as
-    ``torch.linalg.LinAlgError``; a ``RuntimeError``."""
 
 
 # -- input checks -------------------------------------------------------------------------------
@@ -114,7 +110,7 @@ def diag_embed0(x):
 
 
 def _eye_as(x, n):
-    return _eye(n, dtype=x.dtype)
+    return _eye(n, dtype=x.dtype, device=x.device)
 
 
 def _ones_offdiag(x, n):
@@ -425,6 +421,8 @@ class LinalgSolveTriangular(Primitive):
 
     @staticmethod
     def impl(be, a, b, upper, unitriangular):
+        if be.name != "cpu":
+            return be.solve_triangular(a, b, upper, unitriangular)
         return _solve_triangular(a, b, upper, unitriangular)
 
     @staticmethod
@@ -521,9 +519,10 @@ def _det_grad(a, d, g):
     eps = float(np.finfo(D.as_dtype(a.dtype).np).eps)
     singular = F.unsqueeze(F.unsqueeze(F.abs(d) < 100.0 * eps, -1), -1)
     eye = _eye_as(a, n)
-    gd = F.unsqueeze(F.unsqueeze(g * d, -1), -1) * eye
+    # diag(g det A), not (g det A) * I: an infinite g times the off-diagonal zeros is nan
+    gd = diag_embed0(F.expand(F.unsqueeze(g * d, -1), (*d.shape, n)))
     good = bind(LinalgSolve, (_mT(F.where(singular, eye, a)), gd), NO_PARAMS)
-    distinct = eye * _arange(1, n + 1, dtype=a.dtype)
+    distinct = eye * _arange(1, n + 1, dtype=a.dtype, device=a.device)
     u, s, vh = bind(LinalgSvd, (F.where(singular, a, distinct),), {"full_matrices": False})
     alpha = bind(LinalgDet, (u,), NO_PARAMS) * bind(LinalgDet, (vh,), NO_PARAMS) * g
     bad = F.matmul(u * F.unsqueeze(F.unsqueeze(alpha, -1) * _prod_others(s), -2), vh)
@@ -540,7 +539,7 @@ class LinalgDet(Primitive):
     @staticmethod
     def impl(be, a):
         with np.errstate(invalid="ignore"):
-            d = np.asarray(np.linalg.det(a), dtype=a.dtype)
+            d = be.xp.asarray(np.linalg.det(a), dtype=a.dtype)
         nan = np.isnan(a).any((-2, -1))  # LAPACK's LU can turn a nan matrix into det 0
         return np.where(nan, np.nan, d).astype(a.dtype) if nan.any() else d
 
@@ -552,7 +551,10 @@ class LinalgDet(Primitive):
     @staticmethod
     def fused_vjp(ctx, g):
         """``_det_grad`` on arrays: each matrix takes only its own path (one solve, or the
-        SVD for the nearly singular ones) instead of both."""
+        SVD for the nearly singular ones) instead of both (host NumPy: on another device,
+        the composite rule)."""
+        if ctx.be.name != "cpu":
+            return LinalgDet.vjp(ctx, Tensor._make(g))._data
         a, d = ctx.saved_arrays()
         g = np.broadcast_to(g, d.shape)
         n = a.shape[-1]
@@ -563,7 +565,8 @@ class LinalgDet(Primitive):
         out = np.empty(a.shape, dtype=a.dtype)
         good = ~singular
         if good.any():
-            gd = (g * d)[good][..., None, None] * np.eye(n, dtype=a.dtype)
+            gd = np.zeros((int(good.sum()), n, n), dtype=a.dtype)  # diag(g det A), no inf * 0
+            gd[:, np.arange(n), np.arange(n)] = (g * d)[good][:, None]
             out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2), gd)
         if singular.any():
             u, s, vh = np.linalg.svd(a[singular])
@@ -598,7 +601,7 @@ class LinalgSlogdet(_MultiOut):
         if nan.any():  # PyTorch: sign 0, logabsdet nan
             sign = np.where(nan, 0.0, sign)
             logabs = np.where(nan, np.nan, logabs)
-        return np.asarray(sign, dtype=a.dtype), np.asarray(logabs, dtype=a.dtype)
+        return be.xp.asarray(sign, dtype=a.dtype), be.xp.asarray(logabs, dtype=a.dtype)
 
     @staticmethod
     def vjp(ctx, gsign, glog):
@@ -857,7 +860,7 @@ class LinalgQr(_MultiOut):
     def impl(be, a, mode):
         if mode == "r":
             r = np.linalg.qr(a, mode="r")
-            return np.zeros((0,), a.dtype), r
+            return be.xp.zeros((0,), a.dtype), r
         q, r = np.linalg.qr(a, mode=mode)
         return q, r
 
@@ -951,13 +954,77 @@ _PADE13 = (
 )
 
 
+_THETA13 = 5.371920351148152  # the largest norm where Pade-13 is accurate to 2**-53
+_ERR13 = 1.1325077560602111e35  # 1 / |c_27|, the leading coefficient of its backward error
+
+
+def _norm1(a):
+    return np.abs(a).sum(0).max()
+
+
+def _expm_squarings(a):
+    """The number of squarings ``s`` for Pade-13 (Al-Mohy & Higham 2009, Algorithm 5.1).
+
+    NOTE [matrix_exp scaling]: the plain 2005 rule ``||a||_1 / 2**s <= theta_13``
+    overscales matrices with a large nilpotent part, and each squaring then doubles
+    the relative error of the small entries. The block matrices ``[[A, E], [0, A]]`` of
+    matrix_exp's derivatives are such matrices when ``E`` (a cotangent) is large: with
+    ``||E|| = 1.5e33`` the old rule took 108 squarings and lost every digit of ``exp(A)``.
+    Here ``s`` comes from ``||a^k||^(1/k)`` (k = 6, 8, 10), which sees through the
+    nilpotent part, plus the correction that keeps the Pade backward error below 2**-53.
+    Powers are taken of ``a`` over a power of two (no overflow)."""
+    nrm = float(_norm1(a))
+    if not nrm > _THETA13:  # then s = 0, and ell is 0 too (||a||**26 / 1.1e35 < 2**-53)
+        return 0
+    log2_c = math.floor(math.log2(nrm))
+    c = 2.0**log2_c  # exact scaling: d_k(a) = c * d_k(a / c)
+    b = a / c
+    b2 = b @ b
+    b4 = b2 @ b2
+    b6 = b4 @ b2
+    b8 = b4 @ b4
+    b10 = b4 @ b6
+    d6, d8, d10 = (_norm1(bk) ** (1.0 / k) for bk, k in ((b6, 6), (b8, 8), (b10, 10)))
+    eta = c * float(min(max(d6, d8), max(d8, d10)))
+    s = max(0, math.ceil(math.log2(eta / _THETA13))) if eta > 0 else 0
+    # and no entry above 2**960, where the Pade sums (b_0 = 6.5e16) would overflow
+    s = max(s, math.ceil(math.log2(nrm)) - 960)
+    if math.log2(nrm) - s <= math.log2(_THETA13):  # ||2**-s a|| <= theta_13: ell is 0
+        return s
+    # ell(2**-s a, 13): the squarings the backward-error bound still asks for, from
+    # || |b|^27 ||_1 = max(1^T |b|^27) by binary powering (27 = 1 + 2 + 8 + 16), each
+    # power and the row vector kept at max entry 1 with their scales in log2
+    v, p = np.ones(a.shape[0]), np.abs(b)
+    log2_v, log2_p, k = 0.0, 0.0, 27
+    while True:
+        if k & 1:
+            v = v @ p
+            top = float(v.max())
+            if not top > 0:  # |b|^27 = 0: no correction
+                return s
+            v = v / top
+            log2_v += math.log2(top) + log2_p
+        k >>= 1
+        if not k:
+            break
+        p = p @ p
+        top = float(p.max())
+        if not top > 0:
+            return s
+        p = p / top
+        log2_p = 2 * log2_p + math.log2(top)
+    log2_pow = log2_v + 27 * (log2_c - s)  # log2 || |2**-s a|^27 ||_1
+    log2_alpha = log2_pow - (math.log2(nrm) - s) - math.log2(_ERR13)
+    return s + max(0, math.ceil((log2_alpha + 53) / 26))
+
+
 def _expm_one(a):
     """``exp(a)`` of one matrix: scaling and squaring with the degree-13 Pade approximant
-    (Higham 2005), in float64."""
+    (Higham 2005), the number of squarings as Al-Mohy & Higham 2009 (NOTE [matrix_exp
+    scaling]), in float64."""
     a = np.asarray(a, dtype=np.float64)
     n = a.shape[0]
-    norm = np.abs(a).sum(0).max() if n else 0.0
-    s = max(0, int(np.ceil(np.log2(norm / 5.371920351148152)))) if norm > 0 else 0
+    s = _expm_squarings(a) if n else 0
     a = a / (2.0**s)
     b = _PADE13
     ident = np.eye(n)
@@ -1011,6 +1078,11 @@ class LinalgMatrixExp(Primitive):
 
     @staticmethod
     def impl(be, a):
+        if be.name != "cpu":
+            raise NotImplementedError(
+                f"linalg.matrix_exp is not implemented for {be.name.upper()} tensors yet; "
+                "move the tensor to the CPU with .cpu()"
+            )
         return _expm(a)
 
     @staticmethod

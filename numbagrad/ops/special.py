@@ -42,11 +42,11 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 # -- forward helpers --------------------------------------------------------------------------
-def _check_cpu(be, name):
-    if be.name != "cpu":
-        raise NotImplementedError(
-            f"special.{name} has no {be.name} kernel; move the tensor to the CPU first (.cpu())"
-        )
+def _device_binary(be, name, a, b):
+    """A two-operand function on a device backend's kernels (CUDA: ``kernels/cuda/special.py``)
+    in the promoted floating dtype (integers: the default float)."""
+    a, b, dt = _prep(a, b)
+    return be.special_binary(name, a, b, _out_dtype(np.dtype(dt)))
 
 
 def _out_dtype(dt):
@@ -57,8 +57,9 @@ def _out_dtype(dt):
 def _unary_map(be, name, x, n=None):
     """The kernel map ``name`` of array ``x`` (computed in float64, NOTE [Special-function
     kernels]); ``n`` is polygamma's order."""
-    _check_cpu(be, name)
     dt = _out_dtype(x.dtype)
+    if be.name != "cpu":  # a device backend's kernels (CUDA: kernels/cuda/special.py)
+        return be.special_unary(name, x, dt, n)
     flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)  # a copy unless float64
     out = np.empty(flat.size, np.float64)
     if flat.size:
@@ -88,7 +89,8 @@ def _binary_prep(a, b, name):
 
 def _binary_map(be, name, a, b):
     """The two-operand kernel ``name`` (gammainc, gammaincc, zeta), broadcasting."""
-    _check_cpu(be, name)
+    if be.name != "cpu":
+        return _device_binary(be, name, a, b)
     a, b, dt = _binary_prep(a, b, name)
     a, b = np.broadcast_arrays(a, b)
     shape = a.shape
@@ -220,6 +222,11 @@ class I0e(_SpecialUnary):
 
     @staticmethod
     def derivative(x, y):
+        if x.dtype is not D.float64:
+            # i1e(x) - sgn(x) i0e(x) cancels for large |x| (to about -sgn(x) i0e(x) / (2 |x|)):
+            # in float32 no digit is left at 1e6, so compute it in float64 and round once
+            x64 = F.to(x, D.float64)
+            return F.to(i1e(x64) - _sgn(x64) * i0e(x64), x.dtype)
         return i1e(x) - _sgn(x) * y  # PyTorch's: i1e(x) - sgn(x) * result
 
 
@@ -262,6 +269,11 @@ class I1e(_SpecialUnary):
     def derivative(x, y):
         # PyTorch's i1e_backward: i0e(x) - i1e(x) (sgn(x) + 1/x) where |x| > eps, else 1/2
         not_tiny, safe = _tiny_split(x)
+        if x.dtype is not D.float64:
+            # it cancels for large |x| (as i0e's): in float64, rounded once
+            s64 = F.to(safe, D.float64)
+            d = i0e(s64) - i1e(s64) * (_sgn(s64) + F.reciprocal(s64))
+            return F.where(not_tiny, F.to(d, x.dtype), 0.5)
         return F.where(not_tiny, i0e(safe) - y * (_sgn(safe) + F.reciprocal(safe)), 0.5)
 
 
@@ -347,15 +359,16 @@ def _in_float(be, x, fn, opmath=True):
 
 
 def _sinc_rule(g, x):
-    # PyTorch's sinc_backward: grad * (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 where
+    # PyTorch's sinc_backward: grad * ((pi x cos(pi x) - sin(pi x)) / (pi x^2)), 0 where
     # pi x^2 is 0 (also where it underflows: no cancellation next to 0), written the same
-    # way so that its second derivative (NaN at 0) is PyTorch's too
+    # way so that its second derivative (NaN at 0) is PyTorch's too; the derivative before
+    # the product, so that a large float32 grad does not overflow (3e37 at x = 100)
     px = x * math.pi
     pxx = x * x * math.pi
     # sin before cos, the order PyTorch's compiled formula records them in: the engine
     # then sums the second derivative's terms in PyTorch's order (next to 0 they cancel)
     sin = F.sin(px)
-    return F.where(pxx == 0.0, 0.0, g * (px * F.cos(px) - sin) / pxx)
+    return F.where(pxx == 0.0, 0.0, g * ((px * F.cos(px) - sin) / pxx))
 
 
 class Sinc(Primitive):
@@ -510,7 +523,8 @@ class Xlogy(Primitive):
 
     @classmethod
     def impl(cls, be, a, b):
-        _check_cpu(be, cls.__name__.lower())
+        if be.name != "cpu":
+            return _device_binary(be, cls.__name__.lower(), a, b)
         a, b, dt = _binary_prep(a, b, cls.__name__.lower())
         a, b = np.broadcast_arrays(a, b)
         return np.asarray(_xlogy_array(a, b, cls._log), dt)
@@ -1152,7 +1166,7 @@ def mvlgamma(input, p):
     x = _as_float(_tensor_arg(input, "mvlgamma"))
     # PyTorch's arange(-p/2 + 1/2, 1/2, 1/2) + x: the offsets in that order, the last +0.0
     # (so x = -0.0 gives lgamma(+0.0), whose gradient digamma(+0.0) is -inf, as PyTorch's)
-    offsets = tensor((np.arange(p, dtype=x.dtype.np) - (p - 1)) * 0.5)
+    offsets = tensor((np.arange(p, dtype=x.dtype.np) - (p - 1)) * 0.5, device=x.device)
     terms = lgamma(F.unsqueeze(x, -1) + offsets)
     return F.sum(terms, -1) + p * (p - 1) / 4 * math.log(math.pi)
 

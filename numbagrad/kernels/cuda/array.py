@@ -455,6 +455,10 @@ for _n, _f in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xo
     setattr(CudaArray, f"__{_n}__", _binop(_f))  # on bool masks: the logical ops
     setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
 CudaArray.__hash__ = object.__hash__
+# ``a @ b`` (linalg's pinv): the tiled matmul
+CudaArray.__matmul__ = lambda self, other: __import__(
+    "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]
+).CUDA.matmul(self, other)
 CudaArray.__invert__ = lambda self: _not(self)
 CudaArray.__neg__ = lambda self: __import__(
     "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]

@@ -16,6 +16,15 @@ The op database's gaps: ``multiply``/``maximum``/``minimum.at`` (``scatter_reduc
 [CUDA multiply.at, maximum.at, minimum.at]), ``bincount``, ``einsum`` (batched ``matmul``
 per operand pair), ``diagonal`` (a view), ``tril``/``triu``, ``round``, ``signbit``,
 ``fmod``, ``floor_divide``, ``logaddexp``/``logaddexp2``.
+Special functions (``special``): ``numbagrad.special``'s maps, ``polygamma``, ``gammainc``/
+``gammaincc``/``zeta``, ``xlogy``/``xlog1py`` and ``nextafter`` (the CPU's scalar formulas,
+compiled for the device: NOTE [CUDA special functions]).
+Random numbers (``random``): uniform, normal, exponential, Bernoulli and integer draws from a
+counter-based Philox4x32-10 state (NOTE [CUDA random numbers]); the backward of bool-mask
+indexing finds the True positions on the device (NOTE [CUDA mask scatter]).
+Linear algebra (``linalg``): ``np.linalg``'s ``solve``/``inv``/``det``/``slogdet`` (LU with
+partial pivoting), ``cholesky``, ``qr`` (Householder), ``eigh`` and ``svd`` (cyclic Jacobi),
+and ``solve_triangular``, one block per matrix (NOTE [CUDA decompositions]).
 Anything else an op asks for raises ``NotImplementedError`` naming it: nothing silently
 runs on the host. Floating math runs in float64 and is rounded once on store (float32
 results may differ from the CPU's by an ulp).
@@ -27,7 +36,7 @@ import math
 
 import numpy as np
 
-from numbagrad.kernels import _BACKENDS, module
+from numbagrad.kernels import _BACKENDS, LinAlgError, module
 from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides, device_mismatch
 from numbagrad.kernels.cuda.launch import launch, launch_2d, launch_blocks
 
@@ -40,6 +49,8 @@ KS = module("scan", "cuda")
 KJ = module("join", "cuda")
 KX = module("index", "cuda")
 KO = module("sort", "cuda")
+KSpecial = module("special", "cuda")
+KRand = module("random", "cuda")
 
 
 def _unsupported(what):
@@ -611,9 +622,84 @@ class _XP:
 
     # -- end of the op database's gaps -------------------------------------------------------
 
+    # -- linalg (linalg.py: NOTE [CUDA decompositions]) --------------------------------------
+    # ``np.linalg.<name>(cuda_array)`` reaches these through ``CudaArray.__array_function__``
+    # (by name), with NumPy's signatures; failures raise ``LinAlgError`` with the CPU op's
+    # message (NOTE [CUDA linalg status]).
+    @staticmethod
+    def solve(a, b):
+        return CUDA.lu_solve(a, b, "solve")
+
+    @staticmethod
+    def inv(a):
+        return CUDA.lu_solve(a, None, "inv")
+
+    @staticmethod
+    def det(a):
+        sign, logabs = CUDA.slogdet(a)
+        return CUDA.multiply(sign, CUDA.map("exp", logabs))
+
+    @staticmethod
+    def slogdet(a):
+        return CUDA.slogdet(a)
+
+    @staticmethod
+    def cholesky(a, /, *, upper=False):
+        low = CUDA.cholesky(a)
+        return CudaXP.ascontiguousarray(CudaXP.swapaxes(low, -1, -2)) if upper else low
+
+    @staticmethod
+    def qr(a, mode="reduced"):
+        return CUDA.qr(a, mode)
+
+    @staticmethod
+    def eigh(a, UPLO="L"):  # noqa: N803  (NumPy's name)
+        return CUDA.eigh(a, UPLO)
+
+    @staticmethod
+    def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+        if hermitian:
+            raise _unsupported("svd(hermitian=True)")
+        u, s, vh = CUDA.svd(a, full_matrices)
+        return (u, s, vh) if compute_uv else s
+
+    @staticmethod
+    def dot(a, b):
+        """NumPy's ``dot`` of vectors and matrices (``matmul`` of 1-D and 2-D operands)."""
+        if a.ndim > 2 or b.ndim > 2 or a.ndim == 0 or b.ndim == 0:
+            raise _unsupported("dot of 0-d or more than 2-d arrays")
+        return CUDA.matmul(a, b)
+
+    # -- end of linalg -------------------------------------------------------------------------
+
 
 def _shape(shape):
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+# NOTE [CUDA mask scatter]
+# Indexing by a bool mask, ``x[mask]``, has a result whose length is the mask's True count,
+# so its forward reads the mask on the host once (``np.nonzero``). Its backward adds the
+# gradient ``g`` back at the True positions (``np.add.at(zeros, mask, g)``), and there the
+# count is known without a read: it is ``g``'s length along the mask's dim. So ``add_at``
+# passes the values' shape to ``_adv_plan``, and for a key whose one index array is a CUDA
+# bool mask, the True positions are made on the device (``mask_nonzero``): an inclusive scan
+# of the flattened mask numbers the True entries, and ``mask_coords_kernel`` writes each
+# entry's coordinates at its number. No device-to-host copy. The count is trusted (the only
+# ``add.at`` with a bool mask is that adjoint, whose ``g`` has the forward's shape); a count
+# that did not match could not write out of bounds: coordinates past it are not written,
+# and the ones never written stay ``BAD`` (out of range, so never used by the index kernels).
+def _mask_count(mask, d, v, narrays, value_shape):
+    """The True count of the bool ``mask`` at dim ``d`` of the view ``v`` read from the shape
+    of the values added there, or None (NOTE [CUDA mask scatter])."""
+    if value_shape is None or narrays != 1 or not isinstance(mask, CudaArray):
+        return None
+    k = mask.ndim
+    if len(value_shape) != v.ndim - k + 1:
+        return None
+    if tuple(value_shape[:d]) != v.shape[:d] or tuple(value_shape[d + 1 :]) != v.shape[d + k :]:
+        return None
+    return int(value_shape[d])
 
 
 CudaXP = _XP()
@@ -691,6 +777,8 @@ class CudaBackend:
         if op is None:
             if name == "remainder":  # fmod and a sign fix (``_XP.remainder``)
                 return CudaXP.remainder(_as_operand(a, dev), _as_operand(b, dev))
+            if name == "nextafter":  # special.py
+                return CudaBackend.special_binary(name, a, b)
             raise _unsupported(name)
         a = _as_operand(a, dev)
         b = _as_operand(b, dev)
@@ -1411,12 +1499,14 @@ class CudaBackend:
                 )
 
     @staticmethod
-    def _adv_plan(a, key, check):
+    def _adv_plan(a, key, check, value_shape=None):
         """NumPy's advanced indexing ``a[key]`` planned (NOTE [CUDA advanced indexing]):
         ``(view, pairs, bshape, pre, post, oshape)``: the view after the key's slices,
         ``None`` and ``...``; ``(dim, index array)`` pairs (a bool mask as its nonzero
         arrays); their broadcast shape; the view's dims before and after the index block in
-        the result; the result's shape. Index values are checked when ``check``."""
+        the result; the result's shape. Index values are checked when ``check``. The shape
+        of an ``add.at``'s values, ``value_shape``, may give a bool mask's True count (NOTE
+        [CUDA mask scatter])."""
         if not isinstance(key, tuple):
             key = (key,)
         ents = []
@@ -1465,8 +1555,12 @@ class CudaBackend:
                         f"The shape of the mask {list(k.shape)} at index {d} does not match "
                         f"the shape of the indexed tensor {list(v.shape)} at index {d}"
                     )
-                host = k.to_host() if isinstance(k, CudaArray) else k
-                nz = CudaArray.from_host(np.stack(np.nonzero(host)).astype(np.int64))
+                count = _mask_count(k, d, v, len(arrays), value_shape)
+                if count is None:
+                    host = k.to_host() if isinstance(k, CudaArray) else k
+                    nz = CudaArray.from_host(np.stack(np.nonzero(host)).astype(np.int64))
+                else:  # no host read (NOTE [CUDA mask scatter])
+                    nz = CudaBackend.mask_nonzero(k, count)
                 pairs.extend((d + j, nz[j]) for j in range(k.ndim))
             else:
                 if check:  # before any copy or launch (a host index is checked there)
@@ -1533,10 +1627,11 @@ class CudaBackend:
         return out
 
     @staticmethod
-    def _scatter(kernel, a, key, value, check, cast):
+    def _scatter(kernel, a, key, value, check, cast, mask_count=False):
         if not isinstance(a, CudaArray):  # a host target with device indices or values
             raise device_mismatch("cuda:0", "cpu")
-        plan = CudaBackend._adv_plan(a, key, check)
+        vshape = value.shape if mask_count and isinstance(value, CudaArray) else None
+        plan = CudaBackend._adv_plan(a, key, check, vshape)
         oshape = plan[-1]
         if isinstance(value, np.ndarray):
             if value.ndim:
@@ -1570,10 +1665,24 @@ class CudaBackend:
     @staticmethod
     def add_at(a, key, value):
         """``np.add.at(a, key, value)``: atomic adds, so repeated indices add up (NOTE [CUDA
-        index validation]: the indices were checked by the op that made them)."""
+        index validation]: the indices were checked by the op that made them). A bool mask's
+        True count is read from ``value``'s shape (NOTE [CUDA mask scatter])."""
         if a.dtype.kind not in "fiu" or a.dtype.itemsize < 4:
             raise _unsupported(f"add.at into {a.dtype} arrays")
-        CudaBackend._scatter(KX.add_at_kernel, a, key, value, check=False, cast=True)
+        CudaBackend._scatter(
+            KX.add_at_kernel, a, key, value, check=False, cast=True, mask_count=True
+        )
+
+    @staticmethod
+    def mask_nonzero(mask, count):
+        """``np.stack(np.nonzero(mask))`` of a CUDA bool ``mask`` with ``count`` True entries,
+        made on the device (NOTE [CUDA mask scatter]): int64 of shape ``(mask.ndim, count)``."""
+        csum = CudaBackend.scan("cumsum", mask, None)  # the running count, read in place
+        out = CudaBackend.full((mask.ndim, count), KX.BAD, np.int64)  # unwritten: out of range
+        shape, st = _meta(mask)
+        launch(KX.mask_coords_kernel, mask.size, mask.size, mask._buf, mask._off, shape, st,
+               csum._buf, count, out._buf)  # fmt: skip
+        return out
 
     @staticmethod
     def take_along_axis(arr, indices, axis):
@@ -1751,6 +1860,486 @@ class CudaBackend:
                vst, oshape or (1,))  # fmt: skip
 
     # -- end of the op database's gaps -------------------------------------------------------
+
+    # -- random numbers (random.py: NOTE [CUDA random numbers]) -----------------------------
+
+    @staticmethod
+    def random_fill(out, kind, seed, offset, a=0.0, b=1.0):
+        """Fill the CUDA array ``out`` in place with ``kind`` samples (``"uniform"`` on
+        ``[a, b)``, ``"normal"`` of mean ``a`` and std ``b``, ``"exponential"`` of rate ``a``,
+        ``"bernoulli"`` with probability ``a``, ``"trunc_normal"``: standard normals truncated
+        to the finite ``[a, b]``) from the Philox state ``(seed, offset)``; the caller
+        advances its offset by ``4 * out.size``."""
+        op = {"uniform": KRand.UNIFORM, "normal": KRand.NORMAL,
+              "exponential": KRand.EXPONENTIAL, "bernoulli": KRand.BERNOULLI,
+              "trunc_normal": KRand.TRUNC_NORMAL}[kind]  # fmt: skip
+        if out.size == 0:
+            return
+        # uniforms with the output dtype's spacing (float16's too, exact in float32), and
+        # ``b`` rounded to the output dtype (or to float64 for non-floating outputs)
+        bits = {np.float16: 11, np.float32: 24}.get(out.dtype.type, 53)
+        top = float(out.dtype.type(b)) if out.dtype.kind == "f" else float(b)
+        dst = out
+        if out.dtype not in (np.float32, np.float64):  # drawn in float, then cast on copy
+            dst = CudaArray.empty(out.shape, np.float32 if out.dtype == np.float16 else np.float64)
+        shape, st = _meta(dst)
+        k0, k1, base = _philox_args(seed, offset)
+        launch(KRand.sample_kernel, dst.size, op, dst.size, k0, k1, base, float(a), float(b),
+               bits, top, dst._buf, dst._off, shape, st)  # fmt: skip
+        if dst is not out:
+            CudaBackend.copy_into(out, dst)
+
+    @staticmethod
+    def randint_fill(out, seed, offset, low, high):
+        """Fill the CUDA array ``out`` in place with integers uniform on ``[low, high)``
+        (``high - low`` from 1 to ``2**64 - 1``), without modulo bias, from the Philox state
+        ``(seed, offset)``; the caller advances its offset by ``4 * out.size``."""
+        low, high = int(low), int(high)
+        if not 1 <= high - low <= 2**64 - 1 or not -(2**63) <= low < 2**63:
+            raise ValueError(f"randint_fill: bad range [{low}, {high})")
+        if out.size == 0:
+            return
+        if out.dtype not in (np.int64, np.int32, np.float32, np.float64):
+            tmp = CudaArray.empty(out.shape, np.int64)  # drawn in int64, cast on copy
+            CudaBackend.randint_fill(tmp, seed, offset, low, high)
+            CudaBackend.copy_into(out, tmp)
+            return
+        shape, st = _meta(out)
+        k0, k1, base = _philox_args(seed, offset)
+        launch(KRand.randint_kernel, out.size, out.size, k0, k1, base, np.int64(low),
+               np.uint64(high - low), out._buf, out._off, shape, st)  # fmt: skip
+
+    @staticmethod
+    def categorical(cdf, u):
+        """Inverse-CDF draws: for the running sums ``cdf`` (float64, contiguous ``(rows,
+        ncat)``) and uniforms ``u`` (float64, ``(rows, k)``), the int64 categories."""
+        rows, ncat = cdf.shape
+        k = u.shape[1]
+        out = CudaArray.empty((rows, k), np.int64)
+        launch(KRand.categorical_kernel, out.size, out.size, k, ncat, cdf._buf, u._buf, out._buf)
+        return out
+
+    @staticmethod
+    def poisson_fill(out, lam, seed, offset):
+        """Fill the contiguous CUDA array ``out`` with Poisson counts of the rates ``lam``
+        (finite, non-negative, ``out``'s shape) from the Philox state ``(seed, offset)``;
+        the caller advances its offset by ``4 * out.size``. A count is drawn in float64 and
+        cast to ``out``'s dtype on store."""
+        if out.size == 0:
+            return
+        shape, st = _meta(lam)
+        k0, k1, base = _philox_args(seed, offset)
+        launch(KRand.poisson_kernel, out.size, out.size, k0, k1, base, lam._buf, lam._off,
+               shape, st, out._buf)  # fmt: skip
+
+    # -- end of random numbers --------------------------------------------------------------
+
+    # -- special (special.py: numbagrad.special, xlogy/xlog1py, nextafter) ------------------
+    @staticmethod
+    def special_unary(name, x, dtype, n=None):
+        """The special function ``name`` (``special.UNARY``, the CPU's codes; ``"polygamma"``
+        of order ``n``) of the CUDA array ``x`` as ``dtype``: the CPU's scalar formulas run
+        on the device in float64 and rounded once (NOTE [CUDA special functions])."""
+        if not isinstance(x, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        if x.dtype.kind not in "biuf":
+            raise _unsupported(f"special.{name} of {x.dtype} tensors")
+        dt = np.dtype(dtype)
+        out = CudaArray.empty(x.shape, dt, x.device_index)
+        shape, st = _meta(x)
+        if n is not None:  # polygamma: trigamma's reflection in float32 for float32 results
+            single = dt == np.float32
+            launch(KSpecial.polygamma_kernel, x.size, int(n), single, x.size, x._buf, x._off,
+                   shape, st, out._buf)  # fmt: skip
+            return out
+        code = KSpecial.UNARY.get(name)
+        if code is None:
+            raise _unsupported(f"special.{name}")
+        launch(KSpecial.special_unary_kernel, x.size, code, x.size, x._buf, x._off, shape, st,
+               out._buf)  # fmt: skip
+        return out
+
+    @staticmethod
+    def special_binary(name, a, b, dtype=None):
+        """The broadcasting two-operand function ``name`` (``special.BINARY``: ``gammainc``,
+        ``gammaincc``, ``zeta``, ``xlogy``, ``xlog1py``, ``nextafter``) of CUDA arrays or
+        scalars, as ``dtype`` (None: NumPy's result dtype); a scalar is first rounded to
+        ``dtype``, as NumPy's ufuncs and the CPU ops do."""
+        code = KSpecial.BINARY.get(name)
+        if code is None:
+            raise _unsupported(name)
+        dev = a if isinstance(a, CudaArray) else b
+        a, b = _as_operand(a, dev), _as_operand(b, dev)
+        dt = _result_dtype(name, a, b) if dtype is None else np.dtype(dtype)
+        if dt.kind != "f" or any(
+            isinstance(v, CudaArray) and v.dtype.kind not in "biuf" for v in (a, b)
+        ):
+            raise _unsupported(f"{name} of {dt} tensors")
+        a, b = (v if isinstance(v, CudaArray) else CudaBackend.full((), v, dt) for v in (a, b))
+        try:
+            shape = np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            sa, sb = list(a.shape), list(b.shape)
+            raise RuntimeError(
+                f"{name}: the size of tensor a ({sa}) must match the size of tensor b ({sb}): "
+                f"shapes {sa} and {sb} are not broadcastable"
+            ) from None
+        out = CudaArray.empty(shape, dt, dev.device_index)
+        ast, aoff = _bcast_st(a, shape)
+        bst, boff = _bcast_st(b, shape)
+        digits, emin, big = KSpecial.NEXTAFTER_FORMATS.get(dt.name, (53, -1074, 0.0))
+        launch(KSpecial.special_binary_kernel, out.size, code, out.size, a._buf, aoff, ast,
+               b._buf, boff, bst, shape or (1,), digits, emin, float(big), out._buf)  # fmt: skip
+        return out
+
+    # -- end of special ----------------------------------------------------------------------
+
+    # -- linalg (linalg.py: NOTE [CUDA decompositions]) --------------------------------------
+    # NOTE [CUDA linalg status]
+    # Each factorization kernel writes a status per matrix (a zero pivot, a leading minor
+    # that is not positive-definite, a non-finite input, no convergence) to a small device
+    # array. Where the CPU op raises for such a matrix (``solve``, ``inv``, ``cholesky``,
+    # ``svd``, ``eigh``), the status is copied to the host once, after the kernel, in the
+    # forward, and the error is raised with the CPU op's message, naming the first failing
+    # batch element as it does; ``det``/``slogdet``/``solve_triangular`` never fail and read
+    # nothing. The backward rules are built from these ops too, so they read a status when
+    # they factor (``linalg.solve`` in the gradient of ``inv``'s users, say).
+    @staticmethod
+    def _linalg_threads(m, n):
+        """The block size of a decomposition kernel for ``(m, n)`` matrices: a power of
+        two up to ``KL.LTPB``, about one thread per entry."""
+        threads = 1
+        while threads < min(m * n, KL.LTPB):
+            threads *= 2
+        return threads
+
+    @staticmethod
+    def _linalg_work(a, name, transpose=False):
+        """``(work, batch)``: a contiguous float64 copy ``(nb, m, n)`` of the matrices of
+        ``a`` (of their transposes when ``transpose``), read through ``a``'s strides, and
+        the batch shape."""
+        if not isinstance(a, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        if a.ndim < 2:
+            raise ValueError(
+                f"linalg.{name}: {a.ndim}-dimensional array given; the array must be at least "
+                "two-dimensional"
+            )
+        if a.dtype.kind not in "fiub":
+            raise _unsupported(f"linalg.{name} of {a.dtype} arrays")
+        if transpose:
+            a = CudaXP.swapaxes(a, -1, -2)
+        batch = a.shape[:-2]
+        m, n = a.shape[-2:]
+        work = CudaArray.empty((math.prod(batch), m, n), np.float64, a.device_index)
+        CudaBackend.copy_into(work.reshape(a.shape), a)
+        return work, batch
+
+    @staticmethod
+    def _linalg_error(msg):
+        """``numbagrad.linalg.LinAlgError(msg)`` (a RuntimeError)."""
+        return LinAlgError(msg)
+
+    @staticmethod
+    def _batch_prefix(shape, i):
+        return f"(Batch element {i}): " if len(shape) > 2 else ""
+
+    @staticmethod
+    def _out_dtype(*arrays):
+        dt = np.result_type(*(x.dtype for x in arrays))
+        return dt if dt.kind == "f" else np.dtype(np.float64)
+
+    @staticmethod
+    def _eye(n):
+        """The float64 identity ``(n, n)`` made on the device."""
+        r = CudaBackend.arange(n)
+        eq = CudaBackend.binary("equal", r.reshape((n, 1)), r.reshape((1, n)))
+        return eq.astype(np.float64)
+
+    @staticmethod
+    def lu_factor(a, name):
+        """``(lu, piv, info, batch)``: LU with partial pivoting of every matrix of the
+        square ``a`` (``lu_kernel``): ``lu`` ``(nb, n, n)`` float64, ``piv`` ``(nb, n)``,
+        ``info`` ``(nb, 2)`` (first zero pivot, non-finite flag), on the device."""
+        work, batch = CudaBackend._linalg_work(a, name)
+        nb, n = work.shape[0], work.shape[-1]
+        if work.shape[-2] != n:
+            raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
+        piv = CudaArray.empty((nb, n), np.int64, a.device_index)
+        info = CudaBackend.zeros((nb, 2), np.int64)
+        launch_blocks(
+            KL.lu_kernel, nb, CudaBackend._linalg_threads(n, n), nb, n, work._buf, piv._buf,
+            info._buf,
+        )  # fmt: skip
+        return work, piv, info, batch
+
+    @staticmethod
+    def _trsm(nb, n, k, a, bshape, lower, unit, x):
+        """``x`` (contiguous float64 ``(nb, n, k)``) <- ``A^-1 x`` for the triangular ``a``
+        (a ``CudaArray`` ``(*bshape, n, n)`` view, any strides)."""
+        if nb == 0 or n == 0 or k == 0:
+            return
+        ast = a._st[:-2] or (0,)
+        launch_blocks(
+            KL.trsm_kernel, nb, CudaBackend._linalg_threads(n, k), nb, n, k, a._buf, a._off,
+            ast, a._st[-2], a._st[-1], bshape or (1,), lower, unit, x._buf,
+        )  # fmt: skip
+
+    @staticmethod
+    def lu_solve(a, b, name):
+        """NumPy's ``linalg.solve(a, b)`` (``b`` a vector or a stack of matrices, batch dims
+        broadcast), or ``linalg.inv(a)`` when ``b`` is None: one LU per matrix of ``a``,
+        then row swaps and two triangular solves per right-hand side. A singular matrix
+        raises the CPU op's ``LinAlgError``; a non-finite one gives NaN."""
+        if not isinstance(a, CudaArray) or (b is not None and not isinstance(b, CudaArray)):
+            raise device_mismatch("cuda:0", "cpu")
+        lu, piv, info, abatch = CudaBackend.lu_factor(a, name)
+        n = lu.shape[-1]
+        vector = b is not None and b.ndim == 1
+        if b is None:
+            bm, dt = CudaBackend._eye(n), CudaBackend._out_dtype(a)
+        else:
+            bm, dt = (b.reshape((n, 1)) if vector else b), CudaBackend._out_dtype(a, b)
+            if bm.ndim < 2 or bm.shape[-2] != n:
+                raise ValueError(
+                    f"solve: Input operand 1 has a mismatch in its core dimension 0 "
+                    f"(size {bm.shape[-2] if bm.ndim else 0} is different from {n})"
+                )
+        k = bm.shape[-1]
+        batch = tuple(np.broadcast_shapes(abatch, bm.shape[:-2]))
+        nb = math.prod(batch)
+        x = CudaArray.empty((nb, n, k), np.float64, a.device_index)
+        CudaBackend.copy_into(x.reshape((*batch, n, k)), bm)
+        status = info.to_host() if info.size else np.zeros((0, 2), np.int64)
+        for i, (zero, nonfinite) in enumerate(status.tolist()):
+            if zero and not nonfinite:
+                prefix = CudaBackend._batch_prefix(a.shape, i)
+                if name == "inv":
+                    raise CudaBackend._linalg_error(
+                        f"linalg.inv: {prefix}The diagonal element {zero} is zero, the "
+                        "inversion could not be completed because the input matrix is singular."
+                    )
+                raise CudaBackend._linalg_error(
+                    f"torch.linalg.solve: {prefix}The solver failed because the input matrix "
+                    "is singular."
+                )
+        if nb and n and k:
+            lub = lu.reshape((*abatch, n, n)).broadcast_to((*batch, n, n))
+            pivb = piv.reshape((*abatch, n)).broadcast_to((*batch, n))
+            launch_blocks(
+                KL.lu_permute_kernel, nb, CudaBackend._linalg_threads(1, k), nb, n, k,
+                piv._buf, pivb._st[:-1] or (0,), 0, batch or (1,), x._buf,
+            )  # fmt: skip
+            CudaBackend._trsm(nb, n, k, lub, batch, True, True, x)
+            CudaBackend._trsm(nb, n, k, lub, batch, False, False, x)
+        out = x.reshape((*batch, n, k))
+        if status[:, 1].any():  # non-finite matrices: NaN (the CPU op's choice)
+            bad = CudaBackend.binary("not_equal", info[:, 1], 0).reshape((*abatch, 1, 1))
+            out = CudaBackend.where(bad, math.nan, out)
+        out = out.astype(dt, copy=False)
+        return out.reshape((*batch, n)) if vector else out
+
+    @staticmethod
+    def slogdet(a):
+        """``(sign, log|det|)`` of every matrix of ``a`` from its LU factors (no host
+        copy), in ``a``'s dtype."""
+        lu, piv, _, batch = CudaBackend.lu_factor(a, "slogdet")
+        nb, n = lu.shape[0], lu.shape[-1]
+        sign = CudaArray.empty((nb,), np.float64, a.device_index)
+        logabs = CudaArray.empty((nb,), np.float64, a.device_index)
+        launch(KL.lu_det_kernel, nb, nb, n, lu._buf, piv._buf, sign._buf, logabs._buf)
+        dt = CudaBackend._out_dtype(a)
+        return (
+            sign.reshape(batch).astype(dt, copy=False),
+            logabs.reshape(batch).astype(dt, copy=False),
+        )
+
+    @staticmethod
+    def solve_triangular(a, b, upper, unitriangular):
+        """``A^-1 B`` for the triangular ``a`` (its ``upper`` or lower triangle, a unit
+        diagonal when ``unitriangular``), batch dims broadcast, as the CPU op's
+        ``_solve_triangular``: substitution row by row (``trsm_kernel``), so a zero on the
+        diagonal gives inf/NaN, never an error; ``a`` is read through its strides."""
+        if not (isinstance(a, CudaArray) and isinstance(b, CudaArray)):
+            raise device_mismatch("cuda:0", "cpu")
+        if a.ndim < 2 or b.ndim < 2 or a.shape[-1] != a.shape[-2] or b.shape[-2] != a.shape[-1]:
+            raise ValueError(
+                f"solve_triangular: shapes {a.shape} and {b.shape} are not a batch of square "
+                "matrices and a batch of matching right-hand sides"
+            )
+        n, k = b.shape[-2:]
+        batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+        nb = math.prod(batch)
+        x = CudaArray.empty((nb, n, k), np.float64, a.device_index)
+        CudaBackend.copy_into(x.reshape((*batch, n, k)), b)
+        ab = a.broadcast_to((*batch, n, n))
+        CudaBackend._trsm(nb, n, k, ab, batch, not upper, bool(unitriangular), x)
+        return x.reshape((*batch, n, k)).astype(CudaBackend._out_dtype(a, b), copy=False)
+
+    @staticmethod
+    def cholesky(a):
+        """The lower Cholesky factors of ``a`` (its lower triangle read); a matrix that is
+        not positive-definite raises the CPU op's ``LinAlgError`` naming the order of the
+        first failing leading minor."""
+        work, _ = CudaBackend._linalg_work(a, "cholesky")
+        nb, n = work.shape[0], work.shape[-1]
+        if work.shape[-2] != n:
+            raise ValueError("linalg.cholesky: Last 2 dimensions of the array must be square")
+        info = CudaBackend.zeros((nb,), np.int64)
+        launch_blocks(
+            KL.cholesky_kernel, nb, CudaBackend._linalg_threads(n, n), nb, n, work._buf,
+            info._buf,
+        )  # fmt: skip
+        if nb:
+            for i, order in enumerate(info.to_host().tolist()):
+                if order:
+                    raise CudaBackend._linalg_error(
+                        f"linalg.cholesky: {CudaBackend._batch_prefix(a.shape, i)}The "
+                        "factorization could not be completed because the input is not "
+                        f"positive-definite (the leading minor of order {order} is not "
+                        "positive-definite)."
+                    )
+        return work.reshape(a.shape).astype(CudaBackend._out_dtype(a), copy=False)
+
+    @staticmethod
+    def _householder(work):
+        """``qr_kernel`` on the float64 work ``(nb, m, n)`` in place; returns ``tau``."""
+        nb, m, n = work.shape
+        tau = CudaArray.empty((nb, min(m, n)), np.float64, work.device_index)
+        launch_blocks(
+            KL.qr_kernel, nb, CudaBackend._linalg_threads(m, 1), nb, m, n, work._buf, tau._buf
+        )
+        return tau
+
+    @staticmethod
+    def _householder_q(work, tau, kq):
+        """The first ``kq`` columns of ``Q`` from the reflectors of ``_householder``."""
+        nb, m, n = work.shape
+        q = CudaArray.empty((nb, m, kq), np.float64, work.device_index)
+        launch(KL.qr_q_kernel, nb * kq, nb, m, n, kq, work._buf, tau._buf, q._buf)
+        return q
+
+    @staticmethod
+    def qr(a, mode="reduced"):
+        """NumPy's ``linalg.qr`` (modes ``reduced``, ``complete``, ``r``): Householder
+        reflections as LAPACK's (``R``'s signs are LAPACK's)."""
+        if mode not in ("reduced", "complete", "r"):
+            raise ValueError(f"Unrecognized mode '{mode}' (CUDA arrays: reduced, complete, r)")
+        work, batch = CudaBackend._linalg_work(a, "qr")
+        m, n = work.shape[1:]
+        k = min(m, n)
+        tau = CudaBackend._householder(work)
+        dt = CudaBackend._out_dtype(a)
+        rk = m if mode == "complete" else k
+        r = CudaXP.triu(work[:, :rk, :]).reshape((*batch, rk, n)).astype(dt, copy=False)
+        if mode == "r":
+            return r
+        q = CudaBackend._householder_q(work, tau, rk)
+        return q.reshape((*batch, m, rk)).astype(dt, copy=False), r
+
+    @staticmethod
+    def eigh(a, uplo="L"):
+        """NumPy's ``linalg.eigh`` (``uplo``'s triangle read): eigenvalues ascending and
+        eigenvectors by cyclic Jacobi (``jacobi_eigh_kernel``); the eigenvectors' signs
+        are Jacobi's, not LAPACK's (each is unique only up to sign)."""
+        if uplo not in ("L", "U"):
+            raise ValueError("UPLO argument must be 'L' or 'U'")
+        if not isinstance(a, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        tri = CudaXP.tril if uplo == "L" else CudaXP.triu
+        off = tri(a, -1 if uplo == "L" else 1)
+        sym = CudaBackend.binary("add", tri(a), CudaXP.swapaxes(off, -1, -2))
+        work, batch = CudaBackend._linalg_work(sym, "eigh")
+        nb, n = work.shape[0], work.shape[-1]
+        if work.shape[-2] != n:
+            raise ValueError("linalg.eigh: Last 2 dimensions of the array must be square")
+        v = CudaArray.empty(work.shape, np.float64, a.device_index)
+        lam = CudaArray.empty((nb, n), np.float64, a.device_index)
+        vout = CudaArray.empty(work.shape, np.float64, a.device_index)
+        info = CudaBackend.zeros((nb,), np.int64)
+        launch_blocks(
+            KL.jacobi_eigh_kernel, nb, CudaBackend._linalg_threads(n, 1), nb, n, work._buf,
+            v._buf, lam._buf, vout._buf, info._buf, 60,
+        )  # fmt: skip
+        if nb and (info.to_host() == 1).any():
+            raise CudaBackend._linalg_error(
+                "linalg.eigh: The algorithm failed to converge because the input matrix is "
+                "ill-conditioned or has too many repeated eigenvalues."
+            )
+        dt = CudaBackend._out_dtype(a)
+        return (
+            lam.reshape((*batch, n)).astype(dt, copy=False),
+            vout.reshape((*batch, n, n)).astype(dt, copy=False),
+        )
+
+    @staticmethod
+    def svd(a, full_matrices=True):
+        """NumPy's ``linalg.svd``: one-sided Jacobi on the tall orientation
+        (``jacobi_svd_kernel``), singular values descending. The left vectors of zero
+        singular values, and the extra columns of ``full_matrices``, come from a
+        Householder QR of the normalised left factor (``Q``'s columns, signs matched to
+        it), so the factors are orthonormal; vectors are unique only up to sign (and the
+        completion up to rotation), so they may differ from LAPACK's. A non-finite matrix
+        raises the CPU op's ``LinAlgError``."""
+        if not isinstance(a, CudaArray):
+            raise device_mismatch("cuda:0", "cpu")
+        wide = a.ndim >= 2 and a.shape[-2] < a.shape[-1]
+        work, batch = CudaBackend._linalg_work(a, "svd", transpose=wide)
+        nb, m, k = work.shape  # m >= k
+        v = CudaArray.empty((nb, k, k), np.float64, a.device_index)
+        s = CudaArray.empty((nb, k), np.float64, a.device_index)
+        sout = CudaArray.empty((nb, k), np.float64, a.device_index)
+        u = CudaArray.empty((nb, m, k), np.float64, a.device_index)
+        vh = CudaArray.empty((nb, k, k), np.float64, a.device_index)
+        info = CudaBackend.zeros((nb,), np.int64)
+        launch_blocks(
+            KL.jacobi_svd_kernel, nb, CudaBackend._linalg_threads(m, 1), nb, m, k, work._buf,
+            v._buf, s._buf, sout._buf, u._buf, vh._buf, info._buf, 60,
+        )  # fmt: skip
+        status = info.to_host().tolist() if nb else []
+        for i, st in enumerate(status):
+            if st == 2:
+                raise CudaBackend._linalg_error(
+                    f"linalg.svd: {CudaBackend._batch_prefix(a.shape, i)}The algorithm failed "
+                    "to converge because the input matrix contained non-finite values."
+                )
+        if 1 in status:
+            raise CudaBackend._linalg_error(
+                "linalg.svd: The algorithm failed to converge because the input matrix is "
+                "ill-conditioned or has too many repeated singular values."
+            )
+        kq = m if full_matrices else k
+        qw = u.copy()
+        q = CudaBackend._householder_q(qw, CudaBackend._householder(qw), kq)
+        sgn = CudaBackend.where(
+            CudaBackend.binary("less", CudaXP.diagonal(qw, 0, -2, -1), 0), -1.0, 1.0
+        )
+        if kq > k:
+            sgn = CudaXP.concatenate([sgn, CudaBackend.full((nb, kq - k), 1.0, np.float64)], -1)
+        u = CudaBackend.multiply(q, sgn.reshape((nb, 1, kq)))  # (nb, m, kq)
+        dt = CudaBackend._out_dtype(a)
+        if wide:  # a^T = u s vh: a = vh^T s u^T
+            u, vh = CudaXP.swapaxes(vh, -1, -2), CudaXP.swapaxes(u, -1, -2)
+        rows, cols = a.shape[-2:]
+
+        def out(x, shape):
+            return CudaXP.ascontiguousarray(x).reshape((*batch, *shape)).astype(dt, copy=False)
+
+        return (
+            out(u, (rows, u.shape[-1])),
+            sout.reshape((*batch, k)).astype(dt, copy=False),
+            out(vh, (vh.shape[-2], cols)),
+        )
+
+    # -- end of linalg -------------------------------------------------------------------------
+
+
+def _philox_args(seed, offset):
+    """The kernel arguments of a Philox state: the key words and the first block index."""
+    seed, offset = int(seed) % 2**64, int(offset)
+    if offset < 0 or offset % 4:
+        raise ValueError(f"a Philox offset is a non-negative multiple of 4, got {offset}")
+    return np.uint64(seed & 0xFFFFFFFF), np.uint64(seed >> 32), np.uint64((offset // 4) % 2**64)
 
 
 CUDA = CudaBackend()

@@ -45,6 +45,7 @@ __all__ = [
     "adv_offset_kernel",
     "dest_kernel",
     "iota_kernel",
+    "mask_coords_kernel",
     "minmax_kernel",
     "put_kernel",
     "reduce_at_kernel",
@@ -64,6 +65,25 @@ def minmax_kernel(n, x, xoff, shape, st, out):
         v = int64(x[_offset(i, shape, st, xoff)])
         cuda.atomic.min(out, 0, v)
         cuda.atomic.max(out, 1, v)
+
+
+@cuda.jit
+def mask_coords_kernel(n, mask, moff, shape, st, csum, count, out):
+    """The coordinates of the True entries of the strided bool ``mask`` (``np.nonzero``, in
+    row-major order) from ``csum``, the inclusive running count of the flattened mask: the
+    True entry at flat position ``p`` is number ``csum[p] - 1``, and its coordinate along
+    dim ``d`` goes to ``out[d * count + csum[p] - 1]``. Entries past ``count`` (a count
+    that does not match the mask) are not written (NOTE [CUDA mask scatter] in
+    ``backend.py``)."""
+    nd = len(shape)
+    for p in range(cuda.grid(1), n, cuda.gridsize(1)):
+        if mask[_offset(p, shape, st, moff)]:
+            j = csum[p] - 1
+            if 0 <= j < count:
+                rest = p
+                for d in range(nd - 1, -1, -1):
+                    out[d * count + j] = rest % shape[d]
+                    rest //= shape[d]
 
 
 @cuda.jit
