@@ -18,6 +18,8 @@ SCRIPT = textwrap.dedent(
         x = numbagrad.tensor([0.0, 1.0, -1.0], requires_grad=True)
         y = numbagrad.log(x) + numbagrad.sqrt(x) + 1 / x
         (y * 0).sum().backward()
+        inf = numbagrad.tensor([[np.inf, -np.inf]])
+        inf.sum(), inf.sum(1), inf.mean(), inf.float().sum()  # inf - inf in a reduction
         ours = [str(w.message) for w in caught]
         np.log(np.zeros(1))  # the user's own NumPy call still warns
         theirs = [str(w.message) for w in caught[len(ours):]]
