@@ -398,3 +398,28 @@ def test_jacrev_of_an_elementwise_map_of_a_linear_map_is_exact():
     np.testing.assert_allclose(jac, (1 - y * y)[:, None] * w, rtol=1e-13, atol=1e-15)
     jf = ng.func.jacfwd(lambda v: ng.tanh(ng.tensor(w) @ v))(ng.tensor(x)).numpy()
     np.testing.assert_allclose(jf, jac, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_gelu_backward_matches_its_composite(dtype):
+    """The fused gelu_backward kernel (from KERNEL_MIN elements) against the term-by-term
+    array formula the small path uses, special values and a broadcast scalar g included."""
+    approximate = "none"
+    from numbagrad.kernels.cpu.backend import CPU
+    from numbagrad.nn._primitives import GeluBackward, _gelu_derivative
+
+    rng = np.random.default_rng(3)
+    n = KERNEL_MIN + 7
+    x = (rng.standard_normal(n) * 4).astype(dtype)
+    x[:5] = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    g = rng.standard_normal(n).astype(dtype)
+    g[:2] = [np.inf, -np.inf]
+    with np.errstate(all="ignore"):
+        for gg in (g, np.array([2.5], dtype), np.full(n, -1.5, dtype)[None, :][0]):
+            got = GeluBackward.impl(CPU, gg, x, approximate=approximate)
+            want = gg * _gelu_derivative(CPU, x, approximate)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            # float32: the kernel computes in float64 (its constants are float64) and rounds
+            # once, the array formula in float32
+            rtol, atol = (1e-6, 1e-6) if dtype == "float32" else (1e-13, 1e-13)
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)

@@ -281,6 +281,23 @@ def _gelu_second(x, approximate):
     return pdf * 2.0 - sq * pdf
 
 
+def _gelu_derivative(be, x, approximate):
+    """``gelu'(x)`` on arrays, term by term as PyTorch's ``gelu_backward``."""
+    mul, add = (lambda a, b: be.binary("multiply", a, b)), (lambda a, b: be.binary("add", a, b))
+    if approximate == "tanh":
+        sq = mul(x, x)
+        inner = mul(add(x, mul(mul(sq, x), _GELU_KAPPA)), _GELU_BETA)
+        t = be.map("tanh", inner)
+        left = mul(x, 0.5)
+        left_d = mul(add(t, 1.0), 0.5)
+        tanh_d = be.binary("subtract", 1.0, mul(t, t))
+        inner_d = mul(add(mul(sq, 3.0 * _GELU_KAPPA), 1.0), _GELU_BETA)
+        return add(left_d, mul(mul(left, tanh_d), inner_d))
+    cdf = mul(add(be.map("erf", mul(x, _GELU_ALPHA)), 1.0), 0.5)
+    pdf = mul(be.map("exp", mul(mul(x, x), -0.5)), _GELU_PDF)
+    return add(cdf, mul(x, pdf))
+
+
 class GeluBackward(Primitive):
     """PyTorch's ``gelu_backward(g, x)``: ``g * (cdf + x * pdf)`` (the tanh form: ``g * (0.5
     (1 + tanh(u)) + 0.5 x (1 - tanh(u)^2) u')``), a single product with ``g``, so an
@@ -295,19 +312,19 @@ class GeluBackward(Primitive):
 
     @staticmethod
     def impl(be, g, x, *, approximate):
-        mul, add = (lambda a, b: be.binary("multiply", a, b)), (lambda a, b: be.binary("add", a, b))
-        if approximate == "tanh":
-            sq = mul(x, x)
-            inner = mul(add(x, mul(mul(sq, x), _GELU_KAPPA)), _GELU_BETA)
-            t = be.map("tanh", inner)
-            left = mul(x, 0.5)
-            left_d = mul(add(t, 1.0), 0.5)
-            tanh_d = be.binary("subtract", 1.0, mul(t, t))
-            inner_d = mul(add(mul(sq, 3.0 * _GELU_KAPPA), 1.0), _GELU_BETA)
-            return mul(g, add(left_d, mul(mul(left, tanh_d), inner_d)))
-        cdf = mul(add(be.map("erf", mul(x, _GELU_ALPHA)), 1.0), 0.5)
-        pdf = mul(be.map("exp", mul(mul(x, x), -0.5)), _GELU_PDF)
-        return mul(g, add(cdf, mul(x, pdf)))
+        if (
+            approximate == "none"
+            and be.name == "cpu"
+            and type(g) is np.ndarray
+            and (g.shape == x.shape or (g.size == 1 and g.ndim <= x.ndim))
+        ):
+            # one fused pass from KERNEL_MIN elements (kernels/cpu/elementwise.py): an erf
+            # and an exp per element, 1.7x faster than the array formula on 131k float64;
+            # the tanh form stays on NumPy's SIMD tanh, which beats a scalar-tanh kernel
+            return be.unary_backward(
+                "gelu_backward", g, x, lambda m, s: _gelu_derivative(be, s, approximate)
+            )
+        return be.binary("multiply", g, _gelu_derivative(be, x, approximate))
 
     @staticmethod
     def vjp(ctx, gg, *, approximate):

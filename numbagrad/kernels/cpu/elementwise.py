@@ -32,6 +32,7 @@ __all__ = [
     "cos_backward",
     "erf_backward",
     "erf_forward",
+    "gelu_backward",
     "mul_backward_par",
     "relu_backward",
     "rsqrt_forward",
@@ -112,6 +113,15 @@ def softplus_grad(g, x):
 def erf_grad(g, x):
     """Scalar ``g * erf'(x)``."""
     return g * (2 / math.sqrt(math.pi)) * math.exp(-x * x)
+
+
+@njit(cache=True, inline="always")
+def gelu_grad(g, x):
+    """Scalar ``g * gelu'(x)`` (PyTorch's ``gelu_backward``): ``g * (Phi(x) + x phi(x))``,
+    one product with ``g``, so an infinite ``g`` at ``x = 0`` gives +-inf, not NaN."""
+    cdf = 0.5 * (1.0 + math.erf(x * 0.7071067811865476))
+    pdf = math.exp(-0.5 * x * x) * 0.3989422804014327
+    return g * (cdf + x * pdf)
 
 
 @njit(cache=True, inline="always")
@@ -254,6 +264,18 @@ def erf_backward(g, x, out):
     and ``x``); contiguous for the cached specialisation."""
     for i in range(x.size):
         out[i] = erf_grad(_gi(g, i), x[i])
+
+
+@njit(cache=True, parallel=True)
+def gelu_backward(g, x, out):
+    """``out = g * gelu'(x)`` from the saved input ``x`` (``gelu_grad``; every element is
+    an erf and an exp, so it runs on every core from ``KERNEL_MIN`` elements).
+
+    Assumes: ``x`` and ``out`` 1-D (flat) of one length, ``len(g)`` equal to it or 1
+    (a broadcast scalar gradient); float32/float64; contiguous for the cached
+    specialisation."""
+    for i in prange(x.size):
+        out[i] = gelu_grad(_gi(g, i), x[i])
 
 
 @njit(cache=True)
