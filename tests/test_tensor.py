@@ -425,3 +425,26 @@ def test_repr_shows_non_default_dtype():
     r = repr(ng.tensor([1.0, 2.0], dtype=ng.float64))
     assert r == f"tensor([1., 2.], dtype={ng.float64})"
     assert str(ng.float64).endswith("float64")
+
+
+def test_new_tensor_methods_follow_torch():
+    """``new_zeros``/``new_ones``/``new_empty``/``new_full``/``new_tensor``: this tensor's
+    dtype and device unless given, ``requires_grad`` as a keyword, as PyTorch."""
+    torch = pytest.importorskip("torch")
+    for m in (torch, numbagrad):
+        x = m.ones(2, dtype=m.float32)
+        got = [
+            x.new_zeros(3),
+            x.new_ones((2, 2), dtype=m.float64),
+            x.new_empty(2, 3),
+            x.new_full((2,), 7),
+            x.new_tensor([1, 2]),
+            x.new_zeros(2, requires_grad=True),
+            m.ones(2, dtype=m.int64).new_full((2,), 2.5),
+        ]
+        summary = [(str(t.dtype).split(".")[-1], tuple(t.shape), t.requires_grad) for t in got]
+        if m is torch:
+            want = summary
+        else:
+            assert summary == want
+            assert got[3].tolist() == [7.0, 7.0] and got[6].tolist() == [2, 2]

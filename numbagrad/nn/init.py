@@ -362,6 +362,21 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
+    if getattr(tensor._data, "_numbagrad_device", False):
+        # drawn and factored on the device (its generator and QR kernel), written in place
+        from numbagrad import float64, linalg
+        from numbagrad.ops import diagonal
+
+        with no_grad():
+            flat = tensor.new_empty((rows, cols), dtype=float64).normal_(generator=generator)
+            if rows < cols:
+                flat = flat.T
+            q, r = linalg.qr(flat)
+            q = q * diagonal(r).sign()
+            if rows < cols:
+                q = q.T
+            tensor.copy_((gain * q).reshape(tuple(tensor.shape)))
+        return tensor
     flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
     if rows < cols:
         flat = flat.T

@@ -10,10 +10,9 @@ import functools
 
 import numpy as np
 
-from numbagrad import _dtype as D
 from numbagrad import _tensor
 from numbagrad import ops as F
-from numbagrad._creation import tensor
+from numbagrad._creation import empty, full, ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops import inplace, shape
@@ -85,27 +84,54 @@ Tensor.bool = lambda self: to(self, np.bool_)
 Tensor.type_as = lambda self, other: to(self, other.dtype)
 Tensor.view_as = lambda self, other: F.view(self, tuple(other.shape))
 Tensor.reshape_as = lambda self, other: F.reshape(self, tuple(other.shape))
-Tensor.new_zeros = lambda self, *size, dtype=None: _new(np.zeros, self, size, dtype)
-Tensor.new_ones = lambda self, *size, dtype=None: _new(np.ones, self, size, dtype)
-Tensor.new_empty = lambda self, *size, dtype=None: _new(np.empty, self, size, dtype)
-Tensor.new_full = lambda self, size, fill_value, dtype=None: Tensor._make(
-    np.full(tuple(size), fill_value, self._data.dtype if dtype is None else _np_dtype(dtype))
-)
-Tensor.new_tensor = lambda self, data, dtype=None: _tensor_like(self, data, dtype)
 
 
-def _np_dtype(dtype):
-    return D.as_dtype(dtype).np
+def _new(make):
+    """``Tensor.new_<make>``: ``make``'s tensor with this tensor's dtype and device unless
+    given (PyTorch's ``new_zeros``/``new_ones``/``new_empty``)."""
+
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        return make(
+            *size,
+            dtype=self.dtype if dtype is None else dtype,
+            device=self.device if device is None else device,
+            requires_grad=requires_grad,
+        )
+
+    new.__name__ = new.__qualname__ = f"new_{make.__name__}"
+    new.__doc__ = f"A {make.__name__} tensor with this tensor's dtype and device by default."
+    return new
 
 
-def _new(fn, self, size, dtype):
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
-    return Tensor._make(fn(size, self._data.dtype if dtype is None else _np_dtype(dtype)))
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
+    by default."""
+    return full(
+        tuple(size),
+        fill_value,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
 
 
-def _tensor_like(self, data, dtype):
-    return tensor(data, dtype=self.dtype if dtype is None else dtype)
+def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    """A new tensor of ``data`` (copied), with this tensor's dtype and device by default."""
+    return tensor(
+        data,
+        dtype=self.dtype if dtype is None else dtype,
+        device=self.device if device is None else device,
+        requires_grad=requires_grad,
+    )
+
+
+Tensor.new_zeros = _new(zeros)
+Tensor.new_ones = _new(ones)
+Tensor.new_empty = _new(empty)
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
 
 
 def _rsub(self, other):
@@ -280,6 +306,10 @@ def _copy(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast) into this tensor in place."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
+    if type(src._data) is not type(self._data) and src.device != self.device:
+        # across devices, as PyTorch: a (differentiable) move first, so the gradient goes
+        # back to ``src``'s device
+        src = src.to(self.device)
     dst_shape, src_shape = tuple(self.shape), tuple(src.shape)
     if src_shape != dst_shape:
         for i in range(1, len(src_shape) + 1):

@@ -416,3 +416,19 @@ def test_trunc_normal_on_the_device():
         t = numbagrad.nn.init.trunc_normal_(numbagrad.empty(40, device="cuda"), a=3.0, b=3.5)
     t = t.cpu().numpy()
     assert t.min() >= 3.0 and t.max() <= 3.5 and np.median(t) < 3.25
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 2, 2)])
+def test_orthogonal_init_draws_and_factors_on_the_device(shape):
+    t = numbagrad.empty(*shape, device="cuda")
+    numbagrad.manual_seed(0)
+    before = dict(_driver.COPIES)
+    numbagrad.nn.init.orthogonal_(t, gain=2.0)
+    assert _driver.COPIES == before  # drawn, factored and written on the device
+    assert t.device.type == "cuda" and t.dtype == numbagrad.float32
+    q = t.cpu().numpy().reshape(shape[0], -1).astype(np.float64)
+    gram = q @ q.T if q.shape[0] <= q.shape[1] else q.T @ q
+    np.testing.assert_allclose(gram, 4 * np.eye(gram.shape[0]), atol=1e-5)
+    numbagrad.manual_seed(0)
+    again = numbagrad.nn.init.orthogonal_(numbagrad.empty(*shape, device="cuda"), gain=2.0)
+    np.testing.assert_array_equal(again.cpu().numpy(), t.cpu().numpy())

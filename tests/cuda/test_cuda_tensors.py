@@ -178,3 +178,53 @@ def test_copy_counter_counts():
     g.tolist()
     assert _driver.COPIES["h2d"] == before["h2d"] + 1
     assert _driver.COPIES["d2h"] == before["d2h"] + 1
+
+
+def test_copy_across_devices_moves_values_and_gradients_back():
+    """PyTorch's cross-device ``copy_``: values are copied (cast, broadcast), and the
+    gradient of the source lands on the source's device."""
+    d = numbagrad.zeros(2, 3, device="cuda")
+    d.copy_(numbagrad.arange(3.0))
+    assert d.device.type == "cuda" and d.cpu().tolist() == [[0.0, 1.0, 2.0]] * 2
+    c = numbagrad.zeros(2, 3, dtype=numbagrad.float32)
+    c.copy_(d * 2)
+    assert c.device.type == "cpu" and c.tolist() == [[0.0, 2.0, 4.0]] * 2
+    w = numbagrad.arange(6.0).reshape(2, 3)
+    for src_dev, dst_dev in (("cpu", "cuda"), ("cuda", "cpu")):
+        src = numbagrad.ones(3, device=src_dev, requires_grad=True)
+        dst = numbagrad.zeros(2, 3, device=dst_dev)
+        dst.copy_(src)
+        (dst * w.to(dst_dev)).sum().backward()
+        assert src.grad.device.type == src_dev
+        assert src.grad.cpu().tolist() == [3.0, 5.0, 7.0]
+
+
+def test_new_tensor_methods_keep_the_device():
+    x = numbagrad.ones(2, device="cuda")
+    for t in (
+        x.new_zeros(2),
+        x.new_ones(2),
+        x.new_empty(2),
+        x.new_full((2,), 3.0),
+        x.new_tensor([1.0]),
+    ):
+        assert t.device.type == "cuda"
+    assert x.new_zeros(2, device="cpu").device.type == "cpu"
+
+
+def test_a_fresh_process_can_use_its_first_cuda_tensor():
+    """The first CUDA array made (``empty`` allocates directly) registers the backend, so
+    ops on it work before any other op ran."""
+    import os
+    import subprocess
+    import sys
+
+    code = "import numbagrad as ng; t = ng.empty(2, device='cuda'); print(list((t + t).shape))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "NUMBA_ENABLE_CUDASIM": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.stdout.strip() == "[2]", out.stderr[-2000:]

@@ -99,6 +99,8 @@ class CudaArray:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def empty(cls, shape, dtype, device_index=0):
+        """An uninitialised device array (the backend is registered: any op may see it)."""
+        _register_backend()
         shape = tuple(int(s) for s in shape)
         n = math.prod(shape)
         buf = _driver.device_array(max(n, 1), dtype)
