@@ -20,6 +20,7 @@ from numba import float64, int64
 
 from numbagrad.kernels.cuda._driver import cuda as _cuda
 from numbagrad.kernels.cuda.elementwise import _offset
+from numbagrad.kernels.cuda.reduce import _ADD, _reduce_tree
 
 cuda = _cuda()
 
@@ -101,13 +102,7 @@ EPS = 2.220446049250313e-16  # float64's machine epsilon
 def _tree_sum(sm, tid, nt):
     """The sum of ``sm[0:nt]`` (``nt`` a power of two) for every thread of the block; every
     thread calls it (it synchronises), after writing its ``sm[tid]``."""
-    cuda.syncthreads()
-    step = nt // 2
-    while step > 0:
-        if tid < step:
-            sm[tid] += sm[tid + step]
-        cuda.syncthreads()
-        step //= 2
+    _reduce_tree(_ADD, sm, tid, nt)
     r = sm[0]
     cuda.syncthreads()  # every thread has read sm[0] before sm is reused
     return r

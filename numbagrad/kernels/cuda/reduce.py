@@ -41,13 +41,7 @@ def sum_kernel(nout, r, x, xoff, shape, st, out):
         for k in range(tid, r, nt):
             acc += x[_offset(j * r + k, shape, st, xoff)]
         sm[tid] = acc
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                sm[tid] += sm[tid + step]
-            cuda.syncthreads()
-            step //= 2
+        _reduce_tree(_ADD, sm, tid, nt)
         if tid == 0:
             out[j] = sm[0]
         cuda.syncthreads()  # sm is reused by the block's next output
@@ -64,13 +58,7 @@ def sum_int_kernel(nout, r, x, xoff, shape, st, out):
         for k in range(tid, r, nt):
             acc += int64(x[_offset(j * r + k, shape, st, xoff)])
         sm[tid] = acc
-        cuda.syncthreads()
-        step = nt // 2
-        while step > 0:
-            if tid < step:
-                sm[tid] += sm[tid + step]
-            cuda.syncthreads()
-            step //= 2
+        _reduce_tree(_ADD, sm, tid, nt)
         if tid == 0:
             out[j] = sm[0]
         cuda.syncthreads()
@@ -79,6 +67,7 @@ def sum_int_kernel(nout, r, x, xoff, shape, st, out):
 # -- products, extremes and boolean reductions (NOTE [CUDA reductions], same tree) ------------
 # op codes of ``reduce_kernel`` / ``reduce_int_kernel``
 REDUCE = {"prod": 0, "amax": 1, "amin": 2, "all": 3, "any": 4, "nansum": 5}
+_ADD = 5  # ``_combine``'s ``a + b`` (nansum's combine; the sums' tree too)
 
 
 @cuda.jit(device=True)
