@@ -425,3 +425,73 @@ def test_vmap_over_batched_indices_checks_their_bounds(op, bad):
     good = numbagrad.tensor([[0], [4]])
     loop = numbagrad.stack([op(x, i) for i in good])
     assert numbagrad.equal(numbagrad.vmap(lambda i: op(x, i))(good), loop)
+
+
+# -- memory ----------------------------------------------------------------------------------
+class _ExpVmap(numbagrad.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x.exp()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.saved_tensors[0]
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t * ctx.saved_tensors[0]
+
+
+_W = numbagrad.randn(3, dtype=f64)
+_X = numbagrad.randn(5, 3, dtype=f64)
+
+
+def _loss(w, x):
+    return (x @ w).tanh().sum()
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda: grad(_loss)(_W, _X),
+        lambda: vmap(grad(_loss), in_dims=(None, 0))(_W, {"a": _X}["a"]),
+        lambda: vmap(lambda d: d["x"] * 2, in_dims=({"x": 0},))({"x": _X}),
+        lambda: jacrev(lambda w: (_X @ w).tanh())(_W),
+        lambda: jacfwd(lambda w: (_X @ w).tanh())(_W),
+        lambda: hessian(_loss)(_W, _X),
+        lambda: vmap(_ExpVmap.apply)(_X),
+        lambda: vmap(grad(lambda x: _ExpVmap.apply(x).sum()))(_X),
+        lambda: jvp(vmap(_ExpVmap.apply), (_X,), (_X,)),
+    ],
+    ids=[
+        "grad",
+        "vmap-grad",
+        "vmap-dict",
+        "jacrev",
+        "jacfwd",
+        "hessian",
+        "fn-vmap",
+        "vmap-grad-fn",
+        "jvp-vmap-fn",
+    ],
+)
+def test_transforms_leave_no_reference_cycles(run):
+    # values held in a cycle (a self-calling closure, a class made per call) live until
+    # the cyclic GC runs: memory held past the call, and slower calls with GC off
+    import gc
+
+    run()
+    run()
+    gc.collect()
+    gc.disable()
+    try:
+        run()
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -35,37 +35,39 @@ def tree_flatten(tree):
         else:
             return list(tree), (kind, [LEAF] * len(tree))
     leaves: list = []
-
-    def rec(t):
-        if isinstance(t, (list, tuple)):
-            kind = type(t) if _is_namedtuple(t) else (tuple if isinstance(t, tuple) else list)
-            return (kind, [rec(c) for c in t])
-        if isinstance(t, dict):
-            keys = list(t)
-            return (dict, keys, [rec(t[k]) for k in keys])
-        leaves.append(t)
-        return LEAF
-
-    spec = rec(tree)
+    spec = _flatten(tree, leaves)
     return leaves, spec
+
+
+# NOTE: the recursive helpers are module-level functions taking their accumulator, not
+# closures: a closure that calls itself is a reference cycle (function -> cell -> function)
+# holding everything it captured, here the user's tensors, until the cyclic GC runs.
+def _flatten(t, leaves):
+    if isinstance(t, (list, tuple)):
+        kind = type(t) if _is_namedtuple(t) else (tuple if isinstance(t, tuple) else list)
+        return (kind, [_flatten(c, leaves) for c in t])
+    if isinstance(t, dict):
+        keys = list(t)
+        return (dict, keys, [_flatten(t[k], leaves) for k in keys])
+    leaves.append(t)
+    return LEAF
 
 
 def tree_unflatten(leaves, spec):
     """Rebuild the tree described by ``spec`` from ``leaves``."""
-    it = iter(leaves)
+    return _unflatten(spec, iter(leaves))
 
-    def rec(s):
-        if s is LEAF:
-            return next(it)
-        if s[0] is dict:
-            return {k: rec(c) for k, c in zip(s[1], s[2])}
-        kind, children = s
-        vals = [rec(c) for c in children]
-        if kind is tuple or kind is list:
-            return kind(vals)
-        return kind(*vals)  # namedtuple
 
-    return rec(spec)
+def _unflatten(s, it):
+    if s is LEAF:
+        return next(it)
+    if s[0] is dict:
+        return {k: _unflatten(c, it) for k, c in zip(s[1], s[2])}
+    kind, children = s
+    vals = [_unflatten(c, it) for c in children]
+    if kind is tuple or kind is list:
+        return kind(vals)
+    return kind(*vals)  # namedtuple
 
 
 def tree_map(fn, tree):
@@ -77,30 +79,29 @@ def broadcast_prefix(prefix, tree, what="in_dims"):
     """Expand ``prefix`` (a tree that is a prefix of ``tree``, leaves applying to whole
     subtrees) to one entry per leaf of ``tree``."""
     out: list = []
-
-    def rec(p, t):
-        if (isinstance(p, (list, tuple)) and not _is_namedtuple(p)) or _is_namedtuple(p):
-            if not isinstance(t, (list, tuple)) or len(p) != len(t):
-                raise ValueError(
-                    f"{what} is not compatible with the structure of the inputs: got "
-                    f"{what}={prefix!r} for an input of structure {_describe(tree)}"
-                )
-            for pc, tc in zip(p, t):
-                rec(pc, tc)
-        elif isinstance(p, dict):
-            if not isinstance(t, dict) or set(p) != set(t):
-                raise ValueError(
-                    f"{what} is not compatible with the structure of the inputs: got "
-                    f"{what}={prefix!r} for an input of structure {_describe(tree)}"
-                )
-            for k in t:
-                rec(p[k], t[k])
-        else:
-            n = len(tree_flatten(t)[0])
-            out.extend([p] * n)
-
-    rec(prefix, tree)
+    _broadcast(prefix, tree, out, prefix, tree, what)
     return out
+
+
+def _broadcast(p, t, out, prefix, tree, what):
+    if isinstance(p, (list, tuple)):  # namedtuples included
+        if not isinstance(t, (list, tuple)) or len(p) != len(t):
+            raise ValueError(
+                f"{what} is not compatible with the structure of the inputs: got "
+                f"{what}={prefix!r} for an input of structure {_describe(tree)}"
+            )
+        for pc, tc in zip(p, t):
+            _broadcast(pc, tc, out, prefix, tree, what)
+    elif isinstance(p, dict):
+        if not isinstance(t, dict) or set(p) != set(t):
+            raise ValueError(
+                f"{what} is not compatible with the structure of the inputs: got "
+                f"{what}={prefix!r} for an input of structure {_describe(tree)}"
+            )
+        for k in t:
+            _broadcast(p[k], t[k], out, prefix, tree, what)
+    else:
+        out.extend([p] * len(tree_flatten(t)[0]))
 
 
 def _describe(tree):

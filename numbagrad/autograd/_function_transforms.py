@@ -18,6 +18,8 @@ As in PyTorch, ``func`` transforms need the separate style (``setup_context``).
 
 from __future__ import annotations
 
+import functools
+import weakref
 from collections import namedtuple
 
 from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
@@ -251,8 +253,7 @@ def process_batch(interp, args, params):
             res = fn.vmap(VmapInfo(interp.size, interp.randomness), dims, *vals, **kwargs)
             out, out_dims = _check_vmap_return(fn, res)
         else:
-            gen = _generated(fn, dims, interp.size, interp.randomness, kwargs)
-            out = gen.apply(*vals)
+            out = _generated(fn).apply(_VmapRule(dims, interp.randomness, kwargs), *vals)
             out_dims = tuple(0 for _ in out) if isinstance(out, tuple) else 0
     finally:
         _CURRENT.reset(token)
@@ -297,77 +298,111 @@ def _check_vmap_return(fn, res):
     return out, out_dims
 
 
-def _generated(fn, dims, size, randomness, kwargs):
-    """A Function running ``fn``'s forward, setup_context, backward and jvp under vmap
-    over ``dims`` (``generate_vmap_rule = True``); its outputs are batched at 0."""
+class _VmapRule:
+    """What one application of a generated rule maps over: the batch dimension of each
+    of the user Function's inputs, vmap's ``randomness`` and the ``apply`` keywords.
+    Passed to the generated Function as a non-tensor input (its gradient is None)."""
+
+    __slots__ = ("dims", "kwargs", "randomness")
+
+    def __init__(self, dims, randomness, kwargs):
+        self.dims = dims
+        self.randomness = randomness
+        self.kwargs = kwargs
+
+
+# one generated Function per user Function, made on its first vmap and kept as long as
+# the user's class lives (NOTE: a class made per call cost ~40 us and a reference cycle)
+_GENERATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _generated(fn):
+    """The Function that runs ``fn``'s forward, setup_context, backward and jvp under
+    vmap (``generate_vmap_rule = True``); ``apply(rule, *vals)`` with a ``_VmapRule``, its
+    outputs batched at 0."""
+    gen = _GENERATED.get(fn)
+    if gen is None:
+        gen = _GENERATED[fn] = type(
+            fn.__name__ + "VmapRule",
+            (Function,),
+            {
+                "forward": staticmethod(functools.partial(_gen_forward, fn)),
+                "setup_context": staticmethod(_gen_setup_context),
+                "backward": staticmethod(functools.partial(_gen_backward, fn)),
+                "jvp": staticmethod(functools.partial(_gen_jvp, fn)),
+                "generate_vmap_rule": True,
+            },
+        )
+    return gen
+
+
+def _gen_forward(fn, rule, *vals):
     from numbagrad.func import vmap
 
-    n = len(dims)
-
-    def forward(*vals):
-        out = vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=dims, randomness=randomness)(*vals)
-        return out
-
-    def setup_context(ctx, inputs, output):
-        outs = output if isinstance(output, tuple) else (output,)
-        ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
-        ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
-        ctx.n_out = len(outs)
-        ctx.is_tuple = isinstance(output, tuple)
-        ctx.plain = [None if isinstance(v, Tensor) else v for v in inputs]
-
-    def _per_example(method, ctx, grads, g_dims):
-        saved = ctx.saved_tensors
-        ins = [p if s is None else s for s, p in zip(saved[:n], ctx.plain)]
-        outs = list(saved[n:])
-        in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, dims))
-
-        def one(*flat):
-            xs, os, gs = flat[:n], flat[n : n + len(outs)], flat[n + len(outs) :]
-            c = TransformCtx(fn, ctx.needs_input_grad)
-            out = tuple(os) if ctx.is_tuple else os[0]
-            _setup(fn, c, xs, kwargs, out)
-            if method == "backward":
-                res = fn._backward_impl(c, *gs)
-                res = res if isinstance(res, tuple) else (res,)
-                return tuple(r if r is not None else _zero_like(x) for r, x in zip(res, xs))
-            c.__dict__["_in_jvp"] = True
-            res = fn.jvp(c, *gs)
-            return res
-
-        return vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=randomness)(
-            *ins, *outs, *grads
-        )
-
-    def backward(ctx, *grads):
-        res = _per_example(
-            "backward", ctx, grads, tuple(0 if isinstance(g, Tensor) else None for g in grads)
-        )
-        out = []
-        for r, d, v in zip(res, dims, ctx.plain):
-            if v is not None:
-                out.append(None)
-            elif d is None:
-                out.append(r.sum(0))
-            else:
-                out.append(_to_dim(r, d))
-        return tuple(out)
-
-    def jvp(ctx, *tangents):
-        g_dims = tuple(None if t is None or d is None else d for t, d in zip(tangents, dims))
-        return _per_example("jvp", ctx, tangents, g_dims)
-
-    return type(
-        fn.__name__ + "VmapRule",
-        (Function,),
-        {
-            "forward": staticmethod(forward),
-            "setup_context": staticmethod(setup_context),
-            "backward": staticmethod(backward),
-            "jvp": staticmethod(jvp),
-            "generate_vmap_rule": True,
-        },
+    kwargs = rule.kwargs
+    return vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=rule.dims, randomness=rule.randomness)(
+        *vals
     )
+
+
+def _gen_setup_context(ctx, inputs, output):
+    rule, inputs = inputs[0], inputs[1:]
+    outs = output if isinstance(output, tuple) else (output,)
+    ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
+    ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
+    ctx.rule = rule
+    ctx.is_tuple = isinstance(output, tuple)
+    ctx.plain = [None if isinstance(v, Tensor) else v for v in inputs]
+
+
+def _per_example(fn, method, ctx, grads, g_dims):
+    """``fn``'s ``backward`` or ``jvp`` under vmap over the saved inputs and outputs."""
+    from numbagrad.func import vmap
+
+    rule = ctx.rule
+    n = len(rule.dims)
+    saved = ctx.saved_tensors
+    ins = [p if s is None else s for s, p in zip(saved[:n], ctx.plain)]
+    outs = list(saved[n:])
+    in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, rule.dims))
+    # ctx.needs_input_grad counts the rule: the user's backward sees its own inputs only
+    needs = ctx.needs_input_grad[1:]
+
+    def one(*flat):
+        xs, os, gs = flat[:n], flat[n : n + len(outs)], flat[n + len(outs) :]
+        c = TransformCtx(fn, needs)
+        out = tuple(os) if ctx.is_tuple else os[0]
+        _setup(fn, c, xs, rule.kwargs, out)
+        if method == "backward":
+            res = fn._backward_impl(c, *gs)
+            res = res if isinstance(res, tuple) else (res,)
+            return tuple(r if r is not None else _zero_like(x) for r, x in zip(res, xs))
+        c.__dict__["_in_jvp"] = True
+        return fn.jvp(c, *gs)
+
+    return vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=rule.randomness)(
+        *ins, *outs, *grads
+    )
+
+
+def _gen_backward(fn, ctx, *grads):
+    res = _per_example(
+        fn, "backward", ctx, grads, tuple(0 if isinstance(g, Tensor) else None for g in grads)
+    )
+    out = [None]  # the rule's
+    for r, d, v in zip(res, ctx.rule.dims, ctx.plain):
+        if v is not None:
+            out.append(None)
+        elif d is None:
+            out.append(r.sum(0))
+        else:
+            out.append(_to_dim(r, d))
+    return tuple(out)
+
+
+def _gen_jvp(fn, ctx, rule_tangent, *tangents):
+    g_dims = tuple(None if t is None or d is None else d for t, d in zip(tangents, ctx.rule.dims))
+    return _per_example(fn, "jvp", ctx, tangents, g_dims)
 
 
 def _zero_like(x):

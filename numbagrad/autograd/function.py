@@ -855,18 +855,19 @@ def _skeleton(obj):
 def _unflatten(flat, skeleton, others_none=False):
     """Rebuild ``skeleton``'s nesting, its ``_LEAF`` entries taken in order from ``flat``;
     its other leaves are kept, or None with ``others_none`` (gradients of non-tensors)."""
-    it = iter(flat)
+    return _fill(skeleton, iter(flat), others_none)
 
-    def rec(s):
-        if s is _LEAF:
-            return next(it)
-        if isinstance(s, (list, tuple)):
-            return _rebuild(s, [rec(x) for x in s])
-        if isinstance(s, dict):
-            return {k: rec(v) for k, v in s.items()}
-        return None if others_none else s
 
-    return rec(skeleton)
+def _fill(s, it, others_none):
+    # a module-level function, not a self-calling closure (a reference cycle holding the
+    # tensors until the cyclic GC runs; NOTE in ``_transforms/pytree.py``)
+    if s is _LEAF:
+        return next(it)
+    if isinstance(s, (list, tuple)):
+        return _rebuild(s, [_fill(x, it, others_none) for x in s])
+    if isinstance(s, dict):
+        return {k: _fill(v, it, others_none) for k, v in s.items()}
+    return None if others_none else s
 
 
 def _iter_none_tensors(obj):

@@ -346,17 +346,18 @@ def linearize(func, *primals):
 
 
 # -- vmap -----------------------------------------------------------------------------------
-def _check_dims_type(dims, name, fname):
-    def ok(d):
-        if d is None or (isinstance(d, int) and not isinstance(d, bool)):
-            return True
-        if isinstance(d, (tuple, list)):
-            return all(ok(c) for c in d)
-        if isinstance(d, dict):
-            return all(ok(c) for c in d.values())
-        return False
+def _dims_ok(d):
+    if d is None or (isinstance(d, int) and not isinstance(d, bool)):
+        return True
+    if isinstance(d, (tuple, list)):
+        return all(_dims_ok(c) for c in d)
+    if isinstance(d, dict):
+        return all(_dims_ok(c) for c in d.values())
+    return False
 
-    if not ok(dims):
+
+def _check_dims_type(dims, name, fname):
+    if not _dims_ok(dims):
         raise ValueError(
             f"vmap({fname}, {name}={dims!r}, ...): expected `{name}` to be int "
             f"or a (potentially nested) tuple matching the structure of "
