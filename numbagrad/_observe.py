@@ -103,6 +103,8 @@ def _workloads(dtype, n):
         (op(arg) + op(arg)).sum().backward()  # two uses: the gradients accumulate
     a, b = fresh(), fresh()
     (a * b).sum().backward()
+    col, row = a.detach().reshape(-1, 1), b.detach()[:4].reshape(1, 4)  # broadcast kernels
+    col + row, col - row, col * row, col / row
     ng.index_select(a.detach(), 0, ng.arange(min(n, 16)))
 
 

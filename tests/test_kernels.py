@@ -423,3 +423,87 @@ def test_fused_gelu_backward_matches_its_composite(dtype):
             # once, the array formula in float32
             rtol, atol = (1e-6, 1e-6) if dtype == "float32" else (1e-13, 1e-13)
             np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+# -- broadcast kernels (NOTE [Broadcast kernels]) ----------------------------------------------
+_BROADCAST_PAIRS = [
+    ((512, 8, 1), (512, 1, 32)),  # per-example outer products
+    ((64, 1), (64, 128)),  # a column against a matrix
+    ((128,), (64, 128)),  # a row
+    ((64, 128), (64, 1)),
+    ((1, 70, 1), (60, 1, 80)),  # three groups, both operands broadcast
+    ((2, 3, 4, 5, 6, 7), (1, 7)),  # coalesces into two groups
+    ((3, 1, 5, 1, 7, 20), (1, 4, 1, 6, 1, 20)),  # six groups: NumPy's loop
+    ((4096, 1), (1,)),  # broadcast to a shape that is one operand's
+    ((1, 1, 9000), (1, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("sa,sb", _BROADCAST_PAIRS)
+def test_broadcast_kernels_match_numpy(sa, sb, dtype):
+    from numbagrad.kernels.cpu import backend
+    from numbagrad.kernels.cpu.backend import CPU
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(sa).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    a.reshape(-1)[::7] = 0.0  # zeros for 0/0, x/0 and signed zeros
+    b.reshape(-1)[::5] = 0.0
+    b.reshape(-1)[1::11] = np.inf
+    a.reshape(-1)[2::13] = np.nan
+    for name in ("add", "subtract", "multiply", "true_divide"):
+        for x, y in ((a, b), (b, a)):
+            got = CPU.binary(name, x, y)
+            with np.errstate(all="ignore"):
+                want = getattr(np, name)(x, y)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)  # bit for bit, nan where NumPy's
+            assert np.array_equal(np.signbit(got), np.signbit(want))
+            assert (x.shape, y.shape) in backend._PLANS  # a kernel was considered
+
+
+def test_broadcast_kernel_plans_and_their_refusals():
+    from numbagrad.kernels.cpu.backend import _make_plan
+
+    # (rows, n1, n2, strides of a, strides of b, shape): the outer product is 512 x 8 rows
+    # of 32, a[i, j] against the row b[i]
+    assert _make_plan((512, 8, 1), (512, 1, 32)) == (4096, 8, 32, 8, 1, 0, 32, 0, 1, (512, 8, 32))
+    # a row against (2, 3, 4): the two outer dimensions of a coalesce into 6 rows
+    assert _make_plan((2, 3, 4), (4,)) == (6, 6, 4, 0, 4, 1, 0, 0, 1, (2, 3, 4))
+    assert _make_plan((3,), (4,)) is None  # not broadcastable: NumPy raises its error
+    assert _make_plan((0, 3), (1, 3)) is None  # empty
+    assert _make_plan((3, 1, 5, 1, 7, 2), (1, 4, 1, 6, 1, 2)) is None  # > 3 groups
+
+
+def test_broadcast_kernel_splits_large_results_across_threads(monkeypatch):
+    from numbagrad.kernels.cpu import backend
+
+    monkeypatch.setattr(threads, "N_THREADS", 2)
+    monkeypatch.setattr(threads, "CHEAP_THREAD_MIN", 1000)
+    a = np.random.default_rng(1).standard_normal((301, 1, 17))
+    b = np.random.default_rng(2).standard_normal((1, 29, 17))
+    calls = []
+    real = threads._get_pool
+
+    def pool():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(threads, "_get_pool", pool)
+    np.testing.assert_array_equal(backend.CPU.binary("multiply", a, b), a * b)
+    assert calls  # the rows were split
+
+
+def test_broadcast_through_ops_and_gradients():
+    x = ng.randn(256, 4, 1, requires_grad=True)
+    y = ng.randn(256, 1, 16, requires_grad=True)
+    z = x * y / (y * y + 1) - x
+    z.sum().backward()
+    xa, ya = x.detach().numpy(), y.detach().numpy()
+    np.testing.assert_allclose(z.detach().numpy(), xa * ya / (ya * ya + 1) - xa, rtol=1e-6)
+    np.testing.assert_allclose(
+        x.grad.numpy(),
+        (ya / (ya * ya + 1) - 1).sum(2, keepdims=True) * np.ones_like(xa),
+        rtol=1e-5,
+    )

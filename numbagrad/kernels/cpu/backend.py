@@ -99,6 +99,7 @@ __all__ = ["CPU", "CpuBackend"]
 
 K = module("elementwise")
 KA = module("accumulate")
+KB = module("broadcast")
 KI = module("index")
 
 _C_ERF = 2 / math.sqrt(math.pi)
@@ -279,6 +280,85 @@ _UFUNCS.update(
     }
 )
 
+# NOTE [Broadcast kernels] (kernels/cpu/broadcast.py): ufuncs with a broadcasting kernel,
+# the float dtypes it runs for, and the plans computed so far (by operand shapes)
+_BROADCAST_KERNELS = frozenset(("add", "subtract", "multiply", "true_divide"))
+_BROADCAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_PLANS: dict = {}
+_MAX_PLANS = 1024
+
+
+def _make_plan(sa, sb):
+    """The kernel plan of broadcasting C-contiguous operands of shapes ``sa`` and ``sb``:
+    ``(rows, n1, n2, sa0, sa1, sa2, sb0, sb1, sb2, shape)`` (NOTE [Broadcast kernels]), or
+    None when they do not broadcast (NumPy then raises), are empty, or need more than
+    three coalesced dimensions."""
+    nd = max(len(sa), len(sb))
+    sa = (1,) * (nd - len(sa)) + tuple(sa)
+    sb = (1,) * (nd - len(sb)) + tuple(sb)
+    groups = []  # (n, stride of a, stride of b), innermost first
+    shape = []
+    xa = xb = 1  # contiguous strides of a and b at the current dimension
+    for na, nb in zip(reversed(sa), reversed(sb)):
+        if na == nb:
+            n, ta, tb = na, xa, xb
+        elif na == 1:
+            n, ta, tb = nb, 0, xb
+        elif nb == 1:
+            n, ta, tb = na, xa, 0
+        else:
+            return None
+        xa *= na
+        xb *= nb
+        shape.append(n)
+        if n == 0:
+            return None
+        if n == 1:
+            continue
+        if groups:
+            gn, ga, gb = groups[-1]
+            if ta == ga * gn and tb == gb * gn:  # continues the group's strides: merge
+                groups[-1] = (gn * n, ga, gb)
+                continue
+        groups.append((n, ta, tb))
+    if len(groups) > 3:
+        return None
+    groups += [(1, 0, 0)] * (3 - len(groups))
+    (n2, a2, b2), (n1, a1, b1), (n0, a0, b0) = groups
+    return (n0 * n1, n1, n2, a0, a1, a2, b0, b1, b2, tuple(reversed(shape)))
+
+
+def _broadcast_kernel(name, a, b):
+    """``name(a, b)`` by a broadcast kernel (same-dtype float32/float64, C-contiguous
+    operands of different shapes, the caller checked), or None when no plan fits."""
+    key = (a.shape, b.shape)
+    plan = _PLANS.get(key, False)
+    if plan is False:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        plan = _PLANS[key] = _make_plan(a.shape, b.shape)
+    if plan is None:
+        return None
+    rows, n1, n2, a0, a1, a2, b0, b1, b2, shape = plan
+    out = alloc.empty(shape, a.dtype)
+    fa, fb, fo = a.reshape(-1), b.reshape(-1), out.reshape(-1)
+    kernel = getattr(KB, name)
+    parts = threads.N_THREADS
+    if rows * n2 < threads.CHEAP_THREAD_MIN or parts == 1 or rows < parts:
+        kernel(fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, 0, rows)
+        return out
+    pool = threads._get_pool()  # NOTE [Threaded ufuncs]: the kernels release the GIL
+    slabs = threads._slabs(rows, parts)
+    futures = [
+        pool.submit(kernel, fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, r0, r1)
+        for r0, r1 in slabs[1:]
+    ]
+    kernel(fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, *slabs[0])
+    for f in futures:
+        f.result()
+    return out
+
+
 # fused backward kernels with a ``prange`` twin
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
 
@@ -332,17 +412,29 @@ class CpuBackend:
         scalars ``a``, ``b``."""
         fn = _UFUNCS[name]
         if type(a) is np.ndarray:
-            if a.size >= CACHE_MIN or (
-                type(b) is np.ndarray
-                and (
-                    b.size >= CACHE_MIN
-                    or (
-                        a.size * b.size >= CACHE_MIN  # a cheap bound
-                        and _broadcast_size(a.shape, b.shape) >= CACHE_MIN
-                    )
-                )
-            ):
-                return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
+            if type(b) is np.ndarray:
+                n = a.size * b.size  # a bound on the result's size: small work stops here
+                if n >= KERNEL_MIN:
+                    if a.shape == b.shape:
+                        if a.size >= CACHE_MIN:
+                            return threads.call(fn, a, b)  # NOTE [Threaded ufuncs]
+                        return fn(a, b)
+                    m = _broadcast_size(a.shape, b.shape)
+                    if (
+                        m >= KERNEL_MIN
+                        and name in _BROADCAST_KERNELS
+                        and a.dtype is b.dtype
+                        and a.dtype in _BROADCAST_DTYPES
+                        and a.flags.c_contiguous
+                        and b.flags.c_contiguous
+                    ):
+                        out = _broadcast_kernel(name, a, b)  # NOTE [Broadcast kernels]
+                        if out is not None:
+                            return out
+                    if m >= CACHE_MIN:
+                        return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
+            elif a.size >= CACHE_MIN:
+                return threads.call(fn, a, b)
         elif type(b) is np.ndarray and b.size >= CACHE_MIN:
             return threads.call(fn, a, b)
         return fn(a, b)
