@@ -17,6 +17,7 @@ is a plain reverse topological walk over ``vjp`` rules.
 from __future__ import annotations
 
 import itertools
+import operator
 
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._creation import zeros_like as _zeros_like
@@ -195,28 +196,28 @@ def backward(outputs, cotangents, n_inputs):
 
     Runs under whatever interpreter is current; returns one gradient (or None) per input.
     """
-    grads: dict = {}
-    roots = []
+    grads: dict = {}  # (node, output number) -> the gradient summed so far
+    stack = []
     for o, c in zip(outputs, cotangents):
         if type(o) is GradTracer and c is not None:
             key = (o._node, o._out_nr)
-            grads[key] = c if key not in grads else grads[key] + c
-            roots.append(o._node)
-    # every node reachable from the roots, processed latest first
+            prev = grads.get(key)
+            grads[key] = c if prev is None else prev + c
+            stack.append(o._node)
+    # every node reachable from the roots, processed latest first (nodes hash by identity)
     seen = set()
     order = []
-    stack = list(roots)
     while stack:
         n = stack.pop()
-        if id(n) in seen:
+        if n in seen:
             continue
-        seen.add(id(n))
+        seen.add(n)
         order.append(n)
         if type(n) is TapeNode:
             for e in n.edges:
-                if e is not None and id(e[0]) not in seen:
+                if e is not None:
                     stack.append(e[0])
-    order.sort(key=lambda n: n.seq, reverse=True)
+    order.sort(key=_by_seq, reverse=True)
     result = [None] * n_inputs
     for n in order:
         if type(n) is LeafNode:
@@ -224,23 +225,37 @@ def backward(outputs, cotangents, n_inputs):
             if n.index is not None:  # None: a constant (lifted by an in-place op)
                 result[n.index] = g
             continue
-        gs = [grads.pop((n, i), None) for i in range(len(n.outs))]
-        if all(g is None for g in gs):
-            continue
-        if n.rule is None:
-            # built-in rules take zeros for outputs without a gradient
-
-            gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, n.outs)]
-        in_grads = n.run_vjp(gs)
-        if len(in_grads) != len(n.edges):
-            raise RuntimeError(
-                f"{n.name()}: the vjp returned {len(in_grads)} gradients, expected {len(n.edges)}"
-            )
-        for i, (e, g) in enumerate(zip(n.edges, in_grads)):
-            if e is None or g is None:
+        outs = n.outs
+        if len(outs) == 1:
+            g = grads.pop((n, 0), None)
+            if g is None:
                 continue
-            v = n.vals[i]
+            gs = [g]
+        else:
+            gs = [grads.pop((n, i), None) for i in range(len(outs))]
+            if all(g is None for g in gs):  # (not count(None): Tensor == is elementwise)
+                continue
+            if n.rule is None:
+                # built-in rules take zeros for outputs without a gradient
+                gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, outs)]
+        in_grads = n.run_vjp(gs)
+        edges = n.edges
+        if len(in_grads) != len(edges):
+            raise RuntimeError(
+                f"{n.name()}: the vjp returned {len(in_grads)} gradients, expected {len(edges)}"
+            )
+        vals = n.vals
+        for i, e in enumerate(edges):
+            if e is None:
+                continue
+            g = in_grads[i]
+            if g is None:
+                continue
+            v = vals[i]
             g = sum_to_shape(g, shape_of(v), np_dtype_of(v))
             prev = grads.get(e)
             grads[e] = g if prev is None else prev + g
     return result
+
+
+_by_seq = operator.attrgetter("seq")
