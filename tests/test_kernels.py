@@ -428,14 +428,14 @@ def test_fused_gelu_backward_matches_its_composite(dtype):
 # -- broadcast kernels (NOTE [Broadcast kernels]) ----------------------------------------------
 _BROADCAST_PAIRS = [
     ((512, 8, 1), (512, 1, 32)),  # per-example outer products
-    ((64, 1), (64, 128)),  # a column against a matrix
-    ((128,), (64, 128)),  # a row
-    ((64, 128), (64, 1)),
+    ((300, 1), (300, 20)),  # a column against a matrix
+    ((20,), (300, 20)),  # a row
+    ((300, 20), (300, 1)),
     ((1, 70, 1), (60, 1, 80)),  # three groups, both operands broadcast
     ((2, 3, 4, 5, 6, 7), (1, 7)),  # coalesces into two groups
     ((3, 1, 5, 1, 7, 20), (1, 4, 1, 6, 1, 20)),  # six groups: NumPy's loop
-    ((4096, 1), (1,)),  # broadcast to a shape that is one operand's
-    ((1, 1, 9000), (1, 1)),
+    ((4096, 1), (1,)),  # broadcast to a shape that is one operand's: one row
+    ((64, 128), (64, 1)),  # long rows
 ]
 
 
@@ -454,8 +454,8 @@ def test_broadcast_kernels_match_numpy(sa, sb, dtype):
     a.reshape(-1)[2::13] = np.nan
     for name in ("add", "subtract", "multiply", "true_divide"):
         for x, y in ((a, b), (b, a)):
-            got = CPU.binary(name, x, y)
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"):  # (tensors' ops install a filter instead)
+                got = CPU.binary(name, x, y)
                 want = getattr(np, name)(x, y)
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)  # bit for bit, nan where NumPy's

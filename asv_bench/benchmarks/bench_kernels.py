@@ -2,7 +2,9 @@
 
 These pick the per-op, per-size paths DESIGN.md section 5 asks asv to decide (NumPy ufunc
 vs ``@njit`` loop, serial vs ``parallel=True`` threshold). Sizes are total elements;
-reductions run on a ``(size // 100, 100)`` matrix. Inputs do not require grad except for
+reductions run on a ``(size // 100, 100)`` matrix, and so do the broadcasts: ``add_row``
+adds a 100-vector to each of its rows, ``mul_outer`` is the outer product of a
+``(size // 100, 1)`` column and a ``(1, 100)`` row. Inputs do not require grad except for
 ``tanh_backward``, which times ``y.backward(g, retain_graph=True)`` of ``y = tanh(x)``:
 the engine plus the fused ``g * (1 - y*y)`` kernel plus leaf accumulation.
 """
@@ -10,7 +12,16 @@ the engine plus the fused ``g * (1 - y*y)`` kernel plus leaf accumulation.
 from ._common import BACKENDS, cached, const, leaf, load_backend, rng
 
 SIZES = [100, 10_000, 1_000_000]
-OPS = ("tanh_forward", "exp_forward", "mul_forward", "tanh_backward", "sum_dim0", "sum_dim1")
+OPS = (
+    "tanh_forward",
+    "exp_forward",
+    "mul_forward",
+    "add_row",
+    "mul_outer",
+    "tanh_backward",
+    "sum_dim0",
+    "sum_dim1",
+)
 
 
 def kernel_inputs(size):
@@ -22,10 +33,16 @@ def kernel_inputs(size):
     return a, b, a.reshape(size // 100, 100), g
 
 
+def broadcast_inputs(a, b):
+    """The row (100,) and column (size // 100, 1) the broadcast ops take, from a and b."""
+    return b[:100].copy(), a[: a.size // 100].reshape(-1, 1).copy()
+
+
 def build_tensor_ops(mod, size):
     """One callable per op on numbagrad or torch tensors."""
     a_np, b_np, m_np, g_np = kernel_inputs(size)
     a, b, m, g = const(mod, a_np), const(mod, b_np), const(mod, m_np), const(mod, g_np)
+    row, col = (const(mod, v) for v in broadcast_inputs(a_np, b_np))
     x = leaf(mod, a_np)
     y = mod.tanh(x)
 
@@ -38,6 +55,8 @@ def build_tensor_ops(mod, size):
         "tanh_forward": lambda: mod.tanh(a),
         "exp_forward": lambda: mod.exp(a),
         "mul_forward": lambda: a * b,
+        "add_row": lambda: m + row,
+        "mul_outer": lambda: col * row,
         "tanh_backward": tanh_backward,
         "sum_dim0": lambda: m.sum(0),
         "sum_dim1": lambda: m.sum(1),
@@ -47,11 +66,14 @@ def build_tensor_ops(mod, size):
 def build_numpy_ops(np_, size):
     """One callable per op with NumPy (the backward is the three-pass ufunc version)."""
     a, b, m, g = kernel_inputs(size)
+    row, col = broadcast_inputs(a, b)
     y = np_.tanh(a)
     return {
         "tanh_forward": lambda: np_.tanh(a),
         "exp_forward": lambda: np_.exp(a),
         "mul_forward": lambda: a * b,
+        "add_row": lambda: m + row,
+        "mul_outer": lambda: col * row,
         "tanh_backward": lambda: g * (1.0 - y * y),
         "sum_dim0": lambda: m.sum(0),
         "sum_dim1": lambda: m.sum(1),
@@ -103,6 +125,14 @@ class Kernels:
     def time_mul_forward(self, backend, size):
         """``a * b``, same shapes."""
         return self.ops["mul_forward"]()
+
+    def time_add_row(self, backend, size):
+        """``m + row``: a 100-vector added to each row of a ``(size // 100, 100)`` matrix."""
+        return self.ops["add_row"]()
+
+    def time_mul_outer(self, backend, size):
+        """``col * row``: the ``(size // 100, 100)`` outer product of a column and a row."""
+        return self.ops["mul_outer"]()
 
     def time_tanh_backward(self, backend, size):
         """Backward of ``y = tanh(x)`` with cotangent ``g`` (NumPy: ``g * (1 - y*y)``)."""
