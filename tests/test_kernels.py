@@ -507,3 +507,34 @@ def test_broadcast_through_ops_and_gradients():
         (ya / (ya * ya + 1) - 1).sum(2, keepdims=True) * np.ones_like(xa),
         rtol=1e-5,
     )
+
+
+def test_broadcast_kernels_on_random_shapes():
+    # random broadcastable pairs of up to five dims, each dim kept, or broadcast from one
+    # side, or size 1 on both; results past KERNEL_MIN elements run the kernels
+    from numbagrad.kernels.cpu import backend
+    from numbagrad.kernels.cpu.backend import CPU
+
+    rng = np.random.default_rng(7)
+    used = 0
+    for _ in range(200):
+        nd = int(rng.integers(2, 6))
+        full = [int(rng.integers(1, 24)) for _ in range(nd)]
+        sa, sb = [], []
+        for n in full:
+            kind = rng.integers(0, 4)
+            sa.append(1 if kind == 1 else n)
+            sb.append(1 if kind == 2 else n)
+        sa = tuple(sa[int(rng.integers(0, nd)) :])  # a may have fewer dims
+        sb = tuple(sb)
+        dtype = (np.float32, np.float64)[int(rng.integers(0, 2))]
+        a = rng.standard_normal(sa).astype(dtype)
+        b = rng.standard_normal(sb).astype(dtype) + 0.5
+        plan = backend._make_plan(sa, sb)
+        size = math.prod(np.broadcast_shapes(sa, sb))
+        used += plan is not None and sa != sb and size >= KERNEL_MIN
+        for name in ("add", "subtract", "multiply", "true_divide"):
+            for x, y in ((a, b), (b, a)):
+                with np.errstate(all="ignore"):
+                    np.testing.assert_array_equal(CPU.binary(name, x, y), getattr(np, name)(x, y))
+    assert used >= 40  # that many pairs ran a kernel (48 with this seed)
