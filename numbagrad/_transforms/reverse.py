@@ -181,9 +181,9 @@ class GradTracer(Tracer):
 
 def sum_to_shape(g, shape, dtype):
     """Reduce a gradient in the broadcast output shape to an operand's shape and dtype."""
-    from numbagrad import ops as F
-
     if shape_of(g) != shape:
+        from numbagrad import ops as F  # (only here: a local import costs 0.2 us a call)
+
         g = F.sum_to(g, tuple(shape))
     if np_dtype_of(g) != dtype and dtype.kind in "fc":
         g = g.to(as_np_dtype(dtype))
