@@ -105,6 +105,8 @@ def _workloads(dtype, n):
     (a * b).sum().backward()
     col, row = a.detach().reshape(-1, 1), b.detach()[:4].reshape(1, 4)  # broadcast kernels
     col + row, col - row, col * row, col / row
+    m = (col * row).reshape(-1, 4)  # the sum kernels: short rows, the middle axis
+    m.sum(1), m.reshape(-1, 2, 2).sum(1)
     ng.index_select(a.detach(), 0, ng.arange(min(n, 16)))
 
 

@@ -538,3 +538,78 @@ def test_broadcast_kernels_on_random_shapes():
                 with np.errstate(all="ignore"):
                     np.testing.assert_array_equal(CPU.binary(name, x, y), getattr(np, name)(x, y))
     assert used >= 40  # that many pairs ran a kernel (48 with this seed)
+
+
+# -- sum kernels (NOTE [Sum kernels]) -----------------------------------------------------------
+def test_sum_kernels_match_numpy_bit_for_bit():
+    # random shapes and blocks of reduced axes; rows of -0.0 and infinities included
+    from numbagrad.kernels.cpu import backend
+    from numbagrad.kernels.cpu.backend import CPU
+
+    rng = np.random.default_rng(3)
+    used = 0
+    for trial in range(300):
+        nd = int(rng.integers(1, 5))
+        shape = tuple(int(rng.integers(1, 40)) for _ in range(nd))
+        d0 = int(rng.integers(0, nd))
+        dims = tuple(range(d0, int(rng.integers(d0, nd)) + 1))
+        dtype = (np.float32, np.float64)[trial % 2]
+        x = (rng.standard_normal(shape) * 10 ** rng.uniform(-4, 4, shape)).astype(dtype)
+        if trial % 7 == 0:
+            x.reshape(-1)[::3] = -0.0
+        if trial % 11 == 0:
+            x.reshape(-1)[::13] = np.inf
+        for keepdim in (False, True):
+            got = CPU.sum(x, dims, keepdim, None)
+            want = np.add.reduce(x, axis=dims, keepdims=keepdim)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            assert got.tobytes() == want.tobytes(), (shape, dims, dtype)
+        used += x.size >= KERNEL_MIN and backend._sum_kernel(x, dims, False) is not None
+    assert used >= 50  # that many ran a kernel (65 with this seed)
+
+
+@pytest.mark.parametrize(
+    "shape,dims",
+    [
+        ((4096, 3), (1,)),  # short rows: sum_rows
+        ((512, 8), (1,)),
+        ((64, 128), (1,)),  # the longest pairwise block
+        ((100, 100, 3), (1,)),  # the middle axis: sum_middle
+        ((50, 4, 5, 7), (1, 2)),  # a block of two axes
+    ],
+)
+def test_sum_kernel_cases_and_all_negative_zero_rows(shape, dims):
+    from numbagrad.kernels.cpu import backend
+    from numbagrad.kernels.cpu.backend import CPU
+
+    x = np.full(shape, -0.0)
+    assert backend._sum_kernel(x, dims, False) is not None
+    got = CPU.sum(x, dims, False, None)
+    assert not np.signbit(got).any()  # NumPy adds the rows to +0.0
+    y = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    assert CPU.sum(y, dims, True, None).tobytes() == np.add.reduce(y, dims, keepdims=True).tobytes()
+
+
+def test_sum_kernels_refuse_what_numpy_does_better():
+    from numbagrad.kernels.cpu import backend
+
+    x = np.ones((40, 200))
+    assert backend._sum_kernel(x, (1,), False) is None  # rows past the pairwise block
+    assert backend._sum_kernel(np.ones((8, 8, 300)), (1,), False) is None  # long inner rows
+    assert backend._sum_kernel(np.ones((8, 8, 8)), (0, 2), False) is None  # not one block
+    assert backend._sum_kernel(np.ones((8, 1, 8)), (1,), False) is None  # nothing to add
+
+
+def test_broadcast_heavy_forward_and_backward_agree_with_numpy():
+    # pairwise squared distances: the broadcast kernel forward, both sum kernels backward
+    r = np.random.default_rng(5)
+    xa = r.standard_normal((300, 3))
+    x = ng.tensor(xa, requires_grad=True)
+    d = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    (-d).exp().sum().backward()
+    diff = xa[:, None, :] - xa[None, :, :]
+    da = (diff**2).sum(-1)
+    np.testing.assert_allclose(d.detach().numpy(), da, rtol=1e-13)
+    e = np.exp(-da)
+    want = (-2 * e[:, :, None] * diff).sum(1) - (-2 * e[:, :, None] * diff).sum(0)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-10, atol=1e-12)

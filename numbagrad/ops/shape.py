@@ -278,8 +278,14 @@ def sum_to_array(x, shape, xp=np):
         i + lead for i, s in enumerate(shape) if s == 1 and x.shape[i + lead] != 1
     )
     if axes:
-        x = xp.sum(x, axis=axes, keepdims=True)
+        if xp is np and x.dtype in _SUM_KERNEL_DTYPES:  # the CPU's sum kernels (NOTE [Sum kernels])
+            x = backend("cpu").sum(x, axes, True, None)
+        else:
+            x = xp.sum(x, axis=axes, keepdims=True)
     return x.reshape(shape) if lead or x.shape != shape else x
+
+
+_SUM_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def is_expandable_to(shape, desired):

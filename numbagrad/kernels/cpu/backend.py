@@ -100,6 +100,7 @@ __all__ = ["CPU", "CpuBackend"]
 K = module("elementwise")
 KA = module("accumulate")
 KB = module("broadcast")
+KR = module("reduce")
 KI = module("index")
 
 _C_ERF = 2 / math.sqrt(math.pi)
@@ -359,6 +360,37 @@ def _broadcast_kernel(name, a, b):
     return out
 
 
+def _sum_kernel(x, dims, keepdim):
+    """``x.sum(dims)`` by a sum kernel (NOTE [Sum kernels] in kernels/cpu/reduce.py) for a
+    C-contiguous float32/float64 ``x`` (the caller checked), or None where NumPy's own loop
+    is as fast or the reduced axes are not one contiguous block."""
+    if not dims:
+        return None
+    shape = x.shape
+    d0, d1 = min(dims), max(dims)
+    if d1 - d0 + 1 != len(dims):
+        return None
+    a_len = math.prod(shape[:d0])
+    b_len = math.prod(shape[d0 : d1 + 1])
+    c_len = math.prod(shape[d1 + 1 :])
+    if b_len < 2 or a_len * c_len == 0 or c_len > _PAIRWISE_BLOCK:
+        return None
+    if c_len == 1:  # the contiguous last axes: NumPy's pairwise rows
+        if b_len > _PAIRWISE_BLOCK:
+            return None
+        out = np.zeros(a_len, x.dtype)
+        KR.sum_rows(x.reshape(-1), b_len, out)
+    else:
+        out = np.zeros(a_len * c_len, x.dtype)
+        KR.sum_middle(x.reshape(-1), a_len, b_len, c_len, out)
+    if keepdim:
+        return out.reshape(tuple(1 if d0 <= i <= d1 else n for i, n in enumerate(shape)))
+    return out.reshape(shape[:d0] + shape[d1 + 1 :])
+
+
+_PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE (reduce.PAIRWISE_BLOCK, without importing it)
+
+
 # fused backward kernels with a ``prange`` twin
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
 
@@ -512,6 +544,16 @@ class CpuBackend:
             s = np.add.reduce(x, axis=dims, keepdims=keepdim, dtype=np.float32)
             with np.errstate(over="ignore"):  # beyond 65504 is inf, silently as in PyTorch
                 return s.astype(_F16)
+        elif (
+            x.size >= KERNEL_MIN
+            and (dtype is None or dtype == x.dtype)
+            and x.dtype in _BROADCAST_DTYPES
+            and x.flags.c_contiguous
+            and dims is not None
+        ):
+            out = _sum_kernel(x, dims, keepdim)  # NOTE [Sum kernels]
+            if out is not None:
+                return out
         # the ufunc itself, not ``x.sum``: a warning (inf - inf) is then raised from this
         # module, where the NOTE [Quiet NumPy] filter drops it, not from NumPy's _methods
         return np.add.reduce(x, axis=dims, keepdims=keepdim, dtype=dtype)
