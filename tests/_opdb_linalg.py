@@ -541,6 +541,7 @@ op_db += [
         op=lambda m, a: m.linalg.matrix_exp(a),
         tol64=(1e-9, 1e-11),
         primitives=("LinalgMatrixExp",),
+        supports_cuda=True,
     ),
     OpInfo(
         "matrix_exp",
@@ -549,6 +550,7 @@ op_db += [
         method=True,
         tol64=(1e-9, 1e-11),
         primitives=("LinalgMatrixExp",),
+        supports_cuda=True,
     ),
     OpInfo(
         "linalg.pinv",

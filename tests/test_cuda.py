@@ -193,6 +193,7 @@ SIGS.update({  # linalg.py decompositions (NOTE [CUDA decompositions])
     "qr_q_kernel": [(int64, int64, int64, int64, f64, f64, f64)],
     "jacobi_eigh_kernel": [(int64, int64, f64, f64, f64, f64, i64, int64)],
     "jacobi_svd_kernel": [(int64, int64, int64, f64, f64, f64, f64, f64, f64, i64, int64)],
+    "expm_pade_kernel": [(int64, int64, f64, f64, f64, f64, f64, f64, f64)],  # matrix_exp
 })
 found = {}
 for mod in (E, R, L, X, O, S, J):

@@ -34,6 +34,7 @@ from numbagrad._creation import arange as _arange
 from numbagrad._creation import eye as _eye
 from numbagrad._creation import ones_like as _ones_like
 from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._device import copy_array
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import LinAlgError
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
@@ -972,47 +973,59 @@ def _expm_squarings(a):
     ``||E|| = 1.5e33`` the old rule took 108 squarings and lost every digit of ``exp(A)``.
     Here ``s`` comes from ``||a^k||^(1/k)`` (k = 6, 8, 10), which sees through the
     nilpotent part, plus the correction that keeps the Pade backward error below 2**-53.
-    Powers are taken of ``a`` over a power of two (no overflow)."""
+    Powers are taken of ``a`` over a power of two (no overflow). The rule itself, from
+    these norms, is ``_squarings_rule`` (shared with the CUDA path)."""
     nrm = float(_norm1(a))
     if not nrm > _THETA13:  # then s = 0, and ell is 0 too (||a||**26 / 1.1e35 < 2**-53)
         return 0
-    log2_c = math.floor(math.log2(nrm))
-    c = 2.0**log2_c  # exact scaling: d_k(a) = c * d_k(a / c)
-    b = a / c
+    b = a / 2.0 ** math.floor(math.log2(nrm))  # exact scaling: d_k(a) = c * d_k(a / c)
     b2 = b @ b
     b4 = b2 @ b2
     b6 = b4 @ b2
     b8 = b4 @ b4
     b10 = b4 @ b6
-    d6, d8, d10 = (_norm1(bk) ** (1.0 / k) for bk, k in ((b6, 6), (b8, 8), (b10, 10)))
+    state = {"v": np.ones(a.shape[0]), "p": np.abs(b)}
+
+    def top_of(step):  # one step of _POW27 on |b|: v <- v p or p <- p p, scaled to max 1
+        x = state["v"] @ state["p"] if step == "v" else state["p"] @ state["p"]
+        top = float(x.max())
+        if top > 0:
+            state[step] = x / top
+        return top
+
+    return _squarings_rule(nrm, (_norm1(b6), _norm1(b8), _norm1(b10)), top_of)
+
+
+# || |b|^27 ||_1 = max(1^T |b|^27) by binary powering (27 = 1 + 2 + 8 + 16): the steps
+# v <- v p ("v", v starting at 1^T) and p <- p p ("p", p starting at |b|), in this order
+_POW27 = "vpvppvpv"
+
+
+def _squarings_rule(nrm, norms, top_of):
+    """``s`` from ``nrm = ||a||_1 > theta_13``, ``norms`` = the 1-norms of ``b^6``, ``b^8``,
+    ``b^10`` for ``b = a / 2**floor(log2(nrm))``, and ``top_of(step)``: the largest entry
+    of the next power of ``_POW27`` on ``|b|`` (each power and the row vector kept at
+    largest entry 1 with their scales in log2), asked for only when the backward-error
+    correction is needed (NOTE [matrix_exp scaling])."""
+    log2_c = math.floor(math.log2(nrm))
+    c = 2.0**log2_c
+    d6, d8, d10 = (x ** (1.0 / k) for x, k in zip(norms, (6, 8, 10), strict=True))
     eta = c * float(min(max(d6, d8), max(d8, d10)))
     s = max(0, math.ceil(math.log2(eta / _THETA13))) if eta > 0 else 0
     # and no entry above 2**960, where the Pade sums (b_0 = 6.5e16) would overflow
     s = max(s, math.ceil(math.log2(nrm)) - 960)
     if math.log2(nrm) - s <= math.log2(_THETA13):  # ||2**-s a|| <= theta_13: ell is 0
         return s
-    # ell(2**-s a, 13): the squarings the backward-error bound still asks for, from
-    # || |b|^27 ||_1 = max(1^T |b|^27) by binary powering (27 = 1 + 2 + 8 + 16), each
-    # power and the row vector kept at max entry 1 with their scales in log2
-    v, p = np.ones(a.shape[0]), np.abs(b)
-    log2_v, log2_p, k = 0.0, 0.0, 27
-    while True:
-        if k & 1:
-            v = v @ p
-            top = float(v.max())
-            if not top > 0:  # |b|^27 = 0: no correction
-                return s
-            v = v / top
-            log2_v += math.log2(top) + log2_p
-        k >>= 1
-        if not k:
-            break
-        p = p @ p
-        top = float(p.max())
-        if not top > 0:
+    # ell(2**-s a, 13): the squarings the backward-error bound still asks for
+    log2_v, log2_p = 0.0, 0.0
+    for step in _POW27:
+        top = top_of(step)
+        if not top > 0:  # |b|^27 = 0: no correction
             return s
-        p = p / top
-        log2_p = 2 * log2_p + math.log2(top)
+        if step == "v":
+            log2_v += math.log2(top) + log2_p
+        else:
+            log2_p = 2 * log2_p + math.log2(top)
     log2_pow = log2_v + 27 * (log2_c - s)  # log2 || |2**-s a|^27 ||_1
     log2_alpha = log2_pow - (math.log2(nrm) - s) - math.log2(_ERR13)
     return s + max(0, math.ceil((log2_alpha + 53) / 26))
@@ -1059,6 +1072,92 @@ def _expm(a):
     return out.reshape(a.shape)
 
 
+# NOTE [CUDA matrix_exp]
+# On a device the CPU's algorithm runs on the whole batch at once, each matrix's work on the
+# device, in float64: the norms and powers of ``_expm_squarings`` as batched products (the
+# backend's tiled matmul) and reductions, the Pade sums in one fused kernel
+# (``be.expm_pade``), the solve by the backend's LU (``np.linalg.solve`` of device arrays),
+# the squarings as batched products. The squaring count ``s`` of each matrix is a host
+# decision made from a few norms, as in PyTorch's own CUDA matrix_exp (which copies its
+# norms to the host too), by the CPU's rule (``_squarings_rule``, so both paths take the
+# same ``s``). Device-to-host copies per call: the 1-norms (one value per matrix); only when
+# some norm is above ``theta_13``, the 11 values per matrix the rule may read (the norms of
+# ``b^6``, ``b^8``, ``b^10`` and the 8 maxima of the ``|b|^27`` powering, computed for
+# every matrix of the batch up front); and the status of the LU (NOTE [CUDA linalg
+# status]): 2 or 3 copies of O(batch) values, never a matrix, whatever ``n``. They happen in
+# the backward too (its rule is a matrix_exp of a ``2n x 2n`` block matrix): the one
+# exception to the engine's no-host-copy rule, counted in
+# tests/cuda/test_cuda_matrix_exp.py. Per-matrix scalars (the divisors ``2**floor(log2
+# ||a||)`` of the norms' powers and ``2**s`` of the scaling, the counts ``s``) are Python
+# floats when the matrices of a batch agree (one matrix: always), else one host-to-device
+# copy each; a batch costs ``max(s)`` batched squarings, a matrix whose squarings are done
+# keeping its value through ``where``. A matrix with a non-finite entry is computed as
+# zeros and replaced by NaN, as on the CPU.
+def _per_matrix(be, values, like):
+    """The per-matrix scalars ``values`` as an operand for the device array ``like``
+    ``(nb, n, n)``: a Python float when they are all equal (no copy), else a ``(nb, 1, 1)``
+    device array (one host-to-device copy)."""
+    if all(x == values[0] for x in values):
+        return float(values[0])
+    host = np.asarray(values, np.float64).reshape(-1, 1, 1)
+    return copy_array(host, f"{be.name}:{like.device_index}")
+
+
+def _expm_device(be, a):
+    """``_expm`` of a device array: the CPU's algorithm on the whole batch, each matrix's
+    work on the device, the same squaring count per matrix (NOTE [CUDA matrix_exp])."""
+    xp = be.xp
+    n = a.shape[-1]
+    if a.size == 0:
+        return xp.empty(a.shape, a.dtype)
+    nb = a.size // (n * n)
+
+    def norm1(x):  # the 1-norm of each matrix of x (nb, n, n)
+        return xp.amax(xp.sum(xp.abs(x), axis=1), axis=1)
+
+    w = xp.reshape(a.astype(np.float64), (nb, n, n))
+    finite = xp.all(xp.isfinite(w), axis=(1, 2))
+    w = xp.where(xp.reshape(finite, (nb, 1, 1)), w, 0.0)
+    norms = xp.where(finite, norm1(w), np.nan).to_host().tolist()  # NaN: a non-finite matrix
+    big = [x > _THETA13 for x in norms]
+    s = [0] * nb
+    if any(big):
+        c = [2.0 ** math.floor(math.log2(x)) if k else 1.0 for x, k in zip(norms, big)]
+        b = w / _per_matrix(be, c, w)
+        b2 = xp.matmul(b, b)
+        b4 = xp.matmul(b2, b2)
+        b6 = xp.matmul(b4, b2)
+        stats = [norm1(b6), norm1(xp.matmul(b4, b4)), norm1(xp.matmul(b4, b6))]
+        v, p = xp.ones((nb, 1, n)), xp.abs(b)
+        for step in _POW27:  # top_of of _expm_squarings, on every matrix at once
+            x = xp.matmul(v, p) if step == "v" else xp.matmul(p, p)
+            top = xp.amax(x, axis=(1, 2))
+            stats.append(top)
+            x = x / xp.reshape(xp.where(top > 0.0, top, 1.0), (nb, 1, 1))
+            v, p = (x, p) if step == "v" else (v, x)
+        host = xp.stack(stats, axis=1).to_host()
+        for i in range(nb):
+            if big[i]:
+                tops = iter(host[i, 3:].tolist())
+                s[i] = _squarings_rule(norms[i], host[i, :3], lambda step, t=tops: next(t))
+    if max(s):
+        w = w / _per_matrix(be, [2.0**k for k in s], w)
+    a2 = xp.matmul(w, w)
+    a4 = xp.matmul(a2, a2)
+    a6 = xp.matmul(a4, a2)
+    t1, t2, t3, t4 = be.expm_pade(a2, a4, a6)
+    u = xp.matmul(w, xp.matmul(a6, t1) + t2)
+    v = xp.matmul(a6, t3) + t4
+    r = np.linalg.solve(v - u, v + u)
+    counts = _per_matrix(be, s, w)
+    for k in range(max(s)):
+        sq = xp.matmul(r, r)
+        r = sq if min(s) > k else xp.where(counts > k, sq, r)
+    if any(x != x for x in norms):
+        r = xp.where(xp.reshape(finite, (nb, 1, 1)), r, np.nan)
+    return xp.reshape(r.astype(a.dtype, copy=False), a.shape)
+
+
 def _expm_frechet(a, e):
     """The Frechet derivative of ``exp`` at ``a`` in direction ``e``: the top-right block of
     ``exp([[a, e], [0, a]])`` (PyTorch's block-matrix trick), differentiable again."""
@@ -1079,10 +1178,7 @@ class LinalgMatrixExp(Primitive):
     @staticmethod
     def impl(be, a):
         if be.name != "cpu":
-            raise NotImplementedError(
-                f"linalg.matrix_exp is not implemented for {be.name.upper()} tensors yet; "
-                "move the tensor to the CPU with .cpu()"
-            )
+            return _expm_device(be, a)
         return _expm(a)
 
     @staticmethod
@@ -1118,6 +1214,21 @@ def _pinv_array(a, atol, rtol, hermitian):
     return (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
+def _pinv_hermitian_device(be, a, atol, rtol):
+    """``_pinv_array(a, atol, rtol, True)`` of a device array: the same cutoff and formula
+    on the backend's ``eigh`` (on CUDA, cyclic Jacobi: NOTE [CUDA decompositions]); a
+    non-finite matrix gives NaN, as on the CPU (and PyTorch)."""
+    xp = be.xp
+    if a.size == 0:
+        return xp.empty(a.shape, a.dtype)
+    w, v = np.linalg.eigh(a)
+    s = xp.abs(w)
+    keep = s > xp.maximum(atol, rtol * xp.amax(s, axis=-1, keepdims=True))
+    winv = xp.where(keep, 1.0 / xp.where(keep, w, 1.0), 0.0).astype(a.dtype)
+    winv = xp.reshape(winv, (*winv.shape[:-1], 1, winv.shape[-1]))
+    return xp.matmul(v * winv, xp.swapaxes(v, -1, -2))
+
+
 class LinalgPinv(Primitive):
     """The Moore-Penrose pseudo-inverse ``X = A^+`` (singular values at most
     ``max(atol, rtol * s_max)`` dropped). VJP: PyTorch's ``pinv_backward``; JVP
@@ -1129,6 +1240,8 @@ class LinalgPinv(Primitive):
 
     @staticmethod
     def impl(be, a, atol, rtol, hermitian):
+        if hermitian and be.name != "cpu":
+            return _pinv_hermitian_device(be, a, atol, rtol)
         return _pinv_array(a, atol, rtol, hermitian)
 
     @staticmethod

@@ -24,7 +24,8 @@ counter-based Philox4x32-10 state (NOTE [CUDA random numbers]); the backward of 
 indexing finds the True positions on the device (NOTE [CUDA mask scatter]).
 Linear algebra (``linalg``): ``np.linalg``'s ``solve``/``inv``/``det``/``slogdet`` (LU with
 partial pivoting), ``cholesky``, ``qr`` (Householder), ``eigh`` and ``svd`` (cyclic Jacobi),
-and ``solve_triangular``, one block per matrix (NOTE [CUDA decompositions]).
+and ``solve_triangular``, one block per matrix (NOTE [CUDA decompositions]); ``matrix_exp``
+(``expm_pade``: NOTE [CUDA matrix_exp]).
 Anything else an op asks for raises ``NotImplementedError`` naming it: nothing silently
 runs on the host. Floating math runs in float64 and is rounded once on store (float32
 results may differ from the CPU's by an ulp).
@@ -659,7 +660,7 @@ class _XP:
     @staticmethod
     def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         if hermitian:
-            raise _unsupported("svd(hermitian=True)")
+            return CudaXP._svd_hermitian(a, compute_uv)
         u, s, vh = CUDA.svd(a, full_matrices)
         return (u, s, vh) if compute_uv else s
 
@@ -671,6 +672,27 @@ class _XP:
         return CUDA.matmul(a, b)
 
     # -- end of linalg -------------------------------------------------------------------------
+
+    # -- svd(hermitian=True) (NumPy's formula on the Jacobi eigh: NOTE [CUDA decompositions]) --
+    @staticmethod
+    def _svd_hermitian(a, compute_uv):
+        """NumPy's ``linalg.svd(a, hermitian=True)`` from the eigendecomposition of the
+        symmetric ``a`` (``eigh`` of its lower triangle): the singular values ``|w|``
+        descending, ``u`` the eigenvectors in that order, ``vh = (u * sign(w))^T`` (a zero
+        eigenvalue gives a zero row, as NumPy's); no host copy beyond ``eigh``'s status."""
+        w, u = CUDA.eigh(a, "L")
+        s = CUDA.map("abs", w)
+        order = CUDA.flip(CUDA.argsort(s, -1), -1)  # descending (ties: the later first)
+        s = CUDA.take_along_axis(s, order, -1)
+        if not compute_uv:
+            return s
+        row = (*order.shape[:-1], 1, order.shape[-1])
+        sgn = CUDA.take_along_axis(CUDA.map("sign", w), order, -1).reshape(row)
+        u = CUDA.take_along_axis(u, order.reshape(row).broadcast_to(u.shape), -1)
+        vh = CudaXP.ascontiguousarray(CudaXP.swapaxes(CUDA.multiply(u, sgn), -1, -2))
+        return u, s, vh
+
+    # -- end of svd(hermitian=True) ------------------------------------------------------------
 
 
 def _shape(shape):
@@ -2332,6 +2354,32 @@ class CudaBackend:
         )
 
     # -- end of linalg -------------------------------------------------------------------------
+
+    # -- matrix_exp (linalg.py: NOTE [CUDA matrix_exp] in ops/linalg_decomp.py) ---------------
+    @staticmethod
+    def expm_pade(a2, a4, a6):
+        """The four sums of the degree-13 Pade approximant from the powers ``A^2``, ``A^4``,
+        ``A^6`` (contiguous float64 ``(nb, n, n)`` arrays): ``(t1, t2, t3, t4)`` with
+        ``U = A (A^6 t1 + t2)`` and ``V = A^6 t3 + t4`` (``expm_pade_kernel``, one pass)."""
+        for x in (a2, a4, a6):
+            if not isinstance(x, CudaArray):
+                raise device_mismatch("cuda:0", "cpu")
+            if x.dtype != np.float64 or x.shape != a2.shape or not x.is_c_contiguous():
+                raise ValueError(
+                    "expm_pade: the powers must be contiguous float64 arrays of one shape "
+                    f"(nb, n, n), got {x.dtype} {x.shape}"
+                )
+        if a2.ndim != 3 or a2.shape[-1] != a2.shape[-2]:
+            raise ValueError(f"expm_pade: expected a batch of square matrices, got {a2.shape}")
+        outs = tuple(CudaArray.empty(a2.shape, np.float64, a2.device_index) for _ in range(4))
+        n = a2.shape[-1]
+        launch(
+            KL.expm_pade_kernel, a2.size, a2.size, n, a2._buf[a2._off :], a4._buf[a4._off :],
+            a6._buf[a6._off :], *(t._buf for t in outs),
+        )  # fmt: skip
+        return outs
+
+    # -- end of matrix_exp ---------------------------------------------------------------------
 
 
 def _philox_args(seed, offset):

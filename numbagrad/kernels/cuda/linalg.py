@@ -1,6 +1,7 @@
 """``@cuda.jit`` linear algebra: the matrix product (a tiled shared-memory kernel) and the
 decompositions and solvers (NOTE [CUDA decompositions]): triangular solves, LU with partial
-pivoting, Cholesky, Householder QR, and cyclic Jacobi for ``eigh`` and the SVD.
+pivoting, Cholesky, Householder QR, and cyclic Jacobi for ``eigh`` and the SVD; the Pade
+sums of ``matrix_exp`` (NOTE [CUDA matrix_exp]).
 
 NOTE [CUDA matmul]
 Each block computes ``TILE x TILE`` outputs of one matrix of the batch; along the
@@ -26,8 +27,10 @@ cuda = _cuda()
 
 __all__ = [
     "LTPB",
+    "PADE13",
     "TILE",
     "cholesky_kernel",
+    "expm_pade_kernel",
     "jacobi_eigh_kernel",
     "jacobi_svd_kernel",
     "lu_det_kernel",
@@ -546,3 +549,44 @@ def jacobi_svd_kernel(nb, m, n, w, v, s, sout, u, vh, info, max_sweeps):
             for r in range(n):
                 vh[vo + rank * n + r] = math.nan if nonfinite > 0.0 else v[vo + r * n + i]
         cuda.syncthreads()
+
+
+# -- matrix_exp (NOTE [CUDA matrix_exp] in numbagrad/ops/linalg_decomp.py) --------------------
+# the degree-13 Pade coefficients b_0 .. b_13 (Higham 2005), as the CPU's ``_PADE13`` (a test
+# checks that they are equal); a module-level tuple, so each kernel compiles them as constants
+PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
+
+
+@cuda.jit
+def expm_pade_kernel(total, n, a2, a4, a6, t1, t2, t3, t4):
+    """The four matrix sums of the degree-13 Pade approximant, elementwise over the
+    ``total`` entries of the contiguous float64 powers ``a2``, ``a4``, ``a6`` (a batch of
+    ``(n, n)`` matrices): ``t1 = b13 A6 + b11 A4 + b9 A2``, ``t2 = b7 A6 + b5 A4 + b3 A2 +
+    b1 I``, ``t3 = b12 A6 + b10 A4 + b8 A2``, ``t4 = b6 A6 + b4 A4 + b2 A2 + b0 I``, so that
+    ``U = A (A6 t1 + t2)`` and ``V = A6 t3 + t4``; summed left to right as the CPU's."""
+    nn = n * n
+    for i in range(cuda.grid(1), total, cuda.gridsize(1)):
+        x2 = a2[i]
+        x4 = a4[i]
+        x6 = a6[i]
+        j = i % nn
+        one = 1.0 if j // n == j % n else 0.0
+        t1[i] = PADE13[13] * x6 + PADE13[11] * x4 + PADE13[9] * x2
+        t2[i] = PADE13[7] * x6 + PADE13[5] * x4 + PADE13[3] * x2 + PADE13[1] * one
+        t3[i] = PADE13[12] * x6 + PADE13[10] * x4 + PADE13[8] * x2
+        t4[i] = PADE13[6] * x6 + PADE13[4] * x4 + PADE13[2] * x2 + PADE13[0] * one
