@@ -1093,7 +1093,7 @@ def _expm(a):
 # copy each; a batch costs ``max(s)`` batched squarings, a matrix whose squarings are done
 # keeping its value through ``where``. A matrix with a non-finite entry is computed as
 # zeros and replaced by NaN, as on the CPU.
-def _per_matrix(be, values, like):
+def _batch_scalars(be, values, like):
     """The per-matrix scalars ``values`` as an operand for the device array ``like``
     ``(nb, n, n)``: a Python float when they are all equal (no copy), else a ``(nb, 1, 1)``
     device array (one host-to-device copy)."""
@@ -1123,7 +1123,7 @@ def _expm_device(be, a):
     s = [0] * nb
     if any(big):
         c = [2.0 ** math.floor(math.log2(x)) if k else 1.0 for x, k in zip(norms, big)]
-        b = w / _per_matrix(be, c, w)
+        b = w / _batch_scalars(be, c, w)
         b2 = xp.matmul(b, b)
         b4 = xp.matmul(b2, b2)
         b6 = xp.matmul(b4, b2)
@@ -1141,7 +1141,7 @@ def _expm_device(be, a):
                 tops = iter(host[i, 3:].tolist())
                 s[i] = _squarings_rule(norms[i], host[i, :3], lambda step, t=tops: next(t))
     if max(s):
-        w = w / _per_matrix(be, [2.0**k for k in s], w)
+        w = w / _batch_scalars(be, [2.0**k for k in s], w)
     a2 = xp.matmul(w, w)
     a4 = xp.matmul(a2, a2)
     a6 = xp.matmul(a4, a2)
@@ -1149,7 +1149,7 @@ def _expm_device(be, a):
     u = xp.matmul(w, xp.matmul(a6, t1) + t2)
     v = xp.matmul(a6, t3) + t4
     r = np.linalg.solve(v - u, v + u)
-    counts = _per_matrix(be, s, w)
+    counts = _batch_scalars(be, s, w)
     for k in range(max(s)):
         sq = xp.matmul(r, r)
         r = sq if min(s) > k else xp.where(counts > k, sq, r)
