@@ -23,7 +23,8 @@ _CONTAINERS = (list, tuple, dict)
 
 
 def tree_flatten(tree):
-    """``(leaves, spec)``: the leaves of ``tree`` in order, and how to rebuild it."""
+    """``(leaves, spec)``: the leaves of ``tree`` in order, and how to rebuild it. The
+    spec is made of tuples only, so it is hashable (``vmap`` caches ``in_dims`` by it)."""
     # the common cases first: one leaf, or a flat tuple/list of leaves
     if not isinstance(tree, _CONTAINERS):
         return [tree], LEAF
@@ -33,7 +34,7 @@ def tree_flatten(tree):
             if isinstance(c, _CONTAINERS):
                 break
         else:
-            return list(tree), (kind, [LEAF] * len(tree))
+            return list(tree), (kind, (LEAF,) * len(tree))
     leaves: list = []
     spec = _flatten(tree, leaves)
     return leaves, spec
@@ -43,18 +44,31 @@ def tree_flatten(tree):
 # closures: a closure that calls itself is a reference cycle (function -> cell -> function)
 # holding everything it captured, here the user's tensors, until the cyclic GC runs.
 def _flatten(t, leaves):
-    if isinstance(t, (list, tuple)):
-        kind = type(t) if _is_namedtuple(t) else (tuple if isinstance(t, tuple) else list)
-        return (kind, [_flatten(c, leaves) for c in t])
     if isinstance(t, dict):
-        keys = list(t)
-        return (dict, keys, [_flatten(t[k], leaves) for k in keys])
-    leaves.append(t)
-    return LEAF
+        keys = tuple(t)
+        return (dict, keys, tuple([_flatten(t[k], leaves) for k in keys]))
+    if not isinstance(t, (list, tuple)):
+        leaves.append(t)
+        return LEAF
+    kind = type(t)
+    if kind is not tuple and kind is not list and not _is_namedtuple(t):
+        kind = tuple if isinstance(t, tuple) else list  # other subclasses: the base
+    children = []
+    for c in t:
+        if isinstance(c, _CONTAINERS):
+            children.append(_flatten(c, leaves))
+        else:
+            leaves.append(c)
+            children.append(LEAF)
+    return (kind, tuple(children))
 
 
 def tree_unflatten(leaves, spec):
     """Rebuild the tree described by ``spec`` from ``leaves``."""
+    if spec is not LEAF and (spec[0] is tuple or spec[0] is list):
+        children = spec[1]
+        if all(c is LEAF for c in children):  # a flat tuple or list
+            return spec[0](leaves)
     return _unflatten(spec, iter(leaves))
 
 
@@ -64,7 +78,7 @@ def _unflatten(s, it):
     if s[0] is dict:
         return {k: _unflatten(c, it) for k, c in zip(s[1], s[2])}
     kind, children = s
-    vals = [_unflatten(c, it) for c in children]
+    vals = [next(it) if c is LEAF else _unflatten(c, it) for c in children]
     if kind is tuple or kind is list:
         return kind(vals)
     return kind(*vals)  # namedtuple

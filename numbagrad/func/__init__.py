@@ -383,6 +383,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     fname = _fname(func)
     _check_dims_type(in_dims, "in_dims", fname)
     _check_dims_type(out_dims, "out_dims", fname)
+    prefix_cache = {}  # input spec -> in_dims per leaf (a spec fixes the structure)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -405,7 +406,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             )
         leaves, spec = tree_flatten(args)
         if isinstance(dims_tree, tuple):
-            dims = broadcast_prefix(dims_tree, args, "in_dims")
+            dims = prefix_cache.get(spec)
+            if dims is None:
+                dims = tuple(broadcast_prefix(dims_tree, args, "in_dims"))
+                if len(prefix_cache) < 64:
+                    prefix_cache[spec] = dims
         else:
             dims = [dims_tree] * len(leaves)
         size = None
