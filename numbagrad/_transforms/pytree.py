@@ -67,7 +67,7 @@ def tree_unflatten(leaves, spec):
     """Rebuild the tree described by ``spec`` from ``leaves``."""
     if spec is not LEAF and (spec[0] is tuple or spec[0] is list):
         children = spec[1]
-        if all(c is LEAF for c in children):  # a flat tuple or list
+        if children.count(LEAF) == len(children):  # a flat tuple or list
             return spec[0](leaves)
     return _unflatten(spec, iter(leaves))
 
