@@ -36,7 +36,16 @@ at ``import numbagrad``. Workloads that need no JIT kernel never import numba.
 
 import importlib
 
-__all__ = ["KERNEL_MIN", "PARALLEL_MIN", "LinAlgError", "backend", "backend_of", "lazy", "module"]
+__all__ = [
+    "KERNEL_MIN",
+    "PADE13",
+    "PARALLEL_MIN",
+    "LinAlgError",
+    "backend",
+    "backend_of",
+    "lazy",
+    "module",
+]
 
 # Element count from which the ``prange`` twins of a kernel pay off on two cores (their
 # start cost is ~3-7 us; measured in asv_bench/benchmarks/bench_kernels.py).
@@ -45,6 +54,26 @@ PARALLEL_MIN = 200_000
 # Below this many elements NumPy's ufuncs are as fast as a fused kernel call, and using
 # them keeps numba out of small workloads (NOTE [Lazy kernels]).
 KERNEL_MIN = 4096
+
+# The degree-13 Pade coefficients b_0 .. b_13 of ``exp`` (Higham 2005), shared by the CPU's
+# ``matrix_exp`` (ops/linalg_decomp.py) and the CUDA Pade-sum kernel (a module-level tuple:
+# a kernel compiles it as constants).
+PADE13 = (
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+)
 
 
 class LinAlgError(RuntimeError):

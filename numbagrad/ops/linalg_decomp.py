@@ -36,6 +36,7 @@ from numbagrad._creation import ones_like as _ones_like
 from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._device import copy_array
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import PADE13 as _PADE13
 from numbagrad.kernels import LinAlgError
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import align_batched, front
@@ -937,22 +938,6 @@ def qr(A, mode="reduced"):
 
 
 # -- matrix exponential -------------------------------------------------------------------------
-_PADE13 = (
-    64764752532480000.0,
-    32382376266240000.0,
-    7771770303897600.0,
-    1187353796428800.0,
-    129060195264000.0,
-    10559470521600.0,
-    670442572800.0,
-    33522128640.0,
-    1323241920.0,
-    40840800.0,
-    960960.0,
-    16380.0,
-    182.0,
-    1.0,
-)
 
 
 _THETA13 = 5.371920351148152  # the largest norm where Pade-13 is accurate to 2**-53

@@ -19,6 +19,7 @@ import math
 
 from numba import float64, int64
 
+from numbagrad.kernels import PADE13
 from numbagrad.kernels.cuda._driver import cuda as _cuda
 from numbagrad.kernels.cuda.elementwise import _offset
 from numbagrad.kernels.cuda.reduce import _ADD, _reduce_tree
@@ -27,7 +28,6 @@ cuda = _cuda()
 
 __all__ = [
     "LTPB",
-    "PADE13",
     "TILE",
     "cholesky_kernel",
     "expm_pade_kernel",
@@ -552,24 +552,7 @@ def jacobi_svd_kernel(nb, m, n, w, v, s, sout, u, vh, info, max_sweeps):
 
 
 # -- matrix_exp (NOTE [CUDA matrix_exp] in numbagrad/ops/linalg_decomp.py) --------------------
-# the degree-13 Pade coefficients b_0 .. b_13 (Higham 2005), as the CPU's ``_PADE13`` (a test
-# checks that they are equal); a module-level tuple, so each kernel compiles them as constants
-PADE13 = (
-    64764752532480000.0,
-    32382376266240000.0,
-    7771770303897600.0,
-    1187353796428800.0,
-    129060195264000.0,
-    10559470521600.0,
-    670442572800.0,
-    33522128640.0,
-    1323241920.0,
-    40840800.0,
-    960960.0,
-    16380.0,
-    182.0,
-    1.0,
-)
+# (``PADE13``, the coefficients, is shared with the CPU: ``numbagrad.kernels``)
 
 
 @cuda.jit
