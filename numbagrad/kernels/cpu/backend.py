@@ -14,6 +14,7 @@ What runs where, by size (figures in docs/guide/kernels.rst and asv_bench/):
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -348,15 +349,12 @@ def _broadcast_kernel(name, a, b):
     if rows * n2 < threads.CHEAP_THREAD_MIN or parts == 1 or rows < parts:
         kernel(fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, 0, rows)
         return out
-    pool = threads._get_pool()  # NOTE [Threaded ufuncs]: the kernels release the GIL
-    slabs = threads._slabs(rows, parts)
-    futures = [
-        pool.submit(kernel, fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, r0, r1)
-        for r0, r1 in slabs[1:]
-    ]
-    kernel(fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, *slabs[0])
-    for f in futures:
-        f.result()
+    threads.run_parts(  # NOTE [Threaded ufuncs]: the kernels release the GIL
+        [
+            functools.partial(kernel, fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, r0, r1)
+            for r0, r1 in threads._slabs(rows, parts)
+        ]
+    )
     return out
 
 
@@ -373,10 +371,10 @@ def _sum_kernel(x, dims, keepdim):
     a_len = math.prod(shape[:d0])
     b_len = math.prod(shape[d0 : d1 + 1])
     c_len = math.prod(shape[d1 + 1 :])
-    if b_len < 2 or a_len * c_len == 0 or c_len > _PAIRWISE_BLOCK:
+    if b_len < 2 or a_len * c_len == 0 or c_len > _SHORT_ROW:
         return None
     if c_len == 1:  # the contiguous last axes: NumPy's pairwise rows
-        if b_len > _PAIRWISE_BLOCK:
+        if b_len > _SHORT_ROW:
             return None
         out = np.zeros(a_len, x.dtype)
         KR.sum_rows(x.reshape(-1), b_len, out)
@@ -388,7 +386,9 @@ def _sum_kernel(x, dims, keepdim):
     return out.reshape(shape[:d0] + shape[d1 + 1 :])
 
 
-_PAIRWISE_BLOCK = 128  # NumPy's PW_BLOCKSIZE (reduce.PAIRWISE_BLOCK, without importing it)
+# The longest row a sum kernel takes: NumPy's pairwise block (PW_BLOCKSIZE; longer rows it
+# splits recursively, and sum_rows does not), and past which NumPy's per-row cost is small
+_SHORT_ROW = 128
 
 
 # fused backward kernels with a ``prange`` twin

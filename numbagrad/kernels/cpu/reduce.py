@@ -7,8 +7,8 @@ array (a pairwise-distance workload) is a million loops of three, and so is summ
 gradient back over the middle axis (the adjoint of broadcasting ``x[:, None, :]``). Both
 patterns run here as one kernel call, with the result NumPy's bit for bit:
 
-- ``sum_rows``: a reduction over the contiguous last axis, rows of at most
-  ``PAIRWISE_BLOCK`` (128) elements. NumPy adds such a row with its pairwise routine
+- ``sum_rows``: a reduction over the contiguous last axis, rows of at most 128 elements
+  (NumPy's ``PW_BLOCKSIZE``; the backend checks it). NumPy adds such a row with its pairwise routine
   (``pairwise_sum`` in ``loops_utils.h``): below 8 elements one by one from 0, else eight
   running sums over strides of 8 combined as ``((r0 + r1) + (r2 + r3)) + ((r4 + r5) +
   (r6 + r7))`` and the remainder added one by one; the result is then added to the
@@ -28,9 +28,7 @@ from numba import uint64
 
 from numbagrad.kernels.cpu._jit import njit
 
-__all__ = ["PAIRWISE_BLOCK", "sum_middle", "sum_rows"]
-
-PAIRWISE_BLOCK = 128
+__all__ = ["sum_middle", "sum_rows"]
 
 _OPTS = {"cache": True, "nogil": True}
 

@@ -12,6 +12,7 @@ single call. Below the threshold, or with one core, it is the plain ufunc call.
 
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -86,6 +87,16 @@ def _get_pool():
 def _quiet():
     """Worker threads never warn on overflow/0/0 (PyTorch does not; the values are IEEE's)."""
     np.seterr(all="ignore")
+
+
+def run_parts(parts):
+    """Call each of ``parts`` (callables with no arguments): the first on this thread, the
+    others on the pool, and wait for all of them."""
+    pool = _get_pool()
+    futures = [pool.submit(p) for p in parts[1:]]
+    parts[0]()
+    for f in futures:
+        f.result()
 
 
 def _slabs(n, parts):
@@ -185,11 +196,7 @@ def call(ufunc, *args):
         jobs = [([part(a, i, j) for a in args], out[i:j]) for i, j in _slabs(shape[0], N_THREADS)]
     else:
         return ufunc(*args, out=out)
-    pool = _get_pool()
-    futures = [pool.submit(ufunc, *a, out=o) for a, o in jobs[1:]]
-    ufunc(*jobs[0][0], out=jobs[0][1])
-    for f in futures:
-        f.result()
+    run_parts([functools.partial(ufunc, *a, out=o) for a, o in jobs])
     return out
 
 
@@ -219,9 +226,5 @@ def blocked(fn, out, *inputs):
         if n:
             run(0, n)
         return out
-    pool = _get_pool()
-    futures = [pool.submit(run, i, j) for i, j in slabs[1:]]
-    run(*slabs[0])
-    for f in futures:
-        f.result()
+    run_parts([functools.partial(run, i, j) for i, j in slabs])
     return out
