@@ -495,3 +495,24 @@ def test_transforms_leave_no_reference_cycles(run):
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_generated_vmap_rule_does_not_keep_a_function_class_alive():
+    # the generated rule is kept on the user's class, not in a module-level table that
+    # would hold every class ever vmapped; a subclass gets its own rule
+    import gc
+    import weakref
+
+    def make():
+        class Triple(_ExpVmap):
+            @staticmethod
+            def forward(x):
+                return x * 3
+
+        assert vmap(Triple.apply)(_X)[0, 0].item() == pytest.approx(3 * _X[0, 0].item())
+        assert vmap(_ExpVmap.apply)(_X)[0, 0].item() == pytest.approx(_X[0, 0].exp().item())
+        return weakref.ref(Triple)
+
+    ref = make()
+    gc.collect()
+    assert ref() is None

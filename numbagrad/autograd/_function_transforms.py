@@ -19,7 +19,6 @@ As in PyTorch, ``func`` transforms need the separate style (``setup_context``).
 from __future__ import annotations
 
 import functools
-import weakref
 from collections import namedtuple
 
 from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
@@ -311,18 +310,18 @@ class _VmapRule:
         self.kwargs = kwargs
 
 
-# one generated Function per user Function, made on its first vmap and kept as long as
-# the user's class lives (NOTE: a class made per call cost ~40 us and a reference cycle)
-_GENERATED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def _generated(fn):
     """The Function that runs ``fn``'s forward, setup_context, backward and jvp under
     vmap (``generate_vmap_rule = True``); ``apply(rule, *vals)`` with a ``_VmapRule``, its
-    outputs batched at 0."""
-    gen = _GENERATED.get(fn)
+    outputs batched at 0.
+
+    One per user Function, made on its first vmap and kept on the class itself (its own
+    ``__dict__``: a subclass gets its own): a class made per call cost ~40 us and a
+    reference cycle, and a module-level weak-key table would never free a user's class,
+    since the generated one refers back to it."""
+    gen = fn.__dict__.get("_generated_vmap_rule")
     if gen is None:
-        gen = _GENERATED[fn] = type(
+        gen = type(
             fn.__name__ + "VmapRule",
             (Function,),
             {
@@ -333,6 +332,7 @@ def _generated(fn):
                 "generate_vmap_rule": True,
             },
         )
+        fn._generated_vmap_rule = gen
     return gen
 
 
