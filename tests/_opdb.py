@@ -2055,9 +2055,11 @@ op_db = [
         np.outer,
         lambda rng: [
             _s(real(rng, (3,)), real(rng, (4,)), name="1d"),
+            _s(real(rng, (1,)), real(rng, (5,)), name="unit"),
+            _s(real(rng, (0,)), real(rng, (2,)), name="empty"),
         ],
         method=True,
-        primitives=("Mul", "Reshape"),
+        primitives=("Outer",),
         supports_cuda=True,
     ),
     OpInfo(

@@ -426,16 +426,17 @@ def test_fused_gelu_backward_matches_its_composite(dtype):
 
 
 # -- broadcast kernels (NOTE [Broadcast kernels]) ----------------------------------------------
+# (against a full-size operand a kernel is considered from 16384 result elements)
 _BROADCAST_PAIRS = [
     ((512, 8, 1), (512, 1, 32)),  # per-example outer products
-    ((300, 1), (300, 20)),  # a column against a matrix
-    ((20,), (300, 20)),  # a row
-    ((300, 20), (300, 1)),
+    ((1000, 1), (1000, 20)),  # a column against a matrix
+    ((20,), (1000, 20)),  # a row
+    ((1000, 20), (1000, 1)),
     ((1, 70, 1), (60, 1, 80)),  # three groups, both operands broadcast
-    ((2, 3, 4, 5, 6, 7), (1, 7)),  # coalesces into two groups
+    ((8, 3, 4, 5, 6, 7), (1, 7)),  # coalesces into two groups
     ((3, 1, 5, 1, 7, 20), (1, 4, 1, 6, 1, 20)),  # six groups: NumPy's loop
-    ((4096, 1), (1,)),  # broadcast to a shape that is one operand's: one row
-    ((64, 128), (64, 1)),  # long rows
+    ((16384, 1), (1,)),  # broadcast to a shape that is one operand's: one row
+    ((128, 128), (128, 1)),  # long rows
 ]
 
 
@@ -461,6 +462,20 @@ def test_broadcast_kernels_match_numpy(sa, sb, dtype):
             np.testing.assert_array_equal(got, want)  # bit for bit, nan where NumPy's
             assert np.array_equal(np.signbit(got), np.signbit(want))
             assert (x.shape, y.shape) in backend._PLANS  # a kernel was considered
+
+
+def test_small_row_broadcasts_stay_numpys():
+    # ``(512, 8) + (8,)`` is NumPy's fast case: below 16384 elements against a full-size
+    # operand no plan is made; both operands broadcast (an outer product) still get one
+    from numbagrad.kernels.cpu import backend
+
+    a, b = np.ones((512, 8), np.float32), np.arange(8, dtype=np.float32)
+    backend._PLANS.pop((a.shape, b.shape), None)
+    np.testing.assert_array_equal(backend.CPU.binary("add", a, b), a + b)
+    assert (a.shape, b.shape) not in backend._PLANS
+    c, d = np.ones((64, 8, 1)), np.ones((64, 1, 16))
+    np.testing.assert_array_equal(backend.CPU.binary("multiply", c, d), c * d)
+    assert (c.shape, d.shape) in backend._PLANS
 
 
 def test_broadcast_kernel_plans_and_their_refusals():

@@ -25,8 +25,7 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
-from numbagrad.ops._rules import front
-from numbagrad.ops.binary import broadcast_batch
+from numbagrad.ops._rules import broadcast_batch, front
 from numbagrad.ops.unary import unary_batch
 
 __all__ = [

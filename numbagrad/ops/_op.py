@@ -88,6 +88,7 @@ class Primitive:
     fused_vjp = None
     jvp = None
     batch = None
+    layout_batch = False  # ``batch`` is a stock elementwise rule (set below; ``_rules.py``)
     # a whole-application override per transform (``process_jvp(interp, args, params)``
     # and so on) for ops that are not one rule per slot: custom Functions
     process_jvp = None
@@ -98,10 +99,11 @@ class Primitive:
         super().__init_subclass__(**kwargs)
         if "grad_fn" not in cls.__dict__:
             cls.grad_fn = cls.__name__ + "Backward0"
-        if cls.linearity is not None and "jvp" not in cls.__dict__:
-            from numbagrad.ops._rules import bilinear_jvp, linear_jvp
+        from numbagrad.ops._rules import LAYOUT_RULES, bilinear_jvp, linear_jvp
 
+        if cls.linearity is not None and "jvp" not in cls.__dict__:
             cls.jvp = classmethod(linear_jvp if cls.linearity == "linear" else bilinear_jvp)
+        cls.layout_batch = cls.n_out == 1 and getattr(cls.batch, "__func__", None) in LAYOUT_RULES
         if register:
             other = PRIMITIVES.get(cls.__name__)
             if other is not None and other is not cls:

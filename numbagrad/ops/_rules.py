@@ -6,7 +6,11 @@
   array rule (``m`` = the backend's array math), the pattern of PyTorch's
   ``derivatives.yaml`` entries that serve both its autograd and its fused kernels.
 - ``linear_jvp`` / ``bilinear_jvp``: the JVP of every op declaring ``linearity``.
-- ``elementwise_batch``: the batching rule of broadcasting elementwise ops.
+- ``broadcast_batch`` / ``unary_batch`` / ``elementwise_batch``: the batching rules of
+  elementwise ops. The first two keep the batch dimension where it is when the operands'
+  layouts line up (``same_layout``); ``Primitive.layout_batch`` marks the ops that use them,
+  so that ``vmap`` over the eager interpreter applies the op without running a rule
+  (``BatchInterpreter.process``).
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ __all__ = [
     "align_batched",
     "bilinear_jvp",
     "both_ways",
+    "broadcast_batch",
     "elementwise_batch",
     "front",
     "linear_jvp",
     "passthrough",
+    "same_layout",
+    "unary_batch",
 ]
 
 
@@ -112,6 +119,43 @@ def align_batched(args, dims):
 def elementwise_batch(prim, args, dims, **params):
     """The batching rule of broadcasting elementwise ops: one call on the whole batch."""
     return bind(prim, align_batched(args, dims), params), 0
+
+
+def same_layout(args, dims):
+    """The batch dimension ``d`` that an elementwise op on ``args`` as they are keeps, or
+    None when their layouts do not line up: the batched operands must share ``d`` and
+    their rank, and every unbatched tensor must broadcast into the dimensions after ``d``."""
+    d = n = None
+    for a, k in zip(args, dims):
+        if k is not None:
+            if d is None:
+                d, n = k, a.ndim
+            elif k != d or a.ndim != n:
+                return None
+    for a, k in zip(args, dims):
+        if k is None and isinstance(a, Tensor) and a.ndim >= n - d:
+            return None
+    return d
+
+
+def broadcast_batch(prim, args, dims, **params):
+    """The batching rule of broadcasting elementwise ops: one call on the operands as they
+    are when their layouts line up (the batch stays at ``d``), else ``elementwise_batch``
+    moves it to the front."""
+    d = same_layout(args, dims)
+    if d is None:
+        return elementwise_batch(prim, args, dims, **params)
+    return bind(prim, args, params), d
+
+
+def unary_batch(prim, args, dims, **params):
+    """The batching rule of one-operand elementwise ops: the op on the whole batch, whose
+    dimension stays where it is (no transpose)."""
+    return bind(prim, args, params), dims[0]
+
+
+# the rules for which ``vmap`` may apply the op itself when ``same_layout`` gives a dimension
+LAYOUT_RULES = frozenset((broadcast_batch, unary_batch))
 
 
 def front(x, d):

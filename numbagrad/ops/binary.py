@@ -17,8 +17,7 @@ from numbagrad._creation import tensor
 from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import both_ways, elementwise_batch
-from numbagrad.ops.unary import unary_batch
+from numbagrad.ops._rules import both_ways, broadcast_batch, unary_batch
 
 __all__ = [
     "ALL",
@@ -156,24 +155,6 @@ def _check_shapes(name, a, b):
                 f"{name}: the size of tensor a ({list(sa)}) must match the size of tensor b "
                 f"({list(sb)}): shapes {list(sa)} and {list(sb)} are not broadcastable"
             ) from None
-
-
-def broadcast_batch(prim, args, dims, **params):
-    """The batching rule of broadcasting elementwise ops. When the batched operands have
-    the same rank and batch dimension ``d`` and the others broadcast into the dimensions
-    after it, one call on the operands as they are keeps the batch at ``d``; otherwise
-    ``elementwise_batch`` moves it to the front."""
-    d = n = None
-    for a, k in zip(args, dims):
-        if k is not None:
-            if d is None:
-                d, n = k, a.ndim
-            elif k != d or a.ndim != n:
-                return elementwise_batch(prim, args, dims, **params)
-    for a, k in zip(args, dims):
-        if k is None and isinstance(a, Tensor) and a.ndim >= n - d:
-            return elementwise_batch(prim, args, dims, **params)
-    return bind(prim, args, params), d
 
 
 class Binary(Primitive, register=False):

@@ -83,7 +83,7 @@ class Mv(Primitive):
     @staticmethod
     def vjp(ctx, g):
         a, b = ctx.saved()
-        ga = F.unsqueeze(g, -1) * b if ctx.needs_input_grad(0) else None  # outer(g, b)
+        ga = bind(Outer, (g, b), NO_PARAMS) if ctx.needs_input_grad(0) else None
         gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS) if ctx.needs_input_grad(1) else None
         return ga, gb
 
@@ -110,6 +110,55 @@ class Mv(Primitive):
             return F.reshape(out, (n, m)), 0
         out = bind(Matmul, (a, F.unsqueeze(front(b, db), -1)), NO_PARAMS)  # (B, m, 1)
         return F.squeeze(out, -1), 0
+
+
+class Outer(Primitive):
+    """Outer product over the last dimension: ``out[..., i, j] = a[..., i] * b[..., j]``,
+    the leading dimensions broadcasting.
+
+    NOTE: its own primitive rather than ``unsqueeze(a, -1) * unsqueeze(b, -2)``: it is the
+    weight gradient of every ``W @ x`` (``Mv``'s VJP), and as one op ``vmap(grad(...))`` of a
+    linear model runs it as one kernel on the whole batch, where the composite costs two
+    reshapes, an alignment and a broadcast product, each through every active transform."""
+
+    linearity = "bilinear"
+    saves_inputs = (0, 1)
+    saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
+
+    @staticmethod
+    def impl(be, a, b):
+        from numbagrad.ops.binary import Mul  # (Mul's promotion and shape errors)
+
+        return Mul.impl(be, a.reshape(a.shape + (1,)), b.reshape(b.shape[:-1] + (1, b.shape[-1])))
+
+    @staticmethod
+    def vjp(ctx, g):
+        a, b = ctx.saved()
+        ga = gb = None
+        if ctx.needs_input_grad(0):  # sum_j g[..., i, j] b[..., j]
+            ga = F.matmul(g, b) if b.ndim == 1 else F.squeeze(F.matmul(g, F.unsqueeze(b, -1)), -1)
+        if ctx.needs_input_grad(1):  # sum_i a[..., i] g[..., i, j]
+            gb = F.matmul(a, g) if a.ndim == 1 else F.squeeze(F.matmul(F.unsqueeze(a, -2), g), -2)
+        return ga, gb  # leading dims broadcast: the engine sums them back
+
+    @staticmethod
+    def fused_vjp(ctx, g):
+        a, b = ctx.saved_arrays()
+        m = ctx.be.math
+        ga = gb = None
+        if ctx.needs_input_grad(0):
+            ga = m.matmul(g, b.reshape(b.shape + (1,)))
+            ga = ga.reshape(ga.shape[:-1])
+        if ctx.needs_input_grad(1):
+            gb = m.matmul(a.reshape(a.shape[:-1] + (1, a.shape[-1])), g)
+            gb = gb.reshape(gb.shape[:-2] + gb.shape[-1:])
+        return ga, gb
+
+    @staticmethod
+    def batch(args, bdims):
+        """The batch in front, batched operands padded to a common rank: the leading
+        dimensions then broadcast with the batch first."""
+        return bind(Outer, align_batched(args, bdims), NO_PARAMS), 0
 
 
 def _promote_pair(name, a, b):
@@ -241,9 +290,14 @@ vdot = dot
 
 def outer(input, vec2):
     """Outer product of two 1-D tensors."""
+    input = as_tensor_arg(input, "input")
+    vec2 = as_tensor_arg(vec2, "vec2")
     if input.ndim != 1 or vec2.ndim != 1:
-        raise RuntimeError("outer: expected 1D tensors")
-    return input.unsqueeze(1) * vec2.unsqueeze(0)
+        raise RuntimeError(
+            f"outer: expected 1D tensors, got {input.ndim}D and {vec2.ndim}D: flatten them "
+            "first, or use unsqueeze and * for outer products over other dimensions"
+        )
+    return bind(Outer, (input, vec2), NO_PARAMS)
 
 
 ger = outer

@@ -21,7 +21,7 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._creation import ones_like, tensor, zeros
 from numbagrad._tensor import Tensor
-from numbagrad.ops import binary, reduce, unary
+from numbagrad.ops import _rules, binary, reduce, unary
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._util import default_float, wrap_dim
 from numbagrad.ops.binary import (  # noqa: F401  (re-exported: see ALL)
@@ -173,7 +173,7 @@ class Lerp(Primitive):
     grad_fn = "LerpBackward1"
     saves_inputs = (0, 1, 2)
     saved_for = ((2,), (2,), (0, 1))  # input and end for weight's gradient, weight for theirs
-    batch = classmethod(binary.broadcast_batch)
+    batch = classmethod(_rules.broadcast_batch)
 
     @staticmethod
     def impl(be, x, end, w):

@@ -31,8 +31,9 @@ from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import module
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._rules import broadcast_batch
 from numbagrad.ops._util import default_float
-from numbagrad.ops.binary import _check_shapes, _prep, broadcast_batch
+from numbagrad.ops.binary import _check_shapes, _prep
 from numbagrad.ops.unary import unary_batch
 
 KS = module("special")

@@ -17,7 +17,7 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._creation import zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import elementwise_batch
+from numbagrad.ops._rules import elementwise_batch, unary_batch
 from numbagrad.ops._util import default_float
 
 __all__ = [
@@ -77,12 +77,6 @@ __all__ = [
     "trunc",
     "unary_batch",
 ]
-
-
-def unary_batch(prim, args, dims, **params):
-    """The batching rule of one-operand elementwise ops: the op on the whole batch, whose
-    dimension stays where it is (no transpose)."""
-    return bind(prim, args, params), dims[0]
 
 
 class Unary(Primitive, register=False):

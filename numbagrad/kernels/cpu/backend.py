@@ -86,6 +86,10 @@ quiet_numpy()
 _F16 = np.dtype(np.float16)
 
 
+# below this many result elements a broadcast against a full-size operand stays NumPy's
+_ROW_KERNEL_MIN = 4 * KERNEL_MIN
+
+
 def _broadcast_size(sa, sb):
     """The number of elements of the broadcast of shapes ``sa`` and ``sb``."""
     n = 1
@@ -453,7 +457,10 @@ class CpuBackend:
                         return fn(a, b)
                     m = _broadcast_size(a.shape, b.shape)
                     if (
-                        m >= KERNEL_MIN
+                        # NOTE [Broadcast kernels]: a row broadcast against a full operand
+                        # (``(512, 8) + (8,)``) is NumPy's fast case: the kernel's call costs
+                        # more up to ``_ROW_KERNEL_MIN`` elements
+                        m >= (_ROW_KERNEL_MIN if m == a.size or m == b.size else KERNEL_MIN)
                         and name in _BROADCAST_KERNELS
                         and a.dtype is b.dtype
                         and a.dtype in _BROADCAST_DTYPES

@@ -8,7 +8,10 @@ both operands and the result are described as at most three coalesced dimensions
 ``(n0, n1, n2)`` with per-operand element strides (0 along a broadcast dimension); a
 kernel walks the ``n0 * n1`` rows and, in each, one of three inner loops (both operands
 contiguous, or one of them a single value), which LLVM vectorizes. The plan
-(``backend._broadcast_plan``) is computed once per pair of shapes.
+(``backend._make_plan``) is computed once per pair of shapes. A row or column broadcast
+against a full-size operand (``(512, 8) + (8,)``) is NumPy's fast case: the kernel's call
+(thirteen arguments to type-check) costs more than NumPy's loop below ``4 * KERNEL_MIN``
+result elements, so the backend takes it only from there (``backend._ROW_KERNEL_MIN``).
 
 Indices are unsigned: Numba adds no negative-index wraparound for them, which otherwise
 keeps the inner loops from vectorizing. The kernels take a row range ``[r0, r1)`` so the
