@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
@@ -59,6 +60,9 @@ def _finish(arr, requires_grad, device):
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
+    interp = _CURRENT.get()
+    if interp is not EVAL:  # NOTE [In-place writes under transforms] (ops/inplace.py)
+        t.__dict__["_born_in"] = interp
     return t
 
 

@@ -87,13 +87,25 @@ class Tensor(_AttachedMethods):
     # NOTE [Tensor attributes]: the attributes read on every op are slots; rarely set ones
     # live in the instance dict (made only when first set) with class-level defaults, so
     # making a tensor costs five attribute stores.
+    # The tracers' fields (``_interp`` ... ``_tangent``, ``_transforms/tracer.py``) are
+    # declared here, unset on plain tensors, so that a plain tensor written with a traced
+    # value in place can become a tracer (NOTE [In-place writes under transforms]).
     __slots__ = (
         "__dict__",
         "__weakref__",
+        "_bdim",
         "_data",
         "_grad_fn",
+        "_interp",
+        "_node",
+        "_np_dtype",
+        "_out_nr",
+        "_primal",
         "_requires_grad",
+        "_shape",
         "_storage",
+        "_tangent",
+        "_val",
         "_view_of",
     )
     _grad = None

@@ -51,10 +51,19 @@ class _TensorMethods:
     def __sub__(self, other: Any) -> Tensor: ...
     def __truediv__(self, other: Any, *, rounding_mode: Any = ...) -> Tensor: ...
     def __xor__(self, other: Any) -> Tensor: ...
+    _bdim: Any
     _data: Any
     _grad_fn: Any
+    _interp: Any
+    _node: Any
+    _np_dtype: Any
+    _out_nr: Any
+    _primal: Any
     _requires_grad: Any
+    _shape: Any
     _storage: Any
+    _tangent: Any
+    _val: Any
     _view_of: Any
     def abs(self) -> Tensor: ...
     def abs_(self, *args: Any, **kwargs: Any) -> Tensor: ...

@@ -139,7 +139,8 @@ _CONTROL = (
 class BatchTracer(Tracer):
     """A value with a batch dimension ``_bdim`` in its parent-level value ``_val``."""
 
-    __slots__ = ("_bdim", "_val")
+    __slots__ = ()
+    _FIELDS = (*Tracer._FIELDS, "_bdim", "_val")
 
     @classmethod
     def _new(cls, interp, val, bdim):

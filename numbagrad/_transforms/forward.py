@@ -118,7 +118,8 @@ def fix_tangent(tan, out, who):
 class DualTracer(Tracer):
     """A value with a tangent, owned by one forward-mode interpreter."""
 
-    __slots__ = ("_primal", "_tangent")
+    __slots__ = ()
+    _FIELDS = (*Tracer._FIELDS, "_primal", "_tangent")
 
     @classmethod
     def _new(cls, interp, primal, tangent):
@@ -156,9 +157,9 @@ class DualTracer(Tracer):
     def __repr__(self):
         if self._interp.level is not None:
             p = self._primal
-            return (
-                repr(p) if self._tangent is None else f"{repr(p)[:-1]}, tangent={self._tangent!r})"
-            )
+            if self._tangent is None or not self._interp.alive:  # (a closed level: a plain tensor)
+                return repr(p)
+            return f"{repr(p)[:-1]}, tangent={self._tangent!r})"
         return super().__repr__()
 
     # forward_ad duals are their primals to eager autograd

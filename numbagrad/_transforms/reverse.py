@@ -152,7 +152,8 @@ class LeafNode:
 class GradTracer(Tracer):
     """A value recorded on a ``GradInterpreter``'s tape."""
 
-    __slots__ = ("_node", "_out_nr", "_val")
+    __slots__ = ()
+    _FIELDS = (*Tracer._FIELDS, "_node", "_out_nr", "_val")
 
     @classmethod
     def _new(cls, interp, val, node, out_nr=0):

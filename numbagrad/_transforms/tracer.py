@@ -36,6 +36,7 @@ __all__ = [
     "Tracer",
     "TransformInterpreter",
     "as_np_dtype",
+    "become",
     "mark_view",
     "np_dtype_of",
     "shape_of",
@@ -64,10 +65,14 @@ class TransformInterpreter(Interpreter):
         token = _CURRENT.set(parent)
         try:
             if parent is EVAL:
-                return prim._eval(args, params)
-            return parent.process(prim, args, params)
+                out = prim._eval(args, params)
+            else:
+                out = parent.process(prim, args, params)
         finally:
             _CURRENT.reset(token)
+        if type(out) is Tensor:  # made inside this transform: it may take its values in place
+            out.__dict__["_born_in"] = self
+        return out
 
 
 @contextmanager
@@ -106,6 +111,25 @@ def np_dtype_of(x):
     return D.scalar_dtype(x).np
 
 
+_DATA_SLOT = Tensor.__dict__["_data"]
+
+
+def become(t, tracer):
+    """Turn plain tensor ``t`` into ``tracer`` in place (same object, the tracer's class and
+    fields; NOTE [In-place writes under transforms] in ``ops/inplace.py``)."""
+    t.__class__ = type(tracer)
+    _DATA_SLOT.__delete__(t)  # a tracer has no array (its ``_data`` raises)
+    for name in tracer._FIELDS:
+        setattr(t, name, getattr(tracer, name))
+    t._storage = tracer._storage
+    t._requires_grad = tracer._requires_grad
+    t._grad_fn = tracer._grad_fn
+    t._view_of = None
+    d = t.__dict__
+    d.pop("_born_in", None)
+    d.update(tracer.__dict__)
+
+
 def mark_view(prim, out):
     """Remember that a tracer is a view (in-place changes to it are refused)."""
     if prim.view and isinstance(out, Tracer):
@@ -124,7 +148,8 @@ def _contiguous_strides(shape):
 class Tracer(Tensor):
     """Base of the values a transform owns (NOTE [Tracers])."""
 
-    __slots__ = ("_interp", "_np_dtype", "_shape")
+    __slots__ = ()  # the fields are ``Tensor``'s slots (NOTE [In-place writes under transforms])
+    _FIELDS = ("_interp", "_np_dtype", "_shape")  # what a tracer's value is; subclasses add
     _is_tracer = True
 
     def _init_tracer(self, interp, shape, np_dtype):
@@ -176,7 +201,7 @@ class Tracer(Tensor):
             result = result.to(self._np_dtype)
         if not (type(result) is type(self) and result._interp is self._interp):
             result = self._interp.lift(result)
-        for name in type(self).__slots__:
+        for name in self._FIELDS:
             setattr(self, name, getattr(result, name))
 
     # -- metadata from the tracer -------------------------------------------------------

@@ -335,10 +335,8 @@ def _setitem(self, key, value):
     shape.check_put_dtype(self, k, advanced, value)
     template, index = shape.split_key(k)
     if inplace.traced(self, (value, *index)):
-        inplace.assign_traced(
-            self,
-            bind(shape.IndexPut, (self, value, *index), {"key": template, "advanced": advanced}),
-        )
+        params = {"key": template, "advanced": advanced}
+        inplace.assign_traced(self, lambda x: bind(shape.IndexPut, (x, value, *index), params))
         return
     inplace.check_inplace(self)
     if not inplace._needs_graph(self, (value,)):

@@ -9,9 +9,24 @@ changes the base too: the base's history becomes ``AsStridedPut(base_old, result
 PyTorch calls CopySlices), recorded without running its forward. Other views of that base
 notice the version bump when next used and re-derive their history as ``AsStrided(base)``
 (``refresh_view``). With no graph to record, in-place ops write straight into memory.
+
+NOTE [In-place writes under transforms]
+Under a transform the value is functional: a tracer takes its new value (``Tracer._assign``).
+A *plain* tensor written with a value a transform owns (``dy = torch.empty(3); dy[0] = x[1]
+* x[2]`` in a function under ``jacrev``, or ``buf.add_(dual)`` in a ``forward_ad`` level)
+becomes a tracer of that transform in place: the tracers' fields are ``Tensor`` slots, unset
+on plain tensors, so the object changes class and keeps its identity (``become``). The op
+itself runs on an alias of the old value, which is what its tape nodes keep. As in PyTorch,
+the func transforms allow this only for a tensor created inside the transformed function
+(``_creation`` and the interpreters' plain results are marked ``_born_in``): writing into a
+captured tensor raises PyTorch's error, and under ``vmap`` writing a batched value into an
+unbatched tensor raises. A ``forward_ad`` level takes any plain tensor. A tensor that
+shares its memory (a view, one with views) is refused: its sharers would not see the value.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -23,6 +38,7 @@ from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
 from numbagrad._tensor import Tensor
+from numbagrad._transforms.tracer import become
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import passthrough
@@ -338,16 +354,65 @@ def move_retain_grad(t, old_fn, old_nr):
 graph.REFRESH_VIEW = refresh_view  # NOTE [Layers]: the core's one call up into the ops
 
 
-def assign_traced(t, result):
-    """In-place under a transform: ``t`` (a tracer) takes the value ``result``."""
-    if not t._is_tracer:
-        raise RuntimeError(
-            "an in-place operation would write a value computed inside a transform "
-            "(numbagrad.func / vmap / forward_ad) into a tensor the transform does not own "
-            f"(shape {list(t.shape)}); use the out-of-place op and return the result instead"
-        )
+def assign_traced(t, compute):
+    """An in-place op under a transform: ``t`` takes the value ``compute(x)``, the op's
+    out-of-place result for the target value ``x`` (NOTE [In-place writes under
+    transforms])."""
+    if t._is_tracer:
+        t._assign(compute(t))
+        return t
+    # the op reads an alias of t's old value, so that what it records (tape nodes, saved
+    # operands) keeps that value when t takes the new one
+    old = Tensor._make(t._data)  # (its own version counter: neither is written again)
+    result = compute(old)
+    if not result._is_tracer:  # nothing traced reached the value (a comparison under grad)
+        check_inplace(t)
+        return commit(t, compute(t))
+    interp = result._interp
+    _check_adoptable(t, interp)
+    become(t, interp.lift(old))
     t._assign(result)
     return t
+
+
+def _check_adoptable(t, interp):
+    """Raise unless plain tensor ``t`` may take a value ``interp`` owns in place."""
+    from numbagrad._transforms.batching import BatchInterpreter  # (ops load before it)
+
+    name = interp.name
+    if type(interp) is BatchInterpreter:
+        raise RuntimeError(
+            f"{name}: an in-place operation would write a batched value into a tensor that "
+            f"is not batched (shape {list(t.shape)}), which is not possible: use the "
+            "out-of-place op (index_put, where, cat) and return the result instead"
+        )
+    if getattr(interp, "level", None) is None:  # func transforms: a tensor made inside only
+        born = t.__dict__.get("_born_in")
+        while born is not None and born is not interp:
+            born = born.parent
+        if born is None:
+            raise RuntimeError(
+                f"During a {name} transform, the function provided attempted to call an "
+                f"in-place operation that would mutate a captured Tensor (shape "
+                f"{list(t.shape)}). This is not supported; please rewrite the function being "
+                "transformed to explicitly accept the mutated Tensor(s) as inputs."
+            )
+    if type(t) is not Tensor:
+        raise NotImplementedError(
+            f"an in-place write of a value traced by {name} into a {type(t).__name__} is "
+            "not supported; write into a plain tensor, or use the out-of-place op"
+        )
+    if t._requires_grad and is_grad_enabled_fast():
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if t._view_of is not None or sys.getrefcount(t._storage) > 2:
+        raise NotImplementedError(
+            f"an in-place write of a value traced by {name} into a tensor that shares its "
+            "memory with others (a view, a tensor with views, or one saved for an eager "
+            "backward) is not supported: the others would not see the value. Write into a "
+            "tensor no other tensor views, or use the out-of-place op."
+        )
 
 
 def traced(t, args):
@@ -364,7 +429,7 @@ def inplace(t, fn, *args, fast=None, **kwargs):
     """Apply out-of-place ``fn(t, *args)`` in place; ``fast(data, *args)`` writes directly
     when no graph needs recording."""
     if traced(t, args):
-        return assign_traced(t, fn(t, *args, **kwargs))
+        return assign_traced(t, lambda x: fn(x, *args, **kwargs))
     check_inplace(t)
     if fast is not None and not _needs_graph(t, args):
         fast(t._data, *[a._data if isinstance(a, Tensor) else a for a in args], **kwargs)

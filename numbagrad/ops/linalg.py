@@ -129,7 +129,7 @@ class Outer(Primitive):
     def impl(be, a, b):
         from numbagrad.ops.binary import Mul  # (Mul's promotion and shape errors)
 
-        return Mul.impl(be, a.reshape(a.shape + (1,)), b.reshape(b.shape[:-1] + (1, b.shape[-1])))
+        return Mul.impl(be, a.reshape((*a.shape, 1)), b.reshape((*b.shape[:-1], 1, b.shape[-1])))
 
     @staticmethod
     def vjp(ctx, g):
@@ -147,10 +147,10 @@ class Outer(Primitive):
         m = ctx.be.math
         ga = gb = None
         if ctx.needs_input_grad(0):
-            ga = m.matmul(g, b.reshape(b.shape + (1,)))
+            ga = m.matmul(g, b.reshape((*b.shape, 1)))
             ga = ga.reshape(ga.shape[:-1])
         if ctx.needs_input_grad(1):
-            gb = m.matmul(a.reshape(a.shape[:-1] + (1, a.shape[-1])), g)
+            gb = m.matmul(a.reshape((*a.shape[:-1], 1, a.shape[-1])), g)
             gb = gb.reshape(gb.shape[:-2] + gb.shape[-1:])
         return ga, gb
 
