@@ -315,9 +315,11 @@ class Tracer(Tensor):
 
     def numpy(self, *, force=False):
         raise RuntimeError(
-            f"Can't call numpy() on a value traced by {self._interp.name}. Use "
-            "tensor.detach().numpy() instead (inside the transform the value is not a "
-            "concrete array)."
+            f"Can't call numpy() on a value traced by {self._interp.name}: inside the "
+            "transform it has no concrete array, and detach() does not give one. Write the "
+            "computation with numbagrad ops, or wrap the NumPy code in an autograd.Function "
+            "with the rule the transform needs (a vmap staticmethod for vmap, jvp for "
+            "forward mode)."
         )
 
     def __array__(self, dtype=None, copy=None):
