@@ -737,6 +737,20 @@ def _scalar_output(func, inputs, strict, fn):
     return outputs
 
 
+def _gradient_of_scalar(fn, func, inputs, v, create_graph, strict):
+    """The common start of ``vhp``/``hvp`` (grad mode on): the preprocessed inputs and
+    ``v``, the scalar output and its ``create_graph`` gradient."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    v = _preprocess_v(
+        v, inputs, is_inputs_tuple, create_graph, fn, "input to the user-provided function is"
+    )
+    outputs = _scalar_output(func, inputs, strict, fn)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict)
+    return is_inputs_tuple, inputs, v, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """The vector-Hessian product ``v^T H`` of a scalar ``func`` at ``inputs``.
 
@@ -776,19 +790,9 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     (tensor(9.), tensor([ 6., 12.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _preprocess_v(
-            v,
-            inputs,
-            is_inputs_tuple,
-            create_graph,
-            "vhp",
-            "input to the user-provided function is",
+        is_inputs_tuple, inputs, v, outputs, jac = _gradient_of_scalar(
+            "vhp", func, inputs, v, create_graph, strict
         )
-        outputs = _scalar_output(func, inputs, strict, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grads = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         res = _fill_in_zeros(grads, inputs, strict, create_graph, "double_back")
@@ -840,19 +844,9 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     (tensor(9.), tensor([ 6., 12.]))
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _preprocess_v(
-            v,
-            inputs,
-            is_inputs_tuple,
-            create_graph,
-            "hvp",
-            "input to the user-provided function is",
+        is_inputs_tuple, inputs, v, outputs, jac = _gradient_of_scalar(
+            "hvp", func, inputs, v, create_graph, strict
         )
-        outputs = _scalar_output(func, inputs, strict, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict)
         # the gradient's backward is linear in these (zeros: see jvp)
         grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
