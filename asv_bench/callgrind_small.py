@@ -4,11 +4,12 @@ before/after check for changes to the ops, the engine or dispatch.
     python asv_bench/callgrind_small.py                  # this tree
     python asv_bench/callgrind_small.py --root /tmp/wt   # another checkout (git worktree)
 
-Each workload (``chain20``: bench_eager.ChainSmall, ``function16``: bench_function.
-FunctionCall) is set up, warmed up for 300 calls, and then called ``--calls`` times inside
-one ``functools.reduce``; callgrind counts only inside that call
-(``--collect-atstart=no --toggle-collect=functools_reduce``), with the garbage collector
-off and ``PYTHONHASHSEED=0``, so the count is the same from run to run (timings on a shared
+Each workload (``chain20``: bench_eager.ChainSmall, ``function16``:
+bench_function.FunctionCall, ``perexample``: bench_transforms.PerExampleGrads, the
+interpreters' cost under ``vmap(grad)``, kernels counted too) is set up, warmed up for
+300 calls, and then called ``--calls`` times inside one ``functools.reduce``; callgrind
+counts only inside that call (``--collect-atstart=no --toggle-collect=functools_reduce``),
+with the garbage collector off and ``PYTHONHASHSEED=0``, so the count is the same from run to run (timings on a shared
 machine move by +-30 %). Needs ``valgrind`` on the PATH. Compare two trees at paths of the
 same length: module paths appear in the interpreter's string handling.
 """
@@ -26,16 +27,20 @@ import subprocess
 import sys
 import tempfile
 
-WORKLOADS = ("chain20", "function16")
+WORKLOADS = ("chain20", "function16", "perexample")
 
 
 def _child(root, which, calls):
     """Run inside valgrind: set up one workload and call it ``calls`` times."""
     sys.path.insert(0, root)
     sys.path.insert(0, os.path.join(root, "asv_bench"))
-    from benchmarks import bench_eager, bench_function
+    from benchmarks import bench_eager, bench_function, bench_transforms
 
-    cls = {"chain20": bench_eager.ChainSmall, "function16": bench_function.FunctionCall}[which]
+    cls = {
+        "chain20": bench_eager.ChainSmall,
+        "function16": bench_function.FunctionCall,
+        "perexample": bench_transforms.PerExampleGrads,
+    }[which]
     bench = cls()
     bench.setup("numbagrad")
     fn = bench.run
@@ -50,6 +55,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parents[1]))
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--only", help="comma-separated workloads (default: all)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -59,7 +65,11 @@ def main(argv=None):
         print("callgrind_small.py needs valgrind on the PATH", file=sys.stderr)
         return 2
     env = dict(os.environ, PYTHONHASHSEED="0")
-    for which in WORKLOADS:
+    chosen = WORKLOADS if not args.only else tuple(args.only.split(","))
+    for which in chosen:
+        if which not in WORKLOADS:
+            print(f"unknown workload {which!r}: one of {', '.join(WORKLOADS)}", file=sys.stderr)
+            return 2
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [
                 "valgrind",

@@ -7,7 +7,6 @@ import math
 import numpy as np
 
 from numbagrad import _dtype as D
-from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
@@ -60,10 +59,15 @@ def _finish(arr, requires_grad, device):
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
-    interp = _CURRENT.get()
-    if interp is not EVAL:  # NOTE [In-place writes under transforms] (ops/inplace.py)
-        t.__dict__["_born_in"] = interp
+    if BIRTH_HOOK is not None:  # NOTE [In-place writes under transforms] (ops/inplace.py)
+        BIRTH_HOOK(t)
     return t
+
+
+# Set by ``numbagrad._transforms.tracer`` once imported (a late-bound hook, like
+# ``RANDOM_HOOK`` below): marks a tensor made while a transform is current as made inside
+# it, which lets it take that transform's values in place.
+BIRTH_HOOK = None
 
 
 def _infer_np_dtype(data, to_float=False):

@@ -163,6 +163,23 @@ class Tensor(_AttachedMethods):
         self._grad_fn = None
         self._view_of = None
 
+    def _become(self, tracer):
+        """Turn this plain tensor into ``tracer`` in place: the same object takes the
+        tracer's class and fields (a new version, so that what saved the old value notices;
+        NOTE [In-place writes under transforms] in ``ops/inplace.py``)."""
+        version = self._storage[1]
+        self.__class__ = type(tracer)
+        Tensor.__dict__["_data"].__delete__(self)  # a tracer has no array (``_data`` raises)
+        for name in tracer._FIELDS:
+            setattr(self, name, getattr(tracer, name))
+        self._storage = [None, version + 1]
+        self._requires_grad = tracer._requires_grad
+        self._grad_fn = tracer._grad_fn
+        self._view_of = None
+        d = self.__dict__
+        d.pop("_born_in", None)
+        d.update(tracer.__dict__)
+
     @classmethod
     def _make(cls, data: np.ndarray, storage: list | None = None) -> Tensor:
         """Wrap an ndarray (no copy); ``storage`` is given for views of an existing tensor."""

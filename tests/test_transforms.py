@@ -461,6 +461,15 @@ def test_filling_tensors_the_transform_may_not_take():
 
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         jacrev(leaf)(y)
+    w = t([1.0, 1.0, 1.0]).requires_grad_()
+
+    def in_eager_graph(x):
+        b = w * 2
+        b[0] = x[0]
+        return b
+
+    with pytest.raises(NotImplementedError, match="eager autograd graph"):
+        jacrev(in_eager_graph)(y)
 
 
 def test_forward_ad_writes_a_dual_into_a_plain_tensor():
@@ -609,3 +618,42 @@ def test_generated_vmap_rule_does_not_keep_a_function_class_alive():
     ref = make()
     gc.collect()
     assert ref() is None
+
+
+def test_operands_changed_in_place_after_use_raise_at_the_backward():
+    # as PyTorch's version counters: a value an op read, changed in place before the
+    # backward needs it, raises instead of giving a gradient from the new value
+    x = numbagrad.ones(2, 3, dtype=numbagrad.float64)
+    c = numbagrad.arange(6, dtype=numbagrad.float64).reshape(2, 3)
+
+    def batched_constant(x, c):  # c is batched, not differentiated: _assign changes it
+        y = (x * c).sum()
+        c.add_(1)
+        return y
+
+    def eager_constant(x):  # a constant written eagerly (its memory)
+        buf = numbagrad.arange(3, dtype=x.dtype)
+        y = (x * buf).sum()
+        buf.add_(1)
+        return y
+
+    def becomes_traced(x):  # a constant that becomes a tracer
+        buf = numbagrad.arange(3, dtype=x.dtype)
+        y = (x * buf).sum()
+        buf[0] = x[0]
+        return y
+
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        vmap(grad(batched_constant))(x, c.clone())
+    for f in (eager_constant, becomes_traced):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            grad(f)(x[0])
+
+    # changed before use, it is fine
+    def before(x):
+        buf = numbagrad.arange(3, dtype=x.dtype)
+        buf.add_(1)
+        buf[0] = x[0]
+        return (x * buf).sum()
+
+    _near(grad(before)(x[0]), [2.0, 2.0, 3.0])

@@ -29,6 +29,9 @@ class Interpreter:
     """Processes primitive applications; transforms subclass it (NOTE [Interpreters])."""
 
     __slots__ = ("parent",)
+    # whether a plain tensor made inside this transform may take its values in place
+    # (NOTE [In-place writes under transforms] in ``ops/inplace.py``); vmap's may not
+    fills_plain = True
 
     def __init__(self, parent=None):
         self.parent = parent

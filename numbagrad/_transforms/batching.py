@@ -34,6 +34,7 @@ class BatchInterpreter(TransformInterpreter):
     """Runs ops on values with one extra (batch) dimension of length ``size``."""
 
     __slots__ = ("randomness", "size")
+    fills_plain = False  # a batched value cannot go into an unbatched tensor (as PyTorch)
 
     def __init__(self, parent, size, randomness="error", name="numbagrad.vmap"):
         super().__init__(parent, name)

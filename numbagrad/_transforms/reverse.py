@@ -94,7 +94,7 @@ class TapeNode:
     interface as the eager ``OpNode``: ``saved``, ``input_shape``, ``input_dtype``,
     ``needs_input_grad``, ``num_inputs``)."""
 
-    __slots__ = ("edges", "outs", "params", "prim", "rule", "seq", "vals")
+    __slots__ = ("edges", "outs", "params", "prim", "rule", "seq", "vals", "versions")
 
     def __init__(self, prim, params, vals, outs, edges, rule=None):
         self.prim = prim
@@ -104,13 +104,34 @@ class TapeNode:
         self.edges = edges
         self.seq = next(_seq)
         self.rule = rule  # a custom backward (Functions); else prim.vjp
+        # the version of each operand the rule reads: one changed in place before the
+        # backward (a constant written eagerly, a tracer given a new value, a plain tensor
+        # that became a tracer) would give a silently wrong gradient; ``saved`` raises
+        # instead, as PyTorch's version counters do
+        saves = prim.saves_inputs
+        if saves:
+            if type(saves) is not tuple:
+                saves = saves(len(vals))
+            self.versions = [(i, vals[i]._storage[1]) for i in saves if isinstance(vals[i], Tensor)]
+        else:
+            self.versions = ()
 
     def saved(self):
         prim = self.prim
         saves = prim.saves_inputs
         if type(saves) is not tuple:
             saves = saves(len(self.vals))
-        out = [self.vals[i] for i in saves]
+        vals = self.vals
+        for i, version in self.versions:
+            if vals[i]._storage[1] != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: operand {i} of {self.name()} (shape "
+                    f"{list(shape_of(vals[i]))}) is at version {vals[i]._storage[1]}; expected "
+                    f"version {version} instead. Hint: clone the tensor before modifying it "
+                    "in place, or modify it before it is used."
+                )
+        out = [vals[i] for i in saves]
         if prim.saves_output:
             out.append(self.outs[0])
         return out

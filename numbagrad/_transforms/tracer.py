@@ -26,6 +26,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from numbagrad import _creation
 from numbagrad import _dtype as D
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
 from numbagrad._device import CPU as _CPU_DEVICE
@@ -36,7 +37,7 @@ __all__ = [
     "Tracer",
     "TransformInterpreter",
     "as_np_dtype",
-    "become",
+    "mark_born",
     "mark_view",
     "np_dtype_of",
     "shape_of",
@@ -70,7 +71,7 @@ class TransformInterpreter(Interpreter):
                 out = parent.process(prim, args, params)
         finally:
             _CURRENT.reset(token)
-        if type(out) is Tensor:  # made inside this transform: it may take its values in place
+        if type(out) is Tensor:  # made inside this transform (see ``mark_born``)
             out.__dict__["_born_in"] = self
         return out
 
@@ -111,23 +112,16 @@ def np_dtype_of(x):
     return D.scalar_dtype(x).np
 
 
-_DATA_SLOT = Tensor.__dict__["_data"]
+def mark_born(t):
+    """Mark plain tensor ``t``, just made, as made inside the current transform (if any):
+    it may then take that transform's values in place (NOTE [In-place writes under
+    transforms] in ``ops/inplace.py``)."""
+    interp = _CURRENT.get()
+    if interp is not EVAL:
+        t.__dict__["_born_in"] = interp
 
 
-def become(t, tracer):
-    """Turn plain tensor ``t`` into ``tracer`` in place (same object, the tracer's class and
-    fields; NOTE [In-place writes under transforms] in ``ops/inplace.py``)."""
-    t.__class__ = type(tracer)
-    _DATA_SLOT.__delete__(t)  # a tracer has no array (its ``_data`` raises)
-    for name in tracer._FIELDS:
-        setattr(t, name, getattr(tracer, name))
-    t._storage = tracer._storage
-    t._requires_grad = tracer._requires_grad
-    t._grad_fn = tracer._grad_fn
-    t._view_of = None
-    d = t.__dict__
-    d.pop("_born_in", None)
-    d.update(tracer.__dict__)
+_creation.BIRTH_HOOK = mark_born
 
 
 def mark_view(prim, out):
@@ -203,6 +197,7 @@ class Tracer(Tensor):
             result = self._interp.lift(result)
         for name in self._FIELDS:
             setattr(self, name, getattr(result, name))
+        self._storage[1] += 1  # a new version: what saved the old value notices
 
     # -- metadata from the tracer -------------------------------------------------------
     @property

@@ -35,6 +35,7 @@ tensor([[2., 0.],
 
 from __future__ import annotations
 
+from numbagrad import ops as F
 from numbagrad._core.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from numbagrad._creation import ones_like, zeros_like
 from numbagrad._tensor import Tensor
@@ -581,8 +582,6 @@ def _jacobian_vectorized(outputs, inputs, create_graph):
 
 def _jacobian_loop(outputs, inputs, create_graph, strict):
     """One ``autograd.grad`` call per output element (row of the Jacobian)."""
-    from numbagrad import stack
-
     jac = []
     for i, out in enumerate(outputs):
         rows = tuple([] for _ in inputs)
@@ -612,7 +611,7 @@ def _jacobian_loop(outputs, inputs, create_graph, strict):
                 rows[j].append(g)
         jac.append(
             tuple(
-                stack(r, 0).view((*out.shape, *inp.shape))
+                F.stack(r, 0).view((*out.shape, *inp.shape))
                 if r
                 else inp.new_zeros((*out.shape, *inp.shape))
                 for r, inp in zip(rows, inputs)

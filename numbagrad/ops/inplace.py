@@ -11,17 +11,21 @@ notice the version bump when next used and re-derive their history as ``AsStride
 (``refresh_view``). With no graph to record, in-place ops write straight into memory.
 
 NOTE [In-place writes under transforms]
-Under a transform the value is functional: a tracer takes its new value (``Tracer._assign``).
-A *plain* tensor written with a value a transform owns (``dy = torch.empty(3); dy[0] = x[1]
-* x[2]`` in a function under ``jacrev``, or ``buf.add_(dual)`` in a ``forward_ad`` level)
-becomes a tracer of that transform in place: the tracers' fields are ``Tensor`` slots, unset
-on plain tensors, so the object changes class and keeps its identity (``become``). The op
-itself runs on an alias of the old value, which is what its tape nodes keep. As in PyTorch,
-the func transforms allow this only for a tensor created inside the transformed function
-(``_creation`` and the interpreters' plain results are marked ``_born_in``): writing into a
-captured tensor raises PyTorch's error, and under ``vmap`` writing a batched value into an
-unbatched tensor raises. A ``forward_ad`` level takes any plain tensor. A tensor that
-shares its memory (a view, one with views) is refused: its sharers would not see the value.
+Under a transform the value is functional: a tracer takes its new value (``Tracer._assign``,
+which bumps its version). A *plain* tensor written with a value a transform owns (``dy =
+torch.empty(3); dy[0] = x[1] * x[2]`` in a function under ``jacrev``, or ``buf.add_(dual)``
+in a ``forward_ad`` level) becomes a tracer of that transform in place: the tracers' fields
+are ``Tensor`` slots, unset on plain tensors, so the object changes class and keeps its
+identity (``Tensor._become``). The op itself runs on an alias of the old value, which is
+what its tape nodes keep; a node that read the tensor before (its version changed) raises
+when its backward runs, as PyTorch's version counters do (``TapeNode.saved``). As in
+PyTorch, the func transforms allow this only for a tensor made inside the transformed
+function (marked ``_born_in`` by ``_transforms.tracer.mark_born`` through
+``_creation.BIRTH_HOOK``, and by the interpreters for their plain results): writing into a
+captured tensor raises PyTorch's error, and under ``vmap`` (``fills_plain = False``) a
+batched value into an unbatched tensor raises. A ``forward_ad`` level takes any plain
+tensor. A tensor that shares its memory (a view, one with views) is refused: its sharers
+would not see the value.
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.tracer import become
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import passthrough
@@ -370,17 +373,15 @@ def assign_traced(t, compute):
         return commit(t, compute(t))
     interp = result._interp
     _check_adoptable(t, interp)
-    become(t, interp.lift(old))
+    t._become(interp.lift(old))
     t._assign(result)
     return t
 
 
 def _check_adoptable(t, interp):
     """Raise unless plain tensor ``t`` may take a value ``interp`` owns in place."""
-    from numbagrad._transforms.batching import BatchInterpreter  # (ops load before it)
-
     name = interp.name
-    if type(interp) is BatchInterpreter:
+    if not interp.fills_plain:  # vmap
         raise RuntimeError(
             f"{name}: an in-place operation would write a batched value into a tensor that "
             f"is not batched (shape {list(t.shape)}), which is not possible: use the "
@@ -403,8 +404,14 @@ def _check_adoptable(t, interp):
             "not supported; write into a plain tensor, or use the out-of-place op"
         )
     if t._requires_grad and is_grad_enabled_fast():
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
+        if t._grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        raise NotImplementedError(
+            f"an in-place write of a value traced by {name} into a tensor that is part of an "
+            "eager autograd graph (it requires grad) is not supported: detach() it first, or "
+            "use the out-of-place op"
         )
     if t._view_of is not None or sys.getrefcount(t._storage) > 2:
         raise NotImplementedError(
