@@ -9,8 +9,8 @@ bench_function.FunctionCall, ``perexample``: bench_transforms.PerExampleGrads, t
 interpreters' cost under ``vmap(grad)``, kernels counted too) is set up, warmed up for
 300 calls, and then called ``--calls`` times inside one ``functools.reduce``; callgrind
 counts only inside that call (``--collect-atstart=no --toggle-collect=functools_reduce``),
-with the garbage collector off and ``PYTHONHASHSEED=0``, so the count is the same from run to run (timings on a shared
-machine move by +-30 %). Needs ``valgrind`` on the PATH. Compare two trees at paths of the
+with the garbage collector off and ``PYTHONHASHSEED=0``, so the count is the same from run
+to run (timings on a shared machine move by +-30 %). Needs ``valgrind`` on the PATH. Compare two trees at paths of the
 same length: module paths appear in the interpreter's string handling.
 """
 
