@@ -10,8 +10,9 @@ interpreters' cost under ``vmap(grad)``, kernels counted too) is set up, warmed 
 300 calls, and then called ``--calls`` times inside one ``functools.reduce``; callgrind
 counts only inside that call (``--collect-atstart=no --toggle-collect=functools_reduce``),
 with the garbage collector off and ``PYTHONHASHSEED=0``, so the count is the same from run
-to run (timings on a shared machine move by +-30 %). Needs ``valgrind`` on the PATH. Compare two trees at paths of the
-same length: module paths appear in the interpreter's string handling.
+to run (timings on a shared machine move by +-30 %). Needs ``valgrind`` on the PATH.
+Compare two trees at paths of the same length: module paths appear in the interpreter's
+string handling.
 """
 
 from __future__ import annotations
