@@ -657,3 +657,52 @@ def test_operands_changed_in_place_after_use_raise_at_the_backward():
         return (x * buf).sum()
 
     _near(grad(before)(x[0]), [2.0, 2.0, 3.0])
+
+
+class _SqBoth(numbagrad.autograd.Function):
+    """Saves different tensors for jvp (the input) and for backward (the output)."""
+
+    @staticmethod
+    def forward(a):
+        return a * a
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_forward(inputs[0])
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def jvp(ctx, ta):
+        (a,) = ctx.saved_tensors
+        return 2 * a * ta
+
+    @staticmethod
+    def backward(ctx, g):
+        (o,) = ctx.saved_tensors
+        return 2 * o.sqrt() * g
+
+
+class _SqForwardOnly(numbagrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_forward(a)
+        return a * a
+
+    @staticmethod
+    def jvp(ctx, ta):
+        (a,) = ctx.saved_tensors
+        return 2 * a * ta
+
+
+def test_forward_ad_jvp_reads_what_save_for_forward_saved():
+    # in a dual_level over eager autograd, ctx.saved_tensors in jvp is save_for_forward's
+    # (it was save_for_backward's: the output, a silently wrong tangent)
+    p = t([0.5, 2.0, 3.0])
+    with fwAD.dual_level():
+        x = fwAD.make_dual(p, t([1.0, 1.0, 1.0]))
+        for fn in (_SqBoth, _SqForwardOnly):
+            _near(fwAD.unpack_dual(fn.apply(x)).tangent, [1.0, 4.0, 6.0])
+    _near(jvp(_SqBoth.apply, (p,), (t([1.0, 1.0, 1.0]),))[1], [1.0, 4.0, 6.0])
+    x = p.clone().requires_grad_()
+    _SqBoth.apply(x).sum().backward()
+    _near(x.grad, [1.0, 4.0, 6.0])

@@ -164,7 +164,11 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, checked against in-place changes."""
+        """The tensors given to ``save_for_backward``, checked against in-place changes (in
+        ``jvp``, those given to ``save_for_forward``, as ``TransformCtx`` gives them)."""
+        d = self.__dict__
+        if d.get("_in_jvp") and "saved_for_forward" in d:
+            return tuple(d["saved_for_forward"])
         saved = self._saved
         if saved is None:
             raise RuntimeError(_FREED_MSG)
