@@ -706,3 +706,27 @@ def test_forward_ad_jvp_reads_what_save_for_forward_saved():
     x = p.clone().requires_grad_()
     _SqBoth.apply(x).sum().backward()
     _near(x.grad, [1.0, 4.0, 6.0])
+
+
+def test_changing_a_traced_value_while_views_of_it_live_raises():
+    # a tracer's value is not shared memory: a view taken before an in-place change would
+    # keep the old value (a silently wrong result); PyTorch's views see the change
+    x = t([1.0, 2.0, 3.0])
+
+    def stale(x):
+        y = x.clone()
+        v = y[1:]
+        y.mul_(2)
+        return (v * 3).sum()
+
+    for call in (lambda: grad(stale)(x), lambda: vmap(stale)(numbagrad.stack([x, x]))):
+        with pytest.raises(NotImplementedError, match="views of it"):
+            call()
+
+    def dead_view(x):  # a view no longer alive is no obstacle
+        y = x.clone()
+        y[1:].sum()
+        y.mul_(2)
+        return (y * 3).sum()
+
+    _near(grad(dead_view)(x), [6.0, 6.0, 6.0])

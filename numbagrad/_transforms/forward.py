@@ -65,7 +65,9 @@ class JvpInterpreter(TransformInterpreter):
             rule = prim.jvp if prim.jvp is not None else prim.rule("jvp")  # rule() raises
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
-                return mark_view(prim, self.dual(out, fix_tangent(tan, out, prim.__name__)))
+                return mark_view(
+                    prim, self.dual(out, fix_tangent(tan, out, prim.__name__)), args[0]
+                )
             return tuple(self.dual(o, fix_tangent(t, o, prim.__name__)) for o, t in zip(out, tan))
         finally:
             _CURRENT.reset(token)

@@ -22,6 +22,7 @@ derivatives from confusing their perturbations.
 
 from __future__ import annotations
 
+import weakref
 from contextlib import contextmanager
 
 import numpy as np
@@ -124,10 +125,17 @@ def mark_born(t):
 _creation.BIRTH_HOOK = mark_born
 
 
-def mark_view(prim, out):
-    """Remember that a tracer is a view (in-place changes to it are refused)."""
+def mark_view(prim, out, base):
+    """Remember that tracer ``out`` is a view of operand ``base``: in-place changes to the
+    view are refused, and so are changes to the base while the view lives (it would keep
+    the old value: a tracer's value is not shared memory)."""
     if prim.view and isinstance(out, Tracer):
         out.__dict__["_traced_view"] = True
+        if isinstance(base, Tracer):
+            views = base.__dict__.setdefault("_views", [])
+            if len(views) >= 8:
+                views[:] = [r for r in views if r() is not None]
+            views.append(weakref.ref(out))
     return out
 
 
@@ -173,6 +181,14 @@ class Tracer(Tensor):
     # -- in-place ops: the tracer takes the new value (functionalisation) ------------------
     def _assign(self, result):
         """Give this tracer the value ``result`` (an in-place op under its transform)."""
+        views = self.__dict__.get("_views")
+        if views is not None and any(r() is not None for r in views):
+            raise NotImplementedError(
+                f"in-place modification of a value traced by {self._interp.name} while views "
+                "of it (slices, transposes, reshapes... taken before) are alive is not "
+                "supported: the views would keep the old value. Take the views after the "
+                "in-place op, or write it out of place."
+            )
         if self.__dict__.get("_traced_view"):
             raise NotImplementedError(
                 f"in-place modification of a view (a slice, transpose, reshape...) of a value "
