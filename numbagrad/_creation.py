@@ -416,31 +416,49 @@ def _like(t, dtype):
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 
 
+# Set by ``numbagrad._transforms.batching`` once imported (a late-bound hook, like
+# ``RANDOM_HOOK``): the ``*_like``/``new_*`` tensor of a value ``vmap`` batches is batched,
+# as PyTorch's. ``BATCHED_LIKE_HOOK(t, shape, make)`` returns the batched tensor built from
+# ``make(full_shape, base)`` (``base``: the innermost value, for its device), or None when
+# ``t`` is not batched.
+BATCHED_LIKE_HOOK = None
+
+
+def like_new(t, shape, make):
+    """``make(shape, t)`` (a new tensor for ``t``), batched where ``t`` is."""
+    if t._is_tracer and BATCHED_LIKE_HOOK is not None:
+        out = BATCHED_LIKE_HOOK(t, shape, make)
+        if out is not None:
+            return out
+    return make(shape, t)
+
+
+def _like_filled(input, dtype, device, requires_grad, value, make_np):
+    shape, dt = _like(input, dtype)
+
+    def make(s, base):
+        dev = _like_device(base, device)
+        return _filled(value, s, dt, requires_grad, dev, lambda: make_np(s, dt))
+
+    return like_new(input, shape, make)
+
+
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Zeros with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "zeros_like")
-    shape, dt = _like(input, dtype)
-    return _filled(
-        0, shape, dt, requires_grad, _like_device(input, device), lambda: np.zeros(shape, dt)
-    )
+    return _like_filled(input, dtype, device, requires_grad, 0, np.zeros)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Ones with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "ones_like")
-    shape, dt = _like(input, dtype)
-    return _filled(
-        1, shape, dt, requires_grad, _like_device(input, device), lambda: np.ones(shape, dt)
-    )
+    return _like_filled(input, dtype, device, requires_grad, 1, np.ones)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Uninitialised, with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "empty_like")
-    shape, dt = _like(input, dtype)
-    return _filled(
-        None, shape, dt, requires_grad, _like_device(input, device), lambda: np.empty(shape, dt)
-    )
+    return _like_filled(input, dtype, device, requires_grad, None, np.empty)
 
 
 def full_like(
@@ -448,15 +466,10 @@ def full_like(
 ):
     """Filled with ``fill_value``, with ``input``'s shape and dtype."""
     D.check_memory_format(memory_format, "full_like")
-    shape, dt = _like(input, dtype)
+    _, dt = _like(input, dtype)
     value = _fill_value(fill_value, dt)
-    return _filled(
-        value,
-        shape,
-        dt,
-        requires_grad,
-        _like_device(input, device),
-        lambda: np.full(shape, value, dt),
+    return _like_filled(
+        input, dtype, device, requires_grad, value, lambda s, d: np.full(s, value, d)
     )
 
 

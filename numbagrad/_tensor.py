@@ -169,7 +169,8 @@ class Tensor(_AttachedMethods):
         NOTE [In-place writes under transforms] in ``ops/inplace.py``)."""
         version = self._storage[1]
         self.__class__ = type(tracer)
-        Tensor.__dict__["_data"].__delete__(self)  # a tracer has no array (``_data`` raises)
+        if not self._is_tracer:
+            Tensor.__dict__["_data"].__delete__(self)  # a tracer has no array
         for name in tracer._FIELDS:
             setattr(self, name, getattr(tracer, name))
         self._storage = [None, version + 1]

@@ -730,3 +730,58 @@ def test_changing_a_traced_value_while_views_of_it_live_raises():
         return (y * 3).sum()
 
     _near(grad(dead_view)(x), [6.0, 6.0, 6.0])
+
+
+def test_like_and_new_factories_are_batched_under_vmap():
+    # as PyTorch's: zeros_like/ones_like/empty_like/full_like and new_zeros/new_ones/
+    # new_empty/new_full of a batched value are batched, so in-place writes into them work
+    x = numbagrad.arange(6.0).reshape(2, 3)
+
+    def f(r):
+        a = r.new_zeros(2)
+        a.add_(r[0])
+        b = r.new_full((2,), 1.0)
+        b.mul_(r[1])
+        c = r.new_ones(2)
+        c.mul_(r[2])
+        e = r.new_empty(2).fill_(0)
+        e.add_(r[0])
+        d = numbagrad.full_like(r, 2.0)
+        d.mul_(r)
+        z = numbagrad.zeros_like(r).add_(r)
+        o = numbagrad.empty_like(r).copy_(r)
+        return a, b, c, e, d, z, o
+
+    a, b, c, e, d, z, o = vmap(f)(x)
+    np.testing.assert_array_equal(a.numpy(), [[0, 0], [3, 3]])
+    np.testing.assert_array_equal(b.numpy(), [[1, 1], [4, 4]])
+    np.testing.assert_array_equal(c.numpy(), [[2, 2], [5, 5]])
+    np.testing.assert_array_equal(e.numpy(), [[0, 0], [3, 3]])
+    np.testing.assert_array_equal(d.numpy(), 2 * x.numpy())
+    np.testing.assert_array_equal(z.numpy(), x.numpy())
+    np.testing.assert_array_equal(o.numpy(), x.numpy())
+    # nested vmaps, and an inner transform writing its values into the batched buffer
+    assert tuple(vmap(vmap(lambda v: numbagrad.zeros_like(v) + v))(x.reshape(2, 3, 1)).shape) == (
+        2,
+        3,
+        1,
+    )
+    xs = t([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
+    jac = vmap(jacrev(lambda v: numbagrad.zeros_like(v).add_(v * v)))(xs)
+    _near(jac, np.stack([np.diag(2 * xs[i].numpy()) for i in range(2)]))
+    # new_tensor stays a constant (unbatched), as in PyTorch
+    assert vmap(lambda r: r.new_tensor([1.0, 2.0]) + r[0])(x).shape == (2, 2)
+
+
+def test_copy_of_a_traced_value():
+    x = numbagrad.tensor([0.3, -0.7, 1.1], dtype=numbagrad.float64)
+
+    def f(v):
+        y = numbagrad.empty(3, dtype=v.dtype)
+        y.copy_(v.sin())
+        return (y * v).sum()
+
+    _near(grad(f)(x), (np.sin(x.numpy()) + x.numpy() * np.cos(x.numpy())))
+    c = numbagrad.zeros(3, dtype=numbagrad.float64)
+    with pytest.raises(RuntimeError, match="mutate a captured Tensor"):
+        grad(lambda v: c.copy_(v).sum())(x)

@@ -19,6 +19,7 @@ from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,
     TransformInterpreter,
+    mark_born,
     mark_view,
     np_dtype_of,
     shape_of,
@@ -163,6 +164,9 @@ class BatchTracer(Tracer):
         t._bdim = bdim
         return t
 
+    def _parent_value(self):
+        return self._val
+
     def _concrete(self, what):
         if what in ("bool()", "an index"):
             raise RuntimeError(_CONTROL)
@@ -206,3 +210,26 @@ def _random_hook(make, size, what):
 
 
 _creation.RANDOM_HOOK = _random_hook
+
+
+def _batched_like(t, shape, make):
+    """``zeros_like``/``new_zeros``... of ``t`` under vmap (``_creation.like_new``): batched
+    at every live vmap level ``t`` is batched at, as PyTorch's; None when it is at none.
+    The result is a constant: the other transforms' levels are left out."""
+    levels = []
+    x = t
+    while isinstance(x, Tracer):
+        if type(x) is BatchTracer and x._interp.alive:
+            levels.append(x._interp)
+        x = x._parent_value()
+    if not levels:
+        return None
+    levels.reverse()  # outermost first: its batch is the first dimension
+    out = make((*(interp.size for interp in levels), *shape), x)
+    for interp in levels:
+        out = BatchTracer._new(interp, out, 0)
+    mark_born(out)  # made here: an inner transform may write its values into it
+    return out
+
+
+_creation.BATCHED_LIKE_HOOK = _batched_like

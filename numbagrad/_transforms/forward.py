@@ -149,6 +149,9 @@ class DualTracer(Tracer):
             return self._primal._data
         raise self._escaped()
 
+    def _parent_value(self):
+        return self._primal
+
     def _concrete(self, what):
         p = self._primal
         return p._concrete(what) if isinstance(p, Tracer) else p

@@ -189,6 +189,9 @@ class GradTracer(Tracer):
         t._out_nr = out_nr
         return t
 
+    def _parent_value(self):
+        return self._val
+
     def _concrete(self, what):
         v = self._val
         return v._concrete(what) if isinstance(v, Tracer) else v

@@ -163,6 +163,17 @@ class Tracer(Tensor):
         self._grad_fn = None
         self._view_of = None
 
+    def _alias(self):
+        """Another tracer object with this one's value (its own version counter)."""
+        a = object.__new__(type(self))
+        for name in self._FIELDS:
+            setattr(a, name, getattr(self, name))
+        a._storage = [None, 0]
+        a._requires_grad = False
+        a._grad_fn = None
+        a._view_of = None
+        return a
+
     # -- what the eager path reads: only an escaped tracer gets here ------------------------
     def _escaped(self):
         interp = self._interp
@@ -301,6 +312,10 @@ class Tracer(Tensor):
         )
 
     # -- values: the concrete value where the transform has one ----------------------------
+    def _parent_value(self):
+        """The value one level down (a tracer of the parent interpreter, or a tensor)."""
+        raise NotImplementedError
+
     def _concrete(self, what):
         """The concrete (eager) tensor behind this tracer, for data-dependent Python
         (``.item()``, ``bool``); vmap has none and raises."""

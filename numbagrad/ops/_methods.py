@@ -12,7 +12,7 @@ import numpy as np
 
 from numbagrad import _tensor
 from numbagrad import ops as F
-from numbagrad._creation import empty, full, ones, tensor, zeros
+from numbagrad._creation import empty, full, like_new, ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops import inplace, shape
@@ -93,11 +93,16 @@ def _new(make):
     def new(self, *size, dtype=None, device=None, requires_grad=False):
         if len(size) == 1 and isinstance(size[0], (tuple, list)):
             size = tuple(size[0])
-        return make(
-            *size,
-            dtype=self.dtype if dtype is None else dtype,
-            device=self.device if device is None else device,
-            requires_grad=requires_grad,
+        dt = self.dtype if dtype is None else dtype
+        return like_new(  # (batched under vmap when self is, as PyTorch's)
+            self,
+            tuple(size),
+            lambda s, base: make(
+                *s,
+                dtype=dt,
+                device=base.device if device is None else device,
+                requires_grad=requires_grad,
+            ),
         )
 
     new.__name__ = new.__qualname__ = f"new_{make.__name__}"
@@ -108,12 +113,17 @@ def _new(make):
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
     by default."""
-    return full(
+    dt = self.dtype if dtype is None else dtype
+    return like_new(
+        self,
         tuple(size),
-        fill_value,
-        dtype=self.dtype if dtype is None else dtype,
-        device=self.device if device is None else device,
-        requires_grad=requires_grad,
+        lambda s, base: full(
+            s,
+            fill_value,
+            dtype=dt,
+            device=base.device if device is None else device,
+            requires_grad=requires_grad,
+        ),
     )
 
 
@@ -306,7 +316,8 @@ def _copy(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast) into this tensor in place."""
     if not isinstance(src, Tensor):
         raise TypeError(f"copy_(): argument 'src' must be Tensor, not {type(src).__name__}")
-    if type(src._data) is not type(self._data) and src.device != self.device:
+    traced = src._is_tracer or self._is_tracer  # (a tracer has no array: no device move)
+    if not traced and type(src._data) is not type(self._data) and src.device != self.device:
         # across devices, as PyTorch: a (differentiable) move first, so the gradient goes
         # back to ``src``'s device
         src = src.to(self.device)

@@ -38,6 +38,7 @@ from numbagrad import _dtype as D
 from numbagrad._core import graph
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import save_input
+from numbagrad._core.interpreter import current_interpreter
 from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
@@ -361,15 +362,19 @@ def assign_traced(t, compute):
     """An in-place op under a transform: ``t`` takes the value ``compute(x)``, the op's
     out-of-place result for the target value ``x`` (NOTE [In-place writes under
     transforms])."""
-    if t._is_tracer:
+    if t._is_tracer and t._interp is current_interpreter():
         t._assign(compute(t))
         return t
-    # the op reads an alias of t's old value, so that what it records (tape nodes, saved
-    # operands) keeps that value when t takes the new one
-    old = Tensor._make(t._data)  # (its own version counter: neither is written again)
+    # t is plain, or a tracer of an outer transform (a zeros_like under vmap, written under
+    # an inner grad): the op reads an alias of t's old value, so that what it records (tape
+    # nodes, saved operands) keeps that value if t takes one an inner transform owns
+    old = t._alias() if t._is_tracer else Tensor._make(t._data)
     result = compute(old)
-    if not result._is_tracer:  # nothing traced reached the value (a comparison under grad)
-        check_inplace(t)
+    if not result._is_tracer or (t._is_tracer and result._interp is t._interp):
+        if t._is_tracer:
+            t._assign(result)
+            return t
+        check_inplace(t)  # nothing traced reached the value (a comparison under grad)
         return commit(t, compute(t))
     interp = result._interp
     _check_adoptable(t, interp)
@@ -398,7 +403,7 @@ def _check_adoptable(t, interp):
                 f"{list(t.shape)}). This is not supported; please rewrite the function being "
                 "transformed to explicitly accept the mutated Tensor(s) as inputs."
             )
-    if type(t) is not Tensor:
+    if type(t) is not Tensor and not t._is_tracer:
         raise NotImplementedError(
             f"an in-place write of a value traced by {name} into a {type(t).__name__} is "
             "not supported; write into a plain tensor, or use the out-of-place op"
