@@ -785,3 +785,17 @@ def test_copy_of_a_traced_value():
     c = numbagrad.zeros(3, dtype=numbagrad.float64)
     with pytest.raises(RuntimeError, match="mutate a captured Tensor"):
         grad(lambda v: c.copy_(v).sum())(x)
+
+
+def test_vmap_of_jacobians_through_layer_norm():
+    # LayerNormBackward's batching rule: g (the jacrev basis) has more leading dims than x
+    X = t([[0.3, -0.7, 1.1, 0.2], [1.5, 0.1, -0.4, -2.0], [0.0, 0.6, 0.9, -0.3]])
+    w = t([1.0, 2.0, 0.5, -1.0])
+
+    def f(v):
+        return numbagrad.nn.functional.layer_norm(v, (4,), weight=w)
+
+    want = np.stack([jacfwd(f)(X[i]).numpy() for i in range(3)])
+    _near(vmap(jacrev(f))(X), want)
+    h = vmap(hessian(lambda v: f(v).pow(2).sum()))(X)
+    _near(h, np.stack([hessian(lambda v: f(v).pow(2).sum())(X[i]).numpy() for i in range(3)]))

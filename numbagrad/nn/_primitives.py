@@ -25,7 +25,7 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
-from numbagrad.ops._rules import broadcast_batch, front
+from numbagrad.ops._rules import align_batched, broadcast_batch, front
 from numbagrad.ops.unary import unary_batch
 
 __all__ = [
@@ -674,17 +674,10 @@ def _ln_double_x(h, gxhat, c, rstd, dims, n):
 
 
 def _ln_backward_batch(prim, args, dims, *, nd, eps):
-    """Batch at the front of each batched operand; a batched weight gets ones for ``x``'s
-    other dims so that it broadcasts against ``g`` and ``x``."""
-    g, x, w = args
-    dg, dx, dw = dims
-    g = g if dg is None else front(g, dg)
-    x2 = x if dx is None else front(x, dx)
-    if dw is not None:
-        lead = (x.ndim - (dx is not None)) - nd
-        w = front(w, dw)
-        w = F.reshape(w, (w.shape[0],) + (1,) * lead + tuple(w.shape[1:]))
-    return bind(LayerNormBackward, (g, x2, w), {"nd": nd, "eps": eps}), 0
+    """The batch at the front of each batched operand, padded with ones to the largest
+    per-example rank (``align_batched``): ``g`` may have more leading dims than ``x`` (the
+    basis of a ``jacrev`` under ``vmap``), which must not line up with ``x``'s batch."""
+    return bind(LayerNormBackward, tuple(align_batched(args, dims)), {"nd": nd, "eps": eps}), 0
 
 
 class LayerNormBackward(Primitive):
