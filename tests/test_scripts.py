@@ -37,11 +37,6 @@ XFAIL = {
     "autograd.grad(create_graph=True) w.r.t. a dual input returns a gradient without a "
     "tangent (PyTorch: the HVP): the eager tape records the primals only",
     "s68_hmc_mala_samplers.py": "numbagrad has no torch.cholesky_inverse (AttributeError)",
-    "s72_vmap_axes_pytrees.py": "under numbagrad.vmap zeros_like/empty_like/new_zeros of a "
-    "batched tensor are unbatched, so in-place writes into them raise; Tensor.copy_ of a traced "
-    "value raises EscapedTracerError under vmap/jacrev; an in-place op on a slice of a traced "
-    "value (y[1:-1] += ...) raises NotImplementedError; vmap(hessian(...)) through layer_norm "
-    "raises ValueError (LayerNormBackward batch rule: broadcast of (7,3,6) with (7,6))",
 }
 
 try:

@@ -62,7 +62,9 @@ class BatchInterpreter(TransformInterpreter):
             # the eager interpreter the op on the operands as they are is all it does
             d = same_layout(vals, dims)
             if d is not None:
-                return mark_view(prim, BatchTracer._new(self, prim._eval(vals, params), d), args[0])
+                return mark_view(
+                    prim, BatchTracer._new(self, prim._eval(vals, params), d), args, params
+                )
         token = _CURRENT.set(self.parent)
         try:
             rule = prim.batch
@@ -75,7 +77,7 @@ class BatchInterpreter(TransformInterpreter):
         if prim.n_out == 1:
             if odim is None or not isinstance(out, Tensor):
                 return out
-            return mark_view(prim, BatchTracer._new(self, out, odim), args[0])
+            return mark_view(prim, BatchTracer._new(self, out, odim), args, params)
         return tuple(self.wrap(o, d) for o, d in zip(out, odim))
 
     def lift(self, value):

@@ -66,7 +66,7 @@ class JvpInterpreter(TransformInterpreter):
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
                 return mark_view(
-                    prim, self.dual(out, fix_tangent(tan, out, prim.__name__)), args[0]
+                    prim, self.dual(out, fix_tangent(tan, out, prim.__name__)), args, params
                 )
             return tuple(self.dual(o, fix_tangent(t, o, prim.__name__)) for o, t in zip(out, tan))
         finally:

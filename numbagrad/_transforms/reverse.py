@@ -75,7 +75,7 @@ class GradInterpreter(TransformInterpreter):
             if not isinstance(out, Tensor) or np_dtype_of(out).kind not in "fc":
                 return out
             node = TapeNode(prim, params, vals, (out,), edges)
-            return mark_view(prim, GradTracer._new(self, out, node, 0), args[0])
+            return mark_view(prim, GradTracer._new(self, out, node, 0), args, params)
         node = TapeNode(prim, params, vals, tuple(out), edges)
         return tuple(self.wrap(o, node, i) for i, o in enumerate(out))
 

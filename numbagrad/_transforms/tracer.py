@@ -29,7 +29,7 @@ import numpy as np
 
 from numbagrad import _creation
 from numbagrad import _dtype as D
-from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
+from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter, bind
 from numbagrad._device import CPU as _CPU_DEVICE
 from numbagrad._tensor import Size, Tensor, _wrap_dim
 
@@ -125,13 +125,17 @@ def mark_born(t):
 _creation.BIRTH_HOOK = mark_born
 
 
-def mark_view(prim, out, base):
-    """Remember that tracer ``out`` is a view of operand ``base``: in-place changes to the
-    view are refused, and so are changes to the base while the view lives (it would keep
-    the old value: a tracer's value is not shared memory)."""
+def mark_view(prim, out, args, params):
+    """Remember that tracer ``out`` is a view of operand ``args[0]``: how it was made (to
+    re-derive it when its base changes in place, and to write an in-place change of it
+    through to the base), and, on the base, that it lives (a weak reference). A tracer's
+    value is not shared memory: ``Tracer._assign`` does what sharing would."""
     if prim.view and isinstance(out, Tracer):
-        out.__dict__["_traced_view"] = True
+        d = out.__dict__
+        d["_traced_view"] = True
+        base = args[0]
         if isinstance(base, Tracer):
+            d["_view_recipe"] = (base, prim, tuple(args[1:]), params)
             views = base.__dict__.setdefault("_views", [])
             if len(views) >= 8:
                 views[:] = [r for r in views if r() is not None]
@@ -191,21 +195,11 @@ class Tracer(Tensor):
 
     # -- in-place ops: the tracer takes the new value (functionalisation) ------------------
     def _assign(self, result):
-        """Give this tracer the value ``result`` (an in-place op under its transform)."""
-        views = self.__dict__.get("_views")
-        if views is not None and any(r() is not None for r in views):
-            raise NotImplementedError(
-                f"in-place modification of a value traced by {self._interp.name} while views "
-                "of it (slices, transposes, reshapes... taken before) are alive is not "
-                "supported: the views would keep the old value. Take the views after the "
-                "in-place op, or write it out of place."
-            )
-        if self.__dict__.get("_traced_view"):
-            raise NotImplementedError(
-                f"in-place modification of a view (a slice, transpose, reshape...) of a value "
-                f"traced by {self._interp.name} is not supported: the change would not reach "
-                "the tensor it views. Write it out of place (index_put, where, cat) instead."
-            )
+        """Give this tracer the value ``result`` (an in-place op under its transform).
+
+        A view (``mark_view``) writes the value through to its base when its primitive
+        declares how (``view_put``: a basic-indexing view, ``y[1:] += v``); a value with
+        live views re-derives them from its new value, as views of shared memory see it."""
         from numbagrad import ops as F
 
         if not isinstance(result, Tensor):
@@ -220,11 +214,48 @@ class Tracer(Tensor):
                 ) from None
         if np_dtype_of(result) != self._np_dtype:
             result = result.to(self._np_dtype)
+        d = self.__dict__
+        if d.get("_traced_view"):
+            recipe = d.get("_view_recipe")
+            put = None if recipe is None else recipe[1].view_put
+            if put is None or recipe[3].get("advanced"):
+                what = "advanced indexing" if put is not None else "a transpose, reshape..."
+                raise NotImplementedError(
+                    f"in-place modification of a view ({what}) of a value traced by "
+                    f"{self._interp.name} is not supported: the change "
+                    "would not reach the tensor it views. Modify a slice of it (y[1:] += v), "
+                    "or write it out of place (index_put, where, cat)."
+                )
+            base, _, rest, params = recipe
+            base._assign(bind(put, (base, result, *rest), params))  # refreshes this view
+            return
         if not (type(result) is type(self) and result._interp is self._interp):
             result = self._interp.lift(result)
         for name in self._FIELDS:
             setattr(self, name, getattr(result, name))
         self._storage[1] += 1  # a new version: what saved the old value notices
+        self._refresh_views()
+
+    def _refresh_views(self):
+        """Re-derive the live views of this tracer from its (new) value."""
+        views = self.__dict__.get("_views")
+        if not views:
+            return
+        live = [v for v in (r() for r in views) if v is not None]
+        views[:] = [weakref.ref(v) for v in live]
+        for v in live:
+            _, prim, rest, params = v.__dict__["_view_recipe"]
+            new = bind(prim, (self, *rest), params)
+            if not (type(new) is type(v) and new._interp is v._interp):
+                raise NotImplementedError(
+                    f"in-place modification of a value traced by {self._interp.name}: a view "
+                    "of it could not be re-derived at its level; take the view after the "
+                    "in-place op"
+                )
+            for name in v._FIELDS:
+                setattr(v, name, getattr(new, name))
+            v._storage[1] += 1
+            v._refresh_views()
 
     # -- metadata from the tracer -------------------------------------------------------
     @property

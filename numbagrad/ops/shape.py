@@ -865,6 +865,10 @@ def check_put_dtype(x, key, advanced, value):
     )
 
 
+# an in-place op on ``x[key]`` under a transform writes through to ``x`` (``Tracer._assign``)
+Index.view_put = IndexPut
+
+
 def getitem(input, key):
     """``input[key]``: ints, slices (with steps), ``None``, ``...``, bool masks, int tensors."""
     k, advanced = _norm_key(key, input.shape)
