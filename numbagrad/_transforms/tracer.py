@@ -73,7 +73,10 @@ class TransformInterpreter(Interpreter):
         finally:
             _CURRENT.reset(token)
         if type(out) is Tensor:  # made inside this transform (see ``mark_born``)
-            out.__dict__["_born_in"] = self
+            d = out.__dict__
+            d["_born_in"] = self
+            if prim.view:  # how, for an in-place write of traced values through it
+                d["_view_recipe"] = (args[0], prim, tuple(args[1:]), params)
         return out
 
 

@@ -31,6 +31,7 @@ would not see the value.
 from __future__ import annotations
 
 import sys
+import weakref
 
 import numpy as np
 
@@ -377,14 +378,28 @@ def assign_traced(t, compute):
         check_inplace(t)  # nothing traced reached the value (a comparison under grad)
         return commit(t, compute(t))
     interp = result._interp
+    recipe = t.__dict__.get("_view_recipe")
+    if t._view_of is not None and recipe is not None and recipe[0]._view_of is None:
+        # a slice of a plain tensor made inside the transform (``y[1:] += v``): the base
+        # becomes a tracer, this view a traced view of it, and the write goes through
+        base, prim, rest, params = recipe
+        _check_adoptable(base, interp, sharers=1)
+        if prim.view_put is None or params.get("advanced"):
+            _check_adoptable(t, interp)  # (raises: a view)
+        base._become(interp.lift(Tensor._make(base._data)))
+        t._become(bind(prim, (base, *rest), params))  # a traced view of base (mark_view)
+        base.__dict__["_views"].append(weakref.ref(t))
+        t._assign(result)
+        return t
     _check_adoptable(t, interp)
     t._become(interp.lift(old))
     t._assign(result)
     return t
 
 
-def _check_adoptable(t, interp):
-    """Raise unless plain tensor ``t`` may take a value ``interp`` owns in place."""
+def _check_adoptable(t, interp, sharers=0):
+    """Raise unless plain tensor ``t`` (with ``sharers`` views of its memory) may take a
+    value ``interp`` owns in place."""
     name = interp.name
     if not interp.fills_plain:  # vmap
         raise RuntimeError(
@@ -418,7 +433,7 @@ def _check_adoptable(t, interp):
             "eager autograd graph (it requires grad) is not supported: detach() it first, or "
             "use the out-of-place op"
         )
-    if t._view_of is not None or sys.getrefcount(t._storage) > 2:
+    if t._view_of is not None or sys.getrefcount(t._storage) > 2 + sharers:
         raise NotImplementedError(
             f"an in-place write of a value traced by {name} into a tensor that shares its "
             "memory with others (a view, a tensor with views, or one saved for an eager "
