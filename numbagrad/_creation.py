@@ -433,14 +433,26 @@ def like_new(t, shape, make):
     return make(shape, t)
 
 
-def _like_filled(input, dtype, device, requires_grad, value, make_np):
+def _like_filled(input, dtype, device, requires_grad, value, make_np, batched=True):
     shape, dt = _like(input, dtype)
 
     def make(s, base):
         dev = _like_device(base, device)
         return _filled(value, s, dt, requires_grad, dev, lambda: make_np(s, dt))
 
-    return like_new(input, shape, make)
+    return like_new(input, shape, make) if batched else make(shape, input)
+
+
+def const_zeros_like(input, *, dtype=None, device=None, requires_grad=False):
+    """Zeros with ``input``'s shape and dtype, never batched: the constant the library's own
+    rules use (it broadcasts against a batched value; the public ``zeros_like`` of a batched
+    value is batched, as PyTorch's, at the cost of materialising the batch)."""
+    return _like_filled(input, dtype, device, requires_grad, 0, np.zeros, batched=False)
+
+
+def const_ones_like(input, *, dtype=None, device=None, requires_grad=False):
+    """Ones with ``input``'s shape and dtype, never batched (see ``const_zeros_like``)."""
+    return _like_filled(input, dtype, device, requires_grad, 1, np.ones, batched=False)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):

@@ -74,7 +74,7 @@ class JvpInterpreter(TransformInterpreter):
 
     def lift(self, value):
         """A value this level does not own, as a dual with a zero tangent."""
-        from numbagrad._creation import zeros_like
+        from numbagrad._creation import const_zeros_like as zeros_like
 
         return DualTracer._new(self, value, zeros_like(value))
 

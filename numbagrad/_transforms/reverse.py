@@ -20,7 +20,7 @@ import itertools
 import operator
 
 from numbagrad._core.grad_mode import is_grad_enabled_fast
-from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,

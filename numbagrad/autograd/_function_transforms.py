@@ -22,7 +22,7 @@ import functools
 from collections import namedtuple
 
 from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
-from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchTracer
 from numbagrad._transforms.forward import DualTracer, fix_tangent

@@ -141,7 +141,7 @@ def _trace_grad(func, args, kwargs, argnums, api):
 
 
 def _grads_or_zeros(grads, leaves):
-    return [g if g is not None else _creation.zeros_like(x) for g, x in zip(grads, leaves)]
+    return [g if g is not None else _creation.const_zeros_like(x) for g, x in zip(grads, leaves)]
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -167,7 +167,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 "APIs instead?"
             )
         value = _unwrap_grad(out, interp)
-        grads = backward([out], [_creation.ones_like(value)], len(leaves))
+        grads = backward([out], [_creation.const_ones_like(value)], len(leaves))
         g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
         g = g[0] if isinstance(argnums, int) else g
         if has_aux:
@@ -328,7 +328,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 
 def _zeros_for(x):
-    return _creation.zeros_like(x)
+    return _creation.const_zeros_like(x)
 
 
 def linearize(func, *primals):

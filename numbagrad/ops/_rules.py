@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from numbagrad import ops as F
 from numbagrad._core.interpreter import bind
-from numbagrad._creation import zeros_like as _zeros_like
+from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 
 __all__ = [

@@ -13,8 +13,8 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._creation import tensor
-from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import both_ways, broadcast_batch, unary_batch

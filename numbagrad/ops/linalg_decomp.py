@@ -31,9 +31,9 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.graph import SavedOutput
 from numbagrad._creation import arange as _arange
+from numbagrad._creation import const_ones_like as _ones_like
+from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._creation import eye as _eye
-from numbagrad._creation import ones_like as _ones_like
-from numbagrad._creation import zeros_like as _zeros_like
 from numbagrad._device import copy_array
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import PADE13 as _PADE13

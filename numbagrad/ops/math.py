@@ -19,7 +19,8 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
-from numbagrad._creation import ones_like, tensor, zeros
+from numbagrad._creation import const_ones_like as ones_like
+from numbagrad._creation import tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.ops import _rules, binary, reduce, unary
 from numbagrad.ops._op import Primitive, bind

@@ -37,7 +37,7 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._core.interpreter import EVAL, current_interpreter
-from numbagrad._creation import ones_like as _ones_like
+from numbagrad._creation import const_ones_like as _ones_like
 from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind

@@ -19,7 +19,8 @@ import warnings
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad._creation import arange, full, zeros, zeros_like
+from numbagrad._creation import arange, full, zeros
+from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend, backend_of

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad._creation import zeros_like
+from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import elementwise_batch, unary_batch
 from numbagrad.ops._util import default_float
