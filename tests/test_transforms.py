@@ -831,3 +831,26 @@ def test_vmap_of_jacobians_through_layer_norm():
     _near(vmap(jacrev(f))(X), want)
     h = vmap(hessian(lambda v: f(v).pow(2).sum()))(X)
     _near(h, np.stack([hessian(lambda v: f(v).pow(2).sum())(X[i]).numpy() for i in range(3)]))
+
+
+def test_tracked_values_inside_grad_require_grad_and_take_hooks():
+    # as PyTorch's tensors inside func.grad: requires_grad, is_leaf, register_hook
+    x = t([1.0, 2.0, 3.0])
+    seen = {}
+
+    def f(v):
+        y = v * 2
+        seen["flags"] = (v.requires_grad, y.requires_grad, v.is_leaf, y.is_leaf)
+        v.register_hook(lambda g: g + 1)  # on the input: after everything flowed in
+        y.register_hook(lambda g: g * 10)
+        return (y * y).sum()
+
+    _near(grad(f)(x), 2 * 10 * 2 * 2 * x.numpy() + 1)  # dL/dy = 2y = 4v, *10, *2 (dy/dv), +1
+    assert seen["flags"] == (True, True, True, False)
+    c = t([1.0])
+    grad(lambda v: (v * c).sum() + 0 * (seen.setdefault("c", c.requires_grad)))(x)
+    assert seen["c"] is False  # a constant does not require grad
+    with pytest.raises(RuntimeError, match="where a gradient of shape"):
+        grad(lambda v: (lambda y: (y.register_hook(lambda g: g[:1]), y.sum())[1])(v * 2))(x)
+    per = vmap(grad(lambda v: (lambda y: (y.register_hook(lambda g: g * 10), y.sum())[1])(v * 2)))
+    _near(per(numbagrad.ones(2, 3, dtype=numbagrad.float64)), np.full((2, 3), 20.0))

@@ -21,6 +21,7 @@ import operator
 
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._creation import const_zeros_like as _zeros_like
+from numbagrad._hooks import RemovableHandle
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,
@@ -94,7 +95,7 @@ class TapeNode:
     interface as the eager ``OpNode``: ``saved``, ``input_shape``, ``input_dtype``,
     ``needs_input_grad``, ``num_inputs``)."""
 
-    __slots__ = ("edges", "outs", "params", "prim", "rule", "seq", "vals", "versions")
+    __slots__ = ("edges", "hooks", "outs", "params", "prim", "rule", "seq", "vals", "versions")
 
     def __init__(self, prim, params, vals, outs, edges, rule=None):
         self.prim = prim
@@ -104,6 +105,7 @@ class TapeNode:
         self.edges = edges
         self.seq = next(_seq)
         self.rule = rule  # a custom backward (Functions); else prim.vjp
+        self.hooks = None  # output number -> hooks registered on that output's tracer
         # the version of each operand the rule reads: one changed in place before the
         # backward (a constant written eagerly, a tracer given a new value, a plain tensor
         # that became a tracer) would give a silently wrong gradient; ``saved`` raises
@@ -163,11 +165,12 @@ class TapeNode:
 class LeafNode:
     """The tape node of an input of the transformed function."""
 
-    __slots__ = ("index", "seq")
+    __slots__ = ("hooks", "index", "seq")
 
     def __init__(self, index):
         self.index = index
         self.seq = -1
+        self.hooks = None
 
 
 class GradTracer(Tracer):
@@ -202,6 +205,32 @@ class GradTracer(Tracer):
     def detach(self):
         v = self._val
         return v.detach() if isinstance(v, Tensor) else v
+
+    # -- as PyTorch's tensors inside func.grad: tracked values require grad, take hooks --
+    @property
+    def requires_grad(self):
+        node = self._node
+        return self._interp.alive and (type(node) is TapeNode or node.index is not None)
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        Tracer.requires_grad.fset(self, value)
+
+    @property
+    def is_leaf(self):
+        return not self.requires_grad or type(self._node) is LeafNode
+
+    def register_hook(self, hook):
+        """Run ``hook(grad)`` when the transform's backward computes this value's gradient;
+        a tensor it returns replaces the gradient (PyTorch's hooks inside ``func.grad``)."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self._node
+        if node.hooks is None:
+            node.hooks = {}
+        hooks = node.hooks.setdefault(self._out_nr, [])
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
 
 
 def sum_to_shape(g, shape, dtype):
@@ -247,6 +276,8 @@ def backward(outputs, cotangents, n_inputs):
     for n in order:
         if type(n) is LeafNode:
             g = grads.pop((n, 0), None)
+            if n.hooks and g is not None:
+                g = _run_hooks(n.hooks.get(0), g)
             if n.index is not None:  # None: a constant (lifted by an in-place op)
                 result[n.index] = g
             continue
@@ -255,11 +286,15 @@ def backward(outputs, cotangents, n_inputs):
             g = grads.pop((n, 0), None)
             if g is None:
                 continue
+            if n.hooks:
+                g = _run_hooks(n.hooks.get(0), g)
             gs = [g]
         else:
             gs = [grads.pop((n, i), None) for i in range(len(outs))]
             if all(g is None for g in gs):  # (not count(None): Tensor == is elementwise)
                 continue
+            if n.hooks:
+                gs = [g if g is None else _run_hooks(n.hooks.get(i), g) for i, g in enumerate(gs)]
             if n.rule is None:
                 # built-in rules take zeros for outputs without a gradient
                 gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, outs)]
@@ -284,3 +319,18 @@ def backward(outputs, cotangents, n_inputs):
 
 
 _by_seq = operator.attrgetter("seq")
+
+
+def _run_hooks(hooks, g):
+    """``g`` through the hooks registered on its tracer (``GradTracer.register_hook``)."""
+    for hook in list(hooks or ()):
+        r = hook(g)
+        if r is not None:
+            if not isinstance(r, Tensor) or shape_of(r) != shape_of(g):
+                got = f"shape {list(shape_of(r))}" if isinstance(r, Tensor) else type(r).__name__
+                raise RuntimeError(
+                    f"hook returned a {got} where a gradient of shape {list(shape_of(g))} "
+                    "(or None) was expected"
+                )
+            g = r
+    return g
