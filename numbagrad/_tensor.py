@@ -171,8 +171,7 @@ class Tensor(_AttachedMethods):
         self.__class__ = type(tracer)
         if not self._is_tracer:
             Tensor.__dict__["_data"].__delete__(self)  # a tracer has no array
-        for name in tracer._FIELDS:
-            setattr(self, name, getattr(tracer, name))
+        self._take_fields(tracer)  # (a Tracer method: self is one now)
         self._storage = [None, version + 1]
         self._requires_grad = tracer._requires_grad
         self._grad_fn = tracer._grad_fn

@@ -106,26 +106,24 @@ class TapeNode:
         self.seq = next(_seq)
         self.rule = rule  # a custom backward (Functions); else prim.vjp
         self.hooks = None  # output number -> hooks registered on that output's tracer
-        # the version of each operand the rule reads: one changed in place before the
-        # backward (a constant written eagerly, a tracer given a new value, a plain tensor
-        # that became a tracer) would give a silently wrong gradient; ``saved`` raises
-        # instead, as PyTorch's version counters do
+        # each operand the rule reads, with its version (None: not a tensor): one changed in
+        # place before the backward (a constant written eagerly, a tracer given a new value,
+        # a plain tensor that became a tracer) would give a silently wrong gradient;
+        # ``saved`` raises instead, as PyTorch's version counters do
         saves = prim.saves_inputs
         if saves:
             if type(saves) is not tuple:
                 saves = saves(len(vals))
-            self.versions = [(i, vals[i]._storage[1]) for i in saves if isinstance(vals[i], Tensor)]
+            self.versions = [
+                (i, vals[i]._storage[1] if isinstance(vals[i], Tensor) else None) for i in saves
+            ]
         else:
             self.versions = ()
 
     def saved(self):
-        prim = self.prim
-        saves = prim.saves_inputs
-        if type(saves) is not tuple:
-            saves = saves(len(self.vals))
         vals = self.vals
         for i, version in self.versions:
-            if vals[i]._storage[1] != version:
+            if version is not None and vals[i]._storage[1] != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
                     f"by an inplace operation: operand {i} of {self.name()} (shape "
@@ -133,8 +131,8 @@ class TapeNode:
                     f"version {version} instead. Hint: clone the tensor before modifying it "
                     "in place, or modify it before it is used."
                 )
-        out = [vals[i] for i in saves]
-        if prim.saves_output:
+        out = [vals[i] for i, _ in self.versions]
+        if self.prim.saves_output:
             out.append(self.outs[0])
         return out
 

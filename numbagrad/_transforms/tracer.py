@@ -43,6 +43,7 @@ __all__ = [
     "np_dtype_of",
     "shape_of",
     "under",
+    "view_recipe",
 ]
 
 
@@ -76,7 +77,7 @@ class TransformInterpreter(Interpreter):
             d = out.__dict__
             d["_born_in"] = self
             if prim.view:  # how, for an in-place write of traced values through it
-                d["_view_recipe"] = (args[0], prim, tuple(args[1:]), params)
+                d["_view_recipe"] = view_recipe(prim, args, params)
         return out
 
 
@@ -128,6 +129,12 @@ def mark_born(t):
 _creation.BIRTH_HOOK = mark_born
 
 
+def view_recipe(prim, args, params):
+    """How a view was made of operand ``args[0]``: ``(base, prim, other operands, params)``,
+    to re-derive it (``bind(prim, (base, *others), params)``) or write through it."""
+    return (args[0], prim, tuple(args[1:]), params)
+
+
 def mark_view(prim, out, args, params):
     """Remember that tracer ``out`` is a view of operand ``args[0]``: how it was made (to
     re-derive it when its base changes in place, and to write an in-place change of it
@@ -138,7 +145,7 @@ def mark_view(prim, out, args, params):
         d["_traced_view"] = True
         base = args[0]
         if isinstance(base, Tracer):
-            d["_view_recipe"] = (base, prim, tuple(args[1:]), params)
+            d["_view_recipe"] = view_recipe(prim, args, params)
             views = base.__dict__.setdefault("_views", [])
             if len(views) >= 8:
                 views[:] = [r for r in views if r() is not None]
@@ -170,11 +177,16 @@ class Tracer(Tensor):
         self._grad_fn = None
         self._view_of = None
 
+    def _take_fields(self, other):
+        """Take the value of tracer ``other`` (of this class): its interpreter, metadata and
+        parent-level value(s), not its identity, version or views."""
+        for name in self._FIELDS:
+            setattr(self, name, getattr(other, name))
+
     def _alias(self):
         """Another tracer object with this one's value (its own version counter)."""
         a = object.__new__(type(self))
-        for name in self._FIELDS:
-            setattr(a, name, getattr(self, name))
+        a._take_fields(self)
         a._storage = [None, 0]
         a._requires_grad = False
         a._grad_fn = None
@@ -234,8 +246,7 @@ class Tracer(Tensor):
             return
         if not (type(result) is type(self) and result._interp is self._interp):
             result = self._interp.lift(result)
-        for name in self._FIELDS:
-            setattr(self, name, getattr(result, name))
+        self._take_fields(result)
         self._storage[1] += 1  # a new version: what saved the old value notices
         self._refresh_views()
 
@@ -255,8 +266,7 @@ class Tracer(Tensor):
                     "of it could not be re-derived at its level; take the view after the "
                     "in-place op"
                 )
-            for name in v._FIELDS:
-                setattr(v, name, getattr(new, name))
+            v._take_fields(new)
             v._storage[1] += 1
             v._refresh_views()
 

@@ -378,14 +378,12 @@ def assign_traced(t, compute):
         check_inplace(t)  # nothing traced reached the value (a comparison under grad)
         return commit(t, compute(t))
     interp = result._interp
-    recipe = t.__dict__.get("_view_recipe")
-    if t._view_of is not None and recipe is not None and recipe[0]._view_of is None:
+    recipe = _writable_slice(t)
+    if recipe is not None:
         # a slice of a plain tensor made inside the transform (``y[1:] += v``): the base
         # becomes a tracer, this view a traced view of it, and the write goes through
         base, prim, rest, params = recipe
         _check_adoptable(base, interp, sharers=1)
-        if prim.view_put is None or params.get("advanced"):
-            _check_adoptable(t, interp)  # (raises: a view)
         base._become(interp.lift(Tensor._make(base._data)))
         t._become(bind(prim, (base, *rest), params))  # a traced view of base (mark_view)
         base.__dict__["_views"].append(weakref.ref(t))
@@ -395,6 +393,18 @@ def assign_traced(t, compute):
     t._become(interp.lift(old))
     t._assign(result)
     return t
+
+
+def _writable_slice(t):
+    """The recipe of plain ``t`` when it is a view made under a transform that writes
+    through to its (non-view) base (``Primitive.view_put``: basic indexing), else None."""
+    recipe = t.__dict__.get("_view_recipe")
+    if t._view_of is None or recipe is None:
+        return None
+    base, prim, _, params = recipe
+    if base._view_of is not None or prim.view_put is None or params.get("advanced"):
+        return None
+    return recipe
 
 
 def _check_adoptable(t, interp, sharers=0):
