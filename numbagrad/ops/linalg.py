@@ -289,7 +289,15 @@ vdot = dot
 
 
 def outer(input, vec2):
-    """Outer product of two 1-D tensors."""
+    """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.outer(numbagrad.tensor([1.0, 2.0]), numbagrad.tensor([3.0, 4.0, 5.0]))
+    tensor([[ 3.,  4.,  5.],
+            [ 6.,  8., 10.]])
+    """
     input = as_tensor_arg(input, "input")
     vec2 = as_tensor_arg(vec2, "vec2")
     if input.ndim != 1 or vec2.ndim != 1:
