@@ -464,18 +464,36 @@ def test_broadcast_kernels_match_numpy(sa, sb, dtype):
             assert (x.shape, y.shape) in backend._PLANS  # a kernel was considered
 
 
-def test_small_row_broadcasts_stay_numpys():
-    # ``(512, 8) + (8,)`` is NumPy's fast case: below 16384 elements against a full-size
-    # operand no plan is made; both operands broadcast (an outer product) still get one
+def test_small_broadcasts_take_the_kernel_only_where_numpy_is_slower(monkeypatch):
+    # below 16384 elements against a full-size operand NumPy's loop is the faster, except
+    # for short rows (its cost per row dominates); both operands broadcast (an outer
+    # product) always take the kernel
     from numbagrad.kernels.cpu import backend
 
-    a, b = np.ones((512, 8), np.float32), np.arange(8, dtype=np.float32)
-    backend._PLANS.pop((a.shape, b.shape), None)
-    np.testing.assert_array_equal(backend.CPU.binary("add", a, b), a + b)
-    assert (a.shape, b.shape) not in backend._PLANS
-    c, d = np.ones((64, 8, 1)), np.ones((64, 1, 16))
-    np.testing.assert_array_equal(backend.CPU.binary("multiply", c, d), c * d)
-    assert (c.shape, d.shape) in backend._PLANS
+    calls = []
+
+    def counting(name):
+        def k(*args):
+            calls.append(name)
+            return getattr(backend.KB, name)(*args)
+
+        return k
+
+    monkeypatch.setattr(backend, "_BROADCAST_FNS", {n: counting(n) for n in ("add", "multiply")})
+    cases = [
+        ((512, 8), (8,), "add", True),  # short rows: the kernel
+        ((8,), (512, 8), "multiply", True),
+        ((64, 64), (64,), "add", False),  # long rows: NumPy
+        ((512, 8), (512, 1), "add", False),  # a column broadcast: NumPy
+        ((64, 8, 1), (64, 1, 16), "multiply", True),  # an outer product: the kernel
+        ((1024, 16), (1024, 1), "add", True),  # 16384 elements: the kernel
+    ]
+    for sa, sb, name, kernel in cases:
+        a = np.arange(np.prod(sa), dtype=np.float32).reshape(sa)
+        b = np.arange(np.prod(sb), dtype=np.float32).reshape(sb) + 1
+        calls.clear()
+        np.testing.assert_array_equal(backend.CPU.binary(name, a, b), getattr(np, name)(a, b))
+        assert bool(calls) is kernel, (sa, sb)
 
 
 def test_broadcast_kernel_plans_and_their_refusals():

@@ -24,6 +24,7 @@ from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend, backend_of
+from numbagrad.kernels.cpu.backend import broadcast_view
 from numbagrad.ops._op import NO_PARAMS, PRIMITIVES, Primitive, bind
 from numbagrad.ops._rules import both_ways, front, passthrough
 from numbagrad.ops._util import MinMax as _MinMax
@@ -234,6 +235,8 @@ class Expand(Primitive):
 
     @staticmethod
     def impl(be, x, shape):
+        if type(x) is np.ndarray:
+            return broadcast_view(x, shape)
         return be.xp.broadcast_to(x, shape)
 
     @staticmethod
@@ -269,6 +272,8 @@ class SumTo(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g, shape):
+        if type(g) is np.ndarray:
+            return broadcast_view(g, ctx.input_shape(0))
         return ctx.be.xp.broadcast_to(g, ctx.input_shape(0))
 
 

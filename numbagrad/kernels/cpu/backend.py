@@ -86,8 +86,35 @@ quiet_numpy()
 _F16 = np.dtype(np.float16)
 
 
-# below this many result elements a broadcast against a full-size operand stays NumPy's
+# NOTE [Broadcast kernels]: below ``_ROW_KERNEL_MIN`` result elements, a broadcast against
+# a full-size operand takes the kernel only where NumPy's cost per row dominates: a row
+# broadcast (``(512, 8) + (8,)``) with rows of at most ``_SHORT_ROW_MAX`` elements. NumPy
+# is the faster for longer rows, and for a column broadcast (``(512, 8) + (512, 1)``, one
+# value per row: its fast case) at these sizes (measured on the 2-core machine).
 _ROW_KERNEL_MIN = 4 * KERNEL_MIN
+_SHORT_ROW_MAX = 16
+
+
+def broadcast_view(x, shape):
+    """``np.broadcast_to(x, shape)``: a read-only view of ``x`` with zero strides where it
+    broadcasts. A C-contiguous ``x`` (every gradient seed and most reductions' results) is
+    viewed through the ndarray constructor, at half ``np.broadcast_to``'s cost; a shape ``x``
+    does not broadcast to raises NumPy's ValueError from ``np.broadcast_to``."""
+    lead = len(shape) - x.ndim
+    if lead >= 0 and x.size and x.flags.c_contiguous:
+        strides = [0] * lead
+        for n, st, want in zip(x.shape, x.strides, shape[lead:]):
+            if n == want:
+                strides.append(st)
+            elif n == 1:
+                strides.append(0)
+            else:
+                break
+        else:
+            out = np.ndarray(shape, x.dtype, x, 0, strides)
+            out.flags.writeable = False
+            return out
+    return np.broadcast_to(x, shape)
 
 
 def _broadcast_size(sa, sb):
@@ -292,6 +319,7 @@ _BROADCAST_KERNELS = frozenset(("add", "subtract", "multiply", "true_divide"))
 _BROADCAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _PLANS: dict = {}
 _MAX_PLANS = 1024
+_BROADCAST_FNS: dict = {}  # ufunc name -> its kernel (looked up once: the module is lazy)
 
 
 def _make_plan(sa, sb):
@@ -334,9 +362,10 @@ def _make_plan(sa, sb):
     return (n0 * n1, n1, n2, a0, a1, a2, b0, b1, b2, tuple(reversed(shape)))
 
 
-def _broadcast_kernel(name, a, b):
+def _broadcast_kernel(name, a, b, full=False):
     """``name(a, b)`` by a broadcast kernel (same-dtype float32/float64, C-contiguous
-    operands of different shapes, the caller checked), or None when no plan fits."""
+    operands of different shapes, the caller checked), or None when no plan fits or, for
+    a broadcast against a full-size operand (``full``), NumPy's loop is the faster."""
     key = (a.shape, b.shape)
     plan = _PLANS.get(key, False)
     if plan is False:
@@ -346,11 +375,18 @@ def _broadcast_kernel(name, a, b):
     if plan is None:
         return None
     rows, n1, n2, a0, a1, a2, b0, b1, b2, shape = plan
-    out = alloc.empty(shape, a.dtype)
+    n = rows * n2
+    if full and n < _ROW_KERNEL_MIN and (n2 > _SHORT_ROW_MAX or a2 == 0 or b2 == 0):
+        return None
+    dt = a.dtype
+    # (small results straight from NumPy: ``alloc.empty`` would say the same, later)
+    out = np.empty(shape, dt) if n * dt.itemsize < alloc.MIN_BYTES else alloc.empty(shape, dt)
     fa, fb, fo = a.reshape(-1), b.reshape(-1), out.reshape(-1)
-    kernel = getattr(KB, name)
+    kernel = _BROADCAST_FNS.get(name)
+    if kernel is None:
+        kernel = _BROADCAST_FNS[name] = getattr(KB, name)
     parts = threads.N_THREADS
-    if rows * n2 < threads.CHEAP_THREAD_MIN or parts == 1 or rows < parts:
+    if n < threads.CHEAP_THREAD_MIN or parts == 1 or rows < parts:
         kernel(fa, fb, fo, n1, n2, a0, a1, a2, b0, b1, b2, 0, rows)
         return out
     threads.run_parts(  # NOTE [Threaded ufuncs]: the kernels release the GIL
@@ -457,17 +493,15 @@ class CpuBackend:
                         return fn(a, b)
                     m = _broadcast_size(a.shape, b.shape)
                     if (
-                        # NOTE [Broadcast kernels]: a row broadcast against a full operand
-                        # (``(512, 8) + (8,)``) is NumPy's fast case: the kernel's call costs
-                        # more up to ``_ROW_KERNEL_MIN`` elements
-                        m >= (_ROW_KERNEL_MIN if m == a.size or m == b.size else KERNEL_MIN)
+                        m >= KERNEL_MIN
                         and name in _BROADCAST_KERNELS
                         and a.dtype is b.dtype
                         and a.dtype in _BROADCAST_DTYPES
                         and a.flags.c_contiguous
                         and b.flags.c_contiguous
                     ):
-                        out = _broadcast_kernel(name, a, b)  # NOTE [Broadcast kernels]
+                        # NOTE [Broadcast kernels]
+                        out = _broadcast_kernel(name, a, b, m == a.size or m == b.size)
                         if out is not None:
                             return out
                     if m >= CACHE_MIN:
@@ -574,7 +608,7 @@ class CpuBackend:
             out = np.empty(shape, g.dtype)  # small: filling is cheaper than broadcast_to
             out.fill(g.reshape(()))
             return out
-        return np.broadcast_to(g, shape)  # large: a zero-copy view
+        return broadcast_view(g, shape)  # large: a zero-copy view
 
     # -- indices ---------------------------------------------------------------------------------
     @staticmethod

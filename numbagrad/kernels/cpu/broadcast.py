@@ -11,7 +11,9 @@ contiguous, or one of them a single value), which LLVM vectorizes. The plan
 (``backend._make_plan``) is computed once per pair of shapes. A row or column broadcast
 against a full-size operand (``(512, 8) + (8,)``) is NumPy's fast case: the kernel's call
 (thirteen arguments to type-check) costs more than NumPy's loop below ``4 * KERNEL_MIN``
-result elements, so the backend takes it only from there (``backend._ROW_KERNEL_MIN``).
+result elements unless the rows are short (NumPy's cost per row then dominates), so the
+backend takes it there only for rows of at most 16 (``backend._ROW_KERNEL_MIN``,
+``_SHORT_ROW_MAX``).
 
 Indices are unsigned: Numba adds no negative-index wraparound for them, which otherwise
 keeps the inner loops from vectorizing. The kernels take a row range ``[r0, r1)`` so the
@@ -44,31 +46,45 @@ def _op(code, x, y):
 
 @njit(inline="always", **_OPTS)
 def _rows(code, a, b, out, n1, n2, sa0, sa1, sa2, sb0, sb1, sb2, r0, r1):
+    # which operand is a single value per row is the same for every row: the test is made
+    # once, outside the row loop, so that each row is only its (vectorized) inner loop
     n1 = uint64(n1)
     n2 = uint64(n2)
     sa0, sa1, sb0, sb1 = uint64(sa0), uint64(sa1), uint64(sb0), uint64(sb1)
     i = uint64(r0) // n1  # the row's (i, j), stepped without a division per row
     j = uint64(r0) - i * n1
+    ia = i * sa0 + j * sa1  # the row's first element in a and in b
+    ib = i * sb0 + j * sb1
     io = uint64(r0) * n2
-    for _ in range(uint64(r0), uint64(r1)):
-        ia = i * sa0 + j * sa1
-        ib = i * sb0 + j * sb1
-        if sa2 == 0:
+    if sa2 == 0:
+        for _ in range(uint64(r0), uint64(r1)):
             x = a[ia]
             for k in range(n2):
                 out[io + k] = _op(code, x, b[ib + k])
-        elif sb2 == 0:
+            io += n2
+            i, j, ia, ib = _next_row(i, j, ia, ib, n1, sa0, sa1, sb0, sb1)
+    elif sb2 == 0:
+        for _ in range(uint64(r0), uint64(r1)):
             y = b[ib]
             for k in range(n2):
                 out[io + k] = _op(code, a[ia + k], y)
-        else:
+            io += n2
+            i, j, ia, ib = _next_row(i, j, ia, ib, n1, sa0, sa1, sb0, sb1)
+    else:
+        for _ in range(uint64(r0), uint64(r1)):
             for k in range(n2):
                 out[io + k] = _op(code, a[ia + k], b[ib + k])
-        io += n2
-        j += uint64(1)
-        if j == n1:
-            j = uint64(0)
-            i += uint64(1)
+            io += n2
+            i, j, ia, ib = _next_row(i, j, ia, ib, n1, sa0, sa1, sb0, sb1)
+
+
+@njit(inline="always", **_OPTS)
+def _next_row(i, j, ia, ib, n1, sa0, sa1, sb0, sb1):
+    j += uint64(1)
+    if j == n1:
+        i += uint64(1)
+        return i, uint64(0), i * sa0, i * sb0
+    return i, j, ia + sa1, ib + sb1
 
 
 @njit(**_OPTS)
