@@ -330,8 +330,7 @@ class Pow(Binary):
         elif scalar_exponent and type(a) is np.ndarray:
             special = _POW_SPECIAL.get(float(b))
             if special is not None:  # PyTorch's kernels for these exponents (sqrt, ...)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    return special(be, a)
+                return special(be, a)
         return be.binary("power", a, b)
 
     @staticmethod
@@ -368,15 +367,28 @@ def _int_pow(xp, a, b, dt):
     return xp.where(neg, at_neg, out).astype(dt, copy=False)
 
 
+def _quietly(f):
+    """``f`` with NumPy's divide-by-zero and invalid-value errors off (a user's
+    ``np.seterr(all="raise")`` must not turn ``x ** -1`` at 0 into an exception)."""
+
+    def g(be, a):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return f(be, a)
+
+    return g
+
+
 # PyTorch's CPU kernels for a float tensor to these Python exponents (at special values they
-# differ from ``pow``: ``(-inf) ** 0.5`` is NaN, ``(-0.) ** -0.5`` is -inf)
+# differ from ``pow``: ``(-inf) ** 0.5`` is NaN, ``(-0.) ** -0.5`` is -inf). Squares and
+# cubes cannot divide by zero or make an invalid value: they skip the errstate (a context
+# manager costs a microsecond, and ``x ** 2`` is in most losses).
 _POW_SPECIAL = {
-    0.5: lambda be, a: be.map("sqrt", a),
+    0.5: _quietly(lambda be, a: be.map("sqrt", a)),
     2.0: lambda be, a: be.map("square", a),
     3.0: lambda be, a: be.binary("multiply", be.map("square", a), a),
-    -0.5: lambda be, a: be.map("reciprocal", be.map("sqrt", a)),
-    -1.0: lambda be, a: be.map("reciprocal", a),
-    -2.0: lambda be, a: be.map("reciprocal", be.map("square", a)),
+    -0.5: _quietly(lambda be, a: be.map("reciprocal", be.map("sqrt", a))),
+    -1.0: _quietly(lambda be, a: be.map("reciprocal", a)),
+    -2.0: _quietly(lambda be, a: be.map("reciprocal", be.map("square", a))),
 }
 
 
