@@ -177,6 +177,20 @@ def test_jvp_and_vjp_structures():
         jvp(lambda a: a, (x,), (x, y))
 
 
+def test_jvp_checks_tangents_as_pytorch():
+    x = numbagrad.tensor([1.0, 2.0], dtype=numbagrad.float64)
+    # a float tangent of another precision is accepted (PyTorch's too), cast to the primal's
+    _out, tan = jvp(numbagrad.sin, (x,), (numbagrad.tensor([1.0, 0.5], dtype=numbagrad.float32),))
+    assert tan.dtype is numbagrad.float64
+    close(tan, numbagrad.cos(x) * numbagrad.tensor([1.0, 0.5], dtype=numbagrad.float64))
+    with pytest.raises(ValueError, match="Expected tangent to be floating point"):
+        jvp(numbagrad.sin, (x,), (numbagrad.tensor([1, 1]),))
+    with pytest.raises(ValueError, match="Expected primal to be floating point"):
+        jvp(lambda a: a * 2, (numbagrad.tensor([1, 2]),), (t([1.0, 1.0]),))
+    with pytest.raises(RuntimeError, match="same shape"):
+        jvp(numbagrad.sin, (x,), (numbagrad.ones(3, dtype=numbagrad.float64),))
+
+
 # -- forward_ad ------------------------------------------------------------------------------
 def test_forward_ad_api():
     x = t([1.0, 2.0])

@@ -62,9 +62,8 @@ class BatchInterpreter(TransformInterpreter):
             # the eager interpreter the op on the operands as they are is all it does
             d = same_layout(vals, dims)
             if d is not None:
-                return mark_view(
-                    prim, BatchTracer._new(self, prim._eval(vals, params), d), args, params
-                )
+                t = BatchTracer._new(self, prim._eval(vals, params), d)
+                return mark_view(prim, t, args, params) if prim.view else t
         token = _CURRENT.set(self.parent)
         try:
             rule = prim.batch
@@ -77,7 +76,8 @@ class BatchInterpreter(TransformInterpreter):
         if prim.n_out == 1:
             if odim is None or not isinstance(out, Tensor):
                 return out
-            return mark_view(prim, BatchTracer._new(self, out, odim), args, params)
+            t = BatchTracer._new(self, out, odim)
+            return mark_view(prim, t, args, params) if prim.view else t
         return tuple(self.wrap(o, d) for o, d in zip(out, odim))
 
     def lift(self, value):

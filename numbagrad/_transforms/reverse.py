@@ -76,7 +76,8 @@ class GradInterpreter(TransformInterpreter):
             if not isinstance(out, Tensor) or np_dtype_of(out).kind not in "fc":
                 return out
             node = TapeNode(prim, params, vals, (out,), edges)
-            return mark_view(prim, GradTracer._new(self, out, node, 0), args, params)
+            t = GradTracer._new(self, out, node, 0)
+            return mark_view(prim, t, args, params) if prim.view else t
         node = TapeNode(prim, params, vals, tuple(out), edges)
         return tuple(self.wrap(o, node, i) for i, o in enumerate(out))
 
@@ -183,6 +184,8 @@ class GradTracer(Tracer):
         if type(val) is Tensor:
             d = val._data
             t._init_tracer(interp, d.shape, d.dtype)
+        elif isinstance(val, Tracer):  # (under vmap: the batched value)
+            t._init_tracer(interp, val._shape, val._np_dtype)
         else:
             t._init_tracer(interp, shape_of(val), np_dtype_of(val))
         t._val = val
@@ -240,6 +243,27 @@ def sum_to_shape(g, shape, dtype):
     if np_dtype_of(g) != dtype and dtype.kind in "fc":
         g = g.to(as_np_dtype(dtype))
     return g
+
+
+def _fit(g, v):
+    """Gradient ``g`` reduced to operand ``v``'s shape and dtype (``sum_to_shape``), with
+    the common case, already the same, decided from the metadata in place: the backward
+    calls this once per edge."""
+    if type(g) is Tensor:
+        sg, dg = g._data.shape, g._data.dtype
+    elif isinstance(g, Tracer):
+        sg, dg = g._shape, g._np_dtype
+    else:
+        return sum_to_shape(g, shape_of(v), np_dtype_of(v))
+    if type(v) is Tensor:
+        sv, dv = v._data.shape, v._data.dtype
+    elif isinstance(v, Tracer):
+        sv, dv = v._shape, v._np_dtype
+    else:
+        return sum_to_shape(g, shape_of(v), np_dtype_of(v))
+    if sg == sv and dg == dv:
+        return g
+    return sum_to_shape(g, sv, dv)
 
 
 def backward(outputs, cotangents, n_inputs):
@@ -302,15 +326,10 @@ def backward(outputs, cotangents, n_inputs):
             raise RuntimeError(
                 f"{n.name()}: the vjp returned {len(in_grads)} gradients, expected {len(edges)}"
             )
-        vals = n.vals
-        for i, e in enumerate(edges):
-            if e is None:
+        for e, g, v in zip(edges, in_grads, n.vals):
+            if e is None or g is None:
                 continue
-            g = in_grads[i]
-            if g is None:
-                continue
-            v = vals[i]
-            g = sum_to_shape(g, shape_of(v), np_dtype_of(v))
+            g = _fit(g, v)
             prev = grads.get(e)
             grads[e] = g if prev is None else prev + g
     return result

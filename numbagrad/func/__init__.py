@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from numbagrad import _creation
+from numbagrad import ops as F
 from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
@@ -144,35 +147,50 @@ def _grads_or_zeros(grads, leaves):
     return [g if g is not None else _creation.const_zeros_like(x) for g, x in zip(grads, leaves)]
 
 
+def _scalar_one(value):
+    """The cotangent 1 of the scalar output ``value``: a NumPy scalar array straight away
+    where ``const_ones_like`` would build the same (a tracer's ones are host ones, as a
+    plain CPU tensor's): the seed of every ``grad`` call, kept off its creation path."""
+    if value._is_tracer or type(value._data) is np.ndarray:
+        t = Tensor._make(np.array(1, np_dtype_of(value)))
+        _creation.BIRTH_HOOK(t)
+        return t
+    return _creation.const_ones_like(value)
+
+
+def _grad_and_value(func, argnums, has_aux, args, kwargs):
+    api = "grad_and_value"  # (PyTorch's grad is its grad_and_value: the messages say so)
+    nums = _normalize_argnums(argnums, len(args), api)
+    interp, leaves, spec, out = _trace_grad(func, args, kwargs, nums, api)
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, api)
+    if not isinstance(out, Tensor):
+        raise RuntimeError(
+            f"{api}(f)(*args): Expected f(*args) to return a Tensor, got {type(out).__name__}"
+        )
+    if len(shape_of(out)) != 0:
+        raise RuntimeError(
+            f"{api}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+            f"with {len(shape_of(out))} dims. Maybe you wanted to use the vjp or jacrev "
+            "APIs instead?"
+        )
+    value = _unwrap_grad(out, interp)
+    grads = backward([out], [_scalar_one(value)], len(leaves))
+    g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
+    g = g[0] if isinstance(argnums, int) else g
+    if has_aux:
+        return g, (value, _unwrap_aux(aux, interp, _unwrap_grad))
+    return g, value
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """Like :func:`grad`, returning ``(gradient, output)`` (``(gradient, (output, aux))``
     with ``has_aux``)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        api = "grad_and_value"
-        nums = _normalize_argnums(argnums, len(args), api)
-        interp, leaves, spec, out = _trace_grad(func, args, kwargs, nums, api)
-        aux = None
-        if has_aux:
-            out, aux = _split_aux(out, api)
-        if not isinstance(out, Tensor):
-            raise RuntimeError(
-                f"{api}(f)(*args): Expected f(*args) to return a Tensor, got {type(out).__name__}"
-            )
-        if len(shape_of(out)) != 0:
-            raise RuntimeError(
-                f"{api}(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
-                f"with {len(shape_of(out))} dims. Maybe you wanted to use the vjp or jacrev "
-                "APIs instead?"
-            )
-        value = _unwrap_grad(out, interp)
-        grads = backward([out], [_creation.const_ones_like(value)], len(leaves))
-        g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
-        g = g[0] if isinstance(argnums, int) else g
-        if has_aux:
-            return g, (value, _unwrap_aux(aux, interp, _unwrap_grad))
-        return g, value
+        return _grad_and_value(func, argnums, has_aux, args, kwargs)
 
     return wrapper
 
@@ -191,11 +209,10 @@ def grad(func, argnums=0, has_aux=False):
     >>> grad(lambda x: (x * x).sum())(numbagrad.tensor([1.0, 2.0]))
     tensor([2., 4.])
     """
-    gv = grad_and_value(func, argnums, has_aux)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        g, value = gv(*args, **kwargs)
+        g, value = _grad_and_value(func, argnums, has_aux, args, kwargs)
         if has_aux:
             return g, value[1]
         return g
@@ -257,6 +274,30 @@ def _unwrap_dual(x, interp):
     return x
 
 
+def _tangent_for(p, t, api):
+    """Tangent ``t`` of primal ``p``, checked as PyTorch's ``jvp`` checks it; a floating
+    tangent of another precision is cast to the primal's dtype (PyTorch accepts it too)."""
+    for what, x in (("primal", p), ("tangent", t)):
+        if np_dtype_of(x).kind not in "fc":
+            raise ValueError(
+                f"Expected {what} to be floating point or complex, but got: {x.dtype}"
+            )
+    if shape_of(p) != shape_of(t):
+        raise RuntimeError(
+            f"{api}(f, primals, tangents): Expected primals and tangents to have the same "
+            f"shape, got {list(shape_of(p))} and {list(shape_of(t))}"
+        )
+    dp, dt = np_dtype_of(p), np_dtype_of(t)
+    if dp != dt:
+        if dp.kind != dt.kind:
+            raise RuntimeError(
+                f"{api}(f, primals, tangents): a {t.dtype} tangent for a {p.dtype} primal: "
+                "pass a tangent of the primal's kind (real or complex)"
+            )
+        t = t.to(p.dtype)
+    return t
+
+
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """``(func(*primals), J @ tangents)``: the Jacobian-vector product by forward mode.
 
@@ -287,18 +328,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         )
     _check_tensors(p_leaves, api, "primals")
     _check_tensors(t_leaves, api, "tangents")
-    for p, t in zip(p_leaves, t_leaves):
-        if shape_of(p) != shape_of(t):
-            raise RuntimeError(
-                f"{api}(f, primals, tangents): Expected primals and tangents to "
-                f"have the same shape, got {list(shape_of(p))} and "
-                f"{list(shape_of(t))}"
-            )
-        if np_dtype_of(p) != np_dtype_of(t):
-            raise RuntimeError(
-                f"{api}(f, primals, tangents): Expected primals and tangents to "
-                f"have the same dtype, got {p.dtype} and {t.dtype}"
-            )
+    t_leaves = [_tangent_for(p, t, api) for p, t in zip(p_leaves, t_leaves)]
     interp = JvpInterpreter(current_interpreter(), f"numbagrad.func.{api}")
     token = _CURRENT.set(interp)
     try:
@@ -469,8 +499,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         return _unwrap_outputs(out, interp, size)
 
     def _chunked(func_, leaves, spec, norm, size, kwargs, chunk):
-        from numbagrad import ops as F
-
         pieces = []
         for start in range(0, size, chunk):
             n = min(chunk, size - start)
@@ -494,8 +522,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         return broadcast_prefix(out_dims, tree_unflatten([0] * n, o_spec), "out_dims")
 
     def _unwrap_outputs(out, interp, size):
-        from numbagrad import ops as F
-
         o_leaves, o_spec = tree_flatten(out)
         odims = _out_dims_list(o_spec, len(o_leaves))
         res = []
@@ -572,8 +598,6 @@ def _diff_fn(func, args, kwargs, nums):
 def _assemble(rows, row_leaves, row_sizes, col_leaves, rows_are_outputs):
     """Cut ``rows`` (per column leaf, ``(N, *col_shape)`` over the N basis rows of the row
     leaves) into one block per (output, input) pair, shaped ``out_shape + in_shape``."""
-    from numbagrad import ops as F
-
     blocks: list = [[] for _ in row_leaves]  # blocks[r][c]
     for col, t in zip(col_leaves, rows):
         off = 0
@@ -614,8 +638,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         if sum(sizes) == 1:
             # one output element (a scalar loss, the inner half of ``hessian``): a vmap
             # over a batch of one is the call itself, minus a whole level of dispatch
-            from numbagrad import ops as F
-
             rows = tuple(F.unsqueeze(r, 0) for r in one(*(F.squeeze(b, 0) for b in basis)))
         else:
             rows = vmap(one, chunk_size=chunk_size)(*basis)

@@ -125,6 +125,8 @@ def same_layout(args, dims):
     """The batch dimension ``d`` that an elementwise op on ``args`` as they are keeps, or
     None when their layouts do not line up: the batched operands must share ``d`` and
     their rank, and every unbatched tensor must broadcast into the dimensions after ``d``."""
+    if len(dims) == 1:
+        return dims[0]
     d = n = None
     for a, k in zip(args, dims):
         if k is not None:

@@ -190,31 +190,30 @@ def matmul(input, other):
     [3.0, 3.0]
     """
     a, b = _promote_pair("matmul", input, other)
-    if a.ndim == 0 or b.ndim == 0:
+    sa, sb = a.shape, b.shape
+    na, nb = len(sa), len(sb)
+    if na == 0 or nb == 0:
         raise RuntimeError(
-            f"both arguments to matmul need to be at least 1D, but they are {a.ndim}D and {b.ndim}D"
+            f"both arguments to matmul need to be at least 1D, but they are {na}D and {nb}D"
         )
-    ka = a.shape[-1]
-    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
-    if ka != kb:
-        sa = "x".join(map(str, a.shape[-2:] if a.ndim > 1 else (1, *a.shape)))
-        sb = "x".join(map(str, b.shape[-2:] if b.ndim > 1 else (*b.shape, 1)))
+    if sa[-1] != (sb[-2] if nb > 1 else sb[0]):
+        ma = "x".join(map(str, sa[-2:] if na > 1 else (1, *sa)))
+        mb = "x".join(map(str, sb[-2:] if nb > 1 else (*sb, 1)))
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}); "
-            f"full shapes {list(a.shape)} and {list(b.shape)}"
+            f"mat1 and mat2 shapes cannot be multiplied ({ma} and {mb}); "
+            f"full shapes {list(sa)} and {list(sb)}"
         )
-    if a.ndim > 2 or b.ndim > 2:
+    if na > 2 or nb > 2:
         try:
-            np.broadcast_shapes(a.shape[:-2], b.shape[:-2] if b.ndim > 1 else ())
+            np.broadcast_shapes(sa[:-2], sb[:-2] if nb > 1 else ())
         except ValueError:
             raise RuntimeError(
-                f"matmul: batch dimensions of {list(a.shape)} and "
-                f"{list(b.shape)} are not broadcastable"
+                f"matmul: batch dimensions of {list(sa)} and {list(sb)} are not broadcastable"
             ) from None
-    if b.ndim == 1 and a.ndim == 2:
+    if nb == 1 and na == 2:
         return bind(Mv, (a, b), NO_PARAMS)
-    squeeze_a = a.ndim == 1
-    squeeze_b = b.ndim == 1
+    squeeze_a = na == 1
+    squeeze_b = nb == 1
     if squeeze_a:
         a = a.unsqueeze(0)
     if squeeze_b:

@@ -44,7 +44,7 @@ from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import both_ways, front
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import default_float, wrap_dim
-from numbagrad.ops.shape import Gather
+from numbagrad.ops.shape import Expand, Gather
 from numbagrad.ops.unary import SafeSqrt
 
 # the names PyTorch's messages give dtypes
@@ -63,10 +63,14 @@ def _torch_name(dtype) -> str:
 
 
 def _expand_back(g, shape, dims, keepdim):
-    """Broadcast a reduced gradient ``g`` back to ``shape`` (differentiable)."""
+    """Broadcast a reduced gradient ``g`` back to ``shape`` (differentiable; the shapes
+    are right by construction, so ``Expand`` is bound without ``expand``'s checks)."""
     if not keepdim and dims:
         g = F.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
-    return F.expand(g, shape)
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    return bind(Expand, (g,), {"shape": shape})
 
 
 def _keepdim(g, shape, dims, keepdim):
@@ -87,7 +91,9 @@ def _batch_dims(dims, bd, ndim, keepdim):
     """Per-example reduced ``dims`` (None = all of ``ndim``) as dims of the batched value,
     whose batch dimension is ``bd``, and the output's batch dimension."""
     dims = range(ndim) if dims is None else dims
-    new = tuple(d + (d >= bd) for d in dims)
+    if bd == 0:  # (the common case: every dim moves up by one, the batch stays first)
+        return tuple([d + 1 for d in dims]), 0
+    new = tuple([d + (d >= bd) for d in dims])
     return new, bd if keepdim else bd - len([d for d in dims if d < bd])
 
 
