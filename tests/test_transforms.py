@@ -37,6 +37,19 @@ def test_grad_of_grad_and_jvp_of_grad_agree():
     close(fwd_rev, rev_rev)
 
 
+def test_inner_grad_of_an_outer_value_is_zero():
+    # the inner grad's output depends on y only through the outer level: to the inner
+    # level it is a constant, so its gradient is 0 (PyTorch: tensor([0., 0.])), and the
+    # outer derivative of 0 * x is 0; walking the outer tape from the inner backward gave 2x
+    x0, y0 = t([1.0, 2.0]), t([3.0, 4.0])
+    inner = grad(lambda y: (numbagrad.ones_like(y) * 0).sum() + (x0 * x0).sum())
+    close(inner(y0), t([0.0, 0.0]))
+    out = grad(lambda x: (grad(lambda y: (x * x).sum())(y0) * x).sum())(x0)
+    close(out, t([0.0, 0.0]))
+    _, fn = vjp(lambda y: (y * 0).sum() + (x0 * x0).sum(), y0)
+    close(fn(t(1.0))[0], t([0.0, 0.0]))
+
+
 def test_grad_of_jvp_vmap_of_vmap_vmap_of_jvp():
     x = t([0.3, -1.2, 2.0])
     # d/dx of the directional derivative along ones of sum(x^3) = 6x

@@ -16,9 +16,6 @@ is a plain reverse topological walk over ``vjp`` rules.
 
 from __future__ import annotations
 
-import itertools
-import operator
-
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._hooks import RemovableHandle
@@ -34,16 +31,21 @@ from numbagrad._transforms.tracer import (
 
 __all__ = ["GradInterpreter", "GradTracer", "TapeNode", "backward", "sum_to_shape"]
 
-_seq = itertools.count()
-
 
 class GradInterpreter(TransformInterpreter):
     """Records applications on values it owns onto a tape of ``TapeNode``s."""
 
-    __slots__ = ()
+    __slots__ = ("tape",)
 
     def __init__(self, parent, name="numbagrad.func.grad"):
         super().__init__(parent, name)
+        self.tape = []  # the TapeNodes, in the order they were made (``backward``)
+
+    def record(self, prim, params, vals, outs, edges, rule=None):
+        """A new ``TapeNode``, appended to this level's tape."""
+        node = TapeNode(prim, params, vals, outs, edges, rule)
+        self.tape.append(node)
+        return node
 
     def process(self, prim, args, params):
         # one pass over the operands: the parent-level values, and an edge per owned one
@@ -75,10 +77,10 @@ class GradInterpreter(TransformInterpreter):
         if prim.n_out == 1:
             if not isinstance(out, Tensor) or np_dtype_of(out).kind not in "fc":
                 return out
-            node = TapeNode(prim, params, vals, (out,), edges)
+            node = self.record(prim, params, vals, (out,), edges)
             t = GradTracer._new(self, out, node, 0)
             return mark_view(prim, t, args, params) if prim.view else t
-        node = TapeNode(prim, params, vals, tuple(out), edges)
+        node = self.record(prim, params, vals, tuple(out), edges)
         return tuple(self.wrap(o, node, i) for i, o in enumerate(out))
 
     def lift(self, value):
@@ -96,7 +98,7 @@ class TapeNode:
     interface as the eager ``OpNode``: ``saved``, ``input_shape``, ``input_dtype``,
     ``needs_input_grad``, ``num_inputs``)."""
 
-    __slots__ = ("edges", "hooks", "outs", "params", "prim", "rule", "seq", "vals", "versions")
+    __slots__ = ("edges", "hooks", "outs", "params", "prim", "rule", "vals", "versions")
 
     def __init__(self, prim, params, vals, outs, edges, rule=None):
         self.prim = prim
@@ -104,7 +106,6 @@ class TapeNode:
         self.vals = vals
         self.outs = outs
         self.edges = edges
-        self.seq = next(_seq)
         self.rule = rule  # a custom backward (Functions); else prim.vjp
         self.hooks = None  # output number -> hooks registered on that output's tracer
         # each operand the rule reads, with its version (None: not a tensor): one changed in
@@ -164,11 +165,10 @@ class TapeNode:
 class LeafNode:
     """The tape node of an input of the transformed function."""
 
-    __slots__ = ("hooks", "index", "seq")
+    __slots__ = ("hooks", "index")
 
     def __init__(self, index):
         self.index = index
-        self.seq = -1
         self.hooks = None
 
 
@@ -266,43 +266,27 @@ def _fit(g, v):
     return sum_to_shape(g, sv, dv)
 
 
-def backward(outputs, cotangents, n_inputs):
-    """Gradients of ``outputs`` (GradTracers of one interpreter, or constants) with
-    cotangents ``cotangents`` with respect to the interpreter's ``n_inputs`` leaves.
+def backward(interp, outputs, cotangents, n_inputs):
+    """Gradients of ``outputs`` (values of the GradInterpreter ``interp``; any other value
+    is a constant to it) with cotangents ``cotangents`` with respect to its ``n_inputs``
+    leaves.
 
     Runs under whatever interpreter is current; returns one gradient (or None) per input.
+    The walk is the tape backwards: a node is made after every node its operands come
+    from, so its gradient is complete when the walk reaches it, and nodes no gradient
+    reached are passed over (no graph search, no sort).
     """
     grads: dict = {}  # (node, output number) -> the gradient summed so far
-    stack = []
     for o, c in zip(outputs, cotangents):
-        if type(o) is GradTracer and c is not None:
+        # (a value of another level, an outer grad's included, is a constant here)
+        if type(o) is GradTracer and o._interp is interp and c is not None:
             key = (o._node, o._out_nr)
             prev = grads.get(key)
             grads[key] = c if prev is None else prev + c
-            stack.append(o._node)
-    # every node reachable from the roots, processed latest first (nodes hash by identity)
-    seen = set()
-    order = []
-    while stack:
-        n = stack.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        order.append(n)
-        if type(n) is TapeNode:
-            for e in n.edges:
-                if e is not None:
-                    stack.append(e[0])
-    order.sort(key=_by_seq, reverse=True)
     result = [None] * n_inputs
-    for n in order:
-        if type(n) is LeafNode:
-            g = grads.pop((n, 0), None)
-            if n.hooks and g is not None:
-                g = _run_hooks(n.hooks.get(0), g)
-            if n.index is not None:  # None: a constant (lifted by an in-place op)
-                result[n.index] = g
-            continue
+    if not grads:
+        return result
+    for n in reversed(interp.tape):
         outs = n.outs
         if len(outs) == 1:
             g = grads.pop((n, 0), None)
@@ -332,10 +316,16 @@ def backward(outputs, cotangents, n_inputs):
             g = _fit(g, v)
             prev = grads.get(e)
             grads[e] = g if prev is None else prev + g
+    # what is left are the leaves' gradients: the inputs', and those of constants lifted
+    # onto the tape by an in-place op (index None), which go nowhere
+    for (n, _), g in grads.items():
+        if type(n) is not LeafNode:  # (every tape node's gradient was taken above)
+            continue
+        if n.hooks:
+            g = _run_hooks(n.hooks.get(0), g)
+        if n.index is not None:
+            result[n.index] = g
     return result
-
-
-_by_seq = operator.attrgetter("seq")
 
 
 def _run_hooks(hooks, g):

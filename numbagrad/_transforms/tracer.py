@@ -55,12 +55,15 @@ class TransformInterpreter(Interpreter):
     """An interpreter a transform pushes; ``name`` is the user-facing transform name
     (``"numbagrad.func.vmap"``) used in errors, ``alive`` turns False when it returns."""
 
-    __slots__ = ("alive", "name")
+    __slots__ = ("__weakref__", "alive", "name", "weak")
 
     def __init__(self, parent, name):
         super().__init__(parent)
         self.alive = True
         self.name = name
+        # what the plain tensors made inside hold (``_born_in``): a weak reference, as a
+        # strong one would close a cycle (tape -> node -> output -> interpreter -> tape)
+        self.weak = weakref.ref(self)
 
     def to_parent(self, prim, args, params):
         """Hand an application this interpreter owns nothing of to its parent."""
@@ -75,7 +78,7 @@ class TransformInterpreter(Interpreter):
             _CURRENT.reset(token)
         if type(out) is Tensor:  # made inside this transform (see ``mark_born``)
             d = out.__dict__
-            d["_born_in"] = self
+            d["_born_in"] = self.weak
             if prim.view:  # how, for an in-place write of traced values through it
                 d["_view_recipe"] = view_recipe(prim, args, params)
         return out
@@ -123,7 +126,7 @@ def mark_born(t):
     transforms] in ``ops/inplace.py``)."""
     interp = _CURRENT.get()
     if interp is not EVAL:
-        t.__dict__["_born_in"] = interp
+        t.__dict__["_born_in"] = interp.weak
 
 
 _creation.BIRTH_HOOK = mark_born

@@ -26,7 +26,7 @@ from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchTracer
 from numbagrad._transforms.forward import DualTracer, fix_tangent
-from numbagrad._transforms.reverse import GradInterpreter, GradTracer, TapeNode
+from numbagrad._transforms.reverse import GradInterpreter, GradTracer
 from numbagrad._transforms.tracer import np_dtype_of, shape_of
 from numbagrad.autograd.function import (
     Function,
@@ -126,7 +126,7 @@ def process_grad(interp, args, params):
         res = fn._backward_impl(ctx, *grads)
         return _check_grads(fn, res, vals)
 
-    node = TapeNode(_FunctionApply, params, vals, tuple(outs), edges, rule=rule)
+    node = interp.record(_FunctionApply, params, vals, tuple(outs), edges, rule=rule)
     wrapped = []
     for i, o in enumerate(outs):
         if isinstance(o, Tensor) and id(o) not in nondiff:

@@ -176,7 +176,7 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
             "APIs instead?"
         )
     value = _unwrap_grad(out, interp)
-    grads = backward([out], [_scalar_one(value)], len(leaves))
+    grads = backward(interp, [out], [_scalar_one(value)], len(leaves))
     g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
     g = g[0] if isinstance(argnums, int) else g
     if has_aux:
@@ -259,7 +259,7 @@ def vjp(func, *primals, has_aux=False):
                     f"{list(shape_of(c))} and output[0] has a shape of "
                     f"{list(shape_of(o))}."
                 )
-        grads = backward(out_leaves, ct_leaves, len(leaves))
+        grads = backward(interp, out_leaves, ct_leaves, len(leaves))
         return tree_unflatten(_grads_or_zeros(grads, leaves), spec)
 
     if has_aux:

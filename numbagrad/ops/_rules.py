@@ -127,6 +127,14 @@ def same_layout(args, dims):
     their rank, and every unbatched tensor must broadcast into the dimensions after ``d``."""
     if len(dims) == 1:
         return dims[0]
+    if len(dims) == 2:  # (binary ops: the same test, unrolled)
+        a, b = args
+        da, db = dims
+        if da is not None and db is not None:
+            return da if da == db and a.ndim == b.ndim else None
+        if da is None:
+            a, b, da = b, a, db
+        return None if isinstance(b, Tensor) and b.ndim >= a.ndim - da else da
     d = n = None
     for a, k in zip(args, dims):
         if k is not None:

@@ -20,8 +20,9 @@ identity (``Tensor._become``). The op itself runs on an alias of the old value, 
 what its tape nodes keep; a node that read the tensor before (its version changed) raises
 when its backward runs, as PyTorch's version counters do (``TapeNode.saved``). As in
 PyTorch, the func transforms allow this only for a tensor made inside the transformed
-function (marked ``_born_in`` by ``_transforms.tracer.mark_born`` through
-``_creation.BIRTH_HOOK``, and by the interpreters for their plain results): writing into a
+function (marked ``_born_in``, a weak reference to the transform's interpreter, by
+``_transforms.tracer.mark_born`` through ``_creation.BIRTH_HOOK``, and by the
+interpreters for their plain results): writing into a
 captured tensor raises PyTorch's error, and under ``vmap`` (``fills_plain = False``) a
 batched value into an unbatched tensor raises. A ``forward_ad`` level takes any plain
 tensor. A tensor that shares its memory (a view, one with views) is refused: its sharers
@@ -418,7 +419,8 @@ def _check_adoptable(t, interp, sharers=0):
             "out-of-place op (index_put, where, cat) and return the result instead"
         )
     if getattr(interp, "level", None) is None:  # func transforms: a tensor made inside only
-        born = t.__dict__.get("_born_in")
+        born = t.__dict__.get("_born_in")  # (a weak reference to the interpreter)
+        born = born() if born is not None else None
         while born is not None and born is not interp:
             born = born.parent
         if born is None:
