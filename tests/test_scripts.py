@@ -33,9 +33,6 @@ XFAIL = {
     "complex dtypes to hold spectra",
     "s58_cnn_signal_classifier.py": "numbagrad.nn has no Conv1d/Conv2d, BatchNorm1d/2d or "
     "MaxPool1d/2d (nor F.conv1d/conv2d/max_pool*/batch_norm): nn.Conv1d raises AttributeError",
-    "s62_forward_ad_modules.py": "forward-over-reverse under forward_ad.dual_level: "
-    "autograd.grad(create_graph=True) w.r.t. a dual input returns a gradient without a "
-    "tangent (PyTorch: the HVP): the eager tape records the primals only",
     "s68_hmc_mala_samplers.py": "numbagrad has no torch.cholesky_inverse (AttributeError)",
 }
 

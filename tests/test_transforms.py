@@ -234,6 +234,36 @@ def test_forward_ad_and_backward_on_the_same_graph():
     close(a.grad, 2 * a.detach().exp())
 
 
+def test_forward_over_reverse_in_a_dual_level_gives_the_hvp():
+    # PyTorch's eager Hessian-vector product: the gradient of a dual input, taken with
+    # create_graph=True inside the level, carries H @ v as its tangent
+    rng = np.random.default_rng(3)
+    W = t(rng.standard_normal((3, 4)))
+    x, v = t(rng.standard_normal(4)), t(rng.standard_normal(4))
+
+    def f(z):
+        return (numbagrad.tanh(W @ z).softmax(0) * z[:3]).sum() + (z**3).sum() + z.exp().prod()
+
+    with fwAD.dual_level():
+        xd = fwAD.make_dual(x.clone().requires_grad_(True), v)
+        (g,) = numbagrad.autograd.grad(f(xd), xd, create_graph=True)
+        gp, hvp = fwAD.unpack_dual(g)
+        (g1,) = numbagrad.autograd.grad(f(xd), xd)  # first order: no tangent needed
+    close(gp, grad(f)(x))
+    close(g1, grad(f)(x))
+    close(hvp, hessian(f)(x) @ v)
+    # the graph built inside outlives the level: its saved duals are their primals again
+    xr = x.clone().requires_grad_(True)
+    with fwAD.dual_level():
+        xd = fwAD.make_dual(xr, v)
+        y = f(xd)
+    (g2,) = numbagrad.autograd.grad(y, xr, create_graph=True)
+    assert fwAD.unpack_dual(g2).tangent is None
+    close(g2, grad(f)(x))
+    (h2,) = numbagrad.autograd.grad((g2 * v).sum(), xr)
+    close(h2, hessian(f)(x) @ v)
+
+
 # -- custom Functions ------------------------------------------------------------------------
 class Cube(numbagrad.autograd.Function):
     @staticmethod

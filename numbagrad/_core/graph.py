@@ -375,6 +375,8 @@ def saved_value(node, i, as_array=False):
     if type(e) is SavedPacked:
         t = e.unpack(node, i, False)
         return t._data if as_array else t
+    if isinstance(e, SavedOutput):  # a subclass: a forward_ad level's saved dual output
+        return e.array(node, i) if as_array else e.unpack(node, i)
     return e
 
 

@@ -9,6 +9,7 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
+from numbagrad._core.graph import SavedOutput
 from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
@@ -19,7 +20,7 @@ from numbagrad._transforms.tracer import (
     shape_of,
 )
 
-__all__ = ["DualTracer", "JvpInterpreter", "fix_tangent"]
+__all__ = ["DualTracer", "JvpInterpreter", "SavedDualOutput", "fix_tangent"]
 
 
 class JvpInterpreter(TransformInterpreter):
@@ -65,10 +66,14 @@ class JvpInterpreter(TransformInterpreter):
             rule = prim.jvp if prim.jvp is not None else prim.rule("jvp")  # rule() raises
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
-                return mark_view(
-                    prim, self.dual(out, fix_tangent(tan, out, prim.__name__)), args, params
-                )
-            return tuple(self.dual(o, fix_tangent(t, o, prim.__name__)) for o, t in zip(out, tan))
+                tan = fix_tangent(tan, out, prim.__name__)
+                if self.level is not None and parent is EVAL:
+                    _save_duals(self, (out,), args, primals, (tan,))
+                return mark_view(prim, self.dual(out, tan), args, params)
+            tan = [fix_tangent(t, o, prim.__name__) for o, t in zip(out, tan)]
+            if self.level is not None and parent is EVAL:
+                _save_duals(self, out, args, primals, tan)
+            return tuple(self.dual(o, t) for o, t in zip(out, tan))
         finally:
             _CURRENT.reset(token)
 
@@ -87,6 +92,62 @@ class JvpInterpreter(TransformInterpreter):
         ):
             return primal
         return DualTracer._new(self, primal, tangent)
+
+
+def _save_duals(interp, outs, args, primals, tangents):
+    """Make the eager autograd node of ``outs`` (if the op on the primals recorded one),
+    an op inside the ``forward_ad`` level ``interp``, save the duals instead of the
+    primals: its operands' (the ``DualTracer`` arguments themselves) and its outputs'
+    (``SavedDualOutput``).
+
+    NOTE [Forward-over-reverse in a dual level]: ``autograd.grad(f(dual), dual,
+    create_graph=True)`` runs the VJP rules on what the nodes saved, under the level's
+    interpreter, so with duals saved the gradient carries its tangent, the
+    Hessian-vector product, as PyTorch's does. A dual is its primal to the eager world
+    (its ``_data``, storage and version counter are the primal's), so every other use of
+    the saved values (first-order backward on arrays, version checks) is unchanged; once
+    the level has closed, a saved dual is its primal again."""
+    node = None
+    for o in outs:
+        if isinstance(o, Tensor) and o._grad_fn is not None:
+            node = o._grad_fn  # (all outputs of one application share it)
+            break
+    saved = node._saved if node is not None else None
+    if not saved:
+        return
+    new = list(saved)
+    for k, e in enumerate(saved):
+        if type(e) is tuple:
+            t = e[0]
+            for a, p in zip(args, primals):
+                if p is t and a is not p:  # (a is this level's dual of p)
+                    new[k] = (a, e[1])
+                    break
+        elif type(e) is SavedOutput:
+            tan = tangents[e.output_nr]
+            if tan is not None:
+                new[k] = SavedDualOutput(e, interp, tan)
+    node._saved = new
+
+
+class SavedDualOutput(SavedOutput):
+    """A saved output of an op inside a ``forward_ad`` level, with its tangent: unpacked
+    as a dual while the level is open (NOTE [Forward-over-reverse in a dual level])."""
+
+    __slots__ = ("interp", "tangent")
+
+    def __init__(self, saved, interp, tangent):
+        for name in SavedOutput.__slots__:
+            setattr(self, name, getattr(saved, name))
+        self.interp = interp
+        self.tangent = tangent
+
+    def unpack(self, node, index=0):
+        t = SavedOutput.unpack(self, node, index)
+        interp = self.interp
+        if not interp.alive:
+            return t
+        return DualTracer._new(interp, t, self.tangent)
 
 
 def fix_tangent(tan, out, who):
