@@ -126,7 +126,9 @@ def mark_born(t):
     transforms] in ``ops/inplace.py``)."""
     interp = _CURRENT.get()
     if interp is not EVAL:
-        t.__dict__["_born_in"] = interp.weak
+        weak = getattr(interp, "weak", None)  # (an Interpreter that is not a transform's:
+        if weak is not None:  # nothing adopts values into tensors made under it)
+            t.__dict__["_born_in"] = weak
 
 
 _creation.BIRTH_HOOK = mark_born

@@ -367,6 +367,8 @@ def _per_example(fn, method, ctx, grads, g_dims):
     in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, rule.dims))
     # ctx.needs_input_grad counts the rule: the user's backward sees its own inputs only
     needs = ctx.needs_input_grad[1:]
+    # the inputs that get a gradient: vmap returns tensors only, the others' are None
+    tensors = [i for i, v in enumerate(ins) if isinstance(v, Tensor)]
 
     def one(*flat):
         xs, os, gs = flat[:n], flat[n : n + len(outs)], flat[n + len(outs) :]
@@ -374,15 +376,20 @@ def _per_example(fn, method, ctx, grads, g_dims):
         out = tuple(os) if ctx.is_tuple else os[0]
         _setup(fn, c, xs, rule.kwargs, out)
         if method == "backward":
-            res = fn._backward_impl(c, *gs)
-            res = res if isinstance(res, tuple) else (res,)
-            return tuple(r if r is not None else _zero_like(x) for r, x in zip(res, xs))
+            res = _check_grads(fn, fn._backward_impl(c, *gs), xs)
+            return tuple(res[i] if res[i] is not None else _zeros_like(xs[i]) for i in tensors)
         c.__dict__["_in_jvp"] = True
         return fn.jvp(c, *gs)
 
-    return vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=rule.randomness)(
+    res = vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=rule.randomness)(
         *ins, *outs, *grads
     )
+    if method != "backward":
+        return res
+    full = [None] * n
+    for i, r in zip(tensors, res):
+        full[i] = r
+    return full
 
 
 def _gen_backward(fn, ctx, *grads):
@@ -403,10 +410,6 @@ def _gen_backward(fn, ctx, *grads):
 def _gen_jvp(fn, ctx, rule_tangent, *tangents):
     g_dims = tuple(None if t is None or d is None else d for t, d in zip(tangents, ctx.rule.dims))
     return _per_example(fn, "jvp", ctx, tangents, g_dims)
-
-
-def _zero_like(x):
-    return _zeros_like(x) if isinstance(x, Tensor) else None
 
 
 def _to_dim(r, d):

@@ -546,8 +546,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 v = F.expand(F.unsqueeze(o, 0), (size, *shape_of(o)))
             nd = len(shape_of(v))
             if not -nd <= d < nd:
-                raise ValueError(
-                    f"vmap: out_dim={d} is out of range for an output of dimensionality {nd - 1}"
+                raise IndexError(
+                    f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], "
+                    f"but got {d}): vmap's out_dims for an output of {nd - 1} dimensions"
                 )
             d %= nd
             res.append(F.movedim(v, 0, d) if d != 0 else v)

@@ -129,7 +129,10 @@ def contiguous(input, memory_format=None):
     """``input`` itself if row-major contiguous, else a contiguous copy."""
     D.check_memory_format(memory_format, "contiguous")
     if input._is_tracer:
-        return input  # a transformed value has no memory layout
+        # a transformed value's layout is its parent-level value's, which may be a
+        # transpose: a copy, so that a ``view`` after it works as it does on a contiguous
+        # tensor (``x.t().contiguous().view(-1)``)
+        return clone(input)
     return input if input._data.flags.c_contiguous else clone(input)
 
 

@@ -489,7 +489,7 @@ class Amax(Primitive):
         count = _sum(mask.to(g.dtype), dims, True)
         ge = _expand_back(g, x.shape, dims, keepdim)
         if evenly:  # zeros, filled with grad / mask.sum() where mask (so 0 / 0 is NaN's
-            return F.where(mask, g / count, 0)  # derivative in grad over no elements)
+            return F.where(mask, ge / count, 0)  # derivative in grad over no elements)
         return ge / count * mask.to(g.dtype)  # (grad / count) * mask, as PyTorch
 
     @classmethod
