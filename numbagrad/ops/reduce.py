@@ -487,9 +487,10 @@ class Amax(Primitive):
         x, y = ctx.saved()
         mask = cls._mask(x, _expand_back(y, x.shape, dims, keepdim), evenly)
         count = _sum(mask.to(g.dtype), dims, True)
-        ge = _expand_back(g, x.shape, dims, keepdim)
         if evenly:  # zeros, filled with grad / mask.sum() where mask (so 0 / 0 is NaN's
-            return F.where(mask, ge / count, 0)  # derivative in grad over no elements)
+            # derivative in grad over no elements; g with the reduced dims kept as 1s)
+            return F.where(mask, _keepdim(g, x.shape, dims, keepdim) / count, 0)
+        ge = _expand_back(g, x.shape, dims, keepdim)
         return ge / count * mask.to(g.dtype)  # (grad / count) * mask, as PyTorch
 
     @classmethod
