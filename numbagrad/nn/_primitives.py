@@ -31,6 +31,7 @@ from numbagrad.ops.unary import unary_batch
 __all__ = [
     "Elu",
     "EluBackward",
+    "EmbeddingGradScale",
     "Gelu",
     "GeluBackward",
     "Hardtanh",
@@ -754,3 +755,28 @@ class LayerNormBackward(Primitive):
             gxhat = g * w if isinstance(w, Tensor) else g
             terms.append(_ln_double_x(tx, gxhat, c, rstd, _ln_dims(x.ndim, nd), _ln_count(x, nd)))
         return _add_terms(terms)
+
+
+class EmbeddingGradScale(Primitive):
+    """``x`` itself (a copy) whose gradient is ``g * s``, ``s`` a data operand: how
+    ``embedding`` gives the padding row no gradient (``s`` = 0 there) and scales it by the
+    inverse frequency of each index (``scale_grad_by_freq``), as PyTorch's
+    ``embedding_backward`` does. Values and forward-mode tangents are the identity's
+    (PyTorch scales the backward only)."""
+
+    data_operands = (1,)
+    saves_inputs = (1,)
+    batch = classmethod(broadcast_batch)
+
+    @staticmethod
+    def impl(be, x, s):
+        return x.copy()
+
+    @staticmethod
+    def vjp(ctx, g):
+        (s,) = ctx.saved()
+        return g * s, None
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0]

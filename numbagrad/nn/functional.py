@@ -14,9 +14,11 @@ from numbagrad import _dtype as D
 from numbagrad import ops as _ops
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import arange, full, rand_like
+from numbagrad._creation import ones_like as _ones_like
 from numbagrad._tensor import Tensor
 from numbagrad.nn._primitives import (
     Elu,
+    EmbeddingGradScale,
     Gelu,
     Hardtanh,
     LayerNorm,
@@ -37,6 +39,7 @@ __all__ = [
     "cross_entropy",
     "dropout",
     "elu",
+    "embedding",
     "gaussian_nll_loss",
     "gelu",
     "hardtanh",
@@ -671,6 +674,79 @@ def _repeat_edge(x, d, index, amount):
     shape = list(x.shape)
     shape[d] = amount
     return x.narrow(d, index, 1).expand(*shape)
+
+
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
+    """The rows of ``weight`` at the int indices ``input``: a tensor of shape
+    ``input.shape + (weight.shape[1],)`` (PyTorch's ``nn.functional.embedding``).
+
+    ``padding_idx``'s row gets no gradient; ``max_norm`` first rescales, in place, the
+    referenced rows whose ``norm_type``-norm exceeds it; ``scale_grad_by_freq`` divides
+    each row's gradient by its index's count in ``input``. numbagrad's gradients are dense:
+    ``sparse=True`` raises.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> w = numbagrad.tensor([[0.0, 0.0], [1.0, 2.0], [3.0, 4.0]])
+    >>> numbagrad.nn.functional.embedding(numbagrad.tensor([[2, 1]]), w)
+    tensor([[[3., 4.],
+             [1., 2.]]])
+    """
+    if not isinstance(input, Tensor) or input.dtype not in (D.int64, D.int32):
+        got = f"a {input.dtype} tensor" if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got {got} instead (while checking arguments for embedding)"
+        )
+    if not isinstance(weight, Tensor) or weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    n, dim = weight.shape
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= n
+    if sparse:
+        raise NotImplementedError(
+            "embedding(sparse=True): numbagrad has no sparse gradients; pass sparse=False "
+            "(the dense gradient has the same values)"
+        )
+    idx = _ops.reshape(input.to(D.int64), (-1,))
+    if max_norm is not None:
+        _embedding_renorm_(weight, idx, max_norm, norm_type)
+    try:
+        out = _ops.index_select(weight, 0, idx)
+    except IndexError:
+        raise IndexError("index out of range in self") from None
+    if padding_idx is not None or scale_grad_by_freq:
+        with no_grad():
+            s = _ones_like(idx, dtype=weight.dtype)
+            if scale_grad_by_freq:
+                s = s / _ops.index_select(_ops.bincount(idx, minlength=n), 0, idx).to(weight.dtype)
+            if padding_idx is not None:
+                s = _ops.where(idx == padding_idx, 0.0, s)
+        out = bind(EmbeddingGradScale, (out, _ops.reshape(s, (-1, 1))))
+    return _ops.reshape(out, (*input.shape, dim))
+
+
+def _embedding_renorm_(weight, idx, max_norm, norm_type):
+    """Rescale in place the rows of ``weight`` at ``idx`` whose ``norm_type``-norm exceeds
+    ``max_norm`` to norm ``max_norm`` (PyTorch's ``embedding_renorm_``, also with its
+    ``1e-7``), outside autograd."""
+    with no_grad():
+        rows = _ops.unique(idx)
+        w = _ops.index_select(weight, 0, rows)
+        norms = _ops.norm(w, norm_type, dim=1)
+        scale = _ops.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[rows] = w * _ops.unsqueeze(scale, 1).to(weight.dtype)
 
 
 def one_hot(tensor, num_classes=-1):

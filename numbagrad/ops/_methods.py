@@ -398,6 +398,7 @@ for _name in shape.SCATTER:
     setattr(Tensor, _name + "_", _unary_inplace(getattr(shape, _name)))
 Tensor.scatter_add_ = _unary_inplace(F.scatter_add)
 Tensor.repeat = shape.repeat  # method-only in PyTorch (no ``torch.repeat``)
+Tensor.unfold = shape.unfold  # method-only (``nn.functional.unfold`` is another op)
 Tensor.sum_to_size = shape.sum_to_size
 
 # the names the Tensor layer calls up into (``_tensor._LateNamespace``)

@@ -21,6 +21,7 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._creation import arange, full, zeros
 from numbagrad._creation import const_zeros_like as zeros_like
+from numbagrad._dtype import int64 as _INT64
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend, backend_of
@@ -1769,6 +1770,87 @@ def sum_to_size(input, *size):
     return sum_to(input, shape)
 
 
+def unfold(input, dimension, size, step):
+    """``Tensor.unfold``: the windows of ``size`` elements along ``dimension``, ``step``
+    apart; that dimension becomes the number of windows and a last dimension of ``size`` is
+    added.
+
+    NOTE: a copy gathered by index where PyTorch returns a strided view: values and
+    gradients are the same (the gather's gradient sums overlapping windows), but writing
+    into the result does not write into ``input``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.arange(5.0).unfold(0, 2, 2)
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
+    nd = input.ndim
+    d = wrap_dim(dimension, max(nd, 1))
+    n = input.shape[d] if nd else 1
+    size, step = int(size), int(step)
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if nd == 0:
+        return narrow(reshape(input, (1,)), 0, 0, size)  # (size is 0 or 1 here)
+    count = (n - size) // step + 1
+    starts = arange(0, count * step, step, dtype=_INT64)
+    index = reshape(reshape(starts, (count, 1)) + arange(size, dtype=_INT64), (-1,))
+    out = index_select(input, d, index)
+    shape = tuple(input.shape)
+    out = reshape(out, (*shape[:d], count, size, *shape[d + 1 :]))
+    return movedim(out, d + 1, -1)
+
+
+def take(input, index):
+    """``input`` read as a 1-D tensor at the entries of the int ``index`` (negative entries
+    count from the end); the result has ``index``'s shape.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.take(numbagrad.tensor([[4.0, 3.0], [5.0, 6.0]]), numbagrad.tensor([0, -1]))
+    tensor([4., 6.])
+    """
+    index = as_tensor_arg(index, "index")
+    if index.dtype.np.kind not in "iu":
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got {index.dtype}")
+    n = input.numel()
+    if not index._is_tracer:
+        arr = index._data
+        bad = (arr < -n) | (arr >= n)
+        if arr.size and bad.any():
+            raise IndexError(
+                f"out of range: tried to access index {arr[bad].reshape(-1)[0]} on a tensor of "
+                f"{n} elements."
+            )
+    flat = F.where(index < 0, index + n, index)
+    return reshape(index_select(reshape(input, (-1,)), 0, reshape(flat, (-1,))), index.shape)
+
+
+def masked_select(input, mask):
+    """The entries of ``input`` where the bool ``mask`` (broadcast with it) is True, as a
+    1-D tensor (its length depends on the values: no ``vmap``, as in PyTorch).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([[1.0, -2.0], [3.0, -4.0]])
+    >>> numbagrad.masked_select(x, x > 0)
+    tensor([1., 3.])
+    """
+    mask = as_tensor_arg(mask, "mask")
+    if mask.dtype.np.kind != "b":
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    input, mask = F.broadcast_tensors(as_tensor_arg(input, "input"), mask)
+    return input[mask]
+
+
 class Nonzero(Primitive):
     """The ``(n, ndim)`` int64 indices of the non-zero elements (a data-dependent shape: no
     gradient, and no batching rule can exist)."""
@@ -2464,7 +2546,7 @@ ALL = (
     "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
     "chunk unbind "
     "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
-    "scatter_add take_along_dim index_select nonzero masked_fill"
+    "scatter_add take_along_dim index_select nonzero masked_fill take masked_select"
 ).split()
 
 # the scatter family (not in ALL: ``numbagrad/__init__.py`` and ``ops/_methods.py`` attach

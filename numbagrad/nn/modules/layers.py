@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from numbagrad import _dtype as D
+from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import empty, ones, zeros
 from numbagrad.nn import functional as F
 from numbagrad.nn import init
@@ -17,6 +18,7 @@ __all__ = [
     "SELU",
     "Bilinear",
     "Dropout",
+    "Embedding",
     "Flatten",
     "Hardtanh",
     "Identity",
@@ -116,6 +118,131 @@ class Linear(Module):
         return (
             f"in_features={self.in_features}, out_features={self.out_features}, "
             f"bias={self.bias is not None}"
+        )
+
+
+class Embedding(Module):
+    """A lookup table of ``num_embeddings`` vectors of size ``embedding_dim`` (PyTorch's
+    ``nn.Embedding``): ``forward(input)`` is :func:`numbagrad.nn.functional.embedding` of
+    the int ``input`` with ``weight``.
+
+    ``weight`` starts ``N(0, 1)``, with the ``padding_idx`` row zero (it gets no gradient
+    either). ``_weight`` gives the initial table; ``_freeze=True`` makes it not require
+    gradients. ``sparse=True`` raises: numbagrad's gradients are dense.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> emb = numbagrad.nn.Embedding(10, 3, padding_idx=0)
+    >>> emb
+    Embedding(10, 3, padding_idx=0)
+    >>> emb(numbagrad.tensor([[0, 2], [4, 9]])).shape
+    numbagrad.Size([2, 2, 3])
+    """
+
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+        _weight=None,
+        _freeze=False,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        dt = _factory(device, dtype)
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx %= num_embeddings
+        if sparse:
+            raise NotImplementedError(
+                "Embedding(sparse=True): numbagrad has no sparse gradients; pass sparse=False "
+                "(the dense gradient has the same values)"
+            )
+        self.padding_idx = padding_idx
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.sparse = sparse
+        if _weight is None:
+            self.weight = Parameter(
+                empty(num_embeddings, embedding_dim, dtype=dt), requires_grad=not _freeze
+            )
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self):
+        """Draw ``N(0, 1)`` again, the padding row zero."""
+        init.normal_(self.weight)
+        self._fill_padding_idx_with_zero()
+
+    def _fill_padding_idx_with_zero(self):
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input):
+        return F.embedding(
+            input,
+            self.weight,
+            self.padding_idx,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.sparse,
+        )
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=True,
+        padding_idx=None,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        sparse=False,
+    ):
+        """An ``Embedding`` whose table is the 2-D ``embeddings`` (not copied); ``freeze``
+        keeps it from training."""
+        if embeddings.ndim != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        return cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            _freeze=freeze,
+            padding_idx=padding_idx,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            sparse=sparse,
         )
 
 
