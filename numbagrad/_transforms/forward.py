@@ -20,7 +20,7 @@ from numbagrad._transforms.tracer import (
     shape_of,
 )
 
-__all__ = ["DualTracer", "JvpInterpreter", "SavedDualOutput", "fix_tangent"]
+__all__ = ["DualTracer", "JvpInterpreter", "SavedDualOutput", "checked_tangent", "fix_tangent"]
 
 
 class JvpInterpreter(TransformInterpreter):
@@ -148,6 +148,24 @@ class SavedDualOutput(SavedOutput):
         if not interp.alive:
             return t
         return DualTracer._new(interp, t, self.tangent)
+
+
+def checked_tangent(primal, tangent, shape_error, kind_error):
+    """``tangent`` for ``primal`` as PyTorch's forward AD takes it (``make_dual``,
+    ``func.jvp``): both floating (``ValueError`` otherwise), the same shape (else
+    ``RuntimeError(shape_error)``), and a floating tangent of another precision cast to the
+    primal's dtype (one of another kind: ``RuntimeError(kind_error)``)."""
+    for what, x in (("primal", primal), ("tangent", tangent)):
+        if np_dtype_of(x).kind not in "fc":
+            raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
+    if shape_of(primal) != shape_of(tangent):
+        raise RuntimeError(shape_error)
+    dp, dt = np_dtype_of(primal), np_dtype_of(tangent)
+    if dp != dt:
+        if dp.kind != dt.kind:
+            raise RuntimeError(kind_error)
+        tangent = tangent.to(primal.dtype)
+    return tangent
 
 
 def fix_tangent(tan, out, who):

@@ -23,8 +23,8 @@ from contextlib import contextmanager
 
 from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.forward import DualTracer, JvpInterpreter
-from numbagrad._transforms.tracer import np_dtype_of, shape_of
+from numbagrad._transforms.forward import DualTracer, JvpInterpreter, checked_tangent
+from numbagrad._transforms.tracer import shape_of
 
 __all__ = [
     "UnpackedDualTensor",
@@ -105,29 +105,15 @@ def make_dual(tensor, tangent, *, level=None):
             "make_dual expects Tensors for both the primal and the tangent, got "
             f"{type(tensor).__name__} and {type(tangent).__name__}"
         )
-    if np_dtype_of(tensor).kind not in "fc":
-        raise ValueError(
-            f"Expected primal to be floating point or complex, but got: {tensor.dtype}"
-        )
-    if np_dtype_of(tangent).kind not in "fc":
-        raise ValueError(
-            f"Expected tangent to be floating point or complex, but got: {tangent.dtype}"
-        )
-    if shape_of(tensor) != shape_of(tangent):
-        raise RuntimeError(
-            f"Trying to set a forward gradient that has a different size than "
-            f"that of the original Tensor, this is not supported. Tensor is of "
-            f"size {list(shape_of(tensor))} while the given forward gradient is "
-            f"of size {list(shape_of(tangent))}."
-        )
-    if np_dtype_of(tensor) != np_dtype_of(tangent):
-        if np_dtype_of(tensor).kind != np_dtype_of(tangent).kind:
-            raise RuntimeError(
-                f"Expected tangent to have the same dtype as the primal: the "
-                f"primal is {tensor.dtype} and the tangent is {tangent.dtype}"
-            )
-        # as PyTorch does: a float tangent of another precision is cast to the primal's
-        tangent = tangent.to(tensor.dtype)
+    tangent = checked_tangent(
+        tensor,
+        tangent,
+        f"Trying to set a forward gradient that has a different size than that of the "
+        f"original Tensor, this is not supported. Tensor is of size {list(shape_of(tensor))} "
+        f"while the given forward gradient is of size {list(shape_of(tangent))}.",
+        f"Expected tangent to have the same dtype as the primal: the primal is "
+        f"{tensor.dtype} and the tangent is {tangent.dtype}",
+    )
     primal = tensor._primal if type(tensor) is DualTracer and tensor._interp is interp else tensor
     return DualTracer._new(interp, primal, tangent)
 

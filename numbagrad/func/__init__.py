@@ -28,7 +28,7 @@ from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchInterpreter, BatchTracer, move_to_front
-from numbagrad._transforms.forward import DualTracer, JvpInterpreter
+from numbagrad._transforms.forward import DualTracer, JvpInterpreter, checked_tangent
 from numbagrad._transforms.pytree import (
     broadcast_prefix,
     tree_flatten,
@@ -277,25 +277,14 @@ def _unwrap_dual(x, interp):
 def _tangent_for(p, t, api):
     """Tangent ``t`` of primal ``p``, checked as PyTorch's ``jvp`` checks it; a floating
     tangent of another precision is cast to the primal's dtype (PyTorch accepts it too)."""
-    for what, x in (("primal", p), ("tangent", t)):
-        if np_dtype_of(x).kind not in "fc":
-            raise ValueError(
-                f"Expected {what} to be floating point or complex, but got: {x.dtype}"
-            )
-    if shape_of(p) != shape_of(t):
-        raise RuntimeError(
-            f"{api}(f, primals, tangents): Expected primals and tangents to have the same "
-            f"shape, got {list(shape_of(p))} and {list(shape_of(t))}"
-        )
-    dp, dt = np_dtype_of(p), np_dtype_of(t)
-    if dp != dt:
-        if dp.kind != dt.kind:
-            raise RuntimeError(
-                f"{api}(f, primals, tangents): a {t.dtype} tangent for a {p.dtype} primal: "
-                "pass a tangent of the primal's kind (real or complex)"
-            )
-        t = t.to(p.dtype)
-    return t
+    return checked_tangent(
+        p,
+        t,
+        f"{api}(f, primals, tangents): Expected primals and tangents to have the same "
+        f"shape, got {list(shape_of(p))} and {list(shape_of(t))}",
+        f"{api}(f, primals, tangents): a {t.dtype} tangent for a {p.dtype} primal: pass a "
+        "tangent of the primal's kind (real or complex)",
+    )
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
