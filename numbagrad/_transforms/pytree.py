@@ -78,7 +78,9 @@ def _unflatten(s, it):
     if s[0] is dict:
         return {k: _unflatten(c, it) for k, c in zip(s[1], s[2])}
     kind, children = s
-    vals = [next(it) if c is LEAF else _unflatten(c, it) for c in children]
+    vals = []  # (a loop, not a comprehension: one frame less per container)
+    for c in children:
+        vals.append(next(it) if c is LEAF else _unflatten(c, it))
     if kind is tuple or kind is list:
         return kind(vals)
     return kind(*vals)  # namedtuple

@@ -75,8 +75,10 @@ class GradInterpreter(TransformInterpreter):
             if all(e is None for e in edges):
                 return out
         if prim.n_out == 1:
-            if not isinstance(out, Tensor) or np_dtype_of(out).kind not in "fc":
+            if not isinstance(out, Tensor):
                 return out
+            if (out._np_dtype if out._is_tracer else out._data.dtype).kind not in "fc":
+                return out  # (not differentiable: an integer or bool result)
             node = self.record(prim, params, vals, (out,), edges)
             t = GradTracer._new(self, out, node, 0)
             return mark_view(prim, t, args, params) if prim.view else t
@@ -116,15 +118,18 @@ class TapeNode:
         if saves:
             if type(saves) is not tuple:
                 saves = saves(len(vals))
-            self.versions = [
-                (i, vals[i]._storage[1] if isinstance(vals[i], Tensor) else None) for i in saves
-            ]
+            versions = self.versions = []  # (loops, not comprehensions: a frame less each)
+            for i in saves:
+                v = vals[i]
+                versions.append((i, v._storage[1] if isinstance(v, Tensor) else None))
         else:
             self.versions = ()
 
     def saved(self):
         vals = self.vals
+        out = []
         for i, version in self.versions:
+            out.append(vals[i])
             if version is not None and vals[i]._storage[1] != version:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified "
@@ -133,7 +138,6 @@ class TapeNode:
                     f"version {version} instead. Hint: clone the tensor before modifying it "
                     "in place, or modify it before it is used."
                 )
-        out = [vals[i] for i, _ in self.versions]
         if self.prim.saves_output:
             out.append(self.outs[0])
         return out

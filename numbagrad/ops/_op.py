@@ -154,7 +154,8 @@ class Primitive:
             tb = isinstance(b, Tensor)
             da = a._data if ta else a
             db = b._data if tb else b
-            be = _backend_of(da if ta else db)
+            d0 = da if ta else db
+            be = CPU if type(d0) is np.ndarray else _backend_of(d0)
             out = cls.impl(be, da, db, **params) if params else cls.impl(be, da, db)
             rec = (ta and a._requires_grad) or (tb and b._requires_grad)
         elif len(args) == 1:

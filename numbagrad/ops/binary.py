@@ -988,9 +988,10 @@ def _binary(op, doc):
     name = op.__name__.lower()
 
     def f(input, other):
-        if type(input) is not Tensor:
+        # (tensors, tracers included, and Python numbers need no check: no call for them)
+        if not isinstance(input, Tensor) and type(input) is not float and type(input) is not int:
             input = _check_operand(input, name)
-        if type(other) is not Tensor:
+        if not isinstance(other, Tensor) and type(other) is not float and type(other) is not int:
             other = _check_operand(other, name)
         if not isinstance(input, Tensor) and not isinstance(other, Tensor):
             input = tensor(input)
