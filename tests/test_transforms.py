@@ -589,6 +589,24 @@ def test_vmap_over_batched_indices_checks_their_bounds(op, bad):
 
 
 # -- memory ----------------------------------------------------------------------------------
+def test_grad_frees_what_no_output_reaches():
+    # the tape does not keep a dead branch alive: its values go as soon as the function
+    # drops them, as PyTorch's graph frees an unused subgraph
+    import weakref
+
+    freed = []
+
+    def f(x):
+        junk = (x * 2).exp()  # never used by the output
+        ref = weakref.ref(junk._val)
+        del junk
+        freed.append(ref() is None)
+        return (x * x).sum()
+
+    close(grad(f)(t([1.0, 2.0])), t([2.0, 4.0]))
+    assert freed == [True]
+
+
 class _ExpVmap(numbagrad.autograd.Function):
     generate_vmap_rule = True
 

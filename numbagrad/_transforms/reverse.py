@@ -16,6 +16,8 @@ is a plain reverse topological walk over ``vjp`` rules.
 
 from __future__ import annotations
 
+from weakref import ref as _weakref
+
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._hooks import RemovableHandle
@@ -39,12 +41,15 @@ class GradInterpreter(TransformInterpreter):
 
     def __init__(self, parent, name="numbagrad.func.grad"):
         super().__init__(parent, name)
-        self.tape = []  # the TapeNodes, in the order they were made (``backward``)
+        # weak references to the TapeNodes, in the order they were made (``backward``):
+        # the values' own references keep a node alive exactly while an output can reach
+        # it, as before there was a tape (a node of a dead branch is freed at once)
+        self.tape = []
 
     def record(self, prim, params, vals, outs, edges, rule=None):
         """A new ``TapeNode``, appended to this level's tape."""
         node = TapeNode(prim, params, vals, outs, edges, rule)
-        self.tape.append(node)
+        self.tape.append(_weakref(node))
         return node
 
     def process(self, prim, args, params):
@@ -100,7 +105,17 @@ class TapeNode:
     interface as the eager ``OpNode``: ``saved``, ``input_shape``, ``input_dtype``,
     ``needs_input_grad``, ``num_inputs``)."""
 
-    __slots__ = ("edges", "hooks", "outs", "params", "prim", "rule", "vals", "versions")
+    __slots__ = (
+        "__weakref__",
+        "edges",
+        "hooks",
+        "outs",
+        "params",
+        "prim",
+        "rule",
+        "vals",
+        "versions",
+    )
 
     def __init__(self, prim, params, vals, outs, edges, rule=None):
         self.prim = prim
@@ -290,7 +305,10 @@ def backward(interp, outputs, cotangents, n_inputs):
     result = [None] * n_inputs
     if not grads:
         return result
-    for n in reversed(interp.tape):
+    for ref in reversed(interp.tape):
+        n = ref()
+        if n is None:  # (freed: no output could reach it)
+            continue
         outs = n.outs
         if len(outs) == 1:
             g = grads.pop((n, 0), None)
