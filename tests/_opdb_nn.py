@@ -438,6 +438,35 @@ def one_hot_samples(rng):
     ]
 
 
+def ref_embedding(idx, weight, padding_idx=None, scale_grad_by_freq=False):
+    return weight[idx]
+
+
+def embedding_samples(rng):
+    """Rows with repeats (their gradients add up), and a 0-d index."""
+    return [
+        _s(rng.integers(0, 5, (2, 3)).astype(np.int64), real(rng, (5, 4)), name="2d"),
+        _s(np.array([4, 0, 4, 1], dtype=np.int64), real(rng, (6, 2)), name="1d"),
+        _s(np.array(3, dtype=np.int64), real(rng, (4, 3)), name="0d"),
+    ]
+
+
+def embedding_scaled_samples(rng):
+    """``padding_idx`` and ``scale_grad_by_freq`` scale the backward only (PyTorch's
+    ``embedding_backward``), which no central difference could confirm: here the padding
+    row is not looked up and no index repeats, so the scale is 1 and the checks hold; the
+    scaled gradients are compared with PyTorch's in ``test_embedding_unfold_take.py``."""
+    return [
+        _s(np.array([[0, 4, 2], [3, 5, 6]], dtype=np.int64), real(rng, (7, 4)), padding_idx=1),
+        _s(
+            np.array([3, 0, 1], dtype=np.int64),
+            real(rng, (6, 2)),
+            padding_idx=-2,
+            scale_grad_by_freq=True,
+        ),
+    ]
+
+
 def _kinks(*points):
     return lambda rng, shape: _away(rng, shape, points)
 
@@ -688,6 +717,34 @@ op_db = [
         bilinear_samples,
         op=_nnf("bilinear"),
         primitives=("Einsum",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "nn.functional.embedding",
+        ref_embedding,
+        embedding_samples,
+        op=_nnf("embedding"),
+        primitives=("Index", "Reshape"),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "nn.functional.embedding_padding",
+        ref_embedding,
+        embedding_scaled_samples,
+        op=_nnf("embedding"),
+        # (the scale: bincount's ScatterAdd and bounds, Div, Eq, Where, all under no_grad)
+        primitives=(
+            "Amax",
+            "Amin",
+            "Div",
+            "EmbeddingGradScale",
+            "Eq",
+            "Index",
+            "Reshape",
+            "ScatterAdd",
+            "ToCopy",
+            "Where",
+        ),
         supports_cuda=True,
     ),
     OpInfo(
