@@ -44,25 +44,16 @@ class BatchInterpreter(TransformInterpreter):
 
     def process(self, prim, args, params):
         # one pass over the operands: their parent-level values and batch dimensions
-        if len(args) == 2:  # (binary ops, the most common: unrolled)
-            a, b = args
-            da = a._bdim if type(a) is BatchTracer and a._interp is self else None
-            db = b._bdim if type(b) is BatchTracer and b._interp is self else None
-            if da is None and db is None:
-                return self.to_parent(prim, args, params)
-            dims = [da, db]
-            vals = [a if da is None else a._val, b if db is None else b._val]
-        else:
-            dims = None
-            for i, a in enumerate(args):
-                if type(a) is BatchTracer and a._interp is self:
-                    if dims is None:
-                        dims = [None] * len(args)
-                        vals = list(args)
-                    dims[i] = a._bdim
-                    vals[i] = a._val
-            if dims is None:
-                return self.to_parent(prim, args, params)
+        dims = None
+        for i, a in enumerate(args):
+            if type(a) is BatchTracer and a._interp is self:
+                if dims is None:
+                    dims = [None] * len(args)
+                    vals = list(args)
+                dims[i] = a._bdim
+                vals[i] = a._val
+        if dims is None:
+            return self.to_parent(prim, args, params)
         custom = prim.process_batch
         if custom is not None:
             return custom(self, args, params)
