@@ -528,6 +528,57 @@ def test_broadcast_kernel_splits_large_results_across_threads(monkeypatch):
     assert calls  # the rows were split
 
 
+# -- the batched outer product (``Outer``: Mv's weight gradient) ---------------------------------
+@pytest.mark.parametrize(
+    "sa,sb,dtypes",
+    [
+        ((512, 8), (512, 32), (np.float32, np.float32)),  # the kernel, per-example grads
+        ((3, 4, 70), (3, 4, 90), (np.float64, np.float64)),  # leading dims folded into rows
+        ((70,), (90,), (np.float64, np.float64)),  # torch.outer of two vectors
+        ((70,), (5, 90), (np.float64, np.float64)),  # leading dims broadcast: NumPy
+        ((512, 8), (512, 32), (np.float32, np.float64)),  # promoted first
+        ((512, 8), (512, 32), (np.int64, np.int64)),  # integers: NumPy
+        ((0, 8), (0, 32), (np.float64, np.float64)),  # empty
+    ],
+)
+def test_outer_matches_numpy(sa, sb, dtypes):
+    from numbagrad.ops.linalg import Outer
+
+    r = np.random.default_rng(3)
+    a = (r.standard_normal(sa) * 4).astype(dtypes[0])
+    b = (r.standard_normal(sb) * 4).astype(dtypes[1])
+    if a.dtype.kind == "f":
+        a.reshape(-1)[::7] = np.nan
+        b.reshape(-1)[1::5] = -np.inf
+    got = ng.ops.linalg.bind(Outer, (ng.tensor(a), ng.tensor(b)), {}).numpy()
+    with np.errstate(all="ignore"):
+        want = a[..., :, None] * b[..., None, :]
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_outer_kernel_on_strided_operands_and_threads(monkeypatch):
+    from numbagrad.kernels.cpu.backend import CPU
+
+    r = np.random.default_rng(4)
+    a = r.standard_normal((64, 20))[:, ::2]  # not contiguous: copied by NumPy's path
+    b = r.standard_normal((64, 30))
+    np.testing.assert_array_equal(CPU.outer(a, b), a[:, :, None] * b[:, None, :])
+    monkeypatch.setattr(threads, "N_THREADS", 2)
+    monkeypatch.setattr(threads, "CHEAP_THREAD_MIN", 1000)
+    calls = []
+    real = threads._get_pool
+
+    def pool():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(threads, "_get_pool", pool)
+    a = np.ascontiguousarray(a)
+    np.testing.assert_array_equal(CPU.outer(a, b), a[:, :, None] * b[:, None, :])
+    assert calls  # the rows were split
+
+
 def test_broadcast_through_ops_and_gradients():
     x = ng.randn(256, 4, 1, requires_grad=True)
     y = ng.randn(256, 1, 16, requires_grad=True)

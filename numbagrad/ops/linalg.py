@@ -127,9 +127,15 @@ class Outer(Primitive):
 
     @staticmethod
     def impl(be, a, b):
-        from numbagrad.ops.binary import Mul  # (Mul's promotion and shape errors)
+        from numbagrad.ops.binary import _check_shapes, _prep  # (Mul's promotion and errors)
 
-        return Mul.impl(be, a.reshape((*a.shape, 1)), b.reshape((*b.shape[:-1], 1, b.shape[-1])))
+        if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype):
+            a, b, _ = _prep(a, b)
+        try:
+            return be.outer(a, b)
+        except ValueError:
+            _check_shapes("mul", a.reshape((*a.shape, 1)), b.reshape((*b.shape[:-1], 1, -1)))
+            raise
 
     @staticmethod
     def vjp(ctx, g):

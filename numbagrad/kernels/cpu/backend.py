@@ -541,6 +541,37 @@ class CpuBackend:
         return CpuBackend.binary("true_divide", a, b)
 
     @staticmethod
+    def outer(a, b):
+        """``out[..., i, j] = a[..., i] * b[..., j]`` (``Outer``), the leading dimensions
+        broadcasting: one kernel pass where they are equal (same float dtype, C-contiguous),
+        else NumPy's broadcasting product."""
+        sa, sb = a.shape, b.shape
+        if (
+            sa[:-1] == sb[:-1]
+            and a.dtype is b.dtype
+            and a.dtype in _BROADCAST_DTYPES
+            and a.flags.c_contiguous
+            and b.flags.c_contiguous
+        ):
+            m, k = sa[-1], sb[-1]
+            n = math.prod(sa[:-1])
+            size = n * m * k
+            if size >= KERNEL_MIN:
+                out = alloc.empty((*sa, k), a.dtype)
+                a2, b2, o3 = a.reshape(n, m), b.reshape(n, k), out.reshape(n, m, k)
+                if size < threads.CHEAP_THREAD_MIN or threads.N_THREADS == 1 or n < 2:
+                    KB.outer(a2, b2, o3, 0, n)
+                else:
+                    threads.run_parts(
+                        [
+                            functools.partial(KB.outer, a2, b2, o3, r0, r1)
+                            for r0, r1 in threads._slabs(n, threads.N_THREADS)
+                        ]
+                    )
+                return out
+        return CpuBackend.binary("multiply", a.reshape((*sa, 1)), b.reshape((*sb[:-1], 1, sb[-1])))
+
+    @staticmethod
     def unary_backward(kernel, g, s, derivative):
         """``g * derivative(s)`` for a unary op: the fused ``kernel`` (``"<op>_backward"``,
         or None) from ``KERNEL_MIN`` elements, else the op's own formula on arrays."""

@@ -893,6 +893,13 @@ class CudaBackend:
         return CudaBackend.binary("true_divide", a, b)
 
     @staticmethod
+    def outer(a, b):
+        """``out[..., i, j] = a[..., i] * b[..., j]`` (``Outer``): a broadcasting product."""
+        return CudaBackend.binary(
+            "multiply", a.reshape((*a.shape, 1)), b.reshape((*b.shape[:-1], 1, b.shape[-1]))
+        )
+
+    @staticmethod
     def unary_backward(kernel, g, s, derivative):
         """``g * derivative(s)``: one fused kernel for the ops that have one, else the
         op's formula on CUDA arrays."""
