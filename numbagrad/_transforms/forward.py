@@ -9,6 +9,7 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
+from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import SavedOutput
 from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._tensor import Tensor
@@ -20,7 +21,14 @@ from numbagrad._transforms.tracer import (
     shape_of,
 )
 
-__all__ = ["DualTracer", "JvpInterpreter", "SavedDualOutput", "checked_tangent", "fix_tangent"]
+__all__ = [
+    "DualTracer",
+    "JvpInterpreter",
+    "SavedDualOutput",
+    "checked_tangent",
+    "fix_tangent",
+    "save_duals",
+]
 
 
 class JvpInterpreter(TransformInterpreter):
@@ -67,12 +75,17 @@ class JvpInterpreter(TransformInterpreter):
             tan = rule(primals, tangents, out, **params)
             if prim.n_out == 1:
                 tan = fix_tangent(tan, out, prim.__name__)
-                if self.level is not None and parent is EVAL:
-                    _save_duals(self, (out,), args, primals, (tan,))
+                if self.level is not None:
+                    if tan is None:  # (a zero derivative: floor, sign, x ** 0...)
+                        tan = _zero_tangent(out)
+                    if parent is EVAL:
+                        save_duals(self, (out,), args, primals, (tan,))
                 return mark_view(prim, self.dual(out, tan), args, params)
             tan = [fix_tangent(t, o, prim.__name__) for o, t in zip(out, tan)]
+            if self.level is not None:
+                tan = [_zero_tangent(o) if t is None else t for o, t in zip(out, tan)]
             if self.level is not None and parent is EVAL:
-                _save_duals(self, out, args, primals, tan)
+                save_duals(self, out, args, primals, tan)
             return tuple(self.dual(o, t) for o, t in zip(out, tan))
         finally:
             _CURRENT.reset(token)
@@ -94,7 +107,20 @@ class JvpInterpreter(TransformInterpreter):
         return DualTracer._new(self, primal, tangent)
 
 
-def _save_duals(interp, outs, args, primals, tangents):
+def _zero_tangent(out):
+    """The tangent of a differentiable op's floating output whose rule gave none (its
+    derivative is zero) in a ``forward_ad`` level: zeros, as PyTorch's (a ``ZeroTensor``
+    there), so that ``unpack_dual`` reports a tangent; None for other outputs. (Under
+    ``func.jvp`` no tangent is the cheaper zero: only its outputs are seen, and they get
+    zeros.)"""
+    if isinstance(out, Tensor) and np_dtype_of(out).kind in "fc":
+        from numbagrad._creation import const_zeros_like
+
+        return const_zeros_like(out)
+    return None
+
+
+def save_duals(interp, outs, args, primals, tangents):
     """Make the eager autograd node of ``outs`` (if the op on the primals recorded one),
     an op inside the ``forward_ad`` level ``interp``, save the duals instead of the
     primals: its operands' (the ``DualTracer`` arguments themselves) and its outputs'
@@ -227,6 +253,22 @@ class DualTracer(Tracer):
         if self._interp.level is not None:
             return self._primal._data
         raise self._escaped()
+
+    def _check_inplace(self):
+        """``make_dual`` of a leaf that requires grad is a view of it to PyTorch: an
+        in-place op on the dual, while grad mode is on, raises as on a view of a leaf."""
+        p = self._primal
+        if (
+            self._interp.level is not None
+            and type(p) is Tensor
+            and p._requires_grad
+            and p._grad_fn is None
+            and is_grad_enabled_fast()
+        ):
+            raise RuntimeError(
+                "a view of a leaf Variable that requires grad is being used in an in-place "
+                "operation."
+            )
 
     def _parent_value(self):
         return self._primal

@@ -25,7 +25,7 @@ from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchTracer
-from numbagrad._transforms.forward import DualTracer, fix_tangent
+from numbagrad._transforms.forward import DualTracer, fix_tangent, save_duals
 from numbagrad._transforms.reverse import GradInterpreter, GradTracer
 from numbagrad._transforms.tracer import np_dtype_of, shape_of
 from numbagrad.autograd.function import (
@@ -171,9 +171,19 @@ def process_jvp(interp, args, params):
     fn, kwargs = params["fn"], params["kwargs"]
     owned = [type(a) is DualTracer and a._interp is interp for a in args]
     primals = [a._primal if o else a for a, o in zip(args, owned)]
-    if interp.level is not None and interp.parent is EVAL:
+    eager_level = interp.level is not None and interp.parent is EVAL
+    if eager_level:
         # forward_ad over eager: both styles; the eager application's ctx serves jvp
         out, ctx = apply_eager(fn, tuple(primals), kwargs)
+        # an input kept as a ctx attribute (``ctx.x = x``) is the dual, as in PyTorch:
+        # a backward differentiated inside the level sees its tangent
+        d = ctx.__dict__
+        for k, v in list(d.items()):
+            if isinstance(v, Tensor):
+                for a, p, o in zip(args, primals, owned):
+                    if o and v is p:
+                        d[k] = a
+                        break
     else:
         _check_style(fn)
         out = _lower_apply(interp, primals, params)
@@ -205,6 +215,7 @@ def process_jvp(interp, args, params):
         )
     nondiff = _nondiff_ids(ctx)
     res = []
+    out_tans = []
     for i, (o, t) in enumerate(zip(outs, tans_l)):
         if not isinstance(o, Tensor) or id(o) in nondiff:
             if t is not None:
@@ -214,6 +225,7 @@ def process_jvp(interp, args, params):
                     "non-differentiable): return None for it"
                 )
             res.append(o)
+            out_tans.append(None)
             continue
         if t is not None:
             if shape_of(t) != shape_of(o):
@@ -224,6 +236,9 @@ def process_jvp(interp, args, params):
                 )
             t = fix_tangent(t, o, fn.__name__ + ".jvp")
         res.append(interp.dual(o, t))
+        out_tans.append(t)
+    if eager_level:  # NOTE [Forward-over-reverse in a dual level]: the node saves duals
+        save_duals(interp, outs, args, primals, out_tans)
     return tuple(res) if is_tuple else res[0]
 
 

@@ -37,14 +37,15 @@ __all__ = [
 
 UnpackedDualTensor = namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
-_STATE = {"interp": None, "token": None, "next": 0}
+_STATE = {"interp": None, "token": None}
 
 
 def enter_dual_level():
-    """Open a new forward AD level and return its index (only one may be open)."""
+    """Open a new forward AD level and return its index: 0, the only one (levels do not
+    nest; a closed level's duals are told apart by their level object, not the index)."""
     if _STATE["interp"] is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    level = _STATE["next"]
+    level = 0
     interp = JvpInterpreter(
         current_interpreter(), "numbagrad.autograd.forward_ad.dual_level", level=level
     )
@@ -64,7 +65,6 @@ def exit_dual_level(*, level=None):
     interp.alive = False
     token = _STATE["token"]
     _STATE["interp"] = _STATE["token"] = None
-    _STATE["next"] += 1
     try:
         _CURRENT.reset(token)
     except ValueError:  # entered in another context: restore the parent explicitly
@@ -81,7 +81,13 @@ def dual_level():
         exit_dual_level()
 
 
+def _check_level(level, api):
+    if level is not None and level != 0:
+        raise RuntimeError(f"Invalid level given to {api}")
+
+
 def _level_interp(level, api):
+    _check_level(level, "_make_dual")
     interp = _STATE["interp"]
     if interp is None:
         raise RuntimeError(
@@ -114,13 +120,18 @@ def make_dual(tensor, tangent, *, level=None):
         f"Expected tangent to have the same dtype as the primal: the primal is "
         f"{tensor.dtype} and the tangent is {tangent.dtype}",
     )
-    primal = tensor._primal if type(tensor) is DualTracer and tensor._interp is interp else tensor
-    return DualTracer._new(interp, primal, tangent)
+    if type(tensor) is DualTracer and tensor._interp is interp:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at "
+            f"the same level {interp.level} is not supported."
+        )
+    return DualTracer._new(interp, tensor, tangent)
 
 
 def unpack_dual(tensor, *, level=None):
     """``(primal, tangent)`` of ``tensor`` at the current level (tangent None if it has
     none, or once its level has closed)."""
+    _check_level(level, "_fw_primal")
     interp = _STATE["interp"]
     if type(tensor) is DualTracer and tensor._interp.level is not None:
         if (
