@@ -789,10 +789,25 @@ def set_rng_state(new_state) -> None:
 
 
 # NOTE [Randomness under vmap]: set by ``numbagrad._transforms.batching`` when it is
-# imported (a late-bound hook, like ``_tensor._F``): called by each random function, it
-# returns None outside vmap, raises under ``randomness='error'``, returns None for
-# ``'same'`` and ``wrap(array_maker)`` for ``'different'`` (one draw per batch element).
+# imported (late-bound hooks, like ``_tensor._F``), with PyTorch's rules, each live vmap
+# deciding for its own level: ``'error'`` raises, ``'same'`` draws once for the whole batch,
+# ``'different'`` draws per batch element. ``RANDOM_HOOK(make, size, what, fill=None)``
+# is called by each random factory (and in-place fill, ``fill`` the tensor filled) and
+# returns None outside vmap or where every level is ``'same'``, else the batched draw made
+# by ``make(full_shape)``. ``RANDOM_OP_HOOK(fn, tensors, what)`` is called by the random
+# ops of tensors (``bernoulli(p)``, ``poisson``, ``normal(mean, std)``, ``multinomial``):
+# None with no transform current, else ``fn`` applied level by level (a batched operand
+# under ``'same'`` raises; other transforms' values are constants to a draw).
 RANDOM_HOOK = None
+RANDOM_OP_HOOK = None
+
+
+def _random_of_tensors(fn, tensors, what):
+    """``fn(*tensors)`` through the active transforms (NOTE [Randomness under vmap]), or
+    None with none active: the caller draws on the tensors' data."""
+    if RANDOM_OP_HOOK is None:
+        return None
+    return RANDOM_OP_HOOK(fn, tensors, what)
 
 
 def _random(make, size, requires_grad, device, what, np_dtype=None):
@@ -982,6 +997,21 @@ def normal(
     tensor([2., 2.])
     """
     tensors = [x for x in (mean, std) if isinstance(x, Tensor)]
+    if tensors:
+        out = _random_of_tensors(
+            lambda *ts: normal(
+                *_substitute((mean, std), ts),
+                size,
+                generator=generator,
+                dtype=dtype,
+                device=device,
+                requires_grad=requires_grad,
+            ),
+            tensors,
+            "normal",
+        )
+        if out is not None:
+            return out
     on_cuda = [t for t in tensors if _is_cuda(t)]
     if on_cuda:  # drawn on the device (NOTE [CUDA random numbers])
         if size is not None:
@@ -1021,7 +1051,13 @@ def normal(
 
 
 def _is_cuda(t):
-    return getattr(t._data, "_numbagrad_device", False)
+    return not t._is_tracer and getattr(t._data, "_numbagrad_device", False)
+
+
+def _substitute(values, tensors):
+    """``values`` with its tensors replaced, in order, by ``tensors``."""
+    it = iter(tensors)
+    return tuple(next(it) if isinstance(v, Tensor) else v for v in values)
 
 
 def _normal_cuda(mean, std, tensors, like, generator, dtype, requires_grad):
@@ -1059,6 +1095,13 @@ def bernoulli(input, p=None, *, generator=None):
     >>> numbagrad.bernoulli(numbagrad.tensor([0.0, 1.0]))
     tensor([0., 1.])
     """
+    out = _random_of_tensors(
+        lambda *ts: bernoulli(*_substitute((input, p), ts), generator=generator),
+        [x for x in (input, p) if isinstance(x, Tensor)],
+        "bernoulli",
+    )
+    if out is not None:
+        return out
     if _is_cuda(input):
         return _bernoulli_cuda(input, p, generator)
     g = _gen(generator)
@@ -1102,6 +1145,9 @@ def poisson(input, generator=None):
     >>> numbagrad.poisson(numbagrad.zeros(3))
     tensor([0., 0., 0.])
     """
+    out = _random_of_tensors(lambda t: poisson(t, generator), [input], "poisson")
+    if out is not None:
+        return out
     if _is_cuda(input):
         return _poisson_cuda(input, generator)
     lam = _data_of(input)
@@ -1187,19 +1233,30 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     >>> numbagrad.multinomial(numbagrad.tensor([0.0, 0.0, 1.0]), 2, replacement=True)
     tensor([2, 2])
     """
-    w = _data_of(input)
-    if w.ndim not in (1, 2):
+    if input.ndim not in (1, 2):
         raise RuntimeError("multinomial(): prob_dist must be 1 or 2 dim")
-    if w.dtype.kind != "f":
+    if not input.dtype.is_floating_point:
         raise RuntimeError("multinomial(): expected a floating point probability tensor")
     if num_samples <= 0:
         raise RuntimeError("multinomial(): cannot sample n_sample <= 0 samples")
-    if not replacement and num_samples > w.shape[-1]:
+    if not replacement and num_samples > input.shape[-1]:
         raise RuntimeError(
             "multinomial(): cannot sample n_sample > prob_dist.size(-1) samples without replacement"
         )
+    out = _random_of_tensors(  # (under vmap the rows of every example: any leading dims)
+        lambda t: Tensor._make(_multinomial_rows(t._data, num_samples, replacement, generator)),
+        [input],
+        "multinomial",
+    )
+    if out is not None:
+        return out
+    return Tensor._make(_multinomial_rows(input._data, num_samples, replacement, generator))
+
+
+def _multinomial_rows(w, num_samples, replacement, generator):
+    """``multinomial`` of the rows of array ``w`` (any leading dims, checked floating)."""
     if _is_cuda_array(w):
-        return Tensor._make(_multinomial_cuda(w, num_samples, replacement, generator))
+        return _multinomial_cuda(w, num_samples, replacement, generator)
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise RuntimeError(
@@ -1219,7 +1276,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
                 "replacement=False, not enough non-negative category to sample)"
             )
         out[i] = g.choice(r.size, num_samples, replace=replacement, p=r / total)
-    return Tensor._make(out.reshape(*w.shape[:-1], num_samples))
+    return out.reshape(*w.shape[:-1], num_samples)
 
 
 # -- in-place random fills (Tensor.uniform_ and friends) ------------------------------------
@@ -1231,12 +1288,20 @@ def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
         data = t._data
         out = type(data).empty(data.shape, data.dtype, data.device_index)
         return t.copy_(Tensor._make(_cuda_draw(out, kind, generator, a, b)))
-    vals = make(tuple(t.shape))
-    return t.copy_(Tensor._make(np.ascontiguousarray(vals, dtype=t._data.dtype)))
+    npd = t.dtype.np
+
+    def draw(shape):
+        return np.ascontiguousarray(make(shape), dtype=npd)
+
+    if RANDOM_HOOK is not None:  # under vmap (NOTE [Randomness under vmap])
+        batched = RANDOM_HOOK(draw, tuple(t.shape), "an in-place random fill", fill=t)
+        if batched is not None:
+            return t.copy_(batched)
+    return t.copy_(Tensor._make(draw(tuple(t.shape))))
 
 
 def _check_float(t, name):
-    if t._data.dtype.kind != "f":
+    if not t.dtype.is_floating_point:
         raise RuntimeError(f"{name} is implemented for floating point tensors only, got {t.dtype}")
 
 
@@ -1282,6 +1347,9 @@ def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 samples, 1 with probability ``p`` (a number or a tensor) in place."""
     if _is_cuda(self):  # drawn on the device (NOTE [CUDA random numbers])
         return self.copy_(_bernoulli_cuda(self, p, generator))
+    if isinstance(p, Tensor) and (self._is_tracer or p._is_tracer):
+        # a transform's probabilities: bernoulli's rule (NOTE [Randomness under vmap])
+        return self.copy_(bernoulli(p.to(self.dtype).expand(self.shape), generator=generator))
     probs = _data_of(p)
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
@@ -1310,7 +1378,7 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
     lo = kw.pop("from", from_)
     if kw:
         raise TypeError(f"random_() got unexpected keyword arguments {sorted(kw)}")
-    npd = self._data.dtype
+    npd = self.dtype.np
     if to is None and lo is not None:
         lo, to = 0, lo
     if lo is None:

@@ -46,6 +46,10 @@ class _LateNamespace:
 # The op namespace: this layer holds no math.
 _F = _LateNamespace()
 
+# Set by ``numbagrad._transforms.tracer`` (a late-bound hook): the name of the innermost
+# active ``numbagrad.func`` transform, or None (``forward_ad`` levels do not count)
+FUNC_TRANSFORM_HOOK = None
+
 if TYPE_CHECKING:  # the methods ops/_methods.py attaches, for type checkers (NOTE [Type stubs])
     from numbagrad._tensor_methods import _TensorMethods as _AttachedMethods
 else:
@@ -411,6 +415,15 @@ class Tensor(_AttachedMethods):
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
+        active = FUNC_TRANSFORM_HOOK() if FUNC_TRANSFORM_HOOK is not None else None
+        if active is not None:  # (PyTorch's refusal, word for word but the name)
+            raise RuntimeError(
+                "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+                "torch.autograd.functional.* APIs) inside of a function being transformed by "
+                f"a functorch transform ({active}). This is unsupported, please attempt to use "
+                "the functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call "
+                "requires_grad_() outside of a function being transformed instead."
+            )
         self.requires_grad = requires_grad
         return self
 

@@ -424,6 +424,74 @@ def test_vmap_randomness():
     assert tuple(diff.shape) == (4, 2)
 
 
+def test_vmap_randomness_per_level_and_of_tensors():
+    x = numbagrad.zeros(3, 4)
+    # nested 'different': every (outer, inner) element draws its own
+    both = vmap(
+        vmap(lambda a: a + numbagrad.rand(()), randomness="different"), randomness="different"
+    )
+    r = both(x).numpy()
+    assert len(np.unique(r)) == r.size
+    # outer 'same': the rows repeat, the inner elements still differ
+    r = vmap(vmap(lambda a: a + numbagrad.rand(()), randomness="different"), randomness="same")(x)
+    r = r.numpy()
+    assert np.array_equal(r, np.broadcast_to(r[0], r.shape)) and len(np.unique(r[0])) == 4
+    with pytest.raises(RuntimeError, match="randomness error mode"):  # any level's 'error'
+        vmap(vmap(lambda a: a + numbagrad.rand(()), randomness="same"))(x)
+    # ops of tensors: a batched probability, an unbatched one drawn per element
+    p = numbagrad.full((6, 200), 0.5)
+    r = vmap(numbagrad.bernoulli, randomness="different")(p).numpy()
+    assert r.shape == (6, 200) and not np.array_equal(r[0], r[1])
+    r = vmap(lambda a: a + numbagrad.bernoulli(p[0]), randomness="different")(
+        numbagrad.zeros(6, 200)
+    )
+    assert not np.array_equal(r.numpy()[0], r.numpy()[1])
+    with pytest.raises(RuntimeError, match="same randomness with a batched tensor input"):
+        vmap(numbagrad.bernoulli, randomness="same")(p)
+    w = numbagrad.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])
+    idx = vmap(lambda v: numbagrad.multinomial(v, 2, replacement=True), randomness="different")
+    assert idx(numbagrad.stack([w, w.flip(0)])).tolist() == [[[1, 1], [0, 0]], [[0, 0], [1, 1]]]
+    # in-place fills: 'different' needs the filled tensor batched
+    r = vmap(lambda a: a.clone().normal_(), randomness="different")(x).numpy()
+    assert not np.allclose(r[0], r[1])
+    r = vmap(lambda a: a.clone().uniform_(), randomness="same")(x).numpy()
+    assert np.array_equal(r, np.broadcast_to(r[0], r.shape))
+    with pytest.raises(RuntimeError, match="different inplace randomness on an unbatched"):
+        vmap(lambda a: numbagrad.zeros(4).normal_() + a, randomness="different")(x)
+    # the draws are constants to the other transforms
+    g = grad(lambda v: (v * numbagrad.bernoulli(numbagrad.full((3,), 0.5))).sum())(t([1.0] * 3))
+    assert set(g.tolist()) <= {0.0, 1.0}
+
+
+def test_vmap_inplace_on_an_input_writes_through():
+    x = numbagrad.arange(12.0).reshape(4, 3)
+    out = vmap(lambda a: a.mul_(2))(x)
+    _near(x, np.arange(12.0).reshape(4, 3) * 2)
+    _near(out, x.numpy())
+    y = numbagrad.arange(12.0).reshape(4, 3)
+    vmap(lambda a: a[0].add_(100), in_dims=1, chunk_size=2)(y)  # a column per element
+    want = np.arange(12.0).reshape(4, 3)
+    want[0] += 100
+    _near(y, want)
+
+
+def test_vjp_fn_retain_and_create_graph():
+    x = t([1.0, 2.0]).requires_grad_()
+    _out, fn = numbagrad.func.vjp(lambda v: (v**3).sum(), x)
+    (g,) = fn(t(1.0))
+    assert g.requires_grad  # create_graph defaults to grad mode: differentiable further
+    (g2,) = fn(t(1.0), create_graph=False)
+    assert not g2.requires_grad
+    _near(g2, 3 * x.detach().numpy() ** 2)
+    fn(None, retain_graph=False)  # None: the implicit 1 of a scalar output
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        fn(t(1.0))
+    with pytest.raises(RuntimeError, match="pytree structure of cotangents"):
+        numbagrad.func.vjp(lambda v: v * 2, x)[1]((x,))
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        numbagrad.func.vjp(lambda v: v * 2, x)[1](None)
+
+
 def test_inplace_under_transforms():
     x = t([1.0, 2.0, 3.0])
 

@@ -1251,8 +1251,8 @@ def xf_err_inplace_outer_in_inner_grad(m):
     return F.grad(f)(x0)
 
 
-@_case(xfail="requires_grad_() on a new tensor inside func.grad: torch RuntimeError")
-def xf_err_requires_grad_inside_grad(m):
+@_case()
+def err_requires_grad_inside_grad(m):
     def f(x):
         y = m.ones(3, dtype=m.float64).requires_grad_()
         return (x * y).sum()
@@ -1260,13 +1260,13 @@ def xf_err_requires_grad_inside_grad(m):
     return m.func.grad(f)(_t(m, 3))
 
 
-@_case(xfail="has_aux with a non-tensor leaf: torch RuntimeError (Expected tensors)")
-def xf_err_jacfwd_aux_non_tensor(m):
+@_case()
+def err_jacfwd_aux_non_tensor(m):
     return m.func.jacfwd(lambda y: (y.sin(), (2, y.cos())), has_aux=True)(_t(m, 3))
 
 
-@_case(xfail="vjp/jacrev of an integer output: torch RuntimeError (floating outputs only)")
-def xf_err_jacrev_integer_output(m):
+@_case()
+def err_jacrev_integer_output(m):
     return m.func.jacrev(lambda x: x.argmax())(_t(m, 3))
 
 
@@ -1287,8 +1287,8 @@ def xf_requires_grad_of_outer_value_in_inner_grad(m):
     return seen
 
 
-@_case(xfail="grad_fn is None on an intermediate inside func.grad; torch has one")
-def xf_grad_fn_inside_grad(m):
+@_case()
+def grad_fn_inside_grad(m):
     seen = []
 
     def f(x):

@@ -191,27 +191,113 @@ _RANDOM_ERROR = (
 )
 
 
-def _random_hook(make, size, what):
-    """NOTE [Randomness under vmap] in ``_creation.py``: the innermost live vmap decides."""
+_SAME_BATCHED = (
+    "vmap: Vmap does not currently support same randomness with a batched tensor input. "
+    "Please file an issue with functorch"
+)
+_INPLACE_UNBATCHED = (
+    "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
+    "appear like same randomness. If this is necessary for your usage, please file an issue "
+    "with functorch."
+)
+
+
+def _batch_levels(t):
+    """The vmap interpreters value ``t`` is batched at."""
+    levels = []
+    while isinstance(t, Tracer):
+        if type(t) is BatchTracer:
+            levels.append(t._interp)
+        t = t._parent_value()
+    return levels
+
+
+def _random_hook(make, size, what, fill=None):
+    """NOTE [Randomness under vmap] in ``_creation.py``: a draw of ``size`` (``make(shape)``
+    gives the array; None for ``randperm``). Every live vmap from the current one outwards
+    decides for its own level, as PyTorch's batching rules do: ``'error'`` raises, ``'same'``
+    leaves the draw unbatched there, ``'different'`` gives it that level's batch dimension.
+    For an in-place fill of ``fill``, ``'different'`` needs ``fill`` batched at that level.
+    Returns the batched draw, or None where no level batches it."""
     interp = current_interpreter()
+    levels = []
+    fill_levels = None
     while interp is not None and interp is not EVAL:
         if type(interp) is BatchInterpreter and interp.alive:
             if interp.randomness == "error":
                 raise RuntimeError(_RANDOM_ERROR)
-            if make is None and interp.randomness == "different":
-                raise NotImplementedError(
-                    f"{what} under vmap(randomness='different') is not "
-                    "supported: draw the permutations outside vmap"
-                )
-            if interp.randomness == "same":
-                return None
-            arr = make((interp.size, *tuple(size)))
-            return interp.wrap(Tensor._make(arr), 0)
+            if interp.randomness == "different":
+                if make is None:
+                    raise NotImplementedError(
+                        f"{what} under vmap(randomness='different') is not "
+                        "supported: draw the permutations outside vmap"
+                    )
+                if fill is not None:
+                    if fill_levels is None:
+                        fill_levels = _batch_levels(fill)
+                    if not any(lv is interp for lv in fill_levels):
+                        raise RuntimeError(_INPLACE_UNBATCHED)
+                levels.append(interp)
         interp = interp.parent
-    return None
+    if not levels:
+        return None
+    levels.reverse()  # outermost first: its batch is the first dimension
+    out = Tensor._make(make((*(lv.size for lv in levels), *tuple(size))))
+    for lv in levels:
+        out = BatchTracer._new(lv, out, 0)
+    mark_born(out)  # made here: an inner transform may write its values into it
+    return out
+
+
+def _random_op(fn, args, what):
+    """NOTE [Randomness under vmap]: a random op of tensors (``bernoulli(p)``, ``poisson``,
+    ``normal(mean, std)``, ``multinomial``) run level by level like a primitive: ``fn`` on
+    plain tensors, with no transform current, draws. A vmap level applies its randomness
+    (``'error'`` raises, ``'same'`` needs unbatched operands and draws once, ``'different'``
+    draws for the whole batch, an unbatched operand expanded to it); any other transform's
+    values are constants to a draw. None when no transform is current."""
+    interp = current_interpreter()
+    if interp is EVAL:
+        return None
+    return _random_op_at(interp, fn, list(args), what)
+
+
+def _random_op_at(interp, fn, args, what):
+    if interp is EVAL:
+        return fn(*args)
+    parent = interp.parent
+    token = _CURRENT.set(parent)
+    try:
+        if type(interp) is not BatchInterpreter:
+            vals = [
+                a._parent_value() if isinstance(a, Tracer) and a._interp is interp else a
+                for a in args
+            ]
+            return _random_op_at(parent, fn, vals, what)
+        if interp.randomness == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        dims = [a._bdim if type(a) is BatchTracer and a._interp is interp else None for a in args]
+        vals = [a._val if d is not None else a for a, d in zip(args, dims)]
+        if interp.randomness == "same":
+            if any(d is not None for d in dims):
+                raise RuntimeError(_SAME_BATCHED)
+            return _random_op_at(parent, fn, vals, what)
+        from numbagrad import ops as F
+        from numbagrad.ops._rules import align_batched
+
+        vals = [
+            v if d is not None else F.expand(F.unsqueeze(v, 0), (interp.size, *shape_of(v)))
+            for v, d in zip(vals, dims)
+        ]
+        dims = [0 if d is None else d for d in dims]
+        out = _random_op_at(parent, fn, align_batched(vals, dims), what)
+    finally:
+        _CURRENT.reset(token)
+    return BatchTracer._new(interp, out, 0)
 
 
 _creation.RANDOM_HOOK = _random_hook
+_creation.RANDOM_OP_HOOK = _random_op
 
 
 def _batched_like(t, shape, make):

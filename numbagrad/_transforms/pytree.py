@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["broadcast_prefix", "tree_flatten", "tree_map", "tree_unflatten"]
+__all__ = ["LEAF", "broadcast_prefix", "spec_str", "tree_flatten", "tree_map", "tree_unflatten"]
 
 
 class _Leaf:
@@ -86,6 +86,21 @@ def _unflatten(s, it):
     return kind(*vals)  # namedtuple
 
 
+def spec_str(spec):
+    """A spec as PyTorch's ``treespec_pprint`` writes it: ``*`` a leaf, ``(*, [*])``..."""
+    if spec is LEAF:
+        return "*"
+    if spec[0] is dict:
+        return "{" + ", ".join(f"{k!r}: {spec_str(c)}" for k, c in zip(spec[1], spec[2])) + "}"
+    kind, children = spec
+    inner = ", ".join(spec_str(c) for c in children)
+    if kind is list:
+        return f"[{inner}]"
+    if kind is tuple:
+        return f"({inner},)" if len(children) == 1 else f"({inner})"
+    return f"{kind.__name__}({inner})"
+
+
 def tree_map(fn, tree):
     leaves, spec = tree_flatten(tree)
     return tree_unflatten([fn(x) for x in leaves], spec)
@@ -101,7 +116,9 @@ def broadcast_prefix(prefix, tree, what="in_dims"):
 
 def _broadcast(p, t, out, prefix, tree, what):
     if isinstance(p, (list, tuple)):  # namedtuples included
-        if not isinstance(t, (list, tuple)) or len(p) != len(t):
+        # the same container type, as PyTorch's trees (a tuple of dims for a list input,
+        # or for a namedtuple, does not match)
+        if type(t) is not type(p) or len(p) != len(t):
             raise ValueError(
                 f"{what} is not compatible with the structure of the inputs: got "
                 f"{what}={prefix!r} for an input of structure {_describe(tree)}"

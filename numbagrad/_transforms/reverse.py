@@ -172,6 +172,9 @@ class TapeNode:
     def name(self):
         return self.prim.node_name(self.params)
 
+    def __repr__(self):
+        return f"<{self.name()} (numbagrad.func tape)>"
+
     def run_vjp(self, grads):
         if self.rule is not None:
             return self.rule(self, grads)
@@ -239,6 +242,36 @@ class GradTracer(Tracer):
     @property
     def is_leaf(self):
         return not self.requires_grad or type(self._node) is LeafNode
+
+    @property
+    def grad_fn(self):
+        """The tape node that made this value (its ``name()`` is PyTorch's node name), or
+        None for the transform's inputs and constants."""
+        node = self._node
+        return node if type(node) is TapeNode and self._interp.alive else None
+
+    def _check_inplace(self):
+        """Refuse an in-place op on an input of the transform, or a view of one, while
+        gradients are recorded: PyTorch's func transforms make the inputs leaves that
+        require grad, which in-place ops may not change."""
+        if not (self._interp.alive and is_grad_enabled_fast()):
+            return
+        root, view = self, False
+        while True:
+            recipe = root.__dict__.get("_view_recipe")
+            if recipe is None or not isinstance(recipe[0], GradTracer):
+                break
+            root, view = recipe[0], True
+        node = root._node
+        if root._interp is self._interp and type(node) is LeafNode and node.index is not None:
+            if view:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an "
+                    "in-place operation."
+                )
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
 
     def register_hook(self, hook):
         """Run ``hook(grad)`` when the transform's backward computes this value's gradient;

@@ -29,6 +29,7 @@ import numpy as np
 
 from numbagrad import _creation
 from numbagrad import _dtype as D
+from numbagrad import _tensor as _tensor_module
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter, bind
 from numbagrad._device import CPU as _CPU_DEVICE
 from numbagrad._tensor import Size, Tensor, _wrap_dim
@@ -134,6 +135,18 @@ def mark_born(t):
 _creation.BIRTH_HOOK = mark_born
 
 
+def _active_func_transform():
+    """The name of the innermost active ``numbagrad.func`` transform, or None (a
+    ``forward_ad`` level is not one: it has a level index)."""
+    interp = _CURRENT.get()
+    while interp is not EVAL and interp is not None:
+        if isinstance(interp, TransformInterpreter):
+            if interp.alive and getattr(interp, "level", None) is None:
+                return interp.name
+        interp = interp.parent
+    return None
+
+
 def view_recipe(prim, args, params):
     """How a view was made of operand ``args[0]``: ``(base, prim, other operands, params)``,
     to re-derive it (``bind(prim, (base, *others), params)``) or write through it."""
@@ -214,6 +227,10 @@ class Tracer(Tensor):
         raise self._escaped()
 
     # -- in-place ops: the tracer takes the new value (functionalisation) ------------------
+    def _check_inplace(self):
+        """Raise where PyTorch refuses an in-place op on this value (``GradTracer``: the
+        transform's inputs); called before anything is computed."""
+
     def _assign(self, result):
         """Give this tracer the value ``result`` (an in-place op under its transform).
 
@@ -415,3 +432,6 @@ class Tracer(Tensor):
 
     def __deepcopy__(self, memo):
         return self.clone()
+
+
+_tensor_module.FUNC_TRANSFORM_HOOK = _active_func_transform

@@ -24,13 +24,15 @@ import numpy as np
 
 from numbagrad import _creation
 from numbagrad import ops as F
-from numbagrad._core.grad_mode import _GRAD_ENABLED
+from numbagrad._core.grad_mode import _GRAD_ENABLED, is_grad_enabled
 from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.batching import BatchInterpreter, BatchTracer, move_to_front
 from numbagrad._transforms.forward import DualTracer, JvpInterpreter, checked_tangent
 from numbagrad._transforms.pytree import (
+    LEAF,
     broadcast_prefix,
+    spec_str,
     tree_flatten,
     tree_map,
     tree_unflatten,
@@ -68,21 +70,23 @@ def _check_tensors(leaves, api, what):
             )
 
 
+def _check_differentiable(leaves):
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+
+
 def _normalize_argnums(argnums, nargs, api):
     if type(argnums) is int and -nargs <= argnums < nargs:  # the common case
         return [argnums % nargs]
-    if isinstance(argnums, int) and not isinstance(argnums, bool):
-        nums = (argnums,)
-    elif (
-        isinstance(argnums, tuple)
-        and argnums
-        and all(isinstance(a, int) and not isinstance(a, bool) for a in argnums)
-    ):
+    if isinstance(argnums, int):  # (a bool too: PyTorch's check is isinstance int)
+        nums = (int(argnums),)
+    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
         nums = argnums
     else:
         raise RuntimeError(f"{api}: argnums must be int or Tuple[int, ...], got: {argnums!r}")
     out = []
-    for a in nums:
+    for a in map(int, nums):
         if not -nargs <= a < nargs:
             raise RuntimeError(f"{api}: Got argnums={a}, but only {nargs} positional inputs")
         out.append(a % nargs)
@@ -98,7 +102,12 @@ def _unwrap_grad(x, interp):
 
 
 def _unwrap_aux(aux, interp, unwrap):
-    return tree_map(lambda t: unwrap(t, interp) if isinstance(t, Tensor) else t, aux)
+    def one(t):
+        if not isinstance(t, Tensor):  # (PyTorch's check: aux is tensors only)
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(t)}")
+        return unwrap(t, interp)
+
+    return tree_map(one, aux)
 
 
 def _split_aux(out, api):
@@ -118,7 +127,7 @@ def _trace_grad(func, args, kwargs, argnums, api):
     nums = argnums
     diff = tuple(args[i] for i in nums)
     leaves, spec = tree_flatten(diff)
-    _check_tensors(leaves, api, "the differentiated arguments")
+    _check_differentiable(leaves)
     for x in leaves:
         if np_dtype_of(x).kind not in "fc":
             raise RuntimeError(
@@ -221,8 +230,9 @@ def grad(func, argnums=0, has_aux=False):
 
 
 def vjp(func, *primals, has_aux=False):
-    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns one gradient per
-    primal (a tuple), cotangents having the structure of the output.
+    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents, retain_graph=True,
+    create_graph=None)`` returns one gradient per primal (a tuple), ``cotangents`` having
+    exactly the structure of the output (one tree, as PyTorch's).
 
     Examples
     --------
@@ -239,28 +249,61 @@ def vjp(func, *primals, has_aux=False):
         out, aux = _split_aux(out, api)
     out_leaves, out_spec = tree_flatten(out)
     _check_tensors(out_leaves, api, "outputs of func")
+    for o in out_leaves:
+        if np_dtype_of(o).kind not in "fc":
+            raise RuntimeError(
+                f"{api}(f, ...): All outputs of f must be floating-point or complex Tensors, "
+                f"got Tensor with dtype {o.dtype}"
+            )
     primal_out = tree_unflatten([_unwrap_grad(o, interp) for o in out_leaves], out_spec)
+    freed = []
 
-    def vjp_fn(cotangents, *rest):
-        if rest:
-            cotangents = (cotangents, *rest)
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        """The gradients for ``cotangents`` (the outputs' structure; a None leaf is the
+        implicit cotangent 1 of a scalar output, as in ``autograd.grad``).
+        ``retain_graph=False`` frees the recording: a later call raises.
+        ``create_graph`` (default: whether grad mode is on) False returns gradients with
+        no eager autograd history."""
+        if freed:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access "
+                "saved tensors after they have already been freed). Specify "
+                "retain_graph=True if you need to call vjp_fn a second time."
+            )
         ct_leaves, ct_spec = tree_flatten(cotangents)
-        if ct_spec != out_spec and not (len(out_leaves) == 1 and len(ct_leaves) == 1):
+        if ct_spec != out_spec:
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as "
                 f"pytree structure of outputs to the function. cotangents: "
-                f"{ct_spec}, primal output: {out_spec}"
+                f"{spec_str(ct_spec)}, primal output: {spec_str(out_spec)}"
             )
-        _check_tensors(ct_leaves, "vjp_fn", "cotangents")
-        for o, c in zip(out_leaves, ct_leaves):
+        ct_leaves = list(ct_leaves)
+        for i, (o, c) in enumerate(zip(out_leaves, ct_leaves)):
+            if c is None:
+                if shape_of(o) != ():
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                ct_leaves[i] = _scalar_one(_unwrap_grad(o, interp))
+                continue
+            if not isinstance(c, Tensor):
+                raise TypeError(
+                    f"gradients can be either Tensors or None, but got {type(c).__name__}"
+                )
             if shape_of(o) != shape_of(c):
                 raise RuntimeError(
-                    f"Mismatch in shape: grad_output[0] has a shape of "
-                    f"{list(shape_of(c))} and output[0] has a shape of "
+                    f"Mismatch in shape: grad_output[{i}] has a shape of "
+                    f"{list(shape_of(c))} and output[{i}] has a shape of "
                     f"{list(shape_of(o))}."
                 )
         grads = backward(interp, out_leaves, ct_leaves, len(leaves))
-        return tree_unflatten(_grads_or_zeros(grads, leaves), spec)
+        if not retain_graph:  # the outputs hold the recording: drop them
+            freed.append(True)
+            out_leaves.clear()
+        if create_graph is None:
+            create_graph = is_grad_enabled()
+        grads = _grads_or_zeros(grads, leaves)
+        if not create_graph:
+            grads = [g.detach() if type(g) is Tensor else g for g in grads]
+        return tree_unflatten(grads, spec)
 
     if has_aux:
         return primal_out, vjp_fn, _unwrap_aux(aux, interp, _unwrap_grad)
@@ -485,6 +528,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         finally:
             interp.alive = False
             _CURRENT.reset(token)
+        for x, w, d in zip(leaves, wrapped, norm):
+            if d is not None and w._storage[1]:
+                # changed in place: so is the caller's tensor (PyTorch's batched tensors
+                # share its memory)
+                v = w._val if w._bdim == d else F.movedim(w._val, w._bdim, d)
+                x.copy_(v)
         return _unwrap_outputs(out, interp, size)
 
     def _chunked(func_, leaves, spec, norm, size, kwargs, chunk):
@@ -508,6 +557,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     def _out_dims_list(o_spec, n):
         if isinstance(out_dims, int) or out_dims is None:
             return [out_dims] * n
+        if o_spec is LEAF and type(out_dims) is tuple and len(out_dims) == 1:
+            return [out_dims[0]]  # (1,) for one Tensor output: PyTorch accepts it too
         return broadcast_prefix(out_dims, tree_unflatten([0] * n, o_spec), "out_dims")
 
     def _unwrap_outputs(out, interp, size):
@@ -650,7 +701,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         nums = _normalize_argnums(argnums, len(args), "jacfwd")
         diff = tuple(args[i] for i in nums)
         in_leaves, in_spec = tree_flatten(diff)
-        _check_tensors(in_leaves, "jacfwd", "the differentiated arguments")
+        _check_differentiable(in_leaves)
         f_diff = _diff_fn(func, args, kwargs, nums)
         basis, sizes = _blocks(in_leaves)
 
@@ -659,8 +710,13 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             t_leaves = tuple(tree_flatten(r[1])[0])
             return (r[0], t_leaves, r[2]) if has_aux else (r[0], t_leaves)
 
-        dims = (None, 0, None) if has_aux else (None, 0)
-        r = vmap(one, out_dims=dims, randomness=randomness)(*basis)
+        # under randomness='different' the output (and aux) may differ per basis row, as
+        # in PyTorch: they come back batched and the first row is the function's value
+        per_row = randomness == "different"
+        d = 0 if per_row else None
+        r = vmap(one, out_dims=(d, 0, d) if has_aux else (d, 0), randomness=randomness)(*basis)
+        if per_row:
+            r = tuple(tree_map(lambda v: v[0], x) if k != 1 else x for k, x in enumerate(r))
         out, cols = r[0], r[1]
         o_leaves, o_spec = tree_flatten(out)
         # cols[k]: (N, *out_k.shape); blocks by input

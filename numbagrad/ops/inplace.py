@@ -367,9 +367,11 @@ def assign_traced(t, compute):
     """An in-place op under a transform: ``t`` takes the value ``compute(x)``, the op's
     out-of-place result for the target value ``x`` (NOTE [In-place writes under
     transforms])."""
-    if t._is_tracer and t._interp is current_interpreter():
-        t._assign(compute(t))
-        return t
+    if t._is_tracer:
+        t._check_inplace()
+        if t._interp is current_interpreter():
+            t._assign(compute(t))
+            return t
     # t is plain, or a tracer of an outer transform (a zeros_like under vmap, written under
     # an inner grad): the op reads an alias of t's old value, so that what it records (tape
     # nodes, saved operands) keeps that value if t takes one an inner transform owns
