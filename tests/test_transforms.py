@@ -997,3 +997,43 @@ def test_tracked_values_inside_grad_require_grad_and_take_hooks():
         grad(lambda v: (lambda y: (y.register_hook(lambda g: g[:1]), y.sum())[1])(v * 2))(x)
     per = vmap(grad(lambda v: (lambda y: (y.register_hook(lambda g: g * 10), y.sum())[1])(v * 2)))
     _near(per(numbagrad.ones(2, 3, dtype=numbagrad.float64)), np.full((2, 3), 20.0))
+
+
+def test_functionalize_debug_unwrap_and_batch_norm_replacement():
+    from numbagrad.func import debug_unwrap, functionalize, replace_all_batch_norm_modules_
+
+    def f(x):
+        y = x.clone()
+        y.mul_(2)
+        x.add_(1)  # an input mutation: applied, as PyTorch's functionalize applies it
+        return y
+
+    x = t([1.0, 2.0])
+    _near(functionalize(f)(x), [2.0, 4.0])
+    _near(x, [2.0, 3.0])
+    _near(
+        vmap(functionalize(lambda v: v.clone().mul_(3), remove="mutations_and_views"))(x),
+        [6.0, 9.0],
+    )
+    with pytest.raises(RuntimeError, match="invalid argument for remove"):
+        functionalize(f, remove="views")
+    seen = []
+    vmap(lambda v: (seen.append(debug_unwrap(v)), v)[1], in_dims=1)(numbagrad.ones(3, 4))
+    assert type(seen[0]) is numbagrad.Tensor and tuple(seen[0].shape) == (3, 4)  # batch dim in
+    grad(lambda v: (seen.append(debug_unwrap(vmap(lambda u: u)(v))), v.sum())[1])(x)
+    assert type(seen[-1]) is numbagrad.Tensor
+    plain = t([1.0])
+    assert debug_unwrap(plain) is plain
+
+    class Stats(numbagrad.nn.Module):  # the attributes of a batch-norm module
+        def __init__(self):
+            super().__init__()
+            self.track_running_stats = True
+            self.register_buffer("running_mean", numbagrad.zeros(3))
+            self.register_buffer("running_var", numbagrad.ones(3))
+            self.register_buffer("num_batches_tracked", numbagrad.tensor(0))
+
+    net = numbagrad.nn.Sequential(numbagrad.nn.Linear(3, 3), Stats())
+    assert replace_all_batch_norm_modules_(net) is net
+    assert net[1].running_mean is None and net[1].track_running_stats is False
+    assert dict(net.named_buffers()) == {}

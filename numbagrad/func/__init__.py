@@ -38,11 +38,13 @@ from numbagrad._transforms.pytree import (
     tree_unflatten,
 )
 from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode, backward
-from numbagrad._transforms.tracer import np_dtype_of, shape_of
+from numbagrad._transforms.tracer import Tracer, np_dtype_of, shape_of
 from numbagrad.func._functional_call import functional_call, stack_module_state
 
 __all__ = [
+    "debug_unwrap",
     "functional_call",
+    "functionalize",
     "grad",
     "grad_and_value",
     "hessian",
@@ -50,6 +52,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",
     "vmap",
@@ -745,3 +748,72 @@ def hessian(func, argnums=0):
             [ 0., 12.]])
     """
     return jacfwd(jacrev(func, argnums), argnums)
+
+
+# -- utilities --------------------------------------------------------------------------------
+def functionalize(func, *, remove="mutations"):
+    """``func`` with PyTorch's ``functionalize`` contract: the same outputs, and the same
+    in-place changes to its inputs, with mutations (``remove='mutations_and_views'``: and
+    views) removed from the program that runs.
+
+    NOTE: numbagrad has no graph capture to hand the functional program to; it runs ops
+    eagerly, and under its transforms an in-place op is already functional (the value takes
+    the op's out-of-place result, NOTE [In-place writes under transforms]). So the function
+    returned calls ``func`` as it is, which is what ``functionalize(func)(*args)`` computes
+    in PyTorch too; ``remove`` is checked as PyTorch checks it.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.func import functionalize
+    >>> def f(x):
+    ...     y = x.clone()
+    ...     y.add_(1)
+    ...     return y
+    >>> functionalize(f)(numbagrad.zeros(2))
+    tensor([1., 1.])
+    """
+    if remove not in ("mutations", "mutations_and_views"):
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for "
+            f"remove={remove}. Valid options are:\n"
+            "     remove='mutations': all inplace and out= operators will be removed from "
+            "the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing "
+            "operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n"
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The value under a ``numbagrad.func`` transform's wrapping of ``tensor`` (a batched
+    value comes with its batch dimension), for debugging only; with ``recurse`` through
+    every level. A tensor no transform wraps (a ``forward_ad`` dual included, as in
+    PyTorch) is returned as it is."""
+    while isinstance(tensor, Tracer) and getattr(tensor._interp, "level", None) is None:
+        tensor = tensor._parent_value()
+        if not recurse:
+            break
+    return tensor
+
+
+def replace_all_batch_norm_modules_(root):
+    """In place, make every batch-norm module in ``root`` use batch statistics only: its
+    ``running_mean``/``running_var`` (and ``num_batches_tracked``) become None and
+    ``track_running_stats`` False, so that ``vmap`` over it does not write batched values
+    into unbatched buffers. A module counts as batch norm by those attributes; returns
+    ``root``."""
+    for module in root.modules():
+        if hasattr(module, "track_running_stats") and hasattr(module, "running_mean"):
+            module.running_mean = None
+            module.running_var = None
+            if hasattr(module, "num_batches_tracked"):
+                module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
