@@ -65,12 +65,16 @@ class Matmul(Primitive):
 
 
 class Mv(Primitive):
-    """Matrix-vector product: ``a`` of shape ``(m, k)`` times ``b`` of shape ``(k,)``.
+    """Matrix-vector product: ``a`` of shape ``(m, k)`` times ``b`` of shape ``(k,)``, or
+    times each vector of a stack ``b`` of shape ``(..., k)``: ``out[..., i] = sum_j a[i, j]
+    b[..., j]`` (``b @ a.T``, one BLAS call, no copy of ``a``).
 
     NOTE: its own primitive rather than ``Matmul`` of ``b`` as a ``(k, 1)`` column: that
     costs an unsqueeze and a squeeze around every ``W @ x``, each one more op for every
     transform to process (``vmap(grad(...))`` of a linear model pays them per call), and
-    PyTorch names this node ``MvBackward0``."""
+    PyTorch names this node ``MvBackward0``. The public ``mv`` takes a vector; stacks come
+    from the batching rule, where a batch of vectors against one matrix is then this one op
+    (not a transpose of ``a`` and a ``Matmul``)."""
 
     linearity = "bilinear"
     saves_inputs = (0, 1)
@@ -78,38 +82,63 @@ class Mv(Primitive):
 
     @staticmethod
     def impl(be, a, b):
-        return be.math.matmul(a, b)
+        m = be.math
+        return m.matmul(a, b) if b.ndim == 1 else m.matmul(b, m.swapaxes(a, 0, 1))
 
     @staticmethod
     def vjp(ctx, g):
         a, b = ctx.saved()
-        ga = bind(Outer, (g, b), NO_PARAMS) if ctx.needs_input_grad(0) else None
-        gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS) if ctx.needs_input_grad(1) else None
+        ga = gb = None
+        if ctx.needs_input_grad(0):
+            if b.ndim == 1:
+                ga = bind(Outer, (g, b), NO_PARAMS)
+            else:  # the outer products of the stack, summed: one matrix product
+                g2 = F.reshape(g, (-1, g.shape[-1]))
+                ga = F.matmul(F.swapaxes(g2, 0, 1), F.reshape(b, (-1, b.shape[-1])))
+        if ctx.needs_input_grad(1):
+            gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS)
         return ga, gb
 
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = ctx.saved_arrays()
         m = ctx.be.math
-        ga = g[:, None] * b if ctx.needs_input_grad(0) else None
-        gb = m.matmul(g, a) if ctx.needs_input_grad(1) else None
+        ga = gb = None
+        if ctx.needs_input_grad(0):
+            if b.ndim == 1:
+                ga = g[:, None] * b
+            else:
+                g2 = g.reshape(-1, g.shape[-1])
+                ga = m.matmul(m.swapaxes(g2, 0, 1), b.reshape(-1, b.shape[-1]))
+        if ctx.needs_input_grad(1):
+            gb = m.matmul(g, a)
         return ga, gb
 
     @staticmethod
     def batch(args, bdims):
-        """One matmul for the whole batch: vectors against one matrix are the rows of a
-        matrix product; matrices against one vector stack their rows."""
+        """One product for the whole batch: vectors against one matrix join its stack of
+        vectors; matrices against one vector stack their rows."""
         a, b = args
         da, db = bdims
-        if da is None:  # (B, k) rows @ a^T
-            return bind(Matmul, (front(b, db), F.swapaxes(a, 0, 1)), NO_PARAMS), 0
+        if da is None:
+            return bind(Mv, (a, front(b, db)), NO_PARAMS), 0
         a = front(a, da)
         n, m, k = a.shape
-        if db is None:  # the B*m rows of the stacked matrices @ b
+        if db is None and b.ndim == 1:  # the n*m rows of the stacked matrices @ b
             out = bind(Mv, (F.reshape(a, (n * m, k)), b), NO_PARAMS)
             return F.reshape(out, (n, m)), 0
-        out = bind(Matmul, (a, F.unsqueeze(front(b, db), -1)), NO_PARAMS)  # (B, m, 1)
-        return F.squeeze(out, -1), 0
+        if db is None:  # every matrix against the one stack: (1, P, k) @ (n, k, m)
+            lead = tuple(b.shape[:-1])
+            b = F.reshape(b, (1, -1, k))
+        else:
+            b = front(b, db)
+            lead = tuple(b.shape[1:-1])
+            if not lead:  # a vector per matrix: (n, m, k) @ (n, k, 1)
+                out = bind(Matmul, (a, F.unsqueeze(b, -1)), NO_PARAMS)
+                return F.squeeze(out, -1), 0
+            b = F.reshape(b, (n, -1, k))
+        out = bind(Matmul, (b, F.swapaxes(a, 1, 2)), NO_PARAMS)  # (n, P, m)
+        return F.reshape(out, (n, *lead, m)), 0
 
 
 class Outer(Primitive):
