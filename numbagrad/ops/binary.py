@@ -242,6 +242,50 @@ def _div_rule(ctx, g, a, b, zeros_like, rounding_mode):
     )
 
 
+class ScaledMul(Binary):
+    """``a * (scale * b)`` for a Python number ``scale``, grouped so: PyTorch's
+    ``pow_backward`` for a number exponent, ``g * (c * x ** (c - 1))``, as one op instead of
+    a scaling and a product (one fewer op for every transform to run through in the backward
+    of each ``x ** 2``), with the same rounding, overflow and ``inf * 0`` pattern.
+    Internal: ``Pow``'s rules bind it; its node is PyTorch's ``MulBackward0``."""
+
+    grad_fn = "MulBackward0"
+    saves_inputs = (0, 1)
+    saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
+
+    @classmethod
+    def impl(cls, be, a, b, scale):
+        if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype):
+            a, b, _ = _prep(a, b)
+        return be.binary("multiply", a, be.binary("multiply", b, scale))
+
+    @staticmethod
+    def vjp(ctx, g, scale):
+        a, b = ctx.saved()
+        return (
+            (bind(ScaledMul, (g, b), {"scale": scale}) if ctx.needs_input_grad(0) else None),
+            (bind(ScaledMul, (g, a), {"scale": scale}) if ctx.needs_input_grad(1) else None),
+        )
+
+    @staticmethod
+    def fused_vjp(ctx, g, scale):
+        a, b = ctx.saved_arrays()
+        be = ctx.be
+        return (
+            (be.multiply(g, be.multiply(b, scale)) if ctx.needs_input_grad(0) else None),
+            (be.multiply(g, be.multiply(a, scale)) if ctx.needs_input_grad(1) else None),
+        )
+
+    @staticmethod
+    def jvp(primals, tangents, out, scale):
+        (a, b), (ta, tb) = primals, tangents
+        t = None if ta is None else bind(ScaledMul, (ta, b), {"scale": scale})
+        if tb is not None:
+            u = bind(ScaledMul, (a, tb), {"scale": scale})
+            t = u if t is None else t + u
+        return t
+
+
 class Div(Binary):
     fn = "true_divide"
     saves_inputs = (0, 1)  # what PyTorch saves: the inputs, never the output
@@ -401,7 +445,8 @@ def _pow_grad_base(t, a, b):
         return F.where(b == 0, 0, t * (b * a ** (b - 1)))
     if b == 0:
         return None
-    return t * (b * (a if b == 2 else a ** (b - 1)))
+    scale = b.item() if isinstance(b, np.generic) else b  # (a number, as PyTorch's)
+    return bind(ScaledMul, (t, a if b == 2 else a ** (b - 1)), {"scale": scale})
 
 
 def _pow_grad_exponent(t, a, b, y):
