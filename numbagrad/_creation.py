@@ -56,6 +56,10 @@ def _finish(arr, requires_grad, device):
         dev = _DEFAULT_DEVICE[0] if device is None else _device(device)
         if dev.type == "cuda" and not getattr(arr, "_numbagrad_device", False):
             arr = to_cuda(arr, dev)  # NOTE [CUDA tensors]: made on the host, copied once
+        elif dev.type == "meta":  # its shape and dtype (NOTE [Meta tensors])
+            from numbagrad.kernels.meta import MetaArray
+
+            arr = MetaArray(np.shape(arr), arr.dtype)
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True

@@ -23,7 +23,8 @@ class device:
     Parameters
     ----------
     type : str or device
-        ``'cpu'`` (``'cpu:0'`` is accepted too), ``'cuda'`` or ``'cuda:N'``.
+        ``'cpu'`` (``'cpu:0'`` is accepted too), ``'cuda'`` or ``'cuda:N'``, or ``'meta'``
+        (tensors with a shape and no data, NOTE [Meta tensors] in ``kernels/meta.py``).
     index : int, optional
         The device index (``device('cuda', 0)``).
 
@@ -50,9 +51,9 @@ class device:
         if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is cuda:0
             type, index = "cuda", type
         name, _, idx = str(type).partition(":")
-        if name not in ("cpu", "cuda"):
+        if name not in ("cpu", "cuda", "meta"):
             raise RuntimeError(
-                f"Expected one of cpu, cuda device type at start of device string: {type}"
+                f"Expected one of cpu, cuda, meta device type at start of device string: {type}"
             )
         if idx and index is not None:
             raise RuntimeError(
@@ -101,6 +102,7 @@ class device:
 
 
 CPU = device("cpu")
+META = device("meta")  # tensors with a shape and no data (NOTE [Meta tensors])
 _CUDA_DEVICES: dict = {}
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad._core.grad_mode import is_grad_enabled
-from numbagrad._device import CPU
+from numbagrad._device import CPU, META
 from numbagrad._hooks import RemovableHandle
 
 __all__ = ["Size", "Tensor", "set_printoptions"]
@@ -212,7 +212,14 @@ class Tensor(_AttachedMethods):
         d = self._data
         if type(d) is np.ndarray:
             return CPU
+        if getattr(d, "_numbagrad_meta", False):  # NOTE [Meta tensors]
+            return META
         return _cuda_device_of(d)  # NOTE [CUDA tensors]
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether this is a ``meta`` tensor (a shape and a dtype, no data)."""
+        return getattr(self._data, "_numbagrad_meta", False)
 
     @property
     def ndim(self) -> int:
@@ -830,6 +837,9 @@ def _format(t: Tensor) -> str:
     """A repr close to PyTorch's: 4 decimals, integral floats as ``1.``, extra fields after."""
     a = t._data
     on_device = type(a) is not np.ndarray
+    if getattr(a, "_numbagrad_meta", False):  # no values to print (NOTE [Meta tensors])
+        extra = "" if a.dtype == D.get_default_dtype().np else f", dtype={t.dtype}"
+        return f"tensor(..., device='meta', size={tuple(a.shape)}{extra})"
     if on_device:  # a CUDA tensor prints a host copy of its values (NOTE [CUDA tensors])
         a = a.to_host()
     kind = a.dtype.kind

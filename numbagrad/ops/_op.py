@@ -270,8 +270,12 @@ class Primitive:
 
 def wrap_output(out, view_of):
     """Wrap a forward result in a Tensor; views of operand 0 share its storage."""
-    if type(out) is not np.ndarray and not getattr(out, "_numbagrad_device", False):
-        out = np.asarray(out)  # (a CUDA array stays itself: NOTE [CUDA tensors])
+    if (
+        type(out) is not np.ndarray
+        and not getattr(out, "_numbagrad_device", False)
+        and not getattr(out, "_numbagrad_meta", False)
+    ):
+        out = np.asarray(out)  # (a CUDA or meta array stays itself: NOTE [CUDA tensors])
     if view_of is not None:
         src = view_of._data
         root = src.base if src.base is not None else src

@@ -88,6 +88,10 @@ def _prep(a, b):
             return a, b, b.dtype
     if getattr(a, "_numbagrad_device", False) or getattr(b, "_numbagrad_device", False):
         return _prep_device(a, b)  # CUDA operands (NOTE [CUDA tensors] in _device.py)
+    if getattr(a, "_numbagrad_meta", False) or getattr(b, "_numbagrad_meta", False):
+        from numbagrad.kernels.meta import no_data
+
+        raise no_data("an arithmetic op on a meta tensor")  # (NOTE [Meta tensors])
     dt = D.result_type(_View(a), _View(b)).np
     return _cast(a, dt), _cast(b, dt), dt
 

@@ -158,7 +158,10 @@ def to(input, *args, **kwargs):
             dtype = a
     if dev is not None:
         dev = _device(dev)
-        if (
+        if not input._is_tracer and (dev.type == "meta" or input.is_meta):
+            input = _to_meta(input, dev)  # NOTE [Meta tensors]
+            copy = False
+        elif (
             not input._is_tracer
             and (dev.type == "cuda" or input.is_cuda)
             and input.device != _resolve_device(dev)
@@ -168,6 +171,24 @@ def to(input, *args, **kwargs):
     if dtype is None or D.as_dtype(dtype) == input.dtype:
         return clone(input) if copy else input
     return bind(ToCopy, (input,), {"dtype": D.as_dtype(dtype).np})
+
+
+def _to_meta(input, dev):
+    """``input`` on the meta device (a new tensor of its shape and dtype, no data); a meta
+    tensor cannot go anywhere else (NOTE [Meta tensors] in ``kernels/meta.py``)."""
+    from numbagrad.kernels.meta import MetaArray
+
+    if dev.type != "meta":
+        raise NotImplementedError(
+            f"Cannot copy out of meta tensor; no data! (to {dev}: a meta tensor has a shape "
+            "and a dtype only; make the tensor on that device instead)"
+        )
+    if input.is_meta:
+        return input
+    d = input._data
+    out = Tensor._make(MetaArray(d.shape, d.dtype))
+    out._requires_grad = input._requires_grad and is_grad_enabled_fast()
+    return out
 
 
 class ToDevice(Primitive, register=False):
