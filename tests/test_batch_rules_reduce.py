@@ -86,15 +86,23 @@ def test_vmap_of_the_primitive_never_loops(rng, sa, sb, dims):
 
 @pytest.fixture
 def matmul_calls(monkeypatch):
-    """The operand shapes of every ``Matmul`` evaluation."""
+    """The operand shapes of every matrix product evaluated: ``Matmul``'s, and ``Mv``'s of a
+    stack of vectors (``b @ a.T``)."""
+    from numbagrad.ops.linalg import Mv
+
     calls = []
-    impl = Matmul.impl
+    impl, mv_impl = Matmul.impl, Mv.impl
 
     def spy(be, a, b):
         calls.append((a.shape, b.shape))
         return impl(be, a, b)
 
+    def mv_spy(be, a, b):
+        calls.append((a.shape, b.shape) if b.ndim == 1 else (b.shape, a.shape[::-1]))
+        return mv_impl(be, a, b)
+
     monkeypatch.setattr(Matmul, "impl", staticmethod(spy))
+    monkeypatch.setattr(Mv, "impl", staticmethod(mv_spy))
     return calls
 
 

@@ -26,9 +26,6 @@ TIMEOUT = 240
 
 # script -> precise reason; each is a gap that could not be closed in numbagrad
 XFAIL = {
-    "s37_ensemble_meta_device.py": "numbagrad has no 'meta' device: Module.to('meta') (the "
-    "torch.func ensembling tutorial's stateless base copy) "
-    "raises RuntimeError in numbagrad._device",
     "s44_spectral_poisson_fft.py": "numbagrad has no torch.fft (rfft/irfft/rfftfreq) and no "
     "complex dtypes to hold spectra",
     "s58_cnn_signal_classifier.py": "numbagrad.nn has no Conv1d/Conv2d, BatchNorm1d/2d or "

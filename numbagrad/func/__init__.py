@@ -128,7 +128,7 @@ def _trace_grad(func, args, kwargs, argnums, api):
     returns ``(interp, diff_leaves, diff_spec, out)``."""
     interp = GradInterpreter(current_interpreter(), f"numbagrad.func.{api}")
     nums = argnums
-    diff = tuple(args[i] for i in nums)
+    diff = (args[nums[0]],) if len(nums) == 1 else tuple([args[i] for i in nums])
     leaves, spec = tree_flatten(diff)
     _check_differentiable(leaves)
     for x in leaves:

@@ -317,7 +317,7 @@ _UFUNCS.update(
 # the float dtypes it runs for, and the plans computed so far (by operand shapes)
 _BROADCAST_KERNELS = frozenset(("add", "subtract", "multiply", "true_divide"))
 _BROADCAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-_PLANS: dict = {}
+_PLANS: dict = {}  # (shape of a, shape of b) -> (result size, kernel plan or None)
 _MAX_PLANS = 1024
 _BROADCAST_FNS: dict = {}  # ufunc name -> its kernel (looked up once: the module is lazy)
 
@@ -362,22 +362,32 @@ def _make_plan(sa, sb):
     return (n0 * n1, n1, n2, a0, a1, a2, b0, b1, b2, tuple(reversed(shape)))
 
 
-def _broadcast_kernel(name, a, b, full=False):
-    """``name(a, b)`` by a broadcast kernel (same-dtype float32/float64, C-contiguous
-    operands of different shapes, the caller checked), or None when no plan fits or, for
-    a broadcast against a full-size operand (``full``), NumPy's loop is the faster."""
-    key = (a.shape, b.shape)
-    plan = _PLANS.get(key, False)
-    if plan is False:
+def _shape_info(sa, sb):
+    """``(m, plan)`` for operands of shapes ``sa`` and ``sb`` (different): the result's
+    size, and the broadcast kernel's plan, or None where NumPy's loop is to run (fewer than
+    ``KERNEL_MIN`` elements, no plan, or a small broadcast against a full-size operand
+    that NumPy does faster). Computed once per pair of shapes (``_PLANS``)."""
+    key = (sa, sb)
+    info = _PLANS.get(key)
+    if info is None:
         if len(_PLANS) >= _MAX_PLANS:
             _PLANS.clear()
-        plan = _PLANS[key] = _make_plan(a.shape, b.shape)
-    if plan is None:
-        return None
+        m = _broadcast_size(sa, sb)
+        plan = _make_plan(sa, sb) if m >= KERNEL_MIN else None
+        if plan is not None:
+            rows, _, n2, _, _, a2, _, _, b2, _ = plan
+            full = m == math.prod(sa) or m == math.prod(sb)
+            if full and rows * n2 < _ROW_KERNEL_MIN and (n2 > _SHORT_ROW_MAX or a2 == 0 or b2 == 0):
+                plan = None
+        info = _PLANS[key] = (m, plan)
+    return info
+
+
+def _broadcast_kernel(name, a, b, plan):
+    """``name(a, b)`` by the broadcast kernel of ``plan`` (same-dtype float32/float64,
+    C-contiguous operands, the caller checked)."""
     rows, n1, n2, a0, a1, a2, b0, b1, b2, shape = plan
     n = rows * n2
-    if full and n < _ROW_KERNEL_MIN and (n2 > _SHORT_ROW_MAX or a2 == 0 or b2 == 0):
-        return None
     dt = a.dtype
     # (small results straight from NumPy: ``alloc.empty`` would say the same, later)
     out = np.empty(shape, dt) if n * dt.itemsize < alloc.MIN_BYTES else alloc.empty(shape, dt)
@@ -398,13 +408,12 @@ def _broadcast_kernel(name, a, b, full=False):
     return out
 
 
-def _sum_kernel(x, dims, keepdim):
-    """``x.sum(dims)`` by a sum kernel (NOTE [Sum kernels] in kernels/cpu/reduce.py) for a
-    C-contiguous float32/float64 ``x`` (the caller checked), or None where NumPy's own loop
-    is as fast or the reduced axes are not one contiguous block."""
+def _sum_plan(shape, dims, keepdim):
+    """``(a_len, b_len, c_len, out_shape)`` of the sum kernel reducing ``dims`` of a
+    C-contiguous array of ``shape`` (as ``(a_len, b_len, c_len)`` with ``b`` reduced), or
+    None where NumPy's own loop is as fast or the reduced axes are not one block."""
     if not dims:
         return None
-    shape = x.shape
     d0, d1 = min(dims), max(dims)
     if d1 - d0 + 1 != len(dims):
         return None
@@ -413,17 +422,38 @@ def _sum_kernel(x, dims, keepdim):
     c_len = math.prod(shape[d1 + 1 :])
     if b_len < 2 or a_len * c_len == 0 or c_len > _SHORT_ROW:
         return None
+    if c_len == 1 and b_len > _SHORT_ROW:  # (rows: NumPy's pairwise sums are as fast)
+        return None
+    if keepdim:
+        out_shape = tuple(1 if d0 <= i <= d1 else n for i, n in enumerate(shape))
+    else:
+        out_shape = shape[:d0] + shape[d1 + 1 :]
+    return a_len, b_len, c_len, out_shape
+
+
+_SUM_PLANS: dict = {}  # (shape, dims, keepdim) -> _sum_plan's answer
+
+
+def _sum_kernel(x, dims, keepdim):
+    """``x.sum(dims)`` by a sum kernel (NOTE [Sum kernels] in kernels/cpu/reduce.py) for a
+    C-contiguous float32/float64 ``x`` (the caller checked), or None where NumPy's own loop
+    is the one to run; the plan is computed once per shape (``_SUM_PLANS``)."""
+    key = (x.shape, dims if type(dims) is tuple else tuple(dims), keepdim)
+    plan = _SUM_PLANS.get(key, False)
+    if plan is False:
+        if len(_SUM_PLANS) >= _MAX_PLANS:
+            _SUM_PLANS.clear()
+        plan = _SUM_PLANS[key] = _sum_plan(x.shape, key[1], keepdim)
+    if plan is None:
+        return None
+    a_len, b_len, c_len, out_shape = plan
     if c_len == 1:  # the contiguous last axes: NumPy's pairwise rows
-        if b_len > _SHORT_ROW:
-            return None
         out = np.zeros(a_len, x.dtype)
         KR.sum_rows(x.reshape(-1), b_len, out)
     else:
         out = np.zeros(a_len * c_len, x.dtype)
         KR.sum_middle(x.reshape(-1), a_len, b_len, c_len, out)
-    if keepdim:
-        return out.reshape(tuple(1 if d0 <= i <= d1 else n for i, n in enumerate(shape)))
-    return out.reshape(shape[:d0] + shape[d1 + 1 :])
+    return out.reshape(out_shape)
 
 
 # The longest row a sum kernel takes: NumPy's pairwise block (PW_BLOCKSIZE; longer rows it
@@ -491,19 +521,16 @@ class CpuBackend:
                         if a.size >= CACHE_MIN:
                             return threads.call(fn, a, b)  # NOTE [Threaded ufuncs]
                         return fn(a, b)
-                    m = _broadcast_size(a.shape, b.shape)
+                    m, plan = _PLANS.get((a.shape, b.shape)) or _shape_info(a.shape, b.shape)
                     if (
-                        m >= KERNEL_MIN
+                        plan is not None
                         and name in _BROADCAST_KERNELS
                         and a.dtype is b.dtype
                         and a.dtype in _BROADCAST_DTYPES
                         and a.flags.c_contiguous
                         and b.flags.c_contiguous
                     ):
-                        # NOTE [Broadcast kernels]
-                        out = _broadcast_kernel(name, a, b, m == a.size or m == b.size)
-                        if out is not None:
-                            return out
+                        return _broadcast_kernel(name, a, b, plan)  # NOTE [Broadcast kernels]
                     if m >= CACHE_MIN:
                         return threads.call(fn, a, b)  # NOTE [Threaded ufuncs], [Buffer cache]
             elif a.size >= CACHE_MIN:
