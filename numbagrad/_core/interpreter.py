@@ -32,6 +32,10 @@ class Interpreter:
     # whether a plain tensor made inside this transform may take its values in place
     # (NOTE [In-place writes under transforms] in ``ops/inplace.py``); vmap's may not
     fills_plain = True
+    # whether ``process`` makes its parent current itself wherever it binds (its rules
+    # run under the parent, NOTE [Interpreters]), so that a child interpreter may call it
+    # with the child still current, saving a context switch per op (``to_parent``)
+    sets_current = False
 
     def __init__(self, parent=None):
         self.parent = parent

@@ -36,6 +36,9 @@ class BatchInterpreter(TransformInterpreter):
 
     __slots__ = ("randomness", "size")
     fills_plain = False  # a batched value cannot go into an unbatched tensor (as PyTorch)
+    # ``process`` binds only under its parent, set where it does (rules, the loop fallback,
+    # Functions' ``process_batch``, ``to_parent``); its elementwise fast path binds nothing
+    sets_current = True
 
     def __init__(self, parent, size, randomness="error", name="numbagrad.vmap"):
         super().__init__(parent, name)

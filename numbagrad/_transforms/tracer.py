@@ -69,14 +69,17 @@ class TransformInterpreter(Interpreter):
     def to_parent(self, prim, args, params):
         """Hand an application this interpreter owns nothing of to its parent."""
         parent = self.parent
-        token = _CURRENT.set(parent)
-        try:
-            if parent is EVAL:
-                out = prim._eval(args, params)
-            else:
-                out = parent.process(prim, args, params)
-        finally:
-            _CURRENT.reset(token)
+        if parent.sets_current:
+            out = parent.process(prim, args, params)
+        else:
+            token = _CURRENT.set(parent)
+            try:
+                if parent is EVAL:
+                    out = prim._eval(args, params)
+                else:
+                    out = parent.process(prim, args, params)
+            finally:
+                _CURRENT.reset(token)
         if type(out) is Tensor:  # made inside this transform (see ``mark_born``)
             d = out.__dict__
             d["_born_in"] = self.weak
