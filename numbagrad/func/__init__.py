@@ -490,7 +490,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                     f"an input but the input is of type {type(x)}. We cannot vmap over "
                     "non-Tensor arguments, please use None as the respective in_dim"
                 )
-            nd = len(shape_of(x))
+            shape = shape_of(x)
+            nd = len(shape)
             if not -nd <= d < nd:
                 raise ValueError(
                     f"vmap({fname}, in_dims={in_dims!r}, ...)(<inputs>): Got in_dim={d} for "
@@ -498,7 +499,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                     f"expected in_dim to satisfy -{nd} <= in_dim < {nd}."
                 )
             d %= nd
-            n = shape_of(x)[d]
+            n = shape[d]
             if size is None:
                 size = n
             elif n != size:

@@ -68,7 +68,7 @@ def _expand_back(g, shape, dims, keepdim):
     if not keepdim and dims:
         g = F.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
     shape = tuple(shape)
-    if tuple(g.shape) == shape:
+    if (g._data.shape if type(g) is Tensor else tuple(g.shape)) == shape:
         return g
     return bind(Expand, (g,), {"shape": shape})
 
