@@ -1037,3 +1037,31 @@ def test_functionalize_debug_unwrap_and_batch_norm_replacement():
     assert replace_all_batch_norm_modules_(net) is net
     assert net[1].running_mean is None and net[1].track_running_stats is False
     assert dict(net.named_buffers()) == {}
+
+
+def test_tracer_constructors_set_what_init_tracer_sets():
+    # BatchTracer._new and GradTracer._new inline Tracer._init_tracer on their hot paths
+    from numbagrad._core.interpreter import EVAL
+    from numbagrad._transforms.batching import BatchInterpreter, BatchTracer
+    from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode
+    from numbagrad._transforms.tracer import Tracer
+
+    def fields(tr):
+        return {
+            "interp": tr._interp,
+            "shape": tr._shape,
+            "dtype": tr._np_dtype,
+            "storage": tr._storage,
+            "flags": (tr._requires_grad, tr._grad_fn, tr._view_of),
+        }
+
+    b = BatchInterpreter(EVAL, 4)
+    g = GradInterpreter(b)
+    fast_b = BatchTracer._new(b, numbagrad.ones(4, 3), 0)
+    slow_b = object.__new__(BatchTracer)
+    Tracer._init_tracer(slow_b, b, (3,), np.dtype(np.float32))
+    assert fields(fast_b) == fields(slow_b)
+    fast_g = GradTracer._new(g, fast_b, LeafNode(0))
+    slow_g = object.__new__(GradTracer)
+    Tracer._init_tracer(slow_g, g, (3,), np.dtype(np.float32))
+    assert fields(fast_g) == fields(slow_g)

@@ -152,12 +152,18 @@ class BatchTracer(Tracer):
     @classmethod
     def _new(cls, interp, val, bdim):
         t = object.__new__(cls)
-        if type(val) is Tensor:
+        if type(val) is Tensor:  # (the common case: Tracer._init_tracer's stores inline)
             d = val._data
             shape = d.shape
             if bdim < 0:
                 bdim += len(shape)
-            t._init_tracer(interp, shape[:bdim] + shape[bdim + 1 :], d.dtype)
+            t._interp = interp
+            t._shape = shape[:bdim] + shape[bdim + 1 :]
+            t._np_dtype = d.dtype
+            t._storage = [None, 0]
+            t._requires_grad = False
+            t._grad_fn = None
+            t._view_of = None
             t._val = val
             t._bdim = bdim
             return t

@@ -206,8 +206,14 @@ class GradTracer(Tracer):
         if type(val) is Tensor:
             d = val._data
             t._init_tracer(interp, d.shape, d.dtype)
-        elif isinstance(val, Tracer):  # (under vmap: the batched value)
-            t._init_tracer(interp, val._shape, val._np_dtype)
+        elif isinstance(val, Tracer):  # (under vmap: the batched value; _init_tracer inline)
+            t._interp = interp
+            t._shape = val._shape
+            t._np_dtype = val._np_dtype
+            t._storage = [None, 0]
+            t._requires_grad = False
+            t._grad_fn = None
+            t._view_of = None
         else:
             t._init_tracer(interp, shape_of(val), np_dtype_of(val))
         t._val = val
