@@ -448,3 +448,17 @@ def test_new_tensor_methods_follow_torch():
         else:
             assert summary == want
             assert got[3].tolist() == [7.0, 7.0] and got[6].tolist() == [2, 2]
+
+
+def test_op_results_are_made_as_tensor_make_makes_them():
+    # Primitive._eval inlines Tensor._make for the result of every op: the same fields
+    import numpy as np
+
+    import numbagrad as ng
+    from numbagrad._tensor import Tensor
+
+    out = ng.ones(3) + 1
+    ref = Tensor._make(np.ones(3))
+    for name in ("_requires_grad", "_grad_fn", "_view_of"):
+        assert getattr(out, name) == getattr(ref, name)
+    assert out._storage == [out._data, 0] and type(out) is Tensor and out.__dict__ == {}

@@ -179,7 +179,14 @@ class Primitive:
                     break
         if cls.n_out == 1:
             if type(out) is np.ndarray and not cls.view:
-                res = Tensor._make(out)
+                # Tensor._make inline: the result of every op (keep them in step;
+                # test_tensor checks it)
+                res = _new_tensor(Tensor)
+                res._data = out
+                res._storage = [out, 0]
+                res._requires_grad = False
+                res._grad_fn = None
+                res._view_of = None
             else:
                 res = wrap_output(out, args[0] if cls.view else None)
             if rec and cls.differentiable and is_grad_enabled_fast():
@@ -266,6 +273,9 @@ class Primitive:
         else:
             node._saved = ()
         return node
+
+
+_new_tensor = object.__new__
 
 
 def wrap_output(out, view_of):
