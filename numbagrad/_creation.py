@@ -1055,7 +1055,9 @@ def normal(
 
 
 def _is_cuda(t):
-    return not t._is_tracer and getattr(t._data, "_numbagrad_device", False)
+    if t._is_tracer and getattr(t._interp, "level", None) is None:
+        return False  # (a func transform's value: its device is its base value's, not here)
+    return getattr(t._data, "_numbagrad_device", False)  # (a forward_ad dual: its primal's)
 
 
 def _substitute(values, tensors):

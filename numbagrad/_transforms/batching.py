@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 
 from numbagrad import _creation
+from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
@@ -178,6 +179,19 @@ class BatchTracer(Tracer):
     def _parent_value(self):
         return self._val
 
+    def _check_inplace(self):
+        """Before the first in-place op on a ``vmap`` input that is part of an eager graph:
+        the op reads a recorded clone of it, so that what it saves for the backward keeps
+        the old value when the new one is written back into the caller's tensor at the end
+        (PyTorch's in-place ops save a copy of the original where their derivative reads
+        it)."""
+        d = self.__dict__
+        if d.get("_input_of_graph"):
+            del d["_input_of_graph"]
+            v = self._val
+            if type(v) is Tensor and v._requires_grad and is_grad_enabled_fast():
+                self._val = v.clone()
+
     def _concrete(self, what):
         if what in ("bool()", "an index"):
             raise RuntimeError(_CONTROL)
@@ -278,11 +292,17 @@ def _random_op_at(interp, fn, args, what):
     token = _CURRENT.set(parent)
     try:
         if type(interp) is not BatchInterpreter:
-            vals = [
-                a._parent_value() if isinstance(a, Tracer) and a._interp is interp else a
-                for a in args
-            ]
-            return _random_op_at(parent, fn, vals, what)
+            owned = [isinstance(a, Tracer) and a._interp is interp for a in args]
+            vals = [a._parent_value() if o else a for a, o in zip(args, owned)]
+            out = _random_op_at(parent, fn, vals, what)
+            if True in owned and getattr(interp, "level", None) is not None:
+                # a draw from duals in a forward_ad level: a dual with a zero tangent, as
+                # PyTorch's (its derivative is zero)
+                from numbagrad._creation import const_zeros_like
+
+                if np_dtype_of(out).kind in "fc":
+                    return interp.dual(out, const_zeros_like(out))
+            return out
         if interp.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         dims = [a._bdim if type(a) is BatchTracer and a._interp is interp else None for a in args]

@@ -256,6 +256,14 @@ class GradTracer(Tracer):
         node = self._node
         return node if type(node) is TapeNode and self._interp.alive else None
 
+    def _assigned(self, result):
+        """A value computed with nothing recorded (under ``no_grad``), taken in place: the
+        data changes and the history stays (the same tape node), as a PyTorch tensor
+        changed in place under ``no_grad`` keeps its ``grad_fn`` (or stays a leaf)."""
+        if self._interp.alive and not is_grad_enabled_fast():
+            return GradTracer._new(self._interp, result, self._node, self._out_nr)
+        return self._interp.lift(result)
+
     def _check_inplace(self):
         """Refuse an in-place op on an input of the transform, or a view of one, while
         gradients are recorded: PyTorch's func transforms make the inputs leaves that

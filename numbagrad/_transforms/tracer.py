@@ -236,6 +236,10 @@ class Tracer(Tensor):
         """Raise where PyTorch refuses an in-place op on this value (``GradTracer``: the
         transform's inputs); called before anything is computed."""
 
+    def _assigned(self, result):
+        """A value this level does not own, taken in place: lifted to the level."""
+        return self._interp.lift(result)
+
     def _assign(self, result):
         """Give this tracer the value ``result`` (an in-place op under its transform).
 
@@ -272,7 +276,7 @@ class Tracer(Tensor):
             base._assign(bind(put, (base, result, *rest), params))  # refreshes this view
             return
         if not (type(result) is type(self) and result._interp is self._interp):
-            result = self._interp.lift(result)
+            result = self._assigned(result)
         self._take_fields(result)
         self._storage[1] += 1  # a new version: what saved the old value notices
         self._refresh_views()

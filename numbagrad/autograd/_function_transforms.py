@@ -239,6 +239,12 @@ def process_jvp(interp, args, params):
         out_tans.append(t)
     if eager_level:  # NOTE [Forward-over-reverse in a dual level]: the node saves duals
         save_duals(interp, outs, args, primals, out_tans)
+        ct = ctx.__dict__.get("_ctx_tensors")  # (an output kept as ``ctx.out = y``)
+        if ct:
+            for k, v in ct.items():
+                for o, r in zip(outs, res):
+                    if v is o and r is not o:
+                        ct[k] = r
     return tuple(res) if is_tuple else res[0]
 
 

@@ -47,4 +47,6 @@ class Variable(metaclass=_VariableMeta):
             raise TypeError("Variable() needs a tensor: pass Variable(tensor)")
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
-        return data.detach().requires_grad_(bool(requires_grad))
+        out = data.detach()
+        out.requires_grad = bool(requires_grad)  # (not requires_grad_(): allowed in transforms)
+        return out

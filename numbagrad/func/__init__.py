@@ -152,6 +152,13 @@ def _trace_grad(func, args, kwargs, argnums, api):
         interp.alive = False
         _GRAD_ENABLED.reset(grad_token)
         _CURRENT.reset(token)
+    for x, w in zip(leaves, wrapped):
+        if w._storage[1]:  # changed in place (under no_grad): so is the caller's tensor
+            token = _GRAD_ENABLED.set(False)
+            try:
+                x.copy_(w._val)
+            finally:
+                _GRAD_ENABLED.reset(token)
     return interp, leaves, spec, out
 
 
@@ -528,6 +535,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         token = _CURRENT.set(interp)
         try:
             wrapped = [interp.wrap(x, d) for x, d in zip(leaves, norm)]
+            for x, w in zip(leaves, wrapped):
+                if x._requires_grad and w is not x:  # (BatchTracer._check_inplace)
+                    w.__dict__["_input_of_graph"] = True
             out = func_(*tree_unflatten(wrapped, spec), **kwargs)
         finally:
             interp.alive = False
@@ -535,16 +545,28 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         for x, w, d in zip(leaves, wrapped, norm):
             if d is not None and w._storage[1]:
                 # changed in place: so is the caller's tensor (PyTorch's batched tensors
-                # share its memory)
+                # share its memory). A change made with nothing recorded (under no_grad)
+                # changes the data only, the tensor's history stays, as PyTorch's does.
                 v = w._val if w._bdim == d else F.movedim(w._val, w._bdim, d)
-                x.copy_(v)
+                if x.requires_grad and not v.requires_grad:
+                    token = _GRAD_ENABLED.set(False)
+                    try:
+                        x.copy_(v)
+                    finally:
+                        _GRAD_ENABLED.reset(token)
+                else:
+                    x.copy_(v)
         return _unwrap_outputs(out, interp, size)
 
     def _chunked(func_, leaves, spec, norm, size, kwargs, chunk):
         pieces = []
+        # under 'same' every chunk draws what the first drew, as PyTorch's chunks do
+        rng_state = _creation.get_rng_state() if randomness == "same" else None
         for start in range(0, size, chunk):
             n = min(chunk, size - start)
             part = [F.narrow(x, d, start, n) if d is not None else x for x, d in zip(leaves, norm)]
+            if rng_state is not None:
+                _creation.set_rng_state(rng_state)
             pieces.append(_vmap_call(func_, part, spec, norm, n, kwargs))
         flat = [tree_flatten(p) for p in pieces]
         o_spec = flat[0][1]
