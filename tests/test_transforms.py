@@ -1133,7 +1133,7 @@ def test_forward_over_reverse_through_a_function_keeping_its_output_on_ctx():
 def test_inplace_on_a_vmap_input_in_a_graph_keeps_what_the_backward_reads():
     # sin_ on the input saves the original for its derivative (PyTorch: a copy of it), and
     # the caller's tensor takes the new value with the history through it
-    a = numbagrad.full((3, 2), 2.0, requires_grad=True)
+    a = numbagrad.full((3, 2), 2.0, dtype=numbagrad.float64, requires_grad=True)
     x = a * 2
     vmap(lambda y: y.sin_())(x)
     x.sum().backward()
