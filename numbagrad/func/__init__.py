@@ -536,7 +536,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         try:
             wrapped = [interp.wrap(x, d) for x, d in zip(leaves, norm)]
             for x, w in zip(leaves, wrapped):
-                if x._requires_grad and w is not x:  # (BatchTracer._check_inplace)
+                if w is not x and x._requires_grad:  # (BatchTracer._check_inplace)
                     w.__dict__["_input_of_graph"] = True
             out = func_(*tree_unflatten(wrapped, spec), **kwargs)
         finally:
