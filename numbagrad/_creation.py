@@ -1055,7 +1055,7 @@ def normal(
 
 
 def _is_cuda(t):
-    if t._is_tracer and getattr(t._interp, "level", None) is None:
+    if t._is_tracer and t._interp.level is None:
         return False  # (a func transform's value: its device is its base value's, not here)
     return getattr(t._data, "_numbagrad_device", False)  # (a forward_ad dual: its primal's)
 

@@ -17,6 +17,7 @@ from numbagrad import _creation
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
+from numbagrad._transforms.forward import zero_tangent
 from numbagrad._transforms.tracer import (
     Tracer,
     TransformInterpreter,
@@ -226,13 +227,24 @@ _INPLACE_UNBATCHED = (
 
 
 def _batch_levels(t):
-    """The vmap interpreters value ``t`` is batched at."""
+    """``(levels, base)``: the live vmap interpreters value ``t`` is batched at, outermost
+    first (the order of the batch dimensions of its base value), and that base value."""
     levels = []
     while isinstance(t, Tracer):
-        if type(t) is BatchTracer:
+        if type(t) is BatchTracer and t._interp.alive:
             levels.append(t._interp)
         t = t._parent_value()
-    return levels
+    levels.reverse()
+    return levels, t
+
+
+def _batched_at(levels, value):
+    """``value``, whose leading dimensions are the batches of ``levels`` (outermost first),
+    as a value batched at each of them; made here, so marked born (``mark_born``)."""
+    for interp in levels:
+        value = BatchTracer._new(interp, value, 0)
+    mark_born(value)  # an inner transform may write its values into it
+    return value
 
 
 def _random_hook(make, size, what, fill=None):
@@ -257,7 +269,7 @@ def _random_hook(make, size, what, fill=None):
                     )
                 if fill is not None:
                     if fill_levels is None:
-                        fill_levels = _batch_levels(fill)
+                        fill_levels = _batch_levels(fill)[0]
                     if not any(lv is interp for lv in fill_levels):
                         raise RuntimeError(_INPLACE_UNBATCHED)
                 levels.append(interp)
@@ -265,11 +277,7 @@ def _random_hook(make, size, what, fill=None):
     if not levels:
         return None
     levels.reverse()  # outermost first: its batch is the first dimension
-    out = Tensor._make(make((*(lv.size for lv in levels), *tuple(size))))
-    for lv in levels:
-        out = BatchTracer._new(lv, out, 0)
-    mark_born(out)  # made here: an inner transform may write its values into it
-    return out
+    return _batched_at(levels, Tensor._make(make((*(lv.size for lv in levels), *tuple(size)))))
 
 
 def _random_op(fn, args, what):
@@ -296,12 +304,8 @@ def _random_op_at(interp, fn, args, what):
             vals = [a._parent_value() if o else a for a, o in zip(args, owned)]
             out = _random_op_at(parent, fn, vals, what)
             if True in owned and getattr(interp, "level", None) is not None:
-                # a draw from duals in a forward_ad level: a dual with a zero tangent, as
-                # PyTorch's (its derivative is zero)
-                from numbagrad._creation import const_zeros_like
-
-                if np_dtype_of(out).kind in "fc":
-                    return interp.dual(out, const_zeros_like(out))
+                # a draw from duals in a forward_ad level: a zero tangent, as PyTorch's
+                return interp.dual(out, zero_tangent(out))
             return out
         if interp.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
@@ -333,20 +337,10 @@ def _batched_like(t, shape, make):
     """``zeros_like``/``new_zeros``... of ``t`` under vmap (``_creation.like_new``): batched
     at every live vmap level ``t`` is batched at, as PyTorch's; None when it is at none.
     The result is a constant: the other transforms' levels are left out."""
-    levels = []
-    x = t
-    while isinstance(x, Tracer):
-        if type(x) is BatchTracer and x._interp.alive:
-            levels.append(x._interp)
-        x = x._parent_value()
+    levels, base = _batch_levels(t)
     if not levels:
         return None
-    levels.reverse()  # outermost first: its batch is the first dimension
-    out = make((*(interp.size for interp in levels), *shape), x)
-    for interp in levels:
-        out = BatchTracer._new(interp, out, 0)
-    mark_born(out)  # made here: an inner transform may write its values into it
-    return out
+    return _batched_at(levels, make((*(interp.size for interp in levels), *shape), base))
 
 
 _creation.BATCHED_LIKE_HOOK = _batched_like

@@ -28,6 +28,7 @@ __all__ = [
     "checked_tangent",
     "fix_tangent",
     "save_duals",
+    "zero_tangent",
 ]
 
 
@@ -77,13 +78,13 @@ class JvpInterpreter(TransformInterpreter):
                 tan = fix_tangent(tan, out, prim.__name__)
                 if self.level is not None:
                     if tan is None:  # (a zero derivative: floor, sign, x ** 0...)
-                        tan = _zero_tangent(out)
+                        tan = zero_tangent(out)
                     if parent is EVAL:
                         save_duals(self, (out,), args, primals, (tan,))
                 return mark_view(prim, self.dual(out, tan), args, params)
             tan = [fix_tangent(t, o, prim.__name__) for o, t in zip(out, tan)]
             if self.level is not None:
-                tan = [_zero_tangent(o) if t is None else t for o, t in zip(out, tan)]
+                tan = [zero_tangent(o) if t is None else t for o, t in zip(out, tan)]
             if self.level is not None and parent is EVAL:
                 save_duals(self, out, args, primals, tan)
             return tuple(self.dual(o, t) for o, t in zip(out, tan))
@@ -107,7 +108,7 @@ class JvpInterpreter(TransformInterpreter):
         return DualTracer._new(self, primal, tangent)
 
 
-def _zero_tangent(out):
+def zero_tangent(out):
     """The tangent of a differentiable op's floating output whose rule gave none (its
     derivative is zero) in a ``forward_ad`` level: zeros, as PyTorch's (a ``ZeroTensor``
     there), so that ``unpack_dual`` reports a tangent; None for other outputs. (Under

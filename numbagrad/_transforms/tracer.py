@@ -57,6 +57,7 @@ class TransformInterpreter(Interpreter):
     (``"numbagrad.func.vmap"``) used in errors, ``alive`` turns False when it returns."""
 
     __slots__ = ("__weakref__", "alive", "name", "weak")
+    level = None  # a forward_ad level's index (JvpInterpreter); None for numbagrad.func's
 
     def __init__(self, parent, name):
         super().__init__(parent)
@@ -144,7 +145,7 @@ def _active_func_transform():
     interp = _CURRENT.get()
     while interp is not EVAL and interp is not None:
         if isinstance(interp, TransformInterpreter):
-            if interp.alive and getattr(interp, "level", None) is None:
+            if interp.alive and interp.level is None:
                 return interp.name
         interp = interp.parent
     return None

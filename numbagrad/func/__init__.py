@@ -154,12 +154,22 @@ def _trace_grad(func, args, kwargs, argnums, api):
         _CURRENT.reset(token)
     for x, w in zip(leaves, wrapped):
         if w._storage[1]:  # changed in place (under no_grad): so is the caller's tensor
-            token = _GRAD_ENABLED.set(False)
-            try:
-                x.copy_(w._val)
-            finally:
-                _GRAD_ENABLED.reset(token)
+            _write_back(x, w._val)
     return interp, leaves, spec, out
+
+
+def _write_back(x, v):
+    """Write ``v``, the value a transform's input took in place, into the caller's tensor
+    ``x`` (PyTorch's wrapped tensors share its memory). A value made with nothing recorded
+    (under ``no_grad``) changes the data only: ``x``'s history stays, as PyTorch's does."""
+    if x.requires_grad and not v.requires_grad:
+        token = _GRAD_ENABLED.set(False)
+        try:
+            x.copy_(v)
+        finally:
+            _GRAD_ENABLED.reset(token)
+    else:
+        x.copy_(v)
 
 
 def _grads_or_zeros(grads, leaves):
@@ -543,19 +553,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             interp.alive = False
             _CURRENT.reset(token)
         for x, w, d in zip(leaves, wrapped, norm):
-            if d is not None and w._storage[1]:
-                # changed in place: so is the caller's tensor (PyTorch's batched tensors
-                # share its memory). A change made with nothing recorded (under no_grad)
-                # changes the data only, the tensor's history stays, as PyTorch's does.
-                v = w._val if w._bdim == d else F.movedim(w._val, w._bdim, d)
-                if x.requires_grad and not v.requires_grad:
-                    token = _GRAD_ENABLED.set(False)
-                    try:
-                        x.copy_(v)
-                    finally:
-                        _GRAD_ENABLED.reset(token)
-                else:
-                    x.copy_(v)
+            if d is not None and w._storage[1]:  # changed in place: so is the caller's
+                _write_back(x, w._val if w._bdim == d else F.movedim(w._val, w._bdim, d))
         return _unwrap_outputs(out, interp, size)
 
     def _chunked(func_, leaves, spec, norm, size, kwargs, chunk):
@@ -819,7 +818,7 @@ def debug_unwrap(tensor, *, recurse=True):
     value comes with its batch dimension), for debugging only; with ``recurse`` through
     every level. A tensor no transform wraps (a ``forward_ad`` dual included, as in
     PyTorch) is returned as it is."""
-    while isinstance(tensor, Tracer) and getattr(tensor._interp, "level", None) is None:
+    while isinstance(tensor, Tracer) and tensor._interp.level is None:
         tensor = tensor._parent_value()
         if not recurse:
             break

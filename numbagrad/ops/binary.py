@@ -17,7 +17,7 @@ from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import both_ways, broadcast_batch, unary_batch
+from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, unary_batch
 
 __all__ = [
     "ALL",
@@ -280,14 +280,9 @@ class ScaledMul(Binary):
             (be.multiply(g, be.multiply(a, scale)) if ctx.needs_input_grad(1) else None),
         )
 
-    @staticmethod
-    def jvp(primals, tangents, out, scale):
-        (a, b), (ta, tb) = primals, tangents
-        t = None if ta is None else bind(ScaledMul, (ta, b), {"scale": scale})
-        if tb is not None:
-            u = bind(ScaledMul, (a, tb), {"scale": scale})
-            t = u if t is None else t + u
-        return t
+    # the product rule, as the ops flagged bilinear get it (not flagged itself: the flag's
+    # check reaches backward-only primitives only when they are linear)
+    jvp = classmethod(bilinear_jvp)
 
 
 class Div(Binary):

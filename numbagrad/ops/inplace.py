@@ -444,7 +444,7 @@ def _check_adoptable(t, interp, sharers=0):
             f"is not batched (shape {list(t.shape)}), which is not possible: use the "
             "out-of-place op (index_put, where, cat) and return the result instead"
         )
-    if getattr(interp, "level", None) is None:  # func transforms: a tensor made inside only
+    if interp.level is None:  # func transforms: a tensor made inside only
         born = t.__dict__.get("_born_in")  # (a weak reference to the interpreter)
         born = born() if born is not None else None
         while born is not None and born is not interp:
