@@ -28,113 +28,20 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _diff import ATOL, ATOL32, RTOL, RTOL32, Cases, check, to_np  # noqa: E402
+from _diff import t as _t  # noqa: E402
+
 import numbagrad  # noqa: E402
 
 pytestmark = pytest.mark.transforms
 
-RTOL, ATOL = 1e-10, 1e-12
-RTOL32, ATOL32 = 1e-5, 1e-6
+CASES = Cases()
+_case, _register = CASES.case, CASES.register
 
 
-# -- the harness ------------------------------------------------------------------------------
-def _t(mod, *shape, k=0, seed=0):
-    """A float64 tensor of ``mod`` with standard normal entries (the same for both modules)."""
-    rng = np.random.default_rng(1000 * seed + k)
-    return mod.tensor(rng.standard_normal(shape), dtype=mod.float64)
-
-
+# -- the harness: _diff.py, plus these ----------------------------------------------------
 def _fw(mod):
     return mod.autograd.forward_ad
-
-
-def _to_np(x):
-    if isinstance(x, dict):
-        return {key: _to_np(v) for key, v in x.items()}
-    if isinstance(x, (tuple, list)):
-        return [_to_np(v) for v in x]
-    if isinstance(x, torch.Tensor):
-        if x._is_zerotensor():  # (a tangent torch knows to be zero)
-            return np.zeros(x.shape, dtype=torch.empty((), dtype=x.dtype).numpy().dtype)
-        return x.detach().numpy().copy()
-    if isinstance(x, numbagrad.Tensor):
-        return np.array(x.detach().numpy())
-    if isinstance(x, (torch.dtype, numbagrad.dtype)):
-        return str(x).split(".")[-1]
-    return x
-
-
-def _assert_same(a, b, path="out", rtol=RTOL, atol=ATOL):
-    """``a`` (numbagrad) equals ``b`` (torch): same tree, shapes, dtypes, close values."""
-    if isinstance(b, dict):
-        assert isinstance(a, dict) and set(a) == set(b), f"{path}: keys {a!r} vs {b!r}"
-        for key in b:
-            _assert_same(a[key], b[key], f"{path}[{key!r}]", rtol, atol)
-    elif isinstance(b, list):
-        assert isinstance(a, list) and len(a) == len(b), f"{path}: structure {a!r} vs {b!r}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{path}[{i}]", rtol, atol)
-    elif isinstance(b, np.ndarray):
-        assert isinstance(a, np.ndarray), f"{path}: {type(a).__name__} vs an array"
-        assert a.shape == b.shape, f"{path}: shape {a.shape} vs {b.shape}"
-        assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} vs {b.dtype}"
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=path)
-    elif isinstance(b, float):
-        assert isinstance(a, float), f"{path}: {a!r} vs {b!r}"
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=path)
-    else:
-        assert not isinstance(a, (np.ndarray, list, dict)), f"{path}: {a!r} vs {b!r}"
-        assert a == b, f"{path}: {a!r} vs {b!r}"
-
-
-def _builtin_base(exc_type):
-    for cls in exc_type.__mro__:
-        if cls.__module__ == "builtins":
-            return cls
-    return Exception
-
-
-def _run(case, mod):
-    try:
-        return _to_np(case(mod)), None
-    except Exception as e:  # compared below
-        return None, e
-
-
-def _check(case, rtol=RTOL, atol=ATOL):
-    want, t_err = _run(case, torch)
-    if t_err is not None:
-        base = _builtin_base(type(t_err))
-        with pytest.raises(base):
-            case(numbagrad)
-        return
-    got = _to_np(case(numbagrad))  # an exception here is the failure itself
-    _assert_same(got, want, rtol=rtol, atol=atol)
-
-
-CASES: dict = {}
-
-
-def _register(name, fn, xfail=None, tol=(RTOL, ATOL)):
-    assert name not in CASES, name
-    CASES[name] = (fn, xfail, tol)
-    return fn
-
-
-def _case(xfail=None, tol=(RTOL, ATOL)):
-    """Register a case; ``xfail`` (a one-line reason) marks a known discrepancy."""
-
-    def deco(fn):
-        return _register(fn.__name__, fn, xfail, tol)
-
-    return deco
-
-
-def _params():
-    out = []
-    for name, (fn, reason, tol) in CASES.items():
-        marks = () if reason is None else pytest.mark.xfail(strict=True, reason=reason)
-        out.append(pytest.param(fn, tol, id=name, marks=marks))
-    return out
 
 
 def _unpack(mod, out):
@@ -547,7 +454,7 @@ def _op(name, f, *shapes, prep=None, xfail=None, tangents=None, tol=(RTOL, ATOL)
             ds = [fw.make_dual(x, t) for x, t in zip(xs, ts)]
             return _unpack(m, f(m, *ds))
 
-    _register("op_" + name, case, xfail, tol)
+    _register("op_" + name, case, xfail, *tol)
 
 
 def _ties(m):
@@ -2309,7 +2216,7 @@ def _f32_case(name, f, *shapes):
             ds = [fw.make_dual(x, t) for x, t in zip(xs, ts)]
             return _unpack(m, f(m, *ds))
 
-    _register("float32_" + name, case, tol=(RTOL32, ATOL32))
+    _register("float32_" + name, case, rtol=RTOL32, atol=ATOL32)
 
 
 _f32_case(
@@ -2321,7 +2228,7 @@ _f32_case("mixed_with_float64", lambda m, a: a * m.ones(4, dtype=m.float64), (3,
 _f32_case("to_float64", lambda m, a: [a.double(), a.to(m.float64)], (3, 4))
 
 
-@_case(tol=(1e-3, 1e-3))
+@_case(rtol=1e-3, atol=1e-3)
 def dtype_float16_duals(m):
     fw = _fw(m)
     x, v = _t(m, 3, 4).half(), _t(m, 3, 4, k=1).half()
@@ -2508,9 +2415,9 @@ def randn_like_and_rand_ops_no_tangent(m):
 
 
 # -- the tests -------------------------------------------------------------------------------
-@pytest.mark.parametrize("case, tol", _params())
+@pytest.mark.parametrize("case, tol", CASES.params())
 def test_forward_ad_matches_torch(case, tol):
-    _check(case, *tol)
+    check(case, *tol)
 
 
 @pytest.mark.parametrize("name", sorted(_TORCH_REVFWD_BROKEN))
@@ -2523,5 +2430,5 @@ def test_where_torch_is_wrong_reverse_over_forward(name):
     want_t = torch.func.jvp(lambda y: f(torch, y), (x,), (v,))[1]
     want = torch.func.jvp(torch.func.grad(lambda y: f(torch, y)), (x,), (v,))[1]
     t, g = _revfwd(numbagrad, f, shape)
-    np.testing.assert_allclose(_to_np(t), _to_np(want_t), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(_to_np(g), _to_np(want), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(to_np(t), to_np(want_t), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_np(g), to_np(want), rtol=1e-9, atol=1e-10)

@@ -15,8 +15,7 @@ to ``rtol=1e-4``). The tutorials:
 
 numbagrad has no ``nn.Conv2d``, ``F.max_pool2d`` or ``nn.BatchNorm*``: the tutorials' CNNs
 are replaced by MLPs of the same layer structure, and the buffers of section 5 by a
-hand-written normalisation layer. numbagrad has no ``'meta'`` device: the ensembling
-tutorial's ``base_model`` is a deepcopy on the CPU there.
+hand-written normalisation layer.
 """
 
 import copy
@@ -667,16 +666,6 @@ def _ensemble(dtype, p=0.0, train=False):
     return tmodels, nmodels
 
 
-def _base_model(mod, models):
-    base_model = copy.deepcopy(models[0])
-    if mod is torch:
-        return base_model.to("meta")
-    try:
-        return base_model.to("meta")
-    except RuntimeError:  # numbagrad has no 'meta' device (reported): a CPU copy instead
-        return copy.deepcopy(models[0])
-
-
 def _tut_ensemble(mod, models, data):
     func = mod.func
     minibatches = data[:NUM_MODELS]
@@ -687,7 +676,7 @@ def _tut_ensemble(mod, models, data):
     predictions2 = [model(minibatch) for model in models]
 
     params, buffers = func.stack_module_state(models)
-    base_model = _base_model(mod, models)
+    base_model = copy.deepcopy(models[0]).to("meta")
 
     def fmodel(params, buffers, x):
         return func.functional_call(base_model, (params, buffers), (x,))

@@ -26,108 +26,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _diff import ATOL32, RTOL32, Cases, assert_same, check, raises, to_np  # noqa: E402
+from _diff import t as _t  # noqa: E402
+
 import numbagrad  # noqa: E402
 
 pytestmark = pytest.mark.transforms
 
-RTOL, ATOL = 1e-10, 1e-12
-
-
-# -- the harness (as test_transforms_nested_diff.py, plus a per-case tolerance) ---------------
-def _t(mod, *shape, k=0, seed=0, dtype=None):
-    """A tensor of ``mod`` with standard normal entries (the same for both modules)."""
-    rng = np.random.default_rng(1000 * seed + k)
-    return mod.tensor(rng.standard_normal(shape), dtype=dtype or mod.float64)
-
-
-def _dt(d):
-    """A dtype as a module-independent string."""
-    return str(d).rsplit(".", 1)[-1]
-
-
-def _to_np(x):
-    if isinstance(x, dict):
-        return {key: _to_np(v) for key, v in x.items()}
-    if isinstance(x, (tuple, list)):
-        return [_to_np(v) for v in x]
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy().copy()
-    if isinstance(x, numbagrad.Tensor):
-        return np.array(x.detach().numpy())
-    if isinstance(x, (torch.dtype, numbagrad.dtype)):
-        return _dt(x)
-    return x
-
-
-def _assert_same(a, b, path="out", rtol=RTOL, atol=ATOL):
-    """``a`` (numbagrad) equals ``b`` (torch): same tree, shapes, dtypes, close values."""
-    if isinstance(b, dict):
-        assert isinstance(a, dict) and set(a) == set(b), f"{path}: keys {a!r} vs {b!r}"
-        for key in b:
-            _assert_same(a[key], b[key], f"{path}[{key!r}]", rtol, atol)
-    elif isinstance(b, list):
-        assert isinstance(a, list) and len(a) == len(b), f"{path}: structure {a!r} vs {b!r}"
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{path}[{i}]", rtol, atol)
-    elif isinstance(b, np.ndarray):
-        assert isinstance(a, np.ndarray), f"{path}: {type(a).__name__} vs an array"
-        assert a.shape == b.shape, f"{path}: shape {a.shape} vs {b.shape}"
-        assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} vs {b.dtype}"
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=path)
-    else:
-        assert type(a) is type(b) and a == b, f"{path}: {a!r} vs {b!r}"
-
-
-def _builtin_base(exc_type):
-    for cls in exc_type.__mro__:
-        if cls.__module__ == "builtins":
-            return cls
-    return Exception
-
-
-def _run(case, mod):
-    try:
-        return _to_np(case(mod)), None
-    except Exception as e:  # compared below
-        return None, e
-
-
-def _check(case, rtol=RTOL, atol=ATOL):
-    want, t_err = _run(case, torch)
-    if t_err is not None:
-        base = _builtin_base(type(t_err))
-        with pytest.raises(base) as info:
-            case(numbagrad)
-        # (an escaped tracer is an internal failure, never the error PyTorch raises)
-        assert type(info.value).__name__ != "EscapedTracerError", info.value
-        return
-    got = _to_np(case(numbagrad))  # an exception here is the failure itself
-    _assert_same(got, want, rtol=rtol, atol=atol)
-
-
-CASES: dict = {}
-
-
-def _case(xfail=None, f32=False):
-    """Register a case; ``xfail`` (a one-line reason) marks a known discrepancy, ``f32``
-    compares at float32 tolerance."""
-
-    def deco(fn):
-        assert fn.__name__ not in CASES
-        CASES[fn.__name__] = (fn, xfail, f32)
-        return fn
-
-    return deco
-
-
-def _raises(fn):
-    """The builtin base of what ``fn()`` raises, or None (for cases that check a raise
-    happens at a particular point, e.g. when a ``vjp_fn`` is called)."""
-    try:
-        fn()
-    except Exception as e:
-        return _builtin_base(type(e)).__name__
-    return None
+CASES = Cases()
+_case = CASES.case
+_f32 = CASES.case(rtol=RTOL32, atol=ATOL32)  # a case compared at float32 tolerance
 
 
 X_KW = "torch's jacrev/jacfwd wrappers take no **kwargs (TypeError); numbagrad forwards them"
@@ -305,13 +213,13 @@ def grad_empty_3x0_input(m):
     return m.func.grad(lambda x: x.exp().sum())(_t(m, 3, 0))
 
 
-@_case(f32=True)
+@_f32
 def grad_float32_input(m):
     x = _t(m, 4, dtype=m.float32)
     return m.func.grad(lambda x: (x.sin() * x.exp()).sum())(x)
 
 
-@_case(f32=True)
+@_f32
 def grad_float32_input_float64_capture(m):
     x, c = _t(m, 4, dtype=m.float32), _t(m, 4, k=1)
     return m.func.grad(lambda x: (x * c).sum())(x)
@@ -391,7 +299,7 @@ def grad_output_is_input_0d(m):
     return m.func.grad(lambda x: x)(_t(m))
 
 
-@_case(f32=True)
+@_f32
 def grad_output_float32_of_float64_input(m):
     return m.func.grad(lambda x: (x * 3).float().sum())(_t(m, 3))
 
@@ -1284,7 +1192,7 @@ def vmap_int_input(m):
     return m.func.vmap(lambda x: x.sum() * 2)(m.arange(12).reshape(4, 3))
 
 
-@_case(f32=True)
+@_f32
 def vmap_float32_input(m):
     return m.func.vmap(lambda x: x.exp() / x.exp().sum())(_t(m, 4, 3, dtype=m.float32))
 
@@ -1577,7 +1485,7 @@ def jvp_tangent_broadcastable_shape(m):
     return m.func.jvp(lambda x: x * 2, (_t(m, 2, 3),), (_t(m, 3, k=1),))
 
 
-@_case(f32=True)
+@_f32
 def jvp_tangent_float32_for_float64(m):
     return m.func.jvp(lambda x: x * x, (_t(m, 3),), (_t(m, 3, k=1, dtype=m.float32),))
 
@@ -1802,13 +1710,13 @@ def vjp_cotangent_scalar_for_vector(m):
     return fn(_t(m, k=1))
 
 
-@_case(f32=True)
+@_f32
 def vjp_float32_primal_float64_cotangent(m):
     out, fn = m.func.vjp(lambda x: x.sin(), _t(m, 3, dtype=m.float32))
     return out, fn(_t(m, 3, k=1))
 
 
-@_case(f32=True)
+@_f32
 def vjp_cotangent_float32(m):
     _out, fn = m.func.vjp(lambda x: x.sin(), _t(m, 3))
     return fn(_t(m, 3, k=1, dtype=m.float32))
@@ -1927,7 +1835,7 @@ def vjp_fn_after_outer_vmap_exit(m):
         return out
 
     m.func.vmap(f)(_t(m, 4, 3, k=1))
-    return _raises(lambda: fns[0](_t(m, 3, k=2)))
+    return raises(lambda: fns[0](_t(m, 3, k=2)))
 
 
 # == linearize =================================================================================
@@ -2334,7 +2242,7 @@ def test_where_torch_raises_version_check_slice_assign():
     x0, x1, x2 = x
     want = [2 * x0 + 2 * x1**2 * x0, 2 * x1 * x0**2 + 2 * x2**2 * x1, 2 * x2 * x1**2]
     got = m.func.grad(f)(m.tensor(x, dtype=m.float64))
-    _assert_same(_to_np(got), np.array(want))
+    assert_same(to_np(got), np.array(want))
 
 
 def test_where_torch_raises_version_check_exp_then_assign():
@@ -2351,9 +2259,9 @@ def test_where_torch_raises_version_check_exp_then_assign():
     c = np.random.default_rng(1).standard_normal(3)
     e = np.exp(2 * x)
     out, fn = m.func.vjp(f, m.tensor(x, dtype=m.float64))
-    _assert_same(_to_np(out), np.array([e[0] * x[1], e[1], e[2]]))
+    assert_same(to_np(out), np.array([e[0] * x[1], e[1], e[2]]))
     want = [c[0] * 2 * e[0] * x[1], c[0] * e[0] + c[1] * 2 * e[1], c[2] * 2 * e[2]]
-    _assert_same(_to_np(fn(m.tensor(c, dtype=m.float64))[0]), np.array(want))
+    assert_same(to_np(fn(m.tensor(c, dtype=m.float64))[0]), np.array(want))
 
 
 def test_where_torch_crashes_chunked_out_dims_none():
@@ -2363,54 +2271,43 @@ def test_where_torch_crashes_chunked_out_dims_none():
     f = lambda x: (x * 2, c)  # noqa: E731
     got = m.func.vmap(f, out_dims=(0, None), chunk_size=2)(_t(m, 5, 3))
     want = m.func.vmap(f, out_dims=(0, None))(_t(m, 5, 3))
-    _assert_same(_to_np(got), _to_np(want))
-    _assert_same(_to_np(got[1]), _to_np(c))
+    assert_same(to_np(got), to_np(want))
+    assert_same(to_np(got[1]), to_np(c))
 
 
 def test_where_torch_crashes_zero_batch():
     # torch: AssertionError (chunked) / IndexError (x * 2 + x.sum()) for a batch of size 0
     m = numbagrad
     out = m.func.vmap(lambda x: x * 2, chunk_size=2)(_t(m, 0, 3))
-    _assert_same(_to_np(out), np.zeros((0, 3)))
+    assert_same(to_np(out), np.zeros((0, 3)))
     out = m.func.vmap(lambda x: x * 2 + x.sum())(_t(m, 0, 3))
-    _assert_same(_to_np(out), np.zeros((0, 3)))
+    assert_same(to_np(out), np.zeros((0, 3)))
 
 
 def test_where_torch_crashes_jacfwd_empty_input():
     # torch.func.jacfwd raises IndexError for an input with no elements; jacrev gives (2, 0)
     m = numbagrad
     f = lambda x: x.sum() + m.ones(2, dtype=m.float64)  # noqa: E731
-    want = _to_np(
+    want = to_np(
         torch.func.jacrev(lambda x: x.sum() + torch.ones(2, dtype=torch.float64))(
             torch.zeros(0, dtype=torch.float64)
         )
     )
-    _assert_same(_to_np(m.func.jacfwd(f)(_t(m, 0))), want)
+    assert_same(to_np(m.func.jacfwd(f)(_t(m, 0))), want)
 
 
 def test_where_torch_is_wrong_jacfwd_negative_argnums():
     # torch.func.jacfwd(f, argnums=-1) returns zeros; jacrev and argnums=1 give the Jacobian
     m = numbagrad
     f = lambda x, y: x * y.sum()  # noqa: E731
-    want = _to_np(
+    want = to_np(
         torch.func.jacfwd(lambda x, y: x * y.sum(), argnums=1)(_t(torch, 3), _t(torch, 2, k=1))
     )
-    _assert_same(_to_np(m.func.jacfwd(f, argnums=-1)(_t(m, 3), _t(m, 2, k=1))), want)
-    _assert_same(_to_np(m.func.jacfwd(f, argnums=(-1, 0))(_t(m, 3), _t(m, 2, k=1))[0]), want)
+    assert_same(to_np(m.func.jacfwd(f, argnums=-1)(_t(m, 3), _t(m, 2, k=1))), want)
+    assert_same(to_np(m.func.jacfwd(f, argnums=(-1, 0))(_t(m, 3), _t(m, 2, k=1))[0]), want)
 
 
 # ==============================================================================================
-def _params():
-    out = []
-    for name, (fn, reason, f32) in CASES.items():
-        marks = () if reason is None else pytest.mark.xfail(strict=True, reason=reason)
-        out.append(pytest.param(fn, f32, id=name, marks=marks))
-    return out
-
-
-@pytest.mark.parametrize(("case", "f32"), _params())
-def test_api_matches_torch(case, f32):
-    if f32:
-        _check(case, rtol=1e-5, atol=1e-6)
-    else:
-        _check(case)
+@pytest.mark.parametrize(("case", "tol"), CASES.params())
+def test_api_matches_torch(case, tol):
+    check(case, *tol)

@@ -25,96 +25,15 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _diff import Cases, assert_same, check, to_np  # noqa: E402
+from _diff import t as _t  # noqa: E402
+
 import numbagrad  # noqa: E402
 
 pytestmark = pytest.mark.transforms
 
-RTOL, ATOL = 1e-10, 1e-12
-
-
-# -- the harness ------------------------------------------------------------------------------
-def _t(mod, *shape, k=0, seed=0):
-    """A float64 tensor of ``mod`` with standard normal entries (the same for both modules)."""
-    rng = np.random.default_rng(1000 * seed + k)
-    return mod.tensor(rng.standard_normal(shape), dtype=mod.float64)
-
-
-def _to_np(x):
-    if isinstance(x, dict):
-        return {key: _to_np(v) for key, v in x.items()}
-    if isinstance(x, (tuple, list)):
-        return [_to_np(v) for v in x]
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy().copy()
-    if isinstance(x, numbagrad.Tensor):
-        return np.array(x.detach().numpy())
-    return x
-
-
-def _assert_same(a, b, path="out"):
-    """``a`` (numbagrad) equals ``b`` (torch): same tree, shapes, dtypes, close values."""
-    if isinstance(b, dict):
-        assert isinstance(a, dict) and set(a) == set(b), f"{path}: keys {a!r} vs {b!r}"
-        for key in b:
-            _assert_same(a[key], b[key], f"{path}[{key!r}]")
-    elif isinstance(b, list):
-        assert isinstance(a, list) and len(a) == len(b), f"{path}: structure differs"
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_same(x, y, f"{path}[{i}]")
-    elif isinstance(b, np.ndarray):
-        assert isinstance(a, np.ndarray), f"{path}: {type(a).__name__} vs an array"
-        assert a.shape == b.shape, f"{path}: shape {a.shape} vs {b.shape}"
-        assert a.dtype == b.dtype, f"{path}: dtype {a.dtype} vs {b.dtype}"
-        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=path)
-    else:
-        assert a == b, f"{path}: {a!r} vs {b!r}"
-
-
-def _builtin_base(exc_type):
-    for cls in exc_type.__mro__:
-        if cls.__module__ == "builtins":
-            return cls
-    return Exception
-
-
-def _run(case, mod):
-    try:
-        return _to_np(case(mod)), None
-    except Exception as e:  # compared below
-        return None, e
-
-
-def _check(case):
-    want, t_err = _run(case, torch)
-    if t_err is not None:
-        base = _builtin_base(type(t_err))
-        with pytest.raises(base):
-            case(numbagrad)
-        return
-    got = _to_np(case(numbagrad))  # an exception here is the failure itself
-    _assert_same(got, want)
-
-
-CASES: dict = {}
-
-
-def _case(xfail=None):
-    """Register a case; ``xfail`` (a one-line reason) marks a known discrepancy."""
-
-    def deco(fn):
-        assert fn.__name__ not in CASES
-        CASES[fn.__name__] = (fn, xfail)
-        return fn
-
-    return deco
-
-
-def _params():
-    out = []
-    for name, (fn, reason) in CASES.items():
-        marks = () if reason is None else pytest.mark.xfail(strict=True, reason=reason)
-        out.append(pytest.param(fn, id=name, marks=marks))
-    return out
+CASES = Cases()
+_case = CASES.case
 
 
 # -- custom Functions, one set per module ----------------------------------------------------
@@ -1300,9 +1219,9 @@ def grad_fn_inside_grad(m):
     return seen
 
 
-@pytest.mark.parametrize("case", _params())
-def test_nested_matches_torch(case):
-    _check(case)
+@pytest.mark.parametrize(("case", "tol"), CASES.params())
+def test_nested_matches_torch(case, tol):
+    check(case, *tol)
 
 
 # == where PyTorch is wrong: numbagrad against a reference ====================================
@@ -1314,8 +1233,8 @@ def _sin_jvp_jvp(m, via_function):
 
 def test_where_torch_is_wrong_function_jvp_of_jvp():
     # torch.func returns a zero second-order tangent through an autograd.Function's jvp
-    want = _to_np(_sin_jvp_jvp(torch, via_function=False))
-    _assert_same(_to_np(_sin_jvp_jvp(numbagrad, via_function=True)), want)
+    want = to_np(_sin_jvp_jvp(torch, via_function=False))
+    assert_same(to_np(_sin_jvp_jvp(numbagrad, via_function=True)), want)
 
 
 def test_where_torch_is_wrong_linearize_inside_grad():
@@ -1328,7 +1247,7 @@ def test_where_torch_is_wrong_linearize_inside_grad():
         return (jfn(v) * out).sum()
 
     want = 2 * y0.cos() * y0.sin() * v * x0
-    _assert_same(_to_np(F.grad(f)(x0)), _to_np(want))
+    assert_same(to_np(F.grad(f)(x0)), to_np(want))
 
 
 def test_where_torch_is_wrong_negative_out_dims_unbatched_output():
@@ -1337,9 +1256,9 @@ def test_where_torch_is_wrong_negative_out_dims_unbatched_output():
     m = numbagrad
     F, c, bs = m.func, _t(m, 3), _t(m, 3, 2, k=1)
     out = F.vmap(lambda y: c * 2, in_dims=-1, out_dims=-1)(bs)
-    _assert_same(_to_np(out), _to_np(2 * c[:, None].expand(3, 2)))
+    assert_same(to_np(out), to_np(2 * c[:, None].expand(3, 2)))
     g = F.grad(lambda x: F.vmap(lambda y: x * 2, in_dims=-1, out_dims=-1)(bs).sum())(c)
-    _assert_same(_to_np(g), np.full(3, 4.0))
+    assert_same(to_np(g), np.full(3, 4.0))
 
 
 def test_where_torch_is_wrong_grad_of_hessian_through_prod_of_zeros():
@@ -1351,7 +1270,7 @@ def test_where_torch_is_wrong_grad_of_hessian_through_prod_of_zeros():
         h = F.hessian(lambda y: m.stack([x - x, y.sin()], 1).prod(1).sum())(y0)
         return (h @ y0 * x).sum()
 
-    _assert_same(_to_np(F.grad(f)(x0)), np.zeros(3))
+    assert_same(to_np(F.grad(f)(x0)), np.zeros(3))
 
 
 def test_where_torch_is_wrong_vmap_of_jacfwd_det():
@@ -1360,10 +1279,10 @@ def test_where_torch_is_wrong_vmap_of_jacfwd_det():
     F, As = m.func, _t(m, 2, 3, 3) + 3 * m.eye(3, dtype=m.float64)
     eye = m.eye(3, dtype=m.float64)
     loop = m.stack([F.jacfwd(m.linalg.det)(a) for a in As])
-    _assert_same(_to_np(F.vmap(F.jacfwd(m.linalg.det))(As)), _to_np(loop))
+    assert_same(to_np(F.vmap(F.jacfwd(m.linalg.det))(As)), to_np(loop))
     loop = m.stack([F.jacfwd(lambda a: m.linalg.solve(a @ a.t() + eye, a[:, 0]))(a) for a in As])
     got = F.vmap(F.jacfwd(lambda a: m.linalg.solve(a @ a.t() + eye, a[:, 0])))(As)
-    _assert_same(_to_np(got), _to_np(loop))
+    assert_same(to_np(got), to_np(loop))
 
 
 # == a small deterministic generator of nested programs =======================================
@@ -1486,4 +1405,4 @@ def _programs(n):
 
 @pytest.mark.parametrize(("levels", "seed"), _programs(150))
 def test_random_nesting(levels, seed):
-    _check(_program(levels, seed))
+    check(_program(levels, seed))
