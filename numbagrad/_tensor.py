@@ -56,6 +56,23 @@ else:
     _AttachedMethods = object
 
 
+def laid_out_as(shape, strides, memory_format) -> bool:
+    """Whether ``strides`` (in elements) lay out ``shape`` in ``memory_format``'s order
+    without gaps (``Tensor.is_contiguous``); size-1 dims may have any stride."""
+    order = {D.channels_last: (1, 3, 2, 0), D.channels_last_3d: (1, 4, 3, 2, 0)}.get(memory_format)
+    if order is None:
+        D.check_memory_format(memory_format, "is_contiguous")  # (a non-format: TypeError)
+        order = range(len(shape) - 1, -1, -1)  # (preserve_format: row-major, as PyTorch)
+    elif len(shape) != len(order):
+        return False
+    expected = 1
+    for d in order:  # the fastest-varying dim first
+        if shape[d] != 1 and strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
 def _legacy_size(args):
     """The size PyTorch's legacy ``Tensor(*sizes)``/``x.new(*sizes)`` reads from ``args``
     (ints, one ``Size``, or nothing: ``(0,)``), or None when ``args`` is data."""
@@ -279,9 +296,12 @@ class Tensor(_AttachedMethods):
             self._data.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         ) // self._data.itemsize
 
-    def is_contiguous(self) -> bool:
-        """Whether the elements are laid out in row-major order without gaps."""
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, *, memory_format=None) -> bool:
+        """Whether the elements are laid out in ``memory_format``'s order (row-major by
+        default; ``channels_last``: NHWC for a 4-d tensor, NDHWC for 5-d) without gaps."""
+        if memory_format is None or memory_format is D.contiguous_format:
+            return self._data.flags.c_contiguous
+        return laid_out_as(self.shape, self.stride(), memory_format)
 
     def ndimension(self) -> int:
         """Number of dimensions (an alias of :meth:`dim`)."""

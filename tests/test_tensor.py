@@ -333,6 +333,21 @@ def test_builtin_conversions():
         bool(ng.tensor([1.0, 2.0]))
 
 
+def test_is_contiguous_memory_formats():
+    x = ng.zeros(2, 3, 4, 5)
+    nhwc = x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)
+    assert x.is_contiguous() and not nhwc.is_contiguous()
+    assert nhwc.is_contiguous(memory_format=ng.channels_last)
+    assert not x.is_contiguous(memory_format=ng.channels_last)
+    assert ng.zeros(2, 1, 1, 1).is_contiguous(memory_format=ng.channels_last)  # (size-1 dims)
+    assert not ng.zeros(2, 3).is_contiguous(memory_format=ng.channels_last)
+    ndhwc = ng.zeros(2, 3, 4, 5, 6).permute(0, 2, 3, 4, 1).contiguous().permute(0, 4, 1, 2, 3)
+    assert ndhwc.is_contiguous(memory_format=ng.channels_last_3d)
+    assert not x.transpose(1, 2).is_contiguous(memory_format=ng.preserve_format)
+    with pytest.raises(TypeError, match="memory_format"):
+        x.is_contiguous(memory_format="channels_last")
+
+
 def test_contiguous_and_clone():
     t = ng.tensor(np.arange(6.0).reshape(2, 3))
     tt = t.t()

@@ -1394,6 +1394,79 @@ def vmap_copy_into_new_zeros(m):
     return m.func.vmap(f)(_t(m, 4, 3))
 
 
+# == in-place ops through views (transposes, view, squeeze, unflatten, diagonal) ==============
+@_case()
+def vmap_inplace_through_transpose(m):
+    def f(x):
+        y = x.clone()
+        y.t().mul_(m.arange(3, dtype=m.float64))
+        return y
+
+    return m.vmap(f)(_t(m, 2, 3, 4))
+
+
+@_case()
+def vmap_inplace_through_view_slice(m):
+    def f(x):
+        y = x.clone()
+        y.view(12)[3:5].add_(1.0)
+        return y
+
+    return m.vmap(f)(_t(m, 2, 3, 4))
+
+
+@_case()
+def vmap_inplace_through_diagonal(m):
+    def f(x):
+        y = x.clone()
+        y.diagonal().add_(x[0, :3])
+        return y
+
+    return m.vmap(f)(_t(m, 2, 3, 4))
+
+
+@_case()
+def grad_inplace_through_diagonal(m):
+    def f(x):
+        y = x * 1.0
+        y.diagonal(1).mul_(3.0)
+        return y.sin().sum()
+
+    return m.func.grad(f)(_t(m, 3, 4))
+
+
+@_case()
+def grad_inplace_through_transposed_row(m):
+    def f(x):
+        y = x * 2
+        y.t()[1].add_(x[0, :3] ** 2)
+        return (y * y).sum()
+
+    return m.func.grad(f)(_t(m, 3, 4))
+
+
+@_case()
+def grad_inplace_through_squeeze_view_unflatten(m):
+    def f(x):
+        y = x * 1.0
+        y.unsqueeze(0).squeeze(0)[1].zero_()
+        y.view(-1)[0:2].mul_(5)
+        y.unflatten(1, (2, 2))[0].add_(1.0)
+        return (y**2).sum()
+
+    return m.func.grad(f)(_t(m, 3, 4))
+
+
+@_case()
+def jvp_inplace_through_permute(m):
+    def f(x):
+        y = x.exp()
+        y.permute(2, 0, 1).mul_(2.0)
+        return y
+
+    return m.func.jvp(f, (_t(m, 2, 3, 4),), (_t(m, 2, 3, 4, k=1),))
+
+
 # == grad / vmap shallow compositions ==========================================================
 @_case()
 def vmap_of_grad_per_example(m):

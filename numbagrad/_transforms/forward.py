@@ -9,7 +9,7 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
-from numbagrad._core.grad_mode import is_grad_enabled_fast
+from numbagrad._core.grad_mode import is_grad_enabled_fast, is_inference_mode_enabled
 from numbagrad._core.graph import SavedOutput
 from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._tensor import Tensor
@@ -54,6 +54,9 @@ class JvpInterpreter(TransformInterpreter):
                 tangents[i] = a._tangent
         if tangents is None:
             return self.to_parent(prim, args, params)
+        if self.level is not None and is_inference_mode_enabled():
+            # (PyTorch's inference mode turns forward AD off: the op sees the primals)
+            return self.to_parent(prim, primals, params)
         custom = prim.process_jvp
         if custom is not None:
             return custom(self, args, params)
@@ -81,6 +84,9 @@ class JvpInterpreter(TransformInterpreter):
                         tan = zero_tangent(out)
                     if parent is EVAL:
                         save_duals(self, (out,), args, primals, (tan,))
+                if prim.view and parent is EVAL and self.level is not None:
+                    if type(out) is Tensor and out._view_of is None:
+                        return self.dual(out, tan)  # (a reshape that copied: not a view)
                 return mark_view(prim, self.dual(out, tan), args, params)
             tan = [fix_tangent(t, o, prim.__name__) for o, t in zip(out, tan)]
             if self.level is not None:
@@ -177,11 +183,12 @@ class SavedDualOutput(SavedOutput):
         return DualTracer._new(interp, t, self.tangent)
 
 
-def checked_tangent(primal, tangent, shape_error, kind_error):
+def checked_tangent(primal, tangent, shape_error, kind_error, *, cast=True):
     """``tangent`` for ``primal`` as PyTorch's forward AD takes it (``make_dual``,
     ``func.jvp``): both floating (``ValueError`` otherwise), the same shape (else
     ``RuntimeError(shape_error)``), and a floating tangent of another precision cast to the
-    primal's dtype (one of another kind: ``RuntimeError(kind_error)``)."""
+    primal's dtype if ``cast`` (``make_dual`` keeps it: the ops' rules bring their output
+    tangents to the output's dtype) or one of another kind: ``RuntimeError(kind_error)``."""
     for what, x in (("primal", primal), ("tangent", tangent)):
         if np_dtype_of(x).kind not in "fc":
             raise ValueError(f"Expected {what} to be floating point or complex, but got: {x.dtype}")
@@ -191,7 +198,8 @@ def checked_tangent(primal, tangent, shape_error, kind_error):
     if dp != dt:
         if dp.kind != dt.kind:
             raise RuntimeError(kind_error)
-        tangent = tangent.to(primal.dtype)
+        if cast:
+            tangent = tangent.to(primal.dtype)
     return tangent
 
 
@@ -255,6 +263,21 @@ class DualTracer(Tracer):
             return self._primal._data
         raise self._escaped()
 
+    @property
+    def _layout_known(self):
+        """A ``forward_ad`` dual's views are its eager primal's: views where PyTorch's are."""
+        return self._interp.level is not None and type(self._primal) is Tensor
+
+    def is_contiguous(self, *, memory_format=None):
+        if self._layout_known:
+            return self._primal.is_contiguous(memory_format=memory_format)
+        return Tracer.is_contiguous(self, memory_format=memory_format)
+
+    def stride(self, dim=None):
+        if self._layout_known:
+            return self._primal.stride(dim)
+        return Tracer.stride(self, dim)
+
     def _check_inplace(self):
         """``make_dual`` of a leaf that requires grad is a view of it to PyTorch: an
         in-place op on the dual, while grad mode is on, raises as on a view of a leaf."""
@@ -296,7 +319,54 @@ class DualTracer(Tracer):
 
     @requires_grad.setter
     def requires_grad(self, value):
-        Tracer.requires_grad.fset(self, value)
+        p = self._primal
+        if self._interp.level is None or type(p) is not Tensor:
+            Tracer.requires_grad.fset(self, value)  # (raises: a func.jvp value)
+        value = bool(value)
+        if value == self._requires_grad:
+            return
+        own = self.__dict__.get("_own_leaf", False)
+        if not (own or self._grad_fn is None):  # (computed, or a view of a leaf to PyTorch)
+            Tensor.requires_grad.fset(self, value)  # (raises: not a leaf)
+        # PyTorch's dual of a tensor is a view of it: making the dual a leaf that requires
+        # grad leaves the primal given to make_dual as it was, so the dual's own leaf is
+        # an alias of the primal's storage (version counter included)
+        leaf = p.detach()
+        leaf.requires_grad = value
+        self._primal = leaf
+        self._requires_grad = value
+        if value:
+            from numbagrad._core.graph import accumulator_of
+
+            self._grad_fn = accumulator_of(leaf)
+        else:
+            self._grad_fn = None
+        self.__dict__["_own_leaf"] = value
+
+    requires_grad_ = Tensor.requires_grad_
+
+    @property
+    def grad(self):
+        """The gradient accumulated into a dual made a leaf by ``requires_grad_()``."""
+        return self._primal.grad if self.__dict__.get("_own_leaf", False) else None
+
+    @grad.setter
+    def grad(self, value):
+        if not self.__dict__.get("_own_leaf", False):
+            Tensor.grad.fset(self, value)
+        else:
+            self._primal.grad = value
+
+    def detach_(self):
+        """Drop the tangent and the autograd history in place, as PyTorch's: this dual is
+        its primal from now on, as after its level closes."""
+        if self._interp.level is None:
+            return Tensor.detach_(self)
+        self._interp = _DETACHED
+        self._grad_fn = None
+        self._requires_grad = False
+        self.__dict__.pop("_own_leaf", None)
+        return self
 
     @property
     def grad_fn(self):
@@ -323,3 +393,8 @@ class DualTracer(Tracer):
         if self._interp.level is not None and isinstance(self._primal, Tensor):
             return self._primal.numpy(force=force)
         return Tracer.numpy(self)
+
+
+# the closed level a dual detached in place belongs to (``DualTracer.detach_``)
+_DETACHED = JvpInterpreter(EVAL, "numbagrad.autograd.forward_ad (detached)", level=0)
+_DETACHED.alive = False

@@ -32,7 +32,7 @@ from numbagrad import _dtype as D
 from numbagrad import _tensor as _tensor_module
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter, bind
 from numbagrad._device import CPU as _CPU_DEVICE
-from numbagrad._tensor import Size, Tensor, _wrap_dim
+from numbagrad._tensor import Size, Tensor, _wrap_dim, laid_out_as
 
 __all__ = [
     "EscapedTracerError",
@@ -189,6 +189,7 @@ class Tracer(Tensor):
     __slots__ = ()  # the fields are ``Tensor``'s slots (NOTE [In-place writes under transforms])
     _FIELDS = ("_interp", "_np_dtype", "_shape")  # what a tracer's value is; subclasses add
     _is_tracer = True
+    _layout_known = False  # whether its views are views exactly where PyTorch's are
 
     def _init_tracer(self, interp, shape, np_dtype):
         # (inlined in the hot paths of BatchTracer._new and GradTracer._new, a call less for
@@ -245,8 +246,9 @@ class Tracer(Tensor):
         """Give this tracer the value ``result`` (an in-place op under its transform).
 
         A view (``mark_view``) writes the value through to its base when its primitive
-        declares how (``view_put``: a basic-indexing view, ``y[1:] += v``); a value with
-        live views re-derives them from its new value, as views of shared memory see it."""
+        declares how (``view_put``: basic indexing ``y[1:] += v``, transposes, reshapes that
+        are views, diagonals); a value with live views re-derives them from its new value,
+        as views of shared memory see it."""
         from numbagrad import ops as F
 
         if not isinstance(result, Tensor):
@@ -265,8 +267,14 @@ class Tracer(Tensor):
         if d.get("_traced_view"):
             recipe = d.get("_view_recipe")
             put = None if recipe is None else recipe[1].view_put
-            if put is None or recipe[3].get("advanced"):
-                what = "advanced indexing" if put is not None else "a transpose, reshape..."
+            # (a ``reshape``/``flatten`` that may have copied where PyTorch's would, which
+            # a tracer without a memory layout cannot tell; a forward_ad dual knows its
+            # primal's. ``view``, ``squeeze`` and ``unsqueeze`` are always views)
+            unknown = recipe is not None and recipe[3].get("name") == "reshape"
+            if put is None or recipe[3].get("advanced") or (unknown and not self._layout_known):
+                what = "a view" if recipe is None else recipe[1].__name__.lower()
+                if put is not None:
+                    what = "reshape" if unknown else "advanced indexing"
                 raise NotImplementedError(
                     f"in-place modification of a view ({what}) of a value traced by "
                     f"{self._interp.name} is not supported: the change "
@@ -274,7 +282,7 @@ class Tracer(Tensor):
                     "or write it out of place (index_put, where, cat)."
                 )
             base, _, rest, params = recipe
-            base._assign(bind(put, (base, result, *rest), params))  # refreshes this view
+            base._assign(put(base, result, *rest, **params))  # refreshes this view
             return
         if not (type(result) is type(self) and result._interp is self._interp):
             result = self._assigned(result)
@@ -339,8 +347,9 @@ class Tracer(Tensor):
     def is_floating_point(self) -> bool:
         return self._np_dtype.kind == "f"
 
-    def is_contiguous(self, memory_format=None) -> bool:
-        return True
+    def is_contiguous(self, *, memory_format=None) -> bool:
+        """A traced value is row-major (its views' strides are not tracked)."""
+        return laid_out_as(self._shape, self.stride(), memory_format)
 
     def stride(self, dim=None):
         st = _contiguous_strides(self._shape)

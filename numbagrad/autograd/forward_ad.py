@@ -104,7 +104,8 @@ def _level_interp(level, api):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A dual tensor with primal ``tensor`` and ``tangent`` (same shape and dtype)."""
+    """A dual tensor with primal ``tensor`` and ``tangent``: floating tensors of the same
+    shape (a tangent of another precision keeps its dtype, as PyTorch's)."""
     interp = _level_interp(level, "make_dual")
     if not isinstance(tensor, Tensor) or not isinstance(tangent, Tensor):
         raise TypeError(
@@ -119,6 +120,7 @@ def make_dual(tensor, tangent, *, level=None):
         f"while the given forward gradient is of size {list(shape_of(tangent))}.",
         f"Expected tangent to have the same dtype as the primal: the primal is "
         f"{tensor.dtype} and the tangent is {tangent.dtype}",
+        cast=False,
     )
     if type(tensor) is DualTracer and tensor._interp is interp:
         raise RuntimeError(

@@ -89,9 +89,10 @@ class Primitive:
     jvp = None
     batch = None
     layout_batch = False  # ``batch`` is a stock elementwise rule (set below; ``_rules.py``)
-    # for a view primitive, the primitive writing a value through the view into its base,
-    # applied to ``(base, value, *other operands)`` with the view's params (``Index``:
-    # ``IndexPut``): in-place ops on views under transforms (``Tracer._assign``)
+    # for a view primitive, how a value written into the view reaches its base:
+    # ``view_put(base, value, *other operands, **params)`` (the view's params) is the base's
+    # new value, in numbagrad ops (``Index``: an ``IndexPut``). In-place ops on views under
+    # transforms go through it (``Tracer._assign``); None: such a write raises
     view_put = None
     # a whole-application override per transform (``process_jvp(interp, args, params)``
     # and so on) for ops that are not one rule per slot: custom Functions

@@ -20,6 +20,7 @@ import numpy as np
 
 from numbagrad import ops as F
 from numbagrad._creation import arange, full, zeros
+from numbagrad._creation import const_ones_like as ones_like
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._dtype import int64 as _INT64
 from numbagrad._dtype import promote_types
@@ -872,8 +873,29 @@ def check_put_dtype(x, key, advanced, value):
     )
 
 
-# an in-place op on ``x[key]`` under a transform writes through to ``x`` (``Tracer._assign``)
-Index.view_put = IndexPut
+# -- writes through views under transforms (``Primitive.view_put``, ``Tracer._assign``) ----
+def _index_put_view(base, value, *rest, **params):
+    return bind(IndexPut, (base, value, *rest), params)
+
+
+def _reshape_put_view(base, value, shape, strict, name):
+    return bind(Reshape, (value,), {"shape": tuple(base.shape), "strict": False, "name": name})
+
+
+def _permute_put_view(base, value, perm, name):
+    return bind(Permute, (value,), {"perm": _inverse(perm), "name": name})
+
+
+def _diagonal_put_view(base, value, offset, dim1, dim2):
+    # (a select of the new diagonal, not base + embed(value - diagonal): exact values)
+    p = {"shape": tuple(base.shape), "offset": offset, "dim1": dim1, "dim2": dim2}
+    on = bind(DiagonalBackward, (ones_like(value),), p)
+    return F.where(on != 0, bind(DiagonalBackward, (value,), p), base)
+
+
+Index.view_put = staticmethod(_index_put_view)
+Reshape.view_put = staticmethod(_reshape_put_view)
+Permute.view_put = staticmethod(_permute_put_view)
 
 
 def getitem(input, key):
@@ -1328,6 +1350,9 @@ class DiagonalBackward(Primitive):
         return bind(Diagonal, (gg,), {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
+Diagonal.view_put = staticmethod(_diagonal_put_view)
+
+
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal (a view) with respect to ``dim1`` and ``dim2``."""
     d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
@@ -1637,7 +1662,8 @@ def unflatten(input, dim, sizes):
             f"unflatten: Provided sizes {sizes} don't multiply up to the size "
             f"of dim {dim} ({n}) in the input tensor"
         )
-    return reshape(input, (*input.shape[:d], *sizes, *input.shape[d + 1 :]))
+    shape = (*input.shape[:d], *sizes, *input.shape[d + 1 :])  # (splitting a dim: a view)
+    return bind(Reshape, (input,), {"shape": shape, "strict": True, "name": "view"})
 
 
 def narrow(input, dim, start, length):
