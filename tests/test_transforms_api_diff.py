@@ -1426,6 +1426,21 @@ def vmap_inplace_through_diagonal(m):
 
 
 @_case()
+def vmap_inplace_through_expand_repeating_raises(m):
+    return m.vmap(lambda a: a.clone().expand(2, 3, 3).add_(1))(_t(m, 2, 3, 3))
+
+
+@_case()
+def vmap_inplace_through_expand_of_new_dim(m):
+    def f(a):
+        b = a.clone()
+        b.expand(1, 3, 3).mul_(a)
+        return b
+
+    return m.vmap(f)(_t(m, 2, 3, 3))
+
+
+@_case()
 def grad_inplace_through_diagonal(m):
     def f(x):
         y = x * 1.0

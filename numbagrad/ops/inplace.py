@@ -48,7 +48,7 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import passthrough
-from numbagrad.ops.shape import Zeros
+from numbagrad.ops.shape import OVERLAP_ERROR, Zeros
 from numbagrad.ops.unary import unary_batch
 
 __all__ = [
@@ -307,10 +307,7 @@ def check_inplace(t):
                 "an in-place operation."
             )
     if not t._data.flags.writeable:
-        raise RuntimeError(
-            "unsupported operation: more than one element of the written-to tensor refers to a "
-            "single memory location. Please clone() the tensor before performing the operation."
-        )
+        raise RuntimeError(OVERLAP_ERROR)
 
 
 def _needs_graph(t, others):

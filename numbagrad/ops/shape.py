@@ -893,7 +893,21 @@ def _diagonal_put_view(base, value, offset, dim1, dim2):
     return F.where(on != 0, bind(DiagonalBackward, (value,), p), base)
 
 
+# PyTorch's refusal of a write into memory several elements share (an expand)
+OVERLAP_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a "
+    "single memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _expand_put_view(base, value, shape):
+    if _prod(shape) != _prod(base.shape):
+        raise RuntimeError(OVERLAP_ERROR)
+    return bind(Reshape, (value,), {"shape": tuple(base.shape), "strict": False, "name": "view"})
+
+
 Index.view_put = staticmethod(_index_put_view)
+Expand.view_put = staticmethod(_expand_put_view)
 Reshape.view_put = staticmethod(_reshape_put_view)
 Permute.view_put = staticmethod(_permute_put_view)
 
