@@ -1189,21 +1189,45 @@ def err_jacrev_integer_output(m):
     return m.func.jacrev(lambda x: x.argmax())(_t(m, 3))
 
 
-@_case(xfail="inside grad(grad), an outer-only value has requires_grad True; torch False")
-def xf_requires_grad_of_outer_value_in_inner_grad(m):
+def _outer_value_metadata_in_inner(m, kind):
+    """An outer grad's value made inside an inner grad/vjp/jvp reports requires_grad False
+    and no grad_fn, for good (the object made there); made before, after, or inside a vmap,
+    it is tracked as usual. The gradient is the same either way."""
     F, x0, y0 = m.func, _t(m, 3), _t(m, 3, k=1)
-    seen = []
+    seen, keep = [], []
+
+    def meta(name, v):
+        seen.append([name, v.requires_grad, v.grad_fn is None, v.is_leaf])
 
     def f(x):
         def inner(y):
             z = x * 2
-            seen.append(z.requires_grad)
-            return (y * z).sum()
+            keep.append(z)
+            meta("z", z)
+            meta("x", x)
+            return (y * z).sum(), z
 
-        return (F.grad(inner)(y0) * x).sum()
+        if kind == "grad":
+            r, z = F.grad(inner, has_aux=True)(y0)
+        elif kind == "vjp":
+            (r, z), _ = F.vjp(inner, y0)
+        elif kind == "jvp":
+            (r, z), _ = F.jvp(inner, (y0,), (y0,))
+        else:
+            r, z = F.vmap(inner, out_dims=(0, None))(y0[:, None].expand(3, 3).clone())
+        meta("kept", keep[0])
+        meta("after", x * 2)
+        return (r * x).sum() + z.sum()
 
-    F.grad(f)(x0)
-    return seen
+    g = F.grad(f)(x0)
+    return [g, seen]
+
+
+for _kind in ["grad", "vjp", "jvp", "vmap"]:
+    CASES.register(
+        f"metadata_of_outer_value_in_inner_{_kind}",
+        lambda m, k=_kind: _outer_value_metadata_in_inner(m, k),
+    )
 
 
 @_case()

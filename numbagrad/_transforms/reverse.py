@@ -31,16 +31,25 @@ from numbagrad._transforms.tracer import (
     shape_of,
 )
 
-__all__ = ["GradInterpreter", "GradTracer", "TapeNode", "backward", "sum_to_shape"]
+__all__ = [
+    "GradInterpreter",
+    "GradTracer",
+    "TapeNode",
+    "backward",
+    "hide_outer_grads",
+    "sum_to_shape",
+    "unhide_outer_grads",
+]
 
 
 class GradInterpreter(TransformInterpreter):
     """Records applications on values it owns onto a tape of ``TapeNode``s."""
 
-    __slots__ = ("tape",)
+    __slots__ = ("inner", "tape")
 
     def __init__(self, parent, name="numbagrad.func.grad"):
         super().__init__(parent, name)
+        self.inner = 0  # grad/jvp levels open inside this one (``hide_outer_grads``)
         # weak references to the TapeNodes, in the order they were made (``backward``):
         # the values' own references keep a node alive exactly while an output can reach
         # it, as before there was a tape (a node of a dead branch is freed at once)
@@ -49,6 +58,8 @@ class GradInterpreter(TransformInterpreter):
     def record(self, prim, params, vals, outs, edges, rule=None):
         """A new ``TapeNode``, appended to this level's tape."""
         node = TapeNode(prim, params, vals, outs, edges, rule)
+        if self.inner:
+            node.hidden = True
         self.tape.append(_weakref(node))
         return node
 
@@ -108,6 +119,7 @@ class TapeNode:
     __slots__ = (
         "__weakref__",
         "edges",
+        "hidden",
         "hooks",
         "outs",
         "params",
@@ -125,6 +137,7 @@ class TapeNode:
         self.edges = edges
         self.rule = rule  # a custom backward (Functions); else prim.vjp
         self.hooks = None  # output number -> hooks registered on that output's tracer
+        self.hidden = False  # made while an inner grad/jvp level was open (requires_grad)
         # each operand the rule reads, with its version (None: not a tensor): one changed in
         # place before the backward (a constant written eagerly, a tracer given a new value,
         # a plain tensor that became a tracer) would give a silently wrong gradient;
@@ -238,8 +251,12 @@ class GradTracer(Tracer):
     # -- as PyTorch's tensors inside func.grad: tracked values require grad, take hooks --
     @property
     def requires_grad(self):
+        """True for the transform's inputs and the values computed from them, except those
+        made inside an inner ``grad``/``jvp`` (PyTorch's report False there)."""
         node = self._node
-        return self._interp.alive and (type(node) is TapeNode or node.index is not None)
+        if type(node) is TapeNode:
+            return self._interp.alive and not node.hidden
+        return self._interp.alive and node.index is not None
 
     @requires_grad.setter
     def requires_grad(self, value):
@@ -254,7 +271,7 @@ class GradTracer(Tracer):
         """The tape node that made this value (its ``name()`` is PyTorch's node name), or
         None for the transform's inputs and constants."""
         node = self._node
-        return node if type(node) is TapeNode and self._interp.alive else None
+        return node if type(node) is TapeNode and self._interp.alive and not node.hidden else None
 
     def _assigned(self, result):
         """A value computed with nothing recorded (under ``no_grad``), taken in place: the
@@ -410,3 +427,23 @@ def _run_hooks(hooks, g):
                 )
             g = r
     return g
+
+
+def hide_outer_grads(parent):
+    """Tell the open ``grad`` levels around a new ``grad``/``jvp`` level (whose parent is
+    ``parent``) that it is open: the values they make meanwhile report ``requires_grad``
+    False and no ``grad_fn``, as PyTorch's do (their gradients are unchanged). Returns
+    those levels, for ``unhide_outer_grads`` when the new level closes."""
+    outer = []
+    p = parent
+    while isinstance(p, TransformInterpreter):
+        if type(p) is GradInterpreter and p.alive:
+            p.inner += 1
+            outer.append(p)
+        p = p.parent
+    return outer
+
+
+def unhide_outer_grads(outer):
+    for p in outer:
+        p.inner -= 1

@@ -37,7 +37,14 @@ from numbagrad._transforms.pytree import (
     tree_map,
     tree_unflatten,
 )
-from numbagrad._transforms.reverse import GradInterpreter, GradTracer, LeafNode, backward
+from numbagrad._transforms.reverse import (
+    GradInterpreter,
+    GradTracer,
+    LeafNode,
+    backward,
+    hide_outer_grads,
+    unhide_outer_grads,
+)
 from numbagrad._transforms.tracer import Tracer, np_dtype_of, shape_of
 from numbagrad.func._functional_call import functional_call, stack_module_state
 
@@ -139,6 +146,7 @@ def _trace_grad(func, args, kwargs, argnums, api):
             )
     # as PyTorch's func.grad: an outer no_grad does not apply inside, an inner one does
     # (the two context variables are set by hand: a context manager costs more per call)
+    outer = hide_outer_grads(interp.parent)
     token = _CURRENT.set(interp)
     grad_token = _GRAD_ENABLED.set(True)
     try:
@@ -150,6 +158,7 @@ def _trace_grad(func, args, kwargs, argnums, api):
         out = func(*new_args, **kwargs)
     finally:
         interp.alive = False
+        unhide_outer_grads(outer)
         _GRAD_ENABLED.reset(grad_token)
         _CURRENT.reset(token)
     for x, w in zip(leaves, wrapped):
@@ -382,12 +391,14 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     _check_tensors(t_leaves, api, "tangents")
     t_leaves = [_tangent_for(p, t, api) for p, t in zip(p_leaves, t_leaves)]
     interp = JvpInterpreter(current_interpreter(), f"numbagrad.func.{api}")
+    outer = hide_outer_grads(interp.parent)
     token = _CURRENT.set(interp)
     try:
         duals = [interp.dual(p, t) for p, t in zip(p_leaves, t_leaves)]
         out = func(*tree_unflatten(duals, p_spec))
     finally:
         interp.alive = False
+        unhide_outer_grads(outer)
         _CURRENT.reset(token)
     aux = None
     if has_aux:
