@@ -314,7 +314,7 @@ def make_dual_tangent_kept_as_is(m):
         return [fw.unpack_dual(d).tangent, fw.unpack_dual(d * 1).tangent]
 
 
-@_case(xfail="make_dual with a tangent sliced from a larger tensor aliases it; torch copies")
+@_case()
 def make_dual_tangent_view_is_copied(m):
     fw, x = _fw(m), _t(m, 3)
     base = _t(m, 2, 3, k=1)
@@ -1209,7 +1209,7 @@ def inplace_on_make_dual_output_dual_itself(m):
         return _unpack(m, [d, d.exp()])
 
 
-@_case(xfail=_ALIAS)
+@_case()
 def inplace_on_make_dual_output(m):
     """The make_dual output aliases the primal: mul_ on it changes x as well."""
     fw, x, v = _fw(m), _t(m, 3), _t(m, 3, k=1)
@@ -1219,7 +1219,7 @@ def inplace_on_make_dual_output(m):
         return x
 
 
-@_case(xfail=_ALIAS)
+@_case()
 def inplace_setitem_on_make_dual_output(m):
     fw, x, v = _fw(m), _t(m, 3), _t(m, 3, k=1)
     with fw.dual_level():
@@ -1240,7 +1240,7 @@ def inplace_primal_mutated_after_make_dual(m):
         return [_unpack(m, [d, d * 1]), x]
 
 
-@_case(xfail="in-place on a dual: torch updates the tangent tensor given to make_dual in place")
+@_case()
 def inplace_on_make_dual_output_updates_tangent_in_place(m):
     fw, x, v = _fw(m), _t(m, 3), _t(m, 3, k=1)
     with fw.dual_level():
@@ -1458,6 +1458,122 @@ def setitem_through_transpose(m):
         return _unpack(m, d)
 
 
+# -- make_dual aliases its primal and the tangent given (NOTE [In-place on duals])
+@_case()
+def inplace_alias_saved_then_inplace_raises(m):
+    fw = m.autograd.forward_ad
+    w = _t(m, 3).requires_grad_()
+    x = w * 1
+    with fw.dual_level():
+        d = fw.make_dual(x, _t(m, 3, k=1))
+        y = d.sin()
+        d.mul_(3)
+        y.sum().backward()
+    return w.grad
+
+
+@_case()
+def inplace_alias_self_mul_inplace_grad(m):
+    fw = m.autograd.forward_ad
+    w = _t(m, 3).requires_grad_()
+    x = w * 1
+    v = _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        d.add_(d.exp())
+        o = _unpack(m, d)
+        d.sum().backward()
+    return [o, w.grad, x, v, x.grad_fn is None]
+
+
+@_case()
+def inplace_alias_computed_dual_inplace(m):
+    fw = m.autograd.forward_ad
+    x, v = _t(m, 3), _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        d2 = d * 2
+        d2.add_(d)
+        d2.mul_(d2.sin())
+        return [_unpack(m, d2), _unpack(m, d), x, v]
+
+
+@_case()
+def inplace_alias_view_sees_inplace(m):
+    fw = m.autograd.forward_ad
+    x, v = _t(m, 3, 4), _t(m, 3, 4, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        r = d[1]
+        c = d.t()[2]
+        d.mul_(d.cos())
+        r.add_(1.0)
+        return [_unpack(m, d), _unpack(m, r), _unpack(m, c), x, v]
+
+
+@_case()
+def inplace_alias_copy_plain_into_dual(m):
+    fw = m.autograd.forward_ad
+    x, v = _t(m, 3), _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        d.copy_(_t(m, 3, k=4))
+        return [_unpack(m, d), x, v]
+
+
+@_case()
+def inplace_alias_after_level_dual_is_x(m):
+    fw = m.autograd.forward_ad
+    x, v = _t(m, 3), _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        d.mul_(2)
+    d.add_(1)
+    return [x, d, v]
+
+
+@_case()
+def inplace_alias_f32_tangent_inplace(m):
+    fw = m.autograd.forward_ad
+    x, v = _t(m, 3), _t(m, 3, k=1).float()
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        d.mul_(d.exp())
+        return [_unpack(m, d), v]
+
+
+@_case()
+def inplace_alias_expanded_primal_inplace_raises(m):
+    fw = m.autograd.forward_ad
+    x = _t(m, 3).expand(2, 3)
+    with fw.dual_level():
+        d = fw.make_dual(x, _t(m, 2, 3, k=1))
+        d.mul_(2)
+
+
+@_case()
+def inplace_alias_no_grad_inplace_on_dual(m):
+    fw = m.autograd.forward_ad
+    x, v = _t(m, 3), _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(x, v)
+        with m.no_grad():
+            d.mul_(3)
+        return [_unpack(m, d), x, v]
+
+
+@_case()
+def inplace_alias_primal_view_of_base(m):
+    fw = m.autograd.forward_ad
+    base = _t(m, 3, 4)
+    v = _t(m, 4, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(base[1], v)
+        d.mul_(d.exp())
+        e = base * 1
+        return [base, _unpack(m, d), _unpack(m, e)]
+
+
 # == 4. views =================================================================================
 @_case()
 def view_tangent_is_viewed_tangent(m):
@@ -1524,7 +1640,7 @@ def view_of_plain_base_written_dual_then_view_read(m):
         return _unpack(m, [other, other * 2])
 
 
-@_case(xfail=_ALIAS)
+@_case()
 def view_primal_view_then_make_dual(m):
     """make_dual of a view of a plain base; in-place on the dual changes the base."""
     fw = _fw(m)

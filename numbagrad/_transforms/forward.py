@@ -9,7 +9,7 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
-from numbagrad._core.grad_mode import is_grad_enabled_fast, is_inference_mode_enabled
+from numbagrad._core.grad_mode import is_grad_enabled_fast, is_inference_mode_enabled, no_grad
 from numbagrad._core.graph import SavedOutput
 from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._tensor import Tensor
@@ -232,7 +232,20 @@ def fix_tangent(tan, out, who):
 
 
 class DualTracer(Tracer):
-    """A value with a tangent, owned by one forward-mode interpreter."""
+    """A value with a tangent, owned by one forward-mode interpreter.
+
+    NOTE [In-place on duals]: a ``forward_ad`` dual of an eager primal is, as in PyTorch,
+    a view of that primal, and its tangent is the tensor given to ``make_dual`` when that
+    is laid out as the primal (else a copy). An in-place op on the dual (``_take``) writes
+    the new primal into the primal's memory with the eager in-place machinery (``commit``:
+    the primal's history and version change as for an eager in-place op, a view's base
+    too) and the new tangent into the given tangent's memory; other duals take the new
+    tangent as a value. Its views are views of the primal's memory, so they see the
+    change; their tangents are re-derived (``_refresh_views``). A ``reshape`` of a dual
+    is a view exactly where its primal's is (``_layout_known``). Under ``func.jvp`` and
+    the other transforms values have no memory of their own: an in-place op gives the
+    tracer a new value (``Tracer._take``) and writes it through the view chain.
+    """
 
     __slots__ = ()
     _FIELDS = (*Tracer._FIELDS, "_primal", "_tangent")
@@ -293,6 +306,10 @@ class DualTracer(Tracer):
                 "a view of a leaf Variable that requires grad is being used in an in-place "
                 "operation."
             )
+        if self._layout_known:  # (the op will write into the primal's memory)
+            from numbagrad.ops.inplace import check_inplace
+
+            check_inplace(p)
 
     def _parent_value(self):
         return self._primal
@@ -356,6 +373,40 @@ class DualTracer(Tracer):
             Tensor.grad.fset(self, value)
         else:
             self._primal.grad = value
+
+    def _take(self, result):
+        """A ``forward_ad`` dual of an eager primal takes an in-place op's value as
+        PyTorch's does (NOTE [In-place on duals])."""
+        p = self._primal
+        if not self._layout_known:
+            return Tracer._take(self, result)
+        if type(result) is DualTracer and result._interp is self._interp:
+            new_p, new_t = result._primal, result._tangent
+        else:
+            new_p, new_t = result, None
+        if type(new_p) is not Tensor:  # (a value of a transform inside the level)
+            return Tracer._take(self, result)
+        from numbagrad.ops.inplace import commit
+
+        commit(p, new_p, alias=self)
+        self._requires_grad, self._grad_fn = p._requires_grad, p._grad_fn
+        self._output_nr = p._output_nr
+        if not self._interp.alive:  # (its level has closed: a plain tensor)
+            return
+        t = self._tangent
+        if new_t is None:
+            new_t = zero_tangent(p)
+        if (
+            self.__dict__.get("_given_tangent")
+            and type(t) is Tensor
+            and type(new_t) is Tensor
+            and t._data.flags.writeable
+        ):
+            with no_grad():  # (the tangent given to make_dual changes in place too)
+                t.copy_(new_t)
+        else:
+            self._tangent = new_t
+        self._refresh_views()
 
     def detach_(self):
         """Drop the tangent and the autograd history in place, as PyTorch's: this dual is

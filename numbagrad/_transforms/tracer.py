@@ -284,6 +284,11 @@ class Tracer(Tensor):
             base, _, rest, params = recipe
             base._assign(put(base, result, *rest, **params))  # refreshes this view
             return
+        self._take(result)
+
+    def _take(self, result):
+        """Take ``result`` as this (root) tracer's new value: a new version, and its live
+        views re-derived."""
         if not (type(result) is type(self) and result._interp is self._interp):
             result = self._assigned(result)
         self._take_fields(result)

@@ -127,7 +127,24 @@ def make_dual(tensor, tangent, *, level=None):
             "Making a dual Tensor based on a Tensor that already has a forward gradient at "
             f"the same level {interp.level} is not supported."
         )
-    return DualTracer._new(interp, tensor, tangent)
+    # the tangent is used as it is when it is laid out as the primal (an in-place op on
+    # the dual then changes it too, NOTE [In-place on duals]), else copied, as PyTorch's
+    given = type(tangent) is Tensor and type(tensor) is Tensor and _same_layout(tensor, tangent)
+    if not given:
+        tangent = tangent.clone()
+    dual = DualTracer._new(interp, tensor, tangent)
+    if given:
+        dual.__dict__["_given_tangent"] = True
+    return dual
+
+
+def _same_layout(a, b):
+    """Whether ``b`` is laid out in memory as ``a`` (strides, offset, storage size)."""
+    return (
+        a.stride() == b.stride()
+        and a.storage_offset() == b.storage_offset()
+        and a._storage[0].size == b._storage[0].size
+    )
 
 
 def unpack_dual(tensor, *, level=None):

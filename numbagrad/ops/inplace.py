@@ -318,8 +318,10 @@ def _needs_graph(t, others):
     return any(isinstance(o, Tensor) and o._requires_grad for o in others)
 
 
-def commit(t, result):
-    """Write out-of-place ``result`` into ``t``'s memory and give ``t`` its history."""
+def commit(t, result, alias=None):
+    """Write out-of-place ``result`` into ``t``'s memory and give ``t`` its history
+    (``alias``: another tensor object with ``t``'s memory, a dual of it, that ``result``'s
+    node may have saved instead)."""
     data, rd = t._data, result._data
     if rd.shape != data.shape:
         try:
@@ -339,7 +341,7 @@ def commit(t, result):
     if node is not None and node._saved:
         # the node may have saved the tensor we are about to overwrite: snapshot it
         for i, s in enumerate(node._saved):
-            if type(s) is tuple and s[0] is t:
+            if type(s) is tuple and (s[0] is t or (alias is not None and s[0] is alias)):
                 old = Tensor._make(data.copy())
                 old._requires_grad, old._grad_fn, old._output_nr = (
                     t._requires_grad,
