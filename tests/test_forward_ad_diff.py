@@ -2311,7 +2311,6 @@ def _dirty(cls):
 _fn_case(
     "mark_dirty_inplace_jvp",
     _dirty("DirtyMul"),
-    xfail="a mark_dirty Function on a dual returns a new object, not the input (torch: same)",
 )
 
 
@@ -2325,7 +2324,6 @@ _fn_case("mark_dirty_inplace_jvp_values", _dirty_values)
 _fn_case(
     "mark_dirty_out_of_place_jvp_raises",
     _dirty("DirtyMulOutOfPlaceJvp"),
-    xfail="mark_dirty Function whose jvp returns a new tangent: torch raises",
 )
 
 

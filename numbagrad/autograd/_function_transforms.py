@@ -214,9 +214,30 @@ def process_jvp(interp, args, params):
             f"{len(outs)} outputs: return one tangent (or None) per output"
         )
     nondiff = _nondiff_ids(ctx)
+    # a dual marked dirty comes back as itself (NOTE [In-place on duals]): its primal was
+    # changed in place by the forward, and its tangent must be by the jvp, as in PyTorch
+    dirty = {}
+    if eager_level:
+        for t in ctx.__dict__.get("dirty_tensors", ()):
+            for a, p, o in zip(args, primals, owned):
+                if o and t is p:
+                    dirty[id(p)] = a
     res = []
     out_tans = []
     for i, (o, t) in enumerate(zip(outs, tans_l)):
+        a = dirty.get(id(o))
+        if a is not None:
+            if t is not None and t is not a._tangent:
+                raise RuntimeError(
+                    f"{fn.__name__}: an inplace custom Function is not modifying the forward "
+                    "mode gradients inplace. If the forward is modifying an input inplace, "
+                    "then the jvp function must modify the corresponding gradient inplace."
+                )
+            a._requires_grad, a._grad_fn, a._output_nr = o._requires_grad, o._grad_fn, o._output_nr
+            a._refresh_views()
+            res.append(a)
+            out_tans.append(a._tangent)
+            continue
         if not isinstance(o, Tensor) or id(o) in nondiff:
             if t is not None:
                 raise RuntimeError(
