@@ -276,7 +276,7 @@ def make_dual_requires_grad_primal_flags(m):
         return [d.requires_grad, p.requires_grad, t.requires_grad]
 
 
-@_case(xfail="make_dual of a requires_grad leaf is a leaf; torch's is a view (ViewBackward0)")
+@_case()
 def make_dual_requires_grad_primal_is_not_leaf(m):
     fw, x = _fw(m), _t(m, 3).requires_grad_()
     with fw.dual_level():

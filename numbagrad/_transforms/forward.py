@@ -9,7 +9,7 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
-from numbagrad._core.grad_mode import is_grad_enabled_fast, is_inference_mode_enabled, no_grad
+from numbagrad._core.grad_mode import is_inference_mode_enabled, no_grad
 from numbagrad._core.graph import SavedOutput
 from numbagrad._core.interpreter import _CURRENT, EVAL
 from numbagrad._tensor import Tensor
@@ -292,24 +292,13 @@ class DualTracer(Tracer):
         return Tracer.stride(self, dim)
 
     def _check_inplace(self):
-        """``make_dual`` of a leaf that requires grad is a view of it to PyTorch: an
-        in-place op on the dual, while grad mode is on, raises as on a view of a leaf."""
-        p = self._primal
-        if (
-            self._interp.level is not None
-            and type(p) is Tensor
-            and p._requires_grad
-            and p._grad_fn is None
-            and is_grad_enabled_fast()
-        ):
-            raise RuntimeError(
-                "a view of a leaf Variable that requires grad is being used in an in-place "
-                "operation."
-            )
-        if self._layout_known:  # (the op will write into the primal's memory)
+        """A ``forward_ad`` dual's in-place op writes into its primal's memory: refused
+        where an eager in-place op on the primal is (a leaf that requires grad, a view of
+        one: ``make_dual`` of such a leaf is a view of it, as PyTorch's)."""
+        if self._layout_known:
             from numbagrad.ops.inplace import check_inplace
 
-            check_inplace(p)
+            check_inplace(self._primal)
 
     def _parent_value(self):
         return self._primal

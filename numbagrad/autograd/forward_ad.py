@@ -132,6 +132,10 @@ def make_dual(tensor, tangent, *, level=None):
     given = type(tangent) is Tensor and type(tensor) is Tensor and _same_layout(tensor, tangent)
     if not given:
         tangent = tangent.clone()
+    if type(tensor) is Tensor and tensor._requires_grad:
+        # the dual is a view of its primal: its history is a view node (an in-place op on
+        # it then changes the primal's history, or raises for a leaf's, as PyTorch's)
+        tensor = tensor.view(tensor.shape)
     dual = DualTracer._new(interp, tensor, tangent)
     if given:
         dual.__dict__["_given_tangent"] = True
