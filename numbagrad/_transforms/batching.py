@@ -149,6 +149,7 @@ class BatchTracer(Tracer):
     """A value with a batch dimension ``_bdim`` in its parent-level value ``_val``."""
 
     __slots__ = ()
+    _unbatched = False
     _FIELDS = (*Tracer._FIELDS, "_bdim", "_val")
 
     @classmethod

@@ -186,13 +186,20 @@ def _grads_or_zeros(grads, leaves):
 
 
 def _scalar_one(value):
-    """The cotangent 1 of the scalar output ``value``: a NumPy scalar array straight away
-    where ``const_ones_like`` would build the same (a tracer's ones are host ones, as a
-    plain CPU tensor's): the seed of every ``grad`` call, kept off its creation path."""
+    """The cotangent 1 of the scalar output ``value``, the seed of every ``grad`` call,
+    kept off the creation path (a NumPy array straight away; a tracer's ones are host ones,
+    as a plain CPU tensor's). As PyTorch's ``ones_like``, it is batched where ``value`` is
+    (under ``vmap``), so a per-example gradient is a per-example tensor even where it does
+    not depend on the example (``vmap(grad(f))``'s bias gradient can be clipped in place)."""
     if value._is_tracer or type(value._data) is np.ndarray:
-        t = Tensor._make(np.array(1, np_dtype_of(value)))
-        _creation.BIRTH_HOOK(t)
-        return t
+        dt = np_dtype_of(value)
+
+        def make(shape, base):
+            t = Tensor._make(np.ones(shape, dt))
+            _creation.BIRTH_HOOK(t)
+            return t
+
+        return _creation.like_new(value, (), make) if value._is_tracer else make((), None)
     return _creation.const_ones_like(value)
 
 

@@ -18,11 +18,38 @@ from numbagrad.ops.shape import diagonal
 __all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 
 
-def _matmul_rule(m, ctx, saved, g):
+def _matmul_rule(m, ctx, saved, g, mat2_t=False):
     a, b = saved
     ga = m.matmul(g, m.swapaxes(b, -1, -2)) if ctx.needs_input_grad(0) else None
-    gb = m.matmul(m.swapaxes(a, -1, -2), g) if ctx.needs_input_grad(1) else None
+    gb = None
+    if ctx.needs_input_grad(1):
+        if len(ctx.input_shape(1)) == 2 and a.ndim > 2:  # a's batch dims fold into rows
+            a = m.reshape(a, (-1, a.shape[-1]))
+            g = m.reshape(g, (-1, g.shape[-1]))
+        if mat2_t and a.ndim == 2:
+            # b was laid out column by column (``W.t()`` in ``linear``): its gradient is
+            # made in that layout, as PyTorch's ``mm`` backward does, so ``W``'s is row-major
+            gb = m.swapaxes(m.matmul(m.swapaxes(g, 0, 1), a), 0, 1)
+        else:
+            gb = m.matmul(m.swapaxes(a, -1, -2), g)
     return ga, gb  # batch dims broadcast: the engine sums them back
+
+
+def _column_major(x):
+    """Whether ``x`` is a 2-d tensor laid out as the transpose of a row-major matrix (a
+    host tensor's strides, or the value's a ``grad``/``jvp`` tracer holds; device arrays
+    and batched values do not say)."""
+    if x._is_tracer:
+        x = x._layout_value()
+        if x is None:
+            return False
+    d = x._data
+    if type(d) is not np.ndarray or d.ndim != 2:
+        return False
+    return d.flags.f_contiguous and not d.flags.c_contiguous
+
+
+_MAT2_T = {"mat2_t": True}
 
 
 class Matmul(Primitive):
@@ -34,11 +61,11 @@ class Matmul(Primitive):
     vjp, fused_vjp = both_ways(_matmul_rule)
 
     @staticmethod
-    def impl(be, a, b):
+    def impl(be, a, b, mat2_t=False):
         return be.math.matmul(a, b)  # (CPU float16: in float32, NOTE [Half precision])
 
     @staticmethod
-    def batch(args, bdims):
+    def batch(args, bdims, mat2_t=False):
         """One matmul for the whole batch. Against an unbatched matrix the batch (and any
         per-example batch dims) folds into the rows, so vector-matrix, matrix-vector and
         dot products (1-D operands arrive as ``(1, k)`` / ``(k, 1)``) are one BLAS call."""
@@ -253,7 +280,8 @@ def matmul(input, other):
         a = a.unsqueeze(0)
     if squeeze_b:
         b = b.unsqueeze(-1)
-    out = bind(Matmul, (a, b), NO_PARAMS)
+    # (``mat2_t``: the layout of ``b``'s gradient, ``_matmul_rule``; a hint only)
+    out = bind(Matmul, (a, b), _MAT2_T if nb == 2 and _column_major(b) else NO_PARAMS)
     if squeeze_a and squeeze_b:
         return out.reshape(())
     if squeeze_a:

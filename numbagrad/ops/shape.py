@@ -266,7 +266,12 @@ class SumTo(Primitive):
         x = front(args[0], dims[0])
         size, lead = x.shape[0], x.ndim - 1 - len(shape)
         out = bind(SumTo, (x,), {"shape": (size,) + (1,) * lead + tuple(shape)})
-        return (reshape(out, (size, *shape)) if lead else out), 0
+        if not lead:
+            return out, 0
+        out = reshape(out, (size, *shape))
+        # (each example's sum over its leading dims makes a new tensor, as PyTorch's: where
+        # they are all of size 1 nothing was summed, and ``x`` may be a broadcast view)
+        return (out.contiguous() if _prod(x.shape[1 : 1 + lead]) == 1 else out), 0
 
     @staticmethod
     def vjp(ctx, g, shape):

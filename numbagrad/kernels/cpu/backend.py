@@ -238,6 +238,7 @@ class ArrayMath:
 
     matmul = staticmethod(_matmul)
     swapaxes = staticmethod(np.swapaxes)
+    reshape = staticmethod(np.reshape)
 
     @staticmethod
     def sum(x, dim=None, keepdim=False):

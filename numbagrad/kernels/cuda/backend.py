@@ -126,6 +126,10 @@ class CudaMath:
         return CudaXP.swapaxes(x, i, j)
 
     @staticmethod
+    def reshape(x, shape):
+        return CudaXP.reshape(x, shape)
+
+    @staticmethod
     def sum(x, dim=None, keepdim=False):
         return CUDA.sum(x, dim, keepdim, None)
 
