@@ -556,10 +556,14 @@ def test_once_differentiable_backward_extended_refuses_double_backward():
             return [2 * x * g]  # nested results are guarded too
 
     x = f64([1.0, 2.0], requires_grad=True)
-    (g,) = torch.autograd.grad(make(Once)(x).sum(), x, create_graph=True)
+    v = f64([1.0, 1.0], requires_grad=True)  # (an incoming gradient that requires grad)
+    (g,) = torch.autograd.grad(make(Once)(x), x, v, create_graph=True)
     assert to_np(g).tolist() == [2.0, 4.0]
     with pytest.raises(RuntimeError, match="once_differentiable"):
         g.sum().backward()
+    # with a plain incoming gradient the result is plain, as PyTorch's
+    (g,) = torch.autograd.grad(make(Once)(x).sum(), x, create_graph=True)
+    assert not g.requires_grad
 
 
 # ---------------------------------------------------------------------------

@@ -114,9 +114,6 @@ MISSING_NEEDS_INPUT_GRAD = (
 # (path, reason) for the known signature mismatches
 SIGNATURE_XFAIL = {
     "func.rearrange": MISSING_REARRANGE,
-    "autograd.function.NestedIOFunction.__call__": (
-        "var-positional named *nested_input in numbagrad, *input in torch (cosmetic)"
-    ),
 }
 EXISTENCE_XFAIL = {
     "func.rearrange": MISSING_REARRANGE,
@@ -613,14 +610,7 @@ KEYWORD_CASES = [
     _case_replace_all_batch_norm_modules_,
     _case_forward_ad_level_keyword,
     _case_forward_ad_enter_exit,
-    pytest.param(
-        _case_forward_ad_dual_level_value,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="`with dual_level() as lvl` gives None in numbagrad (a generator context "
-            "manager), the level (0) in torch (a class)",
-        ),
-    ),
+    _case_forward_ad_dual_level_value,
     _case_forward_ad_dual_level_decorator,
     _case_unpack_dual_outside_level,
     _case_af_jacobian,
@@ -636,24 +626,10 @@ KEYWORD_CASES = [
     _case_grad_keywords,
     _case_grad_batched,
     _case_grad_unused,
-    pytest.param(
-        _case_grad_dict_inputs,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="autograd.grad(inputs=dict[str, Tensor]) returns a dict in torch 2.13, "
-            "numbagrad raises TypeError",
-        ),
-    ),
+    _case_grad_dict_inputs,
     _case_backward_keywords,
     _case_backward_grad_variables,
-    pytest.param(
-        _case_backward_dict_inputs,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="autograd.backward(inputs=dict[str, Tensor]) works in torch 2.13, "
-            "numbagrad raises AttributeError",
-        ),
-    ),
+    _case_backward_dict_inputs,
     _case_gradcheck_keywords,
     _case_gradgradcheck_keywords,
     _case_gradcheck_tolerances,
@@ -724,22 +700,13 @@ def test_function_apply_binds_defaults_and_keywords(make):
     assert _run(case, numbagrad) == _run(case, torch)
 
 
-NEEDS_INPUT_GRAD_XFAIL = pytest.mark.xfail(
-    strict=True,
-    reason="ctx.needs_input_grad omits arguments passed by keyword (and, with setup_context, "
-    "defaulted ones): (True,) in numbagrad, (True, False) in torch, which binds them",
-)
-
-
 @pytest.mark.parametrize(
     ("make", "call"),
     [
-        pytest.param(_scale_function, "keyword", id="setup-keyword", marks=NEEDS_INPUT_GRAD_XFAIL),
-        pytest.param(_scale_function, "default", id="setup-default", marks=NEEDS_INPUT_GRAD_XFAIL),
+        pytest.param(_scale_function, "keyword", id="setup-keyword"),
+        pytest.param(_scale_function, "default", id="setup-default"),
         pytest.param(_scale_function, "positional", id="setup-positional"),
-        pytest.param(
-            _ctx_style_function, "keyword", id="ctx-keyword", marks=NEEDS_INPUT_GRAD_XFAIL
-        ),
+        pytest.param(_ctx_style_function, "keyword", id="ctx-keyword"),
         pytest.param(_ctx_style_function, "default", id="ctx-default"),
         pytest.param(_ctx_style_function, "positional", id="ctx-positional"),
     ],
@@ -823,11 +790,6 @@ def test_once_differentiable_double_backward_raises_like_torch():
     assert _run(case, numbagrad) == _run(case, torch) == ("raises", "RuntimeError")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="once_differentiable: grad requires_grad=True (DelayedError) in numbagrad when no "
-    "grad_output requires grad; torch returns a plain tensor (False)",
-)
 def test_once_differentiable_result_requires_grad_like_torch():
     def case(lib):
         x = _t(lib, requires_grad=True)
@@ -837,11 +799,6 @@ def test_once_differentiable_result_requires_grad_like_torch():
     assert _run(case, numbagrad) == _run(case, torch)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Function.apply(x, scale=3.0): torch counts the keyword argument as an input and "
-    "rejects a backward returning 1 gradient; numbagrad accepts it",
-)
 def test_function_apply_keyword_argument_needs_a_gradient_like_torch():
     def case(lib):
         class Scale(lib.autograd.Function):

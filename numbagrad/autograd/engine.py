@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import heapq
 import threading
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -206,8 +207,8 @@ def backward(
         ``create_graph``).
     create_graph : bool, default False
         Record the backward itself, for higher-order derivatives.
-    inputs : Tensor or sequence, optional
-        Only accumulate into these tensors.
+    inputs : Tensor, sequence or dict of Tensor, optional
+        Only accumulate into these tensors (a dict's values, ``dict(m.named_parameters())``).
 
     Raises
     ------
@@ -235,7 +236,7 @@ def backward(
     grads = _make_grads(outputs, grads, create_graph)
     targets = None
     if inputs is not None:
-        inputs = _as_tuple(inputs)
+        inputs = _as_tuple(_dict_values(inputs, "backward"))
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         targets = []
@@ -264,6 +265,8 @@ def grad(
     Parameters
     ----------
     outputs, inputs : Tensor or sequence of Tensor
+        ``inputs`` may also be a dict of tensors (``dict(model.named_parameters())``): the
+        gradients then come back as a dict with the same keys.
     grad_outputs : Tensor or sequence, optional
         The vector in the vector-Jacobian product (omit for scalar outputs).
     retain_graph, create_graph : bool
@@ -283,7 +286,7 @@ def grad(
 
     Returns
     -------
-    tuple of Tensor
+    tuple of Tensor, or dict of Tensor for a dict of ``inputs``
 
     Raises
     ------
@@ -317,7 +320,8 @@ def grad(
     if allow_unused is None:
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
-    inputs = _as_tuple(inputs)
+    keys = list(inputs) if type(inputs) is dict else None
+    inputs = _as_tuple(_dict_values(inputs, "grad"))
     if not inputs:
         raise RuntimeError("grad requires non-empty inputs.")
     gos = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
@@ -362,7 +366,20 @@ def grad(
             # flatten them with ``g.view(-1)``; a rule's transposed view is copied once here
             g = g.contiguous()
         result.append(g)
-    return tuple(result)
+    return tuple(result) if keys is None else dict(zip(keys, result))
+
+
+def _dict_values(inputs, api):
+    """The tensors of ``inputs`` given as a dict (``dict(model.named_parameters())``), as
+    PyTorch's ``grad``/``backward`` take them; other mappings are refused as there."""
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `{api}()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
+    return inputs
 
 
 def _discover(roots, targets):

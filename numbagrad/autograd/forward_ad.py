@@ -18,8 +18,8 @@ tensor([2.7183, 7.3891])
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
-from contextlib import contextmanager
 
 from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
@@ -71,14 +71,24 @@ def exit_dual_level(*, level=None):
         _CURRENT.set(interp.parent)
 
 
-@contextmanager
-def dual_level():
-    """Context manager for a forward AD level (PyTorch's ``fwAD.dual_level``)."""
-    enter_dual_level()
-    try:
-        yield
-    finally:
+class dual_level:
+    """Context manager for a forward AD level (PyTorch's ``fwAD.dual_level``): ``with
+    dual_level() as level`` opens it (``level`` is its index, 0) and closes it at the end;
+    as a decorator, ``@dual_level()`` runs each call of the function inside a level."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, exc_type, exc_value, traceback):
         exit_dual_level()
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return func(*args, **kwargs)
+
+        return wrapper
 
 
 def _check_level(level, api):

@@ -454,7 +454,44 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
                 f"new-style autograd Functions, defined with static forward/backward and "
                 f"called as {cls.__name__}.apply(...)."
             )
+        if kwargs or (cls._separate_style and len(args) < cls._n_forward_args()):
+            args, kwargs = cls._bind_arguments(args, kwargs)
         return bind(_FunctionApply, args, {"fn": cls, "kwargs": kwargs})
+
+    @classmethod
+    def _n_forward_args(cls):
+        """How many positional arguments ``forward`` takes (None: any number)."""
+        n = cls.__dict__.get("_forward_positional", False)
+        if n is False:
+            params = inspect.signature(cls.forward).parameters.values()
+            kinds = [p.kind for p in params]
+            n = (
+                None
+                if inspect.Parameter.VAR_POSITIONAL in kinds
+                else sum(
+                    k
+                    in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                    for k in kinds
+                )
+            )
+            if n is not None and not cls._separate_style:
+                n -= 1  # (ctx)
+            cls._forward_positional = n
+        return n if n is not None else 0
+
+    @classmethod
+    def _bind_arguments(cls, args, kwargs):
+        """``apply``'s arguments as PyTorch passes them on: those given by keyword move to
+        their positions (so ``ctx.needs_input_grad`` and the count of gradients cover
+        them), and with ``setup_context`` the defaults are filled in too (its ``inputs``
+        are the whole argument list). Keyword-only ones stay keywords."""
+        sig = inspect.signature(cls.forward)
+        if cls._separate_style:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return bound.args, bound.kwargs
+        bound = sig.bind(None, *args, **kwargs)  # (ctx)
+        return bound.args[1:], bound.kwargs
 
 
 def _function_name(ctx):
@@ -780,6 +817,10 @@ def once_differentiable(fn):
             outputs = fn(ctx, *args)
         if not is_grad_enabled():
             return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            # (as PyTorch: with no incoming gradient that requires grad, the results are
+            # plain; a double backward through them finds nothing to differentiate)
+            return outputs
         # create_graph=True: make the results refuse to be differentiated
         edges = tuple(e for e in ctx._next if e is not None)
         if not edges:
@@ -1035,7 +1076,7 @@ class NestedIOFunction(Function, _CustomNode):
             f"{cls.__name__}.apply(...)"
         )
 
-    def __call__(self, *nested_input):
+    def __call__(self, *input):
         d = self.__dict__
         if d.get("_used"):
             raise RuntimeError(
@@ -1043,9 +1084,9 @@ class NestedIOFunction(Function, _CustomNode):
                 "make a new instance for each call"
             )
         d["_used"] = True
-        flat = tuple(_iter_tensors(nested_input))
+        flat = tuple(_iter_tensors(input))
         _refuse_transforms(self, flat)
-        d["_input_skeleton"] = d["_nested_input"] = _skeleton(nested_input)
+        d["_input_skeleton"] = d["_nested_input"] = _skeleton(input)
         try:
             out = _run_custom(self, flat, lambda: self.forward(*flat))
         finally:
