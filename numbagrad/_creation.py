@@ -158,6 +158,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
             [3, 4]])
     """
     if isinstance(data, Tensor):
+        if data._is_tracer:  # a copy of its value, a constant (vmap has none: it raises)
+            data = data._concrete("numbagrad.tensor()")
         arr = data._data
         npd = arr.dtype if dtype is None else D.as_dtype(dtype).np
     elif isinstance(data, (np.ndarray, np.generic)):
@@ -938,8 +940,14 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     dev = _cuda_target(device)
     if dev is None:
         g = _gen(generator)
-    if RANDOM_HOOK is not None:
-        RANDOM_HOOK(None, (n,), "randperm")
+    if RANDOM_HOOK is not None:  # under vmap: one permutation per example ('different')
+
+        def make(shape):  # (rows permuted independently; on CUDA not supported there)
+            return g.permuted(np.broadcast_to(np.arange(n, dtype=dt), shape), axis=-1)
+
+        batched = RANDOM_HOOK(make if dev is None else None, (n,), "randperm")
+        if batched is not None:
+            return batched
     if dev is not None:
         from numbagrad.kernels.cuda.backend import CUDA
 

@@ -572,7 +572,7 @@ def rand_randperm_same(m):
     return out.shape, _pattern(out), out.sort(dim=1).values
 
 
-@_case(xfail="randperm under vmap(randomness='different') raises NotImplementedError")
+@_case()
 def rand_randperm_different(m):
     out = m.func.vmap(lambda x: m.randperm(6) + x, randomness="different")(
         m.zeros(4, 1, dtype=m.long)
@@ -678,9 +678,14 @@ def ux_numpy_under_vmap_raises(m):
     return m.vmap(lambda x: m.tensor(x.numpy()))(t(m, 3))
 
 
-@_case(xfail="torch.tensor(batched value) inside vmap raises EscapedTracerError, not torch's")
+@_case()
 def ux_tensor_ctor_of_batched_under_vmap_raises(m):
     return m.vmap(lambda x: m.tensor(x))(t(m, 2, 1))
+
+
+@_case()
+def ux_tensor_ctor_under_grad_is_a_constant_copy(m):
+    return m.func.grad(lambda x: (m.tensor(x) * x.sin()).sum())(t(m, 3))
 
 
 @_case()

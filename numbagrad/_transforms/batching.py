@@ -250,11 +250,12 @@ def _batched_at(levels, value):
 
 def _random_hook(make, size, what, fill=None):
     """NOTE [Randomness under vmap] in ``_creation.py``: a draw of ``size`` (``make(shape)``
-    gives the array; None for ``randperm``). Every live vmap from the current one outwards
+    gives the array). Every live vmap from the current one outwards
     decides for its own level, as PyTorch's batching rules do: ``'error'`` raises, ``'same'``
     leaves the draw unbatched there, ``'different'`` gives it that level's batch dimension.
     For an in-place fill of ``fill``, ``'different'`` needs ``fill`` batched at that level.
-    Returns the batched draw, or None where no level batches it."""
+    Returns the batched draw, or None where no level batches it (``make`` None: a draw
+    that cannot be batched, ``randperm`` on a CUDA device, raises under ``'different'``)."""
     interp = current_interpreter()
     levels = []
     fill_levels = None
@@ -265,8 +266,8 @@ def _random_hook(make, size, what, fill=None):
             if interp.randomness == "different":
                 if make is None:
                     raise NotImplementedError(
-                        f"{what} under vmap(randomness='different') is not "
-                        "supported: draw the permutations outside vmap"
+                        f"{what} on a CUDA device under vmap(randomness='different') is not "
+                        "supported: draw the permutations outside vmap, or on the CPU"
                     )
                 if fill is not None:
                     if fill_levels is None:
