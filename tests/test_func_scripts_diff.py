@@ -115,7 +115,7 @@ def ux_intermediate_assigned_to_global(m):
     return grad_x, isinstance(leaked, m.Tensor), float(leaked)
 
 
-@_case(xfail="an escaped grad intermediate raises EscapedTracerError in ops; torch computes")
+@_case()
 def ux_intermediate_assigned_to_global_then_used(m):
     box = {}
 

@@ -237,6 +237,32 @@ class GradTracer(Tracer):
     def _parent_value(self):
         return self._val
 
+    # -- a value kept past its transform (stored in a global, say) is, as PyTorch's, a
+    # plain constant with the value it had; one nested in a live outer transform (its value
+    # is that transform's) still raises
+    def _kept_value(self):
+        v = self._val
+        return v if type(v) is Tensor and not self._interp.alive else None
+
+    @property
+    def _data(self):
+        v = self._kept_value()
+        if v is None:
+            raise self._escaped()
+        return v._data
+
+    def numpy(self, *, force=False):
+        v = self._kept_value()
+        return Tracer.numpy(self) if v is None else v.numpy(force=force)
+
+    def __array__(self, dtype=None, copy=None):
+        v = self._kept_value()
+        return Tracer.__array__(self, dtype, copy) if v is None else v.__array__(dtype, copy)
+
+    def __repr__(self):
+        v = self._kept_value()
+        return Tracer.__repr__(self) if v is None else repr(v)
+
     def _concrete(self, what):
         v = self._val
         return v._concrete(what) if isinstance(v, Tracer) else v
