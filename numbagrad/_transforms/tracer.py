@@ -12,8 +12,9 @@ from ``_shape``/``_np_dtype``; reading ``_data`` (what the eager interpreter and
 kernels read) raises ``EscapedTracerError`` naming the transform. A tracer reaches the
 eager interpreter only after its transform has returned (it was stored outside the
 function, or captured by a closure), so that error is exactly the "a transformed value
-escaped" check, at no cost on the eager path. ``forward_ad`` duals are the exception: as in
-PyTorch, a dual tensor stays usable as its primal once its level has closed.
+escaped" check, at no cost on the eager path. As in PyTorch, two kinds stay usable as
+their values once their transform has closed: ``forward_ad`` duals (as their primals) and
+``func.grad`` values whose value is a plain tensor (as constants, ``GradTracer._data``).
 
 Values a transform does not own are constants to it (an interpreter checks
 ``a._interp is self``, identity, never level numbers), which is what keeps nested
