@@ -127,7 +127,7 @@ def ux_intermediate_assigned_to_global_then_used(m):
     return float(box["intermediate"] + 1), float(box["intermediate"].cos())
 
 
-@_case(xfail="torch.autograd.grad on a func.grad-level tensor raises RuntimeError; torch computes")
+@_case()
 def ux_autograd_grad_inside_func_grad(m):
     # torch.autograd.grad on a grad-level tensor: torch computes d sin / dx at that level
     return m.func.grad(lambda x: m.autograd.grad(x.sin(), x)[0])(t(m))

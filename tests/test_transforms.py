@@ -1166,3 +1166,13 @@ def test_a_draw_from_duals_has_a_zero_tangent():
         d = fw.make_dual(numbagrad.full((3,), 0.5), numbagrad.ones(3))
         assert fw.unpack_dual(numbagrad.bernoulli(d)).tangent.tolist() == [0.0, 0.0, 0.0]
         assert fw.unpack_dual(numbagrad.normal(d, 1.0)).tangent.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_autograd_grad_inside_func_grad():
+    """autograd.grad on values of a func.grad level gives their gradient there, a constant
+    to the level; create_graph=True is refused with the way out (nested func.grad)."""
+    x = t([0.5, 1.0])
+    g = grad(lambda x: numbagrad.autograd.grad(x.sin().sum(), x)[0].sum() * x.sum())(x)
+    close(g, t([1.0, 1.0]) * float(x.cos().sum()))
+    with pytest.raises(NotImplementedError, match=r"nest numbagrad\.func\.grad"):
+        grad(lambda x: numbagrad.autograd.grad(x.sin().sum(), x, create_graph=True)[0].sum())(x)

@@ -1394,6 +1394,47 @@ def vmap_copy_into_new_zeros(m):
     return m.func.vmap(f)(_t(m, 4, 3))
 
 
+# == autograd.grad inside func.grad (a constant gradient at the level, as PyTorch's) =========
+@_case()
+def autograd_grad_inside_grad_is_a_constant(m):
+    f = lambda x: m.autograd.grad(x.sin().sum(), x)[0].sum() * x.sum()  # noqa: E731
+    return m.func.grad(f)(_t(m, 3))
+
+
+@_case()
+def autograd_grad_inside_grad_of_an_intermediate(m):
+    def f(x):
+        z = x * x
+        (gz,) = m.autograd.grad(z.sin().sum(), z)
+        return (gz * x).sum()
+
+    return m.func.grad(f)(_t(m, 3))
+
+
+@_case()
+def autograd_grad_inside_grad_grad_outputs_and_unused(m):
+    def f(x):
+        y = x.exp()
+        g, u = m.autograd.grad(y, (x, x * 1), m.ones(3, dtype=m.float64), allow_unused=True)
+        return g.sum() * x.sum() + (0.0 if u is None else u.sum())
+
+    return m.func.grad(f)(_t(m, 3))
+
+
+@_case()
+def autograd_grad_inside_grad_materialize(m):
+    def f(x):
+        g = m.autograd.grad(x.sin().sum(), (x, x * 1), materialize_grads=True)
+        return [g[1], (g[0] * x).sum()]
+
+    return m.func.grad(lambda x: f(x)[1], has_aux=False)(_t(m, 3))
+
+
+@_case()
+def autograd_grad_inside_grad_non_scalar_raises(m):
+    return m.func.grad(lambda x: m.autograd.grad(x.sin(), x)[0].sum())(_t(m, 3))
+
+
 # == in-place ops through views (transposes, view, squeeze, unflatten, diagonal) ==============
 @_case()
 def vmap_inplace_through_transpose(m):

@@ -29,6 +29,7 @@ from numbagrad._transforms.tracer import (
     mark_view,
     np_dtype_of,
     shape_of,
+    under,
 )
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "GradTracer",
     "TapeNode",
     "backward",
+    "grad_inside",
     "hide_outer_grads",
     "sum_to_shape",
     "unhide_outer_grads",
@@ -375,16 +377,20 @@ def _fit(g, v):
     return sum_to_shape(g, sv, dv)
 
 
-def backward(interp, outputs, cotangents, n_inputs):
+def backward(interp, outputs, cotangents, n_inputs, targets=None):
     """Gradients of ``outputs`` (values of the GradInterpreter ``interp``; any other value
     is a constant to it) with cotangents ``cotangents`` with respect to its ``n_inputs``
-    leaves.
+    leaves, or, given ``targets`` (``(node, output number)`` keys of any of its values),
+    with respect to those (``autograd.grad`` inside the transform).
 
     Runs under whatever interpreter is current; returns one gradient (or None) per input.
     The walk is the tape backwards: a node is made after every node its operands come
     from, so its gradient is complete when the walk reaches it, and nodes no gradient
     reached are passed over (no graph search, no sort).
     """
+    if targets is not None:
+        captured = dict.fromkeys(targets)
+        wanted = captured.keys()
     grads: dict = {}  # (node, output number) -> the gradient summed so far
     for o, c in zip(outputs, cotangents):
         # (a value of another level, an outer grad's included, is a constant here)
@@ -392,7 +398,7 @@ def backward(interp, outputs, cotangents, n_inputs):
             key = (o._node, o._out_nr)
             prev = grads.get(key)
             grads[key] = c if prev is None else prev + c
-    result = [None] * n_inputs
+    result = [None] * (n_inputs if targets is None else len(targets))
     if not grads:
         return result
     for ref in reversed(interp.tape):
@@ -413,6 +419,10 @@ def backward(interp, outputs, cotangents, n_inputs):
                 continue
             if n.hooks:
                 gs = [g if g is None else _run_hooks(n.hooks.get(i), g) for i, g in enumerate(gs)]
+        if targets is not None:
+            for i, g in enumerate(gs):
+                if (n, i) in wanted:
+                    captured[(n, i)] = g
             if n.rule is None:
                 # built-in rules take zeros for outputs without a gradient
                 gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, outs)]
@@ -430,14 +440,50 @@ def backward(interp, outputs, cotangents, n_inputs):
             grads[e] = g if prev is None else prev + g
     # what is left are the leaves' gradients: the inputs', and those of constants lifted
     # onto the tape by an in-place op (index None), which go nowhere
-    for (n, _), g in grads.items():
+    for (n, i), g in grads.items():
         if type(n) is not LeafNode:  # (every tape node's gradient was taken above)
             continue
         if n.hooks:
             g = _run_hooks(n.hooks.get(0), g)
-        if n.index is not None:
+        if targets is not None:
+            if (n, i) in wanted:
+                captured[(n, i)] = g
+        elif n.index is not None:
             result[n.index] = g
-    return result
+    return result if targets is None else [captured[k] for k in targets]
+
+
+def grad_inside(outputs, inputs, grad_outputs, create_graph):
+    """``autograd.grad(outputs, inputs)`` where ``inputs`` are values of a live
+    ``func.grad`` level (PyTorch computes it at that level). The gradients are constants
+    to the level (as without ``create_graph``); one per input, None where unused.
+    ``grad_outputs`` has a cotangent (or None: ones for a scalar output) per output."""
+    interp = inputs[0]._interp
+    for x in inputs:
+        if not (type(x) is GradTracer and x._interp is interp):
+            raise RuntimeError(
+                "autograd.grad inside a transform: every input must be a value the "
+                f"innermost {interp.name} tracks"
+            )
+    if create_graph:
+        raise NotImplementedError(
+            f"autograd.grad(..., create_graph=True) inside {interp.name} is not supported: "
+            "for a derivative of a derivative, nest numbagrad.func.grad instead"
+        )
+    cts = []
+    for o, c in zip(outputs, grad_outputs):
+        if c is None:
+            if shape_of(o) != ():
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            from numbagrad._creation import const_ones_like
+
+            c = const_ones_like(o)
+        elif isinstance(c, Tracer) and c._interp is interp:
+            c = c._val  # (a cotangent of this level: its value, the gradient is a constant)
+        cts.append(c)
+    targets = [(x._node, x._out_nr) for x in inputs]
+    with under(interp.parent):
+        return backward(interp, outputs, cts, 0, targets=targets)
 
 
 def _run_hooks(hooks, g):

@@ -332,27 +332,36 @@ def grad(
         )
     if retain_graph is None:
         retain_graph = create_graph
-    roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
-    if is_grads_batched:
-        gos = _make_batched_grads(outputs, gos)
-    else:
-        gos = _make_grads(outputs, gos, create_graph)
-    targets = []
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs[{i}] is not a Tensor")
-        if not t._requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        targets.append(_root_edge(t, i))
-    if is_grads_batched:
-        captured = _execute_batched(roots, gos, retain_graph, create_graph, targets)
+    if inputs[0]._is_tracer and getattr(inputs[0]._interp, "tape", None) is not None:
+        # values of a func.grad level: the gradient taken at that level, as PyTorch's
+        from numbagrad._transforms.reverse import grad_inside
+
+        if is_grads_batched:
+            raise NotImplementedError("autograd.grad(is_grads_batched=True) inside func.grad")
+        captured = grad_inside(outputs, inputs, gos, create_graph)
     else:
-        captured = _execute(roots, gos, retain_graph, create_graph, targets, accumulate=False)
+        roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+        if is_grads_batched:
+            gos = _make_batched_grads(outputs, gos)
+        else:
+            gos = _make_grads(outputs, gos, create_graph)
+        targets = []
+        for i, t in enumerate(inputs):
+            if not t._requires_grad:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            targets.append(_root_edge(t, i))
+        if is_grads_batched:
+            captured = _execute_batched(roots, gos, retain_graph, create_graph, targets)
+        else:
+            captured = _execute(roots, gos, retain_graph, create_graph, targets, accumulate=False)
     result = []
     for t, g in zip(inputs, captured):
         if g is None:
             if materialize_grads:
-                g = Tensor._make(np.zeros(t._data.shape, t._data.dtype))
+                g = Tensor._make(np.zeros(tuple(t.shape), t.dtype.np))
                 g._requires_grad = bool(create_graph)
             elif not allow_unused:
                 raise RuntimeError(
