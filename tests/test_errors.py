@@ -301,3 +301,16 @@ def test_out_of_range_index_is_both_index_and_runtime_error():
         ng.gather(x, 0, ng.tensor([3]))
     with pytest.raises(RuntimeError, match="out of bounds"):  # what PyTorch scripts catch
         ng.index_select(x, 0, ng.tensor([-1]))
+
+
+@pytest.mark.parametrize("op", ["cat", "stack"])
+def test_cat_and_stack_take_sequences_of_tensors(op):
+    f = getattr(ng, op)
+    with pytest.raises(TypeError, match="element 0 in argument 0, but got float"):
+        f([1.0, 2.0])
+    with pytest.raises(TypeError, match="element 1 in argument 0, but got list"):
+        f([ng.zeros(2), [1.0, 2.0]])
+    with pytest.raises(TypeError, match="must be tuple of Tensors, not Tensor"):
+        f(ng.zeros(2, 3))
+    out = f((ng.zeros(2), ng.ones(2)))
+    assert tuple(out.shape) == {"cat": (4,), "stack": (2, 2)}[op]

@@ -106,17 +106,13 @@ FUNCTION = [
     *(f"autograd.function.NestedIOFunction.{m}" for m in CTX_METHODS),
 ]
 
-MISSING_REARRANGE = "torch.func.rearrange (in torch.func.__all__) is missing from numbagrad.func"
 MISSING_NEEDS_INPUT_GRAD = (
     "Function.needs_input_grad: a class-level descriptor in torch, absent from numbagrad's "
     "Function class (ctx.needs_input_grad works)"
 )
 # (path, reason) for the known signature mismatches
-SIGNATURE_XFAIL = {
-    "func.rearrange": MISSING_REARRANGE,
-}
+SIGNATURE_XFAIL: dict = {}
 EXISTENCE_XFAIL = {
-    "func.rearrange": MISSING_REARRANGE,
     "autograd.Function.needs_input_grad": MISSING_NEEDS_INPUT_GRAD,
 }
 # private PyTorch parameters numbagrad does not take: noted here, dropped from the

@@ -47,6 +47,7 @@ from numbagrad._transforms.reverse import (
 )
 from numbagrad._transforms.tracer import Tracer, np_dtype_of, shape_of
 from numbagrad.func._functional_call import functional_call, stack_module_state
+from numbagrad.func._rearrange import rearrange
 
 __all__ = [
     "debug_unwrap",
@@ -59,6 +60,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "linearize",
+    "rearrange",
     "replace_all_batch_norm_modules_",
     "stack_module_state",
     "vjp",

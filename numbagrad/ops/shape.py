@@ -1205,9 +1205,25 @@ class Cat(Primitive):
         return tuple(out)
 
 
+def _tensor_list(tensors, api):
+    """``tensors`` as a list, refusing what PyTorch's ``cat``/``stack`` refuse: a tensor
+    where a sequence of them is expected, and elements that are not tensors."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(
+            f"{api}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor"
+        )
+    tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}"
+            )
+    return tensors
+
+
 def cat(tensors, dim=0):
     """Concatenate tensors along an existing ``dim``."""
-    tensors = [as_tensor_arg(t, "tensors") for t in tensors]
+    tensors = _tensor_list(tensors, "cat")
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     dt = tensors[0].dtype  # every tensor takes part in the promotion, as in PyTorch
@@ -1242,7 +1258,7 @@ concatenate = concat = cat
 
 def stack(tensors, dim=0):
     """Stack tensors along a new ``dim``."""
-    tensors = [as_tensor_arg(t, "tensors") for t in tensors]
+    tensors = _tensor_list(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(tensors):
