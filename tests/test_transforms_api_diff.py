@@ -1435,6 +1435,29 @@ def autograd_grad_inside_grad_non_scalar_raises(m):
     return m.func.grad(lambda x: m.autograd.grad(x.sin(), x)[0].sum())(_t(m, 3))
 
 
+# == gradients in PyTorch's layouts (scripts flatten them with .view, clip them in place) ====
+@_case()
+def per_example_grads_view_and_clip_in_place(m):
+    w, b = _t(m, 3, 4), _t(m, 3, k=1)
+
+    def loss(p, x):
+        return m.nn.functional.linear(x.unsqueeze(0), p[0], p[1]).sum()
+
+    gw, gb = m.vmap(m.func.grad(loss), in_dims=(None, 0))((w, b), _t(m, 5, 4, k=2))
+    flat = gw.view(5, -1)
+    gb.mul_(0.5)
+    return [flat, gb, list(gw.stride()), list(gb.stride())]
+
+
+@_case()
+def grad_of_linear_weight_is_row_major(m):
+    w = _t(m, 3, 4)
+    x = _t(m, 2, 5, 4, k=1)
+    g = m.func.grad(lambda w: m.nn.functional.linear(x, w).sin().sum())(w)
+    (g2,) = m.autograd.grad(m.nn.functional.linear(x, w.requires_grad_()).sum(), w)
+    return [g.view(-1), list(g.stride()), list(g2.stride())]
+
+
 # == in-place ops through views (transposes, view, squeeze, unflatten, diagonal) ==============
 @_case()
 def vmap_inplace_through_transpose(m):

@@ -27,7 +27,12 @@ from numbagrad import ops as F
 from numbagrad._core.grad_mode import _GRAD_ENABLED, is_grad_enabled
 from numbagrad._core.interpreter import _CURRENT, current_interpreter
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.batching import BatchInterpreter, BatchTracer, move_to_front
+from numbagrad._transforms.batching import (
+    BatchInterpreter,
+    BatchTracer,
+    _batch_levels,
+    move_to_front,
+)
 from numbagrad._transforms.forward import DualTracer, JvpInterpreter, checked_tangent
 from numbagrad._transforms.pytree import (
     LEAF,
@@ -188,21 +193,34 @@ def _grads_or_zeros(grads, leaves):
 
 
 def _scalar_one(value):
-    """The cotangent 1 of the scalar output ``value``, the seed of every ``grad`` call,
-    kept off the creation path (a NumPy array straight away; a tracer's ones are host ones,
-    as a plain CPU tensor's). As PyTorch's ``ones_like``, it is batched where ``value`` is
-    (under ``vmap``), so a per-example gradient is a per-example tensor even where it does
-    not depend on the example (``vmap(grad(f))``'s bias gradient can be clipped in place)."""
+    """The cotangent 1 of the scalar output ``value``: a NumPy scalar array straight away
+    where ``const_ones_like`` would build the same (a tracer's ones are host ones, as a
+    plain CPU tensor's): the seed of every ``grad`` call, kept off its creation path."""
     if value._is_tracer or type(value._data) is np.ndarray:
-        dt = np_dtype_of(value)
-
-        def make(shape, base):
-            t = Tensor._make(np.ones(shape, dt))
-            _creation.BIRTH_HOOK(t)
-            return t
-
-        return _creation.like_new(value, (), make) if value._is_tracer else make((), None)
+        t = Tensor._make(np.array(1, np_dtype_of(value)))
+        _creation.BIRTH_HOOK(t)
+        return t
     return _creation.const_ones_like(value)
+
+
+def _per_example(grads, value):
+    """``grads`` of the output ``value``, each batched wherever ``value`` is (under
+    ``vmap``). PyTorch seeds a batched output with batched ones, so every gradient is a
+    tensor of its own per example (``vmap(grad(f))``'s bias gradient can be clipped in
+    place); the seed here is one unbatched 1, cheaper for the gradients that depend on the
+    example anyway, and the few that do not are materialised per example at the end."""
+    levels = _batch_levels(value)[0]
+    if not levels:
+        return grads
+    ones = None
+    out = []
+    for g in grads:
+        if g is not None and len(_batch_levels(g)[0]) < len(levels):
+            if ones is None:  # (batched at all of value's levels; g * 1 keeps -0.0 and nan)
+                ones = _creation.ones_like(value)
+            g = g * ones
+        out.append(g)
+    return out
 
 
 def _grad_and_value(func, argnums, has_aux, args, kwargs):
@@ -224,6 +242,8 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
         )
     value = _unwrap_grad(out, interp)
     grads = backward(interp, [out], [_scalar_one(value)], len(leaves))
+    if value._is_tracer:
+        grads = _per_example(grads, value)
     g = tree_unflatten(_grads_or_zeros(grads, leaves), spec)
     g = g[0] if isinstance(argnums, int) else g
     if has_aux:

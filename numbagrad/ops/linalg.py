@@ -84,7 +84,10 @@ class Matmul(Primitive):
                 return F.reshape(out, (*b.shape[:-2], a.shape[0], 1)), 0
             bt = F.swapaxes(b, -1, -2)
             out = bind(Matmul, (F.reshape(bt, (-1, bt.shape[-1])), F.swapaxes(a, 0, 1)), NO_PARAMS)
-            return F.swapaxes(F.reshape(out, (*bt.shape[:-1], a.shape[0])), -1, -2), 0
+            out = F.swapaxes(F.reshape(out, (*bt.shape[:-1], a.shape[0])), -1, -2)
+            # (row-major per example, as PyTorch's: per-example gradients are flattened
+            # with ``.view(batch, -1)``)
+            return out.contiguous(), 0
         a, b = align_batched(args, bdims)
         if a.shape[-1] == 1:  # a contraction of length 1 is a broadcast product
             return a * b, 0
