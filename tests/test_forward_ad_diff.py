@@ -1574,6 +1574,40 @@ def inplace_alias_primal_view_of_base(m):
         return [base, _unpack(m, d), _unpack(m, e)]
 
 
+@_case()
+def inplace_alias_under_inference_mode_keeps_tangent(m):
+    fw, p, v = _fw(m), _t(m, 3), _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(p, v)
+        with m.inference_mode():
+            d.mul_(2)
+        return [p, v, _unpack(m, d)]
+
+
+@_case()
+def inplace_alias_contiguous_of_dual_is_itself(m):
+    fw, p, v = _fw(m), _t(m, 3), _t(m, 3, k=1)
+    with fw.dual_level():
+        d = fw.make_dual(p, v)
+        c = d.contiguous()
+        c.mul_(10)
+        return [c is d, p, v]
+
+
+@_case()
+def detach_inplace_of_make_dual_raises(m):
+    fw = _fw(m)
+    with fw.dual_level():
+        fw.make_dual(_t(m, 3), _t(m, 3, k=1)).detach_()
+
+
+@_case()
+def detach_inplace_of_view_of_dual_raises(m):
+    fw = _fw(m)
+    with fw.dual_level():
+        fw.make_dual(_t(m, 3, 4), _t(m, 3, 4, k=1)).clone()[0].detach_()
+
+
 # == 4. views =================================================================================
 @_case()
 def view_tangent_is_viewed_tangent(m):

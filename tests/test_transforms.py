@@ -124,6 +124,17 @@ def test_escaped_values():
 
     with pytest.raises(RuntimeError, match=r"numbagrad\.func\.grad"):
         grad(outer)(t([1.0, 2.0]))
+    kept = {}
+
+    def g(x):
+        kept["y"] = y = x.exp()
+        kept["v"] = y[1:]
+        return y.sum()
+
+    grad(g)(t([0.0, 1.0]))
+    with pytest.raises(NotImplementedError, match="clone"):
+        kept["y"].add_(1)  # (its view could not follow: refused before anything changes)
+    close(kept["y"], t([0.0, 1.0]).exp())
 
 
 def test_data_dependent_python_under_grad_but_not_vmap():

@@ -1450,6 +1450,12 @@ def per_example_grads_view_and_clip_in_place(m):
 
 
 @_case()
+def per_example_grads_keep_their_dtype(m):
+    f = lambda w, x: w.double().sum() + x.double().sum()  # noqa: E731
+    return m.func.vmap(m.func.grad(f), (None, 0))(m.ones(3), m.zeros(2, 3)).dtype
+
+
+@_case()
 def grad_of_linear_weight_is_row_major(m):
     w = _t(m, 3, 4)
     x = _t(m, 2, 5, 4, k=1)

@@ -1191,8 +1191,8 @@ def err_jacrev_integer_output(m):
 
 def _outer_value_metadata_in_inner(m, kind):
     """An outer grad's value made inside an inner grad/vjp/jvp reports requires_grad False
-    and no grad_fn, for good (the object made there); made before, after, or inside a vmap,
-    it is tracked as usual. The gradient is the same either way."""
+    and no grad_fn while the inner transform runs; returned from it, made before, after, or
+    inside a vmap, it is tracked as usual. The gradient is the same either way."""
     F, x0, y0 = m.func, _t(m, 3), _t(m, 3, k=1)
     seen, keep = [], []
 
@@ -1215,12 +1215,25 @@ def _outer_value_metadata_in_inner(m, kind):
             (r, z), _ = F.jvp(inner, (y0,), (y0,))
         else:
             r, z = F.vmap(inner, out_dims=(0, None))(y0[:, None].expand(3, 3).clone())
-        meta("kept", keep[0])
+        meta("returned", z)
         meta("after", x * 2)
         return (r * x).sum() + z.sum()
 
     g = F.grad(f)(x0)
     return [g, seen]
+
+
+@_case()
+def inner_jvp_output_tracked_by_outer_grad_takes_hooks(m):
+    F, seen = m.func, []
+
+    def outer(x):
+        out, t = F.jvp(lambda y: (y * x).sin(), (x,), (m.ones(2, dtype=m.float64),))
+        seen.append([out.requires_grad, out.grad_fn is None])
+        out.register_hook(lambda g: g * 100)
+        return (out * t).sum()
+
+    return [F.grad(outer)(_t(m, 2)), seen]
 
 
 for _kind in ["grad", "vjp", "jvp", "vmap"]:

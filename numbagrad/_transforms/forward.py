@@ -380,8 +380,8 @@ class DualTracer(Tracer):
         commit(p, new_p, alias=self)
         self._requires_grad, self._grad_fn = p._requires_grad, p._grad_fn
         self._output_nr = p._output_nr
-        if not self._interp.alive:  # (its level has closed: a plain tensor)
-            return
+        if not self._interp.alive or (new_t is None and is_inference_mode_enabled()):
+            return  # (a closed level's dual is a plain tensor; inference mode: no tangent)
         t = self._tangent
         if new_t is None:
             new_t = zero_tangent(p)
@@ -399,9 +399,19 @@ class DualTracer(Tracer):
 
     def detach_(self):
         """Drop the tangent and the autograd history in place, as PyTorch's: this dual is
-        its primal from now on, as after its level closes."""
+        its primal from now on, as after its level closes. A view (``make_dual``'s result
+        is one of its primal) cannot be detached in place, as in PyTorch."""
         if self._interp.level is None:
             return Tensor.detach_(self)
+        d = self.__dict__
+        if d.get("_traced_view") or d.get("_view_of_primal"):
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead. If you are using "
+                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is "
+                "set as True, gradients are views of DDP buckets, and hence detach_() cannot "
+                "be called on these gradients. To fix this error, please refer to the "
+                "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+            )
         self._interp = _DETACHED
         self._grad_fn = None
         self._requires_grad = False

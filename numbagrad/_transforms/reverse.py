@@ -51,7 +51,7 @@ class GradInterpreter(TransformInterpreter):
 
     def __init__(self, parent, name="numbagrad.func.grad"):
         super().__init__(parent, name)
-        self.inner = 0  # grad/jvp levels open inside this one (``hide_outer_grads``)
+        self.inner = None  # the innermost grad/jvp level open inside this one, if any
         # weak references to the TapeNodes, in the order they were made (``backward``):
         # the values' own references keep a node alive exactly while an output can reach
         # it, as before there was a tape (a node of a dead branch is freed at once)
@@ -60,8 +60,8 @@ class GradInterpreter(TransformInterpreter):
     def record(self, prim, params, vals, outs, edges, rule=None):
         """A new ``TapeNode``, appended to this level's tape."""
         node = TapeNode(prim, params, vals, outs, edges, rule)
-        if self.inner:
-            node.hidden = True
+        if self.inner is not None:
+            node.hidden = self.inner
         self.tape.append(_weakref(node))
         return node
 
@@ -139,7 +139,7 @@ class TapeNode:
         self.edges = edges
         self.rule = rule  # a custom backward (Functions); else prim.vjp
         self.hooks = None  # output number -> hooks registered on that output's tracer
-        self.hidden = False  # made while an inner grad/jvp level was open (requires_grad)
+        self.hidden = None  # the inner grad/jvp level open when it was made (requires_grad)
         # each operand the rule reads, with its version (None: not a tensor): one changed in
         # place before the backward (a constant written eagerly, a tracer given a new value,
         # a plain tensor that became a tracer) would give a silently wrong gradient;
@@ -283,7 +283,8 @@ class GradTracer(Tracer):
         made inside an inner ``grad``/``jvp`` (PyTorch's report False there)."""
         node = self._node
         if type(node) is TapeNode:
-            return self._interp.alive and not node.hidden
+            h = node.hidden
+            return self._interp.alive and (h is None or not h.alive)
         return self._interp.alive and node.index is not None
 
     @requires_grad.setter
@@ -299,7 +300,10 @@ class GradTracer(Tracer):
         """The tape node that made this value (its ``name()`` is PyTorch's node name), or
         None for the transform's inputs and constants."""
         node = self._node
-        return node if type(node) is TapeNode and self._interp.alive and not node.hidden else None
+        if type(node) is not TapeNode or not self._interp.alive:
+            return None
+        h = node.hidden
+        return node if h is None or not h.alive else None
 
     def _assigned(self, result):
         """A value computed with nothing recorded (under ``no_grad``), taken in place: the
@@ -313,7 +317,16 @@ class GradTracer(Tracer):
         """Refuse an in-place op on an input of the transform, or a view of one, while
         gradients are recorded: PyTorch's func transforms make the inputs leaves that
         require grad, which in-place ops may not change."""
-        if not (self._interp.alive and is_grad_enabled_fast()):
+        if not self._interp.alive:
+            views = self.__dict__.get("_views")
+            if views and any(r() is not None for r in views):
+                # (its views are traced views of a closed level: they could not follow)
+                raise NotImplementedError(
+                    f"in-place modification of a value kept past {self._interp.name} that "
+                    "has views kept too is not supported: clone() it first"
+                )
+            return
+        if not is_grad_enabled_fast():
             return
         root, view = self, False
         while True:
@@ -423,9 +436,9 @@ def backward(interp, outputs, cotangents, n_inputs, targets=None):
             for i, g in enumerate(gs):
                 if (n, i) in wanted:
                     captured[(n, i)] = g
-            if n.rule is None:
-                # built-in rules take zeros for outputs without a gradient
-                gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, outs)]
+        if len(outs) != 1 and n.rule is None:
+            # built-in rules take zeros for outputs without a gradient
+            gs = [g if g is not None else _zeros_like(o) for g, o in zip(gs, outs)]
         in_grads = n.run_vjp(gs)
         edges = n.edges
         if len(in_grads) != len(edges):
@@ -501,21 +514,21 @@ def _run_hooks(hooks, g):
     return g
 
 
-def hide_outer_grads(parent):
-    """Tell the open ``grad`` levels around a new ``grad``/``jvp`` level (whose parent is
-    ``parent``) that it is open: the values they make meanwhile report ``requires_grad``
-    False and no ``grad_fn``, as PyTorch's do (their gradients are unchanged). Returns
-    those levels, for ``unhide_outer_grads`` when the new level closes."""
+def hide_outer_grads(interp):
+    """Tell the open ``grad`` levels around ``interp``, a new ``grad``/``jvp`` level, that
+    it is open: the values they make while it is report ``requires_grad`` False and no
+    ``grad_fn``, as PyTorch's do (their gradients are unchanged; once it has closed, what
+    it returned is tracked as usual). Returns what ``unhide_outer_grads`` restores."""
     outer = []
-    p = parent
+    p = interp.parent
     while isinstance(p, TransformInterpreter):
         if type(p) is GradInterpreter and p.alive:
-            p.inner += 1
-            outer.append(p)
+            outer.append((p, p.inner))
+            p.inner = interp
         p = p.parent
     return outer
 
 
 def unhide_outer_grads(outer):
-    for p in outer:
-        p.inner -= 1
+    for p, prev in outer:
+        p.inner = prev

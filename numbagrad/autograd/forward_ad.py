@@ -147,8 +147,10 @@ def make_dual(tensor, tangent, *, level=None):
         # it then changes the primal's history, or raises for a leaf's, as PyTorch's)
         tensor = tensor.view(tensor.shape)
     dual = DualTracer._new(interp, tensor, tangent)
+    d = dual.__dict__
+    d["_view_of_primal"] = True  # (detach_ refuses it, as PyTorch's views)
     if given:
-        dual.__dict__["_given_tangent"] = True
+        d["_given_tangent"] = True
     return dual
 
 

@@ -153,7 +153,7 @@ def _trace_grad(func, args, kwargs, argnums, api):
             )
     # as PyTorch's func.grad: an outer no_grad does not apply inside, an inner one does
     # (the two context variables are set by hand: a context manager costs more per call)
-    outer = hide_outer_grads(interp.parent)
+    outer = hide_outer_grads(interp)
     token = _CURRENT.set(interp)
     grad_token = _GRAD_ENABLED.set(True)
     try:
@@ -212,13 +212,14 @@ def _per_example(grads, value):
     levels = _batch_levels(value)[0]
     if not levels:
         return grads
-    ones = None
+    ones = {}
     out = []
     for g in grads:
         if g is not None and len(_batch_levels(g)[0]) < len(levels):
-            if ones is None:  # (batched at all of value's levels; g * 1 keeps -0.0 and nan)
-                ones = _creation.ones_like(value)
-            g = g * ones
+            dt = g.dtype  # (batched at all of value's levels; g * 1 keeps -0.0 and nan)
+            if dt not in ones:
+                ones[dt] = _creation.ones_like(value, dtype=dt)
+            g = g * ones[dt]
         out.append(g)
     return out
 
@@ -420,7 +421,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     _check_tensors(t_leaves, api, "tangents")
     t_leaves = [_tangent_for(p, t, api) for p, t in zip(p_leaves, t_leaves)]
     interp = JvpInterpreter(current_interpreter(), f"numbagrad.func.{api}")
-    outer = hide_outer_grads(interp.parent)
+    outer = hide_outer_grads(interp)
     token = _CURRENT.set(interp)
     try:
         duals = [interp.dual(p, t) for p, t in zip(p_leaves, t_leaves)]

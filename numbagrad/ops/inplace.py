@@ -131,7 +131,10 @@ def contiguous(input, memory_format=None):
     if input._is_tracer:
         # a transformed value's layout is its parent-level value's, which may be a
         # transpose: a copy, so that a ``view`` after it works as it does on a contiguous
-        # tensor (``x.t().contiguous().view(-1)``)
+        # tensor (``x.t().contiguous().view(-1)``); a forward_ad dual knows its layout
+        # (its primal's) and is returned itself where that is contiguous, as PyTorch's
+        if input._layout_known and input.is_contiguous():
+            return input
         return clone(input)
     return input if input._data.flags.c_contiguous else clone(input)
 
