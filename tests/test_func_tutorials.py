@@ -26,6 +26,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from _diff import to_np as _to_np  # noqa: E402
+
 import numbagrad  # noqa: E402
 
 pytestmark = pytest.mark.transforms
@@ -34,19 +36,7 @@ DTYPES = ["float64", "float32"]
 TOL = {"float64": {"rtol": 1e-6, "atol": 1e-9}, "float32": {"rtol": 1e-4, "atol": 1e-5}}
 
 
-# -- the harness --------------------------------------------------------------------------
-def _to_np(x):
-    if isinstance(x, dict):
-        return {k: _to_np(v) for k, v in x.items()}
-    if isinstance(x, (tuple, list)):
-        return [_to_np(v) for v in x]
-    if isinstance(x, torch.Tensor):
-        return x.detach().numpy().copy()
-    if isinstance(x, numbagrad.Tensor):
-        return np.array(x.detach().numpy())
-    return x
-
-
+# -- the harness (tree conversion: _diff.py) -----------------------------------------------
 def _close(ref, got, dtype, path="out"):
     """``ref`` (torch) and ``got`` (numbagrad) are equal trees of close arrays."""
     ref, got = _to_np(ref), _to_np(got)
