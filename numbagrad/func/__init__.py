@@ -209,6 +209,10 @@ def _per_example(grads, value):
     tensor of its own per example (``vmap(grad(f))``'s bias gradient can be clipped in
     place); the seed here is one unbatched 1, cheaper for the gradients that depend on the
     example anyway, and the few that do not are materialised per example at the end."""
+    if type(value) is BatchTracer and type(value._val) is Tensor:  # one vmap level:
+        interp = value._interp  # (the common case, checked without walking the levels)
+        if all(g is None or (type(g) is BatchTracer and g._interp is interp) for g in grads):
+            return grads
     levels = _batch_levels(value)[0]
     if not levels:
         return grads
