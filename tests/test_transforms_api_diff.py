@@ -1543,6 +1543,18 @@ def grad_inplace_through_squeeze_view_unflatten(m):
 
 
 @_case()
+def grad_writes_into_views_of_a_tensor_made_inside(m):
+    def f(x):
+        dy = m.zeros(3, 2, dtype=m.float64)
+        dy.t()[0] = x * 2
+        r = m.zeros(6, dtype=m.float64)
+        r.view(2, 3)[1] = x.sin()
+        return dy.sum() + (r * r).sum()
+
+    return m.func.grad(f)(_t(m, 3))
+
+
+@_case()
 def jvp_inplace_through_permute(m):
     def f(x):
         y = x.exp()
