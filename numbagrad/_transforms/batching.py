@@ -149,7 +149,6 @@ class BatchTracer(Tracer):
     """A value with a batch dimension ``_bdim`` in its parent-level value ``_val``."""
 
     __slots__ = ()
-    _unbatched = False
     _FIELDS = (*Tracer._FIELDS, "_bdim", "_val")
 
     @classmethod
@@ -201,6 +200,9 @@ class BatchTracer(Tracer):
 
     def _inner_repr(self):
         return f"lvl={self._interp.name}, bdim={self._bdim}, value={self._val!r}"
+
+    def _layout_value(self):
+        return None  # (the batch's layout is not an example's)
 
     def detach(self):
         v = self._val

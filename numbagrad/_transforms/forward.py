@@ -366,9 +366,9 @@ class DualTracer(Tracer):
     def _take(self, result):
         """A ``forward_ad`` dual of an eager primal takes an in-place op's value as
         PyTorch's does (NOTE [In-place on duals])."""
-        p = self._primal
         if not self._layout_known:
             return Tracer._take(self, result)
+        p = self._primal
         if type(result) is DualTracer and result._interp is self._interp:
             new_p, new_t = result._primal, result._tangent
         else:

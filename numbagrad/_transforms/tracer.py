@@ -191,7 +191,6 @@ class Tracer(Tensor):
     _FIELDS = ("_interp", "_np_dtype", "_shape")  # what a tracer's value is; subclasses add
     _is_tracer = True
     _layout_known = False  # whether its views are views exactly where PyTorch's are
-    _unbatched = True  # whether its parent-level value is its value (not a batch of them)
 
     def _init_tracer(self, interp, shape, np_dtype):
         # (inlined in the hot paths of BatchTracer._new and GradTracer._new, a call less for
@@ -416,9 +415,9 @@ class Tracer(Tensor):
     def _layout_value(self):
         """The eager tensor whose memory layout this value has, for layout hints (the
         gradient of a transposed matrix, ``ops/linalg.py``), or None (vmap: a batched
-        value's layout is not an example's)."""
-        v = self._parent_value() if self._unbatched else None
-        if v is None or not isinstance(v, Tensor):
+        value's layout is not an example's: ``BatchTracer`` says None)."""
+        v = self._parent_value()
+        if not isinstance(v, Tensor):
             return None
         return v._layout_value() if v._is_tracer else v
 

@@ -335,10 +335,12 @@ def grad(
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs[{i}] is not a Tensor")
-    if inputs[0]._is_tracer and getattr(inputs[0]._interp, "tape", None) is not None:
-        # values of a func.grad level: the gradient taken at that level, as PyTorch's
-        from numbagrad._transforms.reverse import grad_inside
+    grad_level = False
+    if inputs[0]._is_tracer:  # values of a live func.grad level: the gradient at that level
+        from numbagrad._transforms.reverse import GradTracer, grad_inside
 
+        grad_level = type(inputs[0]) is GradTracer and inputs[0]._interp.alive
+    if grad_level:
         if is_grads_batched:
             raise NotImplementedError("autograd.grad(is_grads_batched=True) inside func.grad")
         captured = grad_inside(outputs, inputs, gos, create_graph)

@@ -460,24 +460,14 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def _n_forward_args(cls):
-        """How many positional arguments ``forward`` takes (None: any number)."""
-        n = cls.__dict__.get("_forward_positional", False)
-        if n is False:
-            params = inspect.signature(cls.forward).parameters.values()
-            kinds = [p.kind for p in params]
-            n = (
-                None
-                if inspect.Parameter.VAR_POSITIONAL in kinds
-                else sum(
-                    k
-                    in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-                    for k in kinds
-                )
-            )
-            if n is not None and not cls._separate_style:
-                n -= 1  # (ctx)
+        """How many arguments ``forward`` takes by position (its ``ctx`` left out)."""
+        n = cls.__dict__.get("_forward_positional")
+        if n is None:
+            kinds = [p.kind for p in inspect.signature(cls.forward).parameters.values()]
+            n = sum(k in _BY_POSITION for k in kinds)
+            n -= 0 if cls._separate_style else 1  # (ctx)
             cls._forward_positional = n
-        return n if n is not None else 0
+        return n
 
     @classmethod
     def _bind_arguments(cls, args, kwargs):
@@ -492,6 +482,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             return bound.args, bound.kwargs
         bound = sig.bind(None, *args, **kwargs)  # (ctx)
         return bound.args[1:], bound.kwargs
+
+
+_BY_POSITION = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 def _function_name(ctx):

@@ -283,8 +283,10 @@ def matmul(input, other):
         a = a.unsqueeze(0)
     if squeeze_b:
         b = b.unsqueeze(-1)
-    # (``mat2_t``: the layout of ``b``'s gradient, ``_matmul_rule``; a hint only)
-    out = bind(Matmul, (a, b), _MAT2_T if nb == 2 and _column_major(b) else NO_PARAMS)
+    # (``mat2_t``: the layout of ``b``'s gradient, ``_matmul_rule``; a hint only, looked
+    # for where that gradient may be taken)
+    hint = nb == 2 and (b._requires_grad or b._is_tracer) and _column_major(b)
+    out = bind(Matmul, (a, b), _MAT2_T if hint else NO_PARAMS)
     if squeeze_a and squeeze_b:
         return out.reshape(())
     if squeeze_a:

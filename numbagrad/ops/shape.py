@@ -884,7 +884,7 @@ def _index_put_view(base, value, *rest, **params):
 
 
 def _reshape_put_view(base, value, shape, strict, name):
-    return bind(Reshape, (value,), {"shape": tuple(base.shape), "strict": False, "name": name})
+    return reshape(value, tuple(base.shape))
 
 
 def _permute_put_view(base, value, perm, name):
@@ -908,13 +908,7 @@ OVERLAP_ERROR = (
 def _expand_put_view(base, value, shape):
     if _prod(shape) != _prod(base.shape):
         raise RuntimeError(OVERLAP_ERROR)
-    return bind(Reshape, (value,), {"shape": tuple(base.shape), "strict": False, "name": "view"})
-
-
-Index.view_put = staticmethod(_index_put_view)
-Expand.view_put = staticmethod(_expand_put_view)
-Reshape.view_put = staticmethod(_reshape_put_view)
-Permute.view_put = staticmethod(_permute_put_view)
+    return reshape(value, tuple(base.shape))
 
 
 def getitem(input, key):
@@ -1385,6 +1379,10 @@ class DiagonalBackward(Primitive):
         return bind(Diagonal, (gg,), {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
+Index.view_put = staticmethod(_index_put_view)
+Expand.view_put = staticmethod(_expand_put_view)
+Reshape.view_put = staticmethod(_reshape_put_view)
+Permute.view_put = staticmethod(_permute_put_view)
 Diagonal.view_put = staticmethod(_diagonal_put_view)
 
 
