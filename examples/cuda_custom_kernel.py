@@ -95,6 +95,15 @@ if cuda is not None:
                         f[i, k] += w * (x[i, k] - x[j, k])
 
 
+# one thread per particle: enough blocks of 128 threads to cover them all (the loops are
+# grid-strided, so any grid is correct; too small a grid leaves most of a GPU idle)
+_THREADS = 128
+
+
+def _grid(n):
+    return max(1, (n + _THREADS - 1) // _THREADS)
+
+
 class PairEnergy(numbagrad.autograd.Function):
     """``sum_{i<j} exp(-|x_i - x_j|^2)`` of positions ``x`` (n, d), on either device."""
 
@@ -104,7 +113,7 @@ class PairEnergy(numbagrad.autograd.Function):
         e = numbagrad.empty(x.shape[0], dtype=x.dtype, device=x.device)
         if x.is_cuda:
             xs = numbagrad.cuda.as_cuda_array(x)
-            energy_gpu[2, 32](xs, numbagrad.cuda.as_cuda_array(e))  # writes into e
+            energy_gpu[_grid(x.shape[0]), _THREADS](xs, numbagrad.cuda.as_cuda_array(e))
         else:
             energy_cpu(x.detach().numpy(), e.numpy())
         ctx.save_for_backward(x)
@@ -116,7 +125,9 @@ class PairEnergy(numbagrad.autograd.Function):
         f = numbagrad.empty_like(x)
         gv = float(g)  # the incoming gradient of a scalar: one value
         if x.is_cuda:
-            forces_gpu[2, 32](numbagrad.cuda.as_cuda_array(x), gv, numbagrad.cuda.as_cuda_array(f))
+            forces_gpu[_grid(x.shape[0]), _THREADS](
+                numbagrad.cuda.as_cuda_array(x), gv, numbagrad.cuda.as_cuda_array(f)
+            )
         else:
             forces_cpu(x.detach().numpy(), gv, f.numpy())
         return f

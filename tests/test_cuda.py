@@ -86,10 +86,13 @@ T = lambda n: types.UniTuple(int64, n)
 f64, f32, i64, b1 = float64[::1], float32[::1], int64[::1], boolean[::1]
 SIGS = {
     "map_kernel": [(int64, int64, f64, int64, T(2), T(2), f64),
-                   (int64, int64, f32, int64, T(1), T(1), b1)],
+                   (int64, int64, f32, int64, T(1), T(1), b1),
+                   (int64, int64, b1, int64, T(1), T(1), f32)],  # bool in: float64(x)
     "binary_kernel": [(int64, int64, f64, int64, T(2), f64, int64, T(2), T(2), f64),
-                      (int64, int64, f32, int64, T(3), f32, int64, T(3), T(3), b1)],
-    "binary_scalar_kernel": [(int64, int64, f32, int64, T(2), float64, boolean, T(2), f32)],
+                      (int64, int64, f32, int64, T(3), f32, int64, T(3), T(3), b1),
+                      (int64, int64, b1, int64, T(1), b1, int64, T(1), T(1), b1)],
+    "binary_scalar_kernel": [(int64, int64, f32, int64, T(2), float64, boolean, T(2), f32),
+                             (int64, int64, b1, int64, T(1), float64, boolean, T(1), b1)],
     "unary_grad_kernel": [(int64, int64, f64, int64, T(2), f64, int64, T(2), T(2), f64)],
     "copy_kernel": [(int64, f64, int64, T(3), T(3), f32, int64, T(3))],
     "fill_kernel": [(int64, f64, int64, T(1), T(1), float64)],
@@ -99,10 +102,10 @@ SIGS = {
                       f64)],
     "nan_to_num_kernel": [(int64, f32, int64, T(2), T(2), float64, float64, float64, f32,
                            int64, T(2))],
-    "sum_kernel": [(int64, int64, f64, int64, T(2), T(2), f64),
-                   (int64, int64, f32, int64, T(3), T(3), f32)],
-    "sum_int_kernel": [(int64, int64, i64, int64, T(2), T(2), i64),
-                       (int64, int64, b1, int64, T(1), T(1), i64)],
+    "sum_kernel": [(int64, int64, int64, int64, f64, int64, T(2), T(2), f64),
+                   (int64, int64, int64, int64, f32, int64, T(3), T(3), f32)],
+    "sum_int_kernel": [(int64, int64, int64, int64, i64, int64, T(2), T(2), i64),
+                       (int64, int64, int64, int64, b1, int64, T(1), T(1), i64)],
     "matmul_kernel": [(int64, int64, int64, int64, f32, int64, T(1), int64, int64, f32,
                        int64, T(1), int64, int64, T(1), f32)],
 }
@@ -172,7 +175,8 @@ from numba.types import float16  # special.py (NOTE [CUDA special functions])
 from numbagrad.kernels.cuda import special as SP
 SIGS.update({
     "special_unary_kernel": [(int64, int64, f64, int64, T(2), T(2), f64),
-                             (int64, int64, i64, int64, T(1), T(1), f32)],
+                             (int64, int64, i64, int64, T(1), T(1), f32),
+                             (int64, int64, b1, int64, T(1), T(1), f32)],
     "polygamma_kernel": [(int64, boolean, int64, f32, int64, T(1), T(1), f32)],
     "special_binary_kernel": [(int64, int64, f64, int64, T(2), f64, int64, T(2), T(2), int64,
                                int64, float64, f64),
@@ -250,3 +254,85 @@ def test_cuda_suite_under_the_simulator():
     tail = r.stdout[-4000:] + r.stderr[-2000:]
     assert r.returncode == 0, tail
     assert " passed" in r.stdout and "skipped" not in r.stdout.splitlines()[-1], tail
+
+
+# The caching allocator (NOTE [CUDA memory pool]) against a fake driver: blocks are reused
+# by size class, kept while a view lives, released by empty_cache, and an out-of-memory
+# error releases the cache and retries once.
+POOL_SCRIPT = r"""
+import gc, types
+from numba.cuda.cudadrv import driver as real
+from numbagrad.kernels.cuda import memory
+
+freed, allocs = [], []
+class Deallocs:
+    def __init__(self): self.items = []
+    def add_item(self, fn, ptr, size): self.items.append((fn, ptr, size))
+    def clear(self):
+        for fn, ptr, size in self.items: fn(ptr)
+        self.items = []
+class Base:  # numba's NumbaCUDAMemoryManager, as far as the pool uses it
+    def __init__(self, context=None): self.context = context; self.deallocations = Deallocs()
+    def initialize(self): pass
+    def _attempt_allocation(self, alloc): return alloc()
+    def reset(self): pass
+class Drv:
+    fail = 0
+    def cuMemAlloc(self, nbytes):
+        if Drv.fail:
+            Drv.fail -= 1
+            raise RuntimeError("[CUresult.CUDA_ERROR_OUT_OF_MEMORY] out of memory")
+        allocs.append(nbytes)
+        return real.binding.CUdeviceptr(0x100000 * len(allocs))
+    def cuMemFree(self, ptr): freed.append(int(ptr))
+fake = types.SimpleNamespace(NumbaCUDAMemoryManager=Base, AutoFreePointer=real.AutoFreePointer,
+                             driver=Drv())
+class Ctx: pass
+ctx = Ctx()
+m = memory._make_manager_class(fake)(context=ctx)
+m.initialize()
+assert memory.installed_manager() is m
+p = m.memalloc(1000)
+first = int(p.device_pointer)
+assert (m.allocated, m.reserved, allocs) == (1024, 1024, [1024])
+v = p.view(100)
+del p; gc.collect()
+assert m.allocated == 1024  # a view keeps the block
+del v; gc.collect()
+assert (m.allocated, m.reserved) == (0, 1024)
+p = m.memalloc(900)  # the same size class: the cached block, no new cuMemAlloc
+assert int(p.device_pointer) == first and allocs == [1024]
+assert memory.stats() == {"allocated": 1024, "reserved": 1024, "peak_allocated": 1024}
+q = m.memalloc(3 << 20)
+assert allocs[-1] == 3 << 20 and m.peak == 1024 + (3 << 20)
+del q; gc.collect()
+Drv.fail = 1  # out of memory once: the cache (q's block) is freed, then the retry succeeds
+r = m.memalloc(5 << 20)
+assert freed == [0x200000] and allocs[-1] == 5 << 20
+del p, r; gc.collect()
+memory.empty_cache()
+assert sorted(freed) == [0x100000, 0x200000, 0x300000] and (m.allocated, m.reserved) == (0, 0)
+print("pool ok")
+"""
+
+
+@needs_numba_cuda
+def test_caching_allocator_reuses_and_releases_blocks():
+    r = _run(POOL_SCRIPT)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip() == "pool ok"
+
+
+def test_size_classes():
+    from numbagrad.kernels.cuda.memory import round_size
+
+    assert [round_size(n) for n in (0, 1, 512, 513, (1 << 20) - 1)] == [
+        512,
+        512,
+        512,
+        1024,
+        1 << 20,
+    ]
+    for n in (1 << 20, (1 << 20) + 1, 3_000_001, 80_000_000):
+        c = round_size(n)
+        assert n <= c <= 1.25 * n and round_size(c) == c

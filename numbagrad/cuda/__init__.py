@@ -4,7 +4,8 @@ CUDA support needs the ``numba-cuda`` package (``pip install "numbagrad[cuda]"``
 under the CUDA simulator (``NUMBA_ENABLE_CUDASIM=1`` set before the first CUDA use) numba
 pretends one device, which is how CI tests the CUDA path without a GPU. Without CUDA this
 module answers as ``torch.cuda`` does in a CPU-only build: :func:`is_available` is False,
-:func:`device_count` 0, seeding and :func:`empty_cache` do nothing, and calls that need a
+:func:`device_count` 0, seeding and :func:`empty_cache` do nothing, the memory statistics
+read 0, and calls that need a
 device (:func:`synchronize`, :func:`current_device`, :func:`get_device_name`,
 :func:`initial_seed`, :func:`get_rng_state`, :func:`set_rng_state`, :func:`set_device`)
 raise AssertionError saying what is missing.
@@ -38,7 +39,10 @@ __all__ = [
     "is_initialized",
     "manual_seed",
     "manual_seed_all",
+    "max_memory_allocated",
     "memory_allocated",
+    "memory_reserved",
+    "reset_peak_memory_stats",
     "seed",
     "seed_all",
     "set_device",
@@ -263,14 +267,47 @@ def __getattr__(name):
     raise AttributeError(f"module 'numbagrad.cuda' has no attribute {name!r}")
 
 
+def _memory_stats() -> dict:
+    from numbagrad.kernels.cuda import memory
+
+    return memory.stats()
+
+
 def empty_cache() -> None:
-    """Release cached CUDA memory: numba frees device arrays when they are collected, so
-    there is no cache to empty."""
+    """Free the device memory that numbagrad's caching allocator keeps for reuse (blocks of
+    tensors that were collected); memory in use stays. Does nothing without CUDA. See
+    NOTE [CUDA memory pool] in ``numbagrad/kernels/cuda/memory.py``."""
+    if _driver.installed() and "cuda" in _driver._state:
+        from numbagrad.kernels.cuda import memory
+
+        memory.empty_cache()
 
 
 def memory_allocated(device=None) -> int:
-    """Bytes of CUDA memory held by tensors: not tracked by numbagrad, reported as 0."""
-    return 0
+    """Bytes of device memory in blocks that tensors (or any numba device array) use now,
+    counted by numbagrad's caching allocator, in its size classes (0 without CUDA, under
+    the simulator, or when the allocator is off: ``NUMBAGRAD_CUDA_CACHING_ALLOCATOR=0``)."""
+    return _memory_stats()["allocated"] if "cuda" in _driver._state else 0
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes of device memory the caching allocator holds: in use plus cached (0 where
+    :func:`memory_allocated` is 0)."""
+    return _memory_stats()["reserved"] if "cuda" in _driver._state else 0
+
+
+def max_memory_allocated(device=None) -> int:
+    """The peak of :func:`memory_allocated` since the start or the last
+    :func:`reset_peak_memory_stats`."""
+    return _memory_stats()["peak_allocated"] if "cuda" in _driver._state else 0
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Make :func:`max_memory_allocated` start again from the memory in use now."""
+    if "cuda" in _driver._state:
+        from numbagrad.kernels.cuda import memory
+
+        memory.reset_peak()
 
 
 class Stream:

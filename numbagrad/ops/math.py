@@ -527,7 +527,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input
         if counts.ndim != 1 or counts.is_floating_point():
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        input = tensor(np.arange(counts.shape[0], dtype=np.int64))
+        input = tensor(np.arange(counts.shape[0], dtype=np.int64), device=counts.device)
         repeats, dim = counts, 0
     if dim is None:
         input, dim = F.reshape(input, (-1,)), 0
@@ -542,7 +542,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
         if repeats.is_floating_point():
             raise RuntimeError("repeats has to be Long or Int tensor")
-        counts = np.asarray(repeats.detach().numpy(), np.int64)
+        # the output's size depends on the counts: read them on the host (a CUDA tensor's
+        # too, as PyTorch synchronises there)
+        counts = np.asarray(repeats.detach().cpu().numpy(), np.int64)
         if counts.shape[0] != n:
             raise RuntimeError(
                 f"repeats must have the same size as input along dim, but got "
@@ -552,7 +554,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeats can not be negative")
         total = int(counts.sum())
         _check_output_size(output_size, total)
-        index = tensor(np.repeat(np.arange(n, dtype=np.int64), counts))
+        index = tensor(np.repeat(np.arange(n, dtype=np.int64), counts), device=input.device)
         return F.index_select(input, d, index)
     r = int(repeats)
     if r < 0:

@@ -542,3 +542,26 @@ def test_backward_stays_on_device():
         + numbagrad.cat([xc, xc.flip(0).roll(1, 1)], 1).std()
     ).backward()
     np.testing.assert_allclose(x.grad.cpu().numpy(), xc.grad.numpy(), rtol=1e-9)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.bool_])
+def test_split_sums_match_numpy(monkeypatch, dtype):
+    """Few long outputs are summed in pieces, then the pieces (NOTE [CUDA split sums]);
+    a small SPLIT_CHUNK takes that path at simulator sizes."""
+    from numbagrad.kernels.cuda import backend
+
+    monkeypatch.setattr(backend, "SPLIT_CHUNK", 8)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 2, 21))
+    a = a > 0 if dtype is np.bool_ else a.astype(dtype)
+    x = numbagrad.tensor(a, device="cuda")
+    ref64 = a.astype(np.float64)  # (float32: the device sums in float64, NumPy in float32)
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype is np.float32 else {"rtol": 1e-12}
+    for dim in (None, (0, 2)):
+        got = x.sum() if dim is None else x.sum(dim)
+        assert got.dtype == numbagrad.tensor(a).sum().dtype
+        ref = ref64.sum() if dim is None else ref64.sum(dim)
+        np.testing.assert_allclose(got.cpu().numpy(), ref, **tol)
+    # a transposed view: the pieces follow the permuted strides
+    got = x.transpose(0, 2).sum(0).cpu().numpy()
+    np.testing.assert_allclose(got, ref64.transpose(2, 1, 0).sum(0), **tol)

@@ -60,6 +60,9 @@ def cuda():
             )
         from numba import cuda as mod  # the only numba.cuda import (NOTE [CUDA driver])
 
+        from numbagrad.kernels.cuda import memory
+
+        memory.install(mod)  # the caching allocator (NOTE [CUDA memory pool])
         _state["cuda"] = mod
     return mod
 
@@ -79,12 +82,15 @@ def require():
     """``numba.cuda`` after checking that a device is usable; the error says what is
     missing (numba-cuda, or a GPU)."""
     mod = cuda()
+    if _state.get("available"):  # checked once: every allocation comes through here
+        return mod
     if not is_available():
         raise CudaUnavailableError(
             "CUDA is not available: numba-cuda is installed but no CUDA GPU (or driver) was "
             "found; run on 'cpu', or set NUMBA_ENABLE_CUDASIM=1 to use the CUDA simulator "
             f"(install the CUDA extra with {INSTALL_HINT})"
         )
+    _state["available"] = True
     return mod
 
 

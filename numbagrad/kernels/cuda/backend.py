@@ -53,6 +53,10 @@ KO = module("sort", "cuda")
 KSpecial = module("special", "cuda")
 KRand = module("random", "cuda")
 
+# a sum with fewer outputs than SPLIT_OUTPUTS, each over more than 2 * SPLIT_CHUNK elements,
+# is split into partial sums of about SPLIT_CHUNK elements (NOTE [CUDA split sums])
+SPLIT_OUTPUTS, SPLIT_CHUNK = 1024, 16384
+
 
 def _unsupported(what):
     return NotImplementedError(
@@ -1020,7 +1024,22 @@ class CudaBackend:
         while threads < min(r, KR.TPB):
             threads *= 2
         kern = KR.sum_int_kernel if dtype.kind in "biu" else KR.sum_kernel
-        launch_blocks(kern, nout, threads, nout, r, x._buf, x._off, shape, st, out._buf)
+        chunks = 1
+        if nout < SPLIT_OUTPUTS and r > 2 * SPLIT_CHUNK:  # NOTE [CUDA split sums]
+            chunks = min(-(-r // SPLIT_CHUNK), -(-SPLIT_OUTPUTS // nout))
+        if chunks == 1:
+            launch_blocks(kern, nout, threads, nout, 1, r, r, x._buf, x._off, shape, st, out._buf)
+            return out
+        rc = -(-r // chunks)
+        part = CudaArray.empty((nout * chunks,), np.int64 if dtype.kind in "biu" else np.float64)
+        n = nout * chunks
+        launch_blocks(kern, n, threads, n, chunks, rc, r, x._buf, x._off, shape, st, part._buf)
+        threads = 1
+        while threads < min(chunks, KR.TPB):
+            threads *= 2
+        launch_blocks(
+            kern, nout, threads, nout, 1, chunks, chunks, part._buf, 0, (n,), (1,), out._buf
+        )
         return out
 
     @staticmethod

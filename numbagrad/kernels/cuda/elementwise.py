@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import math
 
+from numba import float64
+
 from numbagrad.kernels.cuda._driver import cuda as _cuda
 
 cuda = _cuda()
@@ -135,7 +137,7 @@ def _floor_divide(a, b):
 @cuda.jit(device=True)
 def _unary(op, x):
     """The map ``op`` (``UNARY``) of one element, in float64."""
-    v = float(x)
+    v = float64(x)
     if op == 0:
         return -v
     if op == 1:
@@ -222,8 +224,8 @@ def _unary(op, x):
 @cuda.jit(device=True)
 def _binary(op, x, y):
     """The binary op ``op`` (``BINARY``) of two elements, in float64 (comparisons 1 or 0)."""
-    a = float(x)
-    b = float(y)
+    a = float64(x)
+    b = float64(y)
     if op == 0:
         return a + b
     if op == 1:
@@ -301,8 +303,8 @@ def _binary(op, x, y):
 def _unary_grad(op, g, s):
     """``g * derivative`` of the fused gradient ``op`` (``UNARY_GRAD``); ``s`` is what the op
     saved (its output for tanh, sigmoid, tan and relu; its input for the others)."""
-    gv = float(g)
-    v = float(s)
+    gv = float64(g)
+    v = float64(s)
     if op == 0:
         return gv * (1.0 - v * v)
     if op == 1:

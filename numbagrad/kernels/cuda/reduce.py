@@ -30,37 +30,51 @@ __all__ = ["TPB", "sum_int_kernel", "sum_kernel"]
 TPB = 256  # shared-memory slots: the largest block a reduction is launched with
 
 
+# NOTE [CUDA split sums]
+# One block per output leaves a GPU idle when there are few outputs: a full sum of 10M
+# elements ran on one multiprocessor of an H100's 132. So the sum kernels take the ``r``
+# elements of an output in ``chunks`` pieces of ``rc`` elements: block item ``b`` sums piece
+# ``b % chunks`` of output ``b // chunks`` into ``out[b]``. The backend splits a sum with
+# few, long outputs that way (``nout * chunks`` partial sums in float64 or int64), then
+# sums the partials with ``chunks = 1``, so every multiprocessor reads its share.
+
+
 @cuda.jit
-def sum_kernel(nout, r, x, xoff, shape, st, out):
-    """``out[j] = sum(x[j * r : (j + 1) * r])`` over the permuted view, in float64."""
+def sum_kernel(nitems, chunks, rc, r, x, xoff, shape, st, out):
+    """``out[b] = sum`` of piece ``b % chunks`` (``rc`` elements) of output ``b // chunks``
+    (``r`` elements) of the permuted view, in float64 (NOTE [CUDA split sums])."""
     sm = cuda.shared.array(TPB, float64)
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    for j in range(cuda.blockIdx.x, nout, cuda.gridDim.x):
+    for b in range(cuda.blockIdx.x, nitems, cuda.gridDim.x):
+        j = b // chunks
+        k0 = (b - j * chunks) * rc
         acc = 0.0
-        for k in range(tid, r, nt):
+        for k in range(k0 + tid, min(k0 + rc, r), nt):
             acc += x[_offset(j * r + k, shape, st, xoff)]
         sm[tid] = acc
         _reduce_tree(_ADD, sm, tid, nt)
         if tid == 0:
-            out[j] = sm[0]
+            out[b] = sm[0]
         cuda.syncthreads()  # sm is reused by the block's next output
 
 
 @cuda.jit
-def sum_int_kernel(nout, r, x, xoff, shape, st, out):
+def sum_int_kernel(nitems, chunks, rc, r, x, xoff, shape, st, out):
     """``sum_kernel`` for integer and bool inputs, accumulating in int64."""
     sm = cuda.shared.array(TPB, int64)
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    for j in range(cuda.blockIdx.x, nout, cuda.gridDim.x):
+    for b in range(cuda.blockIdx.x, nitems, cuda.gridDim.x):
+        j = b // chunks
+        k0 = (b - j * chunks) * rc
         acc = 0
-        for k in range(tid, r, nt):
+        for k in range(k0 + tid, min(k0 + rc, r), nt):
             acc += int64(x[_offset(j * r + k, shape, st, xoff)])
         sm[tid] = acc
         _reduce_tree(_ADD, sm, tid, nt)
         if tid == 0:
-            out[j] = sm[0]
+            out[b] = sm[0]
         cuda.syncthreads()
 
 

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import math
 
+from numba import float64
+
 from numbagrad.kernels.cpu import special as _cpu
 from numbagrad.kernels.cuda._driver import cuda as _cuda
 from numbagrad.kernels.cuda.elementwise import _offset
@@ -129,7 +131,7 @@ def special_unary_kernel(code, n, x, xoff, shape, xst, out):
     """``out[i] = f(x[...])`` for the formula ``code`` of ``UNARY`` (the CPU's scalar
     functions, NOTE [CUDA special functions]), in float64, rounded on store."""
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        out[i] = _cpu._unary_scalar(code, float(x[_offset(i, shape, xst, xoff)]))
+        out[i] = _cpu._unary_scalar(code, float64(x[_offset(i, shape, xst, xoff)]))
 
 
 @cuda.jit
@@ -137,7 +139,7 @@ def polygamma_kernel(order, single, n, x, xoff, shape, xst, out):
     """``out[i] = polygamma(order, x[...])``; ``single``: the input is float32 (trigamma's
     reflection term is then computed in float32, as on the CPU and in PyTorch)."""
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        v = float(x[_offset(i, shape, xst, xoff)])
+        v = float64(x[_offset(i, shape, xst, xoff)])
         out[i] = _cpu.polygamma_scalar(order, v, single)
 
 
@@ -147,6 +149,6 @@ def special_binary_kernel(code, n, a, aoff, ast, b, boff, bst, shape, digits, em
     stride-0 dims; ``digits``, ``emin``, ``big``: ``nextafter``'s float format (ignored by
     the other codes)."""
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
-        va = float(a[_offset(i, shape, ast, aoff)])
-        vb = float(b[_offset(i, shape, bst, boff)])
+        va = float64(a[_offset(i, shape, ast, aoff)])
+        vb = float64(b[_offset(i, shape, bst, boff)])
         out[i] = _binary(code, va, vb, digits, emin, big)
