@@ -336,3 +336,47 @@ def test_size_classes():
     for n in (1 << 20, (1 << 20) + 1, 3_000_001, 80_000_000):
         c = round_size(n)
         assert n <= c <= 1.25 * n and round_size(c) == c
+
+
+def test_fast_launch_remembers_the_compiled_kernel(monkeypatch):
+    """NOTE [CUDA fast launches]: the first launch for an argument key goes through
+    numba's general path; later ones call the compiled kernel it chose; keys that cannot
+    be built (an unknown argument, an integer outside int64) always take the general path."""
+    from numbagrad.kernels.cuda import _driver, launch
+
+    calls = []
+
+    class Compiled:
+        def launch(self, args, grid, block, stream, sharedmem):
+            calls.append(("fast", grid, block, stream, args))
+
+    class Array:  # a device array as numba types it
+        _numba_type_ = "array(float64, 1d, C)"
+
+    class Dispatcher:
+        def __init__(self):
+            self.overloads = {}
+
+        def typeof_pyval(self, a):
+            return launch._arg_key(a)
+
+        def __getitem__(self, config):
+            def run(*args):
+                calls.append(("general", config, args))
+                self.overloads[tuple(self.typeof_pyval(a) for a in args)] = compiled
+
+            return run
+
+    compiled, k = Compiled(), Dispatcher()
+    monkeypatch.setattr(launch, "_KERNELS", {})
+    monkeypatch.setattr(_driver, "core_stream", lambda s: ("core", s))
+    monkeypatch.setattr(_driver, "launch_quietly", lambda kern, g, b, s, a: kern[g, b, s](*a))
+    x = Array()
+    launch._run(k, (4, 1, 1), (256, 1, 1), 0, (3, x, (1, 2), 0.5, True))
+    launch._run(k, (8, 1, 1), (256, 1, 1), 0, (7, x, (5, 6), 1.5, False))
+    launch._run(k, (8, 1, 1), (256, 1, 1), 0, (7, x, (5, 6, 7), 1.5, False))  # new key
+    launch._run(k, (8, 1, 1), (256, 1, 1), 0, (1 << 70, x, (5, 6), 1.5, False))  # no key
+    launch._run(k, (8, 1, 1), (256, 1, 1), 0, (object(), x))  # no key
+    assert [c[0] for c in calls] == ["general", "fast", "general", "general", "general"]
+    assert calls[1] == ("fast", (8, 1, 1), (256, 1, 1), ("core", 0), (7, x, (5, 6), 1.5, False))
+    assert launch._dim3(5) == (5, 1, 1) and launch._dim3((2, 3)) == (2, 3, 1)

@@ -150,6 +150,35 @@ def strided_view(flat, offset: int, shape, strides, dtype):
     return DeviceNDArray(shape, bstrides, np.dtype(dtype), gpu_data=flat[offset:].gpu_data)
 
 
+_core_streams: dict = {}
+
+
+def core_stream(stream):
+    """numba-cuda's launch-time form of ``stream`` (a numba stream, or 0: the default),
+    made once per stream."""
+    key = id(stream) if stream else 0
+    hit = _core_streams.get(key)
+    if hit is not None and hit[0] is (stream or 0):
+        return hit[1]
+    from numba.cuda.cudadrv import driver as numba_driver
+
+    core = numba_driver._to_core_stream(stream)
+    if len(_core_streams) > 64:  # streams come and go: keep the cache small
+        _core_streams.clear()
+    _core_streams[key] = (stream or 0, core)  # (the stream is kept: its id stays unique)
+    return core
+
+
+def launch_quietly(kernel, grid, block, stream, args) -> None:
+    """``kernel[grid, block, stream](*args)`` without numba's low-occupancy warning: small
+    tensors make small grids on purpose (a grid-stride launch sized to the data)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Grid size .* under-utilization")
+        kernel[grid, block, stream](*args)
+
+
 def device_count() -> int:
     """The number of CUDA devices numba sees (0 when CUDA is unavailable)."""
     if not is_available():

@@ -33,11 +33,14 @@ results may differ from the CPU's by an ulp).
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 
 import numpy as np
 
 from numbagrad.kernels import _BACKENDS, LinAlgError, module
+from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides, device_mismatch
 from numbagrad.kernels.cuda.launch import launch, launch_2d, launch_blocks
 
@@ -156,6 +159,47 @@ class CudaMath:
         return CudaXP.cumsum(x, dim)
 
     # -- end of reductions, scans, joining and reordering ---------------------------------
+
+
+# NOTE [cuBLAS through CuPy]
+# numbagrad's own matmul is a tiled shared-memory kernel: correct for every dtype and
+# layout, but on an H100 it reached 4 TFLOP/s where cuBLAS reaches 50-60 (docs/gpu.rst,
+# "Measured on hardware"). numba-cuda has no BLAS, so when CuPy is installed (it is not a
+# dependency) a float32 or float64 product of operands of one dtype runs as cupy.matmul
+# over the tensors' memory (zero copy, through __cuda_array_interface__), writing into
+# numbagrad's output, on numbagrad's current stream. float32 stays IEEE float32 (CuPy
+# uses TF32 only when CUPY_TF32=1 is set, as PyTorch only with allow_tf32).
+# NUMBAGRAD_CUDA_CUBLAS=0 keeps the tiled kernel. The simulator always uses the kernel.
+_cupy_state: list = []
+
+
+def _cupy():
+    """The cupy module, or None (not installed, not importable, turned off, simulator)."""
+    if not _cupy_state:
+        mod = None
+        if not _driver.simulator() and os.environ.get("NUMBAGRAD_CUDA_CUBLAS", "1") != "0":
+            try:
+                import cupy as mod
+            except Exception:  # a broken CuPy install must not break numbagrad
+                mod = None
+        _cupy_state.append(mod)
+    return _cupy_state[0]
+
+
+def _cublas_matmul(a, b, out) -> bool:
+    """``out[...] = a @ b`` through cuBLAS (NOTE [cuBLAS through CuPy]); False when that
+    path does not apply, and the caller runs the tiled kernel."""
+    if a.dtype != b.dtype or a.dtype != out.dtype or a.dtype.char not in "fd":
+        return False
+    cp = _cupy()
+    if cp is None:
+        return False
+    from numbagrad.kernels.cuda.launch import current_stream
+
+    s = current_stream()
+    with cp.cuda.ExternalStream(int(s.handle.value)) if s else contextlib.nullcontext():
+        cp.matmul(cp.asarray(a), cp.asarray(b), out=cp.asarray(out))
+    return True
 
 
 class _XP:
@@ -1076,6 +1120,8 @@ class CudaBackend:
         if out.size:
             if k == 0:
                 CudaBackend.copy_into(out, 0)
+            elif _cublas_matmul(va, vb, out):
+                pass
             else:
                 tile = KL.TILE
                 grid = (

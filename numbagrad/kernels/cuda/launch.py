@@ -39,6 +39,55 @@ def _block_cap() -> int:
     return _max_blocks[0]
 
 
+# NOTE [CUDA fast launches]
+# ``kernel[grid, block, stream](*args)`` goes through numba-cuda's general path on every
+# call: it types every argument (``typeof``), builds a launch configuration (and a
+# low-occupancy warning for small grids), looks the compiled kernel up, then packs the
+# arguments. For numbagrad's own kernels the argument types follow from a cheap key (the
+# device arrays' numba types, the Python types of scalars, the lengths of tuples), so
+# ``_run`` launches through numba's general path once per key, remembers the compiled
+# ``_Kernel`` it chose, and from then on calls that kernel's ``launch`` (numba's own
+# argument packing) directly. A key it cannot build (an unexpected argument type, an
+# integer outside int64) always takes the general path. The simulator always does.
+
+_KERNELS: dict = {}  # (dispatcher, argument key) -> numba-cuda's compiled _Kernel
+_INT64 = (-(1 << 63), 1 << 63)
+
+
+def _arg_key(a):
+    t = type(a)
+    if t is int:
+        return "i" if _INT64[0] <= a < _INT64[1] else None
+    if t is float or t is bool:
+        return t
+    if t is tuple:
+        key = tuple(_arg_key(v) for v in a)
+        return None if None in key else key
+    nt = getattr(a, "_numba_type_", None)  # device arrays (and NumPy scalars' dtype below)
+    if nt is not None:
+        return nt
+    dt = getattr(a, "dtype", None)
+    return dt if dt is not None and getattr(a, "ndim", 1) == 0 else None
+
+
+def _run(kernel, grid, block, stream, args):
+    """``kernel[grid, block, stream](*args)``, through the remembered compiled kernel when
+    the argument key has been seen (NOTE [CUDA fast launches])."""
+    key = tuple(_arg_key(a) for a in args)
+    if None not in key:
+        compiled = _KERNELS.get((kernel, key))
+        if compiled is not None:
+            compiled.launch(args, grid, block, _driver.core_stream(stream), 0)
+            return
+    _driver.launch_quietly(kernel, grid, block, stream, args)
+    if None in key or getattr(kernel, "_launch_config_sensitive", False):
+        return
+    argtypes = tuple(kernel.typeof_pyval(a) for a in args)
+    compiled = kernel.overloads.get(argtypes)
+    if compiled is not None and not getattr(compiled, "launch_config_sensitive", False):
+        _KERNELS[(kernel, key)] = compiled
+
+
 def current_stream():
     """The numba stream kernels are launched on (0: the default stream)."""
     return STREAMS[-1] if STREAMS else 0
@@ -54,7 +103,7 @@ def launch(kernel, n: int, *args, stream=None):
         kernel[blocks, SIM_THREADS, s](*args)
         return
     blocks = min((n + THREADS - 1) // THREADS, _max_blocks[0] if _max_blocks else _block_cap())
-    kernel[blocks, THREADS, s](*args)
+    _run(kernel, (blocks, 1, 1), (THREADS, 1, 1), s, args)
 
 
 def launch_blocks(kernel, nblocks: int, threads: int, *args, stream=None):
@@ -65,8 +114,9 @@ def launch_blocks(kernel, nblocks: int, threads: int, *args, stream=None):
         return
     s = current_stream() if stream is None else stream
     if _driver.simulator():
-        nblocks, threads = min(nblocks, SIM_BLOCKS), min(threads, 8)
-    kernel[min(nblocks, 65535), threads, s](*args)
+        kernel[min(nblocks, SIM_BLOCKS), min(threads, 8), s](*args)
+        return
+    _run(kernel, (min(nblocks, 65535), 1, 1), (threads, 1, 1), s, args)
 
 
 def launch_2d(kernel, grid, block, *args, stream=None):
@@ -74,5 +124,11 @@ def launch_2d(kernel, grid, block, *args, stream=None):
     one block (its loops are grid-strided too)."""
     s = current_stream() if stream is None else stream
     if _driver.simulator():
-        grid = (1, 1, 1)
-    kernel[grid, block, s](*args)
+        kernel[(1, 1, 1), block, s](*args)
+        return
+    _run(kernel, _dim3(grid), _dim3(block), s, args)
+
+
+def _dim3(d):
+    d = (d,) if isinstance(d, int) else tuple(d)
+    return d + (1,) * (3 - len(d))
