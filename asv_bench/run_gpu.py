@@ -206,6 +206,45 @@ def small_ops(ng, torch, cupy, report):
     report["small_ops"] = rows
 
 
+def single_kernels(ng, torch, cupy, report):
+    """One op at a time on 10M float64 (no autograd): achieved bandwidth of each kernel,
+    numbagrad against PyTorch, counting the bytes the op must read and write."""
+    n = bench_gpu.N
+    x, w, _ = tanh_sigmoid_inputs(n)
+    ops = {
+        "x * w": (lambda m, a, b: a * b, 3),
+        "tanh(x)": (lambda m, a, b: m.tanh(a), 2),
+        "sigmoid(x)": (lambda m, a, b: m.sigmoid(a), 2),
+        "x.sum()": (lambda m, a, b: a.sum(), 1),
+        "x[::2] * 2 (strided)": (lambda m, a, b: a[::2] * 2, 1),
+    }
+    peak = bench_gpu.peak_bandwidth()
+    rows = {}
+    for name, mod in (("numbagrad", ng), ("torch", torch)):
+        if mod is None:
+            continue
+        a, b = mod.tensor(x, device="cuda"), mod.tensor(w, device="cuda")
+        for op, (fn, arrays) in ops.items():
+            t = timeit(
+                lambda fn=fn, mod=mod, a=a, b=b: fn(mod, a, b), mod.cuda.synchronize, repeat=20
+            )
+            gbs = arrays * 8 * n / t["min"] / 1e9
+            rows.setdefault(op, {})[name] = {
+                "min": t["min"],
+                "GBps": gbs,
+                "fraction_of_peak": gbs * 1e9 / peak,
+            }
+    report["single_kernels"] = rows
+    for op, r in rows.items():
+        print(
+            f"kernel {op:22s} "
+            + ", ".join(
+                f"{k} {fmt(v['min'])} ({v['GBps']:.0f} GB/s, {v['fraction_of_peak']:.0%})"
+                for k, v in r.items()
+            )
+        )
+
+
 def profile(ng, torch, cupy, report):
     """cProfile of numbagrad's host side on the small-op chain and the 10M workload: where
     the time per op goes (printed, top functions by own time)."""
@@ -237,7 +276,7 @@ def profile(ng, torch, cupy, report):
         text = buf.getvalue()
         report[f"profile_{name}"] = text
         print(f"---- profile: {name}, {reps} calls ----")
-        print(text[text.find("ncalls") - 200 :][:6000])
+        print(text[text.find("function calls") - 10 :][:4000])
 
 
 WORKLOADS = {
@@ -245,6 +284,7 @@ WORKLOADS = {
     "pair_energy": pair_energy,
     "matmul": matmul,
     "small_ops": small_ops,
+    "single_kernels": single_kernels,
     "profile": profile,
 }
 

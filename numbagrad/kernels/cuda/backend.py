@@ -74,6 +74,29 @@ def _meta(a):
     return a.shape, a._st
 
 
+def _coalesce(shape, *sts):
+    """``shape`` and the operands' strides ``sts`` with adjacent dims merged where every
+    operand steps through them as through one dim, and size-1 dims dropped (NumPy's
+    iterator coalescing): a contiguous operand of any rank becomes 1-d, so the kernels'
+    ``_offset`` does no integer division for it (NOTE [CUDA launches])."""
+    if len(shape) <= 1:
+        return shape, sts
+    keep = [k for k, n in enumerate(shape) if n != 1] or [len(shape) - 1]
+    out_shape = [shape[keep[0]]]
+    out_sts = [[st[keep[0]]] for st in sts]
+    for k in keep[1:]:
+        n = shape[k]
+        if all(t[-1] == st[k] * n for t, st in zip(out_sts, sts)):
+            out_shape[-1] *= n
+            for t, st in zip(out_sts, sts):
+                t[-1] = st[k]
+        else:
+            out_shape.append(n)
+            for t, st in zip(out_sts, sts):
+                t.append(st[k])
+    return tuple(out_shape), tuple(tuple(t) for t in out_sts)
+
+
 def _bcast_st(a, shape):
     """``a``'s element strides broadcast to ``shape`` (stride 0 on broadcast dims)."""
     v = a.broadcast_to(shape)
@@ -197,7 +220,7 @@ def _cublas_matmul(a, b, out) -> bool:
     from numbagrad.kernels.cuda.launch import current_stream
 
     s = current_stream()
-    with cp.cuda.ExternalStream(int(s.handle.value)) if s else contextlib.nullcontext():
+    with cp.cuda.ExternalStream(int(s.handle)) if s else contextlib.nullcontext():
         cp.matmul(cp.asarray(a), cp.asarray(b), out=cp.asarray(out))
     return True
 
@@ -835,7 +858,7 @@ class CudaBackend:
         if dt.kind == "c" or x.dtype.kind == "c":
             raise _unsupported(f"{name} of complex tensors")
         out = CudaArray.empty(x.shape, dt)
-        shape, st = _meta(x)
+        shape, (st,) = _coalesce(*_meta(x))
         launch(K.map_kernel, x.size, op, x.size, x._buf, x._off, shape, st, out._buf)
         return out
 
@@ -862,6 +885,7 @@ class CudaBackend:
             out = CudaArray.empty(shape, dt)
             ast, aoff = _bcast_st(a, shape)
             bst, boff = _bcast_st(b, shape)
+            shape, (ast, bst) = _coalesce(shape or (1,), ast, bst)
             launch(
                 K.binary_kernel,
                 out.size,
@@ -879,7 +903,7 @@ class CudaBackend:
             return out
         arr, s, right = (a, b, True) if isinstance(a, CudaArray) else (b, a, False)
         out = CudaArray.empty(arr.shape, dt)
-        shape, st = _meta(arr)
+        shape, (st,) = _coalesce(*_meta(arr))
         launch(
             K.binary_scalar_kernel,
             out.size,
@@ -910,6 +934,7 @@ class CudaBackend:
             src = src[()]
         if isinstance(src, CudaArray):
             sst, soff = _bcast_st(src, dst.shape)
+            shape, (sst, dst_st) = _coalesce(shape, sst if sst else (0,), dst_st)
             launch(
                 K.copy_kernel,
                 dst.size,
@@ -964,6 +989,7 @@ class CudaBackend:
         out = CudaArray.empty(s.shape, dt)
         gst, goff = _bcast_st(g, s.shape)
         shape, sst = _meta(s)
+        shape, (gst, sst) = _coalesce(shape, gst, sst)
         launch(
             K.unary_grad_kernel,
             s.size,

@@ -79,6 +79,8 @@ _C_ERF = 2.0 / math.sqrt(math.pi)
 @cuda.jit(device=True)
 def _offset(i, shape, st, off):
     """Element offset of linear index ``i`` (row-major over ``shape``) in a strided array."""
+    if len(shape) == 1:  # (decided at compile time) 0 <= i < shape[0]: no division
+        return off + i * st[0]
     for k in range(len(shape) - 1, -1, -1):
         s = shape[k]
         off += (i % s) * st[k]

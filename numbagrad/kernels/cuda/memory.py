@@ -85,7 +85,7 @@ def _stream_key() -> int:
     from numbagrad.kernels.cuda.launch import STREAMS
 
     s = STREAMS[-1] if STREAMS else 0
-    return int(s.handle.value) if s else 0
+    return int(s.handle) if s else 0
 
 
 def _make_manager_class(driver_mod):
