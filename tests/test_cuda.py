@@ -312,6 +312,11 @@ assert freed == [0x200000] and allocs[-1] == 5 << 20
 del p, r; gc.collect()
 memory.empty_cache()
 assert sorted(freed) == [0x100000, 0x200000, 0x300000] and (m.allocated, m.reserved) == (0, 0)
+t = m.memalloc(700)  # a context reset frees blocks in use too (as numba's manager does)
+m.reset()
+assert len(freed) == 4 and (m.allocated, m.reserved) == (0, 0)
+del t; gc.collect()  # the dead block's last view goes quietly
+assert len(freed) == 4
 print("pool ok")
 """
 

@@ -33,9 +33,9 @@ results may differ from the CPU's by an ulp).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
+import warnings
 
 import numpy as np
 
@@ -220,7 +220,13 @@ def _cublas_matmul(a, b, out) -> bool:
     from numbagrad.kernels.cuda.launch import current_stream
 
     s = current_stream()
-    with cp.cuda.ExternalStream(int(s.handle)) if s else contextlib.nullcontext():
+    if not s:
+        cp.matmul(cp.asarray(a), cp.asarray(b), out=cp.asarray(out))
+        return True
+    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream (still supported)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        stream = cp.cuda.ExternalStream(int(s.handle))
+    with stream:
         cp.matmul(cp.asarray(a), cp.asarray(b), out=cp.asarray(out))
     return True
 

@@ -156,7 +156,10 @@ def _make_manager_class(driver_mod):
                         self.reserved -= nbytes
             self.deallocations.clear()
 
-        def reset(self):
+        def reset(self):  # the context is reset: every block goes, as numba's own do
+            with self._lock:
+                live, self._live = self._live, {}
+            del live  # their finalizers put the blocks in the free lists
             self.release_cached()
             super().reset()
 
@@ -169,12 +172,13 @@ def install(cuda_mod) -> bool:
     chosen, or when a context already exists."""
     if os.environ.get("NUMBAGRAD_CUDA_CACHING_ALLOCATOR", "1") == "0":
         return False
-    from numba.core import config
-
-    if config.ENABLE_CUDASIM or config.CUDA_MEMORY_MANAGER != "default":
+    try:
+        from numba.cuda.core import config
+        from numba.cuda.cudadrv import driver as driver_mod
+    except ImportError:  # another numba-cuda layout (or the simulator): numba's manager
         return False
-    from numba.cuda.cudadrv import driver as driver_mod
-
+    if config.ENABLE_CUDASIM or getattr(config, "CUDA_MEMORY_MANAGER", "") != "default":
+        return False
     made = getattr(driver_mod.driver, "__dict__", {}).get("devices", {})
     if any(getattr(dev, "primary_context", None) is not None for dev in made.values()):
         return False  # a context exists: its manager is fixed
