@@ -177,7 +177,8 @@ _INTERNAL = re.compile(
     r"numbagrad\.(_|kernels\b|ops\b|serialization$|backends$|utils$|warmup$|(\w+\.)*conftest$"
     r"|autograd\.(engine|function|grad_mode|anomaly_mode|variable)$"
     r"|nn\.(modules\b|parameter$|parallel\.distributed$)"
-    r"|optim\.(adagrad|adam|adamw|lbfgs|optimizer|rmsprop|sgd)$)"
+    r"|optim\.(adadelta|adagrad|adam|adamax|adamw|asgd|lbfgs|nadam|optimizer|radam|rmsprop"
+    r"|rprop|sgd)$)"
 )
 
 

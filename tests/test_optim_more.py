@@ -1,0 +1,382 @@
+"""Adadelta, Adamax, NAdam, RAdam, ASGD and Rprop against PyTorch's.
+
+Each optimizer runs on two problems in numbagrad and in torch (float64): the smooth loss of
+``tests/test_optim.py``'s kind (three parameters of different shapes, one above
+``FUSED_MIN`` so that the NumPy path and the fused kernels are both compared), and a fixed
+sequence of random gradients assigned to ``.grad`` directly, with zeros and sign changes
+(what Rprop's step-size rule branches on). Parameters and every state tensor must agree to
+1e-10; the state_dicts must load across the two libraries and continue identically.
+"""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.optim import _functional
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+# -- the problems -----------------------------------------------------------------------------
+_R = np.random.default_rng(2024)
+_A = _R.standard_normal((8, 5))
+_B = _R.standard_normal(8)
+_INIT = [_R.standard_normal(5), _R.standard_normal((3, 4)), _R.standard_normal(300)]
+# gradients with exact zeros and frequent sign flips, one sequence per step and parameter
+_GRADS = [
+    [_R.choice([-1.0, 0.0, 1.0, 1.0], size=a.shape) * _R.uniform(0.1, 2.0, a.shape) for a in _INIT]
+    for _ in range(20)
+]
+
+
+def _loss(mod, ps):
+    x, w, c = ps
+    dt = x.detach().numpy().dtype
+    r = mod.from_numpy(_A.astype(dt)) @ x - mod.from_numpy(_B.astype(dt))
+    return (
+        (r * r).sum()
+        + (mod.tanh(w) ** 2).sum()
+        + 0.1 * ((c - 0.5) ** 4).sum()
+        + 0.1 * (x.sum() * w.sum()) ** 2
+    )
+
+
+def _params(mod, dtype=np.float64, init=_INIT):
+    return [mod.from_numpy(np.array(a, dtype=dtype)).requires_grad_(True) for a in init]
+
+
+def _steps(mod, opt, ps, kw, n, start=0, fixed=False):
+    sign = -1.0 if kw.get("maximize") else 1.0  # maximize -loss: same minimum
+    for i in range(start, start + n):
+        opt.zero_grad()
+        if fixed:
+            for p, g in zip(ps, _GRADS[i]):
+                p.grad = mod.from_numpy(g.astype(p.detach().numpy().dtype))
+        else:
+            (sign * _loss(mod, ps)).backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in ps]
+
+
+def _run(mod, cls, kw, n=20, fixed=False, dtype=np.float64, groups=False):
+    ps = _params(mod, dtype)
+    args = (
+        [{"params": ps[:1]}, {"params": ps[1:], "lr": kw.get("lr", 0.01) * 0.5}] if groups else ps
+    )
+    opt = getattr(mod.optim, cls)(args, **kw)
+    return _steps(mod, opt, ps, kw, n, fixed=fixed), opt
+
+
+def _assert_close(a, b, tol=1e-10):
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
+
+
+def _state_arrays(opt):
+    return {
+        (i, k): v.detach().numpy().copy()
+        for i, st in opt.state_dict()["state"].items()
+        for k, v in st.items()
+    }
+
+
+CASES = [
+    ("Adadelta", {}),
+    ("Adadelta", {"lr": 0.5, "rho": 0.5, "eps": 1e-4, "weight_decay": 0.1}),
+    ("Adadelta", {"lr": 2.0, "rho": 0.95, "maximize": True}),
+    ("Adamax", {"lr": 0.01}),
+    ("Adamax", {"lr": 0.02, "betas": (0.3, 0.8), "eps": 1e-6, "weight_decay": 0.1}),
+    ("Adamax", {"lr": 0.01, "maximize": True, "weight_decay": 0.05}),
+    ("NAdam", {"lr": 0.01}),
+    ("NAdam", {"lr": 0.01, "momentum_decay": 0.05, "weight_decay": 0.1}),
+    ("NAdam", {"lr": 0.01, "weight_decay": 0.2, "decoupled_weight_decay": True}),
+    ("NAdam", {"lr": 0.02, "betas": (0.3, 0.8), "eps": 1e-6, "maximize": True}),
+    ("RAdam", {"lr": 0.01}),  # rho_t > 5 from step 6: both branches
+    ("RAdam", {"lr": 0.01, "betas": (0.9, 0.5)}),  # rho_inf = 3: never rectified
+    ("RAdam", {"lr": 0.01, "betas": (0.5, 0.9), "weight_decay": 0.1}),
+    ("RAdam", {"lr": 0.01, "weight_decay": 0.3, "decoupled_weight_decay": True, "maximize": True}),
+    ("ASGD", {"lr": 0.01}),
+    ("ASGD", {"lr": 0.02, "lambd": 0.01, "alpha": 0.5, "t0": 5, "weight_decay": 0.1}),
+    ("ASGD", {"lr": 0.01, "t0": 0.0, "maximize": True}),
+    ("Rprop", {"lr": 0.01}),
+    ("Rprop", {"lr": 0.02, "etas": (0.3, 1.5), "step_sizes": (1e-3, 0.05)}),
+    ("Rprop", {"lr": 0.01, "maximize": True, "step_sizes": (0.005, 1.0)}),
+]
+
+
+def _case_id(case):
+    cls, kw = case
+    return cls + "-" + "-".join(f"{k}={v}" for k, v in kw.items())
+
+
+IDS = [_case_id(c) for c in CASES]
+
+
+def test_problem_exercises_both_paths():
+    sizes = [a.size for a in _INIT]
+    assert min(sizes) < _functional.FUSED_MIN <= max(sizes)
+    flat = np.concatenate([g.ravel() for step in _GRADS for g in step])
+    assert (flat == 0).any() and (flat > 0).any() and (flat < 0).any()
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["loss", "fixed-grads"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_matches_torch_20_steps(case, fixed):
+    torch = _torch()
+    cls, kw = case
+    ours, opt = _run(ng, cls, kw, fixed=fixed)
+    theirs, topt = _run(torch, cls, kw, fixed=fixed)
+    _assert_close(ours, theirs)
+    assert not np.allclose(ours[2], _INIT[2])  # the large parameter did move
+    mine, other = _state_arrays(opt), _state_arrays(topt)
+    assert mine.keys() == other.keys()
+    for k in mine:
+        np.testing.assert_allclose(mine[k], other[k], rtol=1e-10, atol=1e-12, err_msg=str(k))
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_param_groups_with_different_lrs_match_torch(case):
+    torch = _torch()
+    cls, kw = case
+    ours, opt = _run(ng, cls, kw, n=8, groups=True)
+    theirs, topt = _run(torch, cls, kw, n=8, groups=True)
+    _assert_close(ours, theirs)
+    sd, tsd = opt.state_dict(), topt.state_dict()
+    for g, tg in zip(sd["param_groups"], tsd["param_groups"]):
+        # torch has more keys (foreach, capturable, differentiable): the implementation
+        # options numbagrad does not take
+        assert set(tg) - set(g) <= {"foreach", "capturable", "differentiable"}
+        assert set(g) <= set(tg)
+        assert all(g[k] == tg[k] for k in g)
+    assert [list(s) for s in sd["state"].values()] == [list(s) for s in tsd["state"].values()]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_fused_and_numpy_paths_same_bits(case, monkeypatch):
+    cls, kw = case
+    out = []
+    for fused_min in (10**12, 1):
+        monkeypatch.setattr(_functional, "FUSED_MIN", fused_min)
+        res = []
+        for fixed in (False, True):
+            ps, opt = _run(ng, cls, kw, n=6, fixed=fixed)
+            res.append((ps, _state_arrays(opt)))
+        out.append(res)
+    for (a, sa), (b, sb) in zip(*out):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+        for k in sa:
+            np.testing.assert_array_equal(sa[k], sb[k], err_msg=str(k))
+
+
+def _convert(value, to):
+    """A state_dict with its tensors copied into library ``to``."""
+    if hasattr(value, "detach") and hasattr(value, "numpy"):
+        return to.from_numpy(value.detach().numpy().copy())
+    if isinstance(value, dict):
+        return {k: _convert(v, to) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_convert(v, to) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_state_dict_moves_between_torch_and_numbagrad(case):
+    torch = _torch()
+    cls, kw = case
+    straight, _ = _run(torch, cls, kw, n=20, fixed=True)
+    for first, second in ((torch, ng), (ng, torch)):
+        ps = _params(first)
+        opt = getattr(first.optim, cls)(ps, **kw)
+        _steps(first, opt, ps, kw, 10, fixed=True)
+        ps2 = _params(second, init=[p.detach().numpy() for p in ps])
+        opt2 = getattr(second.optim, cls)(ps2, lr=123.0)
+        opt2.load_state_dict(_convert(opt.state_dict(), second))
+        assert opt2.param_groups[0]["lr"] == kw.get("lr", opt.defaults["lr"])
+        resumed = _steps(second, opt2, ps2, kw, 10, start=10, fixed=True)
+        _assert_close(resumed, straight)
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_state_dict_round_trip(case):
+    cls, kw = case
+    straight, _ = _run(ng, cls, kw, n=20)
+    ps = _params(ng)
+    opt = getattr(ng.optim, cls)(ps, **kw)
+    _steps(ng, opt, ps, kw, 10)
+    saved = pickle.loads(pickle.dumps(opt.state_dict()))  # a checkpoint on disk
+    ps2 = [ng.from_numpy(p.detach().numpy().copy()).requires_grad_(True) for p in ps]
+    opt2 = getattr(ng.optim, cls)(ps2, lr=123.0)
+    opt2.load_state_dict(saved)
+    resumed = _steps(ng, opt2, ps2, kw, 10)
+    if cls == "NAdam":
+        # load_state_dict casts mu_product (a float32 scalar under the default dtype) to
+        # the parameter's float64, as PyTorch does, so the resumed products round less
+        _assert_close(straight, resumed, tol=1e-12)
+    else:
+        for a, b in zip(straight, resumed):
+            np.testing.assert_array_equal(a, b)
+    opt3 = copy.deepcopy(opt2)
+    assert opt3.state_dict()["param_groups"] == opt2.state_dict()["param_groups"]
+
+
+@pytest.mark.parametrize("cls", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
+def test_float32_matches_torch(cls):
+    torch = _torch()
+    kw = {"lr": 0.01} if cls != "Adadelta" else {}
+    out = []
+    for mod in (ng, torch):
+        ps, opt = _run(mod, cls, kw, n=10, dtype=np.float32)
+        out.append((ps, opt))
+    (ours, opt), (theirs, topt) = out
+    assert ours[2].dtype == np.float32
+    _assert_close(ours, theirs, tol=1e-5)
+    for st, tst in zip(opt.state_dict()["state"].values(), topt.state_dict()["state"].values()):
+        for k, v in st.items():  # the step, mu_product, eta, mu scalars keep torch's dtype
+            assert v.numpy().dtype == tst[k].numpy().dtype, k
+
+
+def test_rprop_nan_and_infinite_gradients_follow_torch():
+    torch = _torch()
+    g1 = np.r_[np.ones(40), -np.ones(30), np.zeros(30)]
+    g2 = np.r_[np.full(10, np.nan), np.full(10, np.inf), -np.ones(20), np.ones(60)]
+    g2[[75, 76]] = [-np.inf, np.nan]
+    for fused_min in (10**12, 1):
+        res = []
+        for mod in (ng, torch):
+            p = mod.from_numpy(np.linspace(-1, 1, 100)).requires_grad_(True)
+            opt = mod.optim.Rprop([p], lr=0.1, step_sizes=(0.01, np.inf))
+            for g in (g1, g2, g1):
+                p.grad = mod.from_numpy(g.copy())
+                if mod is ng:
+                    _functional.FUSED_MIN, saved = fused_min, _functional.FUSED_MIN
+                    try:
+                        opt.step()
+                    finally:
+                        _functional.FUSED_MIN = saved
+                else:
+                    opt.step()
+            st = opt.state[p]
+            res.append([p.detach().numpy().copy(), st["prev"].numpy(), st["step_size"].numpy()])
+        for a, b in zip(*res):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("cls", ["Adamax", "NAdam", "RAdam", "Adadelta", "ASGD"])
+def test_nan_gradient_follows_torch(cls):
+    torch = _torch()
+    res = []
+    for mod in (ng, torch):
+        p = mod.from_numpy(np.ones(100)).requires_grad_(True)
+        opt = getattr(mod.optim, cls)([p], lr=0.1)
+        p.grad = mod.from_numpy(np.r_[np.zeros(50), np.full(49, 2.0), np.nan])
+        opt.step()
+        opt.step()
+        res.append(p.detach().numpy().copy())
+    np.testing.assert_array_equal(res[0], res[1])
+
+
+# -- options and errors -----------------------------------------------------------------------
+def test_constructor_signatures_and_defaults_match_torch():
+    import inspect
+
+    torch = _torch()
+    implementation_only = {"foreach", "capturable", "differentiable"}
+    for cls in ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"]:
+        ours = inspect.signature(getattr(ng.optim, cls)).parameters
+        theirs = inspect.signature(getattr(torch.optim, cls)).parameters
+        expected = {k: v.default for k, v in theirs.items() if k not in implementation_only}
+        assert {k: v.default for k, v in ours.items()} == expected, cls
+        w = ng.zeros(2, requires_grad=True)
+        tw = torch.zeros(2, requires_grad=True)
+        defaults = getattr(ng.optim, cls)([w]).defaults
+        tdefaults = getattr(torch.optim, cls)([tw]).defaults
+        assert set(tdefaults) - set(defaults) == implementation_only
+        assert all(defaults[k] == tdefaults[k] for k in defaults), cls
+
+
+@pytest.mark.parametrize("cls", ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"])
+@pytest.mark.parametrize("option", ["foreach", "capturable", "differentiable", "fused"])
+def test_implementation_options_are_not_accepted(cls, option):
+    # as for numbagrad's other optimizers (docs/optim.rst, "Differences from PyTorch")
+    w = ng.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError, match=option):
+        getattr(ng.optim, cls)([w], **{option: False})
+
+
+def test_asgd_maximize_is_keyword_only():
+    # PyTorch's ASGD takes foreach (then maximize) positionally after weight_decay; that
+    # position is refused here rather than read as another option
+    w = ng.zeros(2, requires_grad=True)
+    with pytest.raises(TypeError):
+        ng.optim.ASGD([w], 0.01, 1e-4, 0.75, 1e6, 0, None)
+
+
+def test_construction_errors_match_torch():
+    torch = _torch()
+    cases = [
+        ("Adadelta", {"lr": -1.0}, "Invalid learning rate: -1.0"),
+        ("Adadelta", {"rho": 1.5}, "Invalid rho value: 1.5"),
+        ("Adadelta", {"rho": -0.1}, "Invalid rho value: -0.1"),
+        ("Adadelta", {"eps": -1e-6}, "Invalid epsilon value: -1e-06"),
+        ("Adadelta", {"weight_decay": -1.0}, "Invalid weight_decay value: -1.0"),
+        ("Adamax", {"lr": -0.1}, "Invalid learning rate: -0.1"),
+        ("Adamax", {"eps": -1.0}, "Invalid epsilon value: -1.0"),
+        ("Adamax", {"betas": (1.0, 0.9)}, "Invalid beta parameter at index 0: 1.0"),
+        ("Adamax", {"betas": (0.9, -0.1)}, "Invalid beta parameter at index 1: -0.1"),
+        ("Adamax", {"weight_decay": -0.5}, "Invalid weight_decay value: -0.5"),
+        ("NAdam", {"lr": -0.1}, "Invalid learning rate: -0.1"),
+        ("NAdam", {"eps": -1.0}, "Invalid epsilon value: -1.0"),
+        ("NAdam", {"betas": (-0.1, 0.9)}, "Invalid beta parameter at index 0: -0.1"),
+        ("NAdam", {"betas": (0.9, 1.0)}, "Invalid beta parameter at index 1: 1.0"),
+        ("NAdam", {"weight_decay": -0.5}, "Invalid weight_decay value: -0.5"),
+        ("NAdam", {"momentum_decay": -0.5}, "Invalid momentum_decay value: -0.5"),
+        ("RAdam", {"lr": -0.1}, "Invalid learning rate: -0.1"),
+        ("RAdam", {"eps": -1.0}, "Invalid epsilon value: -1.0"),
+        ("RAdam", {"betas": (1.5, 0.9)}, "Invalid beta parameter at index 0: 1.5"),
+        ("RAdam", {"betas": (0.9, 1.5)}, "Invalid beta parameter at index 1: 1.5"),
+        ("RAdam", {"weight_decay": -0.5}, "Invalid weight_decay value: -0.5"),
+        ("ASGD", {"lr": -0.1}, "Invalid learning rate: -0.1"),
+        ("ASGD", {"weight_decay": -0.5}, "Invalid weight_decay value: -0.5"),
+        ("Rprop", {"lr": -0.1}, "Invalid learning rate: -0.1"),
+        ("Rprop", {"etas": (0.0, 1.2)}, "Invalid eta values: 0.0, 1.2"),
+        ("Rprop", {"etas": (0.5, 1.0)}, "Invalid eta values: 0.5, 1.0"),
+        ("Rprop", {"etas": (1.0, 1.2)}, "Invalid eta values: 1.0, 1.2"),
+    ]
+    for cls, kw, msg in cases:
+        for mod in (ng, torch):
+            w = mod.zeros(2, requires_grad=True)
+            with pytest.raises(ValueError) as info:
+                getattr(mod.optim, cls)([w], **kw)
+            assert str(info.value) == msg, (mod.__name__, cls, kw)
+    for mod in (ng, torch):
+        w = mod.zeros(2, requires_grad=True)
+        with pytest.raises(ValueError, match="Tensor lr must be 1-element"):
+            mod.optim.NAdam([w], lr=mod.ones(2))
+
+
+def test_tensor_lr_matches_float_lr():
+    for cls in ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"]:
+        a, _ = _run(ng, cls, {"lr": 0.01}, n=5)
+        b, _ = _run(ng, cls, {"lr": ng.tensor(0.01, dtype=ng.float64)}, n=5)
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_step_updates_in_place_and_skips_missing_grads():
+    for cls in ["Adadelta", "Adamax", "NAdam", "RAdam", "ASGD", "Rprop"]:
+        w = ng.ones(100, requires_grad=True)
+        u = ng.ones(3, requires_grad=True)
+        view = w.detach().numpy()
+        opt = getattr(ng.optim, cls)([w, u], lr=0.1)
+        (w * w).sum().backward()
+        v0 = w._version
+        opt.step()
+        assert w._version == v0 + 1
+        assert view[0] != 1.0  # the same memory was written
+        assert u not in opt.state and u.tolist() == [1.0, 1.0, 1.0]
