@@ -380,3 +380,245 @@ def test_step_updates_in_place_and_skips_missing_grads():
         assert w._version == v0 + 1
         assert view[0] != 1.0  # the same memory was written
         assert u not in opt.state and u.tolist() == [1.0, 1.0, 1.0]
+
+
+# -- schedulers -------------------------------------------------------------------------------
+def _sched_lrs(mod, make, epochs=40, opt_cls="SGD"):
+    ps = [mod.zeros(2, requires_grad=True), mod.zeros(3, requires_grad=True)]
+    groups = [{"params": ps[:1]}, {"params": ps[1:], "lr": 0.3}]
+    if opt_cls == "SGD":
+        opt = mod.optim.SGD(groups, lr=1.0, momentum=0.9)
+    else:
+        opt = getattr(mod.optim, opt_cls)(groups, lr=1.0)
+    sched = make(mod.optim.lr_scheduler, opt)
+    out = [list(sched.get_last_lr())]
+    moms = []
+    for _ in range(epochs):
+        opt.step()
+        sched.step()
+        out.append(list(sched.get_last_lr()))
+        assert out[-1] == [g["lr"] for g in opt.param_groups]
+        moms.append([g.get("momentum", g.get("betas")) for g in opt.param_groups])
+    return out, moms, sched, opt
+
+
+class _Halve:
+    """A callable object (its state is saved by the schedulers' state_dict)."""
+
+    def __init__(self):
+        self.factor = 0.5
+
+    def __call__(self, x):
+        return self.factor ** (x % 3)
+
+
+SCHEDULERS = {
+    "MultiplicativeLR": lambda m, o: m.MultiplicativeLR(o, lambda e: 0.9 if e % 2 else 1.05),
+    "MultiplicativeLR-list": lambda m, o: m.MultiplicativeLR(o, [lambda e: 0.95, lambda e: 0.8]),
+    "PolynomialLR": lambda m, o: m.PolynomialLR(o),
+    "PolynomialLR-p2": lambda m, o: m.PolynomialLR(o, total_iters=17, power=2.0),
+    "PolynomialLR-p0.5": lambda m, o: m.PolynomialLR(o, total_iters=30, power=0.5),
+    "CyclicLR": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=4),
+    "CyclicLR-tri2": lambda m, o: m.CyclicLR(
+        o, [0.01, 0.02], [0.1, 0.5], step_size_up=3, step_size_down=5, mode="triangular2"
+    ),
+    "CyclicLR-exp": lambda m, o: m.CyclicLR(
+        o,
+        0.01,
+        0.1,
+        step_size_up=5,
+        mode="exp_range",
+        gamma=0.97,
+        base_momentum=[0.7, 0.6],
+        max_momentum=0.95,
+    ),
+    "CyclicLR-fn": lambda m, o: m.CyclicLR(
+        o,
+        0.01,
+        0.1,
+        step_size_up=2,
+        scale_fn=lambda x: 1 / (1 + x),
+        scale_mode="iterations",
+        cycle_momentum=False,
+    ),
+    "CyclicLR-obj": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=3, scale_fn=_Halve()),
+    "ChainedScheduler": lambda m, o: m.ChainedScheduler(
+        [m.ConstantLR(o, factor=0.1, total_iters=4), m.ExponentialLR(o, gamma=0.9)]
+    ),
+    "ChainedScheduler-3": lambda m, o: m.ChainedScheduler(
+        [
+            m.LinearLR(o, start_factor=0.2, total_iters=5),
+            m.MultiplicativeLR(o, lambda e: 0.97),
+            m.PolynomialLR(o, total_iters=30, power=1.5),
+        ],
+        optimizer=o,
+    ),
+    "SequentialLR-new": lambda m, o: m.SequentialLR(
+        o,
+        [
+            m.LinearLR(o, start_factor=0.1, total_iters=5),
+            m.PolynomialLR(o, total_iters=10, power=2.0),
+            m.MultiplicativeLR(o, lambda e: 0.9),
+        ],
+        milestones=[5, 12],
+    ),
+    "SequentialLR-chained": lambda m, o: m.SequentialLR(
+        o,
+        [
+            m.ChainedScheduler(
+                [m.ExponentialLR(o, gamma=0.9), m.CosineAnnealingLR(o, T_max=6, eta_min=0.01)]
+            ),
+            m.ConstantLR(o, factor=0.5, total_iters=3),
+            m.StepLR(o, step_size=3, gamma=0.7),
+        ],
+        milestones=[9, 15],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_scheduler_sequence_matches_torch(name):
+    torch = _torch()
+    ours, moms, _, _ = _sched_lrs(ng, SCHEDULERS[name])
+    theirs, tmoms, _, _ = _sched_lrs(torch, SCHEDULERS[name])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(moms, tmoms, rtol=1e-13, atol=1e-15)
+    assert len({tuple(x) for x in ours}) > 3
+
+
+@pytest.mark.parametrize("opt_cls", ["Adam", "NAdam", "RAdam", "Adamax"])
+def test_cyclic_lr_cycles_beta1_like_torch(opt_cls):
+    torch = _torch()
+
+    def make(m, o):
+        return m.CyclicLR(o, 0.01, 0.1, step_size_up=3, base_momentum=0.5, max_momentum=0.9)
+
+    ours, moms, _, _ = _sched_lrs(ng, make, epochs=12, opt_cls=opt_cls)
+    theirs, tmoms, _, _ = _sched_lrs(torch, make, epochs=12, opt_cls=opt_cls)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13)
+    np.testing.assert_allclose(moms, tmoms, rtol=1e-13)
+    assert len({m[0][0] for m in moms}) > 2
+
+
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_scheduler_state_dict_resume(name):
+    make = SCHEDULERS[name]
+    full, _, _, _ = _sched_lrs(ng, make, epochs=30)
+    _, _, sched, opt = _sched_lrs(ng, make, epochs=12)
+    saved_opt = copy.deepcopy(opt.state_dict())
+    saved_sched = pickle.loads(pickle.dumps(sched.state_dict()))
+    assert "optimizer" not in saved_sched
+    ps = [ng.zeros(2, requires_grad=True), ng.zeros(3, requires_grad=True)]
+    opt2 = ng.optim.SGD([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.3}], lr=1.0, momentum=0.9)
+    sched2 = make(ng.optim.lr_scheduler, opt2)
+    opt2.load_state_dict(saved_opt)
+    sched2.load_state_dict(saved_sched)
+    rest = []
+    for _ in range(18):
+        opt2.step()
+        sched2.step()
+        rest.append(sched2.get_last_lr())
+    np.testing.assert_allclose(rest, full[13:], rtol=1e-15)
+
+
+def test_scheduler_state_dict_matches_torch_keys():
+    torch = _torch()
+    for name in ["MultiplicativeLR", "PolynomialLR-p2", "CyclicLR-exp", "CyclicLR-obj"]:
+        _, _, sched, _ = _sched_lrs(ng, SCHEDULERS[name], epochs=5)
+        _, _, tsched, _ = _sched_lrs(torch, SCHEDULERS[name], epochs=5)
+        sd, tsd = sched.state_dict(), tsched.state_dict()
+        assert set(sd) == set(tsd), name
+        for k in ("last_epoch", "_step_count", "base_lrs", "_last_lr"):
+            assert sd[k] == pytest.approx(tsd[k], rel=1e-13), (name, k)
+    _, _, sched, _ = _sched_lrs(ng, SCHEDULERS["CyclicLR-obj"], epochs=2)
+    assert sched.state_dict()["_scale_fn_custom"] == {"factor": 0.5}
+    _, _, sched, _ = _sched_lrs(ng, SCHEDULERS["CyclicLR-fn"], epochs=2)
+    assert sched.state_dict()["_scale_fn_custom"] is None  # a plain function is not saved
+
+
+def test_polynomial_closed_form_and_warnings_match_torch():
+    torch = _torch()
+    res = []
+    for mod in (ng, torch):
+        opt = mod.optim.SGD([mod.zeros(1, requires_grad=True)], lr=1.0)
+        sched = mod.optim.lr_scheduler.PolynomialLR(opt, total_iters=8, power=3.0)
+        with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+            sched.step()
+        with pytest.warns(UserWarning, match="epoch parameter"):
+            sched.step(5)
+        res.append(sched.get_last_lr())
+        with pytest.warns(UserWarning, match="get_last_lr"):
+            sched.get_lr()
+    assert res[0] == pytest.approx(res[1], rel=1e-15)
+
+
+def test_sequential_restart_of_a_chain_raises_as_in_torch():
+    # SequentialLR restarts a scheduler at its milestone from its closed form (or get_lr);
+    # a ChainedScheduler has neither, in PyTorch as here
+    torch = _torch()
+    for mod in (ng, torch):
+        S = mod.optim.lr_scheduler
+        opt = mod.optim.SGD([mod.zeros(1, requires_grad=True)], lr=1.0)
+        chain = S.ChainedScheduler([S.ExponentialLR(opt, gamma=0.9)])
+        sched = S.SequentialLR(opt, [S.ConstantLR(opt, 0.5, 2), chain], milestones=[2])
+        opt.step()
+        sched.step()
+        with pytest.raises(NotImplementedError):
+            sched.step()
+
+
+def test_sequential_restart_does_not_warn():
+    # PyTorch 2.13 restarts the scheduler at a milestone with _update_lr(0), not step(0)
+    import warnings
+
+    opt = ng.optim.SGD([ng.zeros(1, requires_grad=True)], lr=1.0)
+    S = ng.optim.lr_scheduler
+    sched = S.SequentialLR(
+        opt, [S.ConstantLR(opt, 0.5, 2), S.ExponentialLR(opt, 0.9)], milestones=[2]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(4):
+            opt.step()
+            sched.step()
+
+
+def _check_scheduler_errors(mod):
+    if True:
+        S = mod.optim.lr_scheduler
+        opt = mod.optim.SGD([mod.zeros(1, requires_grad=True)], lr=1.0)
+        adagrad = mod.optim.Adagrad([mod.zeros(1, requires_grad=True)], lr=1.0)
+        other = mod.optim.SGD([mod.zeros(1, requires_grad=True)], lr=1.0)
+        checks = [
+            (ValueError, "Expected 1 lr_lambdas, but got 2",
+             lambda: S.MultiplicativeLR(opt, [lambda e: 1, lambda e: 1])),
+            (TypeError, "lr_lambda should be a function, but got float",
+             lambda: S.MultiplicativeLR(opt, 0.5)),
+            (ValueError, "mode is invalid and scale_fn is None",
+             lambda: S.CyclicLR(opt, 0.1, 1.0, mode="sine")),
+            (ValueError, "optimizer must support momentum or beta1",
+             lambda: S.CyclicLR(adagrad, 0.1, 1.0)),
+            (ValueError, "max_lr must have the same length as optimizer.param_groups",
+             lambda: S.CyclicLR(opt, 0.1, [1.0, 2.0])),
+            (TypeError, "is not an Optimizer", lambda: S.CyclicLR(object(), 0.1, 1.0)),
+            (ValueError, "expects at least one scheduler to be chained",
+             lambda: S.ChainedScheduler([])),
+            (ValueError, "does not support `ReduceLROnPlateau`",
+             lambda: S.ChainedScheduler([S.ReduceLROnPlateau(opt)])),
+            (ValueError, "expects all schedulers to belong to the same optimizer",
+             lambda: S.ChainedScheduler([S.StepLR(opt, 2), S.StepLR(other, 2)])),
+            (TypeError, "should have `optimizer` as its attribute",
+             lambda: S.ChainedScheduler([object()], optimizer=opt)),
+        ]  # fmt: skip
+        for exc, msg, fn in checks:
+            with pytest.raises(exc, match=msg):
+                fn()
+        assert issubclass(S._LRScheduler, S.LRScheduler)
+        with pytest.raises(TypeError):
+            S.StepLR(opt, 2, verbose=True)  # removed in PyTorch 2.13
+
+
+def test_new_scheduler_errors_match_torch():
+    torch = _torch()
+    for mod in (ng, torch):
+        _check_scheduler_errors(mod)
