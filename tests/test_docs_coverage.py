@@ -34,6 +34,7 @@ NAMESPACES = [
     "numbagrad.nn.parallel",
     "numbagrad.optim",
     "numbagrad.optim.lr_scheduler",
+    "numbagrad.optim.swa_utils",
     "numbagrad.linalg",
     "numbagrad.special",
     "numbagrad.distributed",

@@ -622,3 +622,129 @@ def test_new_scheduler_errors_match_torch():
     torch = _torch()
     for mod in (ng, torch):
         _check_scheduler_errors(mod)
+
+
+# -- swa_utils --------------------------------------------------------------------------------
+def _swa_run(mod, make, n=6):
+    """Train a small model with SGD and fold it into ``make(model)`` after each step; the
+    averaged parameters and buffers (NumPy copies)."""
+    gen = np.random.default_rng(7)
+
+    class Net(mod.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = mod.nn.Linear(3, 2, dtype=mod.float64)
+            self.register_buffer("count", mod.zeros(2, dtype=mod.float64))
+
+        def forward(self, x):
+            return self.lin(x)
+
+    net = Net()
+    with mod.no_grad():
+        net.lin.weight.copy_(mod.from_numpy(gen.standard_normal((2, 3))))
+        net.lin.bias.copy_(mod.from_numpy(gen.standard_normal(2)))
+    avg = make(mod.optim.swa_utils, net)
+    opt = mod.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(n):
+        opt.zero_grad()
+        net(mod.from_numpy(gen.standard_normal((4, 3)))).pow(2).sum().backward()
+        opt.step()
+        with mod.no_grad():
+            net.count.add_(1.5)
+        avg.update_parameters(net)
+    out = [p.detach().numpy().copy() for p in avg.module.parameters()]
+    out += [b.detach().numpy().copy() for b in avg.module.buffers()]
+    return out, int(avg.n_averaged)
+
+
+AVERAGERS = {
+    "swa": lambda S, m: S.AveragedModel(m),
+    "swa-buffers": lambda S, m: S.AveragedModel(m, use_buffers=True),
+    "ema-multi": lambda S, m: S.AveragedModel(m, multi_avg_fn=S.get_ema_multi_avg_fn(0.9)),
+    "swa-multi": lambda S, m: S.AveragedModel(m, multi_avg_fn=S.get_swa_multi_avg_fn()),
+    "ema": lambda S, m: S.AveragedModel(m, avg_fn=S.get_ema_avg_fn(0.7), use_buffers=True),
+    "swa-fn": lambda S, m: S.AveragedModel(m, avg_fn=S.get_swa_avg_fn()),
+}
+
+
+@pytest.mark.parametrize("name", list(AVERAGERS))
+def test_averaged_model_matches_torch(name):
+    torch = _torch()
+    ours, n = _swa_run(ng, AVERAGERS[name])
+    theirs, tn = _swa_run(torch, AVERAGERS[name])
+    assert n == tn == 6
+    _assert_close(ours, theirs, tol=1e-14)
+
+
+def test_averaged_model_is_the_mean_and_forwards():
+    torch_free = []
+    model = ng.nn.Linear(2, 1, bias=False)
+    swa = ng.optim.swa_utils.AveragedModel(model)
+    for v in (1.0, 2.0, 3.0, 10.0):
+        with ng.no_grad():
+            model.weight.fill_(v)
+        swa.update_parameters(model)
+        torch_free.append(v)
+    np.testing.assert_allclose(swa.module.weight.detach().numpy(), np.mean(torch_free))
+    assert swa(ng.ones(1, 2)).tolist() == [[8.0]]
+    assert swa.module is not model and model.weight.tolist() == [[10.0, 10.0]]
+    with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
+        ng.optim.swa_utils.AveragedModel(
+            model, avg_fn=lambda *a: a[0], multi_avg_fn=lambda *a: None
+        )
+
+
+def test_swa_errors_match_torch():
+    torch = _torch()
+    for mod in (ng, torch):
+        S = mod.optim.swa_utils
+        opt = mod.optim.SGD([mod.zeros(1, requires_grad=True)], lr=1.0)
+        for bad in (-0.1, 1.5):
+            with pytest.raises(ValueError, match="Invalid decay value"):
+                S.get_ema_avg_fn(bad)
+            with pytest.raises(ValueError, match="Invalid decay value"):
+                S.get_ema_multi_avg_fn(bad)
+        with pytest.raises(ValueError, match="anneal_strategy must be one of 'cos' or 'linear'"):
+            S.SWALR(opt, 0.1, anneal_strategy="step")
+        with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
+            S.SWALR(opt, 0.1, anneal_epochs=-1)
+        with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
+            S.SWALR(opt, 0.1, anneal_epochs=2.5)
+
+
+SWALRS = {
+    "cos": lambda m, o: m.SWALR(o, swa_lr=0.05),
+    "linear-list": lambda m, o: m.SWALR(
+        o, swa_lr=[0.05, 0.5], anneal_epochs=7, anneal_strategy="linear"
+    ),
+    "zero-epochs": lambda m, o: m.SWALR(o, swa_lr=0.2, anneal_epochs=0),
+    "after-cosine": lambda m, o: m.SWALR(o, swa_lr=0.01, anneal_epochs=4),
+}
+
+
+@pytest.mark.parametrize("name", list(SWALRS))
+def test_swalr_matches_torch(name):
+    torch = _torch()
+
+    res = []
+    for mod in (ng, torch):
+        ps = [mod.zeros(2, requires_grad=True), mod.zeros(3, requires_grad=True)]
+        opt = mod.optim.SGD([{"params": ps[:1]}, {"params": ps[1:], "lr": 0.3}], lr=1.0)
+        sched = SWALRS[name](mod.optim.swa_utils, opt)
+        out = [list(sched.get_last_lr())]
+        for i in range(15):
+            opt.step()
+            sched.step()
+            out.append(list(sched.get_last_lr()))
+            if i == 6:  # a checkpoint in the middle: resume from it in a fresh scheduler
+                state = pickle.loads(pickle.dumps(sched.state_dict()))
+                assert "anneal_func" not in state and "optimizer" not in state
+                lrs = [g["lr"] for g in opt.param_groups]
+                sched2 = SWALRS[name](mod.optim.swa_utils, opt)  # its first step moves lr
+                sched2.load_state_dict(state)
+                for g, lr in zip(opt.param_groups, lrs):
+                    g["lr"] = lr
+                sched = sched2
+        res.append(out)
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-13)
+    assert res[0][-1] != [1.0, 0.3]  # the rates did move to swa_lr

@@ -6,7 +6,7 @@ in place under ``no_grad``; large parameters go through fused one-pass Numba ker
 not supported (numbagrad has neither).
 """
 
-from numbagrad.optim import lr_scheduler
+from numbagrad.optim import lr_scheduler, swa_utils
 from numbagrad.optim.adadelta import Adadelta
 from numbagrad.optim.adagrad import Adagrad
 from numbagrad.optim.adam import Adam
@@ -36,4 +36,5 @@ __all__ = [
     "RMSprop",
     "Rprop",
     "lr_scheduler",
+    "swa_utils",
 ]
