@@ -309,7 +309,7 @@ def adamax_update(p, g, m, u, step, *, lr, beta1, beta2, eps, weight_decay, maxi
     d = _decayed(p, g, wd, maximize)
     _lerp_(m, d, w1, small1)
     u *= b2
-    a = np.abs(d)
+    a = np.maximum(d, -d)  # |d| (NaN stays); a ufunc CUDA arrays have
     a += eps_
     np.maximum(u, a, out=u)  # torch.maximum: NaN wins, as np.maximum
     p += (neg_clr * m) / u
@@ -476,7 +476,8 @@ def rprop_update(
 ):
     """``_single_tensor_rprop`` for one parameter: ``prev`` is the previous (masked)
     gradient, ``step_size`` the per-element step. ``torch.sign`` is 0 for NaN, so a NaN
-    product of the gradients leaves the step size alone and a NaN gradient moves nothing."""
+    product of the gradients leaves the step size alone and a NaN gradient moves the
+    parameter by ``-0 * step_size`` (nothing, for a finite step size)."""
     _check(p, g, prev, step_size)
     dt = p.dtype.type
     em, ep, lo, hi = dt(etaminus), dt(etaplus), dt(step_size_min), dt(step_size_max)
