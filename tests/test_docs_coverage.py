@@ -34,6 +34,7 @@ NAMESPACES = [
     "numbagrad.nn.parallel",
     "numbagrad.optim",
     "numbagrad.optim.lr_scheduler",
+    "numbagrad.optim.swa_utils",
     "numbagrad.linalg",
     "numbagrad.special",
     "numbagrad.distributed",
@@ -177,7 +178,8 @@ _INTERNAL = re.compile(
     r"numbagrad\.(_|kernels\b|ops\b|serialization$|backends$|utils$|warmup$|(\w+\.)*conftest$"
     r"|autograd\.(engine|function|grad_mode|anomaly_mode|variable)$"
     r"|nn\.(modules\b|parameter$|parallel\.distributed$)"
-    r"|optim\.(adagrad|adam|adamw|lbfgs|optimizer|rmsprop|sgd)$)"
+    r"|optim\.(adadelta|adagrad|adam|adamax|adamw|asgd|lbfgs|nadam|optimizer|radam|rmsprop"
+    r"|rprop|sgd)$)"
 )
 
 

@@ -6,13 +6,35 @@ in place under ``no_grad``; large parameters go through fused one-pass Numba ker
 not supported (numbagrad has neither).
 """
 
-from numbagrad.optim import lr_scheduler
+from numbagrad.optim import lr_scheduler, swa_utils
+from numbagrad.optim.adadelta import Adadelta
 from numbagrad.optim.adagrad import Adagrad
 from numbagrad.optim.adam import Adam
+from numbagrad.optim.adamax import Adamax
 from numbagrad.optim.adamw import AdamW
+from numbagrad.optim.asgd import ASGD
 from numbagrad.optim.lbfgs import LBFGS
+from numbagrad.optim.nadam import NAdam
 from numbagrad.optim.optimizer import Optimizer
+from numbagrad.optim.radam import RAdam
 from numbagrad.optim.rmsprop import RMSprop
+from numbagrad.optim.rprop import Rprop
 from numbagrad.optim.sgd import SGD
 
-__all__ = ["LBFGS", "SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = [
+    "ASGD",
+    "LBFGS",
+    "SGD",
+    "Adadelta",
+    "Adagrad",
+    "Adam",
+    "AdamW",
+    "Adamax",
+    "NAdam",
+    "Optimizer",
+    "RAdam",
+    "RMSprop",
+    "Rprop",
+    "lr_scheduler",
+    "swa_utils",
+]

@@ -18,7 +18,19 @@ from numbagrad.kernels import lazy
 # (NOTE [Lazy kernels] in ``numbagrad/kernels/__init__.py``)
 K = lazy("numbagrad.kernels.cpu.optim")
 
-__all__ = ["FUSED_MIN", "adagrad_update", "adam_update", "rmsprop_update", "sgd_update"]
+__all__ = [
+    "FUSED_MIN",
+    "adadelta_update",
+    "adagrad_update",
+    "adam_update",
+    "adamax_update",
+    "asgd_update",
+    "nadam_update",
+    "radam_update",
+    "rmsprop_update",
+    "rprop_update",
+    "sgd_update",
+]
 
 # Elements from which the fused kernel replaces the NumPy ops. Measured on the 2-core
 # development machine (float64, best of 5x2000 calls, the call through this module
@@ -236,3 +248,262 @@ def adagrad_update(p, g, acc, step, *, lr, lr_decay, eps, weight_decay, maximize
     std = np.sqrt(acc)
     std += eps_
     p += (neg_clr * d) / std
+
+
+def _decayed(p, g, wd, maximize):
+    """The gradient negated when maximizing, plus ``wd * p`` (L2 weight decay), as a new
+    array or ``g`` itself (never written)."""
+    d = -g if maximize else g
+    if wd != 0:
+        d = d + wd * p
+    return d
+
+
+def adadelta_update(p, g, sq, acc, *, lr, rho, eps, weight_decay, maximize):
+    """``_single_tensor_adadelta`` for one parameter; ``sq`` is ``square_avg``, ``acc``
+    ``acc_delta``."""
+    _check(p, g, sq, acc)
+    dt = p.dtype.type
+    rho_, c, eps_, neg_lr, wd = dt(rho), dt(1 - rho), dt(eps), dt(-lr), dt(weight_decay)
+    if _fused_ok(p, g):
+        K.adadelta_step(
+            _flat(p), _flat(g), _flat(sq), _flat(acc), rho_, c, eps_, neg_lr, wd, bool(maximize)
+        )
+        return
+    d = _decayed(p, g, wd, maximize)
+    sq *= rho_
+    sq += (c * d) * d
+    std = np.sqrt(sq + eps_)
+    delta = np.sqrt(acc + eps_)
+    delta /= std
+    delta *= d
+    acc *= rho_
+    acc += (c * delta) * delta
+    p += neg_lr * delta
+
+
+def adamax_update(p, g, m, u, step, *, lr, beta1, beta2, eps, weight_decay, maximize):
+    """``_single_tensor_adamax`` (not capturable) for one parameter at step ``step`` (after
+    its increment); ``m`` is ``exp_avg``, ``u`` ``exp_inf``."""
+    _check(p, g, m, u)
+    dt = p.dtype.type
+    w1 = 1 - beta1
+    small1 = abs(w1) < 0.5
+    clr = lr / (1 - beta1**step)
+    w1, b2, eps_, neg_clr, wd = dt(w1), dt(beta2), dt(eps), dt(-clr), dt(weight_decay)
+    if _fused_ok(p, g):
+        K.adamax_step(
+            _flat(p),
+            _flat(g),
+            _flat(m),
+            _flat(u),
+            w1,
+            small1,
+            b2,
+            eps_,
+            neg_clr,
+            wd,
+            bool(maximize),
+        )
+        return
+    d = _decayed(p, g, wd, maximize)
+    _lerp_(m, d, w1, small1)
+    u *= b2
+    a = np.maximum(d, -d)  # |d| (NaN stays); a ufunc CUDA arrays have
+    a += eps_
+    np.maximum(u, a, out=u)  # torch.maximum: NaN wins, as np.maximum
+    p += (neg_clr * m) / u
+
+
+def nadam_update(
+    p,
+    g,
+    m,
+    v,
+    mu_product,
+    step,
+    *,
+    lr,
+    beta1,
+    beta2,
+    eps,
+    weight_decay,
+    momentum_decay,
+    decoupled,
+    maximize,
+):
+    """``_single_tensor_nadam`` (not capturable) for one parameter at step ``step`` (after
+    its increment). ``mu_product`` is the 0-d ``mu_product`` state array, multiplied in its
+    own dtype as PyTorch's scalar tensor is."""
+    _check(p, g, m, v)
+    dt = p.dtype.type
+    bias_correction2 = 1 - beta2**step
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    st = mu_product.dtype.type
+    mu_product.fill(st(float(mu_product)) * st(mu))
+    mp = float(mu_product)
+    mu_product_next = mp * mu_next
+    c_grad = -lr * (1.0 - mu) / (1.0 - mp)
+    c_avg = (-lr * mu_next) / (1.0 - mu_product_next)
+    w1 = 1 - beta1
+    small1 = abs(w1) < 0.5
+    w1, b2, c2, bc2, eps_ = dt(w1), dt(beta2), dt(1 - beta2), dt(bias_correction2), dt(eps)
+    wd, decay_mul, c_grad, c_avg = (
+        dt(weight_decay),
+        dt(1 - lr * weight_decay),
+        dt(c_grad),
+        dt(c_avg),
+    )
+    if _fused_ok(p, g):
+        K.nadam_step(
+            _flat(p),
+            _flat(g),
+            _flat(m),
+            _flat(v),
+            w1,
+            small1,
+            b2,
+            c2,
+            bc2,
+            eps_,
+            c_grad,
+            c_avg,
+            wd,
+            bool(decoupled),
+            decay_mul,
+            bool(maximize),
+        )
+        return
+    d = -g if maximize else g
+    if weight_decay != 0:
+        if decoupled:
+            p *= decay_mul
+        else:
+            d = d + wd * p
+    _lerp_(m, d, w1, small1)
+    v *= b2
+    v += (c2 * d) * d
+    denom = np.sqrt(v / bc2)
+    denom += eps_
+    p += (c_grad * d) / denom
+    p += (c_avg * m) / denom
+
+
+def radam_update(p, g, m, v, step, *, lr, beta1, beta2, eps, weight_decay, decoupled, maximize):
+    """``_single_tensor_radam`` (not capturable) for one parameter at step ``step`` (after
+    its increment)."""
+    _check(p, g, m, v)
+    dt = p.dtype.type
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    rho_inf = 2 / (1 - beta2) - 1
+    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
+    rectify = rho_t > 5.0
+    rect = (
+        ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        if rectify
+        else 1.0
+    )
+    w1 = 1 - beta1
+    small1 = abs(w1) < 0.5
+    w1, b2, c2, eps_ = dt(w1), dt(beta2), dt(1 - beta2), dt(eps)
+    bc1, bc2_sqrt, lr_, rect = dt(bias_correction1), dt(bias_correction2**0.5), dt(lr), dt(rect)
+    wd, decay_mul = dt(weight_decay), dt(1 - lr * weight_decay)
+    if _fused_ok(p, g):
+        K.radam_step(
+            _flat(p),
+            _flat(g),
+            _flat(m),
+            _flat(v),
+            w1,
+            small1,
+            b2,
+            c2,
+            eps_,
+            bc1,
+            bc2_sqrt,
+            lr_,
+            bool(rectify),
+            rect,
+            wd,
+            bool(decoupled),
+            decay_mul,
+            bool(maximize),
+        )
+        return
+    d = -g if maximize else g
+    if weight_decay != 0:
+        if decoupled:
+            p *= decay_mul
+        else:
+            d = d + wd * p
+    _lerp_(m, d, w1, small1)
+    v *= b2
+    v += (c2 * d) * d
+    upd = (m / bc1) * lr_
+    if rectify:
+        sqrt_v = np.sqrt(v)
+        sqrt_v += eps_
+        upd = (upd * (bc2_sqrt / sqrt_v)) * rect
+    p += dt(-1) * upd
+
+
+def asgd_update(p, g, ax, eta, mu, *, lambd, weight_decay, maximize):
+    """``_single_tensor_asgd`` (not capturable) for one parameter, up to the update of the
+    scalar ``eta`` and ``mu`` (the caller's): ``eta`` and ``mu`` are their current values
+    (floats read from the state)."""
+    _check(p, g, ax)
+    dt = p.dtype.type
+    decay_mul, neg_eta, mu_, wd = dt(1 - lambd * eta), dt(-eta), dt(mu), dt(weight_decay)
+    average = mu != 1
+    if _fused_ok(p, g):
+        K.asgd_step(
+            _flat(p), _flat(g), _flat(ax), decay_mul, neg_eta, average, mu_, wd, bool(maximize)
+        )
+        return
+    d = _decayed(p, g, wd, maximize)
+    p *= decay_mul
+    p += neg_eta * d
+    if average:
+        ax += (p - ax) * mu_
+    else:
+        ax[...] = p
+
+
+def rprop_update(
+    p, g, prev, step_size, *, etaminus, etaplus, step_size_min, step_size_max, maximize
+):
+    """``_single_tensor_rprop`` for one parameter: ``prev`` is the previous (masked)
+    gradient, ``step_size`` the per-element step. ``torch.sign`` is 0 for NaN, so a NaN
+    product of the gradients leaves the step size alone and a NaN gradient moves the
+    parameter by ``-0 * step_size`` (nothing, for a finite step size)."""
+    _check(p, g, prev, step_size)
+    dt = p.dtype.type
+    em, ep, lo, hi = dt(etaminus), dt(etaplus), dt(step_size_min), dt(step_size_max)
+    one, zero = dt(1), dt(0)
+    if _fused_ok(p, g):
+        K.rprop_step(
+            _flat(p),
+            _flat(g),
+            _flat(prev),
+            _flat(step_size),
+            em,
+            ep,
+            lo,
+            hi,
+            one,
+            zero,
+            bool(maximize),
+        )
+        return
+    d = -g if maximize else g
+    s = d * prev
+    factor = np.where(s > zero, ep, np.where(s < zero, em, one))
+    step_size *= factor
+    np.maximum(step_size, lo, out=step_size)
+    np.minimum(step_size, hi, out=step_size)
+    d = np.where(s < zero, zero, d)  # PyTorch: grad[sign == etaminus] = 0
+    sign = np.where(d > zero, one, np.where(d < zero, -one, zero))
+    p += (-sign) * step_size
+    prev[...] = d

@@ -15,21 +15,25 @@ import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
-from functools import wraps
+from functools import partial, wraps
 
 from numbagrad._tensor import Tensor
 from numbagrad.optim.optimizer import Optimizer
 
 __all__ = [
+    "ChainedScheduler",
     "ConstantLR",
     "CosineAnnealingLR",
     "CosineAnnealingWarmRestarts",
+    "CyclicLR",
     "ExponentialLR",
     "LRScheduler",
     "LambdaLR",
     "LinearLR",
     "MultiStepLR",
+    "MultiplicativeLR",
     "OneCycleLR",
+    "PolynomialLR",
     "ReduceLROnPlateau",
     "SequentialLR",
     "StepLR",
@@ -222,6 +226,12 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Advance ``last_epoch`` (or set it to ``epoch``, closed form) and set the rates;
+        what ``step`` does after its checks (``SequentialLR`` calls it to restart a
+        scheduler at its milestone without a warning)."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -238,6 +248,10 @@ class LRScheduler:
         for group, lr in zip(self.optimizer.param_groups, values):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
+
+
+class _LRScheduler(LRScheduler):
+    """PyTorch's older name of :class:`LRScheduler` (a subclass of it, as in PyTorch)."""
 
 
 class LambdaLR(LRScheduler):
@@ -860,7 +874,7 @@ class SequentialLR(LRScheduler):
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
         if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
-            scheduler.step(0)
+            scheduler._update_lr(0)  # restarted at its closed form, without a warning
         else:
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
@@ -1160,3 +1174,401 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, values):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
+
+
+class MultiplicativeLR(LRScheduler):
+    """Multiply the learning rate by ``lr_lambda(epoch)`` every epoch (PyTorch's
+    ``MultiplicativeLR``; the rate at construction is left as it is).
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    lr_lambda : callable or list of callable
+        The factor of an epoch, or one function per parameter group.
+    last_epoch : int, default -1
+
+    Raises
+    ------
+    ValueError
+        If a list of functions does not have one per group.
+    TypeError
+        If a factor is not callable.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import MultiplicativeLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = MultiplicativeLR(opt, lambda epoch: 0.5)
+    >>> opt.step(); sched.step(); opt.step(); sched.step()
+    >>> sched.get_last_lr()
+    [0.25]
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        if not isinstance(lr_lambda, (list, tuple)):
+            self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
+        else:
+            if len(lr_lambda) != len(optimizer.param_groups):
+                raise ValueError(
+                    f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+                )
+            self.lr_lambdas = list(lr_lambda)
+        for fn in self.lr_lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        super().__init__(optimizer, last_epoch)
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
+
+    def get_lr(self):
+        """The current rates times ``lr_lambda(last_epoch)`` (unchanged at construction)."""
+        self._warn_outside_step()
+        if self._is_initial:
+            return _group_values(self.optimizer, "lr")
+        return [
+            g["lr"] * fn(self.last_epoch)
+            for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)
+        ]
+
+
+class PolynomialLR(LRScheduler):
+    r"""Decay the learning rate polynomially to 0 over ``total_iters`` epochs (PyTorch's
+    ``PolynomialLR``): :math:`\eta_t = \eta_{base} (1 - \min(t, T)/T)^p`, computed
+    recursively from the current rate.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    total_iters : int, default 5
+        :math:`T`, the epochs until the rate reaches 0.
+    power : float, default 1.0
+        :math:`p`.
+    last_epoch : int, default -1
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import PolynomialLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(5):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> lrs
+    [1.0, 0.5625, 0.25, 0.0625, 0.0, 0.0]
+    """
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        """The current rates times the ratio of consecutive polynomial factors."""
+        self._warn_outside_step()
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return _group_values(self.optimizer, "lr")
+        decay_factor = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
+        return [g["lr"] * decay_factor for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [
+            base * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+            for base in self.base_lrs
+        ]
+
+
+def _check_schedulers(owner, schedulers, optimizer):
+    """PyTorch's checks of the schedulers given to ``SequentialLR``/``ChainedScheduler``."""
+    name = type(owner).__name__
+    for i, s in enumerate(schedulers):
+        if not hasattr(s, "optimizer"):
+            raise TypeError(f"{name} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(s, ReduceLROnPlateau):
+            raise ValueError(
+                f"{name} does not support `ReduceLROnPlateau` scheduler as it "
+                "requires additional kwargs to be specified when calling `step`, "
+                f"but got one at index {i} in the given schedulers sequence."
+            )
+        if optimizer != s.optimizer:
+            raise ValueError(
+                f"{name} expects all schedulers to belong to the same optimizer, but "
+                f"got scheduler {type(s).__name__} at index {i} has {s.optimizer}, "
+                f"which is different from {type(optimizer).__name__}."
+            )
+
+
+class ChainedScheduler(LRScheduler):
+    """Step several schedulers together, each from the rates the previous one set
+    (PyTorch's ``ChainedScheduler``; their chainable forms compose, e.g. a
+    ``ConstantLR`` warm-up times an ``ExponentialLR`` decay).
+
+    Parameters
+    ----------
+    schedulers : sequence of LRScheduler
+        Built on one optimizer; not ``ReduceLROnPlateau``.
+    optimizer : Optimizer, optional
+        Their optimizer (by default the first scheduler's).
+
+    Raises
+    ------
+    ValueError
+        For no scheduler, a ``ReduceLROnPlateau``, or schedulers of different optimizers.
+    TypeError
+        For an entry without an ``optimizer``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim import lr_scheduler as S
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = S.ChainedScheduler([S.ConstantLR(opt, factor=0.1, total_iters=2),
+    ...                             S.ExponentialLR(opt, gamma=0.5)])
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(3):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(sched.get_last_lr()[0])
+    >>> [round(v, 4) for v in lrs]
+    [0.1, 0.05, 0.25, 0.125]
+    """
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be chained, "
+                "but got no scheduler."
+            )
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_schedulers(self, schedulers, optimizer)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    def step(self):
+        """Step every scheduler, in order."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    def state_dict(self):
+        """The state, the inner schedulers' states included."""
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        out["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return out
+
+    def load_state_dict(self, state_dict):
+        """Restore a state returned by :meth:`state_dict`."""
+        state_dict = dict(state_dict)
+        inner = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        for s, sd in zip(self._schedulers, inner):
+            s.load_state_dict(sd)
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rate (PyTorch's ``CyclicLR``, Smith, 2017): the rate goes from
+    ``base_lr`` up to ``max_lr`` over ``step_size_up`` steps and back over
+    ``step_size_down``, the amplitude scaled per cycle or per step by the policy; with
+    ``cycle_momentum`` the momentum (or Adam's beta1) cycles the other way between
+    ``max_momentum`` and ``base_momentum``. Stepped once per batch.
+
+    Parameters
+    ----------
+    optimizer : Optimizer
+    base_lr, max_lr : float or list of float
+        The bounds of the cycle (per group with lists); ``base_lr`` is set at
+        construction.
+    step_size_up : int, default 2000
+        Steps of the rising half.
+    step_size_down : int, optional
+        Steps of the falling half (``step_size_up`` if None).
+    mode : {'triangular', 'triangular2', 'exp_range'}, default 'triangular'
+        Constant amplitude, halved every cycle, or times ``gamma ** step``.
+    gamma : float, default 1.0
+        Of ``exp_range``.
+    scale_fn : callable, optional
+        A custom amplitude of the cycle or step number (replaces ``mode``).
+    scale_mode : {'cycle', 'iterations'}, default 'cycle'
+        What ``scale_fn`` is given.
+    cycle_momentum : bool, default True
+    base_momentum, max_momentum : float or list of float, default 0.8, 0.9
+    last_epoch : int, default -1
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``mode`` without ``scale_fn``, lists of the wrong length, or
+        ``cycle_momentum`` with an optimizer that has neither ``momentum`` nor ``betas``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.optim.lr_scheduler import CyclicLR
+    >>> opt = numbagrad.optim.SGD([numbagrad.zeros(1, requires_grad=True)], lr=0.1,
+    ...                           momentum=0.9)
+    >>> sched = CyclicLR(opt, base_lr=0.1, max_lr=1.0, step_size_up=2)
+    >>> lrs = [sched.get_last_lr()[0]]
+    >>> for _ in range(4):
+    ...     opt.step()
+    ...     sched.step()
+    ...     lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.1, 0.55, 1.0, 0.55, 0.1]
+    """
+
+    def __init__(
+        self,
+        optimizer,
+        base_lr,
+        max_lr,
+        step_size_up=2000,
+        step_size_down=None,
+        mode="triangular",
+        gamma=1.0,
+        scale_fn=None,
+        scale_mode="cycle",
+        cycle_momentum=True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch=-1,
+    ):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _set_group_value(group, "lr", lr)
+        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
+        step_size_up = float(step_size_up)
+        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
+            self.use_beta1 = "betas" in self.optimizer.defaults
+            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for m, b, group in zip(
+                    self.max_momentums, self.base_momentums, optimizer.param_groups
+                ):
+                    if self.use_beta1:
+                        group["betas"] = (m, *group["betas"][1:])
+                    else:
+                        group["momentum"] = m
+                    group["max_momentum"] = m
+                    group["base_momentum"] = b
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self):
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "triangular":
+            self._scale_fn_ref = _triangular_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "triangular2":
+            self._scale_fn_ref = _triangular2_scale_fn
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self._scale_fn_ref = partial(_exp_range_scale_fn, self.gamma)
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x):
+        """The amplitude factor of cycle (or step) ``x``: ``scale_fn``'s or the mode's.
+
+        Parameters
+        ----------
+        x : int
+        """
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        return self._scale_fn_ref(x)
+
+    def get_lr(self):
+        """The rates at ``last_epoch`` (sets the momenta too with ``cycle_momentum``)."""
+        self._warn_outside_step()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        if x <= self.step_ratio:
+            scale_factor = x / self.step_ratio
+        else:
+            scale_factor = (x - 1) / (self.step_ratio - 1)
+        arg = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [
+            base_lr + (max_lr - base_lr) * scale_factor * self.scale_fn(arg)
+            for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)
+        ]
+        if self.cycle_momentum:
+            for group, base_m, max_m in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
+                momentum = max_m - (max_m - base_m) * scale_factor * self.scale_fn(arg)
+                if self.use_beta1:
+                    group["betas"] = (momentum, *group["betas"][1:])
+                else:
+                    group["momentum"] = momentum
+        return lrs
+
+    def state_dict(self):
+        """The state; a custom ``scale_fn`` is saved only if it is a callable object (its
+        ``__dict__``), as in PyTorch.
+
+        Returns
+        -------
+        dict
+        """
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict):
+        """Restore a state returned by :meth:`state_dict`.
+
+        Parameters
+        ----------
+        state_dict : dict
+        """
+        state_dict = dict(state_dict)
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _triangular_scale_fn(x):
+    return 1.0
+
+
+def _triangular2_scale_fn(x):
+    return 1 / (2.0 ** (x - 1))
+
+
+def _exp_range_scale_fn(gamma, x):
+    return gamma**x

@@ -25,6 +25,7 @@ from numbagrad._core.grad_mode import enable_grad, no_grad
 from numbagrad._dtype import get_default_dtype
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
+from numbagrad.kernels.cpu.backend import quiet_numpy
 
 __all__ = ["Optimizer", "required"]
 
@@ -56,6 +57,14 @@ def _check_lr(lr) -> None:
         raise ValueError("Tensor lr must be 1-element")
     if not 0.0 <= _lr_value(lr):
         raise ValueError(f"Invalid learning rate: {lr}")
+
+
+def _check_betas(betas) -> None:
+    """PyTorch's check of Adam-like ``betas``: both in [0, 1)."""
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
 
 
 def _zero_state(p: Tensor) -> Tensor:
@@ -294,6 +303,7 @@ class Optimizer:
         if type(self)._update is Optimizer._update:
             raise NotImplementedError(f"{type(self).__name__} does not define step()")
         loss = self._closure_loss(closure)
+        quiet_numpy()  # no NumPy warning on an inf/NaN update (NOTE [Quiet NumPy])
         with no_grad():
             for group in self.param_groups:
                 lr = _lr_value(group["lr"])

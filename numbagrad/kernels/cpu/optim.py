@@ -35,7 +35,18 @@ import math
 
 from numbagrad.kernels.cpu._jit import njit
 
-__all__ = ["adagrad_step", "adam_step", "rmsprop_step", "sgd_step"]
+__all__ = [
+    "adadelta_step",
+    "adagrad_step",
+    "adam_step",
+    "adamax_step",
+    "asgd_step",
+    "nadam_step",
+    "radam_step",
+    "rmsprop_step",
+    "rprop_step",
+    "sgd_step",
+]
 
 
 _OPTS = {"cache": True, "error_model": "numpy"}
@@ -316,3 +327,270 @@ def adagrad_step(p, g, acc, neg_clr, eps, wd, maximize):
     """Adagrad step in place on ``p`` and ``acc`` (the ``sum`` state)."""
     for i in range(p.size):
         p[i], acc[i] = _adagrad_scalar(g[i], p[i], acc[i], neg_clr, eps, wd, maximize)
+
+
+# -- Adadelta ----------------------------------------------------------------------------------
+@njit(**_INLINE)
+def _adadelta_scalar(gi, x, s, a, rho, c, eps, neg_lr, wd, maximize):
+    """One element of ``_single_tensor_adadelta``: the new parameter, square_avg and
+    acc_delta; ``c = 1 - rho``."""
+    d = _decayed(gi, x, wd, maximize)
+    s = s * rho + (c * d) * d
+    std = math.sqrt(s + eps)
+    delta = math.sqrt(a + eps) / std * d
+    a = a * rho + (c * delta) * delta
+    return x + neg_lr * delta, s, a
+
+
+@njit(**_OPTS)
+def adadelta_step(p, g, sq, acc, rho, c, eps, neg_lr, wd, maximize):
+    """Adadelta step in place on ``p``, ``sq`` (square_avg) and ``acc`` (acc_delta)."""
+    for i in range(p.size):
+        p[i], sq[i], acc[i] = _adadelta_scalar(
+            g[i], p[i], sq[i], acc[i], rho, c, eps, neg_lr, wd, maximize
+        )
+
+
+# -- Adamax ------------------------------------------------------------------------------------
+@njit(**_INLINE)
+def _adamax_scalar(gi, x, mi, ui, w1, small1, beta2, eps, neg_clr, wd, maximize):
+    """One element of ``_single_tensor_adamax`` (not capturable): the new parameter,
+    exp_avg and exp_inf; ``neg_clr = -lr / (1 - beta1**t)``."""
+    d = _decayed(gi, x, wd, maximize)
+    mi = _lerp(mi, d, w1, small1)
+    ui = ui * beta2
+    a = abs(d) + eps
+    if a > ui or a != a:  # torch.maximum: NaN wins
+        ui = a
+    return x + (neg_clr * mi) / ui, mi, ui
+
+
+@njit(**_OPTS)
+def adamax_step(p, g, m, u, w1, small1, beta2, eps, neg_clr, wd, maximize):
+    """Adamax step in place on ``p``, ``m`` (exp_avg) and ``u`` (exp_inf)."""
+    for i in range(p.size):
+        p[i], m[i], u[i] = _adamax_scalar(
+            g[i], p[i], m[i], u[i], w1, small1, beta2, eps, neg_clr, wd, maximize
+        )
+
+
+# -- NAdam -------------------------------------------------------------------------------------
+@njit(**_INLINE)
+def _nadam_scalar(
+    gi,
+    x,
+    mi,
+    vi,
+    w1,
+    small1,
+    beta2,
+    c2,
+    bc2,
+    eps,
+    c_grad,
+    c_avg,
+    wd,
+    decoupled,
+    decay_mul,
+    maximize,
+):
+    """One element of ``_single_tensor_nadam`` (not capturable): the new parameter, exp_avg
+    and exp_avg_sq. ``c_grad = -lr (1 - mu_t) / (1 - prod mu)`` and ``c_avg = -lr mu_{t+1}
+    / (1 - prod mu * mu_{t+1})``; with ``decoupled`` the parameter is first multiplied by
+    ``decay_mul``."""
+    if wd != 0 and decoupled:
+        x = x * decay_mul
+        d = -gi if maximize else gi
+    else:
+        d = _decayed(gi, x, wd, maximize)
+    mi = _lerp(mi, d, w1, small1)
+    vi = vi * beta2 + (c2 * d) * d
+    denom = math.sqrt(vi / bc2) + eps
+    x = x + (c_grad * d) / denom
+    return x + (c_avg * mi) / denom, mi, vi
+
+
+@njit(**_OPTS)
+def nadam_step(
+    p,
+    g,
+    m,
+    v,
+    w1,
+    small1,
+    beta2,
+    c2,
+    bc2,
+    eps,
+    c_grad,
+    c_avg,
+    wd,
+    decoupled,
+    decay_mul,
+    maximize,
+):
+    """NAdam step in place on ``p``, ``m`` (exp_avg) and ``v`` (exp_avg_sq)."""
+    for i in range(p.size):
+        p[i], m[i], v[i] = _nadam_scalar(
+            g[i],
+            p[i],
+            m[i],
+            v[i],
+            w1,
+            small1,
+            beta2,
+            c2,
+            bc2,
+            eps,
+            c_grad,
+            c_avg,
+            wd,
+            decoupled,
+            decay_mul,
+            maximize,
+        )
+
+
+# -- RAdam -------------------------------------------------------------------------------------
+@njit(**_INLINE)
+def _radam_scalar(
+    gi,
+    x,
+    mi,
+    vi,
+    w1,
+    small1,
+    beta2,
+    c2,
+    eps,
+    bc1,
+    bc2_sqrt,
+    lr,
+    rectify,
+    rect,
+    wd,
+    decoupled,
+    decay_mul,
+    maximize,
+):
+    """One element of ``_single_tensor_radam`` (not capturable): the new parameter, exp_avg
+    and exp_avg_sq; ``rectify`` is ``rho_t > 5`` and ``rect`` the rectification term."""
+    if wd != 0 and decoupled:
+        x = x * decay_mul
+        d = -gi if maximize else gi
+    else:
+        d = _decayed(gi, x, wd, maximize)
+    mi = _lerp(mi, d, w1, small1)
+    vi = vi * beta2 + (c2 * d) * d
+    upd = (mi / bc1) * lr
+    if rectify:
+        upd = (upd * (bc2_sqrt / (math.sqrt(vi) + eps))) * rect
+    return x - upd, mi, vi
+
+
+@njit(**_OPTS)
+def radam_step(
+    p,
+    g,
+    m,
+    v,
+    w1,
+    small1,
+    beta2,
+    c2,
+    eps,
+    bc1,
+    bc2_sqrt,
+    lr,
+    rectify,
+    rect,
+    wd,
+    decoupled,
+    decay_mul,
+    maximize,
+):
+    """RAdam step in place on ``p``, ``m`` (exp_avg) and ``v`` (exp_avg_sq)."""
+    for i in range(p.size):
+        p[i], m[i], v[i] = _radam_scalar(
+            g[i],
+            p[i],
+            m[i],
+            v[i],
+            w1,
+            small1,
+            beta2,
+            c2,
+            eps,
+            bc1,
+            bc2_sqrt,
+            lr,
+            rectify,
+            rect,
+            wd,
+            decoupled,
+            decay_mul,
+            maximize,
+        )
+
+
+# -- ASGD --------------------------------------------------------------------------------------
+@njit(**_INLINE)
+def _asgd_scalar(gi, x, a, decay_mul, neg_eta, average, mu, wd, maximize):
+    """One element of ``_single_tensor_asgd`` (not capturable): the new parameter and ax;
+    ``decay_mul = 1 - lambd * eta``; ``average`` is ``mu != 1`` (else ax copies the
+    parameter)."""
+    d = _decayed(gi, x, wd, maximize)
+    x = x * decay_mul
+    x = x + neg_eta * d
+    if average:
+        a = a + (x - a) * mu
+    else:
+        a = x
+    return x, a
+
+
+@njit(**_OPTS)
+def asgd_step(p, g, ax, decay_mul, neg_eta, average, mu, wd, maximize):
+    """ASGD step in place on ``p`` and ``ax``."""
+    for i in range(p.size):
+        p[i], ax[i] = _asgd_scalar(g[i], p[i], ax[i], decay_mul, neg_eta, average, mu, wd, maximize)
+
+
+# -- Rprop -------------------------------------------------------------------------------------
+@njit(**_INLINE)
+def _rprop_scalar(gi, x, pv, ss, etaminus, etaplus, lo, hi, one, zero, maximize):
+    """One element of ``_single_tensor_rprop``: the new parameter, prev and step_size. The
+    step size is multiplied by ``etaplus`` where the gradient kept its sign, by
+    ``etaminus`` where it flipped (the gradient is then taken as 0), by 1 elsewhere (a zero
+    or NaN product: ``torch.sign`` is 0 for NaN), and clamped to ``[lo, hi]`` (NaN stays);
+    ``one`` and ``zero`` are typed constants."""
+    d = -gi if maximize else gi
+    s = d * pv
+    if s > 0:
+        factor = etaplus
+    elif s < 0:
+        factor = etaminus
+        d = zero
+    else:
+        factor = one
+    ss = ss * factor
+    if ss < lo:
+        ss = lo
+    if ss > hi:
+        ss = hi
+    if d > 0:
+        sign = one
+    elif d < 0:
+        sign = -one
+    else:
+        sign = zero
+    return x + (-sign) * ss, d, ss
+
+
+@njit(**_OPTS)
+def rprop_step(p, g, prev, step_size, etaminus, etaplus, lo, hi, one, zero, maximize):
+    """Rprop step in place on ``p``, ``prev`` and ``step_size``."""
+    for i in range(p.size):
+        p[i], prev[i], step_size[i] = _rprop_scalar(
+            g[i], p[i], prev[i], step_size[i], etaminus, etaplus, lo, hi, one, zero, maximize
+        )
