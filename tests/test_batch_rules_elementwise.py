@@ -217,3 +217,35 @@ def test_second_order_of_pow_and_maximum_match_pytorch():
     got = func.jacfwd(func.grad(f(numbagrad)))(x)
     want = torch.func.jacfwd(torch.func.grad(f(torch)))(torch.tensor(arr(x)))
     np.testing.assert_allclose(arr(got), want.numpy(), rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "x_dtype,c_dtype,op",
+    [
+        ("float64", "float32", "mul"),
+        ("float64", "float32", "radd"),
+        ("int64", "float32", "mul"),
+        ("float64", "int32", "mul"),
+        ("float64", "float32", "lt"),
+        ("float64", "float32", "div"),
+    ],
+)
+def test_zero_d_examples_promote_as_zero_d_tensors(x_dtype, c_dtype, op):
+    """A 0-d example ranks below a dimensioned tensor in type promotion, as in eager
+    (``tensor(1.0, dtype=float64) * ones(3, dtype=float32)`` is float32): under ``vmap``
+    its batch is 1-d and used to promote as a dimensioned tensor (float64)."""
+    torch = pytest.importorskip("torch")
+    fns = {
+        "mul": lambda a, c: a * c,
+        "radd": lambda a, c: c + a,
+        "lt": lambda a, c: a < c,
+        "div": lambda a, c: a / c,
+    }
+    res = []
+    for m in (numbagrad, torch):
+        x = m.tensor([1.0, 2.0]).to(getattr(m, x_dtype))
+        c = m.ones(3, dtype=getattr(m, c_dtype))
+        out = m.func.vmap(lambda a, c=c: fns[op](a, c))(x)
+        res.append((str(out.dtype).split(".")[-1], tuple(out.shape), out.numpy()))
+    assert res[0][:2] == res[1][:2]
+    np.testing.assert_array_equal(res[0][2], res[1][2])

@@ -342,3 +342,27 @@ def test_jvp_norm_matches_torch_and_is_zero_at_zero(rng):
     x[1] = 0.0
     _, tan = func.jvp(lambda a: a.norm(dim=1), (t(x),), (t(v),))
     assert arr(tan)[1] == 0.0 and np.isfinite(arr(tan)).all()
+
+
+@pytest.mark.parametrize("name", ["max", "min", "argmax", "argmin", "median", "kthvalue"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_dim_reductions_of_zero_d_examples(name, keepdim):
+    """``vmap`` of ``max``/``min``/``argmax``... with ``dim=0`` on 0-d examples (it raised
+    IndexError): values, indices and dtypes as PyTorch's, and max's gradient."""
+    torch = pytest.importorskip("torch")
+    x = np.array([0.5, -1.0, 2.0, 0.1])
+
+    def f(m):
+        if name == "kthvalue":
+            return lambda t: m.kthvalue(t, 1, dim=0, keepdim=keepdim)
+        return lambda t: getattr(m, name)(t, dim=0, keepdim=keepdim)
+
+    got = func.vmap(f(numbagrad))(numbagrad.tensor(x))
+    ref = torch.func.vmap(f(torch))(torch.tensor(x))
+    got = got if isinstance(got, tuple) else (got,)
+    ref = ref if isinstance(ref, tuple) else (ref,)
+    for a, b in zip(got, ref, strict=True):
+        assert tuple(a.shape) == tuple(b.shape) and str(a.dtype)[10:] == str(b.dtype)[6:]
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    g = func.grad(lambda x: func.vmap(lambda t: numbagrad.max(t, dim=0)[0])(x).sum())
+    np.testing.assert_array_equal(g(numbagrad.tensor(x)).numpy(), np.ones(4))

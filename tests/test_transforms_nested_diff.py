@@ -1443,3 +1443,82 @@ def _programs(n):
 @pytest.mark.parametrize(("levels", "seed"), _programs(150))
 def test_random_nesting(levels, seed):
     check(_program(levels, seed))
+
+
+# -- in-place ops under no_grad inside vmap inside grad (the history stays at every level) --
+_NO_GRAD_INPLACE = {
+    "mul_": lambda v, m: v.mul_(1.5),
+    "add_": lambda v, m: v.add_(0.3),
+    "copy_ of a constant": lambda v, m: v.copy_(m.tensor(2.0, dtype=m.float64)),
+    "fill_": lambda v, m: v.fill_(2.0),
+    "clamp_": lambda v, m: v.clamp_(-0.5, 0.5),
+    "setitem": lambda v, m: v.__setitem__(0, 3.0),
+}
+
+
+def _no_grad_inplace(m, op, vmaps):
+    def f(x):
+        v = x.clone()
+        with m.no_grad():
+            op(v, m)
+        return v * x * x
+
+    for _ in range(vmaps):
+        f = m.func.vmap(f)
+    return f
+
+
+@pytest.mark.parametrize("name", list(_NO_GRAD_INPLACE))
+def test_no_grad_inplace_under_vmap_keeps_the_outer_history(name):
+    """``v = x.clone(); with no_grad(): v.mul_(1.5)`` inside ``vmap`` inside ``grad``:
+    ``v`` keeps its history at the ``grad`` level (it was a silent zero gradient), to
+    second order and through two vmaps."""
+    op = _NO_GRAD_INPLACE[name]
+    xa = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    shape = (2, 3)
+    for vmaps in (1,) if name == "setitem" else (1, 2):  # (two: 0-d examples, no index)
+        res = []
+        for m in (numbagrad, torch):
+            f = _no_grad_inplace(m, op, vmaps)
+            g1 = m.func.grad(lambda x, f=f: f(x).sum())(m.tensor(xa.reshape(shape)))
+
+            def scalar(s, m=m, f=f):
+                return f(s * m.tensor(xa.reshape(shape))).pow(2).sum()
+
+            g2 = m.func.grad(m.func.grad(scalar))(m.tensor(0.7, dtype=m.float64))
+            res.append((to_np(g1), to_np(g2)))
+        for a, b in zip(*res):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+# -- layer_norm's second derivatives in every composition -------------------------------------
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,nd", [((3,), 1), ((2, 3), 1), ((2, 2, 3), 2)])
+def test_layer_norm_second_derivatives_agree_in_every_composition(affine, shape, nd):
+    """``jacfwd``/``jacrev`` of ``jacfwd``/``jacrev`` of ``layer_norm``: the rules summed
+    the cotangent's and tangent's dims counted from ``x``'s rank, wrong when they have the
+    basis's extra leading dims (18 of 27 entries were zero). Reference: PyTorch's
+    ``jacrev(jacrev)``; its forward-over-forward of ``layer_norm`` is itself wrong (not
+    symmetric in the two derivatives), so each of numbagrad's four compositions is checked
+    against the reverse-over-reverse one and for symmetry."""
+    rng = np.random.default_rng(7)
+    xv = rng.standard_normal(shape)
+    norm = shape[-nd:]
+    w = rng.standard_normal(norm) if affine else None
+    b = rng.standard_normal(norm) if affine else None
+
+    def ln(m):
+        wt = None if w is None else m.tensor(w)
+        bt = None if b is None else m.tensor(b)
+        return lambda x: m.nn.functional.layer_norm(x, norm, wt, bt)
+
+    ref = to_np(torch.func.jacrev(torch.func.jacrev(ln(torch)))(torch.tensor(xv)))
+    n = xv.size
+    sym = ref.reshape(-1, n, n)
+    np.testing.assert_allclose(sym, sym.transpose(0, 2, 1), atol=1e-12)
+    for outer in ("jacfwd", "jacrev"):
+        for inner in ("jacfwd", "jacrev"):
+            got = getattr(numbagrad.func, outer)(getattr(numbagrad.func, inner)(ln(numbagrad)))
+            np.testing.assert_allclose(
+                to_np(got(numbagrad.tensor(xv))), ref, rtol=1e-10, atol=1e-12, err_msg=outer + inner
+            )

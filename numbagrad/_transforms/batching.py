@@ -26,7 +26,7 @@ from numbagrad._transforms.tracer import (
     np_dtype_of,
     shape_of,
 )
-from numbagrad.ops._rules import same_layout
+from numbagrad.ops._rules import promote_examples, same_layout
 
 __all__ = ["BatchInterpreter", "BatchTracer", "loop_batch", "move_to_front"]
 
@@ -65,8 +65,9 @@ class BatchInterpreter(TransformInterpreter):
         if prim.layout_batch and self.parent is EVAL:
             # the stock elementwise rule's common case, without running the rule: over
             # the eager interpreter the op on the operands as they are is all it does
+            # (unless the examples promote otherwise than the batch: the rule casts)
             d = same_layout(vals, dims)
-            if d is not None:
+            if d is not None and not (prim.promotes and promote_examples(vals, dims) is not vals):
                 t = BatchTracer._new(self, prim._eval(vals, params), d)
                 return mark_view(prim, t, args, params) if prim.view else t
         token = _CURRENT.set(self.parent)
@@ -209,6 +210,35 @@ class BatchTracer(Tracer):
         return BatchTracer._new(
             self._interp, v.detach() if isinstance(v, Tensor) else v, self._bdim
         )
+
+    def _take(self, result):
+        if type(result) is BatchTracer and result._interp is self._interp:
+            result = _keep_outer_history(self, result)
+        super()._take(result)
+
+
+def _keep_outer_history(old, new):
+    """The new value ``new`` of the batched value ``old`` (an in-place op), where the levels
+    below this one that computed ``new`` with nothing recorded (``no_grad`` inside a
+    ``func.grad`` around the ``vmap``) keep ``old``'s history at those levels: their
+    ``_assigned`` takes the new data under the old tape node, as a tensor changed in place
+    under ``no_grad`` keeps its ``grad_fn``. Without this the outer ``grad`` saw a
+    constant and returned zeros."""
+    inner_old, inner_new = old._val, new._val
+    if new._bdim != old._bdim:
+        from numbagrad import ops as F
+
+        inner_new = F.movedim(inner_new, new._bdim, old._bdim)
+    if type(inner_old) is BatchTracer and type(inner_new) is BatchTracer:
+        if inner_new._interp is inner_old._interp:
+            inner_new = _keep_outer_history(inner_old, inner_new)
+    elif isinstance(inner_old, Tracer) and not (
+        type(inner_new) is type(inner_old) and inner_new._interp is inner_old._interp
+    ):
+        inner_new = inner_old._assigned(inner_new)
+    elif inner_new is new._val:
+        return new
+    return BatchTracer._new(old._interp, inner_new, old._bdim)
 
 
 _RANDOM_ERROR = (

@@ -310,6 +310,11 @@ class GradTracer(Tracer):
         data changes and the history stays (the same tape node), as a PyTorch tensor
         changed in place under ``no_grad`` keeps its ``grad_fn`` (or stays a leaf)."""
         if self._interp.alive and not is_grad_enabled_fast():
+            inner = self._val  # (nested grads: each level below keeps its history too)
+            if isinstance(inner, Tracer) and not (
+                type(result) is type(inner) and result._interp is inner._interp
+            ):
+                result = inner._assigned(result)
             return GradTracer._new(self._interp, result, self._node, self._out_nr)
         return self._interp.lift(result)
 

@@ -530,6 +530,14 @@ def _ln_dims(ndim, nd):
     return tuple(range(ndim - nd, ndim))
 
 
+def _ln_last(nd):
+    """The last ``nd`` dims, counted from the end: the normalised dims of every operand of
+    the rules, whatever its rank (a cotangent or tangent can have more leading dims than
+    ``x`` under ``jacrev``/``jacfwd``, where dims counted from ``x``'s rank sum the wrong
+    axes)."""
+    return tuple(range(-nd, 0))
+
+
 def _ln_moments(x, nd, eps):
     """``(mean, centred, rstd)`` of ``x`` over its last ``nd`` dims, in numbagrad ops: a
     two-pass mean (a constant row centres to exactly 0, as PyTorch's Welford moments)."""
@@ -631,7 +639,7 @@ class LayerNorm(Primitive):
         d(rstd)``, ``tc`` the centred tangent and ``d(rstd) = -rstd^3 mean(c tc)``."""
         x, w, _ = primals
         tx, tw, tb = tangents
-        dims = _ln_dims(x.ndim, nd)
+        dims = _ln_last(nd)
         _, c, rstd = _ln_moments(x, nd, eps)
         terms = []
         if tx is not None:
@@ -727,7 +735,7 @@ class LayerNormBackward(Primitive):
     @staticmethod
     def vjp(ctx, gg, *, nd, eps):
         g, x, w = ctx.saved()
-        dims = _ln_dims(x.ndim, nd)
+        dims = _ln_last(nd)
         n = _ln_count(x, nd)
         _, c, rstd = _ln_moments(x, nd, eps)
         weight = w if isinstance(w, Tensor) else None
@@ -753,7 +761,7 @@ class LayerNormBackward(Primitive):
         if tx is not None:
             _, c, rstd = _ln_moments(x, nd, eps)
             gxhat = g * w if isinstance(w, Tensor) else g
-            terms.append(_ln_double_x(tx, gxhat, c, rstd, _ln_dims(x.ndim, nd), _ln_count(x, nd)))
+            terms.append(_ln_double_x(tx, gxhat, c, rstd, _ln_last(nd), _ln_count(x, nd)))
         return _add_terms(terms)
 
 

@@ -89,6 +89,9 @@ class Primitive:
     jvp = None
     batch = None
     layout_batch = False  # ``batch`` is a stock elementwise rule (set below; ``_rules.py``)
+    # two operands promoted to a common dtype as PyTorch's type promotion: under ``vmap``
+    # they are promoted by their per-example ranks (``_rules.promote_examples``)
+    promotes = False
     # for a view primitive, how a value written into the view reaches its base:
     # ``view_put(base, value, *other operands, **params)`` (the view's params) is the base's
     # new value, in numbagrad ops (``Index``: an ``IndexPut``). In-place ops on views under

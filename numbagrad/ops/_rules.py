@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.interpreter import bind
 from numbagrad._creation import const_zeros_like as _zeros_like
@@ -148,10 +149,40 @@ def same_layout(args, dims):
     return d
 
 
+def promote_examples(args, dims):
+    """The operands of a promoting binary op (``Primitive.promotes``) under ``vmap``, cast
+    to the dtype their examples promote to when that differs from the batched values':
+    PyTorch's promotion ranks a 0-d tensor below a dimensioned one of the same category,
+    and an example that is 0-d is a 1-d batched value (``vmap(lambda x: x * c32)`` of a
+    float64 batch of scalars is float32, as ``tensor(1.0, dtype=float64) * c32``)."""
+    a, b = args
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a.dtype is b.dtype:
+        return args
+    da, db = dims
+    ea, eb = a.ndim - (da is not None), b.ndim - (db is not None)
+    if (ea == 0) == (a.ndim == 0) and (eb == 0) == (b.ndim == 0):
+        return args  # (no operand changes rank class: the promotion is the same)
+    dt = D.result_type(_Rank(a.dtype, ea), _Rank(b.dtype, eb))
+    if dt is D.result_type(_Rank(a.dtype, a.ndim), _Rank(b.dtype, b.ndim)):
+        return args
+    return a.to(dt), b.to(dt)
+
+
+class _Rank:
+    """A dtype and a rank, as ``result_type`` reads a tensor."""
+
+    __slots__ = ("dtype", "ndim")
+
+    def __init__(self, dtype, ndim):
+        self.dtype, self.ndim = dtype, ndim
+
+
 def broadcast_batch(prim, args, dims, **params):
     """The batching rule of broadcasting elementwise ops: one call on the operands as they
     are when their layouts line up (the batch stays at ``d``), else ``elementwise_batch``
     moves it to the front."""
+    if prim.promotes:
+        args = promote_examples(args, dims)
     d = same_layout(args, dims)
     if d is None:
         return elementwise_batch(prim, args, dims, **params)

@@ -167,6 +167,7 @@ class Binary(Primitive, register=False):
 
     fn = ""
     batch = classmethod(broadcast_batch)
+    promotes = True
 
     @classmethod
     def impl(cls, be, a, b):

@@ -528,6 +528,9 @@ class ArgReduce(Primitive, register=False):
     @classmethod
     def batch(cls, args, bdims, dim, keepdim):
         x, bd = args[0], bdims[0]
+        if dim is not None and x.ndim == 1:  # 0-d examples: the index of each is 0
+            out = bind(cls, (F.unsqueeze(x, 1),), {"dim": 1, "keepdim": False})
+            return out, 0
         if dim is not None:
             new, out_dim = _batch_dims((dim,), bd, x.ndim - 1, keepdim)
             return bind(cls, (x,), {"dim": new[0], "keepdim": keepdim}), out_dim
