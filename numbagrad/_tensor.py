@@ -409,6 +409,18 @@ class Tensor(_AttachedMethods):
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex: False for every dtype numbagrad has (it has no
+        complex dtypes), as PyTorch answers for its real dtypes.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> numbagrad.zeros(2).is_complex()
+        False
+        """
+        return self._data.dtype.kind == "c"
+
     def untyped_storage(self) -> np.ndarray:
         """The flat NumPy array that holds this tensor's elements (shared with its views)."""
         return self._storage[0].reshape(-1)

@@ -305,7 +305,23 @@ def _check_map_location(map_location):
         )
     locs = map_location.values() if isinstance(map_location, dict) else [map_location]
     for loc in locs:
-        _device(loc)  # 'cpu' only: anything else raises, naming the device
+        d = _device(loc)  # an unknown device type raises here, naming it
+        if d.type == "cuda":
+            from numbagrad.kernels.cuda import _driver
+
+            if not _driver.is_available():  # PyTorch's words, on a machine without CUDA
+                raise RuntimeError(
+                    "Attempting to deserialize object on a CUDA device but "
+                    "numbagrad.cuda.is_available() is False (CUDA is not available). If "
+                    "you are running on a "
+                    "CPU-only machine, please use numbagrad.load with "
+                    "map_location=numbagrad.device('cpu') to map your storages to the CPU."
+                )
+        if d.type != "cpu":
+            raise NotImplementedError(
+                f"load(): map_location={loc!r}: numbagrad loads tensors on 'cpu' only; "
+                f"move them after loading (tensor.to({str(d)!r}), module.to({str(d)!r}))"
+            )
 
 
 def load(

@@ -43,6 +43,8 @@ NAMESPACES = [
     "numbagrad.backends.cudnn",
     "numbagrad.backends.mps",
     "numbagrad.cuda",
+    "numbagrad.accelerator",
+    "numbagrad.functional",
     "numbagrad.testing",
     "numbagrad.profiler",
     "numbagrad.autograd.profiler",
