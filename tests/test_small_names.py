@@ -321,3 +321,251 @@ def test_cuda_device_matches_torch():
     assert (numbagrad.device("cuda:0") == numbagrad.device("cuda")) == (
         torch.device("cuda:0") == torch.device("cuda")
     )
+
+
+# -- 5. submodules scripts import names from ----------------------------------------------------
+DIST_MODULES = {
+    "bernoulli": ["Bernoulli"],
+    "categorical": ["Categorical"],
+    "distribution": ["Distribution"],
+    "independent": ["Independent"],
+    "kl": ["kl_divergence", "register_kl"],
+    "multivariate_normal": ["MultivariateNormal"],
+    "normal": ["Normal"],
+    "uniform": ["Uniform"],
+}
+
+
+def test_distribution_modules():
+    import importlib
+
+    for mod, names in DIST_MODULES.items():
+        m = importlib.import_module(f"numbagrad.distributions.{mod}")
+        assert getattr(numbagrad.distributions, mod) is m
+        for name in names:
+            assert getattr(m, name) is getattr(numbagrad.distributions, name), (mod, name)
+    from numbagrad.distributions.kl import kl_divergence
+    from numbagrad.distributions.normal import Normal
+
+    p = Normal(numbagrad.tensor([0.0]), numbagrad.tensor([1.0]))
+    assert kl_divergence(p, p).tolist() == [0.0]
+
+
+def test_distribution_modules_match_torch():
+    _torch()
+    import importlib
+
+    for mod, names in DIST_MODULES.items():
+        ours = importlib.import_module(f"numbagrad.distributions.{mod}")
+        theirs = importlib.import_module(f"torch.distributions.{mod}")
+        assert set(ours.__all__) == set(names) <= set(theirs.__all__), mod
+        for name in names:  # the class or function lives where PyTorch's does
+            assert getattr(theirs, name).__module__ == f"torch.distributions.{mod}"
+            assert getattr(ours, name).__module__ == f"numbagrad.distributions.{mod}"
+
+
+class _Settings:
+    def __init__(self, lr):
+        self.lr = lr
+
+
+def _save(obj):
+    buf = io.BytesIO()
+    numbagrad.save(obj, buf)
+    buf.seek(0)
+    return buf
+
+
+def test_safe_globals():
+    import argparse
+    import pickle
+
+    from numbagrad import serialization as S
+
+    S.clear_safe_globals()
+    obj = {"w": numbagrad.ones(2), "args": argparse.Namespace(lr=0.5), "s": _Settings(3)}
+    with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL argparse\.Namespace was not an"):
+        numbagrad.load(_save(obj))
+    with S.safe_globals([argparse.Namespace]):
+        assert S.get_safe_globals() == [argparse.Namespace]
+        with pytest.raises(pickle.UnpicklingError, match=r"test_small_names\._Settings"):
+            numbagrad.load(_save(obj))
+        with S.safe_globals([(_Settings, f"{__name__}._Settings")]):
+            out = numbagrad.load(_save(obj), weights_only=True)
+        assert out["args"].lr == 0.5 and out["s"].lr == 3 and out["w"].tolist() == [1.0, 1.0]
+    assert S.get_safe_globals() == []
+    S.add_safe_globals([_Settings])
+    try:  # a tensor inside a safe object loads too (its rebuild functions are allowed)
+        s = _Settings(numbagrad.arange(3.0))
+        assert numbagrad.load(_save(s)).lr.tolist() == [0.0, 1.0, 2.0]
+        assert S.get_safe_globals() == [_Settings]
+    finally:
+        S.clear_safe_globals()
+    assert S.get_safe_globals() == []
+    # the defaults PyTorch allows: sets, complex numbers, bytes, bytearray, Counter
+    import collections
+
+    for v in [{1, 2}, 1 + 2j, b"ab", bytearray(b"ab"), collections.Counter("aab")]:
+        assert numbagrad.load(_save([v]))[0] == v
+    with pytest.raises(ValueError, match="tuple of length 2"):
+        with S.safe_globals([(_Settings,)]):
+            numbagrad.load(_save(_Settings(1)))
+    with pytest.raises(TypeError, match="str of callable full path"):
+        with S.safe_globals([(_Settings, 1)]):
+            numbagrad.load(_save(_Settings(1)))
+
+
+def test_safe_globals_match_torch():
+    torch = _torch()
+    import argparse
+    import collections
+
+    for name in ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]:
+        assert name in torch.serialization.__all__
+    for v in [{1, 2}, 1 + 2j, bytearray(b"ab"), collections.Counter("aab"), frozenset([1])]:
+        tbuf = io.BytesIO()
+        torch.save([v], tbuf)
+        tbuf.seek(0)
+        theirs = _outcome(lambda b=tbuf: torch.load(b, weights_only=True))
+        ours = _outcome(lambda v=v: numbagrad.load(_save([v]), weights_only=True))
+        assert ours[:2] == theirs[:2], v
+    ns = argparse.Namespace(a=1)
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        tbuf = io.BytesIO()
+        torch.save(ns, tbuf)
+        tbuf.seek(0)
+        assert torch.load(tbuf).a == 1
+    with numbagrad.serialization.safe_globals([argparse.Namespace]):
+        assert numbagrad.load(_save(ns)).a == 1
+    assert argparse.Namespace not in torch.serialization.get_safe_globals()  # removed on exit
+    assert argparse.Namespace not in numbagrad.serialization.get_safe_globals()
+
+
+def test_samplers_without_torch():
+    from numbagrad.utils.data import (
+        BatchSampler,
+        DataLoader,
+        RandomSampler,
+        SubsetRandomSampler,
+        TensorDataset,
+        WeightedRandomSampler,
+    )
+
+    g = numbagrad.Generator().manual_seed(0)
+    assert sorted(SubsetRandomSampler([3, 5, 7], generator=g)) == [3, 5, 7]
+    assert len(SubsetRandomSampler(range(4))) == 4
+    w = WeightedRandomSampler([0.0, 0.0, 1.0, 0.0], 5, generator=g)
+    assert list(w) == [2] * 5 and len(w) == 5
+    assert sorted(WeightedRandomSampler([1.0, 2.0, 3.0], 3, replacement=False)) == [0, 1, 2]
+    rs = RandomSampler(range(3), replacement=True, num_samples=7, generator=g)
+    assert len(list(rs)) == 7 and set(rs) <= {0, 1, 2}
+    ds = TensorDataset(numbagrad.arange(6.0))
+    loader = DataLoader(ds, batch_size=2, sampler=SubsetRandomSampler([0, 2, 4]))
+    assert sorted(v for (b,) in loader for v in b.tolist()) == [0.0, 2.0, 4.0]
+    bs = BatchSampler(SubsetRandomSampler([1, 3]), batch_size=2, drop_last=False)
+    assert [sorted(b.tolist()) for (b,) in DataLoader(ds, batch_sampler=bs)] == [[1.0, 3.0]]
+
+
+SAMPLER_ERRORS = [
+    "WeightedRandomSampler([1.0, 2.0], 0)",
+    "WeightedRandomSampler([1.0, 2.0], True)",
+    "WeightedRandomSampler([1.0, 2.0], 2, replacement=1)",
+    "WeightedRandomSampler([[1.0, 2.0]], 2)",
+    "list(WeightedRandomSampler([1.0, 1.0], 3, replacement=False))",
+    "RandomSampler(range(3), replacement=1)",
+    "RandomSampler(range(3), num_samples=0)",
+    "BatchSampler(range(3), 2, drop_last=0)",
+    "BatchSampler(range(3), 0, drop_last=False)",
+    "len(WeightedRandomSampler([1.0, 2.0], 4))",
+    "len(SubsetRandomSampler([4, 5]))",
+    "len(BatchSampler(SubsetRandomSampler([4, 5, 6]), 2, drop_last=True))",
+]
+
+
+@pytest.mark.parametrize("call", SAMPLER_ERRORS)
+def test_samplers_match_torch(call):
+    _torch()
+    import torch.utils.data as theirs
+
+    import numbagrad.utils.data as ours
+
+    a = _outcome(lambda: eval(call, vars(ours)))
+    b = _outcome(lambda: eval(call, vars(theirs)))
+    if a[0] == "raise" and "cannot sample" in b[-1]:  # (multinomial's own message)
+        assert a[:2] == b[:2]
+    else:
+        assert a == b
+    names = {"Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler"}
+    names |= {"WeightedRandomSampler", "BatchSampler"}
+    assert names <= set(ours.__all__) & set(theirs.__all__)
+
+
+CUDA_TYPES = ["FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor", "IntTensor", "BoolTensor"]
+
+
+@needs_no_cuda
+def test_legacy_cuda_types_without_cuda():
+    for name in CUDA_TYPES:
+        cls = getattr(numbagrad.cuda, name)
+        assert repr(cls) == f"<class 'torch.cuda.{name}'>"
+        assert cls.dtype is getattr(numbagrad, name).dtype and cls.is_cuda
+        assert not isinstance(numbagrad.zeros(1, dtype=cls.dtype), cls)
+        assert isinstance(numbagrad.zeros(1, dtype=cls.dtype), getattr(numbagrad, name))
+        for args in [(2,), (), ([1],)]:
+            with pytest.raises(TypeError, match=f"^type torch.cuda.{name} not available. Torch"):
+                cls(*args)
+
+
+@needs_no_cuda
+def test_legacy_cuda_types_match_torch():
+    torch = _torch()
+    if torch.cuda.is_available():
+        pytest.skip("torch sees a GPU")
+    for name in CUDA_TYPES:
+        ours, theirs = getattr(numbagrad.cuda, name), getattr(torch.cuda, name)
+        assert (
+            repr(ours) == repr(theirs)
+            and str(ours.dtype).split(".")[1] == str(theirs.dtype).split(".")[1]
+        )
+        assert ours.is_cuda == theirs.is_cuda
+        for args in [(2,), (2, 3), ([1],)]:
+            o, t = _outcome(lambda c=ours, a=args: c(*a)), _outcome(lambda c=theirs, a=args: c(*a))
+            assert o[:2] == t[:2] and o[2].startswith(t[2]), (name, args)
+        z = numbagrad.zeros(1, dtype=ours.dtype)
+        assert isinstance(z, ours) == isinstance(torch.zeros(1, dtype=theirs.dtype), theirs)
+
+
+LEGACY_SIM = r"""
+import numbagrad
+for name in ["FloatTensor", "DoubleTensor", "LongTensor", "IntTensor", "BoolTensor"]:
+    cls = getattr(numbagrad.cuda, name)
+    x = cls(2, 3)
+    assert x.is_cuda and x.dtype is cls.dtype and x.shape == (2, 3), name
+    assert isinstance(x, cls) and not isinstance(x, getattr(numbagrad, name)), name
+    assert not isinstance(x.cpu(), cls) and isinstance(x.cpu(), getattr(numbagrad, name))
+    assert x.type() == "torch.cuda." + name
+y = numbagrad.cuda.FloatTensor([1, 2])
+assert y.is_cuda and y.tolist() == [1.0, 2.0] and numbagrad.cuda.FloatTensor(y) is y
+z = numbagrad.ones(2).type(numbagrad.cuda.DoubleTensor)
+assert z.is_cuda and z.dtype is numbagrad.float64
+w = z.type("torch.FloatTensor")
+assert not w.is_cuda and w.dtype is numbagrad.float32
+assert numbagrad.ones(2).type("torch.cuda.LongTensor").type() == "torch.cuda.LongTensor"
+for bad in (lambda: numbagrad.cuda.FloatTensor(numbagrad.ones(2)),
+            lambda: numbagrad.FloatTensor(y),
+            lambda: numbagrad.cuda.FloatTensor(2, device="cpu")):
+    try:
+        bad()
+    except (TypeError, RuntimeError) as e:
+        print(type(e).__name__)
+    else:
+        raise AssertionError("accepted")
+print("ok")
+"""
+
+
+def test_legacy_cuda_types_with_cuda_simulator():
+    pytest.importorskip("numba_cuda")
+    r = _run(LEGACY_SIM, {"NUMBA_ENABLE_CUDASIM": "1"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["TypeError", "TypeError", "RuntimeError", "ok"]
