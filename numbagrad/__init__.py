@@ -10,9 +10,11 @@ import builtins
 
 from numbagrad import (
     _dtype,
+    accelerator,
     autograd,
     distributed,
     func,
+    functional,
     linalg,
     nn,
     ops,
@@ -102,6 +104,29 @@ def is_floating_point(input):
     (True, False)
     """
     return input.is_floating_point()
+
+
+def is_complex(input):
+    """Return True if ``input`` has a complex dtype (:meth:`Tensor.is_complex`): False for
+    every dtype numbagrad has.
+
+    Raises
+    ------
+    TypeError
+        When ``input`` is not a Tensor, as PyTorch.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.is_complex(numbagrad.tensor([1.0]))
+    False
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"is_complex(): argument 'input' (position 1) must be Tensor, not "
+            f"{type(input).__name__}"
+        )
+    return input.is_complex()
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

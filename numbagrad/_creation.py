@@ -230,6 +230,20 @@ def scalar_tensor(value, *, dtype=None, requires_grad=False):
 _INT64_MAX = 2**63 - 1
 
 
+def _sizes(name, sizes, size):
+    """The size of a factory call, given as ``*sizes`` (ints, or one sequence) or as the
+    ``size=`` keyword (a sequence), as PyTorch takes it: not both, and not an int keyword."""
+    if size is None:
+        return sizes
+    if sizes:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):  # (Size is a tuple)
+        raise TypeError(
+            f"{name}(): argument 'size' must be tuple of ints, not {type(size).__name__}"
+        )
+    return (tuple(size),)
+
+
 def _size(size, name="empty"):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -382,21 +396,41 @@ def _filled(value, shape, dt, requires_grad, device, make):
     return _finish(out, requires_grad, dev)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of zeros of the given size (default float dtype)."""
-    shape, dt = _size(size, "zeros"), _dt(dtype)
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros of the given size (default float dtype).
+
+    The size is given as ints (``zeros(2, 3)``), as one sequence (``zeros((2, 3))``) or
+    as the keyword ``size=`` (``zeros(size=(2, 3))``), as in PyTorch; likewise for
+    :func:`ones`, :func:`empty`, :func:`rand`, :func:`randn` and ``Tensor.new_zeros`` and
+    its kin.
+
+    Raises
+    ------
+    TypeError
+        When the size is given both positionally and as ``size=``, or ``size=`` is not a
+        sequence of ints.
+    RuntimeError
+        For a negative size.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.zeros(size=(2, 3)).shape
+    numbagrad.Size([2, 3])
+    """
+    shape, dt = _size(_sizes("zeros", sizes, size), "zeros"), _dt(dtype)
     return _filled(0, shape, dt, requires_grad, device, lambda: np.zeros(shape, dt))
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ones of the given size (default float dtype)."""
-    shape, dt = _size(size, "ones"), _dt(dtype)
+    shape, dt = _size(_sizes("ones", sizes, size), "ones"), _dt(dtype)
     return _filled(1, shape, dt, requires_grad, device, lambda: np.ones(shape, dt))
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """An uninitialised tensor of the given size."""
-    shape, dt = _size(size, "empty"), _dt(dtype)
+    shape, dt = _size(_sizes("empty", sizes, size), "empty"), _dt(dtype)
     return _filled(None, shape, dt, requires_grad, device, lambda: np.empty(shape, dt))
 
 
@@ -838,18 +872,18 @@ def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
     )
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
     dt = _dt(dtype)
     dev = _cuda_target(device)
     if dev is not None:
         _cuda_float(dt, "normal_kernel_cuda")
-        shape = _size(size, "randn")
+        shape = _size(_sizes("randn", sizes, size), "randn")
         return _cuda_random("normal", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "randn")
     g = _gen(generator)
     return _random(
         lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
-        _size(size, "randn"),
+        _size(_sizes("randn", sizes, size), "randn"),
         requires_grad,
         device,
         "randn",
@@ -857,18 +891,18 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
     )
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples on ``[0, 1)`` of the given size."""
     dt = _dt(dtype)
     dev = _cuda_target(device)
     if dev is not None:
         _cuda_float(dt, "check_uniform_bounds")
-        shape = _size(size, "rand")
+        shape = _size(_sizes("rand", sizes, size), "rand")
         return _cuda_random("uniform", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "rand")
     g = _gen(generator)
     return _random(
         lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
-        _size(size, "rand"),
+        _size(_sizes("rand", sizes, size), "rand"),
         requires_grad,
         device,
         "rand",

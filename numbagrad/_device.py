@@ -31,8 +31,9 @@ class device:
     Raises
     ------
     RuntimeError
-        For ``'cuda'`` where CUDA is not available (numba-cuda missing, or no GPU), with
-        what is missing and how to install it.
+        For an unknown device type or a malformed index. A CUDA device can be named where
+        CUDA is not available (as with ``torch.device``); making a tensor on it raises
+        RuntimeError saying what is missing (numba-cuda, or a GPU) and how to install it.
 
     Examples
     --------
@@ -41,6 +42,8 @@ class device:
     device(type='cpu')
     >>> str(numbagrad.device("cpu"))
     'cpu'
+    >>> numbagrad.device("cuda:0")  # a value, with or without a GPU
+    device(type='cuda', index=0)
     """
 
     __slots__ = ("index", "type")
@@ -49,6 +52,10 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index
         if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is cuda:0
+            from numbagrad.kernels.cuda import _driver
+
+            if not _driver.is_available():  # an accelerator's index: PyTorch's CPU build
+                raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
         name, _, idx = str(type).partition(":")
         if name not in ("cpu", "cuda", "meta"):
@@ -66,14 +73,10 @@ class device:
             index = int(idx)
         if index is not None and int(index) < 0:
             raise RuntimeError(f"Device index must not be negative, got {index}")
-        if name == "cuda":
-            from numbagrad.kernels.cuda import _driver
-
-            # NOTE [CUDA tensors]: unlike torch.device, a CUDA device cannot even be named
-            # where CUDA is unavailable, so code that only validates a device (map_location,
-            # Module.to) keeps refusing 'cuda' on such machines
-            if not _driver.is_available():
-                raise _cuda_unavailable(f"device {str(type) if index is None else type!r}")
+        # NOTE [CUDA tensors]: as torch.device, a CUDA device can be named where CUDA is
+        # unavailable (scripts build ``device('cuda' if ... else 'cpu')`` up front); putting a
+        # tensor there fails (``_driver.require``), and so do the places that only validate a
+        # device without making a tensor (``load``'s map_location, ``set_default_device``)
         self.type = name
         self.index = None if index is None else int(index)
 

@@ -41,10 +41,19 @@ class _TensorType(type):
     dtype, and ``isinstance`` checks a tensor's dtype."""
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+        # a CPU type names CPU tensors only, a ``numbagrad.cuda`` type CUDA ones (PyTorch's)
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.is_cuda is cls.is_cuda
 
     def __call__(cls, *args, device=None):
         from numbagrad import _creation
+        from numbagrad._device import device as _device
+
+        kind = "cuda" if cls.is_cuda else "cpu"
+        if device is not None and _device(device).type != kind:
+            raise RuntimeError(
+                f"legacy constructor expects device type: {kind} but device type: "
+                f"{_device(device).type} was passed"
+            )
 
         if not args:
             return _creation.empty(0, dtype=cls.dtype, device=device)
@@ -65,6 +74,11 @@ class _TensorType(type):
                     f"{cls.__name__}(tensor): expected a tensor of dtype "
                     f"{cls.dtype}, got {data.dtype}; use tensor.to({cls.dtype})"
                 )
+            if data.is_cuda is not cls.is_cuda:
+                raise TypeError(
+                    f"{cls!r}(tensor): expected a {kind} tensor, got one on {data.device}; "
+                    f"use tensor.to({kind!r})"
+                )
             return data
         return _creation.tensor(data, dtype=cls.dtype, device=device)
 
@@ -77,7 +91,9 @@ def _legacy(name, dtype):
         f"Legacy constructor of {dtype} tensors: ``{name}(*sizes)`` uninitialised, "
         f"``{name}(data)`` from data; ``isinstance(x, {name})`` tests the dtype."
     )
-    return _TensorType(name, (), {"dtype": dtype, "__doc__": doc, "__module__": "numbagrad"})
+    return _TensorType(
+        name, (), {"dtype": dtype, "is_cuda": False, "__doc__": doc, "__module__": "numbagrad"}
+    )
 
 
 FloatTensor = _legacy("FloatTensor", D.float32)

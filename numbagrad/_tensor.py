@@ -343,24 +343,29 @@ class Tensor(_AttachedMethods):
         numbagrad.float64
         """
         if dtype is None:
-            return "torch." + _TYPE_NAMES[self._data.dtype.name]
+            prefix = "torch.cuda." if self.is_cuda else "torch."
+            return prefix + _TYPE_NAMES[self._data.dtype.name]
+        cuda = None  # where a type name or legacy type puts the result (a dtype: unchanged)
         if isinstance(dtype, str):
             name = dtype
-            if name.startswith("torch.cuda."):
-                raise RuntimeError(f"{name}: CUDA is not available (numbagrad runs on 'cpu' only)")
-            short = name[len("torch.") :] if name.startswith("torch.") else name
+            cuda = name.startswith("torch.cuda.")
+            short = name.rpartition(".")[2] if name.startswith("torch.") else name
             found = [k for k, v in _TYPE_NAMES.items() if v == short]
-            if not found:
+            if not found or name.count(".") > (2 if cuda else 1):
                 raise ValueError(
                     f"invalid type: {name!r}; expected one of "
-                    f"{sorted('torch.' + v for v in _TYPE_NAMES.values())}"
+                    f"{sorted('torch.' + v for v in _TYPE_NAMES.values())} or their "
+                    "torch.cuda. forms"
                 )
             dtype = found[0]
         elif isinstance(dtype, type) and issubclass(dtype, Tensor):
             dtype = D.get_default_dtype()
         elif isinstance(getattr(dtype, "dtype", None), D.dtype):  # numbagrad.DoubleTensor ...
+            cuda = bool(getattr(dtype, "is_cuda", False))
             dtype = dtype.dtype
         dt = D.as_dtype(dtype)
+        if cuda is not None and cuda is not self.is_cuda:  # torch.cuda.X moves to CUDA
+            return _F.to(self, "cuda" if cuda else "cpu", dt)
         if dt is self.dtype:
             return self
         return _F.to(self, dt)
@@ -408,6 +413,18 @@ class Tensor(_AttachedMethods):
 
     def is_floating_point(self) -> bool:
         return self._data.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        """Whether the dtype is complex: False for every dtype numbagrad has (it has no
+        complex dtypes), as PyTorch answers for its real dtypes.
+
+        Examples
+        --------
+        >>> import numbagrad
+        >>> numbagrad.zeros(2).is_complex()
+        False
+        """
+        return self._data.dtype.kind == "c"
 
     def untyped_storage(self) -> np.ndarray:
         """The flat NumPy array that holds this tensor's elements (shared with its views)."""

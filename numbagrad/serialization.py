@@ -23,6 +23,16 @@ themselves; a float as ``{"float": repr}`` (so inf and nan survive); a tensor as
 ``{"size": [...]}``, ``{"device": "cpu"}``, ``{"pickle": k}``. Loading checks every offset and
 stride against its storage before making a view, so a damaged or hostile file cannot make a
 tensor that reads outside its memory.
+
+NOTE [Safe globals]
+``load(weights_only=True)`` never runs an unrestricted unpickler. A ``pickles/<k>.pkl`` entry
+is read by ``_WeightsOnlyUnpickler``, whose ``find_class`` resolves only the allowed globals:
+PyTorch's defaults for containers and builtins (``collections.OrderedDict``,
+``collections.Counter``, ``set``, ``complex``, ``bytearray``, ``_codecs.encode`` for bytes),
+the functions a pickled numbagrad tensor, parameter, dtype, device or Size names, the NumPy
+array reconstruction they rely on, and the user's :func:`add_safe_globals` /
+:class:`safe_globals` entries (``{module}.{qualname}`` of each object, or the name given
+with it). Any other global refuses the file with :class:`pickle.UnpicklingError` naming it.
 """
 
 from __future__ import annotations
@@ -38,7 +48,14 @@ from numbagrad import _dtype as D
 from numbagrad._device import device as _device
 from numbagrad._tensor import Size, Tensor
 
-__all__ = ["load", "save"]
+__all__ = [
+    "add_safe_globals",
+    "clear_safe_globals",
+    "get_safe_globals",
+    "load",
+    "safe_globals",
+    "save",
+]
 
 _FORMAT = "numbagrad"
 _VERSION = 1
@@ -282,17 +299,160 @@ class _Reader:
         if "size" in enc:
             return Size(int(n) for n in enc["size"])
         if "pickle" in enc:
-            if self.weights_only:
-                raise pickle.UnpicklingError(
-                    f"Weights only load failed: the file holds a pickled object of type "
-                    f"{enc.get('type', '?')}, which weights_only=True does not load (it "
-                    "allows tensors, lists, tuples, dicts, numbers, strings, None, dtypes, "
-                    "devices and Size). If you trust the file's source, call load(..., "
-                    "weights_only=False), which runs pickle and can execute arbitrary code."
-                )
             with self.zf.open(f"pickles/{int(enc['pickle'])}.pkl") as fh:
-                return pickle.loads(fh.read())
+                data = fh.read()
+            if self.weights_only:  # NOTE [Safe globals]
+                return _WeightsOnlyUnpickler(io.BytesIO(data)).load()
+            return pickle.loads(data)
         raise RuntimeError(f"load(): unknown manifest entry {sorted(enc)}")
+
+
+_SAFE_GLOBALS: set = set()  # the user's: objects or (object, "module.qualname") pairs
+
+
+def add_safe_globals(safe_globals) -> None:
+    """Mark globals (classes, functions) as safe for ``load(weights_only=True)``: pickled
+    objects of these classes load, and these functions may be called while unpickling.
+
+    Parameters
+    ----------
+    safe_globals : list
+        Objects, or ``(object, "module.qualname")`` pairs naming them as the file does
+        (by default an object is named ``{obj.__module__}.{obj.__qualname__}``).
+
+    Examples
+    --------
+    >>> import argparse, io, numbagrad
+    >>> buf = io.BytesIO()
+    >>> numbagrad.save({"args": argparse.Namespace(lr=0.1)}, buf)
+    >>> numbagrad.serialization.add_safe_globals([argparse.Namespace])
+    >>> _ = buf.seek(0)
+    >>> numbagrad.load(buf, weights_only=True)["args"].lr
+    0.1
+    >>> numbagrad.serialization.clear_safe_globals()
+    """
+    global _SAFE_GLOBALS
+    _SAFE_GLOBALS = _SAFE_GLOBALS | set(safe_globals)
+
+
+def get_safe_globals() -> list:
+    """The globals the user marked safe for ``weights_only`` loading
+    (:func:`add_safe_globals`, :class:`safe_globals`)."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Forget every global marked safe with :func:`add_safe_globals`."""
+    global _SAFE_GLOBALS
+    _SAFE_GLOBALS = set()
+
+
+class safe_globals:
+    """A context in which ``safe_globals`` (as for :func:`add_safe_globals`) are safe for
+    ``load(weights_only=True)``; they are removed again on exit.
+
+    Examples
+    --------
+    >>> import argparse, io, numbagrad
+    >>> buf = io.BytesIO()
+    >>> numbagrad.save(argparse.Namespace(epochs=3), buf)
+    >>> _ = buf.seek(0)
+    >>> with numbagrad.serialization.safe_globals([argparse.Namespace]):
+    ...     numbagrad.load(buf).epochs
+    3
+    >>> numbagrad.serialization.get_safe_globals()
+    []
+    """
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc_info):
+        global _SAFE_GLOBALS
+        _SAFE_GLOBALS = _SAFE_GLOBALS - set(self.safe_globals)
+
+
+def _default_globals() -> dict:
+    """The globals ``weights_only`` loading allows without being told (NOTE [Safe globals])."""
+    import _codecs
+
+    from numbagrad import _dtype, _tensor
+
+    allowed = {
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "builtins.set": set,
+        "builtins.complex": complex,
+        "builtins.bytearray": bytearray,
+        "_codecs.encode": _codecs.encode,  # bytes, in protocol 2
+        "numbagrad._tensor._rebuild": _tensor._rebuild,
+        "numbagrad._tensor.Size": Size,
+        "numbagrad._dtype._by_name": _dtype._by_name,
+        "numbagrad._device.device": _device,
+        "numpy.ndarray": np.ndarray,
+        "numpy.dtype": np.dtype,
+        "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,
+        "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,
+    }
+    try:
+        from numbagrad.nn import parameter
+    except ImportError:
+        pass
+    else:
+        allowed["numbagrad.nn.parameter._rebuild_parameter"] = parameter._rebuild_parameter
+    return allowed
+
+
+def _user_globals() -> dict:
+    out = {}
+    for entry in _SAFE_GLOBALS:
+        if isinstance(entry, tuple):
+            if len(entry) != 2:
+                raise ValueError(
+                    "Expected tuple of length 2 (global, str of callable full path), but got "
+                    f"tuple of length: {len(entry)}"
+                )
+            if type(entry[1]) is not str:
+                raise TypeError(
+                    "Expected second item in tuple to be str of callable full path, but got: "
+                    f"{type(entry[1])}"
+                )
+            out[entry[1]] = entry[0]
+        else:
+            out[f"{entry.__module__}.{entry.__qualname__}"] = entry
+    return out
+
+
+class _WeightsOnlyUnpickler(pickle.Unpickler):
+    """An unpickler that resolves only the allowed globals (NOTE [Safe globals])."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self._allowed = {**_default_globals(), **_user_globals()}
+
+    def find_class(self, module, name):
+        import _compat_pickle  # protocol 2 names builtins as Python 2 did (``__builtin__``)
+
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[module, name]
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+        full = f"{module}.{name}"
+        obj = self._allowed.get(full)
+        if obj is None:
+            short = name.rpartition(".")[2]
+            raise pickle.UnpicklingError(
+                f"Weights only load failed: Unsupported global: GLOBAL {full} was not an "
+                "allowed global by default. Please use "
+                f"`numbagrad.serialization.add_safe_globals([{short}])` or the "
+                f"`numbagrad.serialization.safe_globals([{short}])` context manager to "
+                "allowlist this global if you trust this class/function. If you trust the "
+                "file's source, load(..., weights_only=False) loads it with pickle, which "
+                "can execute arbitrary code."
+            )
+        return obj
 
 
 def _check_map_location(map_location):
@@ -305,7 +465,23 @@ def _check_map_location(map_location):
         )
     locs = map_location.values() if isinstance(map_location, dict) else [map_location]
     for loc in locs:
-        _device(loc)  # 'cpu' only: anything else raises, naming the device
+        d = _device(loc)  # an unknown device type raises here, naming it
+        if d.type == "cuda":
+            from numbagrad.kernels.cuda import _driver
+
+            if not _driver.is_available():  # PyTorch's words, on a machine without CUDA
+                raise RuntimeError(
+                    "Attempting to deserialize object on a CUDA device but "
+                    "numbagrad.cuda.is_available() is False (CUDA is not available). If "
+                    "you are running on a "
+                    "CPU-only machine, please use numbagrad.load with "
+                    "map_location=numbagrad.device('cpu') to map your storages to the CPU."
+                )
+        if d.type != "cpu":
+            raise NotImplementedError(
+                f"load(): map_location={loc!r}: numbagrad loads tensors on 'cpu' only; "
+                f"move them after loading (tensor.to({str(d)!r}), module.to({str(d)!r}))"
+            )
 
 
 def load(
@@ -320,9 +496,11 @@ def load(
         Where tensors go: ``'cpu'`` (the only device; anything else raises).
     weights_only : bool, default True
         Load only the allow-listed types (tensors, containers, numbers, strings, None,
-        dtypes, devices, ``Size``), never running pickle; a file holding other objects
-        raises :class:`pickle.UnpicklingError`. ``False`` also unpickles those (which can
-        run arbitrary code: only for files you trust).
+        dtypes, devices, ``Size``, sets, complex numbers, ``bytearray``, ``Counter``) and the
+        classes marked safe with :func:`add_safe_globals` or :class:`safe_globals`, never
+        running an unrestricted unpickler; a file holding other objects raises
+        :class:`pickle.UnpicklingError` naming the class. ``False`` also unpickles those
+        (which can run arbitrary code: only for files you trust).
     mmap : bool, optional
         Not supported (storages are read into memory); True raises.
 
@@ -333,7 +511,8 @@ def load(
     Raises
     ------
     pickle.UnpicklingError
-        With ``weights_only=True`` for a file holding objects outside the allow-list.
+        With ``weights_only=True`` for a file holding objects outside the allow-list
+        (NOTE [Safe globals] in ``numbagrad/serialization.py``).
     RuntimeError
         For a file that is not in numbagrad's format (e.g. one written by ``torch.save``)
         or is damaged.

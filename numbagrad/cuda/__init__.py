@@ -22,9 +22,23 @@ from __future__ import annotations
 
 import contextlib
 
+from numbagrad.cuda._legacy import (
+    BoolTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+)
 from numbagrad.kernels.cuda import _driver
 
 __all__ = [
+    "BoolTensor",
+    "DoubleTensor",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
     "Stream",
     "as_cuda_array",
     "current_device",

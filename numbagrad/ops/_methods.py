@@ -12,7 +12,7 @@ import numpy as np
 
 from numbagrad import _tensor
 from numbagrad import ops as F
-from numbagrad._creation import empty, full, like_new, ones, tensor, zeros
+from numbagrad._creation import _sizes, empty, full, like_new, ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops import inplace, shape
@@ -90,7 +90,8 @@ def _new(make):
     """``Tensor.new_<make>``: ``make``'s tensor with this tensor's dtype and device unless
     given (PyTorch's ``new_zeros``/``new_ones``/``new_empty``)."""
 
-    def new(self, *size, dtype=None, device=None, requires_grad=False):
+    def new(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        size = _sizes(f"new_{make.__name__}", sizes, size)
         if len(size) == 1 and isinstance(size[0], (tuple, list)):
             size = tuple(size[0])
         dt = self.dtype if dtype is None else dtype
@@ -106,13 +107,20 @@ def _new(make):
         )
 
     new.__name__ = new.__qualname__ = f"new_{make.__name__}"
-    new.__doc__ = f"A {make.__name__} tensor with this tensor's dtype and device by default."
+    new.__doc__ = (
+        f"A {make.__name__} tensor with this tensor's dtype and device by default; the size "
+        "is given as ints, one sequence or the keyword ``size=`` (not both)."
+    )
     return new
 
 
-def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value``, with this tensor's dtype and device
     by default."""
+    if not isinstance(size, (tuple, list)):  # (Size is a tuple)
+        raise TypeError(
+            f"new_full(): argument 'size' must be tuple of ints, not {type(size).__name__}"
+        )
     dt = self.dtype if dtype is None else dtype
     return like_new(
         self,
@@ -140,7 +148,7 @@ def _new_tensor(self, data, dtype=None, device=None, requires_grad=False):
 Tensor.new_zeros = _new(zeros)
 Tensor.new_ones = _new(ones)
 Tensor.new_empty = _new(empty)
-Tensor.new_full = _new_full
+Tensor.new_full = new_full
 Tensor.new_tensor = _new_tensor
 
 

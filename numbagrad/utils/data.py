@@ -39,7 +39,9 @@ __all__ = [
     "Sampler",
     "SequentialSampler",
     "Subset",
+    "SubsetRandomSampler",
     "TensorDataset",
+    "WeightedRandomSampler",
     "default_collate",
     "random_split",
 ]
@@ -255,6 +257,10 @@ class RandomSampler(Sampler):
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={self.replacement}"
+            )
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(
                 "num_samples should be a positive integer value, but got "
@@ -281,6 +287,86 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (a fresh permutation each epoch, drawn from
+    ``generator``, numbagrad's default generator when None).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.utils.data import SubsetRandomSampler
+    >>> sorted(SubsetRandomSampler([3, 5, 7]))
+    [3, 5, 7]
+    """
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for i in _creation.randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices of ``weights`` drawn with probabilities proportional to the
+    weights (:func:`numbagrad.multinomial`), with or without replacement.
+
+    Parameters
+    ----------
+    weights : sequence of float
+        One weight per index (need not sum to one).
+    num_samples : int
+    replacement : bool, default True
+        Without replacement an index is drawn at most once.
+    generator : numbagrad.Generator, optional
+
+    Raises
+    ------
+    ValueError
+        For a ``num_samples`` that is not a positive int, a ``replacement`` that is not a
+        bool, or weights that are not one-dimensional.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> from numbagrad.utils.data import WeightedRandomSampler
+    >>> list(WeightedRandomSampler([0.0, 1.0, 0.0], 3))
+    [1, 1, 1]
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        w = _creation.as_tensor(weights, dtype=D.float64)
+        if w.dim() != 1:
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
+        self.weights = w
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        drawn = _creation.multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        return iter(drawn.tolist())
+
+    def __len__(self):
+        return self.num_samples
+
+
 class BatchSampler(Sampler):
     """Groups the indices of ``sampler`` into lists of ``batch_size``.
 
@@ -296,6 +382,8 @@ class BatchSampler(Sampler):
             raise ValueError(
                 f"batch_size should be a positive integer value, but got batch_size={batch_size}"
             )
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
     def __iter__(self):
