@@ -106,8 +106,9 @@ def test_errors():
         numbagrad.load(buf)
     with pytest.raises(RuntimeError, match="not available"):
         roundtrip(numbagrad.ones(1), map_location="cuda")
-    with pytest.raises(NotImplementedError, match="callable"):
-        roundtrip(numbagrad.ones(1), map_location=lambda s, loc: s)
+    assert roundtrip(numbagrad.ones(1), map_location=lambda s, loc: s).tolist() == [1.0]
+    with pytest.raises(TypeError, match="map_location returned int"):
+        roundtrip(numbagrad.ones(1), map_location=lambda s, loc: 0)
     a = []
     a.append(a)
     with pytest.raises(ValueError, match="cycle"):
