@@ -18,6 +18,7 @@ from numbagrad import distributed as distributed
 from numbagrad import distributions as distributions
 from numbagrad import func as func
 from numbagrad import functional as functional
+from numbagrad import hub as hub
 from numbagrad import kernels as kernels
 from numbagrad import linalg as linalg
 from numbagrad import nn as nn

@@ -1,6 +1,6 @@
 """``numbagrad.utils``: helpers scripts import from ``torch.utils`` (``checkpoint``,
-``data``)."""
+``data``, ``model_zoo``)."""
 
-from numbagrad.utils import checkpoint, data
+from numbagrad.utils import checkpoint, data, model_zoo
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "model_zoo"]
