@@ -156,9 +156,12 @@ def promote_examples(args, dims):
     and an example that is 0-d is a 1-d batched value (``vmap(lambda x: x * c32)`` of a
     float64 batch of scalars is float32, as ``tensor(1.0, dtype=float64) * c32``)."""
     a, b = args
+    da, db = dims
+    # (first the cheap test: only a 1-d batch, i.e. 0-d examples, can promote otherwise)
+    if not ((da is not None and a.ndim == 1) or (db is not None and b.ndim == 1)):
+        return args
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)) or a.dtype is b.dtype:
         return args
-    da, db = dims
     ea, eb = a.ndim - (da is not None), b.ndim - (db is not None)
     if (ea == 0) == (a.ndim == 0) and (eb == 0) == (b.ndim == 0):
         return args  # (no operand changes rank class: the promotion is the same)
