@@ -14,6 +14,19 @@ its inputs calls the hook here instead of a rule slot:
   generated Function whose forward, backward and jvp are the user's under ``vmap``.
 
 As in PyTorch, ``func`` transforms need the separate style (``setup_context``).
+
+PyTorch's gradcheck batched checks, ``autograd.grad(is_grads_batched=True)`` and the
+vectorized ``autograd.functional`` Jacobians use its legacy vmap, under which a Function is
+no transform's business: its staticmethods run as they are on the batched values, whatever
+its style, and its ``vmap`` rule is never called. ``legacy_vmap`` is that vmap: a
+``BatchInterpreter`` marked ``legacy``. Under it a Function applied to batched values runs
+inline (``_run_inline``) when nothing needs recording (grad mode off, or no input that
+requires grad); a ``forward_ad`` level over legacy vmaps only applies Functions eagerly,
+as over the eager interpreter (gradcheck's batched forward check: unbatched primals,
+batched tangents). A Function applied to batched values that require grad (a backward
+recorded with ``create_graph=True`` under ``is_grads_batched``) is batched through its
+``vmap`` rule, and without one refuses with an error: PyTorch records it on its batched
+tensors, which numbagrad's tape cannot hold.
 """
 
 from __future__ import annotations
@@ -21,10 +34,11 @@ from __future__ import annotations
 import functools
 from collections import namedtuple
 
+from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.batching import BatchTracer
+from numbagrad._transforms.batching import BatchInterpreter, BatchTracer
 from numbagrad._transforms.forward import DualTracer, fix_tangent, save_duals
 from numbagrad._transforms.reverse import GradInterpreter, GradTracer
 from numbagrad._transforms.tracer import np_dtype_of, shape_of
@@ -36,7 +50,7 @@ from numbagrad.autograd.function import (
     apply_eager,
 )
 
-__all__ = ["VmapInfo"]
+__all__ = ["VmapInfo", "legacy_vmap"]
 
 VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
 
@@ -98,6 +112,49 @@ def _setup(fn, ctx, vals, kwargs, out):
 
 def _nondiff_ids(ctx):
     return {id(t) for t in ctx.__dict__.get("non_differentiable", ())}
+
+
+# -- PyTorch's legacy vmap ------------------------------------------------------------------
+def legacy_vmap(func):
+    """``numbagrad.func.vmap(func)`` (over dimension 0 of every input) with PyTorch's legacy
+    vmap's treatment of custom Functions (NOTE [Functions under transforms])."""
+    from numbagrad.func import vmap
+
+    @functools.wraps(func)
+    def inner(*args):
+        current_interpreter().legacy = True  # (the BatchInterpreter vmap just pushed)
+        return func(*args)
+
+    return vmap(inner)
+
+
+def _eager_through_legacy(interp, primals):
+    """Whether an application of plain ``primals`` that ``interp`` hands down meets only
+    legacy vmaps on its way to the eager interpreter (so it can be applied eagerly)."""
+    p = interp.parent
+    while p is not EVAL:
+        if type(p) is not BatchInterpreter or not p.legacy:
+            return False
+        p = p.parent
+    return not any(isinstance(v, Tensor) and v._is_tracer for v in primals)
+
+
+def _run_inline(interp, fn, args, kwargs):
+    """The Function's forward (and ``setup_context``) run as they are on ``args``, under
+    ``interp`` (a legacy vmap) with grad mode off: nothing to record, no rule needed."""
+    ctx = TransformCtx(fn, [False] * len(args))
+    token = _CURRENT.set(interp)
+    grad_token = _GRAD_ENABLED.set(False)
+    try:
+        if fn._separate_style:
+            out = fn.forward(*args, **kwargs)
+            fn.setup_context(ctx, _bind_inputs(fn, tuple(args), kwargs), out)
+        else:
+            out = fn.forward(ctx, *args, **kwargs)
+    finally:
+        _GRAD_ENABLED.reset(grad_token)
+        _CURRENT.reset(token)
+    return out
 
 
 # -- reverse mode -----------------------------------------------------------------------------
@@ -171,7 +228,9 @@ def process_jvp(interp, args, params):
     fn, kwargs = params["fn"], params["kwargs"]
     owned = [type(a) is DualTracer and a._interp is interp for a in args]
     primals = [a._primal if o else a for a, o in zip(args, owned)]
-    eager_level = interp.level is not None and interp.parent is EVAL
+    eager_level = interp.level is not None and (
+        interp.parent is EVAL or _eager_through_legacy(interp, primals)
+    )
     if eager_level:
         # forward_ad over eager: both styles; the eager application's ctx serves jvp
         out, ctx = apply_eager(fn, tuple(primals), kwargs)
@@ -272,21 +331,40 @@ def process_jvp(interp, args, params):
 # -- vmap ---------------------------------------------------------------------------------
 def process_batch(interp, args, params):
     fn, kwargs = params["fn"], params["kwargs"]
-    _check_style(fn)
+    owned = [type(a) is BatchTracer and a._interp is interp for a in args]
+    vals = [a._val if o else a for a, o in zip(args, owned)]
     user_vmap = fn.vmap is not Function.vmap
+    if interp.legacy:
+        if interp.parent is EVAL and not (
+            _GRAD_ENABLED.get() and any(isinstance(v, Tensor) and v._requires_grad for v in vals)
+        ):
+            return _run_inline(interp, fn, args, kwargs)
+        if not fn._separate_style or not (fn.generate_vmap_rule or user_vmap):
+            raise RuntimeError(
+                f"{fn.__name__}: numbagrad cannot batch this custom Function here. Under "
+                "autograd.grad(is_grads_batched=True), gradcheck's batched checks and the "
+                "vectorized autograd.functional Jacobians its staticmethods run as they are, "
+                "as in PyTorch, but here it is applied to batched values that require grad "
+                "(a backward recorded with create_graph=True), which numbagrad can only batch "
+                "through a vmap rule: give it setup_context and a vmap staticmethod (or "
+                "generate_vmap_rule = True), or do not ask for a graph of the batched "
+                "gradients."
+            )
+    _check_style(fn)
     if fn.generate_vmap_rule and user_vmap:
         raise RuntimeError(
-            f"{fn.__name__}: you may not both set generate_vmap_rule=True and "
-            "override the vmap staticmethod; do one or the other"
+            f"You tried to vmap over {fn.__name__}, but it has both generate_vmap_rule=True "
+            "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+            "delete the overridden vmap staticmethod to avoid ambiguity. For more details, "
+            "please see https://pytorch.org/docs/main/notes/extending.func.html"
         )
     if not fn.generate_vmap_rule and not user_vmap:
         raise RuntimeError(
-            f"To use autograd.Function with vmap, you must either override "
-            f"the vmap staticmethod or set generate_vmap_rule=True "
-            f"({fn.__name__})."
+            f"You tried to vmap over {fn.__name__}, but it does not have vmap support. "
+            "Please override and implement the vmap staticmethod or set "
+            "generate_vmap_rule=True. For more details, please see "
+            "https://pytorch.org/docs/main/notes/extending.func.html"
         )
-    owned = [type(a) is BatchTracer and a._interp is interp for a in args]
-    vals = [a._val if o else a for a, o in zip(args, owned)]
     dims = tuple(a._bdim if o else None for a, o in zip(args, owned))
     token = _CURRENT.set(interp.parent)
     try:
