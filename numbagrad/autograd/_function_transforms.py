@@ -27,6 +27,10 @@ batched tangents). A Function applied to batched values that require grad (a bac
 recorded with ``create_graph=True`` under ``is_grads_batched``) is batched through its
 ``vmap`` rule, and without one refuses with an error: PyTorch records it on its batched
 tensors, which numbagrad's tape cannot hold.
+
+A Function's outputs that are not tensors pass through every rule unchanged: no tangent
+(jvp's for them is ignored, as PyTorch ignores it), no gradient (backward gets None), no
+batch dimension (a vmap rule's ``out_dim`` for them is ignored).
 """
 
 from __future__ import annotations
@@ -266,12 +270,7 @@ def process_jvp(interp, args, params):
     finally:
         ctx.__dict__["_in_jvp"] = False
         _CURRENT.reset(token)
-    tans_l = list(tans) if isinstance(tans, (tuple, list)) else [tans]
-    if len(tans_l) != len(outs):
-        raise RuntimeError(
-            f"{fn.__name__}.jvp returned {len(tans_l)} tangents for "
-            f"{len(outs)} outputs: return one tangent (or None) per output"
-        )
+    tans_l = _checked_tangents(tans, len(outs))
     nondiff = _nondiff_ids(ctx)
     # a dual marked dirty comes back as itself (NOTE [In-place on duals]): its primal was
     # changed in place by the forward, and its tangent must be by the jvp, as in PyTorch
@@ -297,12 +296,17 @@ def process_jvp(interp, args, params):
             res.append(a)
             out_tans.append(a._tangent)
             continue
-        if not isinstance(o, Tensor) or id(o) in nondiff:
+        if not isinstance(o, Tensor):
+            # (a non-tensor output passes through; PyTorch ignores a tangent for it)
+            res.append(o)
+            out_tans.append(None)
+            continue
+        if id(o) in nondiff:
             if t is not None:
                 raise RuntimeError(
-                    f"{fn.__name__}.jvp returned a tangent for output {i}, "
-                    "which is not differentiable (not a Tensor or marked "
-                    "non-differentiable): return None for it"
+                    f"Function's jvp returned a gradient at position {i}, but  the "
+                    "corresponding forward output is not a differentiable Tensor.You should "
+                    "return None at that position instead."
                 )
             res.append(o)
             out_tans.append(None)
@@ -326,6 +330,24 @@ def process_jvp(interp, args, params):
                     if v is o and r is not o:
                         ct[k] = r
     return tuple(res) if is_tuple else res[0]
+
+
+def _checked_tangents(tans, n):
+    """What a Function's ``jvp`` returned, as one tangent (a Tensor or None) per output of
+    ``n``: as in PyTorch a tuple holds one per output and anything else is the one tangent
+    (a list too), with PyTorch's errors."""
+    tans = list(tans) if isinstance(tans, tuple) else [tans]
+    for i, t in enumerate(tans):
+        if t is not None and not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"expected Variable or None (got {type(t).__name__}) for grad output {i}."
+            )
+    if len(tans) != n:
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{n} but got {len(tans)})"
+        )
+    return tans
 
 
 # -- vmap ---------------------------------------------------------------------------------
@@ -404,11 +426,8 @@ def _check_vmap_return(fn, res):
         out if isinstance(out, tuple) else (out,),
         out_dims if isinstance(out, tuple) else (out_dims,),
     ):
-        if d is not None and not isinstance(o, Tensor):
-            raise RuntimeError(
-                f"{fn.__name__}.vmap: out_dim {d} was given for an output that "
-                f"is not a Tensor ({type(o).__name__})"
-            )
+        if not isinstance(o, Tensor):
+            continue  # (passes through unbatched, whatever its out_dim: as PyTorch)
         if d is not None and not -len(shape_of(o)) <= d < len(shape_of(o)):
             raise RuntimeError(
                 f"{fn.__name__}.vmap: out_dim {d} is out of range for an output "
@@ -460,19 +479,34 @@ def _gen_forward(fn, rule, *vals):
     from numbagrad.func import vmap
 
     kwargs = rule.kwargs
-    return vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=rule.dims, randomness=rule.randomness)(
-        *vals
-    )
+    shape = []  # whether forward returned a tuple, and its outputs that are not tensors
+
+    def forward(*a):
+        out = fn.forward(*a, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        shape[:] = [isinstance(out, tuple), [_TENSOR if isinstance(o, Tensor) else o for o in outs]]
+        return tuple(o for o in outs if isinstance(o, Tensor))  # (the others: not batched)
+
+    tensors = iter(vmap(forward, in_dims=rule.dims, randomness=rule.randomness)(*vals))
+    is_tuple, outs = shape
+    outs = [next(tensors) if o is _TENSOR else o for o in outs]
+    return tuple(outs) if is_tuple else outs[0]
+
+
+_TENSOR = object()  # where a generated rule's forward returned a tensor
 
 
 def _gen_setup_context(ctx, inputs, output):
     rule, inputs = inputs[0], inputs[1:]
     outs = output if isinstance(output, tuple) else (output,)
-    ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
-    ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
+    ins = [v if isinstance(v, Tensor) else None for v in inputs]
+    touts = [o if isinstance(o, Tensor) else None for o in outs]
+    ctx.save_for_backward(*ins, *touts)
+    ctx.save_for_forward(*ins, *touts)
     ctx.rule = rule
     ctx.is_tuple = isinstance(output, tuple)
     ctx.plain = [None if isinstance(v, Tensor) else v for v in inputs]
+    ctx.plain_out = [None if isinstance(o, Tensor) else o for o in outs]
 
 
 def _per_example(fn, method, ctx, grads, g_dims):
@@ -483,8 +517,9 @@ def _per_example(fn, method, ctx, grads, g_dims):
     n = len(rule.dims)
     saved = ctx.saved_tensors
     ins = [p if s is None else s for s, p in zip(saved[:n], ctx.plain)]
-    outs = list(saved[n:])
+    outs = [p if s is None else s for s, p in zip(saved[n:], ctx.plain_out)]
     in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, rule.dims))
+    out_dims = tuple(0 if isinstance(o, Tensor) else None for o in outs)
     # ctx.needs_input_grad counts the rule: the user's backward sees its own inputs only
     needs = ctx.needs_input_grad[1:]
     # the inputs that get a gradient: vmap returns tensors only, the others' are None
@@ -499,13 +534,22 @@ def _per_example(fn, method, ctx, grads, g_dims):
             res = _check_grads(fn, fn._backward_impl(c, *gs), xs)
             return tuple(res[i] if res[i] is not None else _zeros_like(xs[i]) for i in tensors)
         c.__dict__["_in_jvp"] = True
-        return fn.jvp(c, *gs)
+        tans = _checked_tangents(fn.jvp(c, *gs), len(os))
+        # vmap returns tensors only: the tangents of tensor outputs, None elsewhere
+        kept[:] = [
+            i for i, (t, o) in enumerate(zip(tans, os)) if t is not None and isinstance(o, Tensor)
+        ]
+        return tuple(tans[i] for i in kept)
 
-    res = vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=rule.randomness)(
+    kept = []
+    res = vmap(one, in_dims=in_dims + out_dims + g_dims, randomness=rule.randomness)(
         *ins, *outs, *grads
     )
     if method != "backward":
-        return res
+        full = [None] * len(outs)
+        for i, r in zip(kept, res):
+            full[i] = r
+        return tuple(full) if ctx.is_tuple else full[0]
     full = [None] * n
     for i, r in zip(tensors, res):
         full[i] = r
