@@ -216,6 +216,17 @@ class _CustomNode(FunctionCtx, Node):
             return t
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
+    def __delattr__(self, name):
+        # ``del ctx.result`` (PyTorch's forward-AD tutorial frees a tensor kept for jvp
+        # this way) reaches a tensor moved to _ctx_tensors too
+        d = self.__dict__
+        ct = d.get("_ctx_tensors")
+        if ct is not None and name in ct:
+            del ct[name]
+            d.pop(name, None)
+            return
+        object.__delattr__(self, name)
+
     def _call_backward(self, grads):
         raise NotImplementedError
 
