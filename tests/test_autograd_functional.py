@@ -137,8 +137,8 @@ def _both(api, name, table, *, requires_grad=False, v=None, **kwargs):
 
 
 # -- jacobian --------------------------------------------------------------------------------
-# forward mode needs a custom Function's jvp (and, in numbagrad, setup_context): torch fails
-# on the combined-style Function too; see test_forward_mode_needs_a_transformable_function
+# forward mode needs a custom Function's jvp: torch fails on the combined-style Function,
+# which has none, too; see test_forward_mode_needs_a_transformable_function
 @pytest.mark.parametrize(
     ("name", "mode"),
     [
@@ -166,8 +166,11 @@ def test_jacobian_matches_torch(name, mode):
 def test_forward_mode_needs_a_transformable_function():
     x = numbagrad.tensor(X3)
     F = numbagrad.autograd.functional
-    with pytest.raises(RuntimeError, match="setup_context"):
+    # as PyTorch (its legacy vmap): a combined-style Function is applied as it is, and
+    # forward mode needs its jvp
+    with pytest.raises(NotImplementedError, match="You must implement the jvp function"):
         F.jacobian(_cube_function(numbagrad).apply, x, vectorize=True, strategy="forward-mode")
+    # numbagrad's forward-over-reverse Hessian goes through func.vjp: setup_context needed
     with pytest.raises(RuntimeError, match="setup_context"):
         F.hessian(
             SCALAR_FUNCS["cube_function"][1](numbagrad),
@@ -176,8 +179,7 @@ def test_forward_mode_needs_a_transformable_function():
             outer_jacobian_strategy="forward-mode",
         )
 
-    # the separate style with a jvp works in forward mode (torch's combined style cannot:
-    # its ctx.saved_tensors is empty in jvp)
+    # a Function with a jvp works in forward mode
     class Cube(numbagrad.autograd.Function):
         @staticmethod
         def forward(x):

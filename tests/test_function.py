@@ -1334,22 +1334,25 @@ def test_backward_returning_wrong_dtype_raises():
         BadDtype.apply(x).sum().backward()
 
 
-@numbagrad_only
-def test_forward_returning_an_ndarray_raises():
-    # The usual slip with custom kernels: forgetting to wrap the result with
-    # from_numpy. PyTorch passes the array through; numbagrad raises.
+def test_forward_returning_only_an_ndarray_passes_it_through():
+    # As PyTorch: a forward that returns no tensor at all (here the array of a forgotten
+    # from_numpy) gives back what it returned, the same object, with no graph.
+    kept = []
+
     class ForgotToWrap(Function):
         @staticmethod
         def forward(ctx, x):
-            return x.numpy() * 2
+            kept.append(x.detach().numpy() * 2)
+            return kept[0]
 
         @staticmethod
         def backward(ctx, g):
             return g * 2
 
     x = f64([1.0, 2.0], requires_grad=True)
-    with pytest.raises((TypeError, RuntimeError), match="ForgotToWrap"):
-        ForgotToWrap.apply(x)
+    out = ForgotToWrap.apply(x)
+    assert out is kept[0]
+    np.testing.assert_array_equal(out, [2.0, 4.0])
 
 
 def test_old_style_instance_call_raises():

@@ -36,7 +36,7 @@ _WARNED: set = set()
 class BatchInterpreter(TransformInterpreter):
     """Runs ops on values with one extra (batch) dimension of length ``size``."""
 
-    __slots__ = ("randomness", "size")
+    __slots__ = ("legacy", "randomness", "size")
     fills_plain = False  # a batched value cannot go into an unbatched tensor (as PyTorch)
     # ``process`` binds only under its parent, set where it does (rules, the loop fallback,
     # Functions' ``process_batch``, ``to_parent``); its elementwise fast path binds nothing
@@ -46,6 +46,12 @@ class BatchInterpreter(TransformInterpreter):
         super().__init__(parent, name)
         self.size = size
         self.randomness = randomness
+        # PyTorch's legacy vmap (``torch._vmap_internals``), which gradcheck's batched
+        # checks, ``autograd.grad(is_grads_batched=True)`` and the vectorized
+        # ``autograd.functional`` Jacobians use: a custom Function inside it runs as it is,
+        # on the batched values, never through its ``vmap`` rule (NOTE [Functions under
+        # transforms]); set by ``numbagrad.autograd._function_transforms.legacy_vmap``
+        self.legacy = False
 
     def process(self, prim, args, params):
         # one pass over the operands: their parent-level values and batch dimensions

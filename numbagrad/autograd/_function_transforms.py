@@ -14,6 +14,23 @@ its inputs calls the hook here instead of a rule slot:
   generated Function whose forward, backward and jvp are the user's under ``vmap``.
 
 As in PyTorch, ``func`` transforms need the separate style (``setup_context``).
+
+PyTorch's gradcheck batched checks, ``autograd.grad(is_grads_batched=True)`` and the
+vectorized ``autograd.functional`` Jacobians use its legacy vmap, under which a Function is
+no transform's business: its staticmethods run as they are on the batched values, whatever
+its style, and its ``vmap`` rule is never called. ``legacy_vmap`` is that vmap: a
+``BatchInterpreter`` marked ``legacy``. Under it a Function applied to batched values runs
+inline (``_run_inline``) when nothing needs recording (grad mode off, or no input that
+requires grad); a ``forward_ad`` level over legacy vmaps only applies Functions eagerly,
+as over the eager interpreter (gradcheck's batched forward check: unbatched primals,
+batched tangents). A Function applied to batched values that require grad (a backward
+recorded with ``create_graph=True`` under ``is_grads_batched``) is batched through its
+``vmap`` rule, and without one refuses with an error: PyTorch records it on its batched
+tensors, which numbagrad's tape cannot hold.
+
+A Function's outputs that are not tensors pass through every rule unchanged: no tangent
+(jvp's for them is ignored, as PyTorch ignores it), no gradient (backward gets None), no
+batch dimension (a vmap rule's ``out_dim`` for them is ignored).
 """
 
 from __future__ import annotations
@@ -21,10 +38,11 @@ from __future__ import annotations
 import functools
 from collections import namedtuple
 
+from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.batching import BatchTracer
+from numbagrad._transforms.batching import BatchInterpreter, BatchTracer
 from numbagrad._transforms.forward import DualTracer, fix_tangent, save_duals
 from numbagrad._transforms.reverse import GradInterpreter, GradTracer
 from numbagrad._transforms.tracer import np_dtype_of, shape_of
@@ -36,7 +54,7 @@ from numbagrad.autograd.function import (
     apply_eager,
 )
 
-__all__ = ["VmapInfo"]
+__all__ = ["VmapInfo", "legacy_vmap"]
 
 VmapInfo = namedtuple("VmapInfo", ["batch_size", "randomness"])
 
@@ -98,6 +116,49 @@ def _setup(fn, ctx, vals, kwargs, out):
 
 def _nondiff_ids(ctx):
     return {id(t) for t in ctx.__dict__.get("non_differentiable", ())}
+
+
+# -- PyTorch's legacy vmap ------------------------------------------------------------------
+def legacy_vmap(func):
+    """``numbagrad.func.vmap(func)`` (over dimension 0 of every input) with PyTorch's legacy
+    vmap's treatment of custom Functions (NOTE [Functions under transforms])."""
+    from numbagrad.func import vmap
+
+    @functools.wraps(func)
+    def inner(*args):
+        current_interpreter().legacy = True  # (the BatchInterpreter vmap just pushed)
+        return func(*args)
+
+    return vmap(inner)
+
+
+def _eager_through_legacy(interp, primals):
+    """Whether an application of plain ``primals`` that ``interp`` hands down meets only
+    legacy vmaps on its way to the eager interpreter (so it can be applied eagerly)."""
+    p = interp.parent
+    while p is not EVAL:
+        if type(p) is not BatchInterpreter or not p.legacy:
+            return False
+        p = p.parent
+    return not any(isinstance(v, Tensor) and v._is_tracer for v in primals)
+
+
+def _run_inline(interp, fn, args, kwargs):
+    """The Function's forward (and ``setup_context``) run as they are on ``args``, under
+    ``interp`` (a legacy vmap) with grad mode off: nothing to record, no rule needed."""
+    ctx = TransformCtx(fn, [False] * len(args))
+    token = _CURRENT.set(interp)
+    grad_token = _GRAD_ENABLED.set(False)
+    try:
+        if fn._separate_style:
+            out = fn.forward(*args, **kwargs)
+            fn.setup_context(ctx, _bind_inputs(fn, tuple(args), kwargs), out)
+        else:
+            out = fn.forward(ctx, *args, **kwargs)
+    finally:
+        _GRAD_ENABLED.reset(grad_token)
+        _CURRENT.reset(token)
+    return out
 
 
 # -- reverse mode -----------------------------------------------------------------------------
@@ -171,7 +232,9 @@ def process_jvp(interp, args, params):
     fn, kwargs = params["fn"], params["kwargs"]
     owned = [type(a) is DualTracer and a._interp is interp for a in args]
     primals = [a._primal if o else a for a, o in zip(args, owned)]
-    eager_level = interp.level is not None and interp.parent is EVAL
+    eager_level = interp.level is not None and (
+        interp.parent is EVAL or _eager_through_legacy(interp, primals)
+    )
     if eager_level:
         # forward_ad over eager: both styles; the eager application's ctx serves jvp
         out, ctx = apply_eager(fn, tuple(primals), kwargs)
@@ -207,12 +270,7 @@ def process_jvp(interp, args, params):
     finally:
         ctx.__dict__["_in_jvp"] = False
         _CURRENT.reset(token)
-    tans_l = list(tans) if isinstance(tans, (tuple, list)) else [tans]
-    if len(tans_l) != len(outs):
-        raise RuntimeError(
-            f"{fn.__name__}.jvp returned {len(tans_l)} tangents for "
-            f"{len(outs)} outputs: return one tangent (or None) per output"
-        )
+    tans_l = _checked_tangents(tans, len(outs))
     nondiff = _nondiff_ids(ctx)
     # a dual marked dirty comes back as itself (NOTE [In-place on duals]): its primal was
     # changed in place by the forward, and its tangent must be by the jvp, as in PyTorch
@@ -238,12 +296,17 @@ def process_jvp(interp, args, params):
             res.append(a)
             out_tans.append(a._tangent)
             continue
-        if not isinstance(o, Tensor) or id(o) in nondiff:
+        if not isinstance(o, Tensor):
+            # (a non-tensor output passes through; PyTorch ignores a tangent for it)
+            res.append(o)
+            out_tans.append(None)
+            continue
+        if id(o) in nondiff:
             if t is not None:
                 raise RuntimeError(
-                    f"{fn.__name__}.jvp returned a tangent for output {i}, "
-                    "which is not differentiable (not a Tensor or marked "
-                    "non-differentiable): return None for it"
+                    f"Function's jvp returned a gradient at position {i}, but  the "
+                    "corresponding forward output is not a differentiable Tensor.You should "
+                    "return None at that position instead."
                 )
             res.append(o)
             out_tans.append(None)
@@ -269,24 +332,61 @@ def process_jvp(interp, args, params):
     return tuple(res) if is_tuple else res[0]
 
 
+def _checked_tangents(tans, n):
+    """What a Function's ``jvp`` returned, as one tangent (a Tensor or None) per output of
+    ``n``: as in PyTorch a tuple holds one per output and anything else is the one tangent
+    (a list too), with PyTorch's errors."""
+    tans = list(tans) if isinstance(tans, tuple) else [tans]
+    for i, t in enumerate(tans):
+        if t is not None and not isinstance(t, Tensor):
+            raise RuntimeError(
+                f"expected Variable or None (got {type(t).__name__}) for grad output {i}."
+            )
+    if len(tans) != n:
+        raise RuntimeError(
+            "Function's jvp returned an invalid number of forward gradients (expected "
+            f"{n} but got {len(tans)})"
+        )
+    return tans
+
+
 # -- vmap ---------------------------------------------------------------------------------
 def process_batch(interp, args, params):
     fn, kwargs = params["fn"], params["kwargs"]
-    _check_style(fn)
+    owned = [type(a) is BatchTracer and a._interp is interp for a in args]
+    vals = [a._val if o else a for a, o in zip(args, owned)]
     user_vmap = fn.vmap is not Function.vmap
+    if interp.legacy:
+        if interp.parent is EVAL and not (
+            _GRAD_ENABLED.get() and any(isinstance(v, Tensor) and v._requires_grad for v in vals)
+        ):
+            return _run_inline(interp, fn, args, kwargs)
+        if not fn._separate_style or not (fn.generate_vmap_rule or user_vmap):
+            raise RuntimeError(
+                f"{fn.__name__}: numbagrad cannot batch this custom Function here. Under "
+                "autograd.grad(is_grads_batched=True), gradcheck's batched checks and the "
+                "vectorized autograd.functional Jacobians its staticmethods run as they are, "
+                "as in PyTorch, but here it is applied to batched values that require grad "
+                "(a backward recorded with create_graph=True), which numbagrad can only batch "
+                "through a vmap rule: give it setup_context and a vmap staticmethod (or "
+                "generate_vmap_rule = True), or do not ask for a graph of the batched "
+                "gradients."
+            )
+    _check_style(fn)
     if fn.generate_vmap_rule and user_vmap:
         raise RuntimeError(
-            f"{fn.__name__}: you may not both set generate_vmap_rule=True and "
-            "override the vmap staticmethod; do one or the other"
+            f"You tried to vmap over {fn.__name__}, but it has both generate_vmap_rule=True "
+            "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+            "delete the overridden vmap staticmethod to avoid ambiguity. For more details, "
+            "please see https://pytorch.org/docs/main/notes/extending.func.html"
         )
     if not fn.generate_vmap_rule and not user_vmap:
         raise RuntimeError(
-            f"To use autograd.Function with vmap, you must either override "
-            f"the vmap staticmethod or set generate_vmap_rule=True "
-            f"({fn.__name__})."
+            f"You tried to vmap over {fn.__name__}, but it does not have vmap support. "
+            "Please override and implement the vmap staticmethod or set "
+            "generate_vmap_rule=True. For more details, please see "
+            "https://pytorch.org/docs/main/notes/extending.func.html"
         )
-    owned = [type(a) is BatchTracer and a._interp is interp for a in args]
-    vals = [a._val if o else a for a, o in zip(args, owned)]
     dims = tuple(a._bdim if o else None for a, o in zip(args, owned))
     token = _CURRENT.set(interp.parent)
     try:
@@ -326,11 +426,8 @@ def _check_vmap_return(fn, res):
         out if isinstance(out, tuple) else (out,),
         out_dims if isinstance(out, tuple) else (out_dims,),
     ):
-        if d is not None and not isinstance(o, Tensor):
-            raise RuntimeError(
-                f"{fn.__name__}.vmap: out_dim {d} was given for an output that "
-                f"is not a Tensor ({type(o).__name__})"
-            )
+        if not isinstance(o, Tensor):
+            continue  # (passes through unbatched, whatever its out_dim: as PyTorch)
         if d is not None and not -len(shape_of(o)) <= d < len(shape_of(o)):
             raise RuntimeError(
                 f"{fn.__name__}.vmap: out_dim {d} is out of range for an output "
@@ -382,19 +479,34 @@ def _gen_forward(fn, rule, *vals):
     from numbagrad.func import vmap
 
     kwargs = rule.kwargs
-    return vmap(lambda *a: fn.forward(*a, **kwargs), in_dims=rule.dims, randomness=rule.randomness)(
-        *vals
-    )
+    shape = []  # whether forward returned a tuple, and its outputs that are not tensors
+
+    def forward(*a):
+        out = fn.forward(*a, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        shape[:] = [isinstance(out, tuple), [_TENSOR if isinstance(o, Tensor) else o for o in outs]]
+        return tuple(o for o in outs if isinstance(o, Tensor))  # (the others: not batched)
+
+    tensors = iter(vmap(forward, in_dims=rule.dims, randomness=rule.randomness)(*vals))
+    is_tuple, outs = shape
+    outs = [next(tensors) if o is _TENSOR else o for o in outs]
+    return tuple(outs) if is_tuple else outs[0]
+
+
+_TENSOR = object()  # where a generated rule's forward returned a tensor
 
 
 def _gen_setup_context(ctx, inputs, output):
     rule, inputs = inputs[0], inputs[1:]
     outs = output if isinstance(output, tuple) else (output,)
-    ctx.save_for_backward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
-    ctx.save_for_forward(*[v if isinstance(v, Tensor) else None for v in inputs], *outs)
+    ins = [v if isinstance(v, Tensor) else None for v in inputs]
+    touts = [o if isinstance(o, Tensor) else None for o in outs]
+    ctx.save_for_backward(*ins, *touts)
+    ctx.save_for_forward(*ins, *touts)
     ctx.rule = rule
     ctx.is_tuple = isinstance(output, tuple)
     ctx.plain = [None if isinstance(v, Tensor) else v for v in inputs]
+    ctx.plain_out = [None if isinstance(o, Tensor) else o for o in outs]
 
 
 def _per_example(fn, method, ctx, grads, g_dims):
@@ -405,8 +517,9 @@ def _per_example(fn, method, ctx, grads, g_dims):
     n = len(rule.dims)
     saved = ctx.saved_tensors
     ins = [p if s is None else s for s, p in zip(saved[:n], ctx.plain)]
-    outs = list(saved[n:])
+    outs = [p if s is None else s for s, p in zip(saved[n:], ctx.plain_out)]
     in_dims = tuple(d if isinstance(v, Tensor) else None for v, d in zip(ins, rule.dims))
+    out_dims = tuple(0 if isinstance(o, Tensor) else None for o in outs)
     # ctx.needs_input_grad counts the rule: the user's backward sees its own inputs only
     needs = ctx.needs_input_grad[1:]
     # the inputs that get a gradient: vmap returns tensors only, the others' are None
@@ -421,13 +534,22 @@ def _per_example(fn, method, ctx, grads, g_dims):
             res = _check_grads(fn, fn._backward_impl(c, *gs), xs)
             return tuple(res[i] if res[i] is not None else _zeros_like(xs[i]) for i in tensors)
         c.__dict__["_in_jvp"] = True
-        return fn.jvp(c, *gs)
+        tans = _checked_tangents(fn.jvp(c, *gs), len(os))
+        # vmap returns tensors only: the tangents of tensor outputs, None elsewhere
+        kept[:] = [
+            i for i, (t, o) in enumerate(zip(tans, os)) if t is not None and isinstance(o, Tensor)
+        ]
+        return tuple(tans[i] for i in kept)
 
-    res = vmap(one, in_dims=in_dims + (0,) * len(outs) + g_dims, randomness=rule.randomness)(
+    kept = []
+    res = vmap(one, in_dims=in_dims + out_dims + g_dims, randomness=rule.randomness)(
         *ins, *outs, *grads
     )
     if method != "backward":
-        return res
+        full = [None] * len(outs)
+        for i, r in zip(kept, res):
+            full[i] = r
+        return tuple(full) if ctx.is_tuple else full[0]
     full = [None] * n
     for i, r in zip(tensors, res):
         full[i] = r

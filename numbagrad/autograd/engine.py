@@ -173,7 +173,7 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
     """``autograd.grad(..., is_grads_batched=True)``: one backward under ``func.vmap``
     over the leading dimension of ``grads`` (the rules get batched cotangents; NOTE
     [Engine], the traced path). Returns one batched gradient (or None) per target."""
-    from numbagrad.func import vmap
+    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
 
     unused = []
 

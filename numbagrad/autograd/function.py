@@ -12,7 +12,10 @@ so the transforms can give it their own rules. Under the eager interpreter it:
 3. wires the outputs: an input returned unchanged comes back as a new tensor sharing its
    storage; a dirty (``mark_dirty``) input comes back as the same object with its history
    replaced (a view's base is re-based as for any in-place op, NOTE [In-place ops and
-   views]); non-differentiable and integer outputs never require grad;
+   views]); non-differentiable and integer outputs never require grad; outputs that are
+   not tensors (a NumPy array, a number, any object) pass through as the same object, as
+   in PyTorch: ``setup_context`` sees them in ``output``, ``backward`` gets None for them
+   and ``jvp``'s tangent for them is ignored;
 4. turns ``save_for_backward``'s tensors into saved tensors with their version, outputs
    saved without a reference cycle (NOTE [Graph layout]).
 
@@ -212,6 +215,17 @@ class _CustomNode(FunctionCtx, Node):
                 return _untracked(self, name, t)
             return t
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        # ``del ctx.result`` (PyTorch's forward-AD tutorial frees a tensor kept for jvp
+        # this way) reaches a tensor moved to _ctx_tensors too
+        d = self.__dict__
+        ct = d.get("_ctx_tensors")
+        if ct is not None and name in ct:
+            del ct[name]
+            d.pop(name, None)
+            return
+        object.__delattr__(self, name)
 
     def _call_backward(self, grads):
         raise NotImplementedError
@@ -492,22 +506,6 @@ def _function_name(ctx):
     return name[: -len("Backward")] if name.endswith("Backward") else name
 
 
-def _bad_outputs(ctx, outs):
-    """Raise for outputs that cannot carry gradients (arrays, or no tensor at all)."""
-    for i, o in enumerate(outs):
-        if isinstance(o, np.ndarray):
-            raise TypeError(
-                f"{_function_name(ctx)}.forward returned a numpy.ndarray as output "
-                f"{i}; wrap it with numbagrad.from_numpy(...) (zero copy) so it is "
-                "a Tensor"
-            )
-    raise RuntimeError(
-        f"{_function_name(ctx)}.forward returned no Tensor, but its inputs "
-        "require grad: return the result as a Tensor (numbagrad.from_numpy "
-        "wraps arrays)"
-    )
-
-
 def _check_marks(ctx, args, outs, dirty, nondiff, grad_on):
     """Validate ``mark_dirty`` and ``mark_non_differentiable`` against inputs/outputs."""
     for i, t in enumerate(dirty):
@@ -553,14 +551,6 @@ def _run_custom(ctx, args, forward_call, setup=None):
     d = ctx.__dict__
     dirty = d.get("dirty_tensors", ())
     nondiff_list = d.get("non_differentiable", ())
-    has_tensor = False
-    for o in outs:
-        if isinstance(o, Tensor):
-            has_tensor = True
-        elif isinstance(o, np.ndarray):
-            _bad_outputs(ctx, outs)
-    if executable and not has_tensor:
-        _bad_outputs(ctx, outs)
     if dirty or nondiff_list:
         _check_marks(ctx, args, outs, dirty, nondiff_list, grad_on)
         for t in dirty:

@@ -404,7 +404,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 # -- jacobian -------------------------------------------------------------------------------
 def _jacfwd(func, inputs, strict, vectorize):
     """Forward-mode Jacobian: the input basis as ``forward_ad`` tangents, under ``vmap``."""
-    from numbagrad.func import vmap
+    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
 
     if strict:
         raise RuntimeError(

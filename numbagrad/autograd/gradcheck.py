@@ -2,12 +2,14 @@
 
 Reverse mode is checked through ``autograd.grad``, forward mode through
 ``autograd.forward_ad`` (``make_dual``/``unpack_dual``), and the batched checks run both
-under ``numbagrad.func.vmap`` against a loop, modelled on PyTorch's
-``torch.autograd.gradcheck`` (its checks, order and messages; no complex or sparse inputs).
-NOTE: PyTorch's batched checks use its legacy vmap, which runs a custom Function's forward
-on the batch; numbagrad has one vmap, which calls the Function's ``vmap`` rule, so a wrong
-rule fails here and passes there. Forward over reverse (``gradgradcheck``) differentiates
-``func.vjp``: the eager tape saves primals, not duals.
+under vmap against a loop, modelled on PyTorch's ``torch.autograd.gradcheck`` (its checks,
+order and messages; no complex or sparse inputs). As PyTorch's, the batched checks batch
+only the cotangents and tangents, under its legacy vmap (``legacy_vmap``, NOTE [Functions
+under transforms]): a custom Function's staticmethods run as they are on them, whatever its
+style, and its ``vmap`` rule is never called. Forward over reverse (``gradgradcheck``)
+differentiates ``autograd.grad(..., create_graph=True)`` on dual inputs made to require
+grad, as PyTorch's does (the eager nodes save the duals, NOTE [Forward-over-reverse in a
+dual level]).
 """
 
 from __future__ import annotations
@@ -185,12 +187,16 @@ def gradcheck(
         Also check that each gradient has its input's dtype.
     check_batched_grad : bool, default False
         Check that the backward can be vmapped: ``autograd.grad`` of each output under
-        :func:`numbagrad.func.vmap` over a batch of two random cotangents must equal the
-        two separate calls (needs ``check_backward_ad``).
+        vmap over a batch of two random cotangents must equal the two separate calls
+        (needs ``check_backward_ad``). As in PyTorch (its legacy vmap), only the
+        cotangents are batched: a custom Function's ``backward`` runs as it is on them (it
+        must be written with vmappable ops), and its ``vmap`` rule is not used.
     check_batched_forward_grad : bool, default False
-        The same for forward mode: the output tangents under ``vmap`` over a batch of two
+        The same for forward mode: the output tangents under vmap over a batch of two
         random input tangents must equal the two separate forward passes (needs
-        ``check_forward_ad``).
+        ``check_forward_ad``). Only the tangents are batched: a custom Function's
+        ``forward`` runs on the unbatched inputs and its ``jvp`` on the batched tangents,
+        in either style (``setup_context`` or ``forward(ctx, ...)``), as in PyTorch.
     check_forward_ad : bool, default False
         Check the Jacobian computed by forward mode (``forward_ad.make_dual`` with one
         basis tangent per input element, ``unpack_dual`` of the outputs) against the
@@ -533,7 +539,7 @@ def _check_undefined_forward(func, inputs, diff):
 # -- batched gradients (vmap) ------------------------------------------------------------
 _FAILED_BATCHED_GRAD_MSG = (
     "gradcheck or gradgradcheck failed while testing batched gradient computation: "
-    "autograd.grad under numbagrad.func.vmap (over a batch of two cotangents) disagrees with "
+    "autograd.grad under vmap (over a batch of two cotangents) disagrees with "
     "two separate calls, or raised. To compute batched gradients (jacobians, hessians) "
     "numbagrad vmaps the backward: every VJP rule on the way (a custom Function's backward "
     "included) must be written with numbagrad ops that vmap supports, without NumPy "
@@ -543,11 +549,11 @@ _FAILED_BATCHED_GRAD_MSG = (
 
 _FAILED_BATCHED_GRAD_MSG_FWD_AD = (
     "gradcheck failed while testing batched gradient computation with forward-mode AD: the "
-    "output tangents under numbagrad.func.vmap (over a batch of two input tangents) disagree "
-    "with two separate forward passes, or raised. Every JVP rule on the way (a custom "
-    "Function's jvp included) must be vmappable; a custom Function also needs a vmap "
-    "staticmethod or generate_vmap_rule = True, and that rule must be right. Call gradcheck "
-    "with check_batched_forward_grad=False to skip this check."
+    "output tangents under vmap (over a batch of two input tangents) disagree with two "
+    "separate forward passes, or raised. Every JVP rule on the way (a custom Function's jvp "
+    "included) must be written with numbagrad ops that vmap supports, without NumPy arrays, "
+    ".item() or data-dependent Python control flow. Call gradcheck with "
+    "check_batched_forward_grad=False to skip this check."
 )
 
 
@@ -571,7 +577,7 @@ def _close(res, exp):
 def _check_batched_forward_grad(func, inputs, diff):
     """PyTorch's ``_test_batched_grad_forward_ad``: for each differentiable input, the
     output tangents of ``vmap`` over two random tangents against two forward passes."""
-    from numbagrad.func import vmap
+    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
 
     rng = np.random.default_rng(1)
     for i in diff:
@@ -615,7 +621,7 @@ def _check_batched_forward_grad(func, inputs, diff):
 def _check_batched_grad(func, inputs, diff):
     """PyTorch's ``_test_batched_grad``: for each output that requires grad, ``vmap`` of
     ``autograd.grad`` over two random cotangents against two separate calls."""
-    from numbagrad.func import vmap
+    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
 
     rng = np.random.default_rng(2)
     wrt = [inputs[i] for i in diff]
@@ -690,10 +696,10 @@ def gradgradcheck(
         backward under ``vmap`` (needs ``check_rev_over_rev``).
     check_fwd_over_rev : bool, default False
         Check the forward-mode derivative of the vector-Jacobian product (forward over
-        reverse: :func:`gradcheck` with ``check_forward_ad``) against finite differences.
-        Under forward AD the product is computed with :func:`numbagrad.func.vjp`, whose
-        VJP rules run on dual tensors (the eager tape saves primals, not tangents), so a
-        custom ``Function`` in ``func`` needs the ``setup_context`` style here.
+        reverse: :func:`gradcheck` with ``check_forward_ad``) against finite differences:
+        the product is ``autograd.grad(..., create_graph=True)`` on the dual inputs, so a
+        custom ``Function``'s ``backward`` is differentiated by forward mode (its ops' and
+        the ``jvp`` of Functions it applies), in either style, as in PyTorch.
     check_rev_over_rev : bool, default True
         Check the reverse-mode derivative of the vector-Jacobian product (double backward).
     masked : bool, default False
@@ -751,7 +757,9 @@ def gradgradcheck(
 
     def eager_vjp(ins, gos):
         ins = tuple(
-            x if i not in diff or x.requires_grad else x.detach().requires_grad_()
+            x
+            if i not in diff or x.requires_grad
+            else (x.requires_grad_() if _has_dual((x,)) else x.detach().requires_grad_())
             for i, x in enumerate(ins)
         )
         out = _as_tuple(func(*ins))
@@ -769,10 +777,7 @@ def gradgradcheck(
 
     def vjp_fn(*args):
         ins, gos = args[:n_in], args[n_in:]
-        if _has_dual(args):
-            gs = _functional_vjp(func, ins, gos, diff, out_idx)
-        else:
-            gs = eager_vjp(ins, gos)
+        gs = eager_vjp(ins, gos)
         return tuple(g for g, u in zip(gs, used) if u)
 
     return gradcheck(
@@ -798,23 +803,6 @@ def _has_dual(args):
         if type(a) is DualTracer and a._interp.alive:
             return True
     return False
-
-
-def _functional_vjp(func, ins, gos, diff, out_idx):
-    """The vector-Jacobian product by :func:`numbagrad.func.vjp`, for forward over reverse:
-    its backward runs the VJP rules on the (dual) values themselves, so their tangents flow
-    through it; the eager tape saves primals only."""
-    from numbagrad.func import vjp
-
-    def f(*d):
-        full = list(ins)
-        for k, i in enumerate(diff):
-            full[i] = d[k]
-        out = _as_tuple(func(*full))
-        return tuple(out[k] for k in out_idx)
-
-    _, pullback = vjp(f, *[ins[i] for i in diff])
-    return pullback(tuple(gos))
 
 
 def _random_grad_output(rng, out, non_contiguous):
