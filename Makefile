@@ -101,10 +101,11 @@ test-oldest:
 # A fresh machine has no PyTorch: there `make test` must still pass, the comparisons
 # against it skipping. This checks that path in a venv of its own without torch: everything
 # `make test` collects must collect (a module importing torch unguarded is a collection
-# error), and a fast subset that needs no oracle, with the doctests, must pass (about 15 s
-# with a warm numba cache, 30 s cold, on 2 cores; NOTORCH_TESTS=tests runs the whole suite,
-# about 3 minutes). The numba cache is the default one, shared with .venv: both install
-# the same numba, so the kernels compiled here are not compiled again by `make test`.
+# error), and a fast subset that needs no oracle, with the doctests, must pass (about 20 s
+# on 2 cores, warm numba cache or cold, after about 30 s creating the venv on first use;
+# NOTORCH_TESTS=tests runs the whole suite, 2 to 3.5 minutes). The numba cache is the
+# default one, shared with .venv: both install the same numba, so the kernels compiled here
+# are not compiled again by `make test`.
 NOTORCH := .venv-notorch
 NOTORCH_TESTS ?= tests/test_tensor.py tests/test_engine.py tests/test_function.py \
 	tests/test_reference_examples.py
