@@ -12,14 +12,16 @@ A test module keeps its cases in a ``Cases`` registry; a known discrepancy is re
 with a one-line ``xfail`` reason and runs as ``xfail(strict=True)``, so that fixing it
 turns the test red until the mark is removed.
 
-Import this module after ``pytest.importorskip("torch")``.
+Import this module after ``pytest.importorskip("torch")``. Without PyTorch, importing it
+skips (doctest collection imports every module under ``tests/``).
 """
 
 import numpy as np
 import pytest
-import torch
 
 import numbagrad
+
+torch = pytest.importorskip("torch")
 
 RTOL, ATOL = 1e-10, 1e-12  # float64
 RTOL32, ATOL32 = 1e-5, 1e-6  # float32

@@ -1,4 +1,7 @@
-"""Shared pytest configuration: Hypothesis profile, seeding, small fixtures."""
+"""Shared pytest configuration: Hypothesis profile, seeding, small fixtures, and the one
+line that says how to get the PyTorch oracle when it is missing."""
+
+import importlib.util
 
 import numpy as np
 import pytest
@@ -32,3 +35,27 @@ def restore_default_dtype():
     old = numbagrad.get_default_dtype()
     yield
     numbagrad.set_default_dtype(old)
+
+
+# PyTorch is only the oracle of the differential tests: without it they skip (each module
+# or test with its own reason), and the run says once, in its header and at the end of its
+# summary, how to get the full suite.
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+NO_TORCH_HINT = (
+    "PyTorch is not installed: the comparisons against it skip; for the full suite run "
+    "`.venv/bin/pip install torch==2.13.0`, then `make test`"
+)
+
+
+def pytest_report_header(config):
+    return None if HAVE_TORCH else NO_TORCH_HINT
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter):
+    # outside the terminal reporter's own wrapper, so the line comes after the short test
+    # summary (the skip reasons), just above the final counts
+    result = yield
+    if not HAVE_TORCH:
+        terminalreporter.write_sep("-", NO_TORCH_HINT, yellow=True)
+    return result
