@@ -183,6 +183,73 @@ def test_dtypes(torch, fn):
     _check(torch, fn, signed_zeros=True)
 
 
+# -- alpha (add, sub, their in-place forms, index_add, addmm/addmv/baddbmm) ---------------------
+def _bools(T):
+    return T.tensor([True, False, True]), T.tensor([True, True, False])
+
+
+def _alpha_grads(T):
+    a = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+    b = T.tensor([3.0, -1.0], dtype=T.float64, requires_grad=True)
+    (T.sub(a, b, alpha=-1.5) * T.tensor([1.0, 2.0], dtype=T.float64)).sum().backward()
+    return a.grad, b.grad
+
+
+_M = [[1, 2], [3, 1]]
+ALPHA = {
+    # bool results stay bool: alpha * other is True * other (False for alpha 0)
+    "add_bool_alpha_2": lambda T: T.add(*_bools(T), alpha=2),
+    "add_bool_alpha_0": lambda T: T.add(*_bools(T), alpha=0),
+    "add_bool_alpha_true": lambda T: T.add(*_bools(T), alpha=True),
+    "add_bool_scalar_alpha_2": lambda T: T.add(_bools(T)[0], True, alpha=2),
+    "add_bool_scalar_alpha_0": lambda T: T.add(_bools(T)[0], True, alpha=0),
+    "add_inplace_bool_alpha_2": lambda T: _bools(T)[0].add_(_bools(T)[1], alpha=2),
+    "add_inplace_bool_alpha_true": lambda T: _bools(T)[0].add_(_bools(T)[1], alpha=True),
+    "add_bool_int_alpha": lambda T: T.add(_bools(T)[0], T.tensor([1, 2, 3]), alpha=2),
+    # PyTorch's alpha checks against the result dtype
+    "add_bool_float_alpha": lambda T: T.add(*_bools(T), alpha=2.0),
+    "add_int_float_alpha": lambda T: T.add(T.tensor([1, 2]), T.tensor([3, 4]), alpha=2.5),
+    "add_int_scalar_float_alpha": lambda T: T.add(T.tensor([1, 2]), 3, alpha=0.5),
+    "sub_int_float_alpha": lambda T: T.sub(T.tensor([1, 2]), T.tensor([3, 4]), alpha=2.0),
+    "add_int_bool_alpha": lambda T: T.add(T.tensor([1, 2]), T.tensor([3, 4]), alpha=True),
+    "add_float_bool_alpha": lambda T: T.add(T.tensor([1.0]), T.tensor([3.0]), alpha=False),
+    "add_inplace_float_bool_alpha": lambda T: T.tensor([1.0]).add_(T.tensor([3.0]), alpha=True),
+    "sub_inplace_int_float_alpha": lambda T: T.tensor([1]).sub_(T.tensor([3]), alpha=0.5),
+    "add_int_int_alpha": lambda T: T.add(T.tensor([1, 2]), T.tensor([3, 4]), alpha=-3),
+    "add_float_int_float_alpha": lambda T: T.add(T.tensor([1.0]), T.tensor([3]), alpha=2.5),
+    # sub refuses a bool operand before it looks at alpha
+    "sub_float_bool_alpha": lambda T: T.sub(T.tensor([1.0]), T.tensor([True]), alpha=2),
+    "sub_int_pybool_alpha": lambda T: T.sub(T.tensor([1]), True, alpha=2),
+    "sub_inplace_float_bool_alpha": lambda T: T.tensor([1.0]).sub_(T.tensor([True]), alpha=2),
+    # alpha * other in the result dtype: an int64 other is not rounded to float32 first
+    "add_float64_int64_float_alpha": lambda T: T.add(
+        T.tensor([-8388608.0], dtype=T.float64), T.tensor([2**24 + 1]), alpha=0.5
+    ),
+    "sub_alpha_gradients": _alpha_grads,
+    # index_add and the addmm family cast alpha/beta to the dtype (2.5 is 2 for int64)
+    "index_add_int_float_alpha": lambda T: T.zeros(3, dtype=T.int64).index_add(
+        0, T.tensor([0, 1, 1]), T.tensor([1, 2, 3]), alpha=2.5
+    ),
+    "index_add_bool_alpha": lambda T: T.zeros(3, dtype=T.bool).index_add(
+        0, T.tensor([0, 1]), T.tensor([True, True]), alpha=2
+    ),
+    "addmm_int_float_alpha_beta": lambda T: T.addmm(
+        T.tensor(_M), T.tensor(_M), T.tensor(_M), alpha=2.5, beta=1.5
+    ),
+    "addmv_int_float_beta": lambda T: T.addmv(
+        T.tensor([1, 2]), T.tensor(_M), T.tensor([1, 2]), beta=2.5
+    ),
+    "baddbmm_int_float_alpha": lambda T: T.baddbmm(
+        T.tensor([_M]), T.tensor([_M]), T.tensor([_M]), alpha=-1.5
+    ),
+}
+
+
+@_cases(ALPHA)
+def test_alpha(torch, fn):
+    _check(torch, fn)
+
+
 # -- integer division ------------------------------------------------------------------------
 BIG = [2**60 + 1, -(2**60) - 1, 2**62 + 3, -7, 7, 0]
 DIVISION = {

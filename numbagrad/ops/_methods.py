@@ -252,9 +252,9 @@ def _binary_inplace(fn, ufunc=None):
     fast = _ufunc_fast(ufunc) if ufunc is not None else None
 
     def method(self, other, **kwargs):
-        if kwargs.get("alpha", 1) != 1:
-            other = other * kwargs.pop("alpha")
-        return inplace.inplace(self, fn, other, fast=fast, **kwargs)
+        if kwargs:  # alpha= (add_, sub_): checked and applied by fn, no fast path
+            return inplace.inplace(self, fn, other, **kwargs)
+        return inplace.inplace(self, fn, other, fast=fast)
 
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place :func:`{fn.__name__}` (bumps the version counter)."

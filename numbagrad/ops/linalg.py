@@ -1044,6 +1044,11 @@ def linalg_cross(input, other, *, dim=-1):
 
 
 def _scaled_sum(input, prod, beta, alpha):
+    if not prod.dtype.is_floating_point:
+        # alpha and beta in the product's dtype, as PyTorch's alpha.to<scalar_t>(): an
+        # int64 addmm with alpha=2.5 scales by 2 and stays int64
+        cast = bool if prod.dtype.np.kind == "b" else int
+        alpha, beta = cast(alpha), cast(beta)
     out = prod if alpha == 1 else prod * alpha
     if tuple(input.shape) != tuple(prod.shape) and (
         input.ndim > prod.ndim

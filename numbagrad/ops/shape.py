@@ -22,6 +22,7 @@ from numbagrad import ops as F
 from numbagrad._creation import arange, full, zeros
 from numbagrad._creation import const_ones_like as ones_like
 from numbagrad._creation import const_zeros_like as zeros_like
+from numbagrad._dtype import bool as _BOOL
 from numbagrad._dtype import int64 as _INT64
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
@@ -2111,6 +2112,11 @@ def index_add(input, dim, index, source, *, alpha=1):
         "index_add_", reshape(index, (-1,)).to(np.int64), input.shape[d] if input.ndim else 1
     )
     if alpha != 1:
+        # alpha in input's dtype, as PyTorch's alpha.to<scalar_t>() (2.5 is 2 for int64)
+        if input.dtype is _BOOL:
+            alpha = bool(alpha)
+        elif not input.dtype.is_floating_point:
+            alpha = int(alpha)
         source = F.mul(source, alpha)
     if input.ndim == 0:
         return reshape(index_add(reshape(input, (1,)), 0, index, reshape(source, (1,))), ())
