@@ -158,6 +158,8 @@ def linear(input, weight, bias=None):
     >>> F.linear(numbagrad.ones(1, 2), numbagrad.tensor([[1.0, 2.0]]), numbagrad.tensor([0.5]))
     tensor([[3.5000]])
     """
+    if weight.ndim > 2:  # PyTorch's weight.t() refuses it (matmul would broadcast it)
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     out = _ops.matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 
