@@ -646,6 +646,14 @@ INDEX_SHAPES = {
     "index_select_0d_input_two": lambda T: T.index_select(T.tensor(3.0), 0, T.tensor([0, 0])),
     "index_select_2d_index": lambda T: T.index_select(_a(T), 0, T.tensor([[1]])),
     "index_select_int32": lambda T: T.index_select(T.arange(3.0), 0, T.tensor([1], dtype=T.int32)),
+    # take_along_dim wraps negative indices along dim; gather and the flat form refuse them
+    "take_along_dim_negative": lambda T: T.take_along_dim(_a(T), T.tensor([[-1], [-3]]), 1),
+    "take_along_dim_negative_dim0": lambda T: T.take_along_dim(_a(T), T.tensor([[-2, -1, 0]]), 0),
+    "take_along_dim_negative_broadcast": lambda T: T.take_along_dim(
+        T.arange(24.0).reshape(2, 3, 4), T.tensor([[[-1, -4]]]), 2
+    ),
+    "take_along_dim_negative_flat": lambda T: T.take_along_dim(_a(T), T.tensor([-1])),
+    "gather_negative": lambda T: T.gather(_a(T), 1, T.tensor([[-1], [0]])),
 }
 
 
@@ -684,12 +692,30 @@ INDEX_GRADS = {
         L(np.arange(6.0).reshape(2, 3)), T.tensor([[0, 2, 2]]), 1
     ),
     "index_select_0d_input": lambda T, L: T.index_select(L(3.0), 0, T.tensor(0)).reshape(1),
+    "take_along_dim_negative": lambda T, L: T.take_along_dim(
+        L(np.arange(6.0).reshape(2, 3)), T.tensor([[-1, 0, -3], [-2, -2, 2]]), 1
+    ),
 }
 
 
 @_cases({k: _grads_of(v) for k, v in INDEX_GRADS.items()})
 def test_index_shape_gradients(torch, fn):
     _check(torch, fn)
+
+
+def test_take_along_dim_refuses_indices_outside_minus_size_size():
+    # PyTorch 2.13 takes them modulo the size (of 4 entries, -5 picks the last, 4 the first);
+    # numbagrad raises (known_deviations.py: torch-take-along-dim-unchecked)
+    x = ng.arange(8.0).reshape(2, 4)
+    for bad in (-5, 4):
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
+            ng.take_along_dim(x, ng.tensor([[bad], [-1]]), 1)
+    assert ng.take_along_dim(x, ng.tensor([[-4], [-1]]), 1).tolist() == [[0.0], [7.0]]
+    # a transform's index is wrapped when its values arrive
+    out = vmap(lambda r, i: ng.take_along_dim(r, i, 0))(x, ng.tensor([[-1], [-4]]))
+    assert out.tolist() == [[3.0], [4.0]]
+    with pytest.raises(IndexError, match="index -5 is out of bounds"):
+        vmap(lambda r, i: ng.take_along_dim(r, i, 0))(x, ng.tensor([[-1], [-5]]))
 
 
 def test_scatter_add_gradient_of_a_larger_src():

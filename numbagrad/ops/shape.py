@@ -40,26 +40,38 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
     scripts catching either keep working."""
 
 
-def _check_index(name, idx, size):
+def _check_index(name, idx, size, wrap=False):
     """``idx``, after an ``IndexOutOfRangeError`` naming the op if an entry of the index
-    tensor falls outside ``[0, size)``. A transform's tracer has no values: for one, the
+    tensor falls outside ``[0, size)`` (with ``wrap``, ``[-size, size)``: a new index with
+    the negative entries plus ``size``). A transform's tracer has no values: for one, the
     check is an op (``CheckIndex``) that runs when the transform reaches the arrays."""
     dt = idx.dtype.np
     if dt.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {dt}")
     if idx._is_tracer:
-        return bind(CheckIndex, (idx,), {"size": size, "op": name})
-    _raise_out_of_range(name, idx._data, size)
-    return idx
+        return bind(CheckIndex, (idx,), {"size": size, "op": name, "wrap": wrap})
+    arr = _raise_out_of_range(name, idx._data, size, wrap)
+    return idx if arr is idx._data else Tensor._make(arr)
 
 
-def _raise_out_of_range(name, arr, size):
-    bad = backend_of(arr).first_out_of_range(arr, size)
+def _raise_out_of_range(name, arr, size, wrap=False):
+    """``arr`` (with ``wrap``, its entries in ``[-size, 0)`` plus ``size``: a new array),
+    after raising if an entry is outside ``[0, size)``; the scan of the common case, every
+    entry in range, is all it costs."""
+    be = backend_of(arr)
+    bad = be.first_out_of_range(arr, size)
+    if bad >= 0 and wrap:
+        neg = be.binary(
+            "logical_and", be.binary("less", arr, 0), be.binary("greater_equal", arr, -size)
+        )
+        arr = be.xp.where(neg, be.binary("add", arr, size), arr)
+        bad = be.first_out_of_range(arr, size)  # (an entry out of range is as given)
     if bad >= 0:
         raise IndexOutOfRangeError(
             f"{name}(): index {arr.reshape(-1)[bad]} is out of bounds "
             f"for dimension with size {size}"
         )
+    return arr
 
 
 class CheckIndex(Primitive):
@@ -69,13 +81,12 @@ class CheckIndex(Primitive):
     differentiable = False
 
     @staticmethod
-    def impl(be, idx, size, op):
-        _raise_out_of_range(op, idx, size)
-        return idx
+    def impl(be, idx, size, op, wrap=False):
+        return _raise_out_of_range(op, idx, size, wrap)
 
     @staticmethod
-    def batch(args, dims, size, op):
-        return bind(CheckIndex, args, {"size": size, "op": op}), dims[0]
+    def batch(args, dims, size, op, wrap=False):
+        return bind(CheckIndex, args, {"size": size, "op": op, "wrap": wrap}), dims[0]
 
 
 # -- batching helpers (the ``batch`` rules, NOTE [Primitive declaration]) ---------------------
@@ -1143,7 +1154,9 @@ def take_along_dim(input, indices, dim=None):
         ) from None
     xshape = (*shp[:d], input.shape[d], *shp[d:])
     ishape = (*shp[:d], idx.shape[d], *shp[d:])
-    idx = _check_index("take_along_dim", idx, input.shape[d])
+    # PyTorch wraps negative indices along dim (``indices % size``); one below -size, or
+    # past the end, raises here where PyTorch wraps it too (known_deviations.py)
+    idx = _check_index("take_along_dim", idx, input.shape[d], wrap=True)
     x = expand(input, xshape) if xshape != tuple(input.shape) else input
     idx = expand(idx, ishape) if ishape != tuple(idx.shape) else idx
     return bind(Gather, (x, idx), {"dim": d})

@@ -251,9 +251,10 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "take_along_dim",
         "raises_only_numbagrad",
         match="out of bounds",
-        reason="PyTorch 2.13 does not check broadcast indices of take_along_dim (an "
-        "index past the end returns another element); numbagrad raises "
-        "IndexError.",
+        reason="PyTorch 2.13's take_along_dim with a dim takes its indices modulo the "
+        "size (indices % size: meant to wrap negative indices, it also wraps an index "
+        "past the end or below -size, silently returning another element); numbagrad "
+        "wraps [-size, 0) as PyTorch does and raises IndexError outside [-size, size).",
     ),
     Deviation(
         "mixed-precision-gradient",
