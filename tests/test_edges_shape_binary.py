@@ -779,12 +779,87 @@ SHAPES = {
     "cat_empty_requires_grad": lambda T: (
         T.cat([T.tensor([True]), T.tensor([4.0]), T.zeros(0, requires_grad=True)]).requires_grad
     ),
+    # matrix transposes of 0-d (the tensor itself) and 1-D tensors
+    "mT_0d": lambda T: T.tensor(2.0).mT,
+    "mH_0d": lambda T: T.tensor(2.0).mH,
+    "H_0d": lambda T: T.tensor(2.0).H,
+    "T_0d": lambda T: T.tensor(2.0).T,
+    "adjoint_0d": lambda T: T.tensor(2.0).adjoint(),
+    "adjoint_function_0d": lambda T: T.adjoint(T.tensor(2.0)),
+    "mT_1d": lambda T: T.tensor([1.0, 2.0]).mT,
+    "mH_1d": lambda T: T.tensor([1.0, 2.0]).mH,
+    "H_1d": lambda T: T.tensor([1.0, 2.0]).H,
+    "T_1d": lambda T: T.tensor([1.0, 2.0]).T,
+    "adjoint_1d": lambda T: T.tensor([1.0, 2.0]).adjoint(),
+    "adjoint_3d": lambda T: T.arange(24.0).reshape(2, 3, 4).adjoint(),
+    "T_3d": lambda T: T.arange(24.0).reshape(2, 3, 4).T,
+    "matrix_transposes_of_0d_are_itself": lambda T: (
+        [
+            f(x) is x
+            for x in [T.tensor(2.0)]
+            for f in (lambda t: t.mT, lambda t: t.mH, lambda t: t.H)
+        ]
+        + [T.tensor(2.0).T.shape, T.adjoint(T.tensor(2.0)).shape]
+    ),
+    "mT_0d_gradient": lambda T: _mT_0d_gradient(T),
 }
+
+
+def _mT_0d_gradient(T):
+    x = T.tensor(3.0, dtype=T.float64, requires_grad=True)
+    (x.mT * x.mH * x.adjoint()).backward()
+    return x.grad
 
 
 @_cases(SHAPES)
 def test_shapes(torch, fn):
     _check(torch, fn)
+
+
+_T_ND = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor."
+)
+_IDENTITY = "is deprecated on 0-D tensors. This function is the identity in these cases."
+TRANSPOSE_WARNINGS = {
+    "mT_0d": (lambda T: T.tensor(2.0).mT, f"Tensor.mT {_IDENTITY}"),
+    "mH_0d": (
+        lambda T: T.tensor(2.0).mH,
+        "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+    ),
+    "H_0d": (
+        lambda T: T.tensor(2.0).H,
+        "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+    ),
+    "T_0d": (lambda T: T.tensor(2.0).T, f"Tensor.T {_IDENTITY}"),
+    "adjoint_0d": (
+        lambda T: T.adjoint(T.tensor(2.0)),
+        "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+    ),
+    "T_1d": (lambda T: T.ones(3).T, _T_ND),
+    "T_3d": (lambda T: T.ones(2, 3, 4).T, _T_ND),
+    "T_2d": (lambda T: T.ones(2, 3).T, None),
+    "mT_3d": (lambda T: T.ones(2, 3, 4).mT, None),
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSPOSE_WARNINGS))
+def test_matrix_transpose_deprecation_warnings_as_torch(torch, name):
+    fn, message = TRANSPOSE_WARNINGS[name]
+
+    def warned(T):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(T)
+        # (PyTorch's messages end with where in its C++ sources they were raised)
+        return [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
+    want = [] if message is None else [(UserWarning, message)]
+    assert warned(ng) == want
+    # PyTorch warns once per process (TORCH_WARN_ONCE): its message, if it has not yet
+    assert warned(torch) in (want, [])
 
 
 @pytest.mark.parametrize("descending", [False, True])

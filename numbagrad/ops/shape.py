@@ -1576,6 +1576,50 @@ def t(input):
     return bind(Permute, (input,), {"perm": (1, 0), "name": "t"}) if input.ndim == 2 else input
 
 
+def matrix_transpose_0d(input, name, ndim_name, advice):
+    """``mT``/``mH``/``H``/``adjoint`` of a tensor of fewer than 2 dims, as PyTorch's: a
+    0-d tensor is returned itself after a deprecation warning, a 1-D one raises."""
+    if input.ndim == 0:
+        warnings.warn(f"{name} is deprecated on 0-D tensors. {advice}", UserWarning, stacklevel=3)
+        return input
+    raise RuntimeError(
+        f"{ndim_name} is only supported on matrices or batches of matrices. "
+        f"Got {input.ndim}-D tensor."
+    )
+
+
+def warn_T(ndim):  # noqa: N802  (PyTorch's name)
+    """PyTorch's deprecation warnings of ``Tensor.T`` on a tensor that is not 2-D."""
+    if ndim == 0:
+        msg = "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+    else:
+        msg = (
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+            "to reverse the dimensions of a tensor."
+        )
+    warnings.warn(msg, UserWarning, stacklevel=4)
+
+
+def adjoint(input):
+    """Conjugate transpose of the last two dims, a view (numbagrad's tensors are real: the
+    transpose, as ``input.mT``); a 0-d tensor is returned itself, a 1-D one raises.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.adjoint(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    if input.ndim < 2:
+        return matrix_transpose_0d(
+            input, "adjoint()", "tensor.adjoint()", "Consider using x.conj()."
+        )
+    return transpose(input, -2, -1)
+
+
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (a view)."""
     n = input.ndim
@@ -2620,7 +2664,7 @@ def put(input, index, source, accumulate=False):
 
 
 ALL = (
-    "reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
+    "reshape view permute transpose swapaxes swapdims t adjoint movedim moveaxis expand "
     "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
     "chunk unbind "
     "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
