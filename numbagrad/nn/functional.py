@@ -120,8 +120,8 @@ def _warn_size(input, target):
 def _clamp_min_straight_through(t, eps):
     """``t`` clamped below at ``eps`` whose gradient passes unchanged (PyTorch clamps such
     tensors in place under no_grad, which leaves the gradient of the identity)."""
-    with no_grad():
-        shift = _ops.clamp_min(t, eps) - t
+    with no_grad():  # (not clamp_min(t, eps) - t: inf - inf would make an infinite t NaN)
+        shift = _ops.where(t < eps, eps - t, 0.0)
     return t + shift
 
 
