@@ -1075,7 +1075,7 @@ def normal(
             raise RuntimeError("normal(): mean and std must be floating point tensors")
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         out = m + s * g.standard_normal(shape)
-        return _finish(np.ascontiguousarray(out, dtype=npd), requires_grad, device)
+        return _finish(np.asarray(out, dtype=npd, order="C"), requires_grad, device)
     if size is None:
         raise TypeError("normal() with a float mean and std needs size=")
     if std < 0:
@@ -1157,7 +1157,7 @@ def bernoulli(input, p=None, *, generator=None):
     if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
         raise RuntimeError("bernoulli(): all elements of the probability must be in [0, 1]")
     out = (g.random(np.shape(probs)) < probs).astype(input._data.dtype)
-    return Tensor._make(np.ascontiguousarray(out))
+    return Tensor._make(np.asarray(out, order="C"))  # (ascontiguousarray makes 0-d 1-D)
 
 
 def _bernoulli_cuda(input, p, generator):
@@ -1201,8 +1201,8 @@ def poisson(input, generator=None):
     lam = _data_of(input)
     if np.any(lam < 0) or np.any(np.isnan(lam)):
         raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
-    out = _gen(generator).poisson(lam).astype(input._data.dtype)
-    return Tensor._make(np.ascontiguousarray(out))
+    out = np.asarray(_gen(generator).poisson(lam), dtype=input._data.dtype, order="C")
+    return Tensor._make(out)  # (a 0-d rate: a 0-d result, not ascontiguousarray's 1-D)
 
 
 def _poisson_cuda(input, generator):
@@ -1339,7 +1339,7 @@ def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
     npd = t.dtype.np
 
     def draw(shape):
-        return np.ascontiguousarray(make(shape), dtype=npd)
+        return np.asarray(make(shape), dtype=npd, order="C")
 
     if RANDOM_HOOK is not None:  # under vmap (NOTE [Randomness under vmap])
         batched = RANDOM_HOOK(draw, tuple(t.shape), "an in-place random fill", fill=t)

@@ -307,6 +307,8 @@ def ref_log_softmax(x, dim):
 def ref_norm(x, p="fro", dim=None, keepdim=False):
     """p-norm over ``dim`` (all elements when ``dim`` is None)."""
     p = 2.0 if p == "fro" else float(p)
+    if p == 0:  # the number of nonzero entries
+        return np.asarray(np.sum(x != 0, axis=_axis(dim), keepdims=keepdim), x.dtype)
     s = np.sum(np.abs(x) ** p, axis=_axis(dim), keepdims=keepdim)
     return np.asarray(s ** (1.0 / p))
 
@@ -638,9 +640,10 @@ def softmax_samples(rng):
 
 
 def norm_samples(rng):
-    """norm: default Frobenius, p=1 over a dim, p=3, p=2 with keepdim."""
+    """norm: default Frobenius, p=1 over a dim, p=3, p=2 with keepdim, p=0 (no gradient)."""
     return [
         SampleInput(nonzero(rng, (3, 4)), name="fro"),
+        SampleInput(nonzero(rng, (3, 4)), p=0, dim=1, name="p0_dim1"),
         SampleInput(nonzero(rng, (3, 4)), p=1, dim=1, name="p1_dim1"),
         SampleInput(nonzero(rng, (5,)), p=3, name="p3"),
         SampleInput(nonzero(rng, (2, 3, 4)), p=2, dim=0, keepdim=True, name="p2_keepdim"),
@@ -1538,7 +1541,7 @@ op_db = [
         ref_norm,
         norm_samples,
         method=True,
-        primitives=("Norm2", "NormP"),
+        primitives=("Norm0", "Norm2", "NormP"),
         supports_cuda=True,
     ),
     OpInfo(

@@ -697,6 +697,42 @@ def test_saved_tensors_as_pytorch(torch, name, what):
     _check(torch, f)
 
 
+# -- the 0-norm: recorded, with no gradient (PyTorch's undefined one) -------------------------
+NORM0 = {
+    "vector_norm": lambda T, x: T.linalg.vector_norm(x, 0),
+    "linalg_norm": lambda T, x: T.linalg.norm(x.flatten(), 0),
+    "norm": lambda T, x: T.norm(x, 0),
+    "method_dim_keepdim": lambda T, x: x.norm(p=0, dim=1, keepdim=True),
+    "float32_dim": lambda T, x: T.linalg.vector_norm(x.float(), 0.0, dim=0),
+}
+
+
+@pytest.mark.parametrize("name", list(NORM0))
+def test_zero_norm_requires_grad_and_has_no_gradient(torch, name):
+    f = NORM0[name]
+
+    def run(T):
+        x = T.tensor([[1.0, 0.0, 2.0], [0.0, 0.0, -3.0]], dtype=T.float64, requires_grad=True)
+        y = f(T, x)
+        out = [y, y.requires_grad, y.grad_fn is not None]
+        y.sum().backward()
+        out.append(x.grad is None)  # an undefined gradient, not zeros
+        (g,) = T.autograd.grad(f(T, x).sum(), x, allow_unused=True, materialize_grads=True)
+        (g2,) = T.autograd.grad((f(T, x).sum() * x).sum(), x, create_graph=True)
+        return [*out, g, g2, g2.requires_grad]
+
+    _check(torch, run)
+    # without allow_unused, the input counts as unused, as in PyTorch
+    _check(
+        torch,
+        lambda T: T.autograd.grad(
+            f(T, x := T.tensor([[1.0, 0.0, 2.0]], requires_grad=True)).sum(), x
+        ),
+    )
+    with ng.no_grad():
+        assert not f(ng, ng.ones(2, 3, requires_grad=True)).requires_grad
+
+
 # -- known remaining differences (each needs a change outside these ops' declarations) ------
 def test_relu_passes_the_gradient_at_nan_above_the_kernel_size(torch):
     data = np.ones(KERNEL_MIN + 4)

@@ -183,6 +183,73 @@ def test_dtypes(torch, fn):
     _check(torch, fn, signed_zeros=True)
 
 
+# -- alpha (add, sub, their in-place forms, index_add, addmm/addmv/baddbmm) ---------------------
+def _bools(T):
+    return T.tensor([True, False, True]), T.tensor([True, True, False])
+
+
+def _alpha_grads(T):
+    a = T.tensor([1.0, 2.0], dtype=T.float64, requires_grad=True)
+    b = T.tensor([3.0, -1.0], dtype=T.float64, requires_grad=True)
+    (T.sub(a, b, alpha=-1.5) * T.tensor([1.0, 2.0], dtype=T.float64)).sum().backward()
+    return a.grad, b.grad
+
+
+_M = [[1, 2], [3, 1]]
+ALPHA = {
+    # bool results stay bool: alpha * other is True * other (False for alpha 0)
+    "add_bool_alpha_2": lambda T: T.add(*_bools(T), alpha=2),
+    "add_bool_alpha_0": lambda T: T.add(*_bools(T), alpha=0),
+    "add_bool_alpha_true": lambda T: T.add(*_bools(T), alpha=True),
+    "add_bool_scalar_alpha_2": lambda T: T.add(_bools(T)[0], True, alpha=2),
+    "add_bool_scalar_alpha_0": lambda T: T.add(_bools(T)[0], True, alpha=0),
+    "add_inplace_bool_alpha_2": lambda T: _bools(T)[0].add_(_bools(T)[1], alpha=2),
+    "add_inplace_bool_alpha_true": lambda T: _bools(T)[0].add_(_bools(T)[1], alpha=True),
+    "add_bool_int_alpha": lambda T: T.add(_bools(T)[0], T.tensor([1, 2, 3]), alpha=2),
+    # PyTorch's alpha checks against the result dtype
+    "add_bool_float_alpha": lambda T: T.add(*_bools(T), alpha=2.0),
+    "add_int_float_alpha": lambda T: T.add(T.tensor([1, 2]), T.tensor([3, 4]), alpha=2.5),
+    "add_int_scalar_float_alpha": lambda T: T.add(T.tensor([1, 2]), 3, alpha=0.5),
+    "sub_int_float_alpha": lambda T: T.sub(T.tensor([1, 2]), T.tensor([3, 4]), alpha=2.0),
+    "add_int_bool_alpha": lambda T: T.add(T.tensor([1, 2]), T.tensor([3, 4]), alpha=True),
+    "add_float_bool_alpha": lambda T: T.add(T.tensor([1.0]), T.tensor([3.0]), alpha=False),
+    "add_inplace_float_bool_alpha": lambda T: T.tensor([1.0]).add_(T.tensor([3.0]), alpha=True),
+    "sub_inplace_int_float_alpha": lambda T: T.tensor([1]).sub_(T.tensor([3]), alpha=0.5),
+    "add_int_int_alpha": lambda T: T.add(T.tensor([1, 2]), T.tensor([3, 4]), alpha=-3),
+    "add_float_int_float_alpha": lambda T: T.add(T.tensor([1.0]), T.tensor([3]), alpha=2.5),
+    # sub refuses a bool operand before it looks at alpha
+    "sub_float_bool_alpha": lambda T: T.sub(T.tensor([1.0]), T.tensor([True]), alpha=2),
+    "sub_int_pybool_alpha": lambda T: T.sub(T.tensor([1]), True, alpha=2),
+    "sub_inplace_float_bool_alpha": lambda T: T.tensor([1.0]).sub_(T.tensor([True]), alpha=2),
+    # alpha * other in the result dtype: an int64 other is not rounded to float32 first
+    "add_float64_int64_float_alpha": lambda T: T.add(
+        T.tensor([-8388608.0], dtype=T.float64), T.tensor([2**24 + 1]), alpha=0.5
+    ),
+    "sub_alpha_gradients": _alpha_grads,
+    # index_add and the addmm family cast alpha/beta to the dtype (2.5 is 2 for int64)
+    "index_add_int_float_alpha": lambda T: T.zeros(3, dtype=T.int64).index_add(
+        0, T.tensor([0, 1, 1]), T.tensor([1, 2, 3]), alpha=2.5
+    ),
+    "index_add_bool_alpha": lambda T: T.zeros(3, dtype=T.bool).index_add(
+        0, T.tensor([0, 1]), T.tensor([True, True]), alpha=2
+    ),
+    "addmm_int_float_alpha_beta": lambda T: T.addmm(
+        T.tensor(_M), T.tensor(_M), T.tensor(_M), alpha=2.5, beta=1.5
+    ),
+    "addmv_int_float_beta": lambda T: T.addmv(
+        T.tensor([1, 2]), T.tensor(_M), T.tensor([1, 2]), beta=2.5
+    ),
+    "baddbmm_int_float_alpha": lambda T: T.baddbmm(
+        T.tensor([_M]), T.tensor([_M]), T.tensor([_M]), alpha=-1.5
+    ),
+}
+
+
+@_cases(ALPHA)
+def test_alpha(torch, fn):
+    _check(torch, fn)
+
+
 # -- integer division ------------------------------------------------------------------------
 BIG = [2**60 + 1, -(2**60) - 1, 2**62 + 3, -7, 7, 0]
 DIVISION = {
@@ -579,6 +646,14 @@ INDEX_SHAPES = {
     "index_select_0d_input_two": lambda T: T.index_select(T.tensor(3.0), 0, T.tensor([0, 0])),
     "index_select_2d_index": lambda T: T.index_select(_a(T), 0, T.tensor([[1]])),
     "index_select_int32": lambda T: T.index_select(T.arange(3.0), 0, T.tensor([1], dtype=T.int32)),
+    # take_along_dim wraps negative indices along dim; gather and the flat form refuse them
+    "take_along_dim_negative": lambda T: T.take_along_dim(_a(T), T.tensor([[-1], [-3]]), 1),
+    "take_along_dim_negative_dim0": lambda T: T.take_along_dim(_a(T), T.tensor([[-2, -1, 0]]), 0),
+    "take_along_dim_negative_broadcast": lambda T: T.take_along_dim(
+        T.arange(24.0).reshape(2, 3, 4), T.tensor([[[-1, -4]]]), 2
+    ),
+    "take_along_dim_negative_flat": lambda T: T.take_along_dim(_a(T), T.tensor([-1])),
+    "gather_negative": lambda T: T.gather(_a(T), 1, T.tensor([[-1], [0]])),
 }
 
 
@@ -617,12 +692,30 @@ INDEX_GRADS = {
         L(np.arange(6.0).reshape(2, 3)), T.tensor([[0, 2, 2]]), 1
     ),
     "index_select_0d_input": lambda T, L: T.index_select(L(3.0), 0, T.tensor(0)).reshape(1),
+    "take_along_dim_negative": lambda T, L: T.take_along_dim(
+        L(np.arange(6.0).reshape(2, 3)), T.tensor([[-1, 0, -3], [-2, -2, 2]]), 1
+    ),
 }
 
 
 @_cases({k: _grads_of(v) for k, v in INDEX_GRADS.items()})
 def test_index_shape_gradients(torch, fn):
     _check(torch, fn)
+
+
+def test_take_along_dim_refuses_indices_outside_minus_size_size():
+    # PyTorch 2.13 takes them modulo the size (of 4 entries, -5 picks the last, 4 the first);
+    # numbagrad raises (known_deviations.py: torch-take-along-dim-unchecked)
+    x = ng.arange(8.0).reshape(2, 4)
+    for bad in (-5, 4):
+        with pytest.raises(IndexError, match=f"index {bad} is out of bounds"):
+            ng.take_along_dim(x, ng.tensor([[bad], [-1]]), 1)
+    assert ng.take_along_dim(x, ng.tensor([[-4], [-1]]), 1).tolist() == [[0.0], [7.0]]
+    # a transform's index is wrapped when its values arrive
+    out = vmap(lambda r, i: ng.take_along_dim(r, i, 0))(x, ng.tensor([[-1], [-4]]))
+    assert out.tolist() == [[3.0], [4.0]]
+    with pytest.raises(IndexError, match="index -5 is out of bounds"):
+        vmap(lambda r, i: ng.take_along_dim(r, i, 0))(x, ng.tensor([[-1], [-5]]))
 
 
 def test_scatter_add_gradient_of_a_larger_src():
@@ -686,12 +779,87 @@ SHAPES = {
     "cat_empty_requires_grad": lambda T: (
         T.cat([T.tensor([True]), T.tensor([4.0]), T.zeros(0, requires_grad=True)]).requires_grad
     ),
+    # matrix transposes of 0-d (the tensor itself) and 1-D tensors
+    "mT_0d": lambda T: T.tensor(2.0).mT,
+    "mH_0d": lambda T: T.tensor(2.0).mH,
+    "H_0d": lambda T: T.tensor(2.0).H,
+    "T_0d": lambda T: T.tensor(2.0).T,
+    "adjoint_0d": lambda T: T.tensor(2.0).adjoint(),
+    "adjoint_function_0d": lambda T: T.adjoint(T.tensor(2.0)),
+    "mT_1d": lambda T: T.tensor([1.0, 2.0]).mT,
+    "mH_1d": lambda T: T.tensor([1.0, 2.0]).mH,
+    "H_1d": lambda T: T.tensor([1.0, 2.0]).H,
+    "T_1d": lambda T: T.tensor([1.0, 2.0]).T,
+    "adjoint_1d": lambda T: T.tensor([1.0, 2.0]).adjoint(),
+    "adjoint_3d": lambda T: T.arange(24.0).reshape(2, 3, 4).adjoint(),
+    "T_3d": lambda T: T.arange(24.0).reshape(2, 3, 4).T,
+    "matrix_transposes_of_0d_are_itself": lambda T: (
+        [
+            f(x) is x
+            for x in [T.tensor(2.0)]
+            for f in (lambda t: t.mT, lambda t: t.mH, lambda t: t.H)
+        ]
+        + [T.tensor(2.0).T.shape, T.adjoint(T.tensor(2.0)).shape]
+    ),
+    "mT_0d_gradient": lambda T: _mT_0d_gradient(T),
 }
+
+
+def _mT_0d_gradient(T):
+    x = T.tensor(3.0, dtype=T.float64, requires_grad=True)
+    (x.mT * x.mH * x.adjoint()).backward()
+    return x.grad
 
 
 @_cases(SHAPES)
 def test_shapes(torch, fn):
     _check(torch, fn)
+
+
+_T_ND = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor."
+)
+_IDENTITY = "is deprecated on 0-D tensors. This function is the identity in these cases."
+TRANSPOSE_WARNINGS = {
+    "mT_0d": (lambda T: T.tensor(2.0).mT, f"Tensor.mT {_IDENTITY}"),
+    "mH_0d": (
+        lambda T: T.tensor(2.0).mH,
+        "Tensor.mH is deprecated on 0-D tensors. Consider using x.conj().",
+    ),
+    "H_0d": (
+        lambda T: T.tensor(2.0).H,
+        "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+    ),
+    "T_0d": (lambda T: T.tensor(2.0).T, f"Tensor.T {_IDENTITY}"),
+    "adjoint_0d": (
+        lambda T: T.adjoint(T.tensor(2.0)),
+        "adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+    ),
+    "T_1d": (lambda T: T.ones(3).T, _T_ND),
+    "T_3d": (lambda T: T.ones(2, 3, 4).T, _T_ND),
+    "T_2d": (lambda T: T.ones(2, 3).T, None),
+    "mT_3d": (lambda T: T.ones(2, 3, 4).mT, None),
+}
+
+
+@pytest.mark.parametrize("name", list(TRANSPOSE_WARNINGS))
+def test_matrix_transpose_deprecation_warnings_as_torch(torch, name):
+    fn, message = TRANSPOSE_WARNINGS[name]
+
+    def warned(T):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fn(T)
+        # (PyTorch's messages end with where in its C++ sources they were raised)
+        return [(w.category, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
+    want = [] if message is None else [(UserWarning, message)]
+    assert warned(ng) == want
+    # PyTorch warns once per process (TORCH_WARN_ONCE): its message, if it has not yet
+    assert warned(torch) in (want, [])
 
 
 @pytest.mark.parametrize("descending", [False, True])

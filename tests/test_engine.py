@@ -589,3 +589,39 @@ def test_grad_of_several_outputs_one_upstream_of_another(order, create_graph):
     e2 = np.exp(2.0)
     # d/dx [2x + e^(2x) + 2x e^(2x)] at x = 1
     np.testing.assert_allclose(npy(g), 2 + 2 * e2 + 2 * e2 + 4 * e2, rtol=1e-12)
+
+
+# An in-place op through a view of a 0-d tensor rewrites its base through CopySlices; the
+# base's gradient must stay 0-d (NumPy's ascontiguousarray made it 1-D: a [1] .grad).
+VIEWS_OF_0D = {
+    "view": lambda v: v.view(-1),
+    "unsqueeze": lambda v: v.unsqueeze(0),
+    "reshape": lambda v: v.reshape(1, 1),
+    "flatten": lambda v: v.flatten(),
+    "squeeze": lambda v: v.squeeze(),
+    "view_as": lambda v: v.view_as(v),
+    "select_of_view": lambda v: v.view(1, 1)[0],
+}
+
+
+@pytest.mark.parametrize("view", list(VIEWS_OF_0D))
+@pytest.mark.parametrize("op", ["clamp_", "exp_"])
+def test_inplace_through_a_view_of_a_0d_clone_keeps_the_gradient_0d(view, op):
+    torch = pytest.importorskip("torch")
+    results = []
+    for m in (numbagrad, torch):
+        x = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+        v = x.clone()
+        w = VIEWS_OF_0D[view](v)
+        w.clamp_(0.0, 0.3) if op == "clamp_" else w.exp_()
+        (v * 3).sum().backward()
+        # second order through the same write
+        x2 = m.tensor(0.5, dtype=m.float64, requires_grad=True)
+        v2 = x2.clone()
+        VIEWS_OF_0D[view](v2).exp_()
+        (g,) = m.autograd.grad(v2 * v2, x2, create_graph=True)
+        (gg,) = m.autograd.grad(g, x2)
+        results.append([(tuple(t.shape), t.item()) for t in (x.grad, g, gg)])
+    assert results[0][0][0] == () and results[0][1][0] == () and results[0][2][0] == ()
+    np.testing.assert_allclose([v for _, v in results[0]], [v for _, v in results[1]], rtol=1e-12)
+    assert [s for s, _ in results[0]] == [s for s, _ in results[1]]

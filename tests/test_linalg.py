@@ -421,3 +421,80 @@ def test_nan_inputs_as_torch():
     for fn in (lambda m, x: m.linalg.svd(x), lambda m, x: m.linalg.pinv(x)):
         ours, theirs = _pair(np.stack([np.eye(2), np.array(a)]))
         assert _message(fn, numbagrad, ours) == _message(fn, torch, theirs)
+
+
+# -- products with a dimension of size 0: forward, backward and double backward ----------------
+EMPTY_PRODUCTS = [
+    ("matmul", (2, 0, 3), (3, 0)),
+    ("matmul", (2, 3, 0), (0,)),
+    ("matmul", (2, 3, 0), (0, 3)),
+    ("matmul", (0, 2, 3), (3, 0)),
+    ("matmul", (1, 0, 3), (3, 4)),
+    ("matmul", (3, 0), (0, 4)),
+    ("matmul", (0,), (0, 2)),
+    ("mm", (0, 3), (3, 0)),
+    ("mm", (3, 0), (0, 2)),
+    ("bmm", (2, 3, 0), (2, 0, 4)),
+    ("bmm", (0, 3, 2), (0, 2, 4)),
+    ("einsum", (3, 0), (0, 2)),
+    ("linear", (2, 3, 0), (4, 0)),
+    ("linear", (2, 0, 3), (0, 3)),
+    ("linear", (2, 3, 0), (0,)),
+    ("mv", (3, 0), (0,)),
+    ("tensordot", (2, 0), (0, 3)),
+    ("inner", (2, 0), (3, 0)),
+    ("inner", (2, 3), (0, 3)),
+]
+
+
+def _product(m, name, a, b):
+    if name == "einsum":
+        return m.einsum("ij,jk->ik", a, b)
+    if name == "linear":
+        return m.nn.functional.linear(a, b)
+    if name == "tensordot":
+        return m.tensordot(a, b, dims=1)
+    return getattr(m, name)(a, b)
+
+
+@pytest.mark.parametrize("name, sa, sb", EMPTY_PRODUCTS)
+def test_products_with_an_empty_dim_as_torch(name, sa, sb):
+    results = []
+    for m in (numbagrad, torch):
+        a = m.ones(*sa, dtype=m.float64, requires_grad=True)
+        b = m.ones(*sb, dtype=m.float64, requires_grad=True)
+        y = _product(m, name, a, b)
+        ga, gb = m.autograd.grad(y.sum(), (a, b), create_graph=True)
+        gga, ggb = m.autograd.grad(ga.sum() + gb.sum(), (a, b), allow_unused=True)
+        results.append(
+            [tuple(y.shape), y.detach().numpy().tolist()]
+            + [None if g is None else tuple(g.shape) for g in (ga, gb, gga, ggb)]
+        )
+    assert results[0] == results[1]
+
+
+def test_linear_refuses_a_weight_of_more_than_two_dims():
+    for m in (numbagrad, torch):
+        with pytest.raises(RuntimeError, match="t\\(\\) expects a tensor with <= 2 dimensions"):
+            m.nn.functional.linear(m.ones(2, 3), m.ones(2, 3, 4))
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((2, 3), (4, 3)), ((2, 1, 3), (5, 3)), ((3,), (4, 3)), ((), (2, 3)), ((2,), ())]
+)
+def test_inner_of_nd_tensors_as_torch(sa, sb):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    outs = []
+    for m in (numbagrad, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = m.tensor(b, requires_grad=True)
+        out = m.inner(x, y)
+        out.backward(m.ones_like(out))
+        outs.append([out.detach().numpy(), x.grad.numpy(), y.grad.numpy()])
+    for ours, theirs in zip(*outs):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    x, y = numbagrad.ones(2, 3), numbagrad.ones(4, 2)
+    assert _message(numbagrad.inner, x, y) == _message(
+        torch.inner, torch.ones(2, 3), torch.ones(4, 2)
+    )

@@ -1507,3 +1507,22 @@ def test_functional_call_options():
     assert "foo" not in lin.__dict__
     functional_call(lin, {"foo": w}, (x,))
     assert "foo" not in lin.__dict__
+
+
+def test_gaussian_nll_loss_of_an_infinite_variance_as_torch():
+    # var is clamped below at eps with the gradient passed through: the clamp's shift was
+    # clamp_min(var, eps) - var, NaN for an infinite var (inf - inf)
+    torch = pytest.importorskip("torch")
+    out = []
+    for m in (numbagrad, torch):
+        var = m.tensor([[math.inf], [0.0], [1e-8], [2.0]], requires_grad=True)
+        loss = m.nn.functional.gaussian_nll_loss(
+            m.tensor([[0.3], [1.0], [2.0], [1.0]]),
+            m.tensor([[-1.5], [1.0], [0.0], [0.0]]),
+            var,
+            reduction="none",
+        )
+        loss.sum().backward()
+        out.append((loss.detach().numpy(), var.grad.numpy()))
+    for ours, theirs in zip(*out):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-6)

@@ -249,6 +249,27 @@ def test_random_functions_distributions():
     assert nt.tolist() == [0.0, 100.0]
 
 
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda m: m.normal(m.tensor(0.0), m.tensor(1.0)),
+        lambda m: m.normal(m.tensor(0.0), 1.0),
+        lambda m: m.normal(0.0, m.tensor(1.0, dtype=m.float64)),
+        lambda m: m.bernoulli(m.tensor(0.5)),
+        lambda m: m.tensor(0.5).bernoulli(),
+        lambda m: m.poisson(m.tensor(2.0)),
+        lambda m: m.tensor(0.0).uniform_(),
+        lambda m: m.rand_like(m.tensor(0.0)),
+    ],
+    ids=["normal", "normal_std_float", "normal_mean_float", "bernoulli", "bernoulli_method",
+         "poisson", "uniform_", "rand_like"],
+)  # fmt: skip
+def test_random_draws_of_0d_parameters_are_0d(draw):
+    # NumPy's ascontiguousarray made them 1-D (poisson of a 0-d rate raised)
+    ours, theirs = draw(numbagrad), draw(torch)
+    assert (tuple(ours.shape), str(ours.dtype)[10:]) == (tuple(theirs.shape), str(theirs.dtype)[6:])
+
+
 def test_random_errors():
     with pytest.raises(RuntimeError, match="without replacement"):
         numbagrad.multinomial(numbagrad.ones(3), 4)

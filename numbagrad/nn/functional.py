@@ -120,8 +120,8 @@ def _warn_size(input, target):
 def _clamp_min_straight_through(t, eps):
     """``t`` clamped below at ``eps`` whose gradient passes unchanged (PyTorch clamps such
     tensors in place under no_grad, which leaves the gradient of the identity)."""
-    with no_grad():
-        shift = _ops.clamp_min(t, eps) - t
+    with no_grad():  # (not clamp_min(t, eps) - t: inf - inf would make an infinite t NaN)
+        shift = _ops.where(t < eps, eps - t, 0.0)
     return t + shift
 
 
@@ -158,6 +158,8 @@ def linear(input, weight, bias=None):
     >>> F.linear(numbagrad.ones(1, 2), numbagrad.tensor([[1.0, 2.0]]), numbagrad.tensor([0.5]))
     tensor([[3.5000]])
     """
+    if weight.ndim > 2:  # PyTorch's weight.t() refuses it (matmul would broadcast it)
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {weight.ndim}D")
     out = _ops.matmul(input, weight.t() if weight.ndim == 2 else weight)
     return out if bias is None else out + bias
 

@@ -109,6 +109,7 @@ from numbagrad.ops.reduce import (
     var,
 )
 from numbagrad.ops.shape import (
+    adjoint,
     argsort,
     broadcast_to,
     cat,

@@ -29,29 +29,48 @@ for _name in F.__all__:
         setattr(Tensor, _name, getattr(F, _name))
 Tensor.where = lambda self, condition, other: F.where(condition, self, other)
 Tensor.__getitem__ = F.getitem
-Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
-Tensor.T = property(lambda self: F.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+_IDENTITY_0D = "This function is the identity in these cases."
+_CONJ_0D = "Consider using x.conj()."
+
+
+def _mT(self):  # noqa: N802  (PyTorch's name)
+    """Transpose of the last two dims; a 0-d tensor is returned itself (with PyTorch's
+    deprecation warning)."""
+    if self.ndim < 2:
+        return shape.matrix_transpose_0d(self, "Tensor.mT", "tensor.mT", _IDENTITY_0D)
+    return F.transpose(self, -2, -1)
+
+
+def _T(self):  # noqa: N802  (PyTorch's name)
+    """All dims reversed; PyTorch warns for tensors that are not 2-D."""
+    n = self.ndim
+    if n != 2:
+        shape.warn_T(n)
+    return F.permute(self, tuple(range(n - 1, -1, -1)))
 
 
 def _H(self):  # noqa: N802  (PyTorch's name)
     """Conjugate transpose of a matrix (numbagrad's tensors are real: the transpose)."""
-    if self.ndim not in (0, 2):
+    if self.ndim == 0:
+        return shape.matrix_transpose_0d(self, "Tensor.H", "", _CONJ_0D)
+    if self.ndim != 2:
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got "
             f"{self.ndim}-D tensor."
             + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
         )
-    return self if self.ndim == 0 else F.transpose(self, 0, 1)
+    return F.transpose(self, 0, 1)
 
 
 def _mH(self):  # noqa: N802  (PyTorch's name)
     """Conjugate transpose of the last two dims (real tensors: ``mT``)."""
     if self.ndim < 2:
-        raise RuntimeError(
-            "tensor.mH is only supported on matrices or batches of matrices. "
-            f"Got {self.ndim}-D tensor."
-        )
+        return shape.matrix_transpose_0d(self, "Tensor.mH", "tensor.mH", _CONJ_0D)
     return F.transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT)
+Tensor.T = property(_T)
 
 
 def _fill_diagonal_(self, fill_value, wrap=False):
@@ -252,9 +271,9 @@ def _binary_inplace(fn, ufunc=None):
     fast = _ufunc_fast(ufunc) if ufunc is not None else None
 
     def method(self, other, **kwargs):
-        if kwargs.get("alpha", 1) != 1:
-            other = other * kwargs.pop("alpha")
-        return inplace.inplace(self, fn, other, fast=fast, **kwargs)
+        if kwargs:  # alpha= (add_, sub_): checked and applied by fn, no fast path
+            return inplace.inplace(self, fn, other, **kwargs)
+        return inplace.inplace(self, fn, other, fast=fast)
 
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place :func:`{fn.__name__}` (bumps the version counter)."

@@ -1100,8 +1100,55 @@ greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
 multiply = mul
 
 
+def check_alpha(dtype, alpha):
+    """PyTorch's checks of an ``alpha`` (or ``beta``) scaling a result of ``dtype``."""
+    if isinstance(alpha, (bool, np.bool_)):
+        if dtype is not D.bool:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, (complex, np.complexfloating)):
+        if not dtype.is_complex:
+            raise RuntimeError(
+                "For non-complex input tensors, argument alpha must not be a complex number."
+            )
+    elif not isinstance(alpha, (int, np.integer)) and not (
+        dtype.is_floating_point or dtype.is_complex
+    ):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+
+
+def _times_alpha(input, other, alpha, name):
+    """``alpha * other`` as PyTorch's add/sub compute it: in the result dtype of ``input``
+    and ``other`` (``alpha`` checked against it; for bool results ``alpha`` is a bool), so
+    that the product promotes with ``input`` as ``other`` itself would."""
+    if not isinstance(input, Tensor):
+        input = _check_operand(input, name)
+    if not isinstance(other, Tensor):
+        other = _check_operand(other, name)
+    if name == "sub" and (_is_bool_operand(input) or _is_bool_operand(other)):
+        return other  # Sub raises PyTorch's error for it, before alpha is looked at
+    dt = D.result_type(input, other)
+    check_alpha(dt, alpha)
+    if dt is D.bool:  # alpha * other is True * other, or False
+        if alpha:
+            return other
+        return F.logical_and(other, False) if isinstance(other, Tensor) else False
+    if isinstance(other, Tensor) and other.dtype is not dt:
+        other = F.to(other, dt)  # (an int64 other times a float alpha stays float64)
+    return other * alpha
+
+
+def _is_bool_operand(x):
+    return x.dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
+
+
 def add(input, other, *, alpha=1):
     """Elementwise ``input + alpha * other``.
+
+    ``alpha`` is checked and applied as PyTorch does: a bool ``alpha`` only for bool
+    results, a float ``alpha`` not for integer results, and for bool results ``alpha * other``
+    is ``other`` or False (``add(a, b, alpha=2)`` of bool tensors stays bool).
 
     Examples
     --------
@@ -1109,12 +1156,16 @@ def add(input, other, *, alpha=1):
     >>> numbagrad.add(numbagrad.tensor([1.0, 2.0]), 1.5)
     tensor([2.5000, 3.5000])
     """
-    return _add(input, other if alpha == 1 else other * alpha)
+    if type(alpha) is int and alpha == 1:
+        return _add(input, other)
+    return _add(input, _times_alpha(input, other, alpha, "add"))
 
 
 def sub(input, other, *, alpha=1):
-    """Elementwise ``input - alpha * other``."""
-    return _sub(input, other if alpha == 1 else other * alpha)
+    """Elementwise ``input - alpha * other`` (``alpha`` as in :func:`add`)."""
+    if type(alpha) is int and alpha == 1:
+        return _sub(input, other)
+    return _sub(input, _times_alpha(input, other, alpha, "sub"))
 
 
 subtract = sub

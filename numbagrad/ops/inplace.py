@@ -267,7 +267,8 @@ class AsStridedPut(Primitive):
 
     @staticmethod
     def impl(be, base, value, geom):
-        out = be.xp.ascontiguousarray(base).copy()
+        # (NumPy's ascontiguousarray makes a 0-d array 1-D: the reshape keeps it 0-d)
+        out = be.xp.ascontiguousarray(base).reshape(base.shape).copy()
         _strided(out.reshape(-1), geom)[...] = value
         return out
 

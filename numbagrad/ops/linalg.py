@@ -18,14 +18,20 @@ from numbagrad.ops.shape import diagonal
 __all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "mv", "outer", "vdot"]
 
 
+def _rows(shape):
+    """``shape`` as the 2-D ``(rows, last)`` its leading dims fold into (not ``(-1, last)``,
+    which cannot be inferred when ``last`` is 0)."""
+    return (math.prod(shape[:-1]), shape[-1])
+
+
 def _matmul_rule(m, ctx, saved, g, mat2_t=False):
     a, b = saved
     ga = m.matmul(g, m.swapaxes(b, -1, -2)) if ctx.needs_input_grad(0) else None
     gb = None
     if ctx.needs_input_grad(1):
         if len(ctx.input_shape(1)) == 2 and a.ndim > 2:  # a's batch dims fold into rows
-            a = m.reshape(a, (-1, a.shape[-1]))
-            g = m.reshape(g, (-1, g.shape[-1]))
+            a = m.reshape(a, _rows(a.shape))
+            g = m.reshape(g, _rows(g.shape))
         if mat2_t and a.ndim == 2:
             # b was laid out column by column (``W.t()`` in ``linear``): its gradient is
             # made in that layout, as PyTorch's ``mm`` backward does, so ``W``'s is row-major
@@ -73,17 +79,17 @@ class Matmul(Primitive):
         da, db = bdims
         if db is None and b.ndim == 2:  # batched @ matrix: rows of a
             a = front(a, da)
-            out = bind(Matmul, (F.reshape(a, (-1, a.shape[-1])), b), NO_PARAMS)
+            out = bind(Matmul, (F.reshape(a, _rows(a.shape)), b), NO_PARAMS)
             return F.reshape(out, (*a.shape[:-1], b.shape[-1])), 0
         if da is None and a.ndim == 2:  # matrix @ batched: (b^T @ a^T)^T, rows of b^T
             b = front(b, db)
             if b.shape[-1] == 1:  # matrix @ vectors: the vectors are the rows already
                 out = bind(
-                    Matmul, (F.reshape(b, (-1, b.shape[-2])), F.swapaxes(a, 0, 1)), NO_PARAMS
+                    Matmul, (F.reshape(b, _rows(b.shape[:-1])), F.swapaxes(a, 0, 1)), NO_PARAMS
                 )
                 return F.reshape(out, (*b.shape[:-2], a.shape[0], 1)), 0
             bt = F.swapaxes(b, -1, -2)
-            out = bind(Matmul, (F.reshape(bt, (-1, bt.shape[-1])), F.swapaxes(a, 0, 1)), NO_PARAMS)
+            out = bind(Matmul, (F.reshape(bt, _rows(bt.shape)), F.swapaxes(a, 0, 1)), NO_PARAMS)
             out = F.swapaxes(F.reshape(out, (*bt.shape[:-1], a.shape[0])), -1, -2)
             # (row-major per example, as PyTorch's: per-example gradients are flattened
             # with ``.view(batch, -1)``)
@@ -123,8 +129,8 @@ class Mv(Primitive):
             if b.ndim == 1:
                 ga = bind(Outer, (g, b), NO_PARAMS)
             else:  # the outer products of the stack, summed: one matrix product
-                g2 = F.reshape(g, (-1, g.shape[-1]))
-                ga = F.matmul(F.swapaxes(g2, 0, 1), F.reshape(b, (-1, b.shape[-1])))
+                g2 = F.reshape(g, _rows(g.shape))
+                ga = F.matmul(F.swapaxes(g2, 0, 1), F.reshape(b, _rows(b.shape)))
         if ctx.needs_input_grad(1):
             gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS)
         return ga, gb
@@ -138,8 +144,8 @@ class Mv(Primitive):
             if b.ndim == 1:
                 ga = g[:, None] * b
             else:
-                g2 = g.reshape(-1, g.shape[-1])
-                ga = m.matmul(m.swapaxes(g2, 0, 1), b.reshape(-1, b.shape[-1]))
+                g2 = g.reshape(_rows(g.shape))
+                ga = m.matmul(m.swapaxes(g2, 0, 1), b.reshape(_rows(b.shape)))
         if ctx.needs_input_grad(1):
             gb = m.matmul(g, a)
         return ga, gb
@@ -159,14 +165,14 @@ class Mv(Primitive):
             return F.reshape(out, (n, m)), 0
         if db is None:  # every matrix against the one stack: (1, P, k) @ (n, k, m)
             lead = tuple(b.shape[:-1])
-            b = F.reshape(b, (1, -1, k))
+            b = F.reshape(b, (1, *_rows(b.shape)))
         else:
             b = front(b, db)
             lead = tuple(b.shape[1:-1])
             if not lead:  # a vector per matrix: (n, m, k) @ (n, k, 1)
                 out = bind(Matmul, (a, F.unsqueeze(b, -1)), NO_PARAMS)
                 return F.squeeze(out, -1), 0
-            b = F.reshape(b, (n, -1, k))
+            b = F.reshape(b, (n, *_rows(b.shape[1:])))
         out = bind(Matmul, (b, F.swapaxes(a, 1, 2)), NO_PARAMS)  # (n, P, m)
         return F.reshape(out, (n, *lead, m)), 0
 
@@ -351,7 +357,28 @@ def dot(input, other):
     return matmul(input, other)
 
 
-inner = dot
+def inner(input, other):
+    """Inner product over the last dimension: ``out[i..., j...] = sum_k input[i..., k] *
+    other[j..., k]`` (of 1-D tensors, :func:`dot`; a 0-d operand multiplies).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.inner(numbagrad.ones(2, 3), numbagrad.ones(4, 3)).shape
+    numbagrad.Size([2, 4])
+    """
+    if input.ndim == 0 or other.ndim == 0:
+        return F.mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(
+            "inner() the last dimension must match on both input tensors but got shapes "
+            f"{list(input.shape)} and {list(other.shape)}"
+        )
+    if input.ndim == 1 and other.ndim == 1:
+        return dot(input, other)
+    return F.tensordot(input, other, dims=([input.ndim - 1], [other.ndim - 1]))
+
+
 vdot = dot
 
 
@@ -1044,6 +1071,11 @@ def linalg_cross(input, other, *, dim=-1):
 
 
 def _scaled_sum(input, prod, beta, alpha):
+    if not prod.dtype.is_floating_point:
+        # alpha and beta in the product's dtype, as PyTorch's alpha.to<scalar_t>(): an
+        # int64 addmm with alpha=2.5 scales by 2 and stays int64
+        cast = bool if prod.dtype.np.kind == "b" else int
+        alpha, beta = cast(alpha), cast(beta)
     out = prod if alpha == 1 else prod * alpha
     if tuple(input.shape) != tuple(prod.shape) and (
         input.ndim > prod.ndim

@@ -646,6 +646,30 @@ class NormP(Primitive):
         return _sum(cls._backward(t, x, ye, dims, p), dims, keepdim)
 
 
+class Norm0(Primitive):
+    """The 0-"norm", the number of nonzero entries over ``dims`` in ``x``'s dtype. As in
+    PyTorch, it is recorded (its output requires grad) but its backward gives no gradient:
+    an undefined one, not zeros, so ``x.grad`` stays None and ``autograd.grad`` says the
+    input was not used unless ``allow_unused``."""
+
+    grad_fn = "LinalgVectorNormBackward0"
+    batch = classmethod(_reduce_batch)
+
+    @staticmethod
+    def impl(be, x, dims, keepdim):
+        return be.xp.sum(x != 0, axis=dims, keepdims=keepdim, dtype=x.dtype)
+
+    @staticmethod
+    def vjp(ctx, g, dims, keepdim):
+        return None
+
+    fused_vjp = vjp
+
+    @staticmethod
+    def jvp(primals, tangents, out, dims, keepdim):
+        return None  # a piecewise constant: a zero tangent
+
+
 def norm_backward(ge, x, ye, dims, p):
     """PyTorch's ``norm_backward`` of the vector ``p``-norm over ``dims`` (``p`` not 0), for
     the cotangent ``ge`` and the norm ``ye``, both broadcastable against ``x``."""
@@ -1080,7 +1104,7 @@ def norm(input, p="fro", dim=None, keepdim=False):
     if p == float("inf") and _count(input.shape, dims) == 0:
         _check_norm_inf_empty(input, dim, dims)
     if p == 0:
-        return sum((input != 0).to(input.dtype), dims, keepdim)
+        return bind(Norm0, (input,), {"dims": dims, "keepdim": keepdim})
     return bind(NormP, (input,), {"dims": dims, "keepdim": keepdim, "p": float(p)})
 
 

@@ -22,6 +22,7 @@ from numbagrad import ops as F
 from numbagrad._creation import arange, full, zeros
 from numbagrad._creation import const_ones_like as ones_like
 from numbagrad._creation import const_zeros_like as zeros_like
+from numbagrad._dtype import bool as _BOOL
 from numbagrad._dtype import int64 as _INT64
 from numbagrad._dtype import promote_types
 from numbagrad._tensor import Tensor
@@ -39,26 +40,38 @@ class IndexOutOfRangeError(IndexError, RuntimeError):
     scripts catching either keep working."""
 
 
-def _check_index(name, idx, size):
+def _check_index(name, idx, size, wrap=False):
     """``idx``, after an ``IndexOutOfRangeError`` naming the op if an entry of the index
-    tensor falls outside ``[0, size)``. A transform's tracer has no values: for one, the
+    tensor falls outside ``[0, size)`` (with ``wrap``, ``[-size, size)``: a new index with
+    the negative entries plus ``size``). A transform's tracer has no values: for one, the
     check is an op (``CheckIndex``) that runs when the transform reaches the arrays."""
     dt = idx.dtype.np
     if dt.kind not in "iu":
         raise RuntimeError(f"{name}(): Expected dtype int64 for index, got {dt}")
     if idx._is_tracer:
-        return bind(CheckIndex, (idx,), {"size": size, "op": name})
-    _raise_out_of_range(name, idx._data, size)
-    return idx
+        return bind(CheckIndex, (idx,), {"size": size, "op": name, "wrap": wrap})
+    arr = _raise_out_of_range(name, idx._data, size, wrap)
+    return idx if arr is idx._data else Tensor._make(arr)
 
 
-def _raise_out_of_range(name, arr, size):
-    bad = backend_of(arr).first_out_of_range(arr, size)
+def _raise_out_of_range(name, arr, size, wrap=False):
+    """``arr`` (with ``wrap``, its entries in ``[-size, 0)`` plus ``size``: a new array),
+    after raising if an entry is outside ``[0, size)``; the scan of the common case, every
+    entry in range, is all it costs."""
+    be = backend_of(arr)
+    bad = be.first_out_of_range(arr, size)
+    if bad >= 0 and wrap:
+        neg = be.binary(
+            "logical_and", be.binary("less", arr, 0), be.binary("greater_equal", arr, -size)
+        )
+        arr = be.xp.where(neg, be.binary("add", arr, size), arr)
+        bad = be.first_out_of_range(arr, size)  # (an entry out of range is as given)
     if bad >= 0:
         raise IndexOutOfRangeError(
             f"{name}(): index {arr.reshape(-1)[bad]} is out of bounds "
             f"for dimension with size {size}"
         )
+    return arr
 
 
 class CheckIndex(Primitive):
@@ -68,13 +81,12 @@ class CheckIndex(Primitive):
     differentiable = False
 
     @staticmethod
-    def impl(be, idx, size, op):
-        _raise_out_of_range(op, idx, size)
-        return idx
+    def impl(be, idx, size, op, wrap=False):
+        return _raise_out_of_range(op, idx, size, wrap)
 
     @staticmethod
-    def batch(args, dims, size, op):
-        return bind(CheckIndex, args, {"size": size, "op": op}), dims[0]
+    def batch(args, dims, size, op, wrap=False):
+        return bind(CheckIndex, args, {"size": size, "op": op, "wrap": wrap}), dims[0]
 
 
 # -- batching helpers (the ``batch`` rules, NOTE [Primitive declaration]) ---------------------
@@ -1142,7 +1154,9 @@ def take_along_dim(input, indices, dim=None):
         ) from None
     xshape = (*shp[:d], input.shape[d], *shp[d:])
     ishape = (*shp[:d], idx.shape[d], *shp[d:])
-    idx = _check_index("take_along_dim", idx, input.shape[d])
+    # PyTorch wraps negative indices along dim (``indices % size``); one below -size, or
+    # past the end, raises here where PyTorch wraps it too (known_deviations.py)
+    idx = _check_index("take_along_dim", idx, input.shape[d], wrap=True)
     x = expand(input, xshape) if xshape != tuple(input.shape) else input
     idx = expand(idx, ishape) if ishape != tuple(idx.shape) else idx
     return bind(Gather, (x, idx), {"dim": d})
@@ -1560,6 +1574,50 @@ def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
     return bind(Permute, (input,), {"perm": (1, 0), "name": "t"}) if input.ndim == 2 else input
+
+
+def matrix_transpose_0d(input, name, ndim_name, advice):
+    """``mT``/``mH``/``H``/``adjoint`` of a tensor of fewer than 2 dims, as PyTorch's: a
+    0-d tensor is returned itself after a deprecation warning, a 1-D one raises."""
+    if input.ndim == 0:
+        warnings.warn(f"{name} is deprecated on 0-D tensors. {advice}", UserWarning, stacklevel=3)
+        return input
+    raise RuntimeError(
+        f"{ndim_name} is only supported on matrices or batches of matrices. "
+        f"Got {input.ndim}-D tensor."
+    )
+
+
+def warn_T(ndim):  # noqa: N802  (PyTorch's name)
+    """PyTorch's deprecation warnings of ``Tensor.T`` on a tensor that is not 2-D."""
+    if ndim == 0:
+        msg = "Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases."
+    else:
+        msg = (
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+            "to reverse the dimensions of a tensor."
+        )
+    warnings.warn(msg, UserWarning, stacklevel=4)
+
+
+def adjoint(input):
+    """Conjugate transpose of the last two dims, a view (numbagrad's tensors are real: the
+    transpose, as ``input.mT``); a 0-d tensor is returned itself, a 1-D one raises.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.adjoint(numbagrad.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[1., 3.],
+            [2., 4.]])
+    """
+    if input.ndim < 2:
+        return matrix_transpose_0d(
+            input, "adjoint()", "tensor.adjoint()", "Consider using x.conj()."
+        )
+    return transpose(input, -2, -1)
 
 
 def movedim(input, source, destination):
@@ -2111,6 +2169,11 @@ def index_add(input, dim, index, source, *, alpha=1):
         "index_add_", reshape(index, (-1,)).to(np.int64), input.shape[d] if input.ndim else 1
     )
     if alpha != 1:
+        # alpha in input's dtype, as PyTorch's alpha.to<scalar_t>() (2.5 is 2 for int64)
+        if input.dtype is _BOOL:
+            alpha = bool(alpha)
+        elif not input.dtype.is_floating_point:
+            alpha = int(alpha)
         source = F.mul(source, alpha)
     if input.ndim == 0:
         return reshape(index_add(reshape(input, (1,)), 0, index, reshape(source, (1,))), ())
@@ -2601,7 +2664,7 @@ def put(input, index, source, accumulate=False):
 
 
 ALL = (
-    "reshape view permute transpose swapaxes swapdims t movedim moveaxis expand "
+    "reshape view permute transpose swapaxes swapdims t adjoint movedim moveaxis expand "
     "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
     "chunk unbind "
     "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "

@@ -102,6 +102,8 @@ _ORDER_SIGNED_ZERO = (
     "tensordot",
     "unique",
     "unique_consecutive",
+    "scatter_reduce_amax",
+    "scatter_reduce_amin",
 )
 # Ops PyTorch gives outputs that require grad although it has no derivative for them (the
 # backward raises "the derivative for ... is not implemented").
@@ -251,9 +253,10 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "take_along_dim",
         "raises_only_numbagrad",
         match="out of bounds",
-        reason="PyTorch 2.13 does not check broadcast indices of take_along_dim (an "
-        "index past the end returns another element); numbagrad raises "
-        "IndexError.",
+        reason="PyTorch 2.13's take_along_dim with a dim takes its indices modulo the "
+        "size (indices % size: meant to wrap negative indices, it also wraps an index "
+        "past the end or below -size, silently returning another element); numbagrad "
+        "wraps [-size, 0) as PyTorch does and raises IndexError outside [-size, size).",
     ),
     Deviation(
         "mixed-precision-gradient",
@@ -343,6 +346,25 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         reason="As torch-hardtanh-nan-grad, in the second order: PyTorch's backward "
         "applied to the incoming second-order gradient at a NaN input passes it "
         "through (scalar loop) or gives 0 (vectorised loop); numbagrad gives 0.",
+    ),
+    Deviation(
+        "torch-hardtanh-nan-gradgrad",
+        ("nn.functional.hardtanh", "nn.functional.relu6"),
+        "gradgrad_value",
+        ("nan",),
+        reason="As torch-hardtanh-nan-grad, for the second order's gradient of the "
+        "cotangent at a NaN input (PyTorch's scalar loop passes it, numbagrad gives 0).",
+    ),
+    Deviation(
+        "torch-embedding-scale-double-backward",
+        ("nn.functional.embedding", "nn.functional.embedding_padding"),
+        "gradgrad_value",
+        ("ties",),
+        reason="PyTorch 2.13's double backward of embedding ignores scale_grad_by_freq: "
+        "the weight's gradient is scaled by 1 / (count of each index) but its derivative "
+        "with respect to the cotangent is not (index 3 three times: first order [1, 1], "
+        "second order the unscaled [6, 7] where finite differences give [2, 2.33]); "
+        "numbagrad differentiates the scaled gradient.",
     ),
     Deviation(
         "torch-elu-nan-grad",
