@@ -52,6 +52,7 @@ from numbagrad.autograd.function import (
     _bind_inputs,
     _FunctionApply,
     apply_eager,
+    with_ctx_tensors,
 )
 
 __all__ = ["VmapInfo", "legacy_vmap"]
@@ -264,11 +265,16 @@ def process_jvp(interp, args, params):
             tangents.append(None)
     outs, is_tuple = _as_list(out)
     token = _CURRENT.set(interp.parent)
-    ctx.__dict__["_in_jvp"] = True
+    d = ctx.__dict__
+    kept = d.get("_ctx_tensors")  # (``del ctx.result`` in jvp: ``with_ctx_tensors``)
+    d["_in_jvp"] = True
     try:
-        tans = fn.jvp(ctx, *tangents)
+        if kept:
+            tans = with_ctx_tensors(ctx, kept, fn.jvp, tangents)
+        else:
+            tans = fn.jvp(ctx, *tangents)
     finally:
-        ctx.__dict__["_in_jvp"] = False
+        d["_in_jvp"] = False
         _CURRENT.reset(token)
     tans_l = _checked_tangents(tans, len(outs))
     nondiff = _nondiff_ids(ctx)

@@ -216,17 +216,6 @@ class _CustomNode(FunctionCtx, Node):
             return t
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __delattr__(self, name):
-        # ``del ctx.result`` (PyTorch's forward-AD tutorial frees a tensor kept for jvp
-        # this way) reaches a tensor moved to _ctx_tensors too
-        d = self.__dict__
-        ct = d.get("_ctx_tensors")
-        if ct is not None and name in ct:
-            del ct[name]
-            d.pop(name, None)
-            return
-        object.__delattr__(self, name)
-
     def _call_backward(self, grads):
         raise NotImplementedError
 
@@ -282,6 +271,29 @@ class _CustomNode(FunctionCtx, Node):
         return out
 
 
+_GONE = object()  # (a ctx attribute the user's code deleted)
+
+
+def with_ctx_tensors(ctx, kept, call, args):
+    """``call(ctx, *args)`` (the user's backward or jvp) with the tensors kept as ``ctx.x =
+    t`` (moved aside after forward into ``kept``) back as plain attributes, so that ``del
+    ctx.x`` and rebinding work as in PyTorch (its forward-AD tutorial frees ``ctx.result``
+    in jvp); afterwards what is left is moved aside again. (A ``__delattr__`` on the node
+    class would slow every attribute assignment of every Function call: CPython then
+    routes sets through a Python-level slot.)"""
+    d = ctx.__dict__
+    d.update(kept)
+    names = list(kept)
+    kept.clear()  # (while the call runs, ``__getattr__`` must not find them there)
+    try:
+        return call(ctx, *args)
+    finally:
+        for k in names:
+            v = d.pop(k, _GONE)
+            if v is not _GONE:  # (else deleted by the call)
+                kept[k] = v
+
+
 class BackwardCFunction(_CustomNode):
     """Base of the per-Function node classes (``<Name>Backward``)."""
 
@@ -291,7 +303,11 @@ class BackwardCFunction(_CustomNode):
         return type(self).__name__
 
     def _call_backward(self, grads):
-        return self._forward_cls._backward_impl(self, *grads)
+        d = self.__dict__
+        kept = d.get("_ctx_tensors")
+        if kept is None or d.get("_double"):  # (double backward: read through the guard)
+            return self._forward_cls._backward_impl(self, *grads)
+        return with_ctx_tensors(self, kept, self._forward_cls._backward_impl, grads)
 
     def apply(self, *grads):
         """Call the Function's backward with this ctx (PyTorch's ``grad_fn.apply``)."""
