@@ -660,7 +660,7 @@ op_db = [
         ref_gaussian_nll,
         gaussian_nll_samples,
         op=_nnf("gaussian_nll_loss"),
-        primitives=("Add", "Clamp", "Div", "Log", "Mul", "Reshape", "Sub", "Sum"),
+        primitives=("Add", "Div", "Log", "Lt", "Mul", "Reshape", "Sub", "Sum", "Where"),
         supports_cuda=True,
     ),
     OpInfo(
@@ -684,7 +684,7 @@ op_db = [
         ref_cosine_similarity,
         cosine_samples,
         op=_nnf("cosine_similarity"),
-        primitives=("Add", "Clamp", "Div", "Expand", "Mul", "Norm2", "Sub", "Sum"),
+        primitives=("Add", "Div", "Expand", "Lt", "Mul", "Norm2", "Sub", "Sum", "Where"),
         supports_cuda=True,
     ),
     OpInfo(

@@ -155,32 +155,36 @@ def test_matmul_transposed_and_float32():
     )
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_cublas_matmul_matches_the_tiled_kernel(monkeypatch, dtype):
-    """With CuPy on a real GPU, matmul runs through cuBLAS (NOTE [cuBLAS through CuPy]):
-    the same values as numbagrad's tiled kernel, for batched, broadcast, transposed and
-    vector operands, on the default stream and on a numbagrad stream."""
-    from numbagrad.kernels.cuda import backend
+# (defined on a real GPU only: under the simulator, whose run must skip nothing, there is no
+# cuBLAS to compare)
+if not _driver.simulator():
 
-    if backend._cupy() is None:
-        pytest.skip("cuBLAS needs CuPy and a real GPU")
-    rng = np.random.default_rng(3)
-    cases = [((70, 33), (33, 65)), ((3, 1, 9, 8), (5, 8, 7)), ((8,), (8, 5)), ((6, 8), (8,))]
-    for sa, sb in cases:
-        a = numbagrad.tensor(rng.standard_normal(sa).astype(dtype), device="cuda")
-        b = numbagrad.tensor(rng.standard_normal(sb).astype(dtype), device="cuda")
-        fast = (a @ b).cpu().numpy()
-        s = numbagrad.cuda.Stream()
-        with numbagrad.cuda.stream(s):  # a column-major operand, on another stream
-            at = a.mT.contiguous().mT if a.ndim > 1 else a
-            streamed = at @ b
-        s.synchronize()
-        monkeypatch.setattr(backend, "_cupy_state", [None])  # the tiled kernel
-        tiled = (a @ b).cpu().numpy()
-        monkeypatch.undo()
-        tol = 2e-5 if dtype is np.float32 else 1e-12
-        np.testing.assert_allclose(fast, tiled, rtol=tol, atol=tol)
-        np.testing.assert_allclose(streamed.cpu().numpy(), tiled, rtol=tol, atol=tol)
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+    def test_cublas_matmul_matches_the_tiled_kernel(monkeypatch, dtype):
+        """With CuPy on a real GPU, matmul runs through cuBLAS (NOTE [cuBLAS through CuPy]):
+        the same values as numbagrad's tiled kernel, for batched, broadcast, transposed and
+        vector operands, on the default stream and on a numbagrad stream."""
+        from numbagrad.kernels.cuda import backend
+
+        if backend._cupy() is None:
+            pytest.skip("cuBLAS needs CuPy and a real GPU")
+        rng = np.random.default_rng(3)
+        cases = [((70, 33), (33, 65)), ((3, 1, 9, 8), (5, 8, 7)), ((8,), (8, 5)), ((6, 8), (8,))]
+        for sa, sb in cases:
+            a = numbagrad.tensor(rng.standard_normal(sa).astype(dtype), device="cuda")
+            b = numbagrad.tensor(rng.standard_normal(sb).astype(dtype), device="cuda")
+            fast = (a @ b).cpu().numpy()
+            s = numbagrad.cuda.Stream()
+            with numbagrad.cuda.stream(s):  # a column-major operand, on another stream
+                at = a.mT.contiguous().mT if a.ndim > 1 else a
+                streamed = at @ b
+            s.synchronize()
+            monkeypatch.setattr(backend, "_cupy_state", [None])  # the tiled kernel
+            tiled = (a @ b).cpu().numpy()
+            monkeypatch.undo()
+            tol = 2e-5 if dtype is np.float32 else 1e-12
+            np.testing.assert_allclose(fast, tiled, rtol=tol, atol=tol)
+            np.testing.assert_allclose(streamed.cpu().numpy(), tiled, rtol=tol, atol=tol)
 
 
 def test_views():
