@@ -1152,9 +1152,7 @@ class CudaBackend:
         if out.size:
             if k == 0:
                 CudaBackend.copy_into(out, 0)
-            elif _cublas_matmul(va, vb, out):
-                pass
-            else:
+            elif not _cublas_matmul(va, vb, out):  # (cuBLAS where it applies, else tiled)
                 tile = KL.TILE
                 grid = (
                     min((n + tile - 1) // tile, 65535),
