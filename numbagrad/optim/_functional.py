@@ -123,6 +123,23 @@ def sgd_update(p, g, buf, first, *, lr, weight_decay, momentum, dampening, neste
     p += (-lr) * d
 
 
+def _adam_moments(p, g, m, v, w1, small1, b2, c2, wd, decay_mul, decoupled, maximize):
+    """The NumPy path's shared start of Adam, AdamW, NAdam and RAdam: the (signed) gradient
+    with L2 or decoupled weight decay applied, and both moments updated in place (in
+    PyTorch's operation order, so the results match its bit for bit); returns the
+    gradient used."""
+    d = -g if maximize else g
+    if wd != 0:
+        if decoupled:
+            p *= decay_mul
+        else:
+            d = d + wd * p
+    _lerp_(m, d, w1, small1)
+    v *= b2
+    v += (c2 * d) * d
+    return d
+
+
 def adam_update(
     p, g, m, v, vmax, step, *, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled
 ):
@@ -162,15 +179,7 @@ def adam_update(
             bool(maximize),
         )
         return
-    d = -g if maximize else g
-    if weight_decay != 0:
-        if decoupled:
-            p *= decay_mul
-        else:
-            d = d + wd * p
-    _lerp_(m, d, w1, small1)
-    v *= b2
-    v += (c2 * d) * d
+    _adam_moments(p, g, m, v, w1, small1, b2, c2, wd, decay_mul, decoupled, maximize)
     if amsgrad:
         np.maximum(vmax, v, out=vmax)
         denom = np.sqrt(vmax)
@@ -375,15 +384,7 @@ def nadam_update(
             bool(maximize),
         )
         return
-    d = -g if maximize else g
-    if weight_decay != 0:
-        if decoupled:
-            p *= decay_mul
-        else:
-            d = d + wd * p
-    _lerp_(m, d, w1, small1)
-    v *= b2
-    v += (c2 * d) * d
+    d = _adam_moments(p, g, m, v, w1, small1, b2, c2, wd, decay_mul, decoupled, maximize)
     denom = np.sqrt(v / bc2)
     denom += eps_
     p += (c_grad * d) / denom
@@ -432,15 +433,7 @@ def radam_update(p, g, m, v, step, *, lr, beta1, beta2, eps, weight_decay, decou
             bool(maximize),
         )
         return
-    d = -g if maximize else g
-    if weight_decay != 0:
-        if decoupled:
-            p *= decay_mul
-        else:
-            d = d + wd * p
-    _lerp_(m, d, w1, small1)
-    v *= b2
-    v += (c2 * d) * d
+    _adam_moments(p, g, m, v, w1, small1, b2, c2, wd, decay_mul, decoupled, maximize)
     upd = (m / bc1) * lr_
     if rectify:
         sqrt_v = np.sqrt(v)
