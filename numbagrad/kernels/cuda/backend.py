@@ -42,7 +42,7 @@ import numpy as np
 from numbagrad.kernels import _BACKENDS, LinAlgError, module
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides, device_mismatch
-from numbagrad.kernels.cuda.launch import launch, launch_2d, launch_blocks
+from numbagrad.kernels.cuda.launch import current_stream, launch, launch_2d, launch_blocks
 
 __all__ = ["CUDA", "CudaBackend"]
 
@@ -217,8 +217,6 @@ def _cublas_matmul(a, b, out) -> bool:
     cp = _cupy()
     if cp is None:
         return False
-    from numbagrad.kernels.cuda.launch import current_stream
-
     s = current_stream()
     if not s:
         cp.matmul(cp.asarray(a), cp.asarray(b), out=cp.asarray(out))

@@ -36,6 +36,8 @@ import os
 import threading
 import weakref
 
+from numbagrad.kernels.cuda.launch import STREAMS
+
 __all__ = ["empty_cache", "install", "installed_manager", "round_size", "stats"]
 
 _SMALL = 1 << 20  # below: 512-byte steps
@@ -82,8 +84,6 @@ def empty_cache() -> None:
 
 
 def _stream_key() -> int:
-    from numbagrad.kernels.cuda.launch import STREAMS
-
     s = STREAMS[-1] if STREAMS else 0
     return int(s.handle) if s else 0
 
