@@ -50,6 +50,13 @@ _F = _LateNamespace()
 # active ``numbagrad.func`` transform, or None (``forward_ad`` levels do not count)
 FUNC_TRANSFORM_HOOK = None
 
+# NOTE [Compile traces] (``numbagrad/_compile/trace.py``): while ``numbagrad.compile``
+# traces a call, its recorder is pushed here; reading a tensor's values into Python
+# (``item``, ``tolist``, ``numpy``, ``bool``) and in-place writes first ask it
+# (``data_read(tensor, what)``), which stops the trace where the result would depend on
+# the values. Empty (one falsy check) otherwise.
+COMPILE_TRACE: list = []
+
 if TYPE_CHECKING:  # the methods ops/_methods.py attaches, for type checkers (NOTE [Type stubs])
     from numbagrad._tensor_methods import _TensorMethods as _AttachedMethods
 else:
@@ -638,6 +645,8 @@ class Tensor(_AttachedMethods):
         RuntimeError
             If the tensor requires grad while grad mode is on: use ``.detach().numpy()``.
         """
+        if COMPILE_TRACE:
+            COMPILE_TRACE[-1].data_read(self, ".numpy()")
         if type(self._data) is not np.ndarray:  # as PyTorch (NOTE [CUDA tensors])
             raise TypeError(
                 f"can't convert {self.device} device type tensor to numpy. Use "
@@ -692,6 +701,8 @@ class Tensor(_AttachedMethods):
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if COMPILE_TRACE:
+            COMPILE_TRACE[-1].data_read(self, ".item()")
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -700,6 +711,8 @@ class Tensor(_AttachedMethods):
 
     def tolist(self):
         """The elements as (nested) Python lists."""
+        if COMPILE_TRACE:
+            COMPILE_TRACE[-1].data_read(self, ".tolist()")
         return self._data.tolist()
 
     def __len__(self) -> int:
@@ -713,6 +726,8 @@ class Tensor(_AttachedMethods):
         return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self) -> bool:
+        if COMPILE_TRACE:
+            COMPILE_TRACE[-1].data_read(self, "bool()")
         if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._data.reshape(()))

@@ -41,6 +41,11 @@ An empty slot raises ``NotImplementedError`` naming the op (``Primitive.rule``).
     linear in each one separately (``mul``, ``matmul``, ``einsum``), else None. The
     transforms' stock rules key on it; ``tests/test_primitives.py`` checks every flag
     numerically.
+``scalar(m, *xs, **params)`` (optional)
+    The op on scalars, for code generation (NOTE [Lowering] in ``_compile/lower.py``):
+    its result built from the operands ``xs`` with the NumPy-named functions of namespace
+    ``m``, or None where these params have no scalar form. Elementwise families state it
+    once from ``fn``.
 ``grad_fn``
     PyTorch's name for the node (``"MulBackward0"``), or ``node_name(params)`` when it
     depends on the params (indexing).
@@ -88,6 +93,7 @@ class Primitive:
     fused_vjp = None
     jvp = None
     batch = None
+    scalar = None
     layout_batch = False  # ``batch`` is a stock elementwise rule (set below; ``_rules.py``)
     # two operands promoted to a common dtype as PyTorch's type promotion: under ``vmap``
     # they are promoted by their per-example ranks (``_rules.promote_examples``)

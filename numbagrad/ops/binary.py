@@ -179,6 +179,11 @@ class Binary(Primitive, register=False):
             _check_shapes(cls.__name__.lower(), a, b)
             raise
 
+    @classmethod
+    def scalar(cls, m, a, b, **params):
+        fn = getattr(m, cls.fn, None)
+        return None if fn is None or any(v is not None for v in params.values()) else fn(a, b)
+
 
 def _both(ctx, g):
     return g, g
@@ -257,6 +262,10 @@ class ScaledMul(Binary):
     grad_fn = "MulBackward0"
     saves_inputs = (0, 1)
     saved_for = ((1,), (0,))  # a is needed only for b's gradient, b for a's
+
+    @staticmethod
+    def scalar(m, a, b, scale):
+        return m.multiply(a, m.multiply(b, m.const(scale)))
 
     @classmethod
     def impl(cls, be, a, b, scale):
@@ -868,6 +877,10 @@ class LogicalNot(Primitive):
     batch = classmethod(unary_batch)
 
     @staticmethod
+    def scalar(m, x, bitwise=False):
+        return m.logical_not(x)
+
+    @staticmethod
     def impl(be, x, bitwise=False):
         if x.dtype.kind == "b" or not bitwise:
             return be.map("logical_not", x)
@@ -906,6 +919,10 @@ class Where(Primitive):
         """``where(cond, ta, tb)``, a missing tangent a scalar zero (no zeros tensor)."""
         _, ta, tb = tangents
         return F.where(primals[0], 0 if ta is None else ta, 0 if tb is None else tb)
+
+    @staticmethod
+    def scalar(m, cond, a, b, node=None):
+        return m.where(cond, a, b)
 
     @staticmethod
     def impl(be, cond, a, b, node=None):

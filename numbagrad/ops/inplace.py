@@ -44,6 +44,7 @@ from numbagrad._core.interpreter import current_interpreter
 from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
+from numbagrad import _tensor as _tensor_module
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
@@ -299,6 +300,8 @@ def refresh_view(view):
 # -- committing in-place results -----------------------------------------------------------
 def check_inplace(t):
     """Raise for in-place ops PyTorch refuses (before anything is written)."""
+    if _tensor_module.COMPILE_TRACE:  # NOTE [Compile traces]
+        _tensor_module.COMPILE_TRACE[-1].data_read(t, "an in-place operation")
     if is_grad_enabled_fast():
         if t._grad_fn is None and t._requires_grad:
             raise RuntimeError(

@@ -103,6 +103,11 @@ class Unary(Primitive, register=False):
         return be.map(cls.fn, x)
 
     @classmethod
+    def scalar(cls, m, x, **params):
+        fn = getattr(m, cls.fn, None) if cls.fn else None
+        return None if fn is None or params else fn(x)
+
+    @classmethod
     def vjp(cls, ctx, g):
         if cls.divisor is not None:
             return g / cls.divisor(F, ctx.saved()[0])
@@ -495,6 +500,10 @@ class SigmoidBackward(Primitive):
     ``inf - inf = NaN`` for an infinite ``g``."""
 
     saves_inputs = (0, 1)
+
+    @staticmethod
+    def scalar(m, g, y):
+        return m.multiply(m.multiply(g, m.subtract("1.0", y)), y)
 
     @staticmethod
     def impl(be, g, y):

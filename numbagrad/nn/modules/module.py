@@ -800,6 +800,19 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
+        compiled = self.__dict__.get("_compiled_call_impl")
+        if compiled is not None:  # ``Module.compile()``
+            return compiled(*args, **kwargs)
+        return self._call_impl(*args, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place with :func:`numbagrad.compile` (same
+        arguments); ``self(...)`` then runs the compiled code."""
+        from numbagrad._compile import compile_module_call
+
+        self.__dict__["_compiled_call_impl"] = compile_module_call(self, *args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         if not self._forward_pre_hooks and not self._forward_hooks:
             return self.forward(*args, **kwargs)
         for hid, hook in list(self._forward_pre_hooks.items()):

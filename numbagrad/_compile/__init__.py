@@ -1,0 +1,239 @@
+"""``numbagrad.compile``: trace a function once, run its forward and backward as generated
+Numba code (NOTE [Compile traces], [Lowering], [Compiled code cache], [Compiled calls]).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from numbagrad._compile.runtime import (
+    _DISABLED,
+    CompiledFunction,
+    config,
+    is_compiling,
+    reset,
+)
+
+__all__ = [
+    "CompiledFunction",
+    "OptimizedModule",
+    "compile",
+    "compile_module_call",
+    "config",
+    "disable",
+    "explain",
+    "is_compiling",
+    "reset",
+]
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_BACKENDS = ("numba", "inductor", "eager", "aot_eager")
+
+
+def _check_args(fullgraph, dynamic, backend, mode, options):
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"compile(): fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if dynamic not in (None, True, False):
+        raise TypeError(f"compile(): dynamic must be None, True or False, got {dynamic!r}")
+    if mode not in _MODES:
+        raise RuntimeError(
+            f"Unrecognized mode={mode!r}, should be one of: "
+            + ", ".join(repr(m) for m in _MODES[1:])
+        )
+    if callable(backend) or backend not in _BACKENDS:
+        raise NotImplementedError(
+            f"compile(): backend={backend!r} is not available: numbagrad compiles with its own "
+            "Numba code generator ('numba'; 'inductor', PyTorch's default, names the same "
+            "compiler) or runs eagerly ('eager', 'aot_eager'). Custom backend callables "
+            "receive PyTorch FX graphs, which numbagrad does not build."
+        )
+    if options:
+        raise NotImplementedError(
+            f"compile(): options {sorted(options)} are inductor settings; numbagrad's code "
+            "generator has none. Pass options=None."
+        )
+    if mode is not None and options:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified")
+
+
+def compile(  # noqa: A001 (torch.compile's name)
+    model=None,
+    *,
+    fullgraph: bool = False,
+    dynamic=None,
+    backend="numba",
+    mode=None,
+    options=None,
+    disable: bool = False,
+):
+    """Compile a function or module: trace it into a graph of primitives once per kind of
+    call, and run the forward and the backward as generated Numba code.
+
+    The same signature as ``torch.compile``; a decorator with or without arguments.
+
+    Parameters
+    ----------
+    model : callable or Module, optional
+        What to compile. Without it, a decorator is returned.
+    fullgraph : bool, default False
+        Raise where the function cannot be traced into one graph (a graph break) instead
+        of running it eagerly with a warning.
+    dynamic : bool or None
+        Accepted for compatibility. Traces specialise on input shapes, and the generated
+        loop kernels are generic over sizes, so a new size costs a re-trace (milliseconds)
+        and never a Numba compilation, whatever this says.
+    backend : str, default "numba"
+        ``"numba"`` (``"inductor"``, PyTorch's default, is the same compiler here);
+        ``"eager"``/``"aot_eager"`` run the function eagerly, unchanged.
+    mode : str or None
+        One of PyTorch's mode names; numbagrad has one code generation strategy, which
+        every mode gets.
+    options : dict or None
+        Inductor settings; numbagrad has none, so only None or an empty dict is accepted.
+    disable : bool, default False
+        Return ``model`` unchanged (a no-op, as ``torch.compile(disable=True)``).
+
+    Returns
+    -------
+    callable or Module
+        A ``CompiledFunction`` (it has ``explain()``), or for a module an
+        ``OptimizedModule`` wrapping it (``_orig_mod``).
+
+    Examples
+    --------
+    >>> import numbagrad as torch
+    >>> @torch.compile
+    ... def loss(w, x):
+    ...     return (torch.tanh(x * w) * torch.sigmoid(x)).sum()
+    >>> w = torch.ones(4, requires_grad=True)
+    >>> loss(w, torch.linspace(-1, 1, 4)).backward()
+    >>> w.grad.shape
+    numbagrad.Size([4])
+    """
+    _check_args(fullgraph, dynamic, backend, mode, options)
+    if model is None:
+        return functools.partial(
+            compile,
+            fullgraph=fullgraph,
+            dynamic=dynamic,
+            backend=backend,
+            mode=mode,
+            options=options,
+            disable=disable,
+        )
+    if not callable(model):
+        raise TypeError(f"compile(): expected a callable or a Module, got {type(model).__name__}")
+    if disable or backend in ("eager", "aot_eager"):
+        return model
+    from numbagrad.nn.modules.module import Module
+
+    if isinstance(model, Module):
+        return OptimizedModule(model, fullgraph)
+    cf = CompiledFunction(model, fullgraph)
+    functools.update_wrapper(cf, model, updated=())
+    return cf
+
+
+def compile_module_call(module, *args, **kwargs):
+    """The compiled call of ``module`` (hooks included), for ``Module.compile()``."""
+    if args and not isinstance(args[0], bool):
+        raise TypeError("Module.compile() takes keyword arguments only (as numbagrad.compile)")
+    fullgraph = kwargs.pop("fullgraph", False)
+    _check_args(
+        fullgraph,
+        kwargs.pop("dynamic", None),
+        kwargs.pop("backend", "numba"),
+        kwargs.pop("mode", None),
+        kwargs.pop("options", None),
+    )
+    if kwargs.pop("disable", False):
+        return None
+    if kwargs:
+        raise TypeError(f"Module.compile() got unexpected arguments {sorted(kwargs)}")
+    return CompiledFunction(
+        module._call_impl, fullgraph, module=module, name=type(module).__name__
+    )
+
+
+def _optimized_module_class():
+    from numbagrad.nn.modules.module import Module
+
+    class OptimizedModule(Module):
+        """A module whose calls are compiled (what ``numbagrad.compile(module)`` returns,
+        as PyTorch's): attributes are the original module's (``_orig_mod``); its
+        ``state_dict`` keys start with ``_orig_mod.``, as PyTorch's."""
+
+        def __init__(self, mod, fullgraph=False):
+            super().__init__()
+            self._orig_mod = mod
+            self.__dict__["_compiled"] = CompiledFunction(
+                mod._call_impl, fullgraph, module=mod, name=type(mod).__name__
+            )
+
+        def __call__(self, *args, **kwargs):
+            return self.__dict__["_compiled"](*args, **kwargs)
+
+        def forward(self, *args, **kwargs):
+            return self.__dict__["_compiled"](*args, **kwargs)
+
+        def explain(self) -> str:
+            return self.__dict__["_compiled"].explain()
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self._orig_mod, name)
+
+        def __repr__(self) -> str:
+            return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)"
+
+    return OptimizedModule
+
+
+class _LazyOptimizedModule:
+    cls = None
+
+    def __call__(self, *args, **kwargs):
+        if _LazyOptimizedModule.cls is None:
+            _LazyOptimizedModule.cls = _optimized_module_class()
+        return _LazyOptimizedModule.cls(*args, **kwargs)
+
+
+OptimizedModule = _LazyOptimizedModule()
+
+
+class disable:  # noqa: N801 (torch.compiler.disable's name)
+    """Run ``fn`` (or the block) eagerly, never compiled: ``@numbagrad.compiler.disable``
+    or ``with numbagrad.compiler.disable():``... as ``torch.compiler.disable``."""
+
+    def __new__(cls, fn=None, recursive=True):
+        if fn is None:
+            return super().__new__(cls)
+
+        @functools.wraps(fn)
+        def run_eagerly(*args, **kwargs):
+            _DISABLED[0] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _DISABLED[0] -= 1
+
+        return run_eagerly
+
+    def __enter__(self):
+        _DISABLED[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _DISABLED[0] -= 1
+        return False
+
+
+def explain(fn, *args, **kwargs) -> str:
+    """Compile ``fn`` (if it is not compiled yet), call it with ``args`` and return what
+    was compiled: graphs, generated code, guards and graph breaks, as text."""
+    cf = fn if isinstance(fn, CompiledFunction) else CompiledFunction(fn)
+    if args or kwargs:
+        cf(*args, **kwargs)
+    return cf.explain()

@@ -1,0 +1,307 @@
+"""Source text for a planned graph, its cache file, and the callable it becomes.
+
+NOTE [Compiled code cache]
+The loop nests of a graph (NOTE [Lowering]) are written as one Python module,
+``<cache dir>/ng_<hash>.py``, named by the hash of its own source, with
+``@njit(cache=True)`` kernels: Numba then keeps their machine code next to it, so another
+process that traces the same program loads it instead of compiling (the first call of a
+warm process costs the trace and the cache lookup). The cache directory is
+``$NUMBAGRAD_CACHE_DIR``, else ``$XDG_CACHE_HOME/numbagrad/compile``, else
+``~/.cache/numbagrad/compile``. The glue that calls the kernels and the array calls is
+generated as text too and run with ``exec`` (it is cheap to make and holds live objects:
+the primitives and their params).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from numbagrad import _observe
+from numbagrad._compile.graph import Var
+from numbagrad._compile.lower import _CAST, PRELUDE, SCALAR, Group, _sum_axes, plan
+from numbagrad.kernels.cpu.backend import CPU
+
+__all__ = ["Program", "build", "cache_dir"]
+
+# how many seconds of Numba compilation make a compile worth a log line
+_SLOW = 1.0
+
+
+def logging_compiles() -> bool:
+    """Whether ``numbagrad.set_log_compiles`` is on."""
+    return _observe._state["listener"] is not None
+
+
+def cache_dir() -> str:
+    d = os.environ.get("NUMBAGRAD_CACHE_DIR")
+    if not d:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        d = os.path.join(base, "numbagrad", "compile")
+    return d
+
+
+class Program:
+    """A built graph: ``fn(*arrays) -> tuple of arrays`` plus the text it came from."""
+
+    __slots__ = ("fn", "glue", "kernels", "module_path")
+
+    def __init__(self, fn, glue, kernels, module_path):
+        self.fn = fn
+        self.glue = glue
+        self.kernels = kernels
+        self.module_path = module_path
+
+
+def _dt(dtype) -> str:
+    return _CAST[np.dtype(dtype)]
+
+
+def _index(v, shape):
+    """The subscript reading var ``v`` inside a loop nest over ``shape``."""
+    r, R = len(v.shape), len(shape)
+    if r == 0:
+        return "[()]"
+    idx = ["0" if v.shape[j] == 1 else f"i{j + R - r}" for j in range(r)]
+    return "[" + ", ".join(idx) + "]"
+
+
+def _literal(a, dtype) -> str:
+    if isinstance(a, (bool, np.bool_)):
+        return f"{_dt(dtype)}({bool(a)})"
+    return f"{_dt(dtype)}({SCALAR.const(a)})" if dtype != np.bool_ else f"b1({a!r})"
+
+
+def _compute_dtype(e):
+    """The dtype the operands are cast to: the output's, or for a comparison the operands'
+    common dtype (Python numbers are weak, as in PyTorch's promotion)."""
+    out = e.outs[0].dtype
+    if out != np.bool_:
+        return out
+    vs = [a.dtype for a in e.ins if type(a) is Var]
+    if not vs or e.prim.__name__ in ("LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot", "Where"):
+        return np.dtype(np.bool_) if not vs else np.result_type(*vs)
+    return np.result_type(*vs)
+
+
+def _kernel(kname, group, live):
+    """Source of one loop nest; returns (source, input vars, output vars)."""
+    shape = group.shape
+    R = len(shape)
+    produced = {id(o) for e in group.eqns for o in e.outs}
+    inputs, seen = [], set()
+    for e in group.eqns:
+        for a in e.ins:
+            if type(a) is Var and id(a) not in produced and id(a) not in seen:
+                seen.add(id(a))
+                inputs.append(a)
+    outputs = [o for e in group.eqns for o in e.outs if id(o) in live]
+    local = {}  # id(var) -> scalar name inside the loop
+    body, pre, post = [], [], []
+    acc = {}  # id(sum var) -> (accumulator name, full reduction?)
+    for k, o in enumerate(outputs):
+        if id(o) in group.reduced:
+            e = next(e for e in group.eqns if e.outs[0] is o)
+            axes = _sum_axes(e)
+            if len(axes) == R:
+                pre.append(f"s{k} = 0.0")
+                acc[id(o)] = (f"s{k}", True, axes)
+            else:
+                sizes = ", ".join("1" if j in axes else f"n{j}" for j in range(R))
+                pre.append(f"s{k} = np.zeros(({sizes},), np.float64)")
+                acc[id(o)] = (f"s{k}", False, axes)
+        else:
+            sizes = ", ".join(f"n{j}" for j in range(R))
+            pre.append(f"o{k} = np.empty(({sizes}{',' if R == 1 else ''}), {_dt(o.dtype)})")
+    for e, kind in zip(group.eqns, group.kinds):
+        o = e.outs[0]
+        t = f"t{len(local)}"
+
+        def operand(a, dtype):
+            if type(a) is not Var:
+                return _literal(a, dtype)
+            if id(a) in local:
+                name = local[id(a)]
+            else:
+                name = f"x{inputs.index(a)}{_index(a, shape)}"
+            return name if a.dtype == dtype else f"{_dt(dtype)}({name})"
+
+        if kind == "expand":
+            body.append(f"{t} = {operand(e.ins[0], o.dtype)}")
+        elif kind == "sum":
+            body.append(f"{t} = {operand(e.ins[0], o.dtype)}")
+            name, full, axes = acc.get(id(o), (None, None, None))
+            if name is not None:
+                if full:
+                    body.append(f"{name} += {t}")
+                else:
+                    sub = ", ".join("0" if j in axes else f"i{j}" for j in range(R))
+                    body.append(f"{name}[{sub}] += {t}")
+            local[id(o)] = t  # (never read in the loop: a sum ends its group)
+            continue
+        else:
+            cd = _compute_dtype(e)
+            if e.prim.__name__ == "Where":  # the condition stays a bool
+                xs = [operand(e.ins[0], np.dtype(np.bool_))] + [operand(a, cd if cd != np.bool_ else o.dtype) for a in e.ins[1:]]
+                if o.dtype != np.bool_:
+                    xs = [xs[0]] + [operand(a, o.dtype) for a in e.ins[1:]]
+            else:
+                xs = [operand(a, cd) for a in e.ins]
+            expr = e.prim.scalar(SCALAR, *xs, **e.params)
+            body.append(f"{t} = {_dt(o.dtype)}({expr})")
+        local[id(o)] = t
+        if id(o) in live and id(o) not in group.reduced:
+            k = outputs.index(o)
+            body.append(f"o{k}[{', '.join(f'i{j}' for j in range(R))}] = {t}" if R else f"o{k}[()] = {t}")
+    args = [f"x{i}" for i in range(len(inputs))] + [f"n{j}" for j in range(R)]
+    lines = [
+        '@njit(cache=True, error_model="numpy", nogil=True)',
+        f"def {kname}({', '.join(args)}):",
+    ]
+    ind = "    "
+    lines += [ind + p for p in pre]
+    if R == 0:
+        lines += [ind + "o0 = np.empty((), np.float64)"] if False else []
+    for j in range(R):
+        lines.append(ind * (j + 1) + f"for i{j} in range(n{j}):")
+    lines += [ind * (R + 1) + b for b in body]
+    rets = []
+    for k, o in enumerate(outputs):
+        if id(o) in acc:
+            nm, full, _ = acc[id(o)]
+            rets.append(nm)
+        else:
+            rets.append(f"o{k}")
+    if R == 0:  # 0-d outputs: np.empty(()) above would need a shape tuple
+        lines = [ln.replace("np.empty((), ", "np.empty((), ") for ln in lines]
+    lines.append(ind + f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    return "\n".join(lines) + "\n", inputs, outputs, acc
+
+
+def build(graph_inputs, eqns, outputs, label="fwd"):
+    """Code for a program with inputs ``graph_inputs`` (Vars), equations ``eqns`` and
+    ``outputs`` (atoms); returns a ``Program``."""
+    needed = {id(a) for a in outputs if type(a) is Var}
+    kept = []
+    for e in reversed(eqns):  # dead code out
+        if any(id(o) in needed for o in e.outs):
+            kept.append(e)
+            needed.update(id(a) for a in e.ins if type(a) is Var)
+    kept.reverse()
+    steps = plan(kept)
+    # what each step must hand on as an array
+    used_later = {id(a) for a in outputs if type(a) is Var}
+    for s in steps:
+        for e in s.eqns if type(s) is Group else (s,):
+            for a in e.ins:
+                if type(a) is Var:
+                    used_later.add(id(a))
+    ns = {"_CPU": CPU, "_np": np, "_asarray": np.asarray, "_ndarray": np.ndarray}
+    glue = [f"def {label}({', '.join(v.name for v in graph_inputs)}):"]
+    kernels = []
+    for s in steps:
+        if type(s) is Group:
+            gname = f"_k{len(kernels)}"
+            inner = {id(o) for e in s.eqns for o in e.outs}
+            live = set()
+            for o_id in inner:
+                # read outside this group: by another step or as an output
+                if o_id in {id(a) for a in outputs if type(a) is Var} or any(
+                    id(a) == o_id
+                    for t in steps
+                    if t is not s
+                    for e in (t.eqns if type(t) is Group else (t,))
+                    for a in e.ins
+                ):
+                    live.add(o_id)
+            src, ins, outs, acc = _kernel(gname, s, live)
+            kernels.append(src)
+            sizes = [str(n) for n in s.shape]
+            lhs = ", ".join(o.name for o in outs)
+            glue.append(f"    {lhs}{',' if len(outs) == 1 else ''} = _mod.{gname}({', '.join([v.name for v in ins] + sizes)})")
+            for o in outs:
+                if id(o) in acc:
+                    _, full, _ = acc[id(o)]
+                    if full and o.shape == ():
+                        glue.append(f"    {o.name} = _np.array({o.name}, _np.{o.dtype.name})")
+                    elif full:
+                        glue.append(f"    {o.name} = _np.full({tuple(o.shape)!r}, {o.name}, _np.{o.dtype.name})")
+                    else:
+                        glue.append(f"    {o.name} = {o.name}.astype(_np.{o.dtype.name}, copy=False).reshape({tuple(o.shape)!r})")
+        else:
+            k = len(ns)
+            ns[f"_P{k}"] = s.prim.impl
+            args = [a.name if type(a) is Var else f"_L{k}_{i}" for i, a in enumerate(s.ins)]
+            for i, a in enumerate(s.ins):
+                if type(a) is not Var:
+                    ns[f"_L{k}_{i}"] = a
+            call = f"_P{k}({', '.join(['_CPU', *args])}{', **_K' + str(k) if s.params else ''})"
+            if s.params:
+                ns[f"_K{k}"] = s.params
+            if len(s.outs) == 1:
+                o = s.outs[0].name
+                glue.append(f"    {o} = {call}")
+                glue.append(f"    if type({o}) is not _ndarray: {o} = _asarray({o})")
+            else:
+                glue.append(f"    {', '.join(o.name for o in s.outs)} = {call}")
+    rets = []
+    for a in outputs:
+        if type(a) is Var:
+            rets.append(a.name)
+        else:
+            k = len(ns)
+            ns[f"_O{k}"] = a
+            rets.append(f"_O{k}")
+    glue.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    glue_src = "\n".join(glue) + "\n"
+    mod, path = (None, None)
+    if kernels:
+        mod, path = _load(PRELUDE + "\n\n" + "\n\n".join(kernels))
+    ns["_mod"] = mod
+    exec(compile(glue_src, f"<numbagrad.compile {label}>", "exec"), ns)  # noqa: S102
+    return Program(ns[label], glue_src, "\n\n".join(kernels), path)
+
+
+_MODULES: dict = {}
+
+
+def _load(source):
+    """The module of ``source`` from the cache dir (written there first if new)."""
+    key = hashlib.sha256(source.encode()).hexdigest()[:20]
+    mod = _MODULES.get(key)
+    if mod is not None:
+        return mod, mod.__file__
+    d = cache_dir()
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"ng_{key}.py")
+    if not os.path.exists(path):
+        fd, tmp = tempfile.mkstemp(dir=d, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)  # atomic: another process may be writing the same file
+    name = f"numbagrad_compiled_{key}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    _MODULES[key] = mod
+    return mod, path
+
+
+def compile_kernels(program, args):
+    """Run ``program`` once on ``args`` (which compiles or loads its kernels), timing it."""
+    t0 = time.perf_counter()
+    out = program.fn(*args)
+    dt = time.perf_counter() - t0
+    if logging_compiles() or dt > _SLOW:
+        print(
+            f"numbagrad.compile: {program.module_path or 'no kernels'}: first call {dt:.2f} s",
+            file=sys.stderr,
+        )
+    return out

@@ -1,0 +1,584 @@
+"""The compiled callable: guards, the compiled forward, and one node for the backward.
+
+NOTE [Compiled calls]
+``CompiledFunction.__call__`` computes a guard key from the call (per tensor argument its
+dtype, shape, ``requires_grad`` and whether it is C-contiguous; grad mode; the other
+arguments' values) and looks it up. A new key traces the call (``trace.py``), builds the
+forward and, when an input requires grad, the backward (``codegen.py``), and returns the
+traced call's own (eager) result. Each entry also checks what the trace read from
+outside: the function's globals and closure cells that it names (Python values by
+equality, other objects by identity), each captured tensor's shape, dtype and
+``requires_grad``, and for modules every submodule's ``training`` flag, parameters,
+buffers and plain attributes. A failed check retraces.
+
+A compiled call runs the forward program on the arrays, wraps each output once, and, when
+gradients are needed, gives the outputs one ``CompiledFunctionBackward`` node whose edges
+are the inputs' (and captured tensors') histories. Its first-order backward runs the
+backward program on raw arrays; with ``create_graph=True`` it replays the recorded
+forward and backward equations through ``bind`` from the saved inputs, so the gradient
+has a history and double backward is eager's. Saved inputs are version-checked as eager
+mode's saved tensors are.
+
+What is not compiled runs eagerly, with the same answer: a call under a transform
+(``grad(compiled_f)``; compile the transformed function instead), a call with CUDA
+tensors, a graph break (warned once per cause and line; ``fullgraph=True`` raises), and
+calls beyond ``config.cache_size_limit`` entries (warned once).
+"""
+
+from __future__ import annotations
+
+import time
+import types
+import warnings
+
+import numpy as np
+
+from numbagrad._compile import codegen
+from numbagrad._compile.graph import Graph, Var
+from numbagrad._compile.trace import GraphBreak, trace
+from numbagrad._core.grad_mode import is_grad_enabled, is_grad_enabled_fast
+from numbagrad._core.graph import Node, edge_of
+from numbagrad._core.interpreter import EVAL, current_interpreter
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.pytree import tree_flatten, tree_unflatten
+
+__all__ = ["CompiledFunction", "config", "reset"]
+
+
+class _Config:
+    """``numbagrad._dynamo.config``: the settings scripts set."""
+
+    cache_size_limit = 8
+    suppress_errors = False
+    verbose = False
+
+
+config = _Config()
+_ALL: list = []  # weak references to every CompiledFunction, for ``reset``
+_COMPILING = [0]
+_DISABLED = [0]
+
+
+def reset():
+    """Forget every compiled entry (``torch.compiler.reset``)."""
+    import weakref  # noqa: F401
+
+    for ref in _ALL:
+        cf = ref()
+        if cf is not None:
+            cf._entries.clear()
+            cf._breaks.clear()
+            cf._warned.clear()
+
+
+def is_compiling() -> bool:
+    """True while numbagrad traces a function for compilation."""
+    return _COMPILING[0] > 0
+
+
+# -- guards --------------------------------------------------------------------------------
+_SIMPLE = (int, float, bool, str, bytes, type(None), complex)
+
+
+def _value_guard(v):
+    """How to check a captured Python value: ``(is_value, expected)``."""
+    if type(v) in _SIMPLE or (type(v) is tuple and all(type(x) in _SIMPLE for x in v)):
+        return True, v
+    return False, v
+
+
+def _names(code, acc, depth=0):
+    acc.update(code.co_names)
+    if depth < 3:
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                _names(c, acc, depth + 1)
+    return acc
+
+
+def _function_guards(fn, seen=None, depth=0):
+    """``[(getter, is_value, expected)]`` for the globals and closure cells ``fn`` reads,
+    and those of the plain functions it calls by global name (two levels)."""
+    guards = []
+    seen = set() if seen is None else seen
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None or id(fn) in seen:
+        return guards
+    seen.add(id(fn))
+    g = fn.__globals__
+    for name in sorted(_names(code, set())):
+        if name in g:
+            v = g[name]
+            is_val, exp = _value_guard(v)
+            guards.append((_global_getter(g, name), is_val, exp))
+            if isinstance(v, types.FunctionType) and depth < 2 and not _is_library(v):
+                guards += _function_guards(v, seen, depth + 1)
+    for cell in fn.__closure__ or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        is_val, exp = _value_guard(v)
+        guards.append((_cell_getter(cell), is_val, exp))
+        if isinstance(v, types.FunctionType) and depth < 2 and not _is_library(v):
+            guards += _function_guards(v, seen, depth + 1)
+    return guards
+
+
+def _is_library(f):
+    mod = getattr(f, "__module__", "") or ""
+    return mod.split(".")[0] in ("numbagrad", "numpy", "numba", "math", "builtins")
+
+
+_MISSING = object()
+
+
+def _global_getter(g, name):
+    return lambda: g.get(name, _MISSING)
+
+
+def _cell_getter(cell):
+    def get():
+        try:
+            return cell.cell_contents
+        except ValueError:
+            return _MISSING
+
+    return get
+
+
+def _module_guards(module):
+    """Guards of a module tree: each submodule's training flag, parameters, buffers and
+    plain attributes."""
+    guards = []
+    for m in module.modules():
+        d = m.__dict__
+        guards.append((_attr_getter(m, "training"), True, m.training))
+        for store in ("_parameters", "_buffers", "_modules"):
+            s = d.get(store)
+            if s is not None:
+                guards.append((_items_getter(s), True, tuple((k, id(v)) for k, v in s.items())))
+        for k, v in d.items():
+            if not k.startswith("_") and type(v) in _SIMPLE:
+                guards.append((_attr_getter(m, k), True, v))
+        fwd = type(m).forward
+        guards += _function_guards(fwd)
+    return guards
+
+
+def _attr_getter(obj, name):
+    return lambda: getattr(obj, name, _MISSING)
+
+
+def _items_getter(store):
+    return lambda: tuple((k, id(v)) for k, v in store.items())
+
+
+def _check(guards):
+    for get, is_val, exp in guards:
+        v = get()
+        if is_val:
+            if type(v) is not type(exp) or v != exp:
+                return False
+        elif v is not exp:
+            return False
+    return True
+
+
+# -- entries --------------------------------------------------------------------------------
+class _Entry:
+    """One compiled specialisation (NOTE [Compiled calls])."""
+
+    __slots__ = (
+        "bwd",
+        "bwd_consts",
+        "captured",
+        "captured_meta",
+        "diff_outputs",
+        "fwd",
+        "fwd_grad",
+        "guards",
+        "n_args",
+        "out_alias",
+        "out_grad",
+        "res_inputs",
+        "targets",
+        "trace",
+        "treedef",
+        "compile_s",
+    )
+
+
+# the most residual elements for which the backward recomputes the forward (above it,
+# storing them is cheaper than a second pass of transcendental functions)
+RECOMPUTE_MAX = 1 << 16
+
+
+def _recompute(tr):
+    from numbagrad._compile.lower import _lowering
+
+    size = sum(int(np.prod(v.shape)) for v in tr.residuals if v.kind == "eqn")
+    return size <= RECOMPUTE_MAX and all(_lowering(e) is not None for e in tr.fwd.eqns)
+
+
+def _meta(t):
+    return (t._data.shape, t._data.dtype, t._requires_grad)
+
+
+class CompiledFunction:
+    """A function compiled by ``numbagrad.compile`` (NOTE [Compiled calls])."""
+
+    def __init__(self, fn, fullgraph=False, module=None, name=None):
+        import weakref
+
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.module = module
+        self.name = name or getattr(fn, "__qualname__", repr(fn))
+        self._entries = {}
+        self._breaks = {}  # key -> GraphBreak: this key runs eagerly
+        self._warned = set()
+        self._limit_warned = False
+        _ALL.append(weakref.ref(self))
+        try:
+            self.__wrapped__ = fn
+            self.__doc__ = getattr(fn, "__doc__", None)
+        except AttributeError:
+            pass
+
+    # -- the call ------------------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        if _DISABLED[0] or current_interpreter() is not EVAL:
+            return self.fn(*args, **kwargs)
+        if kwargs:
+            leaves, _ = tree_flatten((args, kwargs))
+        else:
+            leaves = args
+            for a in args:
+                if isinstance(a, (list, tuple, dict)):
+                    leaves, _ = tree_flatten((args, kwargs))
+                    break
+        grad_on = is_grad_enabled_fast()
+        key = [grad_on]
+        tensors = []
+        for i, a in enumerate(leaves):
+            if isinstance(a, Tensor):
+                if a._is_tracer or type(a._data) is not np.ndarray:
+                    return self.fn(*args, **kwargs)
+                d = a._data
+                key.append((d.dtype, d.shape, a._requires_grad, d.flags.c_contiguous))
+                tensors.append(a)
+            else:
+                try:
+                    hash(a)
+                    key.append((type(a), a))
+                except TypeError:
+                    key.append((type(a), id(a)))
+        if not kwargs and leaves is args:
+            key = tuple(key)
+        else:
+            key = (tuple(key), tuple(kwargs))
+        if len(tensors) > 1 and len({id(t._data) for t in tensors}) < len(tensors):
+            key = (key, tuple(id(t._data) for t in tensors))  # aliased arguments
+        entry = self._entries.get(key)
+        if entry is not None and self._valid(entry):
+            return self._run(entry, tensors)
+        if key in self._breaks:
+            return self.fn(*args, **kwargs)
+        if len(self._entries) >= config.cache_size_limit:
+            if not self._limit_warned:
+                self._limit_warned = True
+                warnings.warn(
+                    f"numbagrad.compile: {self.name} reached the cache size limit "
+                    f"({config.cache_size_limit} specialisations: dtypes, shapes, "
+                    "requires_grad or captured values keep changing); further new calls run "
+                    "eagerly. Raise numbagrad._dynamo.config.cache_size_limit to allow more.",
+                    stacklevel=2,
+                )
+            return self.fn(*args, **kwargs)
+        return self._compile(key, args, kwargs, leaves, tensors)
+
+    def _valid(self, entry):
+        for t, meta in zip(entry.captured, entry.captured_meta):
+            d = t._data
+            if d.shape != meta[0] or d.dtype is not meta[1] or t._requires_grad != meta[2]:
+                return False
+        return _check(entry.guards) if entry.guards else True
+
+    def _compile(self, key, args, kwargs, leaves, tensors):
+        positions = [i for i, a in enumerate(leaves) if isinstance(a, Tensor)]
+        t0 = time.perf_counter()
+        _COMPILING[0] += 1
+        try:
+            if leaves is args:
+                tr = trace(lambda *a: self.fn(*a), args, {}, positions)
+            else:
+                tr = trace(self.fn, args, kwargs, _positions_in(args, kwargs))
+        except GraphBreak as e:
+            _COMPILING[0] -= 1
+            return self._graph_break(key, e, args, kwargs)
+        except Exception:  # the eager call raises the same error, with the user's traceback
+            _COMPILING[0] -= 1
+            return self.fn(*args, **kwargs)
+        try:
+            entry = self._build(tr)
+        finally:
+            _COMPILING[0] -= 1
+        entry.compile_s = time.perf_counter() - t0
+        entry.guards = _function_guards(self.fn)
+        if self.module is not None:
+            entry.guards += _module_guards(self.module)
+        self._entries[key] = entry
+        if codegen.logging_compiles() or entry.compile_s > 1.0:
+            import sys
+
+            print(
+                f"numbagrad.compile: compiled {self.name} in {entry.compile_s:.2f} s",
+                file=sys.stderr,
+            )
+        # the traced call ran the function eagerly on aliases of the inputs; this call's
+        # result comes from the compiled code, wired to the real inputs' histories
+        return self._run(entry, tensors)
+
+    def _graph_break(self, key, e, args, kwargs):
+        if self.fullgraph:
+            raise RuntimeError(
+                f"numbagrad.compile(fullgraph=True): {self.name} cannot be traced into one "
+                f"graph: {e}"
+            ) from e
+        self._breaks[key] = e
+        sig = (e.cause, e.where)
+        if sig not in self._warned:
+            self._warned.add(sig)
+            warnings.warn(
+                f"numbagrad.compile: {self.name} runs eagerly (graph break: {e}). Pass "
+                "fullgraph=True to make this an error.",
+                stacklevel=4,
+            )
+        return self.fn(*args, **kwargs)
+
+    # -- building -------------------------------------------------------------------------------
+    def _build(self, tr):
+        en = _Entry()
+        en.trace = tr
+        en.treedef = tr.treedef
+        en.captured = tr.captured
+        en.captured_meta = [_meta(t) for t in tr.captured]
+        en.n_args = len(tr.fwd.inputs) - len(tr.captured)
+        en.out_grad = tr.out_grad
+        fin = tr.fwd.inputs
+        index_of = {id(v): i for i, v in enumerate(fin)}
+        # outputs that are inputs (returned as the same tensor) or views of one
+        en.out_alias = [
+            (index_of.get(id(a)), index_of.get(id(a.root)) if a.root is not None else None)
+            if type(a) is Var
+            else (None, None)
+            for a in tr.fwd.outputs
+        ]
+        en.fwd = codegen.build(fin, tr.fwd.eqns, tr.fwd.outputs, "forward")
+        en.bwd = None
+        en.fwd_grad = None
+        if tr.bwd is not None and _recompute(tr):
+            # small and all fused: the backward recomputes the forward from the inputs in
+            # its own loop nests (NOTE [Compiled calls]), so the forward returns only its
+            # outputs
+            en.res_inputs = [("in", i) for i in range(len(fin))]
+            en.fwd_grad = en.fwd
+            n_res = len(tr.residuals)
+            extra = tr.bwd.inputs[n_res:]
+            en.bwd = codegen.build(
+                list(fin) + extra, tr.fwd.eqns + tr.bwd.eqns, tr.bwd.outputs, "backward"
+            )
+            en.bwd_consts = tr.bwd_consts
+            en.targets = tr.targets
+            en.diff_outputs = tr.diff_outputs
+        elif tr.bwd is not None:
+            res_eqn = [v for v in tr.residuals if v.kind == "eqn"]
+            en.res_inputs = [
+                ("in", index_of[id(v)]) if v.kind != "eqn" else ("out", res_eqn.index(v))
+                for v in tr.residuals
+            ]
+            en.fwd_grad = codegen.build(
+                fin, tr.fwd.eqns, list(tr.fwd.outputs) + res_eqn, "forward_with_residuals"
+            )
+            en.bwd = codegen.build(tr.bwd.inputs, tr.bwd.eqns, tr.bwd.outputs, "backward")
+            en.bwd_consts = tr.bwd_consts
+            en.targets = tr.targets
+            en.diff_outputs = tr.diff_outputs
+        return en
+
+    # -- running --------------------------------------------------------------------------------
+    def _run(self, en, tensors):
+        inputs = tensors + en.captured if en.captured else tensors
+        arrays = [t._data for t in inputs]
+        grad = en.bwd is not None and is_grad_enabled_fast()
+        if grad:
+            res = en.fwd_grad.fn(*arrays)
+            n = len(en.out_alias)
+            outs, extra = res[:n], res[n:]
+        else:
+            outs = en.fwd.fn(*arrays)
+        wrapped = []
+        for k, (o, (same, root)) in enumerate(zip(outs, en.out_alias)):
+            if same is not None:
+                wrapped.append(inputs[same])
+            elif type(o) is not np.ndarray:
+                wrapped.append(o)
+            elif root is not None:
+                from numbagrad.ops._op import wrap_output
+
+                wrapped.append(wrap_output(o, inputs[root]))
+            else:
+                wrapped.append(Tensor._make(o))
+        if grad:
+            _attach_node(en, inputs, wrapped, extra)
+        if en.treedef is not None and len(wrapped) == 1 and en.treedef == _LEAF:
+            return wrapped[0]
+        return tree_unflatten(wrapped, en.treedef)
+
+    # -- introspection -------------------------------------------------------------------------
+    def explain(self) -> str:
+        """The compiled graphs, their generated code and the graph breaks, as text."""
+        parts = []
+        for i, en in enumerate(self._entries.values()):
+            tr = en.trace
+            parts.append(f"== {self.name}, specialisation {i} (compiled in {en.compile_s:.2f} s)")
+            parts.append(Graph(tr.fwd.inputs, tr.fwd.eqns, tr.fwd.outputs).format("forward"))
+            if tr.bwd is not None:
+                parts.append(tr.bwd.format("backward"))
+            prog = en.fwd_grad or en.fwd
+            parts.append("-- generated glue --\n" + prog.glue)
+            if prog.kernels:
+                parts.append("-- generated kernels --\n" + prog.kernels)
+            if en.bwd is not None:
+                parts.append("-- backward glue --\n" + en.bwd.glue)
+                if en.bwd.kernels:
+                    parts.append("-- backward kernels --\n" + en.bwd.kernels)
+        for e in self._breaks.values():
+            parts.append(f"== graph break: {e}")
+        return "\n".join(parts) if parts else f"{self.name}: nothing compiled yet"
+
+
+_LEAF = tree_flatten(0)[1]
+
+
+def _positions_in(args, kwargs):
+    leaves, _ = tree_flatten((args, kwargs))
+    return [i for i, a in enumerate(leaves) if isinstance(a, Tensor)]
+
+
+class CompiledFunctionBackward(Node):
+    """The node of a compiled call's outputs (NOTE [Compiled calls])."""
+
+    _fresh_grads = False
+
+    def name(self) -> str:
+        return "CompiledFunctionBackward"
+
+    def _backward_arrays(self, garrays):
+        en = self.entry
+        saved = self._saved
+        if saved is None:
+            from numbagrad._core.graph import saved_value
+
+            saved_value(self, 0)  # the "backward through the graph a second time" error
+        res = []
+        for kind, x in en.res_inputs:
+            if kind == "in":
+                t, version = self.inputs[x]
+                if t._storage[1] != version:
+                    raise _modified(self, t, version)
+                res.append(t._data)
+            else:
+                res.append(saved[x])
+        cots = []
+        for k, g in zip(en.diff_outputs, garrays):
+            if g is None:
+                shape, dtype = self.out_meta[k]
+                g = np.zeros(shape, dtype)
+            cots.append(g)
+        grads = en.bwd.fn(*res, *[c._data for c in en.bwd_consts], *cots)
+        out = [None] * len(self._next)
+        for i, g in zip(en.targets, grads):
+            if self._next[i] is not None and g is not None:
+                out[i] = g
+        return out
+
+    def _backward(self, grads, create_graph):
+        if not create_graph:
+            arrays = self._backward_arrays([None if g is None else g._data for g in grads])
+            return [None if a is None else Tensor._make(a) for a in arrays]
+        return _replay(self, grads)
+
+
+def _modified(node, t, version):
+    d = t._data
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{d.dtype} {list(d.shape)}] (an input of {node.name()}) is at "
+        f"version {t._storage[1]}; expected version {version} instead. Hint: clone the "
+        "tensor before modifying it in place, or modify it before it is saved."
+    )
+
+
+def _attach_node(en, inputs, wrapped, extra):
+    node = CompiledFunctionBackward.__new__(CompiledFunctionBackward)
+    edges, meta = [], []
+    targets = set(en.targets)
+    for i, t in enumerate(inputs):
+        edges.append(edge_of(t) if i in targets and t._requires_grad else None)
+        meta.append((t._data.shape, t._data.dtype))
+    node._init_node(edges, meta, max(1, len(en.diff_outputs)))
+    node.entry = en
+    node.inputs = [(t, t._storage[1]) for t in inputs]
+    node.out_meta = {}
+    # (the engine frees ``_saved`` after a backward without retain_graph; a recomputing
+    # backward keeps a marker, so a second backward raises as eager mode's does)
+    node._saved = list(extra) if extra else ([None] if en.trace.residuals else ())
+    for k, i in enumerate(en.diff_outputs):
+        o = wrapped[i]
+        node.out_meta[k] = (o._data.shape, o._data.dtype)
+        if o._grad_fn is None and not o._requires_grad:
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = k
+
+
+def _replay(node, grads):
+    """The backward of a compiled call with ``create_graph=True``: the recorded forward and
+    backward equations run through ``bind`` from the saved inputs (NOTE [Compiled calls])."""
+    from numbagrad._core.interpreter import bind
+    from numbagrad._creation import zeros_like
+
+    en = node.entry
+    tr = en.trace
+    env = {}
+    for v, (t, version) in zip(tr.fwd.inputs, node.inputs):
+        if t._storage[1] != version:
+            raise _modified(node, t, version)
+        env[id(v)] = t
+
+    def val(a):
+        return env[id(a)] if type(a) is Var else a
+
+    def run(eqns):
+        for e in eqns:
+            out = bind(e.prim, tuple(val(a) for a in e.ins), e.params)
+            for o, r in zip(e.outs, out if type(out) is tuple else (out,)):
+                env[id(o)] = r
+
+    run(tr.fwd.eqns)
+    for v, t in zip(tr.bwd.inputs[len(tr.residuals) : len(tr.residuals) + len(en.bwd_consts)], en.bwd_consts):
+        env[id(v)] = t
+    cot_vars = tr.bwd.inputs[len(tr.residuals) + len(en.bwd_consts) :]
+    for k, (v, g) in enumerate(zip(cot_vars, grads)):
+        if g is None:
+            g = zeros_like(val(tr.fwd.outputs[en.diff_outputs[k]]))
+        env[id(v)] = g
+    run(tr.bwd.eqns)
+    out = [None] * len(node._next)
+    for i, g in zip(en.targets, tr.bwd.outputs):
+        if node._next[i] is not None and g is not None:
+            out[i] = val(g)
+    return out

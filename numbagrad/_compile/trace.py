@@ -1,0 +1,326 @@
+"""Tracing one call of a function into a forward and a backward ``Graph``.
+
+NOTE [Compile traces]
+``trace`` runs the function once, eagerly, with a ``Recorder`` as the current interpreter
+(NOTE [Interpreters]): every primitive application reaches ``Recorder.process``, which
+runs it on the eager interpreter below and appends an ``Eqn``. Because the values are
+real, everything Python does around the ops (shapes, loops, transforms such as
+``func.grad`` or ``vmap`` nested inside, custom ``Function``s whose forward and backward
+are numbagrad ops) runs as it would eagerly, and only what reaches ``bind`` is kept.
+
+The backward graph comes from the ops' own VJP rules: ``autograd.grad(outputs, inputs,
+create_graph=True)`` runs under the same recorder, so the rules' ops (and a custom
+Function's backward) are recorded like the forward's, with no second table of derivatives.
+
+A trace stops (``GraphBreak``) wherever replaying the recorded ops could give another
+answer than running the function again:
+- the function reads a traced value into Python (``.item()``, ``bool(t)``, ``.tolist()``,
+  ``.numpy()``: the hooks in ``_tensor.COMPILE_TRACE``), so later control flow or values
+  may depend on the data;
+- an in-place write (``check_inplace``), so versions and aliasing stay eager's;
+- an op whose output shape depends on the data (``nonzero``, boolean masks);
+- a random draw (the generator's state moved), which must draw anew on every call;
+- a tensor reaches an op from a path the recorder did not see (a tensor computed outside
+  numbagrad's ops, a custom backward that leaves numbagrad).
+The caller then runs the function eagerly (``_compile/api.py``). Tensors the function reads
+from outside (module parameters, globals, closures) become ``ext`` inputs, read by
+reference on every call, so in-place updates by an optimiser need no retrace.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from numbagrad import _tensor as _tensor_module
+from numbagrad._core.grad_mode import is_grad_enabled
+from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
+from numbagrad._compile.graph import Eqn, Graph, Var
+from numbagrad._tensor import Tensor
+from numbagrad._transforms.pytree import tree_flatten
+
+__all__ = ["GraphBreak", "Recorder", "Trace", "trace"]
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+# primitives whose output shape depends on the values
+_DATA_SHAPED = frozenset({"Nonzero", "Unique"})
+
+
+class GraphBreak(Exception):
+    """A call that cannot be traced into a graph; ``cause`` says why, ``where`` is the
+    user's line (``file:line``) or None."""
+
+    def __init__(self, cause, where=None):
+        super().__init__(cause if where is None else f"{cause} (at {where})")
+        self.cause = cause
+        self.where = where
+
+
+def user_frame():
+    """``file:line`` of the innermost frame outside numbagrad (the user's code)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith(_PKG):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
+class Recorder(Interpreter):
+    """Runs each application eagerly and records it (NOTE [Compile traces])."""
+
+    __slots__ = ("__weakref__", "by_array", "eqns", "keep", "phase", "vars", "weak", "bwd_eqns")
+
+    def __init__(self):
+        import weakref
+
+        super().__init__(EVAL)
+        self.vars = {}  # id(tensor) -> Var
+        self.by_array = {}  # id(array) -> Var (tensors re-wrapping a traced array)
+        self.keep = []  # the traced tensors, alive until the trace ends (ids stay unique)
+        self.eqns = []
+        self.bwd_eqns = []
+        self.phase = "fwd"
+        # tensors made by creation functions while tracing point here (``_born_in``)
+        self.weak = weakref.ref(self)
+
+    # -- vars ------------------------------------------------------------------------------
+    def new_var(self, t, kind, root=None):
+        v = Var(len(self.keep), t._data.shape, t._data.dtype, kind, root)
+        self.vars[id(t)] = v
+        self.by_array[id(t._data)] = v
+        self.keep.append((t, t._storage[1]))
+        return v
+
+    def known(self, t):
+        v = self.vars.get(id(t))
+        if v is None:
+            v = self.by_array.get(id(t._data))
+        return v
+
+    def atom(self, a):
+        """The graph atom of operand ``a``: a Var for tensors, the value for literals."""
+        if not isinstance(a, Tensor):
+            return a
+        v = self.known(a)
+        if v is not None:
+            return v
+        if a._is_tracer:
+            raise GraphBreak("a transform's value reached the compiled graph", user_frame())
+        if type(a._data) is not np.ndarray:
+            raise GraphBreak(
+                f"a {a.device} tensor: numbagrad.compile generates CPU code only", user_frame()
+            )
+        born = a.__dict__.get("_born_in") if hasattr(a, "__dict__") else None
+        if self.phase == "bwd" and born is None:
+            raise GraphBreak(
+                "the backward produced a tensor outside numbagrad's ops (a custom backward "
+                "that computes with NumPy or its own kernels)",
+                user_frame(),
+            )
+        for w in self.keep:  # a view of a traced value made outside the ops
+            if w[0]._storage is a._storage:
+                raise GraphBreak("a view of a traced tensor made outside numbagrad's ops")
+        kind = "const" if born is not None and born() is self else "ext"
+        return self.new_var(a, kind)
+
+    # -- the interpreter ---------------------------------------------------------------------
+    def process(self, prim, args, params):
+        name = prim.__name__
+        if name == "_FunctionApply":
+            return self._function(prim, args, params)
+        if name in _DATA_SHAPED or (
+            name == "Index" and any(isinstance(a, Tensor) and a.dtype.is_bool for a in args[1:])
+        ):
+            raise GraphBreak(f"{name}: its output shape depends on the values", user_frame())
+        if "impl" not in _own_attrs(prim):
+            raise GraphBreak(f"{name} has no array implementation to compile", user_frame())
+        ins = [self.atom(a) for a in args]
+        token = _CURRENT.set(EVAL)
+        try:
+            out = prim._eval(args, params)
+        finally:
+            _CURRENT.reset(token)
+        outs = out if type(out) is tuple else (out,)
+        root = None
+        if prim.view and type(ins[0]) is Var:
+            root = ins[0].root if ins[0].root is not None else ins[0]
+        ovars = [self.new_var(o, "eqn", root if i == 0 else None) for i, o in enumerate(outs)]
+        (self.eqns if self.phase == "fwd" else self.bwd_eqns).append(
+            Eqn(prim, ins, params, ovars)
+        )
+        return out
+
+    def _function(self, prim, args, params):
+        """A custom Function: its forward's ops are recorded as they run; its outputs are
+        those ops' results (re-wrapped), and its backward is recorded when the backward is
+        traced."""
+        for a in args:
+            self.atom(a)
+        out = prim._eval(args, params)  # with this recorder current: the forward's ops
+        for o in out if type(out) is tuple else (out,):
+            if isinstance(o, Tensor) and self.known(o) is None:
+                raise GraphBreak(
+                    f"custom Function {params['fn'].__name__}: an output was not computed "
+                    "with numbagrad ops",
+                    user_frame(),
+                )
+        return out
+
+    def data_read(self, t, what):
+        """Called before a tensor's values are read into Python or written in place."""
+        if what == "an in-place operation" or self.known(t) is not None:
+            raise GraphBreak(f"{what} on a traced tensor", user_frame())
+        born = t.__dict__.get("_born_in") if hasattr(t, "__dict__") else None
+        if born is None or born() is not self:  # a tensor from outside: its values may change
+            raise GraphBreak(f"{what} on a tensor read from outside", user_frame())
+
+
+def _own_attrs(prim):
+    names = set()
+    for k in prim.__mro__:
+        if k.__name__ == "Primitive":
+            break
+        names.update(k.__dict__)
+    return names
+
+
+class Trace:
+    """What one trace produced: the forward and backward graphs and the tensors they read.
+
+    ``fwd``: inputs are the function's tensor arguments then the ``ext``/``const`` tensors;
+    outputs the output tensors' atoms. ``bwd`` (None without one): inputs are the forward
+    vars it reads (``residuals``) then one cotangent per differentiable output; outputs one
+    gradient (or None) per ``targets`` entry, the positions (in ``fwd.inputs``) of the
+    inputs that require grad. ``result`` is the traced call's own result; ``treedef`` the
+    output's structure; ``out_grad`` which outputs require grad."""
+
+    __slots__ = (
+        "bwd",
+        "bwd_consts",
+        "captured",
+        "diff_outputs",
+        "fwd",
+        "out_grad",
+        "residuals",
+        "result",
+        "targets",
+        "treedef",
+    )
+
+
+def trace(fn, args, kwargs, tensor_positions):
+    """Trace ``fn(*args, **kwargs)`` (NOTE [Compile traces]); ``tensor_positions`` are the
+    indices of the tensors in the flattened ``(args, kwargs)``. Raises ``GraphBreak``."""
+    from numbagrad import _creation
+    from numbagrad.autograd import grad as autograd_grad
+
+    rec = Recorder()
+    leaves, spec = tree_flatten((args, kwargs))
+    leaves = list(leaves)
+    for i in tensor_positions:
+        t = leaves[i]
+        a = Tensor._make(t._data, t._storage)  # an alias: hooks and history stay the user's
+        if t._requires_grad and is_grad_enabled():
+            a._requires_grad = True
+        leaves[i] = a
+        rec.new_var(a, "in")
+    from numbagrad._transforms.pytree import tree_unflatten
+
+    targs, tkwargs = tree_unflatten(leaves, spec)
+    rng = _creation.get_rng_state()
+    token = _CURRENT.set(rec)
+    _tensor_module.COMPILE_TRACE.append(rec)
+    try:
+        result = fn(*targs, **tkwargs)
+        out_leaves, treedef = tree_flatten(result)
+        out_atoms = [rec.atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
+        if _rng_moved(rng, _creation.get_rng_state()):
+            raise GraphBreak("a random draw (it must draw anew on every call)")
+        tr = Trace()
+        tr.result, tr.treedef = result, treedef
+        tr.out_grad = [isinstance(o, Tensor) and o._requires_grad for o in out_leaves]
+        ins = [v for t, _ in rec.keep for v in (rec.vars[id(t)],) if v.kind in ("in", "ext", "const")]
+        n_fwd_vars = len(rec.keep)
+        # (pruned by the code generator, which knows what the backward reads)
+        tr.fwd = Graph(ins, rec.eqns, out_atoms)
+        tr.bwd = None
+        tr.residuals, tr.targets, tr.diff_outputs, tr.bwd_consts = [], [], [], []
+        if is_grad_enabled() and any(tr.out_grad):
+            _trace_backward(rec, tr, out_leaves, autograd_grad, n_fwd_vars)
+    except BaseException:
+        # the call runs again eagerly: it must draw the numbers this trace drew
+        _creation.set_rng_state(rng)
+        raise
+    finally:
+        _tensor_module.COMPILE_TRACE.pop()
+        _CURRENT.reset(token)
+    for t, version in rec.keep:
+        if t._storage[1] != version:
+            raise GraphBreak("a tensor was written in place while tracing")
+    n_args = len(tensor_positions)
+    tr.captured = [rec.keep[v.index][0] for v in tr.fwd.inputs[n_args:]]
+    return tr
+
+
+def _trace_backward(rec, tr, out_leaves, autograd_grad, n_fwd_vars):
+    fwd_inputs = tr.fwd.inputs
+    tensors = {id(v): t for t, _ in rec.keep for v in (rec.vars[id(t)],)}
+    targets = [i for i, v in enumerate(fwd_inputs) if tensors[id(v)]._requires_grad]
+    if not targets:
+        return
+    diff_outs = [i for i, g in enumerate(tr.out_grad) if g]
+    rec.phase = "bwd"
+    cots = []
+    for i in diff_outs:
+        o = out_leaves[i]
+        c = Tensor._make(np.ones(o._data.shape, o._data.dtype))
+        c.__dict__["_born_in"] = rec.weak
+        cots.append(c)
+        rec.new_var(c, "cot")
+    grads = autograd_grad(
+        [out_leaves[i] for i in diff_outs],
+        [tensors[id(fwd_inputs[i])] for i in targets],
+        grad_outputs=cots,
+        create_graph=True,
+        allow_unused=True,
+    )
+    gatoms = []
+    for g in grads:
+        if g is None:
+            gatoms.append(None)
+            continue
+        v = rec.known(g)
+        if v is None:
+            raise GraphBreak("a gradient was computed outside numbagrad's ops")
+        gatoms.append(v)
+    cot_vars = [rec.vars[id(c)] for c in cots]
+    bwd = Graph([], rec.bwd_eqns, gatoms).prune()
+    produced = {id(o) for e in bwd.eqns for o in e.outs}
+    cot_ids = {id(v) for v in cot_vars}
+    residuals, consts, seen = [], [], set()
+    for a in [*(x for e in bwd.eqns for x in e.ins), *gatoms]:
+        if type(a) is Var and id(a) not in produced and id(a) not in cot_ids and id(a) not in seen:
+            seen.add(id(a))
+            if a.index < n_fwd_vars:
+                residuals.append(a)
+            elif a.kind == "const":  # made by a creation function in a rule (zeros)
+                consts.append(a)
+            else:
+                raise GraphBreak("the backward read a tensor made outside numbagrad's ops")
+    bwd.inputs = residuals + consts + cot_vars
+    tr.bwd = bwd
+    tr.bwd_consts = [rec.keep[v.index][0] for v in consts]
+    tr.residuals = residuals
+    tr.targets = targets
+    tr.diff_outputs = diff_outs
+
+
+def _rng_moved(before, after):
+    a = before._data if isinstance(before, Tensor) else np.asarray(before)
+    b = after._data if isinstance(after, Tensor) else np.asarray(after)
+    return not np.array_equal(a, b)
