@@ -58,6 +58,7 @@ NAMESPACES = [
     "numbagrad.functional",
     "numbagrad.testing",
     "numbagrad.profiler",
+    "numbagrad.compiler",
     "numbagrad.autograd.profiler",
 ]
 
