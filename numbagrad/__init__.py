@@ -226,7 +226,7 @@ from numbagrad._legacy import (  # noqa: E402
 )
 from numbagrad._compile import compile  # noqa: E402
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
-from numbagrad import _dynamo, compiler  # noqa: E402
+from numbagrad import _dynamo, compiler, library  # noqa: E402
 from numbagrad._tensor import set_printoptions  # noqa: E402
 from numbagrad.cuda._interop import from_dlpack  # noqa: E402
 from numbagrad.ops.shape import (  # noqa: E402

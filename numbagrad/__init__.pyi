@@ -21,6 +21,7 @@ from numbagrad import func as func
 from numbagrad import functional as functional
 from numbagrad import hub as hub
 from numbagrad import kernels as kernels
+from numbagrad import library as library
 from numbagrad import linalg as linalg
 from numbagrad import nn as nn
 from numbagrad import ops as ops

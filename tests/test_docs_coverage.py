@@ -59,6 +59,7 @@ NAMESPACES = [
     "numbagrad.testing",
     "numbagrad.profiler",
     "numbagrad.compiler",
+    "numbagrad.library",
     "numbagrad.autograd.profiler",
 ]
 
