@@ -207,6 +207,8 @@ class _Entry:
         "trace",
         "treedef",
         "compile_s",
+        "simple",
+        "target_set",
     )
 
 
@@ -267,7 +269,7 @@ class CompiledFunction:
                 if a._is_tracer or type(a._data) is not np.ndarray:
                     return self.fn(*args, **kwargs)
                 d = a._data
-                key.append((d.dtype, d.shape, a._requires_grad, d.flags.c_contiguous))
+                key.append((d.dtype, d.shape, a._requires_grad))
                 tensors.append(a)
             else:
                 try:
@@ -279,8 +281,6 @@ class CompiledFunction:
             key = tuple(key)
         else:
             key = (tuple(key), tuple(kwargs))
-        if len(tensors) > 1 and len({id(t._data) for t in tensors}) < len(tensors):
-            key = (key, tuple(id(t._data) for t in tensors))  # aliased arguments
         entry = self._entries.get(key)
         if entry is not None and self._valid(entry):
             return self._run(entry, tensors)
@@ -376,6 +376,12 @@ class CompiledFunction:
             else (None, None)
             for a in tr.fwd.outputs
         ]
+        en.simple = (
+            len(tr.fwd.outputs) == 1
+            and tr.treedef == _LEAF
+            and en.out_alias[0] == (None, None)
+            and type(tr.fwd.outputs[0]) is Var
+        )
         en.fwd = codegen.build(fin, tr.fwd.eqns, tr.fwd.outputs, "forward")
         en.bwd = None
         en.fwd_grad = None
@@ -393,6 +399,7 @@ class CompiledFunction:
             en.bwd_consts = tr.bwd_consts
             en.targets = tr.targets
             en.diff_outputs = tr.diff_outputs
+            en.target_set = frozenset(tr.targets)
         elif tr.bwd is not None:
             res_eqn = [v for v in tr.residuals if v.kind == "eqn"]
             en.res_inputs = [
@@ -406,6 +413,7 @@ class CompiledFunction:
             en.bwd_consts = tr.bwd_consts
             en.targets = tr.targets
             en.diff_outputs = tr.diff_outputs
+            en.target_set = frozenset(tr.targets)
         return en
 
     # -- running --------------------------------------------------------------------------------
@@ -419,6 +427,11 @@ class CompiledFunction:
             outs, extra = res[:n], res[n:]
         else:
             outs = en.fwd.fn(*arrays)
+        if en.simple:  # one new array out (a loss): the common case, inline
+            t = Tensor._make(outs[0])
+            if grad:
+                _attach_node(en, inputs, (t,), extra)
+            return t
         wrapped = []
         for k, (o, (same, root)) in enumerate(zip(outs, en.out_alias)):
             if same is not None:
@@ -493,7 +506,7 @@ class CompiledFunctionBackward(Node):
             else:
                 res.append(saved[x])
         cots = []
-        for k, g in zip(en.diff_outputs, garrays):
+        for k, g in enumerate(garrays):
             if g is None:
                 shape, dtype = self.out_meta[k]
                 g = np.zeros(shape, dtype)
@@ -523,26 +536,30 @@ def _modified(node, t, version):
 
 
 def _attach_node(en, inputs, wrapped, extra):
-    node = CompiledFunctionBackward.__new__(CompiledFunctionBackward)
-    edges, meta = [], []
-    targets = set(en.targets)
-    for i, t in enumerate(inputs):
-        edges.append(edge_of(t) if i in targets and t._requires_grad else None)
-        meta.append((t._data.shape, t._data.dtype))
-    node._init_node(edges, meta, max(1, len(en.diff_outputs)))
-    node.entry = en
-    node.inputs = [(t, t._storage[1]) for t in inputs]
-    node.out_meta = {}
+    node = _new_node(CompiledFunctionBackward)
+    targets = en.target_set
+    edges = [
+        edge_of(t) if t._requires_grad and i in targets else None for i, t in enumerate(inputs)
+    ]
+    node._init_node(edges, [(t._data.shape, t._data.dtype) for t in inputs], len(en.diff_outputs))
+    d = node.__dict__
+    d["entry"] = en
+    d["inputs"] = [(t, t._storage[1]) for t in inputs]
     # (the engine frees ``_saved`` after a backward without retain_graph; a recomputing
     # backward keeps a marker, so a second backward raises as eager mode's does)
     node._saved = list(extra) if extra else ([None] if en.trace.residuals else ())
+    outs = []
     for k, i in enumerate(en.diff_outputs):
         o = wrapped[i]
-        node.out_meta[k] = (o._data.shape, o._data.dtype)
+        outs.append((o._data.shape, o._data.dtype))
         if o._grad_fn is None and not o._requires_grad:
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = k
+    d["out_meta"] = outs
+
+
+_new_node = object.__new__
 
 
 def _replay(node, grads):
