@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._core.extension import HOOKS
 from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
@@ -63,15 +64,10 @@ def _finish(arr, requires_grad, device):
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
-    if BIRTH_HOOK is not None:  # NOTE [In-place writes under transforms] (ops/inplace.py)
-        BIRTH_HOOK(t)
+    birth = HOOKS.birth  # NOTE [In-place writes under transforms] (ops/inplace.py)
+    if birth is not None:
+        birth(t)
     return t
-
-
-# Set by ``numbagrad._transforms.tracer`` once imported (a late-bound hook, like
-# ``RANDOM_HOOK`` below): marks a tensor made while a transform is current as made inside
-# it, which lets it take that transform's values in place.
-BIRTH_HOOK = None
 
 
 def _infer_np_dtype(data, to_float=False):
@@ -456,18 +452,17 @@ def _like(t, dtype):
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 
 
-# Set by ``numbagrad._transforms.batching`` once imported (a late-bound hook, like
-# ``RANDOM_HOOK``): the ``*_like``/``new_*`` tensor of a value ``vmap`` batches is batched,
-# as PyTorch's. ``BATCHED_LIKE_HOOK(t, shape, make)`` returns the batched tensor built from
+# ``HOOKS.batched_like`` (filled by ``numbagrad._transforms.batching``, NOTE [Extension
+# points]): the ``*_like``/``new_*`` tensor of a value ``vmap`` batches is batched, as
+# PyTorch's. ``batched_like(t, shape, make)`` returns the batched tensor built from
 # ``make(full_shape, base)`` (``base``: the innermost value, for its device), or None when
 # ``t`` is not batched.
-BATCHED_LIKE_HOOK = None
 
 
 def like_new(t, shape, make):
     """``make(shape, t)`` (a new tensor for ``t``), batched where ``t`` is."""
-    if t._is_tracer and BATCHED_LIKE_HOOK is not None:
-        out = BATCHED_LIKE_HOOK(t, shape, make)
+    if t._is_tracer and HOOKS.batched_like is not None:
+        out = HOOKS.batched_like(t, shape, make)
         if out is not None:
             return out
     return make(shape, t)
@@ -828,31 +823,29 @@ def set_rng_state(new_state) -> None:
     _RNG.set_state(new_state)
 
 
-# NOTE [Randomness under vmap]: set by ``numbagrad._transforms.batching`` when it is
-# imported (late-bound hooks, like ``_tensor._F``), with PyTorch's rules, each live vmap
+# NOTE [Randomness under vmap]: ``HOOKS.random`` and ``HOOKS.random_op``, filled by
+# ``numbagrad._transforms.batching`` (NOTE [Extension points]), with PyTorch's rules, each live vmap
 # deciding for its own level: ``'error'`` raises, ``'same'`` draws once for the whole batch,
-# ``'different'`` draws per batch element. ``RANDOM_HOOK(make, size, what, fill=None)``
+# ``'different'`` draws per batch element. ``random(make, size, what, fill=None)``
 # is called by each random factory (and in-place fill, ``fill`` the tensor filled) and
 # returns None outside vmap or where every level is ``'same'``, else the batched draw made
-# by ``make(full_shape)``. ``RANDOM_OP_HOOK(fn, tensors, what)`` is called by the random
+# by ``make(full_shape)``. ``random_op(fn, tensors, what)`` is called by the random
 # ops of tensors (``bernoulli(p)``, ``poisson``, ``normal(mean, std)``, ``multinomial``):
 # None with no transform current, else ``fn`` applied level by level (a batched operand
 # under ``'same'`` raises; other transforms' values are constants to a draw).
-RANDOM_HOOK = None
-RANDOM_OP_HOOK = None
 
 
 def _random_of_tensors(fn, tensors, what):
     """``fn(*tensors)`` through the active transforms (NOTE [Randomness under vmap]), or
     None with none active: the caller draws on the tensors' data."""
-    if RANDOM_OP_HOOK is None:
+    if HOOKS.random_op is None:
         return None
-    return RANDOM_OP_HOOK(fn, tensors, what)
+    return HOOKS.random_op(fn, tensors, what)
 
 
 def _random(make, size, requires_grad, device, what, np_dtype=None):
-    if RANDOM_HOOK is not None:
-        batched = RANDOM_HOOK(make, size, what)
+    if HOOKS.random is not None:
+        batched = HOOKS.random(make, size, what)
         if batched is not None:
             return batched
     if np_dtype is None:
@@ -974,12 +967,12 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     dev = _cuda_target(device)
     if dev is None:
         g = _gen(generator)
-    if RANDOM_HOOK is not None:  # under vmap: one permutation per example ('different')
+    if HOOKS.random is not None:  # under vmap: one permutation per example ('different')
 
         def make(shape):  # (rows permuted independently; on CUDA not supported there)
             return g.permuted(np.broadcast_to(np.arange(n, dtype=dt), shape), axis=-1)
 
-        batched = RANDOM_HOOK(make if dev is None else None, (n,), "randperm")
+        batched = HOOKS.random(make if dev is None else None, (n,), "randperm")
         if batched is not None:
             return batched
     if dev is not None:
@@ -1341,8 +1334,8 @@ def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
     def draw(shape):
         return np.asarray(make(shape), dtype=npd, order="C")
 
-    if RANDOM_HOOK is not None:  # under vmap (NOTE [Randomness under vmap])
-        batched = RANDOM_HOOK(draw, tuple(t.shape), "an in-place random fill", fill=t)
+    if HOOKS.random is not None:  # under vmap (NOTE [Randomness under vmap])
+        batched = HOOKS.random(draw, tuple(t.shape), "an in-place random fill", fill=t)
         if batched is not None:
             return t.copy_(batched)
     return t.copy_(Tensor._make(draw(tuple(t.shape))))

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._core.extension import HOOKS, OPS
 from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._device import CPU, META
 from numbagrad._hooks import RemovableHandle
@@ -28,27 +29,10 @@ from numbagrad._hooks import RemovableHandle
 __all__ = ["Size", "Tensor", "set_printoptions"]
 
 
-class _LateNamespace:
-    """Names this layer calls but that live above it (see NOTE [Layers] in ``_core``):
-    ``numbagrad.ops._methods`` registers the ops and ``tensor``, ``autograd.engine``
-    registers ``backward``. A name asked for before it is registered is an import-order
-    bug, reported as such."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):  # introspection (doctest, copy) is not an op lookup
-            raise AttributeError(name)
-        raise RuntimeError(
-            f"numbagrad internal error: {name!r} was used before the module "
-            "that provides it was imported (import numbagrad first)"
-        )
-
-
-# The op namespace: this layer holds no math.
-_F = _LateNamespace()
-
-# Set by ``numbagrad._transforms.tracer`` (a late-bound hook): the name of the innermost
-# active ``numbagrad.func`` transform, or None (``forward_ad`` levels do not count)
-FUNC_TRANSFORM_HOOK = None
+# The op namespace (``OPS``, filled by ``ops._methods``) and the other calls up
+# (``HOOKS.backward``, ``HOOKS.func_transform``): NOTE [Extension points]. This layer holds
+# no math.
+_F = OPS
 
 if TYPE_CHECKING:  # the methods ops/_methods.py attaches, for type checkers (NOTE [Type stubs])
     from numbagrad._tensor_methods import _TensorMethods as _AttachedMethods
@@ -459,7 +443,8 @@ class Tensor(_AttachedMethods):
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
-        active = FUNC_TRANSFORM_HOOK() if FUNC_TRANSFORM_HOOK is not None else None
+        hook = HOOKS.func_transform
+        active = hook() if hook is not None else None
         if active is not None:  # (PyTorch's refusal, word for word but the name)
             raise RuntimeError(
                 "You are attempting to call Tensor.requires_grad_() (or perhaps using "
@@ -604,7 +589,7 @@ class Tensor(_AttachedMethods):
 
         See :func:`numbagrad.autograd.backward`.
         """
-        _F.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        HOOKS.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def cpu(self) -> Tensor:
         """This tensor if its storage is in host memory, else a copy there (differentiable,

@@ -14,6 +14,7 @@ LAYERS = [
     (
         "numbagrad._version",
         "numbagrad._hooks",
+        "numbagrad._core.extension",
         "numbagrad._core.grad_mode",
         "numbagrad._dtype",
         "numbagrad._device",
@@ -137,14 +138,27 @@ def test_function_level_imports_do_not_point_up():
     assert not bad, "upward imports inside functions:\n" + "\n".join(bad)
 
 
-def test_the_documented_late_bound_calls_up_are_filled_in():
+def test_the_extension_points_are_filled_in():
+    # NOTE [Extension points]: every declared upward call is registered once numbagrad is
+    # imported, by the module the table names
     import numbagrad
-    from numbagrad import _tensor
-    from numbagrad._core import graph
+    from numbagrad import _creation, _tensor
+    from numbagrad._core import extension
+    from numbagrad._transforms import batching, tracer
 
-    assert graph.REFRESH_VIEW is numbagrad.ops.inplace.refresh_view
-    assert _tensor._F.backward is numbagrad.autograd.backward
-    assert _tensor._F.exp is numbagrad.exp
+    hooks = extension.HOOKS
+    missing = [n for n in extension.Hooks.__slots__ if getattr(hooks, n) is None]
+    assert not missing, f"extension points left unfilled: {missing}"
+    assert hooks.refresh_view is numbagrad.ops.inplace.refresh_view
+    assert hooks.backward is numbagrad.autograd.backward
+    assert hooks.birth is tracer.mark_born
+    assert hooks.random_op is batching._random_op
+    assert _tensor._F is extension.OPS and extension.OPS.exp is numbagrad.exp
+    assert extension.OPS.tensor is _creation.tensor
+    with pytest.raises(TypeError, match="not a declared extension point"):
+        extension.register(no_such_point=print)
+    with pytest.raises(TypeError, match="takes a callable"):
+        extension.register(birth=1)
 
 
 def test_every_module_declares_all():

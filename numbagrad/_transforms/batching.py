@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import warnings
 
-from numbagrad import _creation
+from numbagrad._core import extension
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
@@ -369,10 +369,6 @@ def _random_op_at(interp, fn, args, what):
     return BatchTracer._new(interp, out, 0)
 
 
-_creation.RANDOM_HOOK = _random_hook
-_creation.RANDOM_OP_HOOK = _random_op
-
-
 def _batched_like(t, shape, make):
     """``zeros_like``/``new_zeros``... of ``t`` under vmap (``_creation.like_new``): batched
     at every live vmap level ``t`` is batched at, as PyTorch's; None when it is at none.
@@ -383,4 +379,5 @@ def _batched_like(t, shape, make):
     return _batched_at(levels, make((*(interp.size for interp in levels), *shape), base))
 
 
-_creation.BATCHED_LIKE_HOOK = _batched_like
+# the calls up from ``_creation`` (NOTE [Extension points])
+extension.register(random=_random_hook, random_op=_random_op, batched_like=_batched_like)

@@ -28,9 +28,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from numbagrad import _creation
 from numbagrad import _dtype as D
-from numbagrad import _tensor as _tensor_module
+from numbagrad._core import extension
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter, bind
 from numbagrad._device import CPU as _CPU_DEVICE
 from numbagrad._tensor import Size, Tensor, _wrap_dim, laid_out_as
@@ -135,9 +134,6 @@ def mark_born(t):
         weak = getattr(interp, "weak", None)  # (an Interpreter that is not a transform's:
         if weak is not None:  # nothing adopts values into tensors made under it)
             t.__dict__["_born_in"] = weak
-
-
-_creation.BIRTH_HOOK = mark_born
 
 
 def _active_func_transform():
@@ -468,4 +464,5 @@ class Tracer(Tensor):
         return self.clone()
 
 
-_tensor_module.FUNC_TRANSFORM_HOOK = _active_func_transform
+# the calls up from the lower layers (NOTE [Extension points])
+extension.register(birth=mark_born, func_transform=_active_func_transform)

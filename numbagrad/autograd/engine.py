@@ -52,13 +52,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from numbagrad import _tensor
+from numbagrad._core import extension
 from numbagrad._core.grad_mode import _GRAD_ENABLED
-from numbagrad._core.graph import ANOMALY as _ANOMALY
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
 from numbagrad._core.interpreter import EVAL, current_interpreter
 from numbagrad._tensor import Size, Tensor, _RetainGrad
 from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
+from numbagrad.autograd.anomaly_mode import checked_path
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import quiet_numpy
 from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
@@ -820,9 +820,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     else:
         path = _traced_path(interp, create_graph)
         validate = _validate_traced
-    if _ANOMALY[0]:  # NOTE [Anomaly mode]: every rule's result checked
-        from numbagrad.autograd.anomaly_mode import checked_path
-
+    if extension.RECORDING.anomaly:  # NOTE [Anomaly mode]: every rule's result checked
         path = checked_path(path)
     arrays = path.arrays
     deps, needed = _discover(roots, targets)
@@ -1012,4 +1010,4 @@ def current_run():
     return getattr(_LOCAL, "run", None)
 
 
-_tensor._F.backward = backward  # Tensor.backward calls up into the engine (NOTE [Layers])
+extension.register(backward=backward)  # Tensor.backward calls up (NOTE [Extension points])

@@ -56,6 +56,7 @@ from numbagrad._core.graph import (
     AccumulateGrad,
     Node,
     SavedOutput,
+    after_record,
     edge_of,
     next_seq,
     save_input,
@@ -608,7 +609,8 @@ def _run_custom(ctx, args, forward_call, setup=None):
                 o._requires_grad = True
                 base = o._view_of
                 if base is not None:
-                    AsStridedPut._record((base, o), {"geom": _geometry(o, base)}, (base,))
+                    geom = {"geom": _geometry(o, base)}
+                    after_record(AsStridedPut._record((base, o), geom, (base,)))
                 o._hist_version = o._storage[1]
             elif id(o) in nondiff:
                 o._grad_fn = None

@@ -50,7 +50,7 @@ from numbagrad._transforms.reverse import (
     hide_outer_grads,
     unhide_outer_grads,
 )
-from numbagrad._transforms.tracer import Tracer, np_dtype_of, shape_of
+from numbagrad._transforms.tracer import Tracer, mark_born, np_dtype_of, shape_of
 from numbagrad.func._functional_call import functional_call, stack_module_state
 from numbagrad.func._rearrange import rearrange
 
@@ -198,7 +198,7 @@ def _scalar_one(value):
     plain CPU tensor's): the seed of every ``grad`` call, kept off its creation path."""
     if value._is_tracer or type(value._data) is np.ndarray:
         t = Tensor._make(np.array(1, np_dtype_of(value)))
-        _creation.BIRTH_HOOK(t)
+        mark_born(t)
         return t
     return _creation.const_ones_like(value)
 

@@ -54,8 +54,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbagrad._core.extension import RECORDING
 from numbagrad._core.grad_mode import is_grad_enabled_fast
-from numbagrad._core.graph import OpNode, SavedOutput, _seq, edge_of
+from numbagrad._core.graph import OpNode, SavedOutput, _seq, after_record, edge_of
 from numbagrad._core.interpreter import NO_PARAMS, bind
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
@@ -194,11 +195,15 @@ class Primitive:
             else:
                 res = wrap_output(out, args[0] if cls.view else None)
             if rec and cls.differentiable and is_grad_enabled_fast():
-                cls._record(args, params, (res,), be)
+                node = cls._record(args, params, (res,), be)
+                if RECORDING.active:  # NOTE [Recording options]
+                    after_record(node)
             return res
         outs = tuple(wrap_output(o, None) for o in out)
         if rec and cls.differentiable and is_grad_enabled_fast():
-            cls._record(args, params, outs, be)
+            node = cls._record(args, params, outs, be)
+            if RECORDING.active:
+                after_record(node)
         return outs
 
     @classmethod
