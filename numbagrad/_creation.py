@@ -8,10 +8,14 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad._core.extension import HOOKS
-from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
+from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, resolve, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import backend
 from numbagrad.kernels.cpu.backend import quiet_numpy
+from numbagrad.kernels.cuda import _driver
+from numbagrad.kernels.cuda.array import CudaArray
+from numbagrad.kernels.meta import MetaArray
 
 __all__ = [
     "Generator",
@@ -58,8 +62,6 @@ def _finish(arr, requires_grad, device):
         if dev.type == "cuda" and not getattr(arr, "_numbagrad_device", False):
             arr = to_cuda(arr, dev)  # NOTE [CUDA tensors]: made on the host, copied once
         elif dev.type == "meta":  # its shape and dtype (NOTE [Meta tensors])
-            from numbagrad.kernels.meta import MetaArray
-
             arr = MetaArray(np.shape(arr), arr.dtype)
     t = Tensor._make(arr)
     if requires_grad:
@@ -181,8 +183,6 @@ def as_tensor(data, dtype=None, device=None):
             data = data.to(device)
         return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
     if not isinstance(data, (np.ndarray, list, tuple, int, float, bool)):
-        from numbagrad.kernels.cuda import _driver
-
         if _driver.is_device_array(data):  # zero copy (NOTE [CUDA tensors])
             npd = None if dtype is None else D.as_dtype(dtype).np
             return Tensor._make(from_device_array(data, npd, device))
@@ -356,10 +356,6 @@ def _cuda_target(device):
 def _cuda_empty(shape, dt, dev):
     """An uninitialised ``CudaArray`` on CUDA device ``dev`` (the current one, as
     ``to_cuda`` requires), after PyTorch's size checks."""
-    from numbagrad._device import resolve
-    from numbagrad.kernels.cuda import _driver
-    from numbagrad.kernels.cuda.array import CudaArray
-
     _check_size(shape, dt)
     _driver.require()
     d = resolve(dev)
@@ -386,9 +382,8 @@ def _filled(value, shape, dt, requires_grad, device, make):
         return _finish(_alloc(make, shape, dt), requires_grad, device)
     out = _cuda_empty(shape, dt, dev)
     if value is not None:
-        from numbagrad.kernels.cuda.backend import CUDA
-
-        CUDA.copy_into(out, value)
+        cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
+        cuda.copy_into(out, value)
     return _finish(out, requires_grad, dev)
 
 
@@ -755,13 +750,12 @@ def _cuda_draw(out, kind, generator, a=0.0, b=1.0):
     """Fill the ``CudaArray`` ``out`` with ``kind`` samples (``"randint"`` on ``[a, b)``, or
     a kind of ``CudaBackend.random_fill``) on the device, advancing the generator's offset
     by 4 words per element (NOTE [CUDA random numbers]); returns ``out``."""
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
     g = _cuda_gen(generator, out.device_index)
     if kind == "randint":
-        CUDA.randint_fill(out, g._seed, g._offset, a, b)
+        cuda.randint_fill(out, g._seed, g._offset, a, b)
     else:
-        CUDA.random_fill(out, kind, g._seed, g._offset, a, b)
+        cuda.random_fill(out, kind, g._seed, g._offset, a, b)
     g._offset += 4 * out.size
     return out
 
@@ -976,10 +970,9 @@ def randperm(n, *, dtype=None, device=None, generator=None):
         if batched is not None:
             return batched
     if dev is not None:
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
         keys = _cuda_draw(_cuda_empty(_size((n,)), np.int64, dev), "randint", generator, 0, 2**62)
-        perm = CUDA.argsort(keys, 0)
+        perm = cuda.argsort(keys, 0)
         return _finish(perm if perm.dtype == dt else perm.astype(dt), False, dev)
     return _finish(g.permutation(n).astype(dt), False, device)
 
@@ -1171,9 +1164,8 @@ def _bernoulli_cuda(input, p, generator):
     u = _cuda_draw(
         type(data).empty(data.shape, np.float64, data.device_index), "uniform", generator
     )
-    from numbagrad.kernels.cuda.backend import CUDA
-
-    CUDA.copy_into(out, u < probs)
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
+    cuda.copy_into(out, u < probs)
     return Tensor._make(out)
 
 
@@ -1208,11 +1200,10 @@ def _poisson_cuda(input, generator):
         )
     if lam.size and bool(((lam < 0) | ~(lam == lam)).any()):
         raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
     out = type(lam).empty(lam.shape, lam.dtype, lam.device_index)
     g = _cuda_gen(generator, lam.device_index)
-    CUDA.poisson_fill(out, lam, g._seed, g._offset)
+    cuda.poisson_fill(out, lam, g._seed, g._offset)
     g._offset += 4 * out.size
     return Tensor._make(out)
 
@@ -1224,17 +1215,16 @@ def _multinomial_cuda(w, num_samples, replacement, generator):
     algorithm): the ``num_samples`` smallest of ``E / w`` per row, ``E`` exponential, as
     ``topk(w / E)``. The checks of the weights read three flags to the host at once (PyTorch
     checks them on the host too)."""
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     nrow, ncat = rows.shape
-    bad = CUDA.reduce("any", (rows < 0) | ~CUDA.map("isfinite", rows), None, False)
-    total = CUDA.sum(rows, 1, False, None)
-    empty = CUDA.reduce("any", total <= 0, None, False)
-    few = CUDA.full((), False, np.bool_)
+    bad = cuda.reduce("any", (rows < 0) | ~cuda.map("isfinite", rows), None, False)
+    total = cuda.sum(rows, 1, False, None)
+    empty = cuda.reduce("any", total <= 0, None, False)
+    few = cuda.full((), False, np.bool_)
     if not replacement:
-        few = CUDA.reduce("any", CUDA.sum(rows > 0, 1, False, None) < num_samples, None, False)
-    flags = CUDA.stack([bad, empty, few], 0).to_host()
+        few = cuda.reduce("any", cuda.sum(rows > 0, 1, False, None) < num_samples, None, False)
+    flags = cuda.stack([bad, empty, few], 0).to_host()
     if flags[0]:
         raise RuntimeError(
             "multinomial(): probability tensor contains either `inf`, `nan` or element < 0"
@@ -1250,17 +1240,17 @@ def _multinomial_cuda(w, num_samples, replacement, generator):
         )
     dev_index = w.device_index
     if replacement:
-        cdf = CUDA.scan("cumsum", rows, 1)
+        cdf = cuda.scan("cumsum", rows, 1)
         u = _cuda_draw(
             type(w).empty((nrow, num_samples), np.float64, dev_index), "uniform", generator
         )
-        out = CUDA.categorical(cdf, u)
+        out = cuda.categorical(cdf, u)
     else:
         e = _cuda_draw(
             type(w).empty((nrow, ncat), np.float64, dev_index), "exponential", generator, 1.0
         )
-        keys = CUDA.binary("true_divide", e, rows)  # weight 0: inf (or NaN): sorted last
-        out = CUDA.argsort(keys, 1)[:, :num_samples].copy()
+        keys = cuda.binary("true_divide", e, rows)  # weight 0: inf (or NaN): sorted last
+        out = cuda.argsort(keys, 1)[:, :num_samples].copy()
     return out.reshape((*w.shape[:-1], num_samples))
 
 

@@ -25,6 +25,10 @@ import inspect
 import os
 import sys
 
+import numbagrad
+from numbagrad import _dtype, _tensor
+from numbagrad import ops as F
+
 __all__ = ["main", "render"]
 
 HEADER = (
@@ -165,10 +169,6 @@ def _params(fn, method):
 
 
 def _module_stub():
-    import numbagrad
-    from numbagrad import _dtype
-    from numbagrad import ops as F
-
     creation = {
         "arange",
         "as_tensor",
@@ -220,8 +220,6 @@ def _method_names():
     """The attributes ``ops/_methods.py`` attached to Tensor (not in its class body)."""
     import ast
 
-    from numbagrad import _tensor
-
     with open(_tensor.__file__, encoding="utf-8") as f:
         tree = ast.parse(f.read())
     own = set()
@@ -254,8 +252,6 @@ def _method_names():
 
 
 def _methods_stub():
-    from numbagrad import _tensor
-
     lines = [
         HEADER,
         "import builtins",

@@ -23,8 +23,10 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad._core.extension import HOOKS, OPS
 from numbagrad._core.grad_mode import is_grad_enabled
-from numbagrad._device import CPU, META
+from numbagrad._device import CPU, META, cuda_device
+from numbagrad._device import device as _dev
 from numbagrad._hooks import RemovableHandle
+from numbagrad.kernels.dlpack import device_of, export
 
 __all__ = ["Size", "Tensor", "set_printoptions"]
 
@@ -129,8 +131,6 @@ class Tensor(_AttachedMethods):
         # tensor of that size, ``Tensor(data)`` copies data; both of the default dtype
         dt = D.get_default_dtype()
         if device is not None:
-            from numbagrad._device import device as _dev
-
             if _dev(device).type != "cpu":  # NOTE [CUDA tensors]
                 raise NotImplementedError(
                     "Tensor(..., device='cuda') is not supported; use "
@@ -657,16 +657,12 @@ class Tensor(_AttachedMethods):
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (see ``numbagrad.from_dlpack``)."""
-        from numbagrad.kernels.dlpack import export  # NOTE [DLPack]
-
         if self.requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         return export(self._data, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         """``(device type, index)`` as DLPack counts them: ``(1, 0)`` CPU, ``(2, i)`` CUDA."""
-        from numbagrad.kernels.dlpack import device_of
-
         return device_of(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -766,8 +762,6 @@ class _RetainGrad:
 
 def _cuda_device_of(data):
     """The ``device`` of a CUDA array (NOTE [CUDA tensors])."""
-    from numbagrad._device import cuda_device
-
     return cuda_device(data.device_index)
 
 

@@ -80,9 +80,12 @@ import pickle
 
 import numpy as np
 
+from numbagrad import _dtype, _tensor
 from numbagrad import _dtype as D
 from numbagrad._device import device as _device
 from numbagrad._tensor import Size, Tensor
+from numbagrad.kernels.cuda import _driver
+from numbagrad.nn import Parameter, parameter
 
 __all__ = [
     "add_safe_globals",
@@ -282,12 +285,7 @@ class _Reader:
         s = self.storage(enc["storage"])
         data = _strided(s[0], enc["offset"], enc["shape"], enc["stride"])
         if enc.get("parameter"):
-            try:
-                from numbagrad import nn
-            except ImportError:
-                nn = None
-            if nn is not None:
-                return nn.Parameter(Tensor._make(data, s), requires_grad=enc["requires_grad"])
+            return Parameter(Tensor._make(data, s), requires_grad=enc["requires_grad"])
         t = Tensor._make(data, s)
         if enc["requires_grad"]:
             t.requires_grad = True
@@ -396,8 +394,6 @@ def _default_globals() -> dict:
     """The globals ``weights_only`` loading allows without being told (NOTE [Safe globals])."""
     import _codecs
 
-    from numbagrad import _dtype, _tensor
-
     allowed = {
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
@@ -414,12 +410,7 @@ def _default_globals() -> dict:
         "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,
         "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,
     }
-    try:
-        from numbagrad.nn import parameter
-    except ImportError:
-        pass
-    else:
-        allowed["numbagrad.nn.parameter._rebuild_parameter"] = parameter._rebuild_parameter
+    allowed["numbagrad.nn.parameter._rebuild_parameter"] = parameter._rebuild_parameter
     return allowed
 
 
@@ -503,8 +494,6 @@ class _WeightsOnlyUnpickler(pickle.Unpickler):
 def _check_location(loc, what="map_location"):
     d = _device(loc.decode() if isinstance(loc, bytes) else loc)  # an unknown type raises
     if d.type == "cuda":
-        from numbagrad.kernels.cuda import _driver
-
         if not _driver.is_available():  # PyTorch's words, on a machine without CUDA
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but "
@@ -763,8 +752,6 @@ def _rebuild_tensor_v2(
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    from numbagrad.nn import Parameter
-
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError("load(): a Parameter of the checkpoint holds no tensor")
     return Parameter(data, requires_grad)
@@ -799,8 +786,6 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    from numbagrad.nn import Parameter
-
     if func not in _TORCH_REBUILDS:
         raise pickle.UnpicklingError(f"load(): {func!r} does not rebuild a tensor")
     ret = func(*args)
@@ -850,8 +835,6 @@ def _torch_global(module, name):
     if full == "torch._tensor._rebuild_from_type_v2":
         return _rebuild_from_type_v2
     if full == "torch.nn.parameter.Parameter":
-        from numbagrad.nn import Parameter
-
         return Parameter
     raise pickle.UnpicklingError(
         f"load(): the PyTorch checkpoint holds {full}, which numbagrad cannot load: it "

@@ -100,8 +100,20 @@ class RecordingOptions:
         self.check_nan = True
         self.saved_hooks: list = []
 
-    def update(self) -> None:
-        """Recompute ``active`` after a switch changed."""
+    def push_saved_hooks(self, pack: Callable[[Any], Any], unpack: Callable[[Any], Any]) -> None:
+        """Enter a ``saved_tensors_hooks`` context: its pair becomes the innermost."""
+        self.saved_hooks.append((pack, unpack))
+        self.active = True
+
+    def pop_saved_hooks(self) -> None:
+        """Leave the innermost ``saved_tensors_hooks`` context."""
+        self.saved_hooks.pop()
+        self.active = bool(self.saved_hooks) or self.anomaly
+
+    def set_anomaly(self, mode: bool, check_nan: bool) -> None:
+        """Turn anomaly mode on or off (``autograd.set_detect_anomaly``)."""
+        self.anomaly = bool(mode)
+        self.check_nan = bool(check_nan)
         self.active = bool(self.saved_hooks) or self.anomaly
 
 

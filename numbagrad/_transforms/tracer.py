@@ -29,6 +29,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad import ops as F
 from numbagrad._core import extension
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter, bind
 from numbagrad._device import CPU as _CPU_DEVICE
@@ -246,8 +247,6 @@ class Tracer(Tensor):
         declares how (``view_put``: basic indexing ``y[1:] += v``, transposes, reshapes that
         are views, diagonals); a value with live views re-derives them from its new value,
         as views of shared memory see it."""
-        from numbagrad import ops as F
-
         if not isinstance(result, Tensor):
             raise TypeError(f"in-place result must be a tensor, got {type(result).__name__}")
         if shape_of(result) != self._shape:

@@ -36,9 +36,7 @@ def is_anomaly_check_nan_enabled() -> bool:
 
 
 def _set(mode, check_nan):
-    RECORDING.anomaly = bool(mode)
-    RECORDING.check_nan = bool(check_nan)
-    RECORDING.update()  # built-in nodes get stamped (NOTE [Recording options])
+    RECORDING.set_anomaly(mode, check_nan)  # built-in nodes get stamped (NOTE [Recording options])
 
 
 class detect_anomaly:

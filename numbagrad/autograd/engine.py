@@ -57,7 +57,10 @@ from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
 from numbagrad._core.interpreter import EVAL, current_interpreter
 from numbagrad._tensor import Size, Tensor, _RetainGrad
+from numbagrad._transforms.batching import BatchInterpreter
+from numbagrad._transforms.reverse import GradTracer, grad_inside
 from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
+from numbagrad.autograd._function_transforms import legacy_vmap as vmap
 from numbagrad.autograd.anomaly_mode import checked_path
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import quiet_numpy
@@ -173,8 +176,6 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
     """``autograd.grad(..., is_grads_batched=True)``: one backward under ``func.vmap``
     over the leading dimension of ``grads`` (the rules get batched cotangents; NOTE
     [Engine], the traced path). Returns one batched gradient (or None) per target."""
-    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
-
     unused = []
 
     def vjp(*gs):
@@ -337,8 +338,6 @@ def grad(
             raise TypeError(f"inputs[{i}] is not a Tensor")
     grad_level = False
     if inputs[0]._is_tracer:  # values of a live func.grad level: the gradient at that level
-        from numbagrad._transforms.reverse import GradTracer, grad_inside
-
         grad_level = type(inputs[0]) is GradTracer and inputs[0]._interp.alive
     if grad_level:
         if is_grads_batched:
@@ -540,7 +539,6 @@ class _Batched(_Traced):
 def _traced_path(interp, create_graph):
     if create_graph:
         return _Traced
-    from numbagrad._transforms.batching import BatchInterpreter
 
     while interp is not EVAL and interp is not None:
         if type(interp) is not BatchInterpreter:

@@ -655,11 +655,23 @@ def _run_custom(ctx, args, forward_call, setup=None):
 
 
 class _FunctionApply(Primitive):
-    """The op that ``Function.apply`` binds (one rule per interpreter: eager here)."""
+    """The op that ``Function.apply`` binds (one rule per interpreter: eager here; the
+    transforms' whole-application rules come from ``autograd._function_transforms``
+    through ``register_transform_rules``, NOTE [Functions under transforms])."""
 
     @classmethod
     def _eval(cls, args, params):
         return apply_eager(params["fn"], args, params["kwargs"])[0]
+
+
+def register_transform_rules(*, grad, jvp, batch):
+    """Install the rules a custom Function runs under ``func.grad``, forward mode and
+    ``vmap`` (``process_grad``/``process_jvp``/``process_batch``, NOTE [Primitive
+    declaration]); called once, by ``autograd._function_transforms``, which needs this
+    module and so cannot be imported by it."""
+    _FunctionApply.process_grad = staticmethod(grad)
+    _FunctionApply.process_jvp = staticmethod(jvp)
+    _FunctionApply.process_batch = staticmethod(batch)
 
 
 def apply_eager(fn, args, kwargs):

@@ -14,6 +14,7 @@ import threading
 from numbagrad._core.extension import RECORDING
 from numbagrad._core.graph import AccumulateGrad, Node, OpNode, SavedOutput, accumulator_of
 from numbagrad._tensor import Tensor
+from numbagrad.autograd import engine
 
 __all__ = [
     "AccumulateGrad",
@@ -64,13 +65,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        RECORDING.saved_hooks.append((self.pack_hook, self.unpack_hook))
-        RECORDING.update()  # NOTE [Recording options]
+        RECORDING.push_saved_hooks(self.pack_hook, self.unpack_hook)  # NOTE [Recording options]
         return self
 
     def __exit__(self, *exc):
-        RECORDING.saved_hooks.pop()
-        RECORDING.update()
+        RECORDING.pop_saved_hooks()
         return False
 
 
@@ -139,7 +138,6 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     def expected_count():
         # the tensors whose gradient this backward will compute: their node is pending
-        from numbagrad.autograd import engine
 
         run = engine.current_run()
         if run is None:
@@ -153,8 +151,6 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     def make_hook(i):
         def hook(g):
             with lock:
-                from numbagrad.autograd import engine
-
                 run = engine.current_run()
                 if state["run"] is not run:  # a new backward: start over
                     state.update(

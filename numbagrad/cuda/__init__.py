@@ -22,6 +22,10 @@ from __future__ import annotations
 
 import contextlib
 
+from numbagrad._creation import _cuda_default_generator, _seed_cuda
+from numbagrad._device import device as _device
+from numbagrad._device import resolve
+from numbagrad.cuda._interop import as_cuda_array as _as
 from numbagrad.cuda._legacy import (
     BoolTensor,
     DoubleTensor,
@@ -30,7 +34,8 @@ from numbagrad.cuda._legacy import (
     IntTensor,
     LongTensor,
 )
-from numbagrad.kernels.cuda import _driver
+from numbagrad.kernels.cuda import _driver, memory
+from numbagrad.kernels.cuda.launch import STREAMS
 
 __all__ = [
     "BoolTensor",
@@ -123,7 +128,6 @@ def set_device(device) -> None:
         Without CUDA.
     """
     _require()
-    from numbagrad._device import device as _device
 
     if not isinstance(device, int):
         device = _device(device).index or 0
@@ -140,8 +144,6 @@ def get_device_name(device=None) -> str:
     """
     _require()
     if device is not None and not isinstance(device, int):
-        from numbagrad._device import device as _device
-
         device = _device(device).index
     return _driver.device_name(device)
 
@@ -166,7 +168,6 @@ def _index(device) -> int:
     """The device index of ``device`` (an int, ``'cuda'``, ``'cuda:N'`` or a device)."""
     if isinstance(device, int) and not isinstance(device, bool):
         return device
-    from numbagrad._device import resolve
 
     d = resolve(device)
     if d.type != "cuda":
@@ -175,8 +176,6 @@ def _index(device) -> int:
 
 
 def _generator(device="cuda"):
-    from numbagrad._creation import _cuda_default_generator
-
     _require()
     return _cuda_default_generator(_index(device))
 
@@ -197,8 +196,6 @@ def manual_seed(seed: int) -> None:
 
 def manual_seed_all(seed: int) -> None:
     """Seed the CUDA generators of every device (including those not used yet)."""
-    from numbagrad._creation import _seed_cuda
-
     _seed_cuda(int(seed) % 2**64)
 
 
@@ -275,15 +272,12 @@ def __getattr__(name):
     if name == "default_generators":  # made on first use (naming a device needs CUDA)
         if not _driver.is_available():
             return ()
-        from numbagrad._creation import _cuda_default_generator
 
         return tuple(_cuda_default_generator(i) for i in range(device_count()))
     raise AttributeError(f"module 'numbagrad.cuda' has no attribute {name!r}")
 
 
 def _memory_stats() -> dict:
-    from numbagrad.kernels.cuda import memory
-
     return memory.stats()
 
 
@@ -292,8 +286,6 @@ def empty_cache() -> None:
     tensors that were collected); memory in use stays. Does nothing without CUDA. See
     NOTE [CUDA memory pool] in ``numbagrad/kernels/cuda/memory.py``."""
     if _driver.installed() and "cuda" in _driver._state:
-        from numbagrad.kernels.cuda import memory
-
         memory.empty_cache()
 
 
@@ -319,8 +311,6 @@ def max_memory_allocated(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Make :func:`max_memory_allocated` start again from the memory in use now."""
     if "cuda" in _driver._state:
-        from numbagrad.kernels.cuda import memory
-
         memory.reset_peak()
 
 
@@ -368,7 +358,6 @@ def current_stream(device=None) -> Stream:
         Without CUDA.
     """
     _require()
-    from numbagrad.kernels.cuda.launch import STREAMS
 
     return Stream._wrap(STREAMS[-1] if STREAMS else _driver.default_stream())
 
@@ -387,7 +376,6 @@ def stream(s):
         return
     if not isinstance(s, Stream):
         raise TypeError(f"stream() expects a numbagrad.cuda.Stream, got {type(s).__name__}")
-    from numbagrad.kernels.cuda.launch import STREAMS
 
     STREAMS.append(s._numba)
     try:
@@ -406,6 +394,4 @@ def as_cuda_array(t):
     TypeError
         For a CPU tensor.
     """
-    from numbagrad.cuda._interop import as_cuda_array as _as
-
     return _as(t)

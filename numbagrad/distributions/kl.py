@@ -15,6 +15,7 @@ from numbagrad.distributions.multivariate_normal import (
     _mahalanobis,
 )
 from numbagrad.distributions.normal import Normal
+from numbagrad.linalg import solve_triangular
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -90,8 +91,6 @@ def _kl_categorical_categorical(p, q):
 
 
 def _kl_mvn_mvn(p, q):
-    from numbagrad.linalg import solve_triangular
-
     if p.event_shape != q.event_shape:
         raise ValueError(
             "KL-divergence between two Multivariate Normals with different "

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 
-from numbagrad import _creation
+from numbagrad import _creation, linalg
 from numbagrad import ops as F
 from numbagrad.distributions.distribution import (
     _NO_SHAPE,
     Distribution,
 )
+from numbagrad.linalg import solve_triangular
 
 __all__ = ["MultivariateNormal"]
 
@@ -26,8 +27,6 @@ def _batch_shape_of(*shapes):
 
 def _mahalanobis(tril, x):
     """``x^T (L L^T)^{-1} x`` over broadcast batches: ``|| L^{-1} x ||^2``."""
-    from numbagrad.linalg import solve_triangular
-
     batch = _batch_shape_of(tril.shape[:-2], x.shape[:-1])
     n = x.shape[-1]
     tril = F.expand(tril, (*batch, n, n))
@@ -63,8 +62,6 @@ class MultivariateNormal(Distribution):
         scale_tril=None,
         validate_args=None,
     ):
-        from numbagrad import linalg
-
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (precision_matrix is not None) + (

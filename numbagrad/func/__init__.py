@@ -53,6 +53,7 @@ from numbagrad._transforms.reverse import (
 from numbagrad._transforms.tracer import Tracer, mark_born, np_dtype_of, shape_of
 from numbagrad.func._functional_call import functional_call, stack_module_state
 from numbagrad.func._rearrange import rearrange
+from numbagrad.kernels.cpu import alloc
 
 __all__ = [
     "debug_unwrap",
@@ -681,8 +682,6 @@ def _blocks(leaves):
 
     The blocks come from the CPU buffer cache: a fresh N x N basis costs more in page
     faults than the vmapped VJP costs in arithmetic (NOTE [Buffer cache])."""
-    from numbagrad.kernels.cpu import alloc
-
     sizes = [_numel(shape_of(x)) for x in leaves]
     total = sum(sizes)
     out = []

@@ -61,6 +61,7 @@ from numbagrad._core.interpreter import NO_PARAMS, bind
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import CPU
+from numbagrad.ops._rules import LAYOUT_RULES, bilinear_jvp, linear_jvp
 
 __all__ = ["NO_PARAMS", "PRIMITIVES", "Primitive", "bind", "wrap_output"]
 
@@ -108,7 +109,6 @@ class Primitive:
         super().__init_subclass__(**kwargs)
         if "grad_fn" not in cls.__dict__:
             cls.grad_fn = cls.__name__ + "Backward0"
-        from numbagrad.ops._rules import LAYOUT_RULES, bilinear_jvp, linear_jvp
 
         if cls.linearity is not None and "jvp" not in cls.__dict__:
             cls.jvp = classmethod(linear_jvp if cls.linearity == "linear" else bilinear_jvp)

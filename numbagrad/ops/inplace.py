@@ -41,11 +41,13 @@ from numbagrad._core import extension
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import after_record, save_input
 from numbagrad._core.interpreter import current_interpreter
+from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
+from numbagrad.kernels.meta import MetaArray
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import passthrough
 from numbagrad.ops.shape import OVERLAP_ERROR, Zeros
@@ -80,8 +82,6 @@ class Fill(Primitive):
 
     @staticmethod
     def vjp(ctx, g, value):
-        from numbagrad._creation import const_zeros_like as zeros_like
-
         return zeros_like(g)
 
     @staticmethod
@@ -179,8 +179,6 @@ def to(input, *args, **kwargs):
 def _to_meta(input, dev):
     """``input`` on the meta device (a new tensor of its shape and dtype, no data); a meta
     tensor cannot go anywhere else (NOTE [Meta tensors] in ``kernels/meta.py``)."""
-    from numbagrad.kernels.meta import MetaArray
-
     if dev.type != "meta":
         raise NotImplementedError(
             f"Cannot copy out of meta tensor; no data! (to {dev}: a meta tensor has a shape "

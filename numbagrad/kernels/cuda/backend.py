@@ -39,7 +39,7 @@ import warnings
 
 import numpy as np
 
-from numbagrad.kernels import _BACKENDS, LinAlgError, module
+from numbagrad.kernels import LinAlgError, module, register_backend
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides, device_mismatch
 from numbagrad.kernels.cuda.launch import current_stream, launch, launch_2d, launch_blocks
@@ -2495,4 +2495,4 @@ def _philox_args(seed, offset):
 
 
 CUDA = CudaBackend()
-_BACKENDS["cuda"] = CUDA
+register_backend("cuda", CUDA)

@@ -7,6 +7,7 @@ import math
 from numbagrad import _dtype as D
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import empty, ones, zeros
+from numbagrad._device import device as _device
 from numbagrad.nn import functional as F
 from numbagrad.nn import init
 from numbagrad.nn.modules.module import Module
@@ -43,8 +44,6 @@ __all__ = [
 
 def _factory(device, dtype):
     if device is not None:
-        from numbagrad._device import device as _device
-
         if _device(device).type != "cpu":
             raise RuntimeError("numbagrad modules live on 'cpu' only")
     return D.get_default_dtype() if dtype is None else D.as_dtype(dtype)
