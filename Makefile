@@ -28,8 +28,8 @@ PYTEST_ARGS ?=
 SPHINXOPTS ?=
 
 # Numba's threading layer may be OpenMP; its default busy-wait policy stalled ~7 ms per
-# parallel kernel call when the other core of a 2-core machine was busy (DESIGN.md §5,
-# measured table); passive waiting costs a few µs instead. Override on the command line.
+# parallel kernel call when the other core of a 2-core machine was busy (docs/developer.rst,
+# design decisions, 5); passive waiting costs a few µs instead. Override on the command line.
 OMP_WAIT_POLICY ?= passive
 export OMP_WAIT_POLICY
 

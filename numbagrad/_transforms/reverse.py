@@ -6,7 +6,7 @@ outputs, and edges to the nodes of the operands it owns). ``backward`` walks the
 reverse creation order, calling each primitive's ``vjp`` rule with the interpreter that is
 current *at that time* (the parent, or a vmap around ``vjp_fn`` in ``jacrev``), so the
 backward is itself differentiable, batchable and traceable: a single eager tape would lose
-the tangents of jvp-of-grad (DESIGN.md section 3).
+the tangents of jvp-of-grad (docs/developer.rst, design decisions, 3).
 
 NOTE: the eager engine (``autograd/engine.py``) is not reused here. It is built around
 concrete arrays (fused array rules, in-place accumulation, hooks, retain_graph), none of
