@@ -4,8 +4,8 @@ These pick the per-op, per-size paths that asv decides (NumPy ufunc vs ``@njit``
 serial vs ``parallel=True`` threshold: docs/developer.rst, design decisions, 5). Sizes are
 total elements; reductions run on a ``(size // 100, 100)`` matrix, and so do the
 broadcasts: ``add_row`` adds a 100-vector to each of its rows, ``mul_outer`` is the outer
-product of a ``(size // 100, 1)`` column and a ``(1, 100)`` row. Inputs do not require grad except for
-``tanh_backward``, which times ``y.backward(g, retain_graph=True)`` of ``y = tanh(x)``:
+product of a ``(size // 100, 1)`` column and a ``(1, 100)`` row. Inputs do not require grad
+except for ``tanh_backward``, which times ``y.backward(g, retain_graph=True)`` of ``y = tanh(x)``:
 the engine plus the fused ``g * (1 - y*y)`` kernel plus leaf accumulation.
 """
 
