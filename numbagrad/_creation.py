@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -613,7 +614,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._seed = int(np.random.SeedSequence().entropy % (2**63))
+        self._seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
         self._offset = 0  # a CUDA generator's Philox offset (NOTE [CUDA random numbers])
         # a CUDA generator has no NumPy generator: its draws run on the device
         self.gen = None if self.device.type == "cuda" else np.random.default_rng(self._seed)
@@ -635,7 +636,7 @@ class Generator:
 
     def seed(self) -> int:
         """Seed from OS entropy; returns the seed used."""
-        s = int(np.random.SeedSequence().entropy % (2**63))
+        s = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
         self.manual_seed(s)
         return s
 
@@ -705,7 +706,7 @@ class Generator:
 
 
 default_generator = Generator()
-default_generator.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))
+default_generator.manual_seed(int(cast(int, np.random.SeedSequence().entropy) % (2**63)))
 _RNG = default_generator  # the global generator (``_RNG.gen`` is its NumPy Generator)
 
 
@@ -723,7 +724,7 @@ def _gen(generator):
 # device imports numba.cuda, which ``import numbagrad`` must not); ``_CUDA_SEED[0]`` is the
 # seed a new one starts from: the last global seed (NOTE [CUDA random numbers]).
 _CUDA_RNGS: dict = {}
-_CUDA_SEED = [int(np.random.SeedSequence().entropy % (2**63))]
+_CUDA_SEED = [int(cast(int, np.random.SeedSequence().entropy) % (2**63))]
 
 
 def _cuda_default_generator(index):
@@ -1433,7 +1434,10 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
 
 for _fn in (uniform_, normal_, bernoulli_, exponential_, random_):
     setattr(Tensor, _fn.__name__, _fn)
-Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
-Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
+# (Tensor's method table, declared in _tensor_methods.pyi: NOTE [Type stubs])
+Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(  # type: ignore[method-assign]
+    self, p, generator=generator
+)
+Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(  # type: ignore[method-assign]
     self, num_samples, replacement, generator=generator
 )

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,7 +46,10 @@ else:
 def laid_out_as(shape, strides, memory_format) -> bool:
     """Whether ``strides`` (in elements) lay out ``shape`` in ``memory_format``'s order
     without gaps (``Tensor.is_contiguous``); size-1 dims may have any stride."""
-    order = {D.channels_last: (1, 3, 2, 0), D.channels_last_3d: (1, 4, 3, 2, 0)}.get(memory_format)
+    order: Sequence[int] | None = {
+        D.channels_last: (1, 3, 2, 0),
+        D.channels_last_3d: (1, 4, 3, 2, 0),
+    }.get(memory_format)
     if order is None:
         D.check_memory_format(memory_format, "is_contiguous")  # (a non-format: TypeError)
         order = range(len(shape) - 1, -1, -1)  # (preserve_format: row-major, as PyTorch)
@@ -796,7 +800,13 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + n if dim < 0 else dim
 
 
-_PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PRINT: dict[str, Any] = {
+    "precision": 4,
+    "threshold": 1000,
+    "edgeitems": 3,
+    "linewidth": 80,
+    "sci_mode": None,
+}
 _PROFILES = {
     "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
     "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},

@@ -407,8 +407,9 @@ def _default_globals() -> dict:
         "numbagrad._device.device": _device,
         "numpy.ndarray": np.ndarray,
         "numpy.dtype": np.dtype,
-        "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,
-        "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,
+        # (NumPy 2's ``np._core``: public in effect, absent from its stubs)
+        "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,  # type: ignore[attr-defined]
+        "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,  # type: ignore[attr-defined]
     }
     allowed["numbagrad.nn.parameter._rebuild_parameter"] = parameter._rebuild_parameter
     return allowed

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from typing import Any
 
 from numbagrad._core.extension import HOOKS, RECORDING
 from numbagrad._core.grad_mode import is_grad_enabled
@@ -144,6 +145,11 @@ class OpNode(Node):
     """
 
     __slots__ = ("_out_dtype", "_out_shape", "be", "params", "prim")
+    prim: Any
+    params: Any
+    be: Any
+    _out_shape: tuple
+    _out_dtype: Any
     _fresh_grads = True  # built-in rules return new arrays or pass ``g`` through
 
     def name(self) -> str:

@@ -185,7 +185,11 @@ class Tracer(Tensor):
     """Base of the values a transform owns (NOTE [Tracers])."""
 
     __slots__ = ()  # the fields are ``Tensor``'s slots (NOTE [In-place writes under transforms])
-    _FIELDS = ("_interp", "_np_dtype", "_shape")  # what a tracer's value is; subclasses add
+    _FIELDS: tuple[str, ...] = (
+        "_interp",
+        "_np_dtype",
+        "_shape",
+    )  # what a tracer's value is; subclasses add
     _is_tracer = True
     _layout_known = False  # whether its views are views exactly where PyTorch's are
 
@@ -383,7 +387,7 @@ class Tracer(Tensor):
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
 
-    @property
+    @property  # type: ignore[misc]  # (read-only: a traced value has no .grad to set)
     def grad(self):
         return None
 

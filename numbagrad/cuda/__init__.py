@@ -21,6 +21,7 @@ True
 from __future__ import annotations
 
 import contextlib
+from typing import cast
 
 from numbagrad._creation import _cuda_default_generator, _seed_cuda
 from numbagrad._device import device as _device
@@ -209,7 +210,7 @@ def seed_all() -> None:
     """Seed every device's CUDA generator with one seed from OS entropy."""
     import numpy as np
 
-    manual_seed_all(int(np.random.SeedSequence().entropy % (2**63)))
+    manual_seed_all(int(cast(int, np.random.SeedSequence().entropy) % (2**63)))
 
 
 def initial_seed() -> int:

@@ -20,7 +20,7 @@ from numbagrad.linalg import solve_triangular
 __all__ = ["kl_divergence", "register_kl"]
 
 
-_KL = {}
+_KL: dict = {}
 
 
 def register_kl(type_p, type_q):

@@ -1,3 +1,7 @@
+# mypy: disable-error-code="method-assign,assignment,has-type"
+# (this module fills Tensor's method table, which ``_tensor_methods.pyi`` declares for type
+# checkers: each assignment here is the definition of a method that stub already types; it
+# reads ``numbagrad.ops.__all__`` while that package is still being imported)
 """Tensor's method table: its methods, operators and in-place variants, in one place.
 
 Imported once by ``numbagrad.ops`` after every op exists; it also registers the ops in

@@ -458,11 +458,12 @@ for _n, _f in (
 for _n, _f in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
     setattr(CudaArray, f"__{_n}__", _binop(_f))  # on bool masks: the logical ops
     setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
-CudaArray.__hash__ = object.__hash__
+# (the operators set after the class, by name: mypy sees the class without them)
+CudaArray.__hash__ = object.__hash__  # type: ignore[method-assign]
 # ``a @ b`` (linalg's pinv): the tiled matmul
-CudaArray.__matmul__ = lambda self, other: _cuda().matmul(self, other)
-CudaArray.__invert__ = lambda self: _not(self)
-CudaArray.__neg__ = lambda self: _cuda().map("negative", self)
+setattr(CudaArray, "__matmul__", lambda self, other: _cuda().matmul(self, other))  # noqa: B010
+setattr(CudaArray, "__invert__", lambda self: _not(self))  # noqa: B010
+setattr(CudaArray, "__neg__", lambda self: _cuda().map("negative", self))  # noqa: B010
 
 
 def _advanced(key):

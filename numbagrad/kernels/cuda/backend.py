@@ -363,8 +363,13 @@ class _XP:
 
     # NumPy's ufunc methods ``maximum.accumulate``/``minimum.accumulate`` (what ``cummax``
     # and ``cummin`` read): the running maximum/minimum scans (NOTE [CUDA scans])
-    maximum.__func__.accumulate = lambda x, axis=0, dtype=None: CUDA.scan("cummax", x, axis, dtype)
-    minimum.__func__.accumulate = lambda x, axis=0, dtype=None: CUDA.scan("cummin", x, axis, dtype)
+    # (attributes of the functions, as NumPy's ufuncs carry them: mypy types neither)
+    maximum.__func__.accumulate = lambda x, axis=0, dtype=None: CUDA.scan(  # type: ignore[attr-defined]
+        "cummax", x, axis, dtype
+    )
+    minimum.__func__.accumulate = lambda x, axis=0, dtype=None: CUDA.scan(  # type: ignore[attr-defined]
+        "cummin", x, axis, dtype
+    )
 
     @staticmethod
     def arange(start, stop=None, step=1, dtype=None):
@@ -520,9 +525,16 @@ class _XP:
 
     # ``multiply.at``/``maximum.at``/``minimum.at`` (``scatter_reduce``): fold values into an
     # array in place (NOTE [CUDA multiply.at, maximum.at, minimum.at])
-    multiply.__func__.at = lambda a, indices, b: CUDA.reduce_at("multiply", a, indices, b)
-    maximum.__func__.at = lambda a, indices, b: CUDA.reduce_at("maximum", a, indices, b)
-    minimum.__func__.at = lambda a, indices, b: CUDA.reduce_at("minimum", a, indices, b)
+    # (attributes of the functions, as NumPy's ufuncs carry them: mypy types neither)
+    multiply.__func__.at = lambda a, indices, b: CUDA.reduce_at(  # type: ignore[attr-defined]
+        "multiply", a, indices, b
+    )
+    maximum.__func__.at = lambda a, indices, b: CUDA.reduce_at(  # type: ignore[attr-defined]
+        "maximum", a, indices, b
+    )
+    minimum.__func__.at = lambda a, indices, b: CUDA.reduce_at(  # type: ignore[attr-defined]
+        "minimum", a, indices, b
+    )
 
     @staticmethod
     def fmod(a, b):
@@ -1163,5 +1175,5 @@ class CudaBackend(ReduceMethods, IndexMethods, RandomMethods, SpecialMethods, Li
         )
 
 
-CUDA = CudaBackend()
+CUDA: CudaBackend = CudaBackend()
 register_backend("cuda", CUDA)

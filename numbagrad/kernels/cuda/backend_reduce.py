@@ -270,7 +270,8 @@ class ReduceMethods:
         for a in arrays:
             n = a.shape[axis]
             if n:
-                self.copy_into(out[(*lead, slice(start, start + n))], a)
+                part = (*lead, slice(start, start + n))
+                self.copy_into(out[part], a)
             start += n
         return out
 

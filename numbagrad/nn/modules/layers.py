@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from numbagrad import _dtype as D
 from numbagrad._core.grad_mode import no_grad
@@ -570,7 +571,7 @@ class _AlongDim(Module):
     """A normalisation along one dimension (``Softmax``, ``Softmin``, ``LogSoftmax``):
     ``_fn(input, dim)`` of the ``nn.functional`` function the subclass names."""
 
-    _fn = None
+    _fn: Any = None
 
     def __init__(self, dim=None):
         super().__init__()
