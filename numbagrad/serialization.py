@@ -85,7 +85,8 @@ from numbagrad import _dtype as D
 from numbagrad._device import device as _device
 from numbagrad._tensor import Size, Tensor
 from numbagrad.kernels.cuda import _driver
-from numbagrad.nn import Parameter, parameter
+from numbagrad.nn import Parameter as _Parameter
+from numbagrad.nn import parameter as _parameter
 
 __all__ = [
     "add_safe_globals",
@@ -285,7 +286,7 @@ class _Reader:
         s = self.storage(enc["storage"])
         data = _strided(s[0], enc["offset"], enc["shape"], enc["stride"])
         if enc.get("parameter"):
-            return Parameter(Tensor._make(data, s), requires_grad=enc["requires_grad"])
+            return _Parameter(Tensor._make(data, s), requires_grad=enc["requires_grad"])
         t = Tensor._make(data, s)
         if enc["requires_grad"]:
             t.requires_grad = True
@@ -411,7 +412,7 @@ def _default_globals() -> dict:
         "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,  # type: ignore[attr-defined]
         "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,  # type: ignore[attr-defined]
     }
-    allowed["numbagrad.nn.parameter._rebuild_parameter"] = parameter._rebuild_parameter
+    allowed["numbagrad.nn.parameter._rebuild_parameter"] = _parameter._rebuild_parameter
     return allowed
 
 
@@ -755,7 +756,7 @@ def _rebuild_tensor_v2(
 def _rebuild_parameter(data, requires_grad, backward_hooks):
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError("load(): a Parameter of the checkpoint holds no tensor")
-    return Parameter(data, requires_grad)
+    return _Parameter(data, requires_grad)
 
 
 def _set_obj_state(obj, state):
@@ -790,8 +791,8 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     if func not in _TORCH_REBUILDS:
         raise pickle.UnpicklingError(f"load(): {func!r} does not rebuild a tensor")
     ret = func(*args)
-    if new_type is Parameter and type(ret) is not Parameter:
-        ret = Parameter(ret, ret.requires_grad)
+    if new_type is _Parameter and type(ret) is not _Parameter:
+        ret = _Parameter(ret, ret.requires_grad)
     elif new_type is not Tensor and type(ret) is not new_type:
         raise pickle.UnpicklingError(
             f"load(): tensor subclass {new_type!r} in the checkpoint is not supported"
@@ -836,7 +837,7 @@ def _torch_global(module, name):
     if full == "torch._tensor._rebuild_from_type_v2":
         return _rebuild_from_type_v2
     if full == "torch.nn.parameter.Parameter":
-        return Parameter
+        return _Parameter
     raise pickle.UnpicklingError(
         f"load(): the PyTorch checkpoint holds {full}, which numbagrad cannot load: it "
         "reads tensors, nn.Parameter, dtypes, devices and Size saved by torch.save, in "

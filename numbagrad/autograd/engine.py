@@ -60,7 +60,7 @@ from numbagrad._tensor import Size, Tensor, _RetainGrad
 from numbagrad._transforms.batching import BatchInterpreter
 from numbagrad._transforms.reverse import GradTracer, grad_inside
 from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
-from numbagrad.autograd._function_transforms import legacy_vmap as vmap
+from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.anomaly_mode import checked_path
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import quiet_numpy
@@ -183,7 +183,7 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
         unused[:] = [g is None for g in res]
         return tuple(g for g in res if g is not None)
 
-    found = iter(vmap(vjp)(*grads))
+    found = iter(_vmap(vjp)(*grads))
     return [None if u else next(found) for u in unused]
 
 
@@ -847,9 +847,7 @@ def _seed(roots, grads, deps, path):
 
 def _capture_plan(targets):
     """For ``autograd.grad``: ``{node: [(output_nr, result index)]}`` of the gradients to
-    capture (None when accumulating into leaves), and the list they are captured into."""
-    if targets is None:
-        return None, []
+    capture, and the list they are captured into."""
     capture = {}
     for i, (node, nr) in enumerate(targets):
         capture.setdefault(node, []).append((nr, i))
@@ -932,7 +930,7 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     path, validate = _choose_path(create_graph)
     arrays = path.arrays
     deps, needed = _discover(roots, targets)
-    capture, captured = _capture_plan(targets)
+    capture, captured = (None, []) if targets is None else _capture_plan(targets)
     buffers, ready = _seed(roots, grads, deps, path)
     owned = set()  # the buffer slots that alone hold their array (point 4)
     # never store the caller's grads (point 6)
@@ -959,7 +957,11 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             if is_leaf:
                 g = buf[0]
                 if accumulate and g is not None and (capture is None or node in capture):
-                    _accumulate_leaf(node, g, create_graph, path, stored, capture is not None)
+                    leaf = node.variable
+                    if leaf._hooks or leaf._post_acc_hooks or node._hooks:
+                        _accumulate_leaf(node, g, create_graph, path, stored, capture is not None)
+                    else:  # (the common case, without a call)
+                        _store_leaf_grad(node, g, create_graph, stored)
                 continue
             if needed is not None and node not in needed:
                 continue

@@ -41,7 +41,7 @@ from numbagrad._creation import ones_like, zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.forward import DualTracer
 from numbagrad.autograd import forward_ad as fwAD
-from numbagrad.autograd._function_transforms import legacy_vmap as vmap
+from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.engine import grad as _grad
 from numbagrad.func import vjp as _func_vjp
 
@@ -441,7 +441,7 @@ def _jacfwd(func, inputs, strict, vectorize):
         push_forward(*(i.new_zeros(0) for i in inputs))
         jac = tuple(tuple(i.new_zeros((*shape, *i.shape)) for i in inputs) for shape in info[1])
         return _tuple_postprocess(jac, (info[0], is_inputs_tuple))
-    batched = vmap(push_forward)(*tangents)
+    batched = _vmap(push_forward)(*tangents)
     is_outputs_tuple, shapes = info
     jac = []
     for jac_out, shape in zip(batched, shapes):

@@ -22,7 +22,7 @@ from numbagrad._tensor import Tensor
 from numbagrad._transforms.forward import DualTracer
 from numbagrad._transforms.tracer import np_dtype_of
 from numbagrad.autograd import forward_ad as fwAD
-from numbagrad.autograd._function_transforms import legacy_vmap as vmap
+from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.engine import _execute, _root_edge
 from numbagrad.autograd.engine import grad as _grad
 
@@ -607,7 +607,7 @@ def _check_batched_forward_grad(func, inputs, diff):
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                result = vmap(jvp)(_stack(tangents))
+                result = _vmap(jvp)(_stack(tangents))
         except RuntimeError as ex:
             raise GradcheckError(
                 f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG_FWD_AD}"
@@ -640,7 +640,7 @@ def _check_batched_grad(func, inputs, diff):
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                result = vmap(vjp)(_stack(gos))
+                result = _vmap(vjp)(_stack(gos))
         except RuntimeError as ex:
             raise GradcheckError(
                 f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG}"

@@ -14,7 +14,7 @@ import threading
 from numbagrad._core.extension import RECORDING
 from numbagrad._core.graph import AccumulateGrad, Node, OpNode, SavedOutput, accumulator_of
 from numbagrad._tensor import Tensor
-from numbagrad.autograd import engine
+from numbagrad.autograd import engine as _engine
 
 __all__ = [
     "AccumulateGrad",
@@ -139,7 +139,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     def expected_count():
         # the tensors whose gradient this backward will compute: their node is pending
 
-        run = engine.current_run()
+        run = _engine.current_run()
         if run is None:
             return None, None
         n = 0
@@ -151,7 +151,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     def make_hook(i):
         def hook(g):
             with lock:
-                run = engine.current_run()
+                run = _engine.current_run()
                 if state["run"] is not run:  # a new backward: start over
                     state.update(
                         grads={}, count=0, fired=False, run=run, expected=expected_count()[0]

@@ -25,7 +25,7 @@ from typing import cast
 
 from numbagrad._creation import _cuda_default_generator, _seed_cuda
 from numbagrad._device import device as _device
-from numbagrad._device import resolve
+from numbagrad._device import resolve as _resolve
 from numbagrad.cuda._interop import as_cuda_array as _as
 from numbagrad.cuda._legacy import (
     BoolTensor,
@@ -35,8 +35,9 @@ from numbagrad.cuda._legacy import (
     IntTensor,
     LongTensor,
 )
-from numbagrad.kernels.cuda import _driver, memory
-from numbagrad.kernels.cuda.launch import STREAMS
+from numbagrad.kernels.cuda import _driver
+from numbagrad.kernels.cuda import memory as _memory
+from numbagrad.kernels.cuda.launch import STREAMS as _STREAMS
 
 __all__ = [
     "BoolTensor",
@@ -170,7 +171,7 @@ def _index(device) -> int:
     if isinstance(device, int) and not isinstance(device, bool):
         return device
 
-    d = resolve(device)
+    d = _resolve(device)
     if d.type != "cuda":
         raise ValueError(f"expected a CUDA device, got {d}")
     return d.index
@@ -279,7 +280,7 @@ def __getattr__(name):
 
 
 def _memory_stats() -> dict:
-    return memory.stats()
+    return _memory.stats()
 
 
 def empty_cache() -> None:
@@ -287,7 +288,7 @@ def empty_cache() -> None:
     tensors that were collected); memory in use stays. Does nothing without CUDA. See
     NOTE [CUDA memory pool] in ``numbagrad/kernels/cuda/memory.py``."""
     if _driver.installed() and "cuda" in _driver._state:
-        memory.empty_cache()
+        _memory.empty_cache()
 
 
 def memory_allocated(device=None) -> int:
@@ -312,7 +313,7 @@ def max_memory_allocated(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Make :func:`max_memory_allocated` start again from the memory in use now."""
     if "cuda" in _driver._state:
-        memory.reset_peak()
+        _memory.reset_peak()
 
 
 class Stream:
@@ -360,7 +361,7 @@ def current_stream(device=None) -> Stream:
     """
     _require()
 
-    return Stream._wrap(STREAMS[-1] if STREAMS else _driver.default_stream())
+    return Stream._wrap(_STREAMS[-1] if _STREAMS else _driver.default_stream())
 
 
 @contextlib.contextmanager
@@ -378,11 +379,11 @@ def stream(s):
     if not isinstance(s, Stream):
         raise TypeError(f"stream() expects a numbagrad.cuda.Stream, got {type(s).__name__}")
 
-    STREAMS.append(s._numba)
+    _STREAMS.append(s._numba)
     try:
         yield s
     finally:
-        STREAMS.pop()
+        _STREAMS.pop()
 
 
 def as_cuda_array(t):

@@ -11,7 +11,7 @@ from numbagrad.distributions.distribution import (
     _broadcast_all,
     _clamp_probs,
 )
-from numbagrad.nn.functional import binary_cross_entropy_with_logits
+from numbagrad.nn.functional import binary_cross_entropy_with_logits as _bce_with_logits
 
 __all__ = ["Bernoulli"]
 
@@ -56,7 +56,7 @@ class Bernoulli(Distribution):
 
     def log_prob(self, value):
         logits, value = F.broadcast_tensors(self.logits, value)
-        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+        return -_bce_with_logits(logits, value, reduction="none")
 
     def entropy(self):
-        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return _bce_with_logits(self.logits, self.probs, reduction="none")

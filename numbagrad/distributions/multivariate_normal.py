@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
-from numbagrad import _creation, linalg
+from numbagrad import _creation
+from numbagrad import linalg as _linalg
 from numbagrad import ops as F
 from numbagrad.distributions.distribution import (
     _NO_SHAPE,
     Distribution,
 )
-from numbagrad.linalg import solve_triangular
+from numbagrad.linalg import solve_triangular as _solve_triangular
 
 __all__ = ["MultivariateNormal"]
 
@@ -31,7 +32,7 @@ def _mahalanobis(tril, x):
     n = x.shape[-1]
     tril = F.expand(tril, (*batch, n, n))
     x = F.expand(x, (*batch, n))
-    z = solve_triangular(tril, F.unsqueeze(x, -1), upper=False)
+    z = _solve_triangular(tril, F.unsqueeze(x, -1), upper=False)
     return F.sum(F.squeeze(z, -1) ** 2, -1)
 
 
@@ -87,12 +88,12 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             tril = scale_tril
         elif covariance_matrix is not None:
-            tril = linalg.cholesky(covariance_matrix)
+            tril = _linalg.cholesky(covariance_matrix)
         else:  # as PyTorch's _precision_to_scale_tril
-            flipped = linalg.cholesky(F.flip(precision_matrix, (-2, -1)))
+            flipped = _linalg.cholesky(F.flip(precision_matrix, (-2, -1)))
             tril_inv = F.transpose(F.flip(flipped, (-2, -1)), -2, -1)
             eye = _creation.eye(tril_inv.shape[-1], dtype=tril_inv.dtype)
-            tril = linalg.solve_triangular(tril_inv, eye, upper=False)
+            tril = _linalg.solve_triangular(tril_inv, eye, upper=False)
         self._unbroadcasted_scale_tril = tril
         batch = _batch_shape_of(tril.shape[:-2], loc.shape[:-1])
         n = loc.shape[-1]

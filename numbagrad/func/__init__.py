@@ -50,10 +50,11 @@ from numbagrad._transforms.reverse import (
     hide_outer_grads,
     unhide_outer_grads,
 )
-from numbagrad._transforms.tracer import Tracer, mark_born, np_dtype_of, shape_of
+from numbagrad._transforms.tracer import Tracer, np_dtype_of, shape_of
+from numbagrad._transforms.tracer import mark_born as _mark_born
 from numbagrad.func._functional_call import functional_call, stack_module_state
 from numbagrad.func._rearrange import rearrange
-from numbagrad.kernels.cpu import alloc
+from numbagrad.kernels.cpu import alloc as _alloc
 
 __all__ = [
     "debug_unwrap",
@@ -199,7 +200,7 @@ def _scalar_one(value):
     plain CPU tensor's): the seed of every ``grad`` call, kept off its creation path."""
     if value._is_tracer or type(value._data) is np.ndarray:
         t = Tensor._make(np.array(1, np_dtype_of(value)))
-        mark_born(t)
+        _mark_born(t)
         return t
     return _creation.const_ones_like(value)
 
@@ -687,7 +688,7 @@ def _blocks(leaves):
     out = []
     off = 0
     for x, n in zip(leaves, sizes):
-        b = alloc.empty((total, n), np_dtype_of(x))
+        b = _alloc.empty((total, n), np_dtype_of(x))
         b.fill(0)
         b[off : off + n].reshape(-1)[:: n + 1] = 1  # the identity block
         out.append(Tensor._make(b.reshape((total, *shape_of(x)))))

@@ -19,9 +19,9 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._creation import tensor as _tensor
-from numbagrad.autograd.grad_mode import no_grad
+from numbagrad.autograd.grad_mode import no_grad as _no_grad_mode
 from numbagrad.ops import linalg_decomp as _L
-from numbagrad.ops._util import wrap_dim
+from numbagrad.ops._util import wrap_dim as _wrap_dim
 from numbagrad.ops.linalg import linalg_cross as _linalg_cross
 from numbagrad.ops.linalg import matrix_power as _matrix_power
 from numbagrad.ops.linalg_decomp import LinAlgError
@@ -520,7 +520,7 @@ def _np_dtype(A):
 
 
 def _no_grad():
-    return no_grad()
+    return _no_grad_mode()
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
@@ -800,7 +800,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
             return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
         if len(dim) == 2:
             for d in dim:  # PyTorch's IndexError for a dim out of range
-                wrap_dim(d, A.ndim)
+                _wrap_dim(d, A.ndim)
             return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
         raise RuntimeError(
             f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"

@@ -12,12 +12,12 @@ import warnings
 
 import numpy as np
 
-from numbagrad import linalg
+from numbagrad import linalg as _linalg
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import _RNG, _fill_random
-from numbagrad._dtype import float64
+from numbagrad._dtype import float64 as _float64
 from numbagrad._tensor import Tensor
-from numbagrad.ops import diagonal
+from numbagrad.ops import diagonal as _diagonal
 
 __all__ = [
     "calculate_gain",
@@ -367,11 +367,11 @@ def orthogonal_(tensor, gain=1, generator=None):
         # drawn and factored on the device (its generator and QR kernel), written in place
 
         with no_grad():
-            flat = tensor.new_empty((rows, cols), dtype=float64).normal_(generator=generator)
+            flat = tensor.new_empty((rows, cols), dtype=_float64).normal_(generator=generator)
             if rows < cols:
                 flat = flat.T
-            q, r = linalg.qr(flat)
-            q = q * diagonal(r).sign()
+            q, r = _linalg.qr(flat)
+            q = q * _diagonal(r).sign()
             if rows < cols:
                 q = q.T
             tensor.copy_((gain * q).reshape(tuple(tensor.shape)))

@@ -24,7 +24,7 @@ import contextlib
 from numbagrad import _creation
 from numbagrad._core.grad_mode import enable_grad, no_grad
 from numbagrad._tensor import Tensor
-from numbagrad.autograd.engine import backward
+from numbagrad.autograd.engine import backward as _backward
 from numbagrad.autograd.function import Function
 from numbagrad.autograd.graph import saved_tensors_hooks
 
@@ -113,7 +113,7 @@ class _CheckpointFunction(Function):
             raise RuntimeError(
                 "none of output has requires_grad=True, this checkpoint() is not necessary"
             )
-        backward(outs, gs)
+        _backward(outs, gs)
         return (None, None, *(d.grad if isinstance(d, Tensor) else None for d in detached))
 
 
