@@ -26,9 +26,9 @@ engine. Two other kinds of assignment reach across modules, both named in
 methods set attributes of ``Tensor``) and the profiler's timing wrappers, installed only
 while a profile runs (NOTE [Profiler]). Imports inside functions are limited to the loader
 of the optional CUDA engine (NOTE [Optional engines] in ``kernels/__init__.py``), the
-workload tool ``_observe``, and two cycles inside the CUDA engine (its array calls its
-backend; its driver installs the memory pool), listed in ``tests/test_layers.py``, which
-fails on any other.
+workload tool ``_observe``, and one cycle inside the CUDA engine (its driver installs the
+memory pool when it loads numba.cuda), listed in ``tests/test_layers.py``, which fails on
+any other. ``CudaArray`` reaches its backend through the loader (``kernels.backend``).
 """
 
 __all__: list = []
