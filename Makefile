@@ -9,7 +9,7 @@
 #   make bench-smoke    check the asv suites and run the small ones once (CI)
 #   make bench-compare  BASE=<rev>: benchmark BASE and HEAD, print asv compare's table
 #   make bench-publish  render the recorded benchmark history as HTML (asv_bench/html)
-#   make lint    ruff check and ruff format --check (ruff installed into .venv on first use)
+#   make lint    ruff check, ruff format --check and mypy numbagrad (the `dev` extra, pinned)
 #   make dist    build the wheel and sdist into dist/ and check them with twine --strict
 #   make test-oldest  the suite against the oldest NumPy and Numba pyproject.toml allows
 #   make test-notorch  the suite without PyTorch (.venv-notorch): all collects, a subset runs
@@ -28,8 +28,8 @@ PYTEST_ARGS ?=
 SPHINXOPTS ?=
 
 # Numba's threading layer may be OpenMP; its default busy-wait policy stalled ~7 ms per
-# parallel kernel call when the other core of a 2-core machine was busy (DESIGN.md §5,
-# measured table); passive waiting costs a few µs instead. Override on the command line.
+# parallel kernel call when the other core of a 2-core machine was busy (docs/developer.rst,
+# design decisions, 5); passive waiting costs a few µs instead. Override on the command line.
 OMP_WAIT_POLICY ?= passive
 export OMP_WAIT_POLICY
 
@@ -188,9 +188,12 @@ RUFF_VERSION ?= 0.17.6
 $(VENV)/bin/ruff: | $(PY)
 	$(PIP) install -q ruff==$(RUFF_VERSION)
 
-lint: $(VENV)/bin/ruff
+# mypy too (the `dev` extra of pyproject.toml, pinned like ruff), at the strictness
+# [tool.mypy] states: the code, and the generated stubs against it, type-check
+lint: $(VENV)/bin/ruff $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) -m mypy
 
 # the wheel and the sdist, built as `pip install` would build them, checked by twine --strict
 # (metadata and the README rendering PyPI would show)

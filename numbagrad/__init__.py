@@ -169,16 +169,12 @@ def set_num_threads(n):
     Matrix products use NumPy's BLAS, whose threads its own variables control
     (``OPENBLAS_NUM_THREADS``).
     """
-    from numbagrad.kernels.cpu import threads
-
-    threads.set_num_threads(n)
+    _threads.set_num_threads(n)
 
 
 def get_num_threads():
     """The number of threads large elementwise work uses (see :func:`set_num_threads`)."""
-    from numbagrad.kernels.cpu import threads
-
-    return threads.get_num_threads()
+    return _threads.get_num_threads()
 
 
 def empty_cache():
@@ -189,9 +185,7 @@ def empty_cache():
     set with the environment variable ``NUMBAGRAD_BUFFER_CACHE_MB`` (0 turns it off).
     Arrays still held by tensors are not freed, only forgotten by the cache.
     """
-    from numbagrad.kernels.cpu import alloc
-
-    alloc.clear()
+    _alloc.clear()
 
 
 # -- module-level names scripts use (constants, limits, RNG, devices, save/load) -------------
@@ -229,6 +223,8 @@ from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
 from numbagrad import _dynamo, compiler, library  # noqa: E402
 from numbagrad._tensor import set_printoptions  # noqa: E402
 from numbagrad.cuda._interop import from_dlpack  # noqa: E402
+from numbagrad.kernels.cpu import alloc as _alloc  # noqa: E402
+from numbagrad.kernels.cpu import threads as _threads  # noqa: E402
 from numbagrad.ops.shape import (  # noqa: E402
     index_add,
     index_copy,

@@ -4,12 +4,6 @@
 import builtins
 from typing import Any
 
-from numbagrad import BoolTensor as BoolTensor
-from numbagrad import DoubleTensor as DoubleTensor
-from numbagrad import FloatTensor as FloatTensor
-from numbagrad import HalfTensor as HalfTensor
-from numbagrad import IntTensor as IntTensor
-from numbagrad import LongTensor as LongTensor
 from numbagrad import accelerator as accelerator
 from numbagrad import autograd as autograd
 from numbagrad import backends as backends
@@ -41,6 +35,12 @@ from numbagrad._dtype import dtype as dtype
 from numbagrad._dtype import finfo as finfo
 from numbagrad._dtype import iinfo as iinfo
 from numbagrad._dtype import memory_format as memory_format
+from numbagrad._legacy import BoolTensor as BoolTensor
+from numbagrad._legacy import DoubleTensor as DoubleTensor
+from numbagrad._legacy import FloatTensor as FloatTensor
+from numbagrad._legacy import HalfTensor as HalfTensor
+from numbagrad._legacy import IntTensor as IntTensor
+from numbagrad._legacy import LongTensor as LongTensor
 from numbagrad._tensor import Size as Size
 from numbagrad._tensor import Tensor as Tensor
 

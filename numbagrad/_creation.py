@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
 from numbagrad import _dtype as D
-from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, to_cuda
+from numbagrad._core.extension import HOOKS
+from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, resolve, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
+from numbagrad.kernels import backend
 from numbagrad.kernels.cpu.backend import quiet_numpy
+from numbagrad.kernels.cuda import _driver
+from numbagrad.kernels.cuda.array import CudaArray
+from numbagrad.kernels.meta import MetaArray
 
 __all__ = [
     "Generator",
@@ -57,21 +63,14 @@ def _finish(arr, requires_grad, device):
         if dev.type == "cuda" and not getattr(arr, "_numbagrad_device", False):
             arr = to_cuda(arr, dev)  # NOTE [CUDA tensors]: made on the host, copied once
         elif dev.type == "meta":  # its shape and dtype (NOTE [Meta tensors])
-            from numbagrad.kernels.meta import MetaArray
-
             arr = MetaArray(np.shape(arr), arr.dtype)
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
-    if BIRTH_HOOK is not None:  # NOTE [In-place writes under transforms] (ops/inplace.py)
-        BIRTH_HOOK(t)
+    birth = HOOKS.birth  # NOTE [In-place writes under transforms] (ops/inplace.py)
+    if birth is not None:
+        birth(t)
     return t
-
-
-# Set by ``numbagrad._transforms.tracer`` once imported (a late-bound hook, like
-# ``RANDOM_HOOK`` below): marks a tensor made while a transform is current as made inside
-# it, which lets it take that transform's values in place.
-BIRTH_HOOK = None
 
 
 def _infer_np_dtype(data, to_float=False):
@@ -185,8 +184,6 @@ def as_tensor(data, dtype=None, device=None):
             data = data.to(device)
         return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
     if not isinstance(data, (np.ndarray, list, tuple, int, float, bool)):
-        from numbagrad.kernels.cuda import _driver
-
         if _driver.is_device_array(data):  # zero copy (NOTE [CUDA tensors])
             npd = None if dtype is None else D.as_dtype(dtype).np
             return Tensor._make(from_device_array(data, npd, device))
@@ -360,10 +357,6 @@ def _cuda_target(device):
 def _cuda_empty(shape, dt, dev):
     """An uninitialised ``CudaArray`` on CUDA device ``dev`` (the current one, as
     ``to_cuda`` requires), after PyTorch's size checks."""
-    from numbagrad._device import resolve
-    from numbagrad.kernels.cuda import _driver
-    from numbagrad.kernels.cuda.array import CudaArray
-
     _check_size(shape, dt)
     _driver.require()
     d = resolve(dev)
@@ -390,9 +383,8 @@ def _filled(value, shape, dt, requires_grad, device, make):
         return _finish(_alloc(make, shape, dt), requires_grad, device)
     out = _cuda_empty(shape, dt, dev)
     if value is not None:
-        from numbagrad.kernels.cuda.backend import CUDA
-
-        CUDA.copy_into(out, value)
+        cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
+        cuda.copy_into(out, value)
     return _finish(out, requires_grad, dev)
 
 
@@ -456,18 +448,17 @@ def _like(t, dtype):
     return t._data.shape, (t._data.dtype if dtype is None else D.as_dtype(dtype).np)
 
 
-# Set by ``numbagrad._transforms.batching`` once imported (a late-bound hook, like
-# ``RANDOM_HOOK``): the ``*_like``/``new_*`` tensor of a value ``vmap`` batches is batched,
-# as PyTorch's. ``BATCHED_LIKE_HOOK(t, shape, make)`` returns the batched tensor built from
+# ``HOOKS.batched_like`` (filled by ``numbagrad._transforms.batching``, NOTE [Extension
+# points]): the ``*_like``/``new_*`` tensor of a value ``vmap`` batches is batched, as
+# PyTorch's. ``batched_like(t, shape, make)`` returns the batched tensor built from
 # ``make(full_shape, base)`` (``base``: the innermost value, for its device), or None when
 # ``t`` is not batched.
-BATCHED_LIKE_HOOK = None
 
 
 def like_new(t, shape, make):
     """``make(shape, t)`` (a new tensor for ``t``), batched where ``t`` is."""
-    if t._is_tracer and BATCHED_LIKE_HOOK is not None:
-        out = BATCHED_LIKE_HOOK(t, shape, make)
+    if t._is_tracer and HOOKS.batched_like is not None:
+        out = HOOKS.batched_like(t, shape, make)
         if out is not None:
             return out
     return make(shape, t)
@@ -623,7 +614,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._seed = int(np.random.SeedSequence().entropy % (2**63))
+        self._seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
         self._offset = 0  # a CUDA generator's Philox offset (NOTE [CUDA random numbers])
         # a CUDA generator has no NumPy generator: its draws run on the device
         self.gen = None if self.device.type == "cuda" else np.random.default_rng(self._seed)
@@ -645,7 +636,7 @@ class Generator:
 
     def seed(self) -> int:
         """Seed from OS entropy; returns the seed used."""
-        s = int(np.random.SeedSequence().entropy % (2**63))
+        s = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
         self.manual_seed(s)
         return s
 
@@ -715,7 +706,7 @@ class Generator:
 
 
 default_generator = Generator()
-default_generator.manual_seed(int(np.random.SeedSequence().entropy % (2**63)))
+default_generator.manual_seed(int(cast(int, np.random.SeedSequence().entropy) % (2**63)))
 _RNG = default_generator  # the global generator (``_RNG.gen`` is its NumPy Generator)
 
 
@@ -733,7 +724,7 @@ def _gen(generator):
 # device imports numba.cuda, which ``import numbagrad`` must not); ``_CUDA_SEED[0]`` is the
 # seed a new one starts from: the last global seed (NOTE [CUDA random numbers]).
 _CUDA_RNGS: dict = {}
-_CUDA_SEED = [int(np.random.SeedSequence().entropy % (2**63))]
+_CUDA_SEED = [int(cast(int, np.random.SeedSequence().entropy) % (2**63))]
 
 
 def _cuda_default_generator(index):
@@ -760,13 +751,12 @@ def _cuda_draw(out, kind, generator, a=0.0, b=1.0):
     """Fill the ``CudaArray`` ``out`` with ``kind`` samples (``"randint"`` on ``[a, b)``, or
     a kind of ``CudaBackend.random_fill``) on the device, advancing the generator's offset
     by 4 words per element (NOTE [CUDA random numbers]); returns ``out``."""
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
     g = _cuda_gen(generator, out.device_index)
     if kind == "randint":
-        CUDA.randint_fill(out, g._seed, g._offset, a, b)
+        cuda.randint_fill(out, g._seed, g._offset, a, b)
     else:
-        CUDA.random_fill(out, kind, g._seed, g._offset, a, b)
+        cuda.random_fill(out, kind, g._seed, g._offset, a, b)
     g._offset += 4 * out.size
     return out
 
@@ -828,31 +818,29 @@ def set_rng_state(new_state) -> None:
     _RNG.set_state(new_state)
 
 
-# NOTE [Randomness under vmap]: set by ``numbagrad._transforms.batching`` when it is
-# imported (late-bound hooks, like ``_tensor._F``), with PyTorch's rules, each live vmap
+# NOTE [Randomness under vmap]: ``HOOKS.random`` and ``HOOKS.random_op``, filled by
+# ``numbagrad._transforms.batching`` (NOTE [Extension points]), with PyTorch's rules, each live vmap
 # deciding for its own level: ``'error'`` raises, ``'same'`` draws once for the whole batch,
-# ``'different'`` draws per batch element. ``RANDOM_HOOK(make, size, what, fill=None)``
+# ``'different'`` draws per batch element. ``random(make, size, what, fill=None)``
 # is called by each random factory (and in-place fill, ``fill`` the tensor filled) and
 # returns None outside vmap or where every level is ``'same'``, else the batched draw made
-# by ``make(full_shape)``. ``RANDOM_OP_HOOK(fn, tensors, what)`` is called by the random
+# by ``make(full_shape)``. ``random_op(fn, tensors, what)`` is called by the random
 # ops of tensors (``bernoulli(p)``, ``poisson``, ``normal(mean, std)``, ``multinomial``):
 # None with no transform current, else ``fn`` applied level by level (a batched operand
 # under ``'same'`` raises; other transforms' values are constants to a draw).
-RANDOM_HOOK = None
-RANDOM_OP_HOOK = None
 
 
 def _random_of_tensors(fn, tensors, what):
     """``fn(*tensors)`` through the active transforms (NOTE [Randomness under vmap]), or
     None with none active: the caller draws on the tensors' data."""
-    if RANDOM_OP_HOOK is None:
+    if HOOKS.random_op is None:
         return None
-    return RANDOM_OP_HOOK(fn, tensors, what)
+    return HOOKS.random_op(fn, tensors, what)
 
 
 def _random(make, size, requires_grad, device, what, np_dtype=None):
-    if RANDOM_HOOK is not None:
-        batched = RANDOM_HOOK(make, size, what)
+    if HOOKS.random is not None:
+        batched = HOOKS.random(make, size, what)
         if batched is not None:
             return batched
     if np_dtype is None:
@@ -974,19 +962,18 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     dev = _cuda_target(device)
     if dev is None:
         g = _gen(generator)
-    if RANDOM_HOOK is not None:  # under vmap: one permutation per example ('different')
+    if HOOKS.random is not None:  # under vmap: one permutation per example ('different')
 
         def make(shape):  # (rows permuted independently; on CUDA not supported there)
             return g.permuted(np.broadcast_to(np.arange(n, dtype=dt), shape), axis=-1)
 
-        batched = RANDOM_HOOK(make if dev is None else None, (n,), "randperm")
+        batched = HOOKS.random(make if dev is None else None, (n,), "randperm")
         if batched is not None:
             return batched
     if dev is not None:
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
         keys = _cuda_draw(_cuda_empty(_size((n,)), np.int64, dev), "randint", generator, 0, 2**62)
-        perm = CUDA.argsort(keys, 0)
+        perm = cuda.argsort(keys, 0)
         return _finish(perm if perm.dtype == dt else perm.astype(dt), False, dev)
     return _finish(g.permutation(n).astype(dt), False, device)
 
@@ -1178,9 +1165,8 @@ def _bernoulli_cuda(input, p, generator):
     u = _cuda_draw(
         type(data).empty(data.shape, np.float64, data.device_index), "uniform", generator
     )
-    from numbagrad.kernels.cuda.backend import CUDA
-
-    CUDA.copy_into(out, u < probs)
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
+    cuda.copy_into(out, u < probs)
     return Tensor._make(out)
 
 
@@ -1215,11 +1201,10 @@ def _poisson_cuda(input, generator):
         )
     if lam.size and bool(((lam < 0) | ~(lam == lam)).any()):
         raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
     out = type(lam).empty(lam.shape, lam.dtype, lam.device_index)
     g = _cuda_gen(generator, lam.device_index)
-    CUDA.poisson_fill(out, lam, g._seed, g._offset)
+    cuda.poisson_fill(out, lam, g._seed, g._offset)
     g._offset += 4 * out.size
     return Tensor._make(out)
 
@@ -1231,17 +1216,16 @@ def _multinomial_cuda(w, num_samples, replacement, generator):
     algorithm): the ``num_samples`` smallest of ``E / w`` per row, ``E`` exponential, as
     ``topk(w / E)``. The checks of the weights read three flags to the host at once (PyTorch
     checks them on the host too)."""
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
     rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
     nrow, ncat = rows.shape
-    bad = CUDA.reduce("any", (rows < 0) | ~CUDA.map("isfinite", rows), None, False)
-    total = CUDA.sum(rows, 1, False, None)
-    empty = CUDA.reduce("any", total <= 0, None, False)
-    few = CUDA.full((), False, np.bool_)
+    bad = cuda.reduce("any", (rows < 0) | ~cuda.map("isfinite", rows), None, False)
+    total = cuda.sum(rows, 1, False, None)
+    empty = cuda.reduce("any", total <= 0, None, False)
+    few = cuda.full((), False, np.bool_)
     if not replacement:
-        few = CUDA.reduce("any", CUDA.sum(rows > 0, 1, False, None) < num_samples, None, False)
-    flags = CUDA.stack([bad, empty, few], 0).to_host()
+        few = cuda.reduce("any", cuda.sum(rows > 0, 1, False, None) < num_samples, None, False)
+    flags = cuda.stack([bad, empty, few], 0).to_host()
     if flags[0]:
         raise RuntimeError(
             "multinomial(): probability tensor contains either `inf`, `nan` or element < 0"
@@ -1257,17 +1241,17 @@ def _multinomial_cuda(w, num_samples, replacement, generator):
         )
     dev_index = w.device_index
     if replacement:
-        cdf = CUDA.scan("cumsum", rows, 1)
+        cdf = cuda.scan("cumsum", rows, 1)
         u = _cuda_draw(
             type(w).empty((nrow, num_samples), np.float64, dev_index), "uniform", generator
         )
-        out = CUDA.categorical(cdf, u)
+        out = cuda.categorical(cdf, u)
     else:
         e = _cuda_draw(
             type(w).empty((nrow, ncat), np.float64, dev_index), "exponential", generator, 1.0
         )
-        keys = CUDA.binary("true_divide", e, rows)  # weight 0: inf (or NaN): sorted last
-        out = CUDA.argsort(keys, 1)[:, :num_samples].copy()
+        keys = cuda.binary("true_divide", e, rows)  # weight 0: inf (or NaN): sorted last
+        out = cuda.argsort(keys, 1)[:, :num_samples].copy()
     return out.reshape((*w.shape[:-1], num_samples))
 
 
@@ -1341,8 +1325,8 @@ def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
     def draw(shape):
         return np.asarray(make(shape), dtype=npd, order="C")
 
-    if RANDOM_HOOK is not None:  # under vmap (NOTE [Randomness under vmap])
-        batched = RANDOM_HOOK(draw, tuple(t.shape), "an in-place random fill", fill=t)
+    if HOOKS.random is not None:  # under vmap (NOTE [Randomness under vmap])
+        batched = HOOKS.random(draw, tuple(t.shape), "an in-place random fill", fill=t)
         if batched is not None:
             return t.copy_(batched)
     return t.copy_(Tensor._make(draw(tuple(t.shape))))
@@ -1450,7 +1434,10 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
 
 for _fn in (uniform_, normal_, bernoulli_, exponential_, random_):
     setattr(Tensor, _fn.__name__, _fn)
-Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(self, p, generator=generator)
-Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(
+# (Tensor's method table, declared in _tensor_methods.pyi: NOTE [Type stubs])
+Tensor.bernoulli = lambda self, p=None, *, generator=None: bernoulli(  # type: ignore[method-assign]
+    self, p, generator=generator
+)
+Tensor.multinomial = lambda self, num_samples, replacement=False, *, generator=None: multinomial(  # type: ignore[method-assign]
     self, num_samples, replacement, generator=generator
 )

@@ -14,6 +14,9 @@ differentiable copy (``ops.inplace.ToDevice``, whose kernel is ``copy_array``).
 
 from __future__ import annotations
 
+from numbagrad.kernels.cuda import _driver
+from numbagrad.kernels.cuda.array import CudaArray
+
 __all__ = ["device"]
 
 
@@ -52,8 +55,6 @@ class device:
         if isinstance(type, device):
             type, index = type.type, type.index
         if isinstance(type, int) and not isinstance(type, bool):  # torch.device(0) is cuda:0
-            from numbagrad.kernels.cuda import _driver
-
             if not _driver.is_available():  # an accelerator's index: PyTorch's CPU build
                 raise RuntimeError("Cannot access accelerator device when none is available.")
             type, index = "cuda", type
@@ -121,17 +122,12 @@ def resolve(dev) -> device:
     """``dev`` as a device, with a CUDA device's index filled in (the current device)."""
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cuda" and d.index is None:
-        from numbagrad.kernels.cuda import _driver
-
         return cuda_device(_driver.current_device())
     return d
 
 
 def to_cuda(arr, dev):
     """A NumPy array copied to the CUDA device ``dev`` (NOTE [CUDA tensors])."""
-    from numbagrad.kernels.cuda import _driver
-    from numbagrad.kernels.cuda.array import CudaArray
-
     _driver.require()
     d = resolve(dev)
     if d.index != _driver.current_device():
@@ -164,9 +160,6 @@ def copy_array(data, dev):
 
 def from_device_array(obj, dtype=None, device=None):
     """A ``CudaArray`` sharing the memory of device array ``obj`` (``as_tensor``)."""
-    from numbagrad.kernels.cuda import _driver
-    from numbagrad.kernels.cuda.array import CudaArray
-
     if device is not None and resolve(device).type != "cuda":
         raise RuntimeError(
             "as_tensor(device array, device='cpu') would copy; call .cpu() on the result instead"
@@ -181,8 +174,6 @@ def from_device_array(obj, dtype=None, device=None):
 
 
 def _cuda_unavailable(what):
-    from numbagrad.kernels.cuda import _driver
-
     why = (
         "numba-cuda sees no CUDA GPU (set NUMBA_ENABLE_CUDASIM=1 for the simulator)"
         if _driver.installed()
@@ -222,8 +213,6 @@ def set_default_device(device_):
         return
     d = device(device_)
     if d.type == "cuda":
-        from numbagrad.kernels.cuda import _driver
-
         if not _driver.is_available():
             raise _cuda_unavailable(f"set_default_device({device_!r})")
         d = resolve(d)

@@ -201,7 +201,8 @@ def result_type(*operands) -> dtype:
             scalar = s if scalar is None else promote_types(scalar, s)
         else:
             raise TypeError(f"unsupported operand type {type(x).__name__}")
-    return _combine(dim, _combine(zero, scalar))
+    # (not None: each operand sets one of the three or raises, and callers pass operands)
+    return _combine(dim, _combine(zero, scalar))  # type: ignore[return-value]
 
 
 class finfo:

@@ -9,7 +9,9 @@ layout numbagrad cannot hold, and asking for it raises ``NotImplementedError``.
 
 from __future__ import annotations
 
+from numbagrad import _creation
 from numbagrad import _dtype as D
+from numbagrad._device import device as _device
 from numbagrad._dtype import (  # the memory formats live with the dtypes (lowest layer)
     channels_last,
     channels_last_3d,
@@ -45,9 +47,6 @@ class _TensorType(type):
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.is_cuda is cls.is_cuda
 
     def __call__(cls, *args, device=None):
-        from numbagrad import _creation
-        from numbagrad._device import device as _device
-
         kind = "cuda" if cls.is_cuda else "cpu"
         if device is not None and _device(device).type != kind:
             raise RuntimeError(

@@ -16,6 +16,8 @@ import os
 import threading
 import time
 
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
+
 __all__ = ["precompile", "set_log_compiles"]
 
 logger = logging.getLogger("numbagrad.compile")
@@ -127,8 +129,6 @@ def precompile(verbose: bool = False) -> float:
     float
         The seconds it took.
     """
-    from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN
-
     was_on = _state["listener"] is not None
     if verbose:
         set_log_compiles(True)

@@ -25,6 +25,10 @@ import inspect
 import os
 import sys
 
+import numbagrad
+from numbagrad import _dtype, _tensor
+from numbagrad import ops as F
+
 __all__ = ["main", "render"]
 
 HEADER = (
@@ -164,11 +168,25 @@ def _params(fn, method):
     return ", ".join(parts)
 
 
-def _module_stub():
-    import numbagrad
-    from numbagrad import _dtype
-    from numbagrad import ops as F
+def _home(cls):
+    """The module that defines ``cls``: its ``__module__``, unless that is ``numbagrad``
+    itself (PyTorch's names for the legacy typed constructors), which a stub of
+    ``numbagrad`` cannot import from."""
+    if cls.__module__ != "numbagrad":
+        return cls.__module__
+    for name, mod in sorted(sys.modules.items()):
+        if name.startswith("numbagrad.") and vars(mod).get(cls.__name__) is cls:
+            return name
+    raise LookupError(f"no numbagrad module defines {cls.__name__}")
 
+
+# Methods whose stub mypy would refuse as Python types them, though it is right for a
+# tensor: comparisons return a Tensor (elementwise, as PyTorch's stubs say), and
+# ``/=`` accepts ``div_``'s keyword arguments, which ``/`` does not.
+_STUB_IGNORES = {"__eq__": "override", "__ne__": "override", "__itruediv__": "misc"}
+
+
+def _module_stub():
     creation = {
         "arange",
         "as_tensor",
@@ -202,7 +220,7 @@ def _module_stub():
         elif isinstance(obj, _dtype.dtype):
             values.append(f"{name}: dtype")
         elif inspect.isclass(obj):
-            imports.append(f"from {obj.__module__} import {obj.__name__} as {name}")
+            imports.append(f"from {_home(obj)} import {obj.__name__} as {name}")
         elif callable(obj):
             default = "Tensor" if (name in F.__all__ or name in creation) else "Any"
             functions.append(
@@ -219,8 +237,6 @@ def _module_stub():
 def _method_names():
     """The attributes ``ops/_methods.py`` attached to Tensor (not in its class body)."""
     import ast
-
-    from numbagrad import _tensor
 
     with open(_tensor.__file__, encoding="utf-8") as f:
         tree = ast.parse(f.read())
@@ -254,8 +270,6 @@ def _method_names():
 
 
 def _methods_stub():
-    from numbagrad import _tensor
-
     lines = [
         HEADER,
         "import builtins",
@@ -273,9 +287,9 @@ def _methods_stub():
             lines.append(f"    def {name}(self) -> Tensor: ...")
         elif callable(obj):
             fn = obj.__func__ if isinstance(obj, (staticmethod, classmethod)) else obj
-            lines.append(
-                f"    def {name}({_params(fn, True)}) -> {_returns(name, fn, 'Tensor')}: ..."
-            )
+            ignore = f"  # type: ignore[{_STUB_IGNORES[name]}]" if name in _STUB_IGNORES else ""
+            ret = _returns(name, fn, "Tensor")
+            lines.append(f"    def {name}({_params(fn, True)}) -> {ret}: ...{ignore}")
         else:
             lines.append(f"    {name}: Any")
     return "\n".join(lines) + "\n"

@@ -16,39 +16,26 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad._core.extension import HOOKS, OPS
 from numbagrad._core.grad_mode import is_grad_enabled
-from numbagrad._device import CPU, META
+from numbagrad._device import CPU, META, cuda_device
+from numbagrad._device import device as _dev
 from numbagrad._hooks import RemovableHandle
+from numbagrad.kernels.dlpack import device_of, export
 
 __all__ = ["Size", "Tensor", "set_printoptions"]
 
 
-class _LateNamespace:
-    """Names this layer calls but that live above it (see NOTE [Layers] in ``_core``):
-    ``numbagrad.ops._methods`` registers the ops and ``tensor``, ``autograd.engine``
-    registers ``backward``. A name asked for before it is registered is an import-order
-    bug, reported as such."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):  # introspection (doctest, copy) is not an op lookup
-            raise AttributeError(name)
-        raise RuntimeError(
-            f"numbagrad internal error: {name!r} was used before the module "
-            "that provides it was imported (import numbagrad first)"
-        )
-
-
-# The op namespace: this layer holds no math.
-_F = _LateNamespace()
-
-# Set by ``numbagrad._transforms.tracer`` (a late-bound hook): the name of the innermost
-# active ``numbagrad.func`` transform, or None (``forward_ad`` levels do not count)
-FUNC_TRANSFORM_HOOK = None
+# The op namespace (``OPS``, filled by ``ops._methods``) and the other calls up
+# (``HOOKS.backward``, ``HOOKS.func_transform``): NOTE [Extension points]. This layer holds
+# no math.
+_F = OPS
 
 # NOTE [Compile traces] (``numbagrad/_compile/trace.py``): while ``numbagrad.compile``
 # traces a call, its recorder is pushed here; reading a tensor's values into Python
@@ -66,7 +53,10 @@ else:
 def laid_out_as(shape, strides, memory_format) -> bool:
     """Whether ``strides`` (in elements) lay out ``shape`` in ``memory_format``'s order
     without gaps (``Tensor.is_contiguous``); size-1 dims may have any stride."""
-    order = {D.channels_last: (1, 3, 2, 0), D.channels_last_3d: (1, 4, 3, 2, 0)}.get(memory_format)
+    order: Sequence[int] | None = {
+        D.channels_last: (1, 3, 2, 0),
+        D.channels_last_3d: (1, 4, 3, 2, 0),
+    }.get(memory_format)
     if order is None:
         D.check_memory_format(memory_format, "is_contiguous")  # (a non-format: TypeError)
         order = range(len(shape) - 1, -1, -1)  # (preserve_format: row-major, as PyTorch)
@@ -152,8 +142,6 @@ class Tensor(_AttachedMethods):
         # tensor of that size, ``Tensor(data)`` copies data; both of the default dtype
         dt = D.get_default_dtype()
         if device is not None:
-            from numbagrad._device import device as _dev
-
             if _dev(device).type != "cpu":  # NOTE [CUDA tensors]
                 raise NotImplementedError(
                     "Tensor(..., device='cuda') is not supported; use "
@@ -466,7 +454,8 @@ class Tensor(_AttachedMethods):
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set ``requires_grad`` in place and return ``self``."""
-        active = FUNC_TRANSFORM_HOOK() if FUNC_TRANSFORM_HOOK is not None else None
+        hook = HOOKS.func_transform
+        active = hook() if hook is not None else None
         if active is not None:  # (PyTorch's refusal, word for word but the name)
             raise RuntimeError(
                 "You are attempting to call Tensor.requires_grad_() (or perhaps using "
@@ -611,7 +600,7 @@ class Tensor(_AttachedMethods):
 
         See :func:`numbagrad.autograd.backward`.
         """
-        _F.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        HOOKS.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def cpu(self) -> Tensor:
         """This tensor if its storage is in host memory, else a copy there (differentiable,
@@ -681,16 +670,12 @@ class Tensor(_AttachedMethods):
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """A DLPack capsule sharing this tensor's memory (see ``numbagrad.from_dlpack``)."""
-        from numbagrad.kernels.dlpack import export  # NOTE [DLPack]
-
         if self.requires_grad:
             raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
         return export(self._data, stream, max_version, dl_device, copy)
 
     def __dlpack_device__(self):
         """``(device type, index)`` as DLPack counts them: ``(1, 0)`` CPU, ``(2, i)`` CUDA."""
-        from numbagrad.kernels.dlpack import device_of
-
         return device_of(self._data)
 
     def __array__(self, dtype=None, copy=None):
@@ -796,8 +781,6 @@ class _RetainGrad:
 
 def _cuda_device_of(data):
     """The ``device`` of a CUDA array (NOTE [CUDA tensors])."""
-    from numbagrad._device import cuda_device
-
     return cuda_device(data.device_index)
 
 
@@ -832,7 +815,13 @@ def _wrap_dim(dim: int, ndim: int) -> int:
     return dim + n if dim < 0 else dim
 
 
-_PRINT = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+_PRINT: dict[str, Any] = {
+    "precision": 4,
+    "threshold": 1000,
+    "edgeitems": 3,
+    "linewidth": 80,
+    "sci_mode": None,
+}
 _PROFILES = {
     "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
     "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},

@@ -18,19 +18,18 @@ tensor(11.)
 """
 
 from numbagrad.nn import functional as F
-from numbagrad.ops import (
+from numbagrad.ops import cdist, einsum, norm, split, tensordot
+
+# (from their module: ``ops.math``'s ``__all__`` is built at import, which a type checker
+# cannot follow through ``ops/__init__``'s star import)
+from numbagrad.ops.math import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
     block_diag,
     broadcast_tensors,
     cartesian_prod,
-    cdist,
-    einsum,
     meshgrid,
-    norm,
-    split,
-    tensordot,
     unique,
     unique_consecutive,
 )

@@ -27,6 +27,8 @@ import os
 import sys
 import warnings
 
+from numbagrad.serialization import load as _load
+
 __all__ = [
     "download_url_to_file",
     "get_dir",
@@ -241,8 +243,6 @@ def _is_legacy_zip_format(filename):
 def _legacy_zip_load(filename, model_dir, map_location, weights_only):
     import zipfile
 
-    from numbagrad.serialization import load as _load
-
     warnings.warn(
         "Falling back to the old format < 1.6. This support will be deprecated in favor of "
         "default zipfile format introduced in 1.6. Please redo torch.save() to save it in "
@@ -316,8 +316,6 @@ def load_state_dict_from_url(
     tensor([1., 1.])
     """
     from urllib.parse import urlparse
-
-    from numbagrad.serialization import load as _load
 
     if os.getenv("TORCH_MODEL_ZOO"):
         warnings.warn(

@@ -80,9 +80,13 @@ import pickle
 
 import numpy as np
 
+from numbagrad import _dtype, _tensor
 from numbagrad import _dtype as D
 from numbagrad._device import device as _device
 from numbagrad._tensor import Size, Tensor
+from numbagrad.kernels.cuda import _driver
+from numbagrad.nn import Parameter as _Parameter
+from numbagrad.nn import parameter as _parameter
 
 __all__ = [
     "add_safe_globals",
@@ -282,12 +286,7 @@ class _Reader:
         s = self.storage(enc["storage"])
         data = _strided(s[0], enc["offset"], enc["shape"], enc["stride"])
         if enc.get("parameter"):
-            try:
-                from numbagrad import nn
-            except ImportError:
-                nn = None
-            if nn is not None:
-                return nn.Parameter(Tensor._make(data, s), requires_grad=enc["requires_grad"])
+            return _Parameter(Tensor._make(data, s), requires_grad=enc["requires_grad"])
         t = Tensor._make(data, s)
         if enc["requires_grad"]:
             t.requires_grad = True
@@ -396,8 +395,6 @@ def _default_globals() -> dict:
     """The globals ``weights_only`` loading allows without being told (NOTE [Safe globals])."""
     import _codecs
 
-    from numbagrad import _dtype, _tensor
-
     allowed = {
         "collections.OrderedDict": collections.OrderedDict,
         "collections.Counter": collections.Counter,
@@ -411,15 +408,11 @@ def _default_globals() -> dict:
         "numbagrad._device.device": _device,
         "numpy.ndarray": np.ndarray,
         "numpy.dtype": np.dtype,
-        "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,
-        "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,
+        # (NumPy 2's ``np._core``: public in effect, absent from its stubs)
+        "numpy._core.multiarray._reconstruct": np._core.multiarray._reconstruct,  # type: ignore[attr-defined]
+        "numpy.core.multiarray._reconstruct": np._core.multiarray._reconstruct,  # type: ignore[attr-defined]
     }
-    try:
-        from numbagrad.nn import parameter
-    except ImportError:
-        pass
-    else:
-        allowed["numbagrad.nn.parameter._rebuild_parameter"] = parameter._rebuild_parameter
+    allowed["numbagrad.nn.parameter._rebuild_parameter"] = _parameter._rebuild_parameter
     return allowed
 
 
@@ -503,8 +496,6 @@ class _WeightsOnlyUnpickler(pickle.Unpickler):
 def _check_location(loc, what="map_location"):
     d = _device(loc.decode() if isinstance(loc, bytes) else loc)  # an unknown type raises
     if d.type == "cuda":
-        from numbagrad.kernels.cuda import _driver
-
         if not _driver.is_available():  # PyTorch's words, on a machine without CUDA
             raise RuntimeError(
                 "Attempting to deserialize object on a CUDA device but "
@@ -763,11 +754,9 @@ def _rebuild_tensor_v2(
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks):
-    from numbagrad.nn import Parameter
-
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError("load(): a Parameter of the checkpoint holds no tensor")
-    return Parameter(data, requires_grad)
+    return _Parameter(data, requires_grad)
 
 
 def _set_obj_state(obj, state):
@@ -799,13 +788,11 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    from numbagrad.nn import Parameter
-
     if func not in _TORCH_REBUILDS:
         raise pickle.UnpicklingError(f"load(): {func!r} does not rebuild a tensor")
     ret = func(*args)
-    if new_type is Parameter and type(ret) is not Parameter:
-        ret = Parameter(ret, ret.requires_grad)
+    if new_type is _Parameter and type(ret) is not _Parameter:
+        ret = _Parameter(ret, ret.requires_grad)
     elif new_type is not Tensor and type(ret) is not new_type:
         raise pickle.UnpicklingError(
             f"load(): tensor subclass {new_type!r} in the checkpoint is not supported"
@@ -850,9 +837,7 @@ def _torch_global(module, name):
     if full == "torch._tensor._rebuild_from_type_v2":
         return _rebuild_from_type_v2
     if full == "torch.nn.parameter.Parameter":
-        from numbagrad.nn import Parameter
-
-        return Parameter
+        return _Parameter
     raise pickle.UnpicklingError(
         f"load(): the PyTorch checkpoint holds {full}, which numbagrad cannot load: it "
         "reads tensors, nn.Parameter, dtypes, devices and Size saved by torch.save, in "

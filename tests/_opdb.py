@@ -1017,7 +1017,7 @@ def special_values_samples(rng):
 
 def nan_to_num_samples(rng):
     """Explicit replacements (the defaults, the dtype's extremes, differ between the
-    float32 op and its float64 reference; test_review_edge_cases covers them)."""
+    float32 op and its float64 reference; test_autograd_edge_cases covers them)."""
     x = real(rng, (3, 4))
     x[0, 1], x[1, 2], x[2, 3] = np.nan, np.inf, -np.inf
     only_nan = real(rng, (5,))

@@ -86,15 +86,22 @@ def test_decorator_and_custom_function_errors_warn():
     assert not autograd.is_anomaly_enabled()
 
 
-def test_no_wrapper_when_off():
+def test_stamps_only_while_on():
+    # NOTE [Recording options]: a switch the recording path reads, no class patched
+    from numbagrad._core.extension import RECORDING
     from numbagrad.ops._op import Primitive
 
     record = Primitive.__dict__["_record"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with autograd.detect_anomaly():
-            assert Primitive.__dict__["_record"] is not record
+            assert RECORDING.active and Primitive.__dict__["_record"] is record
             x = numbagrad.ones(2, requires_grad=True)
             assert "_anomaly_trace" in (x * 2).grad_fn.__dict__
-    assert Primitive.__dict__["_record"] is record
+            y = x * 1.0
+            v = y[1:]
+            y.mul_(2.0)  # v's history is re-derived by a direct ``_record`` call
+            assert v.grad_fn.name() == "SliceBackward0"
+            assert "_anomaly_trace" in v.grad_fn.__dict__
+    assert not RECORDING.active
     assert "_anomaly_trace" not in (x * 2).grad_fn.__dict__

@@ -1,4 +1,5 @@
-"""Crash and memory-safety guarantees of the backward engine (issue 9; DESIGN.md 5c).
+"""Crash and memory-safety guarantees of the backward engine (issue 9; docs/developer.rst,
+design decisions, 4).
 
 1. Gradients returned by tensor hooks, node pre-hooks and node post-hooks are checked
    (count, type, dtype, shape) before any kernel sees them, with PyTorch's errors.

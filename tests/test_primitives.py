@@ -34,7 +34,8 @@ def _rule_sources(prim, slot):
 
 
 # A rule that reads raw arrays or branches on data gives a silent wrong answer under vmap
-# or a tracer (DESIGN.md section 1): these spellings must not appear in tensor-level rules.
+# or a tracer (docs/developer.rst, design decisions, 1): these spellings must not appear in
+# tensor-level rules.
 _FORBIDDEN = [r"\._data\b", r"_make\(", r"\bbool\(", r"\.item\(\)", r"\.numpy\(\)"]
 
 

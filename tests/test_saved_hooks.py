@@ -65,13 +65,18 @@ def test_unpack_result_is_used_and_nesting_uses_innermost():
 
 
 def test_hooks_off_after_exit():
-    from numbagrad._core import graph
+    # NOTE [Recording options]: a switch read by the recording path, no class patched
+    from numbagrad._core.extension import RECORDING
     from numbagrad.ops._op import Primitive
 
     record = Primitive.__dict__["_record"]
     with saved_tensors_hooks(lambda t: t, lambda t: t):
-        assert Primitive.__dict__["_record"] is not record
-    assert Primitive.__dict__["_record"] is record and not graph.SAVED_HOOKS
+        assert RECORDING.active and len(RECORDING.saved_hooks) == 1
+        with numbagrad.autograd.set_detect_anomaly(True):
+            assert RECORDING.active and RECORDING.anomaly
+        assert RECORDING.active and not RECORDING.anomaly
+    assert not RECORDING.active and not RECORDING.saved_hooks
+    assert Primitive.__dict__["_record"] is record
 
 
 def test_unpack_must_return_a_tensor():

@@ -1,11 +1,11 @@
 """Single kernels by size: where the eager overhead ends and throughput begins.
 
-These pick the per-op, per-size paths DESIGN.md section 5 asks asv to decide (NumPy ufunc
-vs ``@njit`` loop, serial vs ``parallel=True`` threshold). Sizes are total elements;
-reductions run on a ``(size // 100, 100)`` matrix, and so do the broadcasts: ``add_row``
-adds a 100-vector to each of its rows, ``mul_outer`` is the outer product of a
-``(size // 100, 1)`` column and a ``(1, 100)`` row. Inputs do not require grad except for
-``tanh_backward``, which times ``y.backward(g, retain_graph=True)`` of ``y = tanh(x)``:
+These pick the per-op, per-size paths that asv decides (NumPy ufunc vs ``@njit`` loop,
+serial vs ``parallel=True`` threshold: docs/developer.rst, design decisions, 5). Sizes are
+total elements; reductions run on a ``(size // 100, 100)`` matrix, and so do the
+broadcasts: ``add_row`` adds a 100-vector to each of its rows, ``mul_outer`` is the outer
+product of a ``(size // 100, 1)`` column and a ``(1, 100)`` row. Inputs do not require grad
+except for ``tanh_backward``, which times ``y.backward(g, retain_graph=True)`` of ``y = tanh(x)``:
 the engine plus the fused ``g * (1 - y*y)`` kernel plus leaf accumulation.
 """
 

@@ -23,30 +23,26 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from typing import Any
 
+from numbagrad._core.extension import HOOKS, RECORDING
 from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._hooks import RemovableHandle
 from numbagrad._tensor import Tensor
 
 __all__ = [
-    "REFRESH_VIEW",
-    "SAVED_HOOKS",
     "AccumulateGrad",
     "Node",
     "OpNode",
     "SavedOutput",
     "SavedPacked",
     "accumulator_of",
+    "after_record",
     "edge_of",
     "next_seq",
-    "pack_saved",
     "save_input",
     "saved_value",
 ]
-
-# Re-derives the history of a view whose base was modified in place; set by ``ops.inplace``
-# (a documented upward arrow, NOTE [Layers]: views are an op-level concept).
-REFRESH_VIEW = None
 
 _seq = itertools.count()
 
@@ -94,7 +90,7 @@ class Node:
             self._n_out = n_out
         self._seq = next(_seq)
         self._saved = ()
-        if ANOMALY[0]:
+        if RECORDING.anomaly:
             stamp_anomaly(self)
 
     # -- PyTorch's public Node API -------------------------------------------------------
@@ -149,6 +145,11 @@ class OpNode(Node):
     """
 
     __slots__ = ("_out_dtype", "_out_shape", "be", "params", "prim")
+    prim: Any
+    params: Any
+    be: Any
+    _out_shape: tuple
+    _out_dtype: Any
     _fresh_grads = True  # built-in rules return new arrays or pass ``g`` through
 
     def name(self) -> str:
@@ -268,24 +269,24 @@ def _version_error(node, index, data, version, expected, what):
 def save_input(t):
     """A saved input tensor: ``(tensor, version at save time)`` (a tuple: cheapest), or,
     under ``saved_tensors_hooks``, what the pack hook made of it (``SavedPacked``)."""
-    if SAVED_HOOKS:
+    if RECORDING.saved_hooks:
         return SavedPacked(t)
     return (t, t._storage[1])
 
 
 # NOTE [Saved-tensor hooks]
-# ``autograd.graph.saved_tensors_hooks(pack, unpack)`` pushes its pair here. While the stack
-# is not empty, every tensor saved for backward is replaced at save time by a
+# ``autograd.graph.saved_tensors_hooks(pack, unpack)`` pushes its pair on
+# ``RECORDING.saved_hooks`` (NOTE [Recording options] in ``_core/extension.py``). While the
+# stack is not empty, every tensor saved for backward is replaced at save time by a
 # ``SavedPacked`` holding ``pack(tensor)`` and the innermost pair's ``unpack``: by
-# ``save_input`` and ``SavedOutput`` (custom Functions' ``save_for_backward``) and by the
-# wrapper ``autograd.graph`` puts on ``Primitive._record`` while hooks are active (the
-# built-in ops; nothing is wrapped, so nothing is paid, when no hooks are active).
+# ``save_input`` and ``SavedOutput`` (custom Functions' ``save_for_backward``) and, for the
+# built-in ops, by ``after_record``, which ``Primitive._eval`` calls on each node it
+# records while ``RECORDING.active`` (one flag test per recorded op when no hooks are on).
 # ``saved_value`` calls ``unpack`` when the rule reads the value and gives the result the
 # saved tensor's history (its ``grad_fn``, or its leaf's accumulator) so that double
 # backward still reaches it. As in PyTorch with hooks, the version check against in-place
 # changes is not made (the pack hook decides what is kept). The stack is per process, not
 # per thread.
-SAVED_HOOKS: list = []
 
 
 class SavedPacked:
@@ -294,7 +295,7 @@ class SavedPacked:
     __slots__ = ("_acc", "grad_fn", "output_nr", "packed", "requires_grad", "unpack_hook")
 
     def __init__(self, t, is_output=False, output_nr=0):
-        pack, unpack = SAVED_HOOKS[-1]
+        pack, unpack = RECORDING.saved_hooks[-1]
         self.unpack_hook = unpack
         self.requires_grad = t._requires_grad
         self.output_nr = output_nr if is_output else t._output_nr
@@ -326,11 +327,11 @@ class SavedPacked:
         return t
 
 
-# NOTE [Anomaly mode]: ``autograd.anomaly_mode`` sets ANOMALY[0] (and ANOMALY[1], the
-# check_nan flag); while it is on, every node gets the forward's stack at creation
-# (``stamp_anomaly``: by the ``Primitive._record`` wrapper for built-in ops, by
-# ``_init_node`` for the others) and the engine checks each rule's results for NaN.
-ANOMALY = [False, True]
+# NOTE [Anomaly mode]: ``autograd.anomaly_mode`` sets ``RECORDING.anomaly`` (and
+# ``RECORDING.check_nan``, NOTE [Recording options]); while it is on, every node gets the
+# forward's stack at creation (``stamp_anomaly``: by ``after_record`` for built-in ops, by
+# ``_init_node`` for the others) and the engine checks each rule's results for NaN (its
+# checked path, chosen once per backward).
 
 
 def stamp_anomaly(node):
@@ -345,15 +346,19 @@ def stamp_anomaly(node):
     node.__dict__["_anomaly_trace"] = traceback.format_list(frames)
 
 
-def pack_saved(node):
-    """Replace the saved tensors of a just-recorded built-in node by pack hooks' results
-    (called by the ``Primitive._record`` wrapper while hooks are active)."""
-    saved = node._saved
-    if not saved:
-        return
-    for i, e in enumerate(saved):
-        if type(e) is tuple:
-            saved[i] = SavedPacked(e[0])
+def after_record(node):
+    """What the recording options add to a just-recorded built-in node (NOTE [Recording
+    options]): its saved tensors packed by the saved-tensor hooks, the forward's stack
+    stamped for anomaly mode. ``Primitive._eval`` calls it while ``RECORDING.active``, and
+    so does every other caller of ``Primitive._record``."""
+    if RECORDING.saved_hooks:
+        saved = node._saved
+        for i, e in enumerate(saved):
+            if type(e) is tuple:
+                saved[i] = SavedPacked(e[0])
+    if RECORDING.anomaly:
+        stamp_anomaly(node)
+    return node
 
 
 def saved_value(node, i, as_array=False):
@@ -388,7 +393,7 @@ class SavedOutput:
     __slots__ = ("data", "output_nr", "packed", "requires_grad", "storage", "version")
 
     def __init__(self, t, output_nr=0):
-        if SAVED_HOOKS:  # NOTE [Saved-tensor hooks]: keep only what the pack hook returns
+        if RECORDING.saved_hooks:  # NOTE [Saved-tensor hooks]: keep only what pack returns
             self.packed = SavedPacked(t, True, output_nr)
             self.data = self.storage = None
             self.requires_grad = t._requires_grad
@@ -468,9 +473,10 @@ def accumulator_of(leaf) -> AccumulateGrad:
 
 def edge_of(t):
     """The edge to ``t``'s history: ``(grad_fn, output_nr)``, or its leaf accumulator. A view
-    whose base changed in place first re-derives its history (``REFRESH_VIEW``)."""
+    whose base changed in place first re-derives its history (``HOOKS.refresh_view``, set by
+    ``ops.inplace``: views are an op-level concept, NOTE [Extension points])."""
     if t._view_of is not None and t._hist_version != t._storage[1]:
-        REFRESH_VIEW(t)
+        HOOKS.refresh_view(t)
     fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import warnings
 
-from numbagrad import _creation
+from numbagrad import ops as F
+from numbagrad._core import extension
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.interpreter import _CURRENT, EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
@@ -26,7 +27,7 @@ from numbagrad._transforms.tracer import (
     np_dtype_of,
     shape_of,
 )
-from numbagrad.ops._rules import promote_examples, same_layout
+from numbagrad.ops._rules import align_batched, promote_examples, same_layout
 
 __all__ = ["BatchInterpreter", "BatchTracer", "loop_batch", "move_to_front"]
 
@@ -94,8 +95,6 @@ class BatchInterpreter(TransformInterpreter):
 
     def lift(self, value):
         """A value this level does not own, as a batch of copies."""
-        from numbagrad import ops as F
-
         token = _CURRENT.set(self.parent)
         try:
             v = F.expand(F.unsqueeze(value, 0), (self.size, *shape_of(value)))
@@ -113,15 +112,12 @@ def move_to_front(x, d):
     """``x`` with its batch dimension ``d`` moved to position 0."""
     if d == 0 or d is None:
         return x
-    from numbagrad import ops as F
 
     return F.movedim(x, d, 0)
 
 
 def loop_batch(prim, vals, dims, size, params):
     """The fallback rule: apply ``prim`` per batch element and stack the results."""
-    from numbagrad import ops as F
-
     name = prim.__name__
     if name not in _WARNED:
         _WARNED.add(name)
@@ -232,8 +228,6 @@ def _keep_outer_history(old, new):
     constant and returned zeros."""
     inner_old, inner_new = old._val, new._val
     if new._bdim != old._bdim:
-        from numbagrad import ops as F
-
         inner_new = F.movedim(inner_new, new._bdim, old._bdim)
     if type(inner_old) is BatchTracer and type(inner_new) is BatchTracer:
         if inner_new._interp is inner_old._interp:
@@ -355,8 +349,6 @@ def _random_op_at(interp, fn, args, what):
             if any(d is not None for d in dims):
                 raise RuntimeError(_SAME_BATCHED)
             return _random_op_at(parent, fn, vals, what)
-        from numbagrad import ops as F
-        from numbagrad.ops._rules import align_batched
 
         vals = [
             v if d is not None else F.expand(F.unsqueeze(v, 0), (interp.size, *shape_of(v)))
@@ -369,10 +361,6 @@ def _random_op_at(interp, fn, args, what):
     return BatchTracer._new(interp, out, 0)
 
 
-_creation.RANDOM_HOOK = _random_hook
-_creation.RANDOM_OP_HOOK = _random_op
-
-
 def _batched_like(t, shape, make):
     """``zeros_like``/``new_zeros``... of ``t`` under vmap (``_creation.like_new``): batched
     at every live vmap level ``t`` is batched at, as PyTorch's; None when it is at none.
@@ -383,4 +371,5 @@ def _batched_like(t, shape, make):
     return _batched_at(levels, make((*(interp.size for interp in levels), *shape), base))
 
 
-_creation.BATCHED_LIKE_HOOK = _batched_like
+# the calls up from ``_creation`` (NOTE [Extension points])
+extension.register(random=_random_hook, random_op=_random_op, batched_like=_batched_like)

@@ -9,9 +9,12 @@ output for multi-output primitives.
 
 from __future__ import annotations
 
+from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_inference_mode_enabled, no_grad
-from numbagrad._core.graph import SavedOutput
+from numbagrad._core.graph import AccumulateGrad, SavedOutput, accumulator_of
 from numbagrad._core.interpreter import _CURRENT, EVAL
+from numbagrad._creation import const_zeros_like
+from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.tracer import (
     Tracer,
@@ -20,6 +23,7 @@ from numbagrad._transforms.tracer import (
     np_dtype_of,
     shape_of,
 )
+from numbagrad.ops.inplace import check_inplace, commit
 
 __all__ = [
     "DualTracer",
@@ -99,8 +103,6 @@ class JvpInterpreter(TransformInterpreter):
 
     def lift(self, value):
         """A value this level does not own, as a dual with a zero tangent."""
-        from numbagrad._creation import const_zeros_like as zeros_like
-
         return DualTracer._new(self, value, zeros_like(value))
 
     def dual(self, primal, tangent):
@@ -121,8 +123,6 @@ def zero_tangent(out):
     ``func.jvp`` no tangent is the cheaper zero: only its outputs are seen, and they get
     zeros.)"""
     if isinstance(out, Tensor) and np_dtype_of(out).kind in "fc":
-        from numbagrad._creation import const_zeros_like
-
         return const_zeros_like(out)
     return None
 
@@ -216,8 +216,6 @@ def fix_tangent(tan, out, who):
     oshape = shape_of(out)
     tshape = shape_of(tan)
     if tshape != oshape:
-        from numbagrad import ops as F
-
         try:
             tan = F.broadcast_to(tan, oshape)
         except RuntimeError:
@@ -263,8 +261,6 @@ class DualTracer(Tracer):
             t._requires_grad = primal._requires_grad
             t._grad_fn = primal._grad_fn
             if primal._requires_grad and primal._grad_fn is None:
-                from numbagrad._core.graph import accumulator_of
-
                 t._grad_fn = accumulator_of(primal)
             else:
                 t._output_nr = primal._output_nr
@@ -296,8 +292,6 @@ class DualTracer(Tracer):
         where an eager in-place op on the primal is (a leaf that requires grad, a view of
         one: ``make_dual`` of such a leaf is a view of it, as PyTorch's)."""
         if self._layout_known:
-            from numbagrad.ops.inplace import check_inplace
-
             check_inplace(self._primal)
 
     def _parent_value(self):
@@ -342,8 +336,6 @@ class DualTracer(Tracer):
         self._primal = leaf
         self._requires_grad = value
         if value:
-            from numbagrad._core.graph import accumulator_of
-
             self._grad_fn = accumulator_of(leaf)
         else:
             self._grad_fn = None
@@ -375,7 +367,6 @@ class DualTracer(Tracer):
             new_p, new_t = result, None
         if type(new_p) is not Tensor:  # (a value of a transform inside the level)
             return Tracer._take(self, result)
-        from numbagrad.ops.inplace import commit
 
         commit(p, new_p, alias=self)
         self._requires_grad, self._grad_fn = p._requires_grad, p._grad_fn
@@ -421,7 +412,6 @@ class DualTracer(Tracer):
     @property
     def grad_fn(self):
         fn = self._grad_fn
-        from numbagrad._core.graph import AccumulateGrad
 
         return None if isinstance(fn, AccumulateGrad) else fn
 

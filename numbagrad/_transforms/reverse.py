@@ -6,7 +6,7 @@ outputs, and edges to the nodes of the operands it owns). ``backward`` walks the
 reverse creation order, calling each primitive's ``vjp`` rule with the interpreter that is
 current *at that time* (the parent, or a vmap around ``vjp_fn`` in ``jacrev``), so the
 backward is itself differentiable, batchable and traceable: a single eager tape would lose
-the tangents of jvp-of-grad (DESIGN.md section 3).
+the tangents of jvp-of-grad (docs/developer.rst, design decisions, 3).
 
 NOTE: the eager engine (``autograd/engine.py``) is not reused here. It is built around
 concrete arrays (fused array rules, in-place accumulation, hooks, retain_graph), none of
@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from weakref import ref as _weakref
 
+from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_grad_enabled_fast
+from numbagrad._creation import const_ones_like
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._hooks import RemovableHandle
 from numbagrad._tensor import Tensor
@@ -366,8 +368,6 @@ class GradTracer(Tracer):
 def sum_to_shape(g, shape, dtype):
     """Reduce a gradient in the broadcast output shape to an operand's shape and dtype."""
     if shape_of(g) != shape:
-        from numbagrad import ops as F  # (only here: a local import costs 0.2 us a call)
-
         g = F.sum_to(g, tuple(shape))
     if np_dtype_of(g) != dtype and dtype.kind in "fc":
         g = g.to(as_np_dtype(dtype))
@@ -493,7 +493,6 @@ def grad_inside(outputs, inputs, grad_outputs, create_graph):
         if c is None:
             if shape_of(o) != ():
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            from numbagrad._creation import const_ones_like
 
             c = const_ones_like(o)
         elif isinstance(c, Tracer) and c._interp is interp:

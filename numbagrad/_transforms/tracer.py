@@ -28,9 +28,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from numbagrad import _creation
 from numbagrad import _dtype as D
-from numbagrad import _tensor as _tensor_module
+from numbagrad import ops as F
+from numbagrad._core import extension
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter, bind
 from numbagrad._device import CPU as _CPU_DEVICE
 from numbagrad._tensor import Size, Tensor, _wrap_dim, laid_out_as
@@ -137,9 +137,6 @@ def mark_born(t):
             t.__dict__["_born_in"] = weak
 
 
-_creation.BIRTH_HOOK = mark_born
-
-
 def _active_func_transform():
     """The name of the innermost active ``numbagrad.func`` transform, or None (a
     ``forward_ad`` level is not one: it has a level index)."""
@@ -188,7 +185,11 @@ class Tracer(Tensor):
     """Base of the values a transform owns (NOTE [Tracers])."""
 
     __slots__ = ()  # the fields are ``Tensor``'s slots (NOTE [In-place writes under transforms])
-    _FIELDS = ("_interp", "_np_dtype", "_shape")  # what a tracer's value is; subclasses add
+    _FIELDS: tuple[str, ...] = (
+        "_interp",
+        "_np_dtype",
+        "_shape",
+    )  # what a tracer's value is; subclasses add
     _is_tracer = True
     _layout_known = False  # whether its views are views exactly where PyTorch's are
 
@@ -250,8 +251,6 @@ class Tracer(Tensor):
         declares how (``view_put``: basic indexing ``y[1:] += v``, transposes, reshapes that
         are views, diagonals); a value with live views re-derives them from its new value,
         as views of shared memory see it."""
-        from numbagrad import ops as F
-
         if not isinstance(result, Tensor):
             raise TypeError(f"in-place result must be a tensor, got {type(result).__name__}")
         if shape_of(result) != self._shape:
@@ -388,7 +387,7 @@ class Tracer(Tensor):
     def requires_grad_(self, requires_grad=True):
         self.requires_grad = requires_grad
 
-    @property
+    @property  # type: ignore[misc]  # (read-only: a traced value has no .grad to set)
     def grad(self):
         return None
 
@@ -468,4 +467,5 @@ class Tracer(Tensor):
         return self.clone()
 
 
-_tensor_module.FUNC_TRANSFORM_HOOK = _active_func_transform
+# the calls up from the lower layers (NOTE [Extension points])
+extension.register(birth=mark_born, func_transform=_active_func_transform)

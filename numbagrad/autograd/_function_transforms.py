@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 from collections import namedtuple
 
+from numbagrad import ops as F
 from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.interpreter import _CURRENT, EVAL, current_interpreter
 from numbagrad._creation import const_zeros_like as _zeros_like
@@ -52,8 +53,10 @@ from numbagrad.autograd.function import (
     _bind_inputs,
     _FunctionApply,
     apply_eager,
+    register_transform_rules,
     with_ctx_tensors,
 )
+from numbagrad.func import vmap
 
 __all__ = ["VmapInfo", "legacy_vmap"]
 
@@ -123,7 +126,6 @@ def _nondiff_ids(ctx):
 def legacy_vmap(func):
     """``numbagrad.func.vmap(func)`` (over dimension 0 of every input) with PyTorch's legacy
     vmap's treatment of custom Functions (NOTE [Functions under transforms])."""
-    from numbagrad.func import vmap
 
     @functools.wraps(func)
     def inner(*args):
@@ -482,8 +484,6 @@ def _generated(fn):
 
 
 def _gen_forward(fn, rule, *vals):
-    from numbagrad.func import vmap
-
     kwargs = rule.kwargs
     shape = []  # whether forward returned a tuple, and its outputs that are not tensors
 
@@ -517,8 +517,6 @@ def _gen_setup_context(ctx, inputs, output):
 
 def _per_example(fn, method, ctx, grads, g_dims):
     """``fn``'s ``backward`` or ``jvp`` under vmap over the saved inputs and outputs."""
-    from numbagrad.func import vmap
-
     rule = ctx.rule
     n = len(rule.dims)
     saved = ctx.saved_tensors
@@ -583,11 +581,7 @@ def _gen_jvp(fn, ctx, rule_tangent, *tangents):
 
 
 def _to_dim(r, d):
-    from numbagrad import ops as F
-
     return r if d == 0 else F.movedim(r, 0, d)
 
 
-_FunctionApply.process_grad = staticmethod(process_grad)
-_FunctionApply.process_jvp = staticmethod(process_jvp)
-_FunctionApply.process_batch = staticmethod(process_batch)
+register_transform_rules(grad=process_grad, jvp=process_jvp, batch=process_batch)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import warnings
 
-from numbagrad._core import graph as _graph
+import numpy as np
+
+from numbagrad._core.extension import RECORDING
 
 __all__ = [
     "detect_anomaly",
@@ -25,24 +27,16 @@ __all__ = [
 
 def is_anomaly_enabled() -> bool:
     """Whether anomaly mode is on."""
-    return _graph.ANOMALY[0]
+    return RECORDING.anomaly
 
 
 def is_anomaly_check_nan_enabled() -> bool:
     """Whether anomaly mode checks backward results for NaN (True unless turned off)."""
-    return _graph.ANOMALY[1]
+    return RECORDING.check_nan
 
 
 def _set(mode, check_nan):
-    from numbagrad.autograd.graph import _acquire_record_hook, _release_record_hook
-
-    was = _graph.ANOMALY[0]
-    if mode and not was:
-        _acquire_record_hook()  # stamp built-in nodes (NOTE [Record hooks])
-    elif was and not mode:
-        _release_record_hook()
-    _graph.ANOMALY[0] = bool(mode)
-    _graph.ANOMALY[1] = bool(check_nan)
+    RECORDING.set_anomaly(mode, check_nan)  # built-in nodes get stamped (NOTE [Recording options])
 
 
 class detect_anomaly:
@@ -79,7 +73,7 @@ class detect_anomaly:
         )
 
     def __enter__(self):
-        self.prev = (_graph.ANOMALY[0], _graph.ANOMALY[1])
+        self.prev = (RECORDING.anomaly, RECORDING.check_nan)
         _set(True, self.check_nan)
         return self
 
@@ -115,7 +109,7 @@ class set_detect_anomaly:
     """
 
     def __init__(self, mode, check_nan=True):
-        self.prev = (_graph.ANOMALY[0], _graph.ANOMALY[1])
+        self.prev = (RECORDING.anomaly, RECORDING.check_nan)
         _set(mode, check_nan)
 
     def __enter__(self):
@@ -153,9 +147,7 @@ def checked_path(path):
         except Exception:
             _warn_trace(node)
             raise
-        if _graph.ANOMALY[1]:
-            import numpy as np
-
+        if RECORDING.check_nan:
             for i, g in enumerate(out):
                 if g is None:
                     continue

@@ -52,13 +52,16 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from numbagrad import _tensor
+from numbagrad._core import extension
 from numbagrad._core.grad_mode import _GRAD_ENABLED
-from numbagrad._core.graph import ANOMALY as _ANOMALY
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
 from numbagrad._core.interpreter import EVAL, current_interpreter
 from numbagrad._tensor import Size, Tensor, _RetainGrad
+from numbagrad._transforms.batching import BatchInterpreter
+from numbagrad._transforms.reverse import GradTracer, grad_inside
 from numbagrad._transforms.tracer import EscapedTracerError, np_dtype_of, shape_of
+from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
+from numbagrad.autograd.anomaly_mode import checked_path
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import quiet_numpy
 from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
@@ -173,8 +176,6 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
     """``autograd.grad(..., is_grads_batched=True)``: one backward under ``func.vmap``
     over the leading dimension of ``grads`` (the rules get batched cotangents; NOTE
     [Engine], the traced path). Returns one batched gradient (or None) per target."""
-    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
-
     unused = []
 
     def vjp(*gs):
@@ -182,7 +183,7 @@ def _execute_batched(roots, grads, retain_graph, create_graph, targets):
         unused[:] = [g is None for g in res]
         return tuple(g for g in res if g is not None)
 
-    found = iter(vmap(vjp)(*grads))
+    found = iter(_vmap(vjp)(*grads))
     return [None if u else next(found) for u in unused]
 
 
@@ -337,8 +338,6 @@ def grad(
             raise TypeError(f"inputs[{i}] is not a Tensor")
     grad_level = False
     if inputs[0]._is_tracer:  # values of a live func.grad level: the gradient at that level
-        from numbagrad._transforms.reverse import GradTracer, grad_inside
-
         grad_level = type(inputs[0]) is GradTracer and inputs[0]._interp.alive
     if grad_level:
         if is_grads_batched:
@@ -540,7 +539,6 @@ class _Batched(_Traced):
 def _traced_path(interp, create_graph):
     if create_graph:
         return _Traced
-    from numbagrad._transforms.batching import BatchInterpreter
 
     while interp is not EVAL and interp is not None:
         if type(interp) is not BatchInterpreter:
@@ -590,7 +588,8 @@ def _array_ids(grads):
 
 def _validate(node, grads, path):
     """Check a rule's (or hook's) gradients against each input's shape and dtype, reducing
-    broadcast gradients to the input's shape (the one reduction point, DESIGN.md section 2);
+    broadcast gradients to the input's shape (the one reduction point: docs/developer.rst,
+    design decisions, 2);
     refuse what cannot be fixed."""
     meta, edges = node._in_meta, node._next
     out = grads
@@ -809,10 +808,12 @@ def _run_post_hooks(node, out, buf, path):
     return out
 
 
-def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
-    quiet_numpy()  # no NumPy warning on an inf/NaN gradient (NOTE [Quiet NumPy])
-    # first-order backward under the eager interpreter passes raw arrays between nodes;
-    # under a transform's interpreter gradients may be tracers (the one check for them)
+def _choose_path(create_graph):
+    """NOTE [Engine], point 5: how gradients travel in this backward, chosen once. The eager
+    interpreter's first-order backward passes raw arrays between nodes (``_Arrays``);
+    ``create_graph`` runs the rules on tensors (``_Tensors``); under a transform's
+    interpreter gradients may be tracers (``_traced_path``). Anomaly mode checks every
+    rule's result (``checked_path``, NOTE [Anomaly mode]). Returns ``(path, validate)``."""
     interp = current_interpreter()
     if interp is EVAL:
         path = _Tensors if create_graph else _Arrays
@@ -820,21 +821,15 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     else:
         path = _traced_path(interp, create_graph)
         validate = _validate_traced
-    if _ANOMALY[0]:  # NOTE [Anomaly mode]: every rule's result checked
-        from numbagrad.autograd.anomaly_mode import checked_path
-
+    if extension.RECORDING.anomaly:
         path = checked_path(path)
-    arrays = path.arrays
-    deps, needed = _discover(roots, targets)
-    capture = None
-    if targets is not None:
-        capture = {}
-        for i, (node, nr) in enumerate(targets):
-            capture.setdefault(node, []).append((nr, i))
-    captured = [None] * (len(targets) if targets is not None else 0)
+    return path, validate
 
+
+def _seed(roots, grads, deps, path):
+    """Point 2's start: the roots' buffers filled with the caller's gradients, and the heap
+    of the nodes that are ready (nothing else points at them)."""
     buffers = {}
-    owned = set()
     for (node, nr), g in zip(roots, grads):
         buf = buffers.get(node)
         if buf is None:
@@ -847,7 +842,98 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, node))
-    # never store the caller's grads
+    return buffers, ready
+
+
+def _capture_plan(targets):
+    """For ``autograd.grad``: ``{node: [(output_nr, result index)]}`` of the gradients to
+    capture, and the list they are captured into."""
+    capture = {}
+    for i, (node, nr) in enumerate(targets):
+        capture.setdefault(node, []).append((nr, i))
+    return capture, [None] * len(targets)
+
+
+def _run_pre_hooks(node, buf, path, stored):
+    """Point 2: a node's tensor hooks (``retain_grad``, ``register_hook``), then its
+    pre-hooks, on its summed incoming gradients; each may replace them (checked first)."""
+    th = node._tensor_hooks
+    if th:
+        with _NONLEAF_GRAD_LOCK:  # retain_grad's read-add-store of .grad
+            for nr, hooks in th.items():
+                if buf[nr] is not None:
+                    buf[nr] = _run_tensor_hooks(hooks, buf[nr], path, stored)
+    if node._pre_hooks:
+        for h in list(node._pre_hooks):
+            before = _wrap_all(buf, path)
+            r = h(before)
+            if r is not None:
+                buf = _hook_grads(h, before, r, path)
+        if path.arrays:
+            _expose(buf, stored)
+    return buf
+
+
+def _capture(node, buf, is_leaf, capture, captured, path, stored, accumulate, input_tensors):
+    """``autograd.grad``'s outputs (and ``backward(inputs=[non_leaf])``'s ``.grad``): the
+    gradients reaching a target node, taken as they arrive."""
+    if is_leaf and buf[0] is not None and node.variable._hooks:
+        # once, for the capture and the accumulation below
+        buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], path, stored)
+    for nr, i in capture[node]:
+        g = buf[nr]
+        if g is not None:
+            if path.arrays:
+                stored.add(id(g))  # returned to the caller
+            g = path.wrap(g)
+        captured[i] = g
+        t = input_tensors[i] if accumulate and not is_leaf else None
+        if g is not None and t is not None and not t._retains_grad:
+            # (a retained tensor's hook above already stored it, once)
+            with _NONLEAF_GRAD_LOCK:
+                t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+
+
+def _accumulate_leaf(node, g, create_graph, path, stored, hooks_ran):
+    """Point 3: a leaf's gradient into its ``.grad`` (after its tensor hooks, unless they
+    ran at capture), then its post-accumulate hooks and its node's post-hooks."""
+    leaf = node.variable
+    if leaf._hooks and not hooks_ran:
+        g = _run_tensor_hooks(leaf._hooks, g, path, stored)
+    _store_leaf_grad(node, g, create_graph, stored)
+    if leaf._post_acc_hooks:
+        _run_post_accumulate_hooks(leaf)
+    if node._hooks:
+        # as PyTorch: AccumulateGrad has no grad_inputs, so a post-hook may return only
+        # None or ()
+        for h in list(node._hooks):
+            r = h((), _wrap_all([g], path))
+            if r is not None:
+                _hook_grads(h, (), r, path)
+
+
+def _trim_outputs(node, out, n):
+    """A rule returned more gradients than the node has inputs: the extra ones must be None."""
+    if len(out) < n or any(g is not None for g in out[n:]):
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {n}, got {len(out)})"
+        )
+    return out[:n]
+
+
+def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, input_tensors=None):
+    """Run one backward (NOTE [Engine]): discover and count (point 1), then pop ready nodes,
+    latest first, and for each: hooks, capture, leaf accumulation or the rule, validation,
+    post-hooks, freeing what it saved, sending its gradients on (points 2 to 6)."""
+    quiet_numpy()  # no NumPy warning on an inf/NaN gradient (NOTE [Quiet NumPy])
+    path, validate = _choose_path(create_graph)
+    arrays = path.arrays
+    deps, needed = _discover(roots, targets)
+    capture, captured = (None, []) if targets is None else _capture_plan(targets)
+    buffers, ready = _seed(roots, grads, deps, path)
+    owned = set()  # the buffer slots that alone hold their array (point 4)
+    # never store the caller's grads (point 6)
     stored = (
         {id(g._data) for g in grads if g is not None}
         if validate is _validate
@@ -863,68 +949,30 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
             buf = buffers.pop(node, None) or [None] * node._n_out
             is_leaf = type(node) is AccumulateGrad
             if node._any_hooks:
-                th = node._tensor_hooks
-                if th:
-                    with _NONLEAF_GRAD_LOCK:  # retain_grad's read-add-store of .grad
-                        for nr, hooks in th.items():
-                            if buf[nr] is not None:
-                                buf[nr] = _run_tensor_hooks(hooks, buf[nr], path, stored)
-                if node._pre_hooks:
-                    for h in list(node._pre_hooks):
-                        before = _wrap_all(buf, path)
-                        r = h(before)
-                        if r is not None:
-                            buf = _hook_grads(h, before, r, path)
-                    if arrays:
-                        _expose(buf, stored)
+                buf = _run_pre_hooks(node, buf, path, stored)
             if capture is not None and node in capture:
-                if is_leaf and buf[0] is not None and node.variable._hooks:
-                    # once, for the capture and the accumulation below
-                    buf[0] = _run_tensor_hooks(node.variable._hooks, buf[0], path, stored)
-                for nr, i in capture[node]:
-                    g = buf[nr]
-                    if g is not None:
-                        if arrays:
-                            stored.add(id(g))  # returned to the caller
-                        g = path.wrap(g)
-                    captured[i] = g
-                    t = input_tensors[i] if accumulate and not is_leaf else None
-                    if g is not None and t is not None and not t._retains_grad:
-                        # (a retained tensor's hook above already stored it, once)
-                        with _NONLEAF_GRAD_LOCK:
-                            t._grad = g.detach() if t._grad is None else t._grad + g.detach()
+                _capture(
+                    node, buf, is_leaf, capture, captured, path, stored, accumulate, input_tensors
+                )
             if is_leaf:
                 g = buf[0]
                 if accumulate and g is not None and (capture is None or node in capture):
                     leaf = node.variable
-                    if leaf._hooks and capture is None:  # (else they ran above)
-                        g = _run_tensor_hooks(leaf._hooks, g, path, stored)
-                    _store_leaf_grad(node, g, create_graph, stored)
-                    if leaf._post_acc_hooks:
-                        _run_post_accumulate_hooks(leaf)
-                    if node._hooks:
-                        # as PyTorch: AccumulateGrad has no grad_inputs, so a post-hook may
-                        # return only None or ()
-                        for h in list(node._hooks):
-                            r = h((), _wrap_all([g], path))
-                            if r is not None:
-                                _hook_grads(h, (), r, path)
+                    if leaf._hooks or leaf._post_acc_hooks or node._hooks:
+                        _accumulate_leaf(node, g, create_graph, path, stored, capture is not None)
+                    else:  # (the common case, without a call)
+                        _store_leaf_grad(node, g, create_graph, stored)
                 continue
             if needed is not None and node not in needed:
                 continue
+            # the rule (point 2), its gradients reduced to the inputs' shapes
             nxt = node._next
             if buf[0] is None if len(buf) == 1 else _all_none(buf):
                 out = [None] * len(nxt)
             else:
                 out = path.run(node, buf)
                 if len(out) != len(nxt):
-                    if len(out) < len(nxt) or any(g is not None for g in out[len(nxt) :]):
-                        raise RuntimeError(
-                            f"function {node.name()} returned an incorrect number "
-                            f"of gradients (expected {len(nxt)}, got "
-                            f"{len(out)})"
-                        )
-                    out = out[: len(nxt)]
+                    out = _trim_outputs(node, out, len(nxt))
                 out = validate(node, out, path)
             fresh = arrays and node._fresh_grads
             if node._any_hooks and node._hooks:
@@ -935,6 +983,8 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
                 _expose(out, stored)
             if not retain_graph and node._saved:
                 node._saved = None  # free saved tensors (a node that saved none stays usable)
+            # send each gradient along its edge: stored in the child's buffer, or added to
+            # what is there (in place where the slot owns its array, point 4)
             for edge, g in zip(nxt, out):
                 if edge is None:
                     continue
@@ -1012,4 +1062,4 @@ def current_run():
     return getattr(_LOCAL, "run", None)
 
 
-_tensor._F.backward = backward  # Tensor.backward calls up into the engine (NOTE [Layers])
+extension.register(backward=backward)  # Tensor.backward calls up (NOTE [Extension points])

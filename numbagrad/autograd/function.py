@@ -56,6 +56,7 @@ from numbagrad._core.graph import (
     AccumulateGrad,
     Node,
     SavedOutput,
+    after_record,
     edge_of,
     next_seq,
     save_input,
@@ -63,6 +64,7 @@ from numbagrad._core.graph import (
 )
 from numbagrad._core.interpreter import EVAL, bind, current_interpreter
 from numbagrad._tensor import Tensor
+from numbagrad._transforms.pytree import tree_flatten, tree_map, tree_unflatten
 from numbagrad.ops._op import Primitive
 from numbagrad.ops.inplace import AsStridedPut, _geometry
 
@@ -608,7 +610,8 @@ def _run_custom(ctx, args, forward_call, setup=None):
                 o._requires_grad = True
                 base = o._view_of
                 if base is not None:
-                    AsStridedPut._record((base, o), {"geom": _geometry(o, base)}, (base,))
+                    geom = {"geom": _geometry(o, base)}
+                    after_record(AsStridedPut._record((base, o), geom, (base,)))
                 o._hist_version = o._storage[1]
             elif id(o) in nondiff:
                 o._grad_fn = None
@@ -653,11 +656,23 @@ def _run_custom(ctx, args, forward_call, setup=None):
 
 
 class _FunctionApply(Primitive):
-    """The op that ``Function.apply`` binds (one rule per interpreter: eager here)."""
+    """The op that ``Function.apply`` binds (one rule per interpreter: eager here; the
+    transforms' whole-application rules come from ``autograd._function_transforms``
+    through ``register_transform_rules``, NOTE [Functions under transforms])."""
 
     @classmethod
     def _eval(cls, args, params):
         return apply_eager(params["fn"], args, params["kwargs"])[0]
+
+
+def register_transform_rules(*, grad, jvp, batch):
+    """Install the rules a custom Function runs under ``func.grad``, forward mode and
+    ``vmap`` (``process_grad``/``process_jvp``/``process_batch``, NOTE [Primitive
+    declaration]); called once, by ``autograd._function_transforms``, which needs this
+    module and so cannot be imported by it."""
+    _FunctionApply.process_grad = staticmethod(grad)
+    _FunctionApply.process_jvp = staticmethod(jvp)
+    _FunctionApply.process_batch = staticmethod(batch)
 
 
 def apply_eager(fn, args, kwargs):
@@ -831,9 +846,6 @@ def once_differentiable(fn):
         )
 
         def delayed(o):
-            # nested lists/tuples: a NestedIOFunction's backward_extended may return them
-            if isinstance(o, (list, tuple)):
-                return _rebuild(o, [delayed(x) for x in o])
             if isinstance(o, Tensor) and o._data.dtype.kind == "f":
                 t = Tensor._make(o._data, o._storage)
                 t._grad_fn = _DelayedError(msg, edges, meta)
@@ -841,7 +853,8 @@ def once_differentiable(fn):
                 return t
             return o
 
-        return delayed(outputs)
+        # nested lists/tuples: a NestedIOFunction's backward_extended may return them
+        return tree_map(delayed, outputs)
 
     return wrapper
 
@@ -867,53 +880,35 @@ def _nesting_error(obj):
 
 
 def _iter_tensors(obj, strict=False):
-    """The tensors of a nested list/tuple/dict structure, in order; other leaves are
-    skipped (None always; anything else only when not ``strict``)."""
-    if isinstance(obj, Tensor):
-        yield obj
-    elif isinstance(obj, (list, tuple)):
-        for o in obj:
-            yield from _iter_tensors(o, strict)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            yield from _iter_tensors(o, strict)
-    elif strict and obj is not None:
-        raise _nesting_error(obj)
-
-
-def _rebuild(seq, items):
-    return type(seq)(*items) if hasattr(seq, "_fields") else type(seq)(items)
+    """The tensors of a nested list/tuple/dict structure (``_transforms.pytree``), in
+    order; other leaves are skipped (None always; anything else only when not ``strict``)."""
+    leaves = tree_flatten(obj)[0]
+    if strict:
+        for x in leaves:
+            if x is not None and not isinstance(x, Tensor):
+                raise _nesting_error(x)
+    return [x for x in leaves if isinstance(x, Tensor)]
 
 
 def _skeleton(obj):
     """``obj`` with each tensor replaced by ``_LEAF`` (other leaves kept)."""
-    if isinstance(obj, Tensor):
-        return _LEAF
-    if isinstance(obj, (list, tuple)):
-        return _rebuild(obj, [_skeleton(o) for o in obj])
-    if isinstance(obj, dict):
-        return {k: _skeleton(v) for k, v in obj.items()}
-    return obj
+    leaves, spec = tree_flatten(obj)
+    return tree_unflatten([_LEAF if isinstance(x, Tensor) else x for x in leaves], spec)
 
 
 def _unflatten(flat, skeleton, others_none=False):
     """Rebuild ``skeleton``'s nesting, its ``_LEAF`` entries taken in order from ``flat``;
     its other leaves are kept, or None with ``others_none`` (gradients of non-tensors)."""
-    return _fill(skeleton, iter(flat), others_none)
+    leaves, spec = tree_flatten(skeleton)
+    it = iter(flat)
+    return tree_unflatten(
+        [next(it) if x is _LEAF else (None if others_none else x) for x in leaves], spec
+    )
 
 
-def _fill(s, it, others_none):
-    # a module-level function, not a self-calling closure (a reference cycle holding the
-    # tensors until the cyclic GC runs; NOTE in ``_transforms/pytree.py``)
-    if s is _LEAF:
-        return next(it)
-    if isinstance(s, (list, tuple)):
-        return _rebuild(s, [_fill(x, it, others_none) for x in s])
-    if isinstance(s, dict):
-        return {k: _fill(v, it, others_none) for k, v in s.items()}
-    return None if others_none else s
-
-
+# The two walkers below check ``backward_extended``'s result against the inputs' nesting
+# (PyTorch's rules: a None may stand for a whole nested input, a list for a tuple); the
+# flattening itself is ``_transforms.pytree``'s.
 def _iter_none_tensors(obj):
     if obj is None or isinstance(obj, Tensor):
         yield obj

@@ -41,7 +41,9 @@ from numbagrad._creation import ones_like, zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.forward import DualTracer
 from numbagrad.autograd import forward_ad as fwAD
+from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.engine import grad as _grad
+from numbagrad.func import vjp as _func_vjp
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
@@ -404,8 +406,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 # -- jacobian -------------------------------------------------------------------------------
 def _jacfwd(func, inputs, strict, vectorize):
     """Forward-mode Jacobian: the input basis as ``forward_ad`` tangents, under ``vmap``."""
-    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
-
     if strict:
         raise RuntimeError(
             "torch.autograd.functional.jacobian: `strict=True` "
@@ -441,7 +441,7 @@ def _jacfwd(func, inputs, strict, vectorize):
         push_forward(*(i.new_zeros(0) for i in inputs))
         jac = tuple(tuple(i.new_zeros((*shape, *i.shape)) for i in inputs) for shape in info[1])
         return _tuple_postprocess(jac, (info[0], is_inputs_tuple))
-    batched = vmap(push_forward)(*tangents)
+    batched = _vmap(push_forward)(*tangents)
     is_outputs_tuple, shapes = info
     jac = []
     for jac_out, shape in zip(batched, shapes):
@@ -698,7 +698,6 @@ def hessian(
         # engine differentiates the primals only (a gradient taken with respect to a dual
         # input has no tangent), so the inner gradient is func.vjp's, which does compose
         # with forward_ad tangents
-        from numbagrad.func import vjp as _func_vjp
 
         def jac_func(*inp):
             out, pullback = _func_vjp(scalar_func, *inp)

@@ -22,6 +22,7 @@ from numbagrad._tensor import Tensor
 from numbagrad._transforms.forward import DualTracer
 from numbagrad._transforms.tracer import np_dtype_of
 from numbagrad.autograd import forward_ad as fwAD
+from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.engine import _execute, _root_edge
 from numbagrad.autograd.engine import grad as _grad
 
@@ -577,8 +578,6 @@ def _close(res, exp):
 def _check_batched_forward_grad(func, inputs, diff):
     """PyTorch's ``_test_batched_grad_forward_ad``: for each differentiable input, the
     output tangents of ``vmap`` over two random tangents against two forward passes."""
-    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
-
     rng = np.random.default_rng(1)
     for i in diff:
         x = inputs[i]
@@ -608,7 +607,7 @@ def _check_batched_forward_grad(func, inputs, diff):
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                result = vmap(jvp)(_stack(tangents))
+                result = _vmap(jvp)(_stack(tangents))
         except RuntimeError as ex:
             raise GradcheckError(
                 f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG_FWD_AD}"
@@ -621,8 +620,6 @@ def _check_batched_forward_grad(func, inputs, diff):
 def _check_batched_grad(func, inputs, diff):
     """PyTorch's ``_test_batched_grad``: for each output that requires grad, ``vmap`` of
     ``autograd.grad`` over two random cotangents against two separate calls."""
-    from numbagrad.autograd._function_transforms import legacy_vmap as vmap
-
     rng = np.random.default_rng(2)
     wrt = [inputs[i] for i in diff]
     outs = [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.requires_grad]
@@ -643,7 +640,7 @@ def _check_batched_grad(func, inputs, diff):
         try:
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="There is a performance drop")
-                result = vmap(vjp)(_stack(gos))
+                result = _vmap(vjp)(_stack(gos))
         except RuntimeError as ex:
             raise GradcheckError(
                 f"While computing batched gradients, got: {ex}\n\n{_FAILED_BATCHED_GRAD_MSG}"

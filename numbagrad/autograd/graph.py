@@ -11,9 +11,10 @@ import shutil
 import subprocess
 import threading
 
-from numbagrad._core import graph as _graph
+from numbagrad._core.extension import RECORDING
 from numbagrad._core.graph import AccumulateGrad, Node, OpNode, SavedOutput, accumulator_of
 from numbagrad._tensor import Tensor
+from numbagrad.autograd import engine as _engine
 
 __all__ = [
     "AccumulateGrad",
@@ -25,44 +26,6 @@ __all__ = [
     "saved_tensors_hooks",
     "to_dot",
 ]
-
-
-# -- the wrapper on Primitive._record (saved-tensor hooks, anomaly mode) ---------------------
-# NOTE [Record hooks]: saved-tensor hooks must see every tensor a built-in op saves, and
-# anomaly mode must stamp every node with the forward's traceback. Both are rare, so
-# instead of a check on every op, ``Primitive._record`` is wrapped while either is active
-# and restored when neither is: the eager path pays nothing when they are off.
-_RECORD_LOCK = threading.Lock()
-_RECORD_USERS = [0]
-_ORIG_RECORD = []
-
-
-def _wrapped_record(cls, args, params, outs, *rest):
-    node = _ORIG_RECORD[0].__func__(cls, args, params, outs, *rest)
-    if _graph.SAVED_HOOKS:
-        _graph.pack_saved(node)
-    if _graph.ANOMALY[0]:
-        _graph.stamp_anomaly(node)
-    return node
-
-
-def _acquire_record_hook():
-    from numbagrad.ops._op import Primitive
-
-    with _RECORD_LOCK:
-        if _RECORD_USERS[0] == 0:
-            _ORIG_RECORD[:] = [Primitive.__dict__["_record"]]
-            Primitive._record = classmethod(_wrapped_record)
-        _RECORD_USERS[0] += 1
-
-
-def _release_record_hook():
-    from numbagrad.ops._op import Primitive
-
-    with _RECORD_LOCK:
-        _RECORD_USERS[0] -= 1
-        if _RECORD_USERS[0] == 0:
-            Primitive._record = _ORIG_RECORD.pop()
 
 
 class saved_tensors_hooks:
@@ -102,13 +65,11 @@ class saved_tensors_hooks:
         self.unpack_hook = unpack_hook
 
     def __enter__(self):
-        _acquire_record_hook()
-        _graph.SAVED_HOOKS.append((self.pack_hook, self.unpack_hook))
+        RECORDING.push_saved_hooks(self.pack_hook, self.unpack_hook)  # NOTE [Recording options]
         return self
 
     def __exit__(self, *exc):
-        _graph.SAVED_HOOKS.pop()
-        _release_record_hook()
+        RECORDING.pop_saved_hooks()
         return False
 
 
@@ -177,9 +138,8 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
 
     def expected_count():
         # the tensors whose gradient this backward will compute: their node is pending
-        from numbagrad.autograd import engine
 
-        run = engine.current_run()
+        run = _engine.current_run()
         if run is None:
             return None, None
         n = 0
@@ -191,9 +151,7 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     def make_hook(i):
         def hook(g):
             with lock:
-                from numbagrad.autograd import engine
-
-                run = engine.current_run()
+                run = _engine.current_run()
                 if state["run"] is not run:  # a new backward: start over
                     state.update(
                         grads={}, count=0, fired=False, run=run, expected=expected_count()[0]

@@ -27,6 +27,10 @@ import json
 import threading
 import time
 
+from numbagrad.autograd import engine
+from numbagrad.autograd.function import _FunctionApply
+from numbagrad.ops._op import Primitive
+
 __all__ = ["EventList", "FunctionEvent", "FunctionEventAvg", "profile", "record_function"]
 
 _lock = threading.Lock()
@@ -266,10 +270,6 @@ def _record_shapes():
 
 def _install():
     """Swap the timing wrappers in (NOTE [Profiler]); the caller holds ``_lock``."""
-    from numbagrad.autograd import engine
-    from numbagrad.autograd.function import _FunctionApply
-    from numbagrad.ops._op import Primitive
-
     _originals["prim"] = Primitive.__dict__["_eval"]
     _originals["fn"] = _FunctionApply.__dict__["_eval"]
     Primitive._eval = _timed_eval(_originals["prim"].__func__, lambda cls, p: cls.__name__)
@@ -284,10 +284,6 @@ def _install():
 
 
 def _uninstall():
-    from numbagrad.autograd import engine
-    from numbagrad.autograd.function import _FunctionApply
-    from numbagrad.ops._op import Primitive
-
     Primitive._eval = _originals.pop("prim")
     _FunctionApply._eval = _originals.pop("fn")
     for path in (engine._Arrays, engine._Tensors, engine._Traced, engine._Batched):

@@ -21,7 +21,12 @@ True
 from __future__ import annotations
 
 import contextlib
+from typing import cast
 
+from numbagrad._creation import _cuda_default_generator, _seed_cuda
+from numbagrad._device import device as _device
+from numbagrad._device import resolve as _resolve
+from numbagrad.cuda._interop import as_cuda_array as _as
 from numbagrad.cuda._legacy import (
     BoolTensor,
     DoubleTensor,
@@ -31,6 +36,8 @@ from numbagrad.cuda._legacy import (
     LongTensor,
 )
 from numbagrad.kernels.cuda import _driver
+from numbagrad.kernels.cuda import memory as _memory
+from numbagrad.kernels.cuda.launch import STREAMS as _STREAMS
 
 __all__ = [
     "BoolTensor",
@@ -123,7 +130,6 @@ def set_device(device) -> None:
         Without CUDA.
     """
     _require()
-    from numbagrad._device import device as _device
 
     if not isinstance(device, int):
         device = _device(device).index or 0
@@ -140,8 +146,6 @@ def get_device_name(device=None) -> str:
     """
     _require()
     if device is not None and not isinstance(device, int):
-        from numbagrad._device import device as _device
-
         device = _device(device).index
     return _driver.device_name(device)
 
@@ -166,17 +170,14 @@ def _index(device) -> int:
     """The device index of ``device`` (an int, ``'cuda'``, ``'cuda:N'`` or a device)."""
     if isinstance(device, int) and not isinstance(device, bool):
         return device
-    from numbagrad._device import resolve
 
-    d = resolve(device)
+    d = _resolve(device)
     if d.type != "cuda":
         raise ValueError(f"expected a CUDA device, got {d}")
     return d.index
 
 
 def _generator(device="cuda"):
-    from numbagrad._creation import _cuda_default_generator
-
     _require()
     return _cuda_default_generator(_index(device))
 
@@ -197,8 +198,6 @@ def manual_seed(seed: int) -> None:
 
 def manual_seed_all(seed: int) -> None:
     """Seed the CUDA generators of every device (including those not used yet)."""
-    from numbagrad._creation import _seed_cuda
-
     _seed_cuda(int(seed) % 2**64)
 
 
@@ -212,7 +211,7 @@ def seed_all() -> None:
     """Seed every device's CUDA generator with one seed from OS entropy."""
     import numpy as np
 
-    manual_seed_all(int(np.random.SeedSequence().entropy % (2**63)))
+    manual_seed_all(int(cast(int, np.random.SeedSequence().entropy) % (2**63)))
 
 
 def initial_seed() -> int:
@@ -275,16 +274,13 @@ def __getattr__(name):
     if name == "default_generators":  # made on first use (naming a device needs CUDA)
         if not _driver.is_available():
             return ()
-        from numbagrad._creation import _cuda_default_generator
 
         return tuple(_cuda_default_generator(i) for i in range(device_count()))
     raise AttributeError(f"module 'numbagrad.cuda' has no attribute {name!r}")
 
 
 def _memory_stats() -> dict:
-    from numbagrad.kernels.cuda import memory
-
-    return memory.stats()
+    return _memory.stats()
 
 
 def empty_cache() -> None:
@@ -292,9 +288,7 @@ def empty_cache() -> None:
     tensors that were collected); memory in use stays. Does nothing without CUDA. See
     NOTE [CUDA memory pool] in ``numbagrad/kernels/cuda/memory.py``."""
     if _driver.installed() and "cuda" in _driver._state:
-        from numbagrad.kernels.cuda import memory
-
-        memory.empty_cache()
+        _memory.empty_cache()
 
 
 def memory_allocated(device=None) -> int:
@@ -319,9 +313,7 @@ def max_memory_allocated(device=None) -> int:
 def reset_peak_memory_stats(device=None) -> None:
     """Make :func:`max_memory_allocated` start again from the memory in use now."""
     if "cuda" in _driver._state:
-        from numbagrad.kernels.cuda import memory
-
-        memory.reset_peak()
+        _memory.reset_peak()
 
 
 class Stream:
@@ -368,9 +360,8 @@ def current_stream(device=None) -> Stream:
         Without CUDA.
     """
     _require()
-    from numbagrad.kernels.cuda.launch import STREAMS
 
-    return Stream._wrap(STREAMS[-1] if STREAMS else _driver.default_stream())
+    return Stream._wrap(_STREAMS[-1] if _STREAMS else _driver.default_stream())
 
 
 @contextlib.contextmanager
@@ -387,13 +378,12 @@ def stream(s):
         return
     if not isinstance(s, Stream):
         raise TypeError(f"stream() expects a numbagrad.cuda.Stream, got {type(s).__name__}")
-    from numbagrad.kernels.cuda.launch import STREAMS
 
-    STREAMS.append(s._numba)
+    _STREAMS.append(s._numba)
     try:
         yield s
     finally:
-        STREAMS.pop()
+        _STREAMS.pop()
 
 
 def as_cuda_array(t):
@@ -406,6 +396,4 @@ def as_cuda_array(t):
     TypeError
         For a CPU tensor.
     """
-    from numbagrad.cuda._interop import as_cuda_array as _as
-
     return _as(t)

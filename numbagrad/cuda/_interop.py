@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbagrad._creation import as_tensor, from_numpy
 from numbagrad._tensor import Tensor
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray, contiguous_strides
@@ -128,8 +129,6 @@ def from_dlpack(ext) -> Tensor:
         raise TypeError(f"from_dlpack expects an object with __dlpack__ (got {type(ext).__name__})")
     kind, index = ext.__dlpack_device__()
     if kind == _KDL_CPU:
-        from numbagrad._creation import from_numpy
-
         return from_numpy(np.from_dlpack(ext))
     if kind == _KDL_CUDA:
         if not hasattr(ext, "__cuda_array_interface__"):
@@ -137,7 +136,6 @@ def from_dlpack(ext) -> Tensor:
                 "from_dlpack of a CUDA producer without __cuda_array_interface__ is not "
                 "supported; numbagrad wraps CUDA memory through that interface"
             )
-        from numbagrad._creation import as_tensor
 
         return as_tensor(ext, device=f"cuda:{index}")
     raise BufferError(

@@ -94,7 +94,7 @@ def _desc(a):
     return f"{a.dtype} {tuple(a.shape)}"
 
 
-_SIGS = {}  # (call, arguments, dtype, shape) -> CRC32, the cross-rank check's signature
+_SIGS: dict = {}  # (call, arguments, dtype, shape) -> CRC32, the cross-rank check's signature
 
 
 def _check(pg, what, extra, a):

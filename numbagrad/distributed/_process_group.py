@@ -35,7 +35,7 @@ import os
 import time
 import warnings
 import zlib
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,7 +50,7 @@ __all__ = [
 
 _INSTALL_HINT = "pip install mpi4py mpich"
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # torch's default_pg_timeout
-_MPI = None  # the mpi4py.MPI module, once imported
+_MPI: Any = None  # the mpi4py.MPI module, once imported
 _SPIN_SECONDS = 2.0  # how long _wait polls without sleeping
 
 
@@ -127,7 +127,7 @@ class ReduceOp(enum.Enum):
     PREMUL_SUM = 8
 
 
-_OPS = {}  # (op value, dtype kind) -> MPI op, filled by _mpi_op
+_OPS: dict = {}  # (op value, dtype kind) -> MPI op, filled by _mpi_op
 
 
 def _mpi_op(op: ReduceOp, dtype: np.dtype):

@@ -11,6 +11,7 @@ from numbagrad.distributions.distribution import (
     _broadcast_all,
     _clamp_probs,
 )
+from numbagrad.nn.functional import binary_cross_entropy_with_logits as _bce_with_logits
 
 __all__ = ["Bernoulli"]
 
@@ -54,12 +55,8 @@ class Bernoulli(Distribution):
             return _creation.bernoulli(F.expand(self.probs, shape))
 
     def log_prob(self, value):
-        from numbagrad.nn.functional import binary_cross_entropy_with_logits
-
         logits, value = F.broadcast_tensors(self.logits, value)
-        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+        return -_bce_with_logits(logits, value, reduction="none")
 
     def entropy(self):
-        from numbagrad.nn.functional import binary_cross_entropy_with_logits
-
-        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return _bce_with_logits(self.logits, self.probs, reduction="none")

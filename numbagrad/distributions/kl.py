@@ -15,11 +15,12 @@ from numbagrad.distributions.multivariate_normal import (
     _mahalanobis,
 )
 from numbagrad.distributions.normal import Normal
+from numbagrad.linalg import solve_triangular as _solve_triangular
 
 __all__ = ["kl_divergence", "register_kl"]
 
 
-_KL = {}
+_KL: dict = {}
 
 
 def register_kl(type_p, type_q):
@@ -90,8 +91,6 @@ def _kl_categorical_categorical(p, q):
 
 
 def _kl_mvn_mvn(p, q):
-    from numbagrad.linalg import solve_triangular
-
     if p.event_shape != q.event_shape:
         raise ValueError(
             "KL-divergence between two Multivariate Normals with different "
@@ -104,7 +103,7 @@ def _kl_mvn_mvn(p, q):
     n = p.event_shape[0]
     q_l = F.expand(q._unbroadcasted_scale_tril, (*batch, n, n))
     p_l = F.expand(p._unbroadcasted_scale_tril, (*batch, n, n))
-    term2 = F.sum(solve_triangular(q_l, p_l, upper=False) ** 2, (-2, -1))
+    term2 = F.sum(_solve_triangular(q_l, p_l, upper=False) ** 2, (-2, -1))
     term3 = _mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 

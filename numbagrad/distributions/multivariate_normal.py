@@ -5,11 +5,13 @@ from __future__ import annotations
 import math
 
 from numbagrad import _creation
+from numbagrad import linalg as _linalg
 from numbagrad import ops as F
 from numbagrad.distributions.distribution import (
     _NO_SHAPE,
     Distribution,
 )
+from numbagrad.linalg import solve_triangular as _solve_triangular
 
 __all__ = ["MultivariateNormal"]
 
@@ -26,13 +28,11 @@ def _batch_shape_of(*shapes):
 
 def _mahalanobis(tril, x):
     """``x^T (L L^T)^{-1} x`` over broadcast batches: ``|| L^{-1} x ||^2``."""
-    from numbagrad.linalg import solve_triangular
-
     batch = _batch_shape_of(tril.shape[:-2], x.shape[:-1])
     n = x.shape[-1]
     tril = F.expand(tril, (*batch, n, n))
     x = F.expand(x, (*batch, n))
-    z = solve_triangular(tril, F.unsqueeze(x, -1), upper=False)
+    z = _solve_triangular(tril, F.unsqueeze(x, -1), upper=False)
     return F.sum(F.squeeze(z, -1) ** 2, -1)
 
 
@@ -63,8 +63,6 @@ class MultivariateNormal(Distribution):
         scale_tril=None,
         validate_args=None,
     ):
-        from numbagrad import linalg
-
         if loc.ndim < 1:
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (precision_matrix is not None) + (
@@ -90,12 +88,12 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             tril = scale_tril
         elif covariance_matrix is not None:
-            tril = linalg.cholesky(covariance_matrix)
+            tril = _linalg.cholesky(covariance_matrix)
         else:  # as PyTorch's _precision_to_scale_tril
-            flipped = linalg.cholesky(F.flip(precision_matrix, (-2, -1)))
+            flipped = _linalg.cholesky(F.flip(precision_matrix, (-2, -1)))
             tril_inv = F.transpose(F.flip(flipped, (-2, -1)), -2, -1)
             eye = _creation.eye(tril_inv.shape[-1], dtype=tril_inv.dtype)
-            tril = linalg.solve_triangular(tril_inv, eye, upper=False)
+            tril = _linalg.solve_triangular(tril_inv, eye, upper=False)
         self._unbroadcasted_scale_tril = tril
         batch = _batch_shape_of(tril.shape[:-2], loc.shape[:-1])
         n = loc.shape[-1]

@@ -51,8 +51,10 @@ from numbagrad._transforms.reverse import (
     unhide_outer_grads,
 )
 from numbagrad._transforms.tracer import Tracer, np_dtype_of, shape_of
+from numbagrad._transforms.tracer import mark_born as _mark_born
 from numbagrad.func._functional_call import functional_call, stack_module_state
 from numbagrad.func._rearrange import rearrange
+from numbagrad.kernels.cpu import alloc as _alloc
 
 __all__ = [
     "debug_unwrap",
@@ -198,7 +200,7 @@ def _scalar_one(value):
     plain CPU tensor's): the seed of every ``grad`` call, kept off its creation path."""
     if value._is_tracer or type(value._data) is np.ndarray:
         t = Tensor._make(np.array(1, np_dtype_of(value)))
-        _creation.BIRTH_HOOK(t)
+        _mark_born(t)
         return t
     return _creation.const_ones_like(value)
 
@@ -681,14 +683,12 @@ def _blocks(leaves):
 
     The blocks come from the CPU buffer cache: a fresh N x N basis costs more in page
     faults than the vmapped VJP costs in arithmetic (NOTE [Buffer cache])."""
-    from numbagrad.kernels.cpu import alloc
-
     sizes = [_numel(shape_of(x)) for x in leaves]
     total = sum(sizes)
     out = []
     off = 0
     for x, n in zip(leaves, sizes):
-        b = alloc.empty((total, n), np_dtype_of(x))
+        b = _alloc.empty((total, n), np_dtype_of(x))
         b.fill(0)
         b[off : off + n].reshape(-1)[:: n + 1] = 1  # the identity block
         out.append(Tensor._make(b.reshape((total, *shape_of(x)))))

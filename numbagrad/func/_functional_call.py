@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from numbagrad import ops as F
+
 __all__ = ["functional_call", "stack_module_state"]
 
 
@@ -144,8 +146,6 @@ def functional_call(
 
 
 def _stacked_leaf(tensors, name):
-    from numbagrad import ops as F
-
     grads = {bool(t.requires_grad) for t in tensors}
     if len(grads) > 1:
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")

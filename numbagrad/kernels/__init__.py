@@ -24,7 +24,7 @@ policy methods
     threads, the buffer cache and the size thresholds between them).
 
 ``kernels/cpu/`` holds the CPU backend (``cpu.backend.CPU``) and its ``@njit`` kernel
-modules; a CUDA backend registers itself in ``_BACKENDS`` under ``"cuda"`` with the same
+modules; a CUDA backend registers itself (``register_backend("cuda", ...)``) with the same
 protocol and is chosen for ``numba.cuda`` device arrays by ``backend_of``.
 
 NOTE [Lazy kernels]
@@ -45,6 +45,7 @@ __all__ = [
     "backend_of",
     "lazy",
     "module",
+    "register_backend",
 ]
 
 # Element count from which the ``prange`` twins of a kernel pay off on two cores (their
@@ -135,11 +136,27 @@ def module(kind: str, device: str = "cpu") -> _Lazy:
     return mod
 
 
+# NOTE [Optional engines]
+# The CUDA engine (``kernels/cuda/backend.py`` and the kernel modules it reaches) is optional:
+# importing numbagrad must not import it, and a CPU-only program never does. ``backend``
+# below is its one declared loader: code above the kernels that needs the CUDA backend object
+# asks ``backend("cuda")`` (imported, and registered in ``_BACKENDS``, on the first call)
+# instead of importing ``kernels.cuda.backend`` inside a function. The small CUDA modules
+# that import no numba (``_driver``, ``array``, ``launch``, ``memory``) are imported at module
+# level like any other; ``_driver.cuda()`` alone imports ``numba.cuda`` (NOTE [CUDA driver]).
+# MPI (``mpi4py``) is loaded on first use by its one user, ``distributed._process_group``.
 _BACKENDS: dict = {}
 
 
+def register_backend(device: str, be) -> None:
+    """Register ``be`` as the backend of device type ``device`` (``backend_of`` asks each
+    registered backend whether it ``owns`` an array)."""
+    _BACKENDS[device] = be
+
+
 def backend(device: str = "cpu"):
-    """The backend object of ``device`` (a device type such as ``"cpu"``).
+    """The backend object of ``device`` (a device type such as ``"cpu"``); the loader of the
+    optional CUDA engine (NOTE [Optional engines]).
 
     Raises
     ------

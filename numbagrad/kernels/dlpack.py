@@ -9,6 +9,8 @@ import ctypes
 
 import numpy as np
 
+from numbagrad.kernels.cuda import _driver
+
 __all__ = ["device_of", "export"]
 
 
@@ -134,7 +136,6 @@ def export(a, stream=None, max_version=None, dl_device=None, copy=None):
     """
     if type(a) is np.ndarray:
         return a.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
-    from numbagrad.kernels.cuda import _driver
 
     here = device_of(a)
     if dl_device is not None and tuple(dl_device) != here:

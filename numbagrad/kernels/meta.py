@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from numbagrad.kernels import _BACKENDS
+from numbagrad.kernels import register_backend
 
 __all__ = ["MetaArray", "MetaBackend", "no_data"]
 
@@ -121,4 +121,4 @@ class MetaBackend(metaclass=_RaisingBackend):
         return type(array) is MetaArray
 
 
-_BACKENDS["meta"] = MetaBackend
+register_backend("meta", MetaBackend)

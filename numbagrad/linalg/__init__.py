@@ -18,10 +18,14 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._creation import tensor as _tensor
+from numbagrad.autograd.grad_mode import no_grad as _no_grad_mode
 from numbagrad.ops import linalg_decomp as _L
+from numbagrad.ops._util import wrap_dim as _wrap_dim
 from numbagrad.ops.linalg import linalg_cross as _linalg_cross
 from numbagrad.ops.linalg import matrix_power as _matrix_power
 from numbagrad.ops.linalg_decomp import LinAlgError
+from numbagrad.ops.reduce import _torch_name
 
 __all__ = [
     "LinAlgError",
@@ -493,7 +497,6 @@ def lstsq(A, B, rcond=None, *, driver=None):
     eps = float(np.finfo(_np_dtype(A)).eps)
     rtol = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
     X = F.matmul(_L.pinv(A, rtol=rtol), Bm)
-    from numbagrad._creation import tensor as _tensor
 
     with _no_grad():
         s = _L.svdvals(A)
@@ -517,9 +520,7 @@ def _np_dtype(A):
 
 
 def _no_grad():
-    from numbagrad.autograd.grad_mode import no_grad
-
-    return no_grad()
+    return _no_grad_mode()
 
 
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
@@ -596,8 +597,6 @@ def vecdot(x, y, *, dim=-1):
     11.0
     """
     if x.dtype is not y.dtype:  # as PyTorch: no promotion
-        from numbagrad.ops.reduce import _torch_name
-
         raise RuntimeError(
             f"linalg.vecdot: Expected x and y to have the same dtype, but found "
             f"x of type {_torch_name(x.dtype)} and y of type "
@@ -800,10 +799,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         if len(dim) == 1:
             return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
         if len(dim) == 2:
-            from numbagrad.ops._util import wrap_dim
-
             for d in dim:  # PyTorch's IndexError for a dim out of range
-                wrap_dim(d, A.ndim)
+                _wrap_dim(d, A.ndim)
             return matrix_norm(A, "fro" if ord is None else ord, dim, keepdim, dtype=dtype)
         raise RuntimeError(
             f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dim)}"

@@ -12,9 +12,12 @@ import warnings
 
 import numpy as np
 
+from numbagrad import linalg as _linalg
 from numbagrad._core.grad_mode import no_grad
-from numbagrad._creation import _RNG
+from numbagrad._creation import _RNG, _fill_random
+from numbagrad._dtype import float64 as _float64
 from numbagrad._tensor import Tensor
+from numbagrad.ops import diagonal as _diagonal
 
 __all__ = [
     "calculate_gain",
@@ -180,8 +183,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             stacklevel=2,
         )
     if getattr(tensor._data, "_numbagrad_device", False):  # drawn on the device
-        from numbagrad._creation import _fill_random
-
         # the standardised bounds (beyond 40 the normal CDF is 0 or 1 in float64)
         lo_s, hi_s = (min(max((v - mean) / std, -40.0), 40.0) for v in (a, b))
         with no_grad():
@@ -364,15 +365,13 @@ def orthogonal_(tensor, gain=1, generator=None):
     cols = tensor.numel() // rows
     if getattr(tensor._data, "_numbagrad_device", False):
         # drawn and factored on the device (its generator and QR kernel), written in place
-        from numbagrad import float64, linalg
-        from numbagrad.ops import diagonal
 
         with no_grad():
-            flat = tensor.new_empty((rows, cols), dtype=float64).normal_(generator=generator)
+            flat = tensor.new_empty((rows, cols), dtype=_float64).normal_(generator=generator)
             if rows < cols:
                 flat = flat.T
-            q, r = linalg.qr(flat)
-            q = q * diagonal(r).sign()
+            q, r = _linalg.qr(flat)
+            q = q * _diagonal(r).sign()
             if rows < cols:
                 q = q.T
             tensor.copy_((gain * q).reshape(tuple(tensor.shape)))

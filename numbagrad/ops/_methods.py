@@ -1,7 +1,11 @@
+# mypy: disable-error-code="method-assign,assignment,has-type"
+# (this module fills Tensor's method table, which ``_tensor_methods.pyi`` declares for type
+# checkers: each assignment here is the definition of a method that stub already types; it
+# reads ``numbagrad.ops.__all__`` while that package is still being imported)
 """Tensor's method table: its methods, operators and in-place variants, in one place.
 
 Imported once by ``numbagrad.ops`` after every op exists; it also registers the ops in
-``_tensor._F``, the late-bound namespace the Tensor layer calls up into (NOTE [Layers]).
+``_core.extension.OPS``, the namespace the Tensor layer calls up into (NOTE [Extension points]).
 """
 
 from __future__ import annotations
@@ -10,8 +14,8 @@ import functools
 
 import numpy as np
 
-from numbagrad import _tensor
 from numbagrad import ops as F
+from numbagrad._core import extension
 from numbagrad._creation import _sizes, empty, full, like_new, ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
@@ -428,7 +432,5 @@ Tensor.repeat = shape.repeat  # method-only in PyTorch (no ``torch.repeat``)
 Tensor.unfold = shape.unfold  # method-only (``nn.functional.unfold`` is another op)
 Tensor.sum_to_size = shape.sum_to_size
 
-# the names the Tensor layer calls up into (``_tensor._LateNamespace``)
-for _name in F.__all__:
-    setattr(_tensor._F, _name, getattr(F, _name))
-_tensor._F.tensor = tensor
+# the names the Tensor layer calls up into (NOTE [Extension points])
+extension.register_ops({**{_name: getattr(F, _name) for _name in F.__all__}, "tensor": tensor})

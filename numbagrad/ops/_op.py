@@ -57,14 +57,18 @@ rule reads raw arrays of tensors or branches on data (``bool(t)``, ``.item()``);
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from numbagrad._core.extension import RECORDING
 from numbagrad._core.grad_mode import is_grad_enabled_fast
-from numbagrad._core.graph import OpNode, SavedOutput, _seq, edge_of
+from numbagrad._core.graph import OpNode, SavedOutput, _seq, after_record, edge_of
 from numbagrad._core.interpreter import NO_PARAMS, bind
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import CPU
+from numbagrad.ops._rules import LAYOUT_RULES, bilinear_jvp, linear_jvp
 
 __all__ = ["NO_PARAMS", "PRIMITIVES", "Primitive", "bind", "wrap_output"]
 
@@ -80,21 +84,23 @@ class Primitive:
     """Base of every primitive's declaration (NOTE [Primitive declaration]); never
     instantiated: the class is the declaration."""
 
-    n_out = 1
-    differentiable = True
-    view = False  # output 0 is a view of operand 0 (shares its storage)
-    saves_inputs: tuple = ()
-    saves_output = False
-    saved_for = None
-    data_operands = None
-    linearity = None
-    grad_fn = None  # set from the class name unless given
-    vjp = None
-    fused_vjp = None
-    jvp = None
-    batch = None
-    scalar = None
-    layout_batch = False  # ``batch`` is a stock elementwise rule (set below; ``_rules.py``)
+    # (the slots are typed for mypy: a rule slot holds a function, a classmethod or a
+    # staticmethod, or None where the op has no such rule)
+    n_out: int = 1
+    differentiable: bool = True
+    view: bool = False  # output 0 is a view of operand 0 (shares its storage)
+    saves_inputs: Any = ()  # a tuple of operand positions, or a function of the arity
+    saves_output: bool = False
+    saved_for: Any = None
+    data_operands: Any = None
+    linearity: str | None = None
+    grad_fn: Any = None  # set from the class name unless given
+    vjp: Any = None
+    fused_vjp: Any = None
+    jvp: Any = None
+    batch: Any = None
+    scalar: Any = None
+    layout_batch: bool = False  # ``batch`` is a stock elementwise rule (set below; ``_rules.py``)
     # two operands promoted to a common dtype as PyTorch's type promotion: under ``vmap``
     # they are promoted by their per-example ranks (``_rules.promote_examples``)
     promotes = False
@@ -102,18 +108,17 @@ class Primitive:
     # ``view_put(base, value, *other operands, **params)`` (the view's params) is the base's
     # new value, in numbagrad ops (``Index``: an ``IndexPut``). In-place ops on views under
     # transforms go through it (``Tracer._assign``); None: such a write raises
-    view_put = None
+    view_put: Any = None
     # a whole-application override per transform (``process_jvp(interp, args, params)``
     # and so on) for ops that are not one rule per slot: custom Functions
-    process_jvp = None
-    process_batch = None
-    process_grad = None
+    process_jvp: Any = None
+    process_batch: Any = None
+    process_grad: Any = None
 
     def __init_subclass__(cls, register=True, **kwargs):
         super().__init_subclass__(**kwargs)
         if "grad_fn" not in cls.__dict__:
             cls.grad_fn = cls.__name__ + "Backward0"
-        from numbagrad.ops._rules import LAYOUT_RULES, bilinear_jvp, linear_jvp
 
         if cls.linearity is not None and "jvp" not in cls.__dict__:
             cls.jvp = classmethod(linear_jvp if cls.linearity == "linear" else bilinear_jvp)
@@ -200,11 +205,15 @@ class Primitive:
             else:
                 res = wrap_output(out, args[0] if cls.view else None)
             if rec and cls.differentiable and is_grad_enabled_fast():
-                cls._record(args, params, (res,), be)
+                node = cls._record(args, params, (res,), be)
+                if RECORDING.active:  # NOTE [Recording options]
+                    after_record(node)
             return res
         outs = tuple(wrap_output(o, None) for o in out)
         if rec and cls.differentiable and is_grad_enabled_fast():
-            cls._record(args, params, outs, be)
+            node = cls._record(args, params, outs, be)
+            if RECORDING.active:
+                after_record(node)
         return outs
 
     @classmethod

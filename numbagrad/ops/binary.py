@@ -16,6 +16,7 @@ from numbagrad import ops as F
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
+from numbagrad.kernels.meta import no_data
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, unary_batch
 
@@ -89,8 +90,6 @@ def _prep(a, b):
     if getattr(a, "_numbagrad_device", False) or getattr(b, "_numbagrad_device", False):
         return _prep_device(a, b)  # CUDA operands (NOTE [CUDA tensors] in _device.py)
     if getattr(a, "_numbagrad_meta", False) or getattr(b, "_numbagrad_meta", False):
-        from numbagrad.kernels.meta import no_data
-
         raise no_data("an arithmetic op on a meta tensor")  # (NOTE [Meta tensors])
     dt = D.result_type(_View(a), _View(b)).np
     return _cast(a, dt), _cast(b, dt), dt

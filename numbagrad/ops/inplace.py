@@ -21,7 +21,7 @@ what its tape nodes keep; a node that read the tensor before (its version change
 when its backward runs, as PyTorch's version counters do (``TapeNode.saved``). As in
 PyTorch, the func transforms allow this only for a tensor made inside the transformed
 function (marked ``_born_in``, a weak reference to the transform's interpreter, by
-``_transforms.tracer.mark_born`` through ``_creation.BIRTH_HOOK``, and by the
+``_transforms.tracer.mark_born`` through ``HOOKS.birth``, NOTE [Extension points], and by the
 interpreters for their plain results): writing into a
 captured tensor raises PyTorch's error, and under ``vmap`` (``fills_plain = False``) a
 batched value into an unbatched tensor raises. A ``forward_ad`` level takes any plain
@@ -37,16 +37,18 @@ import weakref
 import numpy as np
 
 from numbagrad import _dtype as D
-from numbagrad._core import graph
+from numbagrad._core import extension
 from numbagrad._core.grad_mode import is_grad_enabled_fast
-from numbagrad._core.graph import save_input
+from numbagrad._core.graph import after_record, save_input
 from numbagrad._core.interpreter import current_interpreter
+from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
 from numbagrad import _tensor as _tensor_module
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
+from numbagrad.kernels.meta import MetaArray
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import passthrough
 from numbagrad.ops.shape import OVERLAP_ERROR, Zeros
@@ -81,8 +83,6 @@ class Fill(Primitive):
 
     @staticmethod
     def vjp(ctx, g, value):
-        from numbagrad._creation import const_zeros_like as zeros_like
-
         return zeros_like(g)
 
     @staticmethod
@@ -180,8 +180,6 @@ def to(input, *args, **kwargs):
 def _to_meta(input, dev):
     """``input`` on the meta device (a new tensor of its shape and dtype, no data); a meta
     tensor cannot go anywhere else (NOTE [Meta tensors] in ``kernels/meta.py``)."""
-    from numbagrad.kernels.meta import MetaArray
-
     if dev.type != "meta":
         raise NotImplementedError(
             f"Cannot copy out of meta tensor; no data! (to {dev}: a meta tensor has a shape "
@@ -294,7 +292,7 @@ def refresh_view(view):
     view._hist_version = view._storage[1]
     if base._requires_grad:
         geom = _geometry(view, base)
-        AsStrided._record((base,), {"geom": geom}, (view,))
+        after_record(AsStrided._record((base,), {"geom": geom}, (view,)))
 
 
 # -- committing in-place results -----------------------------------------------------------
@@ -362,7 +360,9 @@ def commit(t, result, alias=None):
         base = t._view_of
         if base is not None:
             old = (base._grad_fn, base._output_nr)
-            AsStridedPut._record((base, result), {"geom": _geometry(t, base)}, (base,))
+            after_record(
+                AsStridedPut._record((base, result), {"geom": _geometry(t, base)}, (base,))
+            )
             base._hist_version = t._storage[1]
             move_retain_grad(base, *old)
         old = (t._grad_fn, t._output_nr)
@@ -387,7 +387,7 @@ def move_retain_grad(t, old_fn, old_nr):
             return
 
 
-graph.REFRESH_VIEW = refresh_view  # NOTE [Layers]: the core's one call up into the ops
+extension.register(refresh_view=refresh_view)  # the core's call up (NOTE [Extension points])
 
 
 def assign_traced(t, compute):

@@ -10,9 +10,12 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_grad_enabled_fast
+from numbagrad._creation import eye, zeros
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import align_batched, both_ways, front
-from numbagrad.ops._util import as_tensor_arg
+from numbagrad.ops._util import as_tensor_arg, wrap_dim
+from numbagrad.ops.binary import _check_shapes, _prep
+from numbagrad.ops.reduce import _torch_name
 from numbagrad.ops.shape import diagonal
 
 __all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "mv", "outer", "vdot"]
@@ -192,8 +195,6 @@ class Outer(Primitive):
 
     @staticmethod
     def impl(be, a, b):
-        from numbagrad.ops.binary import _check_shapes, _prep  # (Mul's promotion and errors)
-
         if not (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype):
             a, b, _ = _prep(a, b)
         try:
@@ -636,8 +637,6 @@ def _einsum_dtype(ins, out, sizes, dtypes, grads):
 
 
 def _scalar_name(dt):
-    from numbagrad.ops.reduce import _torch_name
-
     return _torch_name(dt)
 
 
@@ -674,7 +673,6 @@ def svd(input, some=True, compute_uv=True):
         m, n = input.shape[-2], input.shape[-1]
         s = _L.svdvals(input)
         batch = tuple(input.shape[:-2])
-        from numbagrad._creation import zeros
 
         return _L.TorchSvdResult(
             zeros(*batch, m, m, dtype=input.dtype), s, zeros(*batch, n, n, dtype=input.dtype)
@@ -804,8 +802,6 @@ def matrix_power(input, n):
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        from numbagrad._creation import eye
-
         return F.expand(eye(input.shape[-1], dtype=input.dtype), tuple(input.shape)).clone()
     x = _L.inv(input) if n < 0 else input
     n = abs(int(n))
@@ -958,7 +954,6 @@ def tensordot(a, b, dims=2):
         raise RuntimeError("both inputs should have same dtype")
     if a.dtype is D.bool and a.numel() and b.numel():  # PyTorch's mm, which has no bool
         raise NotImplementedError("\"addmm_impl_cpu_\" not implemented for 'Bool'")
-    from numbagrad.ops._util import wrap_dim
 
     da = [wrap_dim(d, a.ndim) for d in da]  # PyTorch's IndexError out of range
     db = [wrap_dim(d, b.ndim) for d in db]

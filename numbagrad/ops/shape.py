@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad._creation import arange, full, zeros
+from numbagrad._creation import arange, full, ones, zeros
 from numbagrad._creation import const_ones_like as ones_like
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._dtype import bool as _BOOL
@@ -2353,8 +2353,6 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
                     stacklevel=2,
                 )
         else:
-            from numbagrad._creation import full
-
             src = full(tuple(index.shape), src, dtype=input.dtype, device=input.device)
         if reduce == "add":
             return scatter_add(input, d, index, src)
@@ -2558,7 +2556,6 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     total = scatter_add(base, d, index, src)
     if reduce == "sum":
         return total
-    from numbagrad._creation import full, ones
 
     counts = scatter_add(
         full(tuple(input.shape), 1 if include_self else 0, dtype=input.dtype, device=input.device),

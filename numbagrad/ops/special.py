@@ -287,7 +287,7 @@ class BesselJ0(_SpecialUnary):
 
     kernel = "bessel_j0"
     differentiable = False
-    vjp = None
+    vjp = None  # type: ignore[assignment]  # (no rule: not differentiable)
     jvp = staticmethod(_no_tangent)
 
 

@@ -11,6 +11,7 @@ uses it for large arrays, and the op database checks it against the composite ru
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -85,11 +86,11 @@ class Unary(Primitive, register=False):
 
     fn = ""
     float_only = True
-    kernel = None  # the backend's fused ``g * derivative`` kernel, if any
+    kernel: Any = None  # the backend's fused ``g * derivative`` kernel, if any
     # ``divisor(m, s)``, optional: the rule is ``g / divisor`` (the derivative is its
     # reciprocal), as PyTorch writes the log family's (``grad / (self * ln(10))``), so the
     # rounding, and the second derivative's, is PyTorch's
-    divisor = None
+    divisor: Any = None
 
     @staticmethod
     def derivative(m, s):

@@ -241,7 +241,7 @@ class Optimizer:
                 "github.com/pytorch/pytorch/issues/40967 for more information",
                 stacklevel=3,
             )
-        seen = set()
+        seen: set[int] = set()
         for group in self.param_groups:
             seen.update(id(p) for p in group["params"])
             if ("param_names" in param_group) != ("param_names" in group):

@@ -24,6 +24,7 @@ import contextlib
 from numbagrad import _creation
 from numbagrad._core.grad_mode import enable_grad, no_grad
 from numbagrad._tensor import Tensor
+from numbagrad.autograd.engine import backward as _backward
 from numbagrad.autograd.function import Function
 from numbagrad.autograd.graph import saved_tensors_hooks
 
@@ -95,8 +96,6 @@ class _CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        from numbagrad.autograd.engine import backward
-
         inputs = list(ctx.inputs)
         for i, t in zip(ctx.tensor_indices, ctx.saved_tensors):
             inputs[i] = t
@@ -114,7 +113,7 @@ class _CheckpointFunction(Function):
             raise RuntimeError(
                 "none of output has requires_grad=True, this checkpoint() is not necessary"
             )
-        backward(outs, gs)
+        _backward(outs, gs)
         return (None, None, *(d.grad if isinstance(d, Tensor) else None for d in detached))
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
+from typing import Any
 
 import numba
 
@@ -47,7 +48,7 @@ def _boundscheck_from_env(environ=os.environ) -> bool:
 
 BOUNDSCHECK = _boundscheck_from_env()
 
-_state = {"fallback_dir": None, "uncached_warned": False}
+_state: dict[str, Any] = {"fallback_dir": None, "uncached_warned": False}
 
 
 class CompileCacheWarning(UserWarning):

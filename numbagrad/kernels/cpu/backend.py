@@ -20,7 +20,7 @@ import warnings
 
 import numpy as np
 
-from numbagrad.kernels import _BACKENDS, KERNEL_MIN, PARALLEL_MIN, module
+from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
 from numbagrad.kernels.cpu import alloc, threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 
@@ -743,4 +743,4 @@ def flat_g(g):
 
 
 CPU = CpuBackend()
-_BACKENDS["cpu"] = CPU
+register_backend("cpu", CPU)

@@ -27,8 +27,8 @@ instead of raising.
 The kernels are serial: an optimizer step is memory-bound (Adam reads four arrays and
 writes three), and a ``prange`` twin measured slower at every size on the 2-core
 development machine (Adam, float64: 200,000 elements 8.0 ms against 0.13 ms serial,
-10,000,000 elements 16 ms against 9.5 ms; the machine was shared, see DESIGN.md on
-OpenMP start costs), so none is kept.
+10,000,000 elements 16 ms against 9.5 ms; the machine was shared, see docs/developer.rst,
+design decisions, 5, on OpenMP start costs), so none is kept.
 """
 
 import math

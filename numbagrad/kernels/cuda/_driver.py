@@ -1,4 +1,4 @@
-"""The one module that imports ``numba.cuda`` (DESIGN.md section 5).
+"""The one module that imports ``numba.cuda`` (docs/developer.rst, design decisions, 5).
 
 NOTE [CUDA driver]
 Every ``numba.cuda`` symbol numbagrad uses is reached through this module, so the backend

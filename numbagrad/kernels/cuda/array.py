@@ -19,9 +19,23 @@ import operator
 
 import numpy as np
 
+from numbagrad.kernels import backend
 from numbagrad.kernels.cuda import _driver
 
 __all__ = ["CudaArray", "contiguous_strides", "device_mismatch"]
+
+
+def _cuda():
+    """The CUDA backend object, through the optional engines' one loader (NOTE [Optional
+    engines] in ``kernels/__init__.py``): a ``CudaArray``'s copies, casts, ufuncs and
+    advanced indexing run the backend's kernels."""
+    return backend("cuda")
+
+
+def _unsupported(what):
+    return NotImplementedError(
+        f"{what} is not implemented for CUDA tensors yet; move the tensor to the CPU with .cpu()"
+    )
 
 
 def contiguous_strides(shape):
@@ -240,15 +254,13 @@ class CudaArray:
 
     def __getitem__(self, key):
         if _advanced(key):  # index arrays: a copy (NOTE [CUDA advanced indexing])
-            from numbagrad.kernels.cuda.backend import CUDA
-
+            CUDA = _cuda()  # noqa: N806
             return CUDA.index_get(self, key)
         shape, st, off = _basic_index(self, key)
         return self._view(shape, st, off)
 
     def __setitem__(self, key, value):
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         if _advanced(key):
             CUDA.index_put(self, key, value)
             return
@@ -299,15 +311,13 @@ class CudaArray:
 
     # -- copies ------------------------------------------------------------------------------
     def copy(self):
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         out = CudaArray.empty(self.shape, self.dtype, self.device_index)
         CUDA.copy_into(out, self)
         return out
 
     def astype(self, dtype, copy=True):
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         dtype = np.dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
@@ -354,8 +364,7 @@ class CudaArray:
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy ufuncs with a CUDA operand: a 0-d host operand (a CPU scalar tensor) is
         allowed, as PyTorch allows it; any other host array is a device mismatch."""
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         out = kwargs.pop("out", None)  # ``out=(a,)``: the result copied into CUDA array a
         out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
         if method != "__call__" or kwargs or len(inputs) not in (1, 2):
@@ -371,10 +380,9 @@ class CudaArray:
         return out
 
     def __array_function__(self, func, types, args, kwargs):
-        from numbagrad.kernels.cuda.backend import _XP
-
-        impl = getattr(_XP, func.__name__, None)  # the device twin, where the backend has one
-        if impl is not None and func.__name__ in vars(_XP):
+        xp = type(_cuda().xp)
+        impl = getattr(xp, func.__name__, None)  # the device twin, where the backend has one
+        if impl is not None and func.__name__ in vars(xp):
             return impl(*args, **kwargs)
         raise NotImplementedError(
             f"numpy.{func.__name__} is not implemented for CUDA tensors yet; move the tensor "
@@ -382,8 +390,7 @@ class CudaArray:
         )
 
     def sum(self, axis=None, keepdims=False, dtype=None):
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         return CUDA.sum(self, axis, keepdims, dtype)
 
     def min(self, axis=None, keepdims=False):
@@ -395,18 +402,15 @@ class CudaArray:
         return _minmax(self, 1, axis, keepdims)
 
     def any(self, axis=None, keepdims=False):
-        from numbagrad.kernels.cuda.backend import CudaXP
-
+        CudaXP = _cuda().xp  # noqa: N806
         return CudaXP.any(self, axis, keepdims)
 
     def all(self, axis=None, keepdims=False):
-        from numbagrad.kernels.cuda.backend import CudaXP
-
+        CudaXP = _cuda().xp  # noqa: N806
         return CudaXP.all(self, axis, keepdims)
 
     def fill(self, value):
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         CUDA.copy_into(self, value)
 
 
@@ -415,8 +419,7 @@ _UFUNC_NAMES = {"divide": "true_divide"}
 
 def _binop(name, swap=False):
     def op(self, other):
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         return CUDA.binary(name, other, self) if swap else CUDA.binary(name, self, other)
 
     op.__name__ = name
@@ -425,8 +428,7 @@ def _binop(name, swap=False):
 
 def _inplace(name):
     def op(self, other):  # NumPy's ``a += b``: in place, cast to a's dtype
-        from numbagrad.kernels.cuda.backend import CUDA
-
+        CUDA = _cuda()  # noqa: N806
         CUDA.binary_into(name, self, other)
         return self
 
@@ -456,15 +458,12 @@ for _n, _f in (
 for _n, _f in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
     setattr(CudaArray, f"__{_n}__", _binop(_f))  # on bool masks: the logical ops
     setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
-CudaArray.__hash__ = object.__hash__
+# (the operators set after the class, by name: mypy sees the class without them)
+CudaArray.__hash__ = object.__hash__  # type: ignore[method-assign]
 # ``a @ b`` (linalg's pinv): the tiled matmul
-CudaArray.__matmul__ = lambda self, other: __import__(
-    "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]
-).CUDA.matmul(self, other)
-CudaArray.__invert__ = lambda self: _not(self)
-CudaArray.__neg__ = lambda self: __import__(
-    "numbagrad.kernels.cuda.backend", fromlist=["CUDA"]
-).CUDA.map("negative", self)
+setattr(CudaArray, "__matmul__", lambda self, other: _cuda().matmul(self, other))  # noqa: B010
+setattr(CudaArray, "__invert__", lambda self: _not(self))  # noqa: B010
+setattr(CudaArray, "__neg__", lambda self: _cuda().map("negative", self))  # noqa: B010
 
 
 def _advanced(key):
@@ -478,24 +477,22 @@ def _minmax(a, which, axis, keepdims):
         raise NotImplementedError(
             "min/max of CUDA arrays along an axis: use numbagrad.amax/amin on the tensor"
         )
-    from numbagrad.kernels.cuda.backend import CUDA
-
+    CUDA = _cuda()  # noqa: N806
     return CUDA.index_minmax(a)[which]
 
 
 def _not(a):
     """``~a`` of a bool mask (bitwise not of integers is not on CUDA yet)."""
-    from numbagrad.kernels.cuda.backend import CUDA, _unsupported
-
+    CUDA = _cuda()  # noqa: N806
     if a.dtype.kind != "b":
         raise _unsupported("bitwise not of integer arrays")
     return CUDA.map("logical_not", a)
 
 
 def _register_backend():
-    """Import the backend module, which registers itself under "cuda" (NOTE [Backends]),
-    before the first CUDA array exists."""
-    from numbagrad.kernels.cuda import backend  # noqa: F401
+    """Load the backend, which registers itself under "cuda" (NOTE [Backends]), before the
+    first CUDA array exists."""
+    _cuda()
 
 
 def _resolve(shape, numel):

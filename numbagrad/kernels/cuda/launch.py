@@ -1,4 +1,4 @@
-"""The one launch helper of the CUDA backend (DESIGN.md section 5).
+"""The one launch helper of the CUDA backend (docs/developer.rst, design decisions, 5).
 
 NOTE [CUDA launches]
 Every kernel in ``kernels/cuda/`` is a grid-stride loop (``for i in range(cuda.grid(1), n,

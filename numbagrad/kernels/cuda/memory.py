@@ -84,7 +84,9 @@ def empty_cache() -> None:
 
 
 def _stream_key() -> int:
-    s = STREAMS[-1] if STREAMS else 0
+    if not STREAMS:
+        return 0
+    s = STREAMS[-1]
     return int(s.handle) if s else 0
 
 

@@ -11,9 +11,9 @@ the CPU's only by the device's libdevice ``exp``/``log``/``lgamma``/``erfc`` (a 
 of float64). The coefficient tables of those functions are module-level NumPy arrays, which
 numba freezes into the device code as constants. The device versions are compiled in each
 process (numba-cuda gives them no disk cache, as it gives none to the kernels here), so an
-edit of the CPU formulas is always picked up (DESIGN.md section 5 keeps ``@njit`` scalar
-helpers next to their CPU kernels for the CPU cache's sake). Under the simulator the same
-calls run the CPU-compiled functions.
+edit of the CPU formulas is always picked up (``@njit`` scalar helpers stay next to their
+CPU kernels for the CPU cache's sake: docs/developer.rst, design decisions, 5). Under the
+simulator the same calls run the CPU-compiled functions.
 
 As on the CPU (NOTE [Special-function kernels]), every formula takes and returns a float64:
 the kernels read any input dtype as float64 and round once on store into the output's

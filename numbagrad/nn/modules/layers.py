@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from numbagrad import _dtype as D
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import empty, ones, zeros
+from numbagrad._device import device as _device
 from numbagrad.nn import functional as F
 from numbagrad.nn import init
 from numbagrad.nn.modules.module import Module
@@ -43,8 +45,6 @@ __all__ = [
 
 def _factory(device, dtype):
     if device is not None:
-        from numbagrad._device import device as _device
-
         if _device(device).type != "cpu":
             raise RuntimeError("numbagrad modules live on 'cpu' only")
     return D.get_default_dtype() if dtype is None else D.as_dtype(dtype)
@@ -571,7 +571,7 @@ class _AlongDim(Module):
     """A normalisation along one dimension (``Softmax``, ``Softmin``, ``LogSoftmax``):
     ``_fn(input, dim)`` of the ``nn.functional`` function the subclass names."""
 
-    _fn = None
+    _fn: Any = None
 
     def __init__(self, dim=None):
         super().__init__()

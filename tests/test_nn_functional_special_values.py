@@ -1,6 +1,5 @@
-"""Regression tests of fuzz bugs fixed in nn.functional activations, losses, layer_norm,
-pad and lerp (issue 9): each checks numbagrad against PyTorch 2.13 on the special values
-the differential fuzzer found."""
+"""``nn.functional`` activations, losses, layer_norm, pad and lerp at special values, against
+PyTorch 2.13 (many cases came from the differential fuzz suite, issue 9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Adversarial differential review: autograd edge cases, numbagrad against PyTorch.
+"""Autograd edge cases, numbagrad against PyTorch (from an adversarial differential review).
 
 Every scenario is a function of the library module ``T`` (``torch`` or ``numbagrad``) that
 returns what it observed (values, gradients, dtypes, flags, names). The test runs it on both

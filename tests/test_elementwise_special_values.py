@@ -1,6 +1,7 @@
-"""Regression tests for the elementwise and ``numbagrad.special`` bugs the differential fuzz
-suite found (issue 9; ids as in ``tests/fuzz/known_deviations.py``). Each test compares with
-PyTorch 2.13: values, NaN/inf patterns and signed zeros of first and second derivatives."""
+"""Elementwise ops and ``numbagrad.special`` at special values (inf, NaN, signed zeros,
+poles), against PyTorch 2.13: values, NaN/inf patterns and signed zeros of first and second
+derivatives. Many cases came from the differential fuzz suite (issue 9; ids as in
+``tests/fuzz/known_deviations.py``)."""
 
 from __future__ import annotations
 
