@@ -191,7 +191,8 @@ def empty_cache():
 # -- module-level names scripts use (constants, limits, RNG, devices, save/load) -------------
 import math as _math  # noqa: E402
 
-from numbagrad import backends, cuda, distributions, hub, utils  # noqa: E402
+from numbagrad import _dynamo, backends, compiler, cuda, distributions, hub, library, utils  # noqa: E402  # noqa: E402
+from numbagrad._compile import compile  # noqa: E402
 from numbagrad._creation import (  # noqa: E402
     Generator,
     bernoulli,
@@ -218,9 +219,7 @@ from numbagrad._legacy import (  # noqa: E402
     memory_format,
     preserve_format,
 )
-from numbagrad._compile import compile  # noqa: E402
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
-from numbagrad import _dynamo, compiler, library  # noqa: E402
 from numbagrad._tensor import set_printoptions  # noqa: E402
 from numbagrad.cuda._interop import from_dlpack  # noqa: E402
 from numbagrad.kernels.cpu import alloc as _alloc  # noqa: E402

@@ -33,9 +33,17 @@ from numbagrad._core.interpreter import bind
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.function import Function
 from numbagrad.kernels.cpu.backend import CPU
+from numbagrad.ops import register_namespace
 from numbagrad.ops._op import Primitive
 
-__all__ = ["CustomOpDef", "custom_op", "register_autograd", "register_fake", "register_kernel", "register_vmap"]
+__all__ = [
+    "CustomOpDef",
+    "custom_op",
+    "register_autograd",
+    "register_fake",
+    "register_kernel",
+    "register_vmap",
+]
 
 _OPS: dict = {}  # "ns::name" -> CustomOpDef
 
@@ -113,7 +121,13 @@ def _merge(arrays, consts, n_args):
 
 
 def _as_tensor(a):
-    return Tensor._make(a) if isinstance(a, np.ndarray) or getattr(a, "_numbagrad_device", False) or getattr(a, "_numbagrad_meta", False) else a
+    return (
+        Tensor._make(a)
+        if isinstance(a, np.ndarray)
+        or getattr(a, "_numbagrad_device", False)
+        or getattr(a, "_numbagrad_meta", False)
+        else a
+    )
 
 
 def _unwrap(op, out, meta=False):
@@ -127,7 +141,11 @@ def _unwrap(op, out, meta=False):
     for k, o in enumerate(outs):
         if isinstance(o, Tensor):
             o = o._data
-        if not (isinstance(o, np.ndarray) or getattr(o, "_numbagrad_device", False) or getattr(o, "_numbagrad_meta", False)):
+        if not (
+            isinstance(o, np.ndarray)
+            or getattr(o, "_numbagrad_device", False)
+            or getattr(o, "_numbagrad_meta", False)
+        ):
             raise TypeError(
                 f"{op.name}: output {k} of the implementation is a {type(o).__name__}; it must "
                 "be a tensor (an array for an @njit implementation)"
@@ -261,8 +279,10 @@ class CustomOpDef:
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
         needs_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
-        if not needs_grad and self._vmap is None and all(
-            not (isinstance(a, Tensor) and a._is_tracer) for a in args
+        if (
+            not needs_grad
+            and self._vmap is None
+            and all(not (isinstance(a, Tensor) and a._is_tracer) for a in args)
         ):
             return self._apply_kernel(*args)
         if self._function is None:
@@ -352,16 +372,9 @@ class _OpNamespace:
 
 
 def _register_namespace(op):
-    from numbagrad import ops
-
-    space = getattr(ops, op.namespace, None)
-    if space is None:
-        space = _OpNamespace(op.namespace)
-        setattr(ops, op.namespace, space)
-    elif not isinstance(space, _OpNamespace):
+    try:
+        space = register_namespace(op.namespace, _OpNamespace(op.namespace))
+    except ValueError as e:
         del _OPS[op.name]
-        raise ValueError(
-            f"custom_op {op.name!r}: the namespace {op.namespace!r} is a name of numbagrad.ops; "
-            "choose another namespace"
-        )
+        raise ValueError(f"custom_op {op.name!r}: {e}") from None
     setattr(space, op._opname, op)

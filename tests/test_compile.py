@@ -242,9 +242,9 @@ def test_guards_closure_and_captured_tensors():
     assert c(x).item() == 6.0
     w.mul_(2)  # in place: read by reference, no retrace needed
     assert c(x).item() == 12.0
-    k = 1.0  # noqa: F841 (the closure cell changes)
+    k = 1.0
     assert c(x).item() == 6.0
-    w = ng.full((3,), 5.0)  # noqa: F841 (rebinding the captured name)
+    w = ng.full((3,), 5.0)
     assert c(x).item() == 15.0
 
 
@@ -254,7 +254,7 @@ def test_module_compile_training_step_matches_eager_and_sees_updates():
     ref = ng.nn.Sequential(ng.nn.Linear(4, 8), ng.nn.Tanh(), ng.nn.Linear(8, 1))
     ref.load_state_dict(model.state_dict())
     cm = ng.compile(model)
-    assert list(cm.state_dict())[0].startswith("_orig_mod.")
+    assert next(iter(cm.state_dict())).startswith("_orig_mod.")
     opt = ng.optim.SGD(model.parameters(), lr=0.1)
     opt_r = ng.optim.SGD(ref.parameters(), lr=0.1)
     x, y = ng.randn(16, 4), ng.randn(16, 1)
@@ -295,7 +295,9 @@ def branchy(x):
 
 def test_graph_break_warns_once_runs_eagerly_and_fullgraph_raises():
     c = ng.compile(branchy)
-    with pytest.warns(UserWarning, match=r"graph break: \.item\(\) on a traced tensor .*test_compile"):
+    with pytest.warns(
+        UserWarning, match=r"graph break: \.item\(\) on a traced tensor .*test_compile"
+    ):
         assert c(ng.ones(2)).sum().item() == 4.0
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -432,7 +434,9 @@ _BINARY = [ng.add, ng.sub, ng.mul, ng.maximum, lambda a, b: a / (1 + b * b)]
 
 @settings(max_examples=25, deadline=None)
 @given(
-    ops=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 4), st.booleans()), min_size=1, max_size=8),
+    ops=st.lists(
+        st.tuples(st.integers(0, 7), st.integers(0, 4), st.booleans()), min_size=1, max_size=8
+    ),
     shape=st.sampled_from([(), (0,), (1,), (5,), (2, 3), (3, 1), (1, 4, 2)]),
     dtype=st.sampled_from(["float64", "float32"]),
     reduce=st.sampled_from(["sum", "mean", "dim0", "none"]),

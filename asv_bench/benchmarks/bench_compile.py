@@ -194,7 +194,9 @@ class CompiledPerExample(CompileBenchmark):
             wi, bi = params
             return ((wi @ xi + bi - yi) ** 2).sum()
 
-        per = _maybe_compile(mod, mod.func.vmap(mod.func.grad(loss), in_dims=(None, 0, 0)), compiled)
+        per = _maybe_compile(
+            mod, mod.func.vmap(mod.func.grad(loss), in_dims=(None, 0, 0)), compiled
+        )
         return lambda: per((w, b), x, y)
 
     def build_numpy(self):

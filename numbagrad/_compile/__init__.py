@@ -6,17 +6,10 @@ from __future__ import annotations
 
 import functools
 
-from numbagrad._compile.runtime import (
-    _DISABLED,
-    CompiledFunction,
-    config,
-    is_compiling,
-    reset,
-)
+from numbagrad._compile.runtime import CompiledFunction, config, disable, is_compiling, reset
 
 __all__ = [
     "CompiledFunction",
-    "OptimizedModule",
     "compile",
     "compile_module_call",
     "config",
@@ -56,7 +49,7 @@ def _check_args(fullgraph, dynamic, backend, mode, options):
         raise RuntimeError("Either mode or options can be specified, but both can't be specified")
 
 
-def compile(  # noqa: A001 (torch.compile's name)
+def compile(
     model=None,
     *,
     fullgraph: bool = False,
@@ -125,10 +118,9 @@ def compile(  # noqa: A001 (torch.compile's name)
         raise TypeError(f"compile(): expected a callable or a Module, got {type(model).__name__}")
     if disable or backend in ("eager", "aot_eager"):
         return model
-    from numbagrad.nn.modules.module import Module
-
-    if isinstance(model, Module):
-        return OptimizedModule(model, fullgraph)
+    make = getattr(model, "_optimized_module", None)
+    if make is not None:  # an nn.Module: it wraps itself (``nn.modules.module``)
+        return make(fullgraph)
     cf = CompiledFunction(model, fullgraph)
     functools.update_wrapper(cf, model, updated=())
     return cf
@@ -150,84 +142,7 @@ def compile_module_call(module, *args, **kwargs):
         return None
     if kwargs:
         raise TypeError(f"Module.compile() got unexpected arguments {sorted(kwargs)}")
-    return CompiledFunction(
-        module._call_impl, fullgraph, module=module, name=type(module).__name__
-    )
-
-
-def _optimized_module_class():
-    from numbagrad.nn.modules.module import Module
-
-    class OptimizedModule(Module):
-        """A module whose calls are compiled (what ``numbagrad.compile(module)`` returns,
-        as PyTorch's): attributes are the original module's (``_orig_mod``); its
-        ``state_dict`` keys start with ``_orig_mod.``, as PyTorch's."""
-
-        def __init__(self, mod, fullgraph=False):
-            super().__init__()
-            self._orig_mod = mod
-            self.__dict__["_compiled"] = CompiledFunction(
-                mod._call_impl, fullgraph, module=mod, name=type(mod).__name__
-            )
-
-        def __call__(self, *args, **kwargs):
-            return self.__dict__["_compiled"](*args, **kwargs)
-
-        def forward(self, *args, **kwargs):
-            return self.__dict__["_compiled"](*args, **kwargs)
-
-        def explain(self) -> str:
-            return self.__dict__["_compiled"].explain()
-
-        def __getattr__(self, name):
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                return getattr(self._orig_mod, name)
-
-        def __repr__(self) -> str:
-            return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)"
-
-    return OptimizedModule
-
-
-class _LazyOptimizedModule:
-    cls = None
-
-    def __call__(self, *args, **kwargs):
-        if _LazyOptimizedModule.cls is None:
-            _LazyOptimizedModule.cls = _optimized_module_class()
-        return _LazyOptimizedModule.cls(*args, **kwargs)
-
-
-OptimizedModule = _LazyOptimizedModule()
-
-
-class disable:  # noqa: N801 (torch.compiler.disable's name)
-    """Run ``fn`` (or the block) eagerly, never compiled: ``@numbagrad.compiler.disable``
-    or ``with numbagrad.compiler.disable():``... as ``torch.compiler.disable``."""
-
-    def __new__(cls, fn=None, recursive=True):
-        if fn is None:
-            return super().__new__(cls)
-
-        @functools.wraps(fn)
-        def run_eagerly(*args, **kwargs):
-            _DISABLED[0] += 1
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                _DISABLED[0] -= 1
-
-        return run_eagerly
-
-    def __enter__(self):
-        _DISABLED[0] += 1
-        return self
-
-    def __exit__(self, *exc):
-        _DISABLED[0] -= 1
-        return False
+    return CompiledFunction(module._call_impl, fullgraph, module=module, name=type(module).__name__)
 
 
 def explain(fn, *args, **kwargs) -> str:

@@ -65,10 +65,10 @@ def _dt(dtype) -> str:
 
 def _index(v, shape):
     """The subscript reading var ``v`` inside a loop nest over ``shape``."""
-    r, R = len(v.shape), len(shape)
+    r, rank = len(v.shape), len(shape)
     if r == 0:
         return "[()]"
-    idx = ["0" if v.shape[j] == 1 else f"i{j + R - r}" for j in range(r)]
+    idx = ["0" if v.shape[j] == 1 else f"i{j + rank - r}" for j in range(r)]
     return "[" + ", ".join(idx) + "]"
 
 
@@ -85,102 +85,96 @@ def _compute_dtype(e):
     if out != np.bool_:
         return out
     vs = [a.dtype for a in e.ins if type(a) is Var]
-    if not vs or e.prim.__name__ in ("LogicalAnd", "LogicalOr", "LogicalXor", "LogicalNot", "Where"):
+    if not vs or e.prim.__name__ in (
+        "LogicalAnd",
+        "LogicalOr",
+        "LogicalXor",
+        "LogicalNot",
+        "Where",
+    ):
         return np.dtype(np.bool_) if not vs else np.result_type(*vs)
     return np.result_type(*vs)
 
 
 def _kernel(kname, group, live):
-    """Source of one loop nest; returns (source, input vars, output vars)."""
+    """Source of one loop nest: ``(source, input vars, output vars, accumulators)``."""
     shape = group.shape
-    R = len(shape)
+    rank = len(shape)
+    loop = ", ".join(f"i{j}" for j in range(rank))
     produced = {id(o) for e in group.eqns for o in e.outs}
-    inputs, seen = [], set()
+    inputs, position = [], {}
     for e in group.eqns:
         for a in e.ins:
-            if type(a) is Var and id(a) not in produced and id(a) not in seen:
-                seen.add(id(a))
+            if type(a) is Var and id(a) not in produced and id(a) not in position:
+                position[id(a)] = len(inputs)
                 inputs.append(a)
     outputs = [o for e in group.eqns for o in e.outs if id(o) in live]
-    local = {}  # id(var) -> scalar name inside the loop
-    body, pre, post = [], [], []
-    acc = {}  # id(sum var) -> (accumulator name, full reduction?)
+    local = {}  # id(var) -> its scalar's name inside the loop
+    body, pre = [], []
+    acc = {}  # id(sum var) -> (accumulator name, full reduction?, reduced axes)
     for k, o in enumerate(outputs):
         if id(o) in group.reduced:
             e = next(e for e in group.eqns if e.outs[0] is o)
             axes = _sum_axes(e)
-            if len(axes) == R:
+            if len(axes) == rank:
                 pre.append(f"s{k} = 0.0")
                 acc[id(o)] = (f"s{k}", True, axes)
             else:
-                sizes = ", ".join("1" if j in axes else f"n{j}" for j in range(R))
+                sizes = ", ".join("1" if j in axes else f"n{j}" for j in range(rank))
                 pre.append(f"s{k} = np.zeros(({sizes},), np.float64)")
                 acc[id(o)] = (f"s{k}", False, axes)
         else:
-            sizes = ", ".join(f"n{j}" for j in range(R))
-            pre.append(f"o{k} = np.empty(({sizes}{',' if R == 1 else ''}), {_dt(o.dtype)})")
+            sizes = "".join(f"n{j}, " for j in range(rank))
+            pre.append(f"o{k} = np.empty(({sizes}), {_dt(o.dtype)})")
+
+    def operand(a, dtype):
+        if type(a) is not Var:
+            return _literal(a, dtype)
+        if id(a) in local:
+            name = local[id(a)]
+        else:
+            name = f"x{position[id(a)]}{_index(a, shape)}"
+        return name if a.dtype == dtype else f"{_dt(dtype)}({name})"
+
     for e, kind in zip(group.eqns, group.kinds):
         o = e.outs[0]
         t = f"t{len(local)}"
-
-        def operand(a, dtype):
-            if type(a) is not Var:
-                return _literal(a, dtype)
-            if id(a) in local:
-                name = local[id(a)]
-            else:
-                name = f"x{inputs.index(a)}{_index(a, shape)}"
-            return name if a.dtype == dtype else f"{_dt(dtype)}({name})"
-
+        local[id(o)] = t
         if kind == "expand":
             body.append(f"{t} = {operand(e.ins[0], o.dtype)}")
-        elif kind == "sum":
+        elif kind == "sum":  # (a sum ends its group: nothing in the loop reads it)
             body.append(f"{t} = {operand(e.ins[0], o.dtype)}")
-            name, full, axes = acc.get(id(o), (None, None, None))
-            if name is not None:
+            if id(o) in acc:
+                name, full, axes = acc[id(o)]
                 if full:
                     body.append(f"{name} += {t}")
                 else:
-                    sub = ", ".join("0" if j in axes else f"i{j}" for j in range(R))
+                    sub = ", ".join("0" if j in axes else f"i{j}" for j in range(rank))
                     body.append(f"{name}[{sub}] += {t}")
-            local[id(o)] = t  # (never read in the loop: a sum ends its group)
             continue
         else:
             cd = _compute_dtype(e)
             if e.prim.__name__ == "Where":  # the condition stays a bool
-                xs = [operand(e.ins[0], np.dtype(np.bool_))] + [operand(a, cd if cd != np.bool_ else o.dtype) for a in e.ins[1:]]
-                if o.dtype != np.bool_:
-                    xs = [xs[0]] + [operand(a, o.dtype) for a in e.ins[1:]]
+                dt = o.dtype if cd == np.bool_ or o.dtype != np.bool_ else cd
+                xs = [operand(e.ins[0], np.dtype(np.bool_))]
+                xs += [operand(a, dt) for a in e.ins[1:]]
             else:
                 xs = [operand(a, cd) for a in e.ins]
             expr = e.prim.scalar(SCALAR, *xs, **e.params)
             body.append(f"{t} = {_dt(o.dtype)}({expr})")
-        local[id(o)] = t
-        if id(o) in live and id(o) not in group.reduced:
-            k = outputs.index(o)
-            body.append(f"o{k}[{', '.join(f'i{j}' for j in range(R))}] = {t}" if R else f"o{k}[()] = {t}")
-    args = [f"x{i}" for i in range(len(inputs))] + [f"n{j}" for j in range(R)]
+        if id(o) in live:
+            body.append(f"o{outputs.index(o)}[{loop if rank else '()'}] = {t}")
+    args = [f"x{i}" for i in range(len(inputs))] + [f"n{j}" for j in range(rank)]
+    ind = "    "
     lines = [
         '@njit(cache=True, error_model="numpy", nogil=True)',
         f"def {kname}({', '.join(args)}):",
     ]
-    ind = "    "
     lines += [ind + p for p in pre]
-    if R == 0:
-        lines += [ind + "o0 = np.empty((), np.float64)"] if False else []
-    for j in range(R):
-        lines.append(ind * (j + 1) + f"for i{j} in range(n{j}):")
-    lines += [ind * (R + 1) + b for b in body]
-    rets = []
-    for k, o in enumerate(outputs):
-        if id(o) in acc:
-            nm, full, _ = acc[id(o)]
-            rets.append(nm)
-        else:
-            rets.append(f"o{k}")
-    if R == 0:  # 0-d outputs: np.empty(()) above would need a shape tuple
-        lines = [ln.replace("np.empty((), ", "np.empty((), ") for ln in lines]
-    lines.append(ind + f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    lines += [ind * (j + 1) + f"for i{j} in range(n{j}):" for j in range(rank)]
+    lines += [ind * (rank + 1) + b for b in body]
+    rets = [acc[id(o)][0] if id(o) in acc else f"o{k}" for k, o in enumerate(outputs)]
+    lines.append(ind + f"return ({', '.join(rets)},)")
     return "\n".join(lines) + "\n", inputs, outputs, acc
 
 
@@ -195,45 +189,44 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
             needed.update(id(a) for a in e.ins if type(a) is Var)
     kept.reverse()
     steps = plan(kept)
-    # what each step must hand on as an array
-    used_later = {id(a) for a in outputs if type(a) is Var}
-    for s in steps:
-        for e in s.eqns if type(s) is Group else (s,):
+    # which steps read each var (a group's value leaves it as an array only where another
+    # step or the output reads it)
+    readers: dict = {}
+    for k, st in enumerate(steps):
+        for e in st.eqns if type(st) is Group else (st,):
             for a in e.ins:
                 if type(a) is Var:
-                    used_later.add(id(a))
+                    readers.setdefault(id(a), set()).add(k)
+    out_ids = {id(a) for a in outputs if type(a) is Var}
     ns = {"_CPU": CPU, "_np": np, "_asarray": np.asarray, "_ndarray": np.ndarray}
     glue = [f"def {label}({', '.join(v.name for v in graph_inputs)}):"]
     kernels = []
-    for s in steps:
+    for k, s in enumerate(steps):
         if type(s) is Group:
             gname = f"_k{len(kernels)}"
-            inner = {id(o) for e in s.eqns for o in e.outs}
-            live = set()
-            for o_id in inner:
-                # read outside this group: by another step or as an output
-                if o_id in {id(a) for a in outputs if type(a) is Var} or any(
-                    id(a) == o_id
-                    for t in steps
-                    if t is not s
-                    for e in (t.eqns if type(t) is Group else (t,))
-                    for a in e.ins
-                ):
-                    live.add(o_id)
+            live = {
+                id(o)
+                for e in s.eqns
+                for o in e.outs
+                if id(o) in out_ids or readers.get(id(o), set()) - {k}
+            }
             src, ins, outs, acc = _kernel(gname, s, live)
             kernels.append(src)
-            sizes = [str(n) for n in s.shape]
-            lhs = ", ".join(o.name for o in outs)
-            glue.append(f"    {lhs}{',' if len(outs) == 1 else ''} = _mod.{gname}({', '.join([v.name for v in ins] + sizes)})")
+            call_args = ", ".join([v.name for v in ins] + [str(n) for n in s.shape])
+            glue.append(f"    {''.join(o.name + ', ' for o in outs)}= _mod.{gname}({call_args})")
             for o in outs:
-                if id(o) in acc:
-                    _, full, _ = acc[id(o)]
-                    if full and o.shape == ():
-                        glue.append(f"    {o.name} = _np.array({o.name}, _np.{o.dtype.name})")
-                    elif full:
-                        glue.append(f"    {o.name} = _np.full({tuple(o.shape)!r}, {o.name}, _np.{o.dtype.name})")
-                    else:
-                        glue.append(f"    {o.name} = {o.name}.astype(_np.{o.dtype.name}, copy=False).reshape({tuple(o.shape)!r})")
+                if id(o) not in acc:
+                    continue
+                full, dt = acc[id(o)][1], f"_np.{o.dtype.name}"
+                if full and o.shape == ():
+                    glue.append(f"    {o.name} = _np.array({o.name}, {dt})")
+                elif full:
+                    glue.append(f"    {o.name} = _np.full({tuple(o.shape)!r}, {o.name}, {dt})")
+                else:
+                    glue.append(
+                        f"    {o.name} = {o.name}.astype({dt}, copy=False)"
+                        f".reshape({tuple(o.shape)!r})"
+                    )
         else:
             k = len(ns)
             ns[f"_P{k}"] = s.prim.impl
@@ -264,7 +257,7 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
     if kernels:
         mod, path = _load(PRELUDE + "\n\n" + "\n\n".join(kernels))
     ns["_mod"] = mod
-    exec(compile(glue_src, f"<numbagrad.compile {label}>", "exec"), ns)  # noqa: S102
+    exec(compile(glue_src, f"<numbagrad.compile {label}>", "exec"), ns)
     return Program(ns[label], glue_src, "\n\n".join(kernels), path)
 
 

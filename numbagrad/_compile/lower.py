@@ -168,7 +168,7 @@ SCALAR = _Scalar()
 
 # The scalar helpers every generated module starts with (its own copy: NOTE [Kernels] in
 # docs/developer.rst, a cached kernel must not depend on another file's source)
-PRELUDE = '''\
+PRELUDE = """\
 import math
 
 import numpy as np
@@ -207,7 +207,7 @@ def _sigmoid(a):
 @njit(inline="always", error_model="numpy")
 def _softplus(a):
     return max(a, 0.0) + math.log1p(math.exp(-abs(a)))
-'''
+"""
 
 
 # -- planning ---------------------------------------------------------------------------------
@@ -243,7 +243,7 @@ def _lowering(eqn):
             return None
         return ("sum", x.shape) if _sum_axes(eqn) is not None else None
     scalar = getattr(prim, "scalar", None)
-    if scalar is None or out.dtype not in _FLOATS + (_BOOL,):
+    if scalar is None or out.dtype not in (*_FLOATS, _BOOL):
         return None
     if any(not isinstance(a, (Var, bool, int, float)) for a in eqn.ins):
         return None
@@ -262,9 +262,7 @@ def _sum_axes(eqn):
         lead = nd - len(shape)
         if lead < 0:
             return None
-        return tuple(
-            k for k in range(nd) if k < lead or (shape[k - lead] == 1 and x.shape[k] != 1)
-        )
+        return tuple(k for k in range(nd) if k < lead or (shape[k - lead] == 1 and x.shape[k] != 1))
     dims = eqn.params.get("dims")
     if dims is None:
         axes = tuple(range(nd))
@@ -272,9 +270,7 @@ def _sum_axes(eqn):
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
         axes = tuple(sorted({d % nd if nd else 0 for d in dims})) if nd else ()
     keep = eqn.params.get("keepdim", False)
-    want = tuple(
-        (1 if k in axes else x.shape[k]) for k in range(nd) if keep or k not in axes
-    )
+    want = tuple((1 if k in axes else x.shape[k]) for k in range(nd) if keep or k not in axes)
     return axes if want == out.shape else None
 
 
@@ -295,7 +291,9 @@ def plan(eqns):
         low = _lowering(e)
         reads = [a for a in e.ins if type(a) is Var]
         if low is None:
-            if group is not None and any(id(v) in group.reduced or in_group.get(id(v)) is group for v in reads):
+            if group is not None and any(
+                id(v) in group.reduced or in_group.get(id(v)) is group for v in reads
+            ):
                 close()
             steps.append(e)
             continue

@@ -27,22 +27,28 @@ calls beyond ``config.cache_size_limit`` entries (warned once).
 
 from __future__ import annotations
 
+import functools
+import sys
 import time
 import types
 import warnings
+import weakref
 
 import numpy as np
 
 from numbagrad._compile import codegen
 from numbagrad._compile.graph import Graph, Var
+from numbagrad._compile.lower import _lowering
 from numbagrad._compile.trace import GraphBreak, trace
-from numbagrad._core.grad_mode import is_grad_enabled, is_grad_enabled_fast
-from numbagrad._core.graph import Node, edge_of
-from numbagrad._core.interpreter import EVAL, current_interpreter
+from numbagrad._core.grad_mode import is_grad_enabled_fast
+from numbagrad._core.graph import Node, edge_of, saved_value
+from numbagrad._core.interpreter import EVAL, bind, current_interpreter
+from numbagrad._creation import zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.pytree import tree_flatten, tree_unflatten
+from numbagrad.ops._op import wrap_output
 
-__all__ = ["CompiledFunction", "config", "reset"]
+__all__ = ["CompiledFunction", "config", "disable", "is_compiling", "reset"]
 
 
 class _Config:
@@ -61,8 +67,6 @@ _DISABLED = [0]
 
 def reset():
     """Forget every compiled entry (``torch.compiler.reset``)."""
-    import weakref  # noqa: F401
-
     for ref in _ALL:
         cf = ref()
         if cf is not None:
@@ -195,6 +199,7 @@ class _Entry:
         "bwd_consts",
         "captured",
         "captured_meta",
+        "compile_s",
         "diff_outputs",
         "fwd",
         "fwd_grad",
@@ -203,12 +208,11 @@ class _Entry:
         "out_alias",
         "out_grad",
         "res_inputs",
+        "simple",
+        "target_set",
         "targets",
         "trace",
         "treedef",
-        "compile_s",
-        "simple",
-        "target_set",
     )
 
 
@@ -218,8 +222,6 @@ RECOMPUTE_MAX = 1 << 16
 
 
 def _recompute(tr):
-    from numbagrad._compile.lower import _lowering
-
     size = sum(int(np.prod(v.shape)) for v in tr.residuals if v.kind == "eqn")
     return size <= RECOMPUTE_MAX and all(_lowering(e) is not None for e in tr.fwd.eqns)
 
@@ -232,8 +234,6 @@ class CompiledFunction:
     """A function compiled by ``numbagrad.compile`` (NOTE [Compiled calls])."""
 
     def __init__(self, fn, fullgraph=False, module=None, name=None):
-        import weakref
-
         self.fn = fn
         self.fullgraph = fullgraph
         self.module = module
@@ -264,7 +264,7 @@ class CompiledFunction:
         grad_on = is_grad_enabled_fast()
         key = [grad_on]
         tensors = []
-        for i, a in enumerate(leaves):
+        for a in leaves:
             if isinstance(a, Tensor):
                 if a._is_tracer or type(a._data) is not np.ndarray:
                     return self.fn(*args, **kwargs)
@@ -331,8 +331,6 @@ class CompiledFunction:
             entry.guards += _module_guards(self.module)
         self._entries[key] = entry
         if codegen.logging_compiles() or entry.compile_s > 1.0:
-            import sys
-
             print(
                 f"numbagrad.compile: compiled {self.name} in {entry.compile_s:.2f} s",
                 file=sys.stderr,
@@ -433,14 +431,12 @@ class CompiledFunction:
                 _attach_node(en, inputs, (t,), extra)
             return t
         wrapped = []
-        for k, (o, (same, root)) in enumerate(zip(outs, en.out_alias)):
+        for o, (same, root) in zip(outs, en.out_alias):
             if same is not None:
                 wrapped.append(inputs[same])
             elif type(o) is not np.ndarray:
                 wrapped.append(o)
             elif root is not None:
-                from numbagrad.ops._op import wrap_output
-
                 wrapped.append(wrap_output(o, inputs[root]))
             else:
                 wrapped.append(Tensor._make(o))
@@ -493,8 +489,6 @@ class CompiledFunctionBackward(Node):
         en = self.entry
         saved = self._saved
         if saved is None:
-            from numbagrad._core.graph import saved_value
-
             saved_value(self, 0)  # the "backward through the graph a second time" error
         res = []
         for kind, x in en.res_inputs:
@@ -565,9 +559,6 @@ _new_node = object.__new__
 def _replay(node, grads):
     """The backward of a compiled call with ``create_graph=True``: the recorded forward and
     backward equations run through ``bind`` from the saved inputs (NOTE [Compiled calls])."""
-    from numbagrad._core.interpreter import bind
-    from numbagrad._creation import zeros_like
-
     en = node.entry
     tr = en.trace
     env = {}
@@ -586,7 +577,9 @@ def _replay(node, grads):
                 env[id(o)] = r
 
     run(tr.fwd.eqns)
-    for v, t in zip(tr.bwd.inputs[len(tr.residuals) : len(tr.residuals) + len(en.bwd_consts)], en.bwd_consts):
+    for v, t in zip(
+        tr.bwd.inputs[len(tr.residuals) : len(tr.residuals) + len(en.bwd_consts)], en.bwd_consts
+    ):
         env[id(v)] = t
     cot_vars = tr.bwd.inputs[len(tr.residuals) + len(en.bwd_consts) :]
     for k, (v, g) in enumerate(zip(cot_vars, grads)):
@@ -599,3 +592,30 @@ def _replay(node, grads):
         if node._next[i] is not None and g is not None:
             out[i] = val(g)
     return out
+
+
+class disable:
+    """Run ``fn`` (or the block) eagerly, never compiled: ``@numbagrad.compiler.disable``
+    or ``with numbagrad.compiler.disable():``, as ``torch.compiler.disable``."""
+
+    def __new__(cls, fn=None, recursive=True):
+        if fn is None:
+            return super().__new__(cls)
+
+        @functools.wraps(fn)
+        def run_eagerly(*args, **kwargs):
+            _DISABLED[0] += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _DISABLED[0] -= 1
+
+        return run_eagerly
+
+    def __enter__(self):
+        _DISABLED[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _DISABLED[0] -= 1
+        return False

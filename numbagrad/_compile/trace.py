@@ -31,15 +31,18 @@ from __future__ import annotations
 
 import os
 import sys
+import weakref
 
 import numpy as np
 
+from numbagrad import _creation
 from numbagrad import _tensor as _tensor_module
+from numbagrad._compile.graph import Eqn, Graph, Var
 from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
-from numbagrad._compile.graph import Eqn, Graph, Var
 from numbagrad._tensor import Tensor
-from numbagrad._transforms.pytree import tree_flatten
+from numbagrad._transforms.pytree import tree_flatten, tree_unflatten
+from numbagrad.autograd import grad as autograd_grad
 
 __all__ = ["GraphBreak", "Recorder", "Trace", "trace"]
 
@@ -49,7 +52,7 @@ _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _DATA_SHAPED = frozenset({"Nonzero", "Unique"})
 
 
-class GraphBreak(Exception):
+class GraphBreak(Exception):  # noqa: N818 (a break, not an error: it is handled)
     """A call that cannot be traced into a graph; ``cause`` says why, ``where`` is the
     user's line (``file:line``) or None."""
 
@@ -73,11 +76,9 @@ def user_frame():
 class Recorder(Interpreter):
     """Runs each application eagerly and records it (NOTE [Compile traces])."""
 
-    __slots__ = ("__weakref__", "by_array", "eqns", "keep", "phase", "vars", "weak", "bwd_eqns")
+    __slots__ = ("__weakref__", "bwd_eqns", "by_array", "eqns", "keep", "phase", "vars", "weak")
 
     def __init__(self):
-        import weakref
-
         super().__init__(EVAL)
         self.vars = {}  # id(tensor) -> Var
         self.by_array = {}  # id(array) -> Var (tensors re-wrapping a traced array)
@@ -150,9 +151,7 @@ class Recorder(Interpreter):
         if prim.view and type(ins[0]) is Var:
             root = ins[0].root if ins[0].root is not None else ins[0]
         ovars = [self.new_var(o, "eqn", root if i == 0 else None) for i, o in enumerate(outs)]
-        (self.eqns if self.phase == "fwd" else self.bwd_eqns).append(
-            Eqn(prim, ins, params, ovars)
-        )
+        (self.eqns if self.phase == "fwd" else self.bwd_eqns).append(Eqn(prim, ins, params, ovars))
         return out
 
     def _function(self, prim, args, params):
@@ -216,9 +215,6 @@ class Trace:
 def trace(fn, args, kwargs, tensor_positions):
     """Trace ``fn(*args, **kwargs)`` (NOTE [Compile traces]); ``tensor_positions`` are the
     indices of the tensors in the flattened ``(args, kwargs)``. Raises ``GraphBreak``."""
-    from numbagrad import _creation
-    from numbagrad.autograd import grad as autograd_grad
-
     rec = Recorder()
     leaves, spec = tree_flatten((args, kwargs))
     leaves = list(leaves)
@@ -229,8 +225,6 @@ def trace(fn, args, kwargs, tensor_positions):
             a._requires_grad = True
         leaves[i] = a
         rec.new_var(a, "in")
-    from numbagrad._transforms.pytree import tree_unflatten
-
     targs, tkwargs = tree_unflatten(leaves, spec)
     rng = _creation.get_rng_state()
     token = _CURRENT.set(rec)
@@ -244,7 +238,9 @@ def trace(fn, args, kwargs, tensor_positions):
         tr = Trace()
         tr.result, tr.treedef = result, treedef
         tr.out_grad = [isinstance(o, Tensor) and o._requires_grad for o in out_leaves]
-        ins = [v for t, _ in rec.keep for v in (rec.vars[id(t)],) if v.kind in ("in", "ext", "const")]
+        ins = [
+            v for t, _ in rec.keep for v in (rec.vars[id(t)],) if v.kind in ("in", "ext", "const")
+        ]
         n_fwd_vars = len(rec.keep)
         # (pruned by the code generator, which knows what the backward reads)
         tr.fwd = Graph(ins, rec.eqns, out_atoms)

@@ -203,3 +203,25 @@ _internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
 from numbagrad.ops import _methods  # noqa: E402  (attaches Tensor's methods: needs the above)
 
 del _internal
+
+# ``numbagrad.ops.<namespace>``: the custom ops of ``numbagrad.library.custom_op``, by
+# namespace (NOTE [Custom ops] in ``numbagrad/library.py``), as ``torch.ops``
+_NAMESPACES: dict = {}
+
+
+def register_namespace(name, space):
+    """Make ``space`` reachable as ``numbagrad.ops.<name>`` (``numbagrad.library``);
+    ValueError where ``name`` is already a name of this module."""
+    if name in globals():
+        raise ValueError(
+            f"the namespace {name!r} is a name of numbagrad.ops; choose another namespace"
+        )
+    _NAMESPACES.setdefault(name, space)
+    return _NAMESPACES[name]
+
+
+def __getattr__(name):
+    try:
+        return _NAMESPACES[name]
+    except KeyError:
+        raise AttributeError(f"module 'numbagrad.ops' has no attribute {name!r}") from None

@@ -37,6 +37,7 @@ import weakref
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad import _tensor as _tensor_module
 from numbagrad._core import extension
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import after_record, save_input
@@ -45,7 +46,6 @@ from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._device import copy_array
 from numbagrad._device import device as _device
 from numbagrad._device import resolve as _resolve_device
-from numbagrad import _tensor as _tensor_module
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.meta import MetaArray

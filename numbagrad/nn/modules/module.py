@@ -16,12 +16,13 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 from numbagrad import _dtype as D
+from numbagrad._compile import CompiledFunction, compile_module_call
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
 from numbagrad.nn.parameter import Buffer, Parameter
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = ["Module", "OptimizedModule", "RemovableHandle"]
 
 
 def _typename(value) -> str:
@@ -808,9 +809,11 @@ class Module:
     def compile(self, *args, **kwargs):
         """Compile this module's calls in place with :func:`numbagrad.compile` (same
         arguments); ``self(...)`` then runs the compiled code."""
-        from numbagrad._compile import compile_module_call
-
         self.__dict__["_compiled_call_impl"] = compile_module_call(self, *args, **kwargs)
+
+    def _optimized_module(self, fullgraph):
+        """What ``numbagrad.compile(self)`` returns: an ``OptimizedModule``."""
+        return OptimizedModule(self, fullgraph)
 
     def _call_impl(self, *args, **kwargs):
         if not self._forward_pre_hooks and not self._forward_hooks:
@@ -882,3 +885,35 @@ class Module:
 
 def _size(t):
     return f"numbagrad.Size({list(t.shape)})"
+
+
+class OptimizedModule(Module):
+    """A module whose calls are compiled (what ``numbagrad.compile(module)`` returns, as
+    PyTorch's): attributes are the original module's (``_orig_mod``), and its
+    ``state_dict`` keys start with ``_orig_mod.``, as PyTorch's."""
+
+    def __init__(self, mod, fullgraph=False):
+        super().__init__()
+        self._orig_mod = mod
+        self.__dict__["_compiled"] = CompiledFunction(
+            mod._call_impl, fullgraph, module=mod, name=type(mod).__name__
+        )
+
+    def __call__(self, *args, **kwargs):
+        return self.__dict__["_compiled"](*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self.__dict__["_compiled"](*args, **kwargs)
+
+    def explain(self) -> str:
+        """The compiled graphs and generated code (``CompiledFunction.explain``)."""
+        return self.__dict__["_compiled"].explain()
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule(\n  (_orig_mod): {self._orig_mod!r}\n)"
