@@ -72,6 +72,31 @@ class CompiledChain(CompileBenchmark):
         return self.run()
 
 
+class CompiledChainGrad(CompileBenchmark):
+    """The same chain as ``func.grad(f)`` (how ``jax.jit(jax.grad(f))`` is timed)."""
+
+    number = 500
+
+    def build(self, mod, compiled):
+        x_np, c_np, d_np = chain_inputs(16)
+        x, c, d = const(mod, x_np), const(mod, c_np), const(mod, d_np)
+
+        def f(x, c, d):
+            y = x
+            for _ in range(4):
+                y = (y * c + d).sin().exp().tanh()
+            return y.sum()
+
+        g = _maybe_compile(mod, mod.func.grad(f), compiled)
+        return lambda: g(x, c, d)
+
+    def build_numpy(self):
+        return build_chain_numpy(np, 20, 16)
+
+    def time_chain_grad(self, mode):
+        return self.run()
+
+
 class CompiledFunctionCall(CompileBenchmark):
     """``x * sigmoid(x)`` with a hand-written backward on 16 float64, forward + backward."""
 

@@ -38,7 +38,7 @@ import numpy as np
 
 from numbagrad._compile import codegen
 from numbagrad._compile.graph import Graph, Var
-from numbagrad._compile.lower import _lowering
+from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
 from numbagrad._compile.trace import GraphBreak, trace
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import Node, edge_of, saved_value
@@ -223,7 +223,10 @@ RECOMPUTE_MAX = 1 << 16
 
 def _recompute(tr):
     size = sum(int(np.prod(v.shape)) for v in tr.residuals if v.kind == "eqn")
-    return size <= RECOMPUTE_MAX and all(_lowering(e) is not None for e in tr.fwd.eqns)
+    return size <= RECOMPUTE_MAX and all(
+        _lowering(e) is not None and int(np.prod(e.outs[0].shape)) <= FUSE_MAX_MATH
+        for e in tr.fwd.eqns
+    )
 
 
 def _meta(t):
