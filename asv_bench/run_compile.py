@@ -119,7 +119,8 @@ def first():
                 [sys.executable, "-c", FIRST], env=env, capture_output=True, text=True, check=True
             ).stdout.split()
             print(
-                f"{label:12s}: import {float(out[0]):.2f} s, first compiled call {float(out[1]):.2f} s"
+                f"{label:12s}: import {float(out[0]):.2f} s, "
+                f"first compiled call {float(out[1]):.2f} s"
             )
 
 
