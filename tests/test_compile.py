@@ -483,3 +483,21 @@ def test_backward_through_one_of_several_outputs():
         _, b = c(x)
         (g,) = ng.autograd.grad(b.sum(), x)  # output 0 gets no gradient: zeros
         np.testing.assert_allclose(g.numpy(), -2 * np.sin(x.detach().numpy()), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_large_loop_nests_run_threaded_and_equal_eager(dim):
+    # from PARALLEL_MIN iterations the outer loop is a prange, except where a sum
+    # accumulates along it into an array (dim=0 here): then it stays serial
+    def f(t):
+        return ((t * 2 + 1) * t).sum(dim)
+
+    c = ng.compile(f)
+    x = ng.tensor(np.random.default_rng(0).standard_normal((600, 300)), requires_grad=True)
+    for _ in range(2):
+        out, (g,) = _grads(lambda t: c(t).sum(), x)
+        ref, (r,) = _grads(lambda t: f(t).sum(), x)
+        np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-10)
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12)
+    fwd = next(iter(c._entries.values())).fwd_grad.kernels
+    assert ("prange" in fwd) == (dim == 1)

@@ -25,7 +25,7 @@ import numpy as np
 
 from numbagrad import _observe
 from numbagrad._compile.graph import Var
-from numbagrad._compile.lower import _CAST, PRELUDE, SCALAR, Group, _sum_axes, plan
+from numbagrad._compile.lower import _CAST, PARALLEL_MIN, PRELUDE, SCALAR, Group, _sum_axes, plan
 from numbagrad.kernels.cpu.backend import CPU
 
 __all__ = ["Program", "build", "cache_dir"]
@@ -100,6 +100,9 @@ def _kernel(kname, group, live):
     """Source of one loop nest: ``(source, input vars, output vars, accumulators)``."""
     shape = group.shape
     rank = len(shape)
+    size = 1
+    for n in shape:
+        size *= n
     loop = ", ".join(f"i{j}" for j in range(rank))
     produced = {id(o) for e in group.eqns for o in e.outs}
     inputs, position = [], {}
@@ -110,7 +113,7 @@ def _kernel(kname, group, live):
                 inputs.append(a)
     outputs = [o for e in group.eqns for o in e.outs if id(o) in live]
     local = {}  # id(var) -> its scalar's name inside the loop
-    body, pre = [], []
+    body, pre, scalars = [], [], []
     acc = {}  # id(sum var) -> (accumulator name, full reduction?, reduced axes)
     for k, o in enumerate(outputs):
         if id(o) in group.reduced:
@@ -132,6 +135,11 @@ def _kernel(kname, group, live):
             return _literal(a, dtype)
         if id(a) in local:
             name = local[id(a)]
+        elif not a.shape:  # a 0-d input: read once, before the loops
+            name = f"c{position[id(a)]}"
+            if name not in scalars:
+                scalars.append(name)
+                pre.append(f"{name} = x{position[id(a)]}[()]")
         else:
             name = f"x{position[id(a)]}{_index(a, shape)}"
         return name if a.dtype == dtype else f"{_dt(dtype)}({name})"
@@ -165,13 +173,24 @@ def _kernel(kname, group, live):
         if id(o) in live:
             body.append(f"o{outputs.index(o)}[{loop if rank else '()'}] = {t}")
     args = [f"x{i}" for i in range(len(inputs))] + [f"n{j}" for j in range(rank)]
+    # NOTE [Loop nest size]: large nests run their outer loop on every core, unless a sum
+    # accumulates along it into an array (threads would race on its elements)
+    parallel = (
+        rank > 0
+        and size >= PARALLEL_MIN
+        and shape[0] > 1
+        and not any(not full and 0 in axes for _, full, axes in acc.values())
+    )
     ind = "    "
     lines = [
-        '@njit(cache=True, error_model="numpy", nogil=True)',
+        f'@njit(cache=True, error_model="numpy", nogil=True{", parallel=True" if parallel else ""})',
         f"def {kname}({', '.join(args)}):",
     ]
     lines += [ind + p for p in pre]
-    lines += [ind * (j + 1) + f"for i{j} in range(n{j}):" for j in range(rank)]
+    lines += [
+        ind * (j + 1) + f"for i{j} in {'prange' if parallel and j == 0 else 'range'}(n{j}):"
+        for j in range(rank)
+    ]
     lines += [ind * (rank + 1) + b for b in body]
     rets = [acc[id(o)][0] if id(o) in acc else f"o{k}" for k, o in enumerate(outputs)]
     lines.append(ind + f"return ({', '.join(rets)},)")
