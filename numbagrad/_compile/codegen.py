@@ -182,8 +182,9 @@ def _kernel(kname, group, live):
         and not any(not full and 0 in axes for _, full, axes in acc.values())
     )
     ind = "    "
+    flags = ", parallel=True" if parallel else ""
     lines = [
-        f'@njit(cache=True, error_model="numpy", nogil=True{", parallel=True" if parallel else ""})',
+        f'@njit(cache=True, error_model="numpy", nogil=True{flags})',
         f"def {kname}({', '.join(args)}):",
     ]
     lines += [ind + p for p in pre]
