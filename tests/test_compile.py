@@ -501,3 +501,41 @@ def test_large_loop_nests_run_threaded_and_equal_eager(dim):
         np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12)
     fwd = next(iter(c._entries.values())).fwd_grad.kernels
     assert ("prange" in fwd) == (dim == 1)
+
+
+class _NumpyCube(ng.autograd.Function):
+    """A Function that leaves numbagrad in forward (NumPy on the values); its backward is
+    written with numbagrad ops, so it can be differentiated again."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ng.from_numpy(x.detach().numpy() ** 3)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 3 * g * x * x
+
+
+def test_function_leaving_numbagrad_is_one_opaque_call():
+    def f(x, w):
+        return (_NumpyCube.apply(x * w) * ng.tanh(x)).sum()
+
+    c = ng.compile(f)
+    x = ng.linspace(-1, 1, 6, dtype=ng.float64, requires_grad=True)
+    w = ng.linspace(0.5, 2, 6, dtype=ng.float64, requires_grad=True)
+    for _ in range(2):
+        out, gs = _grads(c, x, w)
+        ref, rs = _grads(f, x, w)
+        np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-12)
+        for g, r in zip(gs, rs):
+            np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-12)
+    assert not c._breaks
+    assert "OpaqueFunction(" in c.explain() and "OpaqueFunctionBackward(" in c.explain()
+    # double backward replays the forward eagerly: the Function's backward is differentiated
+    (g,) = ng.autograd.grad(c(x, w), x, create_graph=True)
+    (h,) = ng.autograd.grad(g.sum(), x)
+    (gr,) = ng.autograd.grad(f(x, w), x, create_graph=True)
+    (hr,) = ng.autograd.grad(gr.sum(), x)
+    np.testing.assert_allclose(h.numpy(), hr.numpy(), rtol=1e-12)

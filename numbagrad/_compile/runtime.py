@@ -39,13 +39,14 @@ import numpy as np
 from numbagrad._compile import codegen
 from numbagrad._compile.graph import Graph, Var
 from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
-from numbagrad._compile.trace import GraphBreak, trace
+from numbagrad._compile.trace import GraphBreak, OpaqueFunction, trace
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import Node, edge_of, saved_value
 from numbagrad._core.interpreter import EVAL, bind, current_interpreter
 from numbagrad._creation import zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.pytree import tree_flatten, tree_unflatten
+from numbagrad.autograd import grad as autograd_grad
 from numbagrad.ops._op import wrap_output
 
 __all__ = ["CompiledFunction", "config", "disable", "is_compiling", "reset"]
@@ -560,8 +561,9 @@ _new_node = object.__new__
 
 
 def _replay(node, grads):
-    """The backward of a compiled call with ``create_graph=True``: the recorded forward and
-    backward equations run through ``bind`` from the saved inputs (NOTE [Compiled calls])."""
+    """The backward of a compiled call with ``create_graph=True``: the recorded forward
+    runs again through the eager ops from the saved inputs, and the engine differentiates
+    it (NOTE [Compiled calls]), so the gradient has eager mode's history."""
     en = node.entry
     tr = en.trace
     env = {}
@@ -573,28 +575,39 @@ def _replay(node, grads):
     def val(a):
         return env[id(a)] if type(a) is Var else a
 
-    def run(eqns):
-        for e in eqns:
-            out = bind(e.prim, tuple(val(a) for a in e.ins), e.params)
-            for o, r in zip(e.outs, out if type(out) is tuple else (out,)):
-                env[id(o)] = r
-
-    run(tr.fwd.eqns)
-    for v, t in zip(
-        tr.bwd.inputs[len(tr.residuals) : len(tr.residuals) + len(en.bwd_consts)], en.bwd_consts
-    ):
-        env[id(v)] = t
-    cot_vars = tr.bwd.inputs[len(tr.residuals) + len(en.bwd_consts) :]
-    for k, (v, g) in enumerate(zip(cot_vars, grads)):
-        if g is None:
-            g = zeros_like(val(tr.fwd.outputs[en.diff_outputs[k]]))
-        env[id(v)] = g
-    run(tr.bwd.eqns)
-    out = [None] * len(node._next)
-    for i, g in zip(en.targets, tr.bwd.outputs):
-        if node._next[i] is not None and g is not None:
-            out[i] = val(g)
-    return out
+    for e in tr.fwd.eqns:
+        args = [val(a) for a in e.ins]
+        if e.prim is OpaqueFunction:
+            p = e.params
+            full, it, cpos = [], iter(args), dict(p["consts"])
+            for i in range(p["n_args"]):
+                full.append(cpos[i] if i in cpos else next(it))
+            out = p["fn"].apply(*full, **p["kwargs"])
+            outs = out if p["tuple_out"] else (out,)
+        else:
+            out = bind(e.prim, tuple(args), e.params)
+            outs = out if type(out) is tuple else (out,)
+        for o, r in zip(e.outs, outs):
+            env[id(o)] = r
+    outs, cots = [], []
+    for k, i in enumerate(en.diff_outputs):
+        o = val(tr.fwd.outputs[i])
+        if isinstance(o, Tensor) and o.requires_grad:
+            outs.append(o)
+            cots.append(grads[k] if grads[k] is not None else zeros_like(o))
+    wanted = [i for i in en.targets if node._next[i] is not None]
+    result = [None] * len(node._next)
+    if outs and wanted:
+        gs = autograd_grad(
+            outs,
+            [env[id(tr.fwd.inputs[i])] for i in wanted],
+            grad_outputs=cots,
+            create_graph=True,
+            allow_unused=True,
+        )
+        for i, g in zip(wanted, gs):
+            result[i] = g
+    return result
 
 
 class disable:

@@ -39,12 +39,23 @@ from numbagrad import _creation
 from numbagrad import _tensor as _tensor_module
 from numbagrad._compile.graph import Eqn, Graph, Var
 from numbagrad._core.grad_mode import is_grad_enabled
+from numbagrad._core.grad_mode import enable_grad, no_grad
+from numbagrad._core.graph import Node
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
 from numbagrad._tensor import Tensor
 from numbagrad._transforms.pytree import tree_flatten, tree_unflatten
 from numbagrad.autograd import grad as autograd_grad
+from numbagrad.autograd.function import apply_eager
+from numbagrad.ops._op import Primitive
 
-__all__ = ["GraphBreak", "Recorder", "Trace", "trace"]
+__all__ = [
+    "GraphBreak",
+    "OpaqueFunction",
+    "OpaqueFunctionBackward",
+    "Recorder",
+    "Trace",
+    "trace",
+]
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -76,7 +87,17 @@ def user_frame():
 class Recorder(Interpreter):
     """Runs each application eagerly and records it (NOTE [Compile traces])."""
 
-    __slots__ = ("__weakref__", "bwd_eqns", "by_array", "eqns", "keep", "phase", "vars", "weak")
+    __slots__ = (
+        "__weakref__",
+        "bwd_eqns",
+        "by_array",
+        "eqns",
+        "keep",
+        "opaque",
+        "phase",
+        "vars",
+        "weak",
+    )
 
     def __init__(self):
         super().__init__(EVAL)
@@ -86,6 +107,7 @@ class Recorder(Interpreter):
         self.eqns = []
         self.bwd_eqns = []
         self.phase = "fwd"
+        self.opaque = 0  # > 0 while an opaque Function runs
         # tensors made by creation functions while tracing point here (``_born_in``)
         self.weak = weakref.ref(self)
 
@@ -155,28 +177,164 @@ class Recorder(Interpreter):
         return out
 
     def _function(self, prim, args, params):
-        """A custom Function: its forward's ops are recorded as they run; its outputs are
-        those ops' results (re-wrapped), and its backward is recorded when the backward is
-        traced."""
-        for a in args:
-            self.atom(a)
-        out = prim._eval(args, params)  # with this recorder current: the forward's ops
-        for o in out if type(out) is tuple else (out,):
-            if isinstance(o, Tensor) and self.known(o) is None:
-                raise GraphBreak(
-                    f"custom Function {params['fn'].__name__}: an output was not computed "
-                    "with numbagrad ops",
-                    user_frame(),
-                )
+        """A custom Function. Written with numbagrad ops, it is traced through: its
+        forward's ops are recorded as they run, its outputs are those ops' results
+        (re-wrapped), and its backward is recorded when the backward is traced. A Function
+        that leaves numbagrad (reads values, runs its own kernels) is one opaque call
+        instead: ``OpaqueFunction`` forward, ``OpaqueFunctionBackward`` backward."""
+        ins = [self.atom(a) for a in args]
+        n_eqns = len(self.eqns)
+        try:
+            out = prim._eval(args, params)  # with this recorder current: the forward's ops
+            for o in out if type(out) is tuple else (out,):
+                if isinstance(o, Tensor) and self.known(o) is None:
+                    raise GraphBreak("an output was not computed with numbagrad ops")
+            return out
+        except GraphBreak:
+            if self.phase != "fwd":
+                raise
+            del self.eqns[n_eqns:]  # (what it recorded before leaving numbagrad)
+        return self._opaque_function(args, ins, params)
+
+    def _opaque_function(self, args, ins, params):
+        fn, kwargs = params["fn"], params["kwargs"]
+        token = _CURRENT.set(EVAL)
+        self.opaque += 1  # its own reads of values are its business: it runs on every call
+        try:
+            out, ctx = apply_eager(fn, args, kwargs)
+        finally:
+            self.opaque -= 1
+            _CURRENT.reset(token)
+        outs = out if type(out) is tuple else (out,)
+        if not all(isinstance(o, Tensor) for o in outs):
+            raise GraphBreak(
+                f"custom Function {fn.__name__} leaves numbagrad and returns non-tensors",
+                user_frame(),
+            )
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        call = {
+            "fn": fn,
+            "kwargs": kwargs,
+            "consts": tuple((i, a) for i, a in enumerate(args) if not isinstance(a, Tensor)),
+            "n_args": len(args),
+            "grad_mask": tuple(t._requires_grad for t in tensors),
+            "tuple_out": type(out) is tuple,
+        }
+        ovars = [self.new_var(o, "eqn") for o in outs]
+        holder = _Object(ctx)
+        cvar = Var(len(self.keep), (), np.dtype(object), "eqn")
+        self.keep.append((holder, 0))
+        self.eqns.append(
+            Eqn(OpaqueFunction, [a for a in ins if type(a) is Var], call, [*ovars, cvar])
+        )
+        if any(o._grad_fn is ctx for o in outs):
+            node = _OpaqueNode(ctx, self, cvar)
+            for o in outs:
+                if o._grad_fn is ctx:
+                    o._grad_fn = node
         return out
 
     def data_read(self, t, what):
         """Called before a tensor's values are read into Python or written in place."""
+        if self.opaque:
+            return
         if what == "an in-place operation" or self.known(t) is not None:
             raise GraphBreak(f"{what} on a traced tensor", user_frame())
         born = t.__dict__.get("_born_in") if hasattr(t, "__dict__") else None
         if born is None or born() is not self:  # a tensor from outside: its values may change
             raise GraphBreak(f"{what} on a tensor read from outside", user_frame())
+
+
+class _Object:
+    """A Python object flowing through a trace (an opaque Function's ctx)."""
+
+    __slots__ = ("_data", "_storage", "obj")
+
+    def __init__(self, obj):
+        self.obj = obj
+        self._storage = [None, 0]
+        self._data = None
+
+
+class _OpaqueNode(Node):
+    """Stands for an opaque Function's ctx while the backward is traced: runs its backward
+    and records it as one ``OpaqueFunctionBackward`` equation."""
+
+    def __init__(self, ctx, rec, cvar):
+        self._init_node(ctx._next, ctx._in_meta, ctx._n_out)
+        self.ctx = ctx
+        self.rec = rec
+        self.cvar = cvar
+
+    def name(self) -> str:
+        return self.ctx.name()
+
+    def _backward(self, grads, create_graph):
+        rec = self.rec
+        gatoms = [None if g is None else rec.atom(g) for g in grads]
+        token = _CURRENT.set(EVAL)
+        rec.opaque += 1
+        try:
+            res = self.ctx._backward(list(grads), False)
+        finally:
+            rec.opaque -= 1
+            _CURRENT.reset(token)
+        mask = tuple(r is not None for r in res)
+        outs = [rec.new_var(r, "eqn") for r in res if r is not None]
+        rec.bwd_eqns.append(Eqn(OpaqueFunctionBackward, [self.cvar, *gatoms], {"mask": mask}, outs))
+        return list(res)
+
+
+class OpaqueFunction(Primitive, register=False):
+    """A custom Function that leaves numbagrad, called as a whole from compiled code: the
+    outputs' arrays and its ctx (NOTE [Compile traces])."""
+
+    differentiable = False
+    n_out = 2
+
+    @staticmethod
+    def impl(be, *arrays, fn, kwargs, consts, n_args, grad_mask, tuple_out):
+        it = iter(arrays)
+        cpos = dict(consts)
+        args, k = [], 0
+        for i in range(n_args):
+            if i in cpos:
+                args.append(cpos[i])
+                continue
+            t = Tensor._make(next(it))
+            if grad_mask[k]:
+                t._requires_grad = True
+            k += 1
+            args.append(t)
+        if any(grad_mask):
+            with enable_grad():
+                out, ctx = apply_eager(fn, args, kwargs)
+        else:
+            with no_grad():
+                out, ctx = apply_eager(fn, args, kwargs)
+        outs = out if tuple_out else (out,)
+        return (*[o._data for o in outs], ctx)
+
+
+class OpaqueFunctionBackward(Primitive, register=False):
+    """The backward of an ``OpaqueFunction``: its ctx's backward on arrays."""
+
+    differentiable = False
+    n_out = 2
+
+    @staticmethod
+    def impl(be, ctx, *grads, mask):
+        res = ctx._backward([None if g is None else Tensor._make(g) for g in grads], False)
+        out = []
+        for want, r in zip(mask, res):
+            if want:
+                if r is None:
+                    raise RuntimeError(
+                        f"{ctx.name()}: the backward returned None where it returned a "
+                        "gradient when the call was traced"
+                    )
+                out.append(r._data)
+        return out[0] if len(out) == 1 else tuple(out)
 
 
 def _own_attrs(prim):
@@ -239,7 +397,10 @@ def trace(fn, args, kwargs, tensor_positions):
         tr.result, tr.treedef = result, treedef
         tr.out_grad = [isinstance(o, Tensor) and o._requires_grad for o in out_leaves]
         ins = [
-            v for t, _ in rec.keep for v in (rec.vars[id(t)],) if v.kind in ("in", "ext", "const")
+            v
+            for t, _ in rec.keep
+            for v in (rec.vars.get(id(t)),)
+            if v is not None and v.kind in ("in", "ext", "const")
         ]
         n_fwd_vars = len(rec.keep)
         # (pruned by the code generator, which knows what the backward reads)
@@ -265,7 +426,7 @@ def trace(fn, args, kwargs, tensor_positions):
 
 def _trace_backward(rec, tr, out_leaves, autograd_grad, n_fwd_vars):
     fwd_inputs = tr.fwd.inputs
-    tensors = {id(v): t for t, _ in rec.keep for v in (rec.vars[id(t)],)}
+    tensors = {id(rec.vars[id(t)]): t for t, _ in rec.keep if id(t) in rec.vars}
     targets = [i for i, v in enumerate(fwd_inputs) if tensors[id(v)]._requires_grad]
     if not targets:
         return
