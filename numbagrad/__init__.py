@@ -53,6 +53,10 @@ from numbagrad._creation import (
 from numbagrad._device import device
 from numbagrad._dtype import (
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -244,6 +248,16 @@ pi = _math.pi
 e = _math.e
 newaxis = None  # as torch.newaxis: ``x[numbagrad.newaxis]`` adds a dimension
 globals().update(ops._methods.NUMPY_KEYWORDS)  # ``numbagrad.sum(x, axis=0, keepdims=True)``
+
+
+
+def __getattr__(name):
+    if name in ("complex32", "chalf"):
+        raise AttributeError(
+            f"module 'numbagrad' has no attribute {name!r}: {_dtype._NO_COMPLEX32}"
+        )
+    raise AttributeError(f"module 'numbagrad' has no attribute {name!r}")
+
 
 # every public name: the ops, creation and dtype names imported above and the functions here
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "builtins")

@@ -132,6 +132,13 @@ def to_cuda(arr, dev):
     from numbagrad.kernels.cuda import _driver
     from numbagrad.kernels.cuda.array import CudaArray
 
+    import numpy as np
+
+    if np.asarray(arr).dtype.kind == "c":  # (docs/gpu.rst)
+        raise NotImplementedError(
+            "complex tensors on CUDA: numbagrad's CUDA kernels are real-valued; keep "
+            "complex64/complex128 tensors (and numbagrad.fft) on the CPU"
+        )
     _driver.require()
     d = resolve(dev)
     if d.index != _driver.current_device():
@@ -140,8 +147,6 @@ def to_cuda(arr, dev):
             f"{_driver.current_device()}); select it with "
             "numbagrad.cuda.set_device first"
         )
-    import numpy as np
-
     return CudaArray.from_host(np.asarray(arr), d.index)
 
 

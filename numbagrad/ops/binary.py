@@ -17,7 +17,7 @@ from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, unary_batch
+from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, conj_all, unary_batch
 
 __all__ = [
     "ALL",
@@ -222,7 +222,7 @@ class Mul(Binary):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())  # (complex: g * conj(b), NOTE [Complex autograd])
         return (
             (g * b if ctx.needs_input_grad(0) else None),
             (g * a if ctx.needs_input_grad(1) else None),
@@ -230,7 +230,7 @@ class Mul(Binary):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         return ctx.be.mul_backward(g, a, b, ctx.needs_input_grad(0), ctx.needs_input_grad(1))
 
 
@@ -266,7 +266,8 @@ class ScaledMul(Binary):
 
     @staticmethod
     def vjp(ctx, g, scale):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
+        scale = scale.conjugate() if type(scale) is complex else scale
         return (
             (bind(ScaledMul, (g, b), {"scale": scale}) if ctx.needs_input_grad(0) else None),
             (bind(ScaledMul, (g, a), {"scale": scale}) if ctx.needs_input_grad(1) else None),
@@ -274,7 +275,8 @@ class ScaledMul(Binary):
 
     @staticmethod
     def fused_vjp(ctx, g, scale):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
+        scale = scale.conjugate() if type(scale) is complex else scale
         be = ctx.be
         return (
             (be.multiply(g, be.multiply(b, scale)) if ctx.needs_input_grad(0) else None),
@@ -293,12 +295,12 @@ class Div(Binary):
 
     @staticmethod
     def vjp(ctx, g, rounding_mode=None):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
         return _div_rule(ctx, g, a, b, _zeros_like, rounding_mode)
 
     @staticmethod
     def fused_vjp(ctx, g, rounding_mode=None):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         return _div_rule(ctx, g, a, b, ctx.be.xp.zeros_like, rounding_mode)
 
     @staticmethod
@@ -379,7 +381,7 @@ class Pow(Binary):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b, y = ctx.saved()
+        a, b, y = conj_all(ctx.saved())  # (complex: the real rule on conjugates)
         ga = gb = None
         if ctx.needs_input_grad(0):
             ga = _pow_grad_base(g, a, b)

@@ -105,6 +105,8 @@ class ToCopy(Primitive):
 
     @staticmethod
     def impl(be, x, dtype):
+        if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            x = x.real  # (PyTorch discards the imaginary part too)
         if dtype == np.float16:  # beyond 65504 is inf, silently as in PyTorch
             with np.errstate(over="ignore"):
                 return x.astype(dtype)

@@ -11,7 +11,7 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import align_batched, both_ways, front
+from numbagrad.ops._rules import align_batched, both_ways, conj_all, front
 from numbagrad.ops._util import as_tensor_arg
 from numbagrad.ops.shape import diagonal
 
@@ -25,7 +25,7 @@ def _rows(shape):
 
 
 def _matmul_rule(m, ctx, saved, g, mat2_t=False):
-    a, b = saved
+    a, b = conj_all(saved)  # (complex: g @ b^H, a^H @ g)
     ga = m.matmul(g, m.swapaxes(b, -1, -2)) if ctx.needs_input_grad(0) else None
     gb = None
     if ctx.needs_input_grad(1):
@@ -123,7 +123,7 @@ class Mv(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
         ga = gb = None
         if ctx.needs_input_grad(0):
             if b.ndim == 1:
@@ -137,7 +137,7 @@ class Mv(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         m = ctx.be.math
         ga = gb = None
         if ctx.needs_input_grad(0):
@@ -204,7 +204,7 @@ class Outer(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
         ga = gb = None
         if ctx.needs_input_grad(0):  # sum_j g[..., i, j] b[..., j]
             ga = F.matmul(g, b) if b.ndim == 1 else F.squeeze(F.matmul(g, F.unsqueeze(b, -1)), -1)
@@ -214,7 +214,7 @@ class Outer(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         m = ctx.be.math
         ga = gb = None
         if ctx.needs_input_grad(0):
@@ -446,7 +446,7 @@ class Einsum(Primitive):
 
     @staticmethod
     def vjp(ctx, g, ins, out):
-        operands = ctx.saved()
+        operands = conj_all(ctx.saved())
         sizes = {}
         for i, sub in enumerate(ins):
             sizes.update(zip(sub, ctx.input_shape(i)))
