@@ -201,7 +201,7 @@ def empty_cache():
 # -- module-level names scripts use (constants, limits, RNG, devices, save/load) -------------
 import math as _math  # noqa: E402
 
-from numbagrad import backends, cuda, distributions, hub, utils  # noqa: E402
+from numbagrad import backends, cuda, distributions, fft, hub, utils  # noqa: E402
 from numbagrad._creation import (  # noqa: E402
     Generator,
     bernoulli,

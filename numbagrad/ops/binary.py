@@ -321,7 +321,7 @@ class Div(Binary):
         a, b, dt = _prep(a, b)
         _check_shapes("div", a, b)
         if rounding_mode is None:
-            if dt.kind != "f":  # true division of integers gives the default float dtype
+            if dt.kind not in "fc":  # true division of integers gives the default float dtype
                 dt = D.get_default_dtype().np
                 a, b = _cast(a, dt), _cast(b, dt)
             return be.binary("true_divide", a, b)
@@ -373,7 +373,7 @@ class Pow(Binary):
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
             elif xp.any(xp.asarray(b) < 0):
                 return _int_pow(xp, a, b, dt)
-        elif scalar_exponent and type(a) is np.ndarray:
+        elif scalar_exponent and type(a) is np.ndarray and dt.kind == "f":
             special = _POW_SPECIAL.get(float(b))
             if special is not None:  # PyTorch's kernels for these exponents (sqrt, ...)
                 return special(be, a)
@@ -455,14 +455,16 @@ def _pow_grad_exponent(t, a, b, y):
     """``t * y * log(a)`` (``t`` times d(a**b)/db), with ``y * log(a)`` taken as 0 where
     a == 0 and b >= 0 (PyTorch's ``pow_backward_exponent``)."""
     if isinstance(a, Tensor):
-        zero_base = (a == 0) & (b >= 0)
+        # (a complex exponent: its real part, as PyTorch's pow_backward_exponent)
+        zero_base = (a == 0) & ((F.real(b) if b.dtype.is_complex else b) >= 0)
         if a.dtype is not y.dtype:  # an integer base with a float exponent
             a = a.to(y.dtype)
         return t * F.where(zero_base, 0, y * F.log(a))
     if a == 0:  # a Python zero base
         return t * F.where(b >= 0, 0, y * -math.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return t * (y * float(np.log(a)))
+        log_a = np.log(a)
+        return t * (y * (complex(log_a) if np.iscomplexobj(log_a) else float(log_a)))
 
 
 class Maximum(Binary):
@@ -1020,7 +1022,7 @@ class ClampTensor(Primitive):
 
 # -- public functions ------------------------------------------------------------------------
 def _check_operand(x, name):
-    if not isinstance(x, (Tensor, int, float, bool)):
+    if not isinstance(x, (Tensor, int, float, bool, complex)):
         if isinstance(x, (np.generic,)):
             return x.item()
         if isinstance(x, (np.ndarray, list, tuple)):

@@ -118,6 +118,8 @@ class ToCopy(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g, dtype):
+        if g.dtype.kind == "c" and ctx.input_dtype(0).kind != "c":
+            g = g.real  # (a real input of a cast to complex: the real part)
         return g.astype(ctx.input_dtype(0))
 
 

@@ -70,6 +70,11 @@ def check_float(A, fname, arg="input"):
     """``A`` a floating tensor (PyTorch's message otherwise)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
+    if A.dtype.is_complex:
+        raise NotImplementedError(
+            f"{fname}: complex tensors are not supported by numbagrad's linear algebra yet "
+            "(matmul, einsum and the elementwise ops are; see docs/complex.rst)"
+        )
     if not A.dtype.is_floating_point:
         raise RuntimeError(
             f"{fname}: Expected a floating point or complex tensor as input. "

@@ -927,13 +927,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; requires a floating dtype (or ``dtype=``), as in PyTorch."""
     if dtype is not None:
         dt = D.as_dtype(dtype)
-        if not dt.is_floating_point:
+        if not (dt.is_floating_point or dt.is_complex):
             raise RuntimeError(
                 "mean(): could not infer output dtype. Optional dtype must be either a "
                 f"floating point or complex dtype. Got: {_torch_name(dt)}"
             )
         input = input.to(dt)
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_torch_name(input.dtype)}"

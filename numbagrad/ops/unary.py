@@ -405,7 +405,7 @@ class Rsqrt(Unary):
 
     @classmethod
     def impl(cls, be, x):
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fc":
             x = x.astype(default_float())
         try:
             return be.map("rsqrt", x)

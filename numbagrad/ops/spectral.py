@@ -1,0 +1,197 @@
+"""Discrete Fourier transforms: three primitives, as PyTorch's ``_fft_c2c``, ``_fft_r2c``
+and ``_fft_c2r``, under every function of ``numbagrad.fft``.
+
+NOTE [FFT primitives]
+Each primitive transforms the dimensions ``dims`` of an operand already sized for it (the
+public functions trim or zero-pad to ``n``/``s`` first, with differentiable ops) and scales
+by ``norm`` ("backward": the forward unscaled, the inverse by 1/n; "forward": the
+reverse; "ortho": both by 1/sqrt(n)), NumPy's ``pocketfft`` computing it on the CPU.
+The rules never build a matrix: the adjoint of a DFT is the DFT of the other direction
+with the dual norm (backward <-> forward, ortho <-> ortho), so
+
+- ``FftC2C``'s VJP is ``FftC2C`` the other way (the transforms are complex-linear: PyTorch's
+  gradient of a complex-linear map is its adjoint, NOTE [Complex autograd] in
+  ``ops/cplx.py``);
+- ``FftR2C`` (the one-sided ``rfft``)'s VJP zero-fills the missing half of the spectrum,
+  runs the inverse C2C and keeps the real part (PyTorch's ``fft_r2c_backward``);
+- ``FftC2R`` (``irfft``)'s VJP is the one-sided R2C of the gradient with the entries whose
+  mirror image lies outside the half spectrum doubled (PyTorch's ``fft_c2r_backward``).
+
+All three are linear over the reals: the JVP is the op on the tangent; the batching rule
+moves the batch dimension to the front and shifts ``dims``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad import ops as F
+from numbagrad._creation import tensor
+from numbagrad._tensor import Tensor
+from numbagrad.ops._op import Primitive, bind
+
+__all__ = ["FftC2C", "FftC2R", "FftR2C", "dual_norm", "resize"]
+
+_NORMS = ("backward", "forward", "ortho")
+_DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def dual_norm(norm):
+    """The norm of the adjoint transform (backward <-> forward, ortho <-> ortho)."""
+    return _DUAL[norm]
+
+
+def _fft_backend(be, name):
+    if be.name != "cpu":
+        raise NotImplementedError(
+            f"numbagrad.fft.{name}: FFTs on CUDA tensors are not implemented (numbagrad's CUDA "
+            "kernels are real-valued, see docs/gpu.rst); move the tensor to the CPU"
+        )
+    return np.fft
+
+
+def _batched(prim, args, dims_b, params):
+    (x,), (d,) = args, dims_b
+    if d != 0:
+        x = F.movedim(x, d, 0)
+    p = dict(params)
+    p["dims"] = tuple(k + 1 for k in params["dims"])
+    return bind(prim, (x,), p), 0
+
+
+class FftC2C(Primitive):
+    """The complex DFT of ``dims`` (``forward``: the sign of the exponent), scaled by
+    ``norm`` (NOTE [FFT primitives])."""
+
+    complex_ok = True
+    linearity = "linear"
+
+    @staticmethod
+    def impl(be, x, dims, norm, forward):
+        fft = _fft_backend(be, "fft" if forward else "ifft")
+        if not dims:
+            return x.copy()
+        f = fft.fftn if forward else fft.ifftn
+        return f(x, axes=dims, norm=norm)
+
+    @staticmethod
+    def vjp(ctx, g, dims, norm, forward):
+        return bind(FftC2C, (g,), {"dims": dims, "norm": _DUAL[norm], "forward": not forward})
+
+    @staticmethod
+    def fused_vjp(ctx, g, dims, norm, forward):
+        return FftC2C.impl(ctx.be, g, dims, _DUAL[norm], not forward)
+
+    @staticmethod
+    def batch(args, bdims, dims, norm, forward):
+        return _batched(FftC2C, args, bdims, {"dims": dims, "norm": norm, "forward": forward})
+
+
+class FftR2C(Primitive):
+    """The one-sided DFT of a real tensor over ``dims``: the last of them keeps
+    ``n // 2 + 1`` frequencies (``rfftn``)."""
+
+    complex_ok = True
+    linearity = "linear"
+
+    @staticmethod
+    def impl(be, x, dims, norm):
+        fft = _fft_backend(be, "rfft")
+        return fft.rfftn(x, axes=dims, norm=norm)
+
+    @staticmethod
+    def vjp(ctx, g, dims, norm):
+        last = dims[-1]
+        n = ctx.input_shape(0)[last]
+        m = g.shape[last]
+        if n > m:  # the frequencies rfft left out get zero gradient
+            g = resize(g, last, n)
+        full = bind(FftC2C, (g,), {"dims": dims, "norm": _DUAL[norm], "forward": False})
+        return F.real(full)
+
+    @staticmethod
+    def batch(args, bdims, dims, norm):
+        return _batched(FftR2C, args, bdims, {"dims": dims, "norm": norm})
+
+
+class FftC2R(Primitive):
+    """The real inverse of the one-sided DFT over ``dims``: the last one becomes
+    ``last_size`` long (``irfftn``; the input's last dim holds ``last_size // 2 + 1``)."""
+
+    complex_ok = True
+    linearity = "linear"
+
+    @staticmethod
+    def impl(be, x, dims, norm, last_size):
+        fft = _fft_backend(be, "irfft")
+        s = [x.shape[d] for d in dims[:-1]] + [last_size]
+        return fft.irfftn(x, s=s, axes=dims, norm=norm)
+
+    @staticmethod
+    def vjp(ctx, g, dims, norm, last_size):
+        gi = bind(FftR2C, (g,), {"dims": dims, "norm": _DUAL[norm]})
+        last = dims[-1]
+        m = gi.shape[last]
+        double = last_size - m  # the entries whose mirror image is outside the half
+        if double > 0:
+            w = np.ones(m, dtype=g.dtype.np)
+            w[1 : 1 + double] = 2
+            shape = [1] * g.ndim
+            shape[last] = m
+            gi = gi * tensor(w.reshape(shape))
+        return gi
+
+    @staticmethod
+    def batch(args, bdims, dims, norm, last_size):
+        return _batched(FftC2R, args, bdims, {"dims": dims, "norm": norm, "last_size": last_size})
+
+
+# -- helpers of the public functions (numbagrad/fft) ---------------------------------------
+def resize(x, dim, n):
+    """``x`` trimmed or zero-padded at the end of ``dim`` to length ``n`` (differentiable)."""
+    size = x.shape[dim]
+    if n == size:
+        return x
+    if n < size:
+        return F.narrow(x, dim, 0, n)
+    shape = list(x.shape)
+    shape[dim] = n - size
+    return F.cat([x, x.new_zeros(tuple(shape))], dim)
+
+
+def check_norm(norm):
+    if norm is None:
+        return "backward"
+    if norm not in _NORMS:
+        raise ValueError(f'Invalid normalization mode: "{norm}"')
+    return norm
+
+
+def as_input(name, x, *, real=False):
+    """``x`` as a transform takes it: a tensor (else TypeError), integer and bool tensors
+    as the default float dtype; ``real``: complex inputs refused, as PyTorch's ``rfft``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(
+            f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
+    dt = x.dtype
+    if dt.is_complex:
+        if real:
+            names = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+            raise RuntimeError(
+                f"{name} expects a real input tensor, but got {names[dt._name]}"
+            )
+        return x
+    if dt is D.float16:
+        raise NotImplementedError(
+            f"numbagrad.fft.{name}: float16 is not supported (NumPy's FFT has no half "
+            "precision); convert to float32"
+        )
+    if not dt.is_floating_point:
+        x = x.to(D.get_default_dtype())
+    return x
+
+
+def to_complex(x):
+    return x if x.dtype.is_complex else x.to(x.dtype.to_complex())
