@@ -214,6 +214,13 @@ from numbagrad._creation import (  # noqa: E402
     set_rng_state,
 )
 from numbagrad._device import get_default_device, set_default_device  # noqa: E402
+from numbagrad._windows import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 from numbagrad._dtype import finfo, iinfo  # noqa: E402
 from numbagrad._legacy import (  # noqa: E402
     BoolTensor,

@@ -304,7 +304,7 @@ _COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 def _guard_complex(cls):
     """Wrap ``cls.impl`` to refuse complex operands unless ``cls`` supports them."""
-    if cls.__name__ in COMPLEX_OK or cls.__dict__.get("complex_ok", False):
+    if cls.__name__ in COMPLEX_OK or getattr(cls, "complex_ok", False):
         return
     desc = None
     for k in cls.__mro__:

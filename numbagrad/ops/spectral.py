@@ -73,7 +73,7 @@ class FftC2C(Primitive):
         if not dims:
             return x.copy()
         f = fft.fftn if forward else fft.ifftn
-        return f(x, axes=dims, norm=norm)
+        return np.ascontiguousarray(f(x, axes=dims, norm=norm))  # (row-major, as PyTorch's)
 
     @staticmethod
     def vjp(ctx, g, dims, norm, forward):
@@ -98,7 +98,7 @@ class FftR2C(Primitive):
     @staticmethod
     def impl(be, x, dims, norm):
         fft = _fft_backend(be, "rfft")
-        return fft.rfftn(x, axes=dims, norm=norm)
+        return np.ascontiguousarray(fft.rfftn(x, axes=dims, norm=norm))
 
     @staticmethod
     def vjp(ctx, g, dims, norm):
@@ -126,7 +126,7 @@ class FftC2R(Primitive):
     def impl(be, x, dims, norm, last_size):
         fft = _fft_backend(be, "irfft")
         s = [x.shape[d] for d in dims[:-1]] + [last_size]
-        return fft.irfftn(x, s=s, axes=dims, norm=norm)
+        return np.ascontiguousarray(fft.irfftn(x, s=s, axes=dims, norm=norm))
 
     @staticmethod
     def vjp(ctx, g, dims, norm, last_size):

@@ -724,7 +724,9 @@ class Acosh(Unary):
 
     @staticmethod
     def derivative(m, x):
-        return m.reciprocal(m.sqrt(x * x - 1))
+        # (sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 - 1): the same for real x, and the right
+        # branch for complex x, as PyTorch's)
+        return m.reciprocal(m.sqrt(x - 1) * m.sqrt(x + 1))
 
 
 class Atanh(Unary):
