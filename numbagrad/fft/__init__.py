@@ -329,6 +329,12 @@ def _freq_dtype(dtype):
     return d
 
 
+def _inverse(v, dt):
+    """``1 / v`` in ``dt`` (inf at 0: ``rfftfreq(0)`` is ``[nan]``, as PyTorch's)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return dt.np.type(np.float64(1.0) / np.float64(v))
+
+
 def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of :func:`fft` for a signal of length ``n`` and sample
     spacing ``d``: ``[0, 1, ..., ceil(n/2) - 1, -floor(n/2), ..., -1] / (d n)``.
@@ -342,7 +348,7 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fal
     dt = _freq_dtype(dtype)
     k = np.concatenate([np.arange(0, (n + 1) // 2), np.arange(-(n // 2), 0)])
     # as PyTorch: the integers in the dtype, times 1 / (n d)
-    vals = k.astype(dt.np) * dt.np.type(1.0 / (n * d)) if n else k.astype(dt.np)
+    vals = k.astype(dt.np) * _inverse(n * d, dt)
     return _creation.tensor(vals, dtype=dt, device=device, requires_grad=requires_grad)
 
 
@@ -357,8 +363,7 @@ def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fa
     tensor([0.0000, 0.2500, 0.5000])
     """
     dt = _freq_dtype(dtype)
-    k = np.arange(n // 2 + 1).astype(dt.np)
-    vals = k * dt.np.type(1.0 / (n * d)) if n else k
+    vals = np.arange(n // 2 + 1).astype(dt.np) * _inverse(n * d, dt)
     return _creation.tensor(vals, dtype=dt, device=device, requires_grad=requires_grad)
 
 

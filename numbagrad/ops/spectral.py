@@ -164,7 +164,7 @@ def check_norm(norm):
     if norm is None:
         return "backward"
     if norm not in _NORMS:
-        raise ValueError(f'Invalid normalization mode: "{norm}"')
+        raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     return norm
 
 
