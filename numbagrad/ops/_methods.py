@@ -23,7 +23,19 @@ from numbagrad.ops.inplace import clone, to
 __all__: list = []
 
 # -- Tensor methods and operators -------------------------------------------------------------
-_NOT_METHODS = {"cat", "concat", "concatenate", "stack", "where", "einsum", *F.math.NOT_METHODS}
+_NOT_METHODS = {
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "where",
+    "einsum",
+    "complex",
+    "polar",
+    "view_as_real",
+    "view_as_complex",
+    *F.math.NOT_METHODS,
+}
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, getattr(F, _name))
