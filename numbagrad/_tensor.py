@@ -927,14 +927,12 @@ def _format(t: Tensor) -> str:
     elif kind == "c":
         # as PyTorch: the real and the imaginary parts each get their own format
         fre, fim = _float_formatter(a.real), _float_formatter(np.abs(a.imag))
-        flat = a.reshape(-1)[:2000]
-        wre = max(len(fre(v)) for v in flat.real)
-        wim = max(len(fim(v)) for v in np.abs(flat.imag))
+        wre = max(len(fre(v)) for v in a.reshape(-1)[:2000].real)
 
-        def cfmt(v):
+        def cfmt(v):  # (the real parts right-aligned, the imaginary ones not, as PyTorch)
             im = v.imag
             sign = "-" if (im < 0 or (im == 0 and np.signbit(im))) else "+"
-            return fre(v.real).rjust(wre) + sign + fim(abs(im)).ljust(wim) + "j"
+            return fre(v.real).rjust(wre) + sign + fim(abs(im)) + "j"
 
         body = np.array2string(
             a,

@@ -16,9 +16,9 @@ an op whose output is complex gets the real part of its gradient (the engine's
 
 ``conj`` is a copy (numbagrad has no lazy conjugate bit): ``is_conj()`` is always
 False and ``resolve_conj`` returns its input. ``real`` and ``imag`` are views that share
-the complex tensor's memory, so writing into them writes the complex tensor (without
-recording a graph: an in-place write through them into a tensor that requires grad
-raises).
+the complex tensor's memory, so writing into them writes the complex tensor; with a graph
+recorded, such a write becomes the base's ``AsStridedPut`` over its real and imaginary
+parts (``real=True``, ``ops/inplace.py``), as for any other view.
 """
 
 from __future__ import annotations
