@@ -214,6 +214,7 @@ from numbagrad._creation import (  # noqa: E402
     set_rng_state,
 )
 from numbagrad._device import get_default_device, set_default_device  # noqa: E402
+from numbagrad._stft import istft, stft  # noqa: E402
 from numbagrad._windows import (  # noqa: E402
     bartlett_window,
     blackman_window,

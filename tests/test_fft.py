@@ -254,3 +254,62 @@ def test_fft_on_cuda_raises_naming_the_op():
 
     with pytest.raises(NotImplementedError, match="numbagrad.fft.fft: FFTs on CUDA"):
         FftC2C.impl(FakeBackend(), np.zeros(4, np.complex64), dims=(0,), norm="backward", forward=True)
+
+
+_STFT_CASES = [
+    dict(n_fft=16),
+    dict(n_fft=16, hop_length=5, win_length=12, normalized=True),
+    dict(n_fft=15, hop_length=4, center=False),
+    dict(n_fft=16, onesided=False),
+    dict(n_fft=8, pad_mode="constant"),
+]
+
+
+@pytest.mark.filterwarnings("ignore:A window was not provided")
+@pytest.mark.parametrize("kw", _STFT_CASES, ids=str)
+@pytest.mark.parametrize("shape", [(64,), (2, 50)])
+@pytest.mark.parametrize("hann", [False, True])
+def test_stft_istft_match_torch(kw, shape, hann):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(shape)
+    wl = kw.get("win_length", kw["n_fft"])
+    wn = numbagrad.hann_window(wl, dtype=numbagrad.float64) if hann else None
+    wt = torch.hann_window(wl, dtype=torch.float64) if hann else None
+    a_in, b_in = numbagrad.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    a = numbagrad.stft(a_in, window=wn, return_complex=True, **kw)
+    b = torch.stft(b_in, window=wt, return_complex=True, **kw)
+    assert a.shape == tuple(b.shape) and a.dtype is numbagrad.complex128
+    np.testing.assert_allclose(_np(a), _np(b), rtol=1e-10, atol=1e-10)
+    g = rng.standard_normal(tuple(b.shape)) + 1j * rng.standard_normal(tuple(b.shape))
+    (ga,) = numbagrad.autograd.grad(a, a_in, numbagrad.tensor(g))
+    (gb,) = torch.autograd.grad(b, b_in, torch.tensor(g))
+    np.testing.assert_allclose(_np(ga), _np(gb), rtol=1e-10, atol=1e-10)
+    ikw = {k: v for k, v in kw.items() if k != "pad_mode"}
+    for length in (None, shape[-1], shape[-1] + 3):
+        sa, sb = a.detach().requires_grad_(), b.detach().requires_grad_()
+        try:
+            yb = torch.istft(sb, window=wt, length=length, **ikw)
+        except RuntimeError:
+            with pytest.raises(RuntimeError):
+                numbagrad.istft(sa, window=wn, length=length, **ikw)
+            continue
+        ya = numbagrad.istft(sa, window=wn, length=length, **ikw)
+        assert ya.shape == tuple(yb.shape)
+        np.testing.assert_allclose(_np(ya), _np(yb), rtol=1e-9, atol=1e-10)
+        h = rng.standard_normal(tuple(yb.shape))
+        (ga,) = numbagrad.autograd.grad(ya, sa, numbagrad.tensor(h))
+        (gb,) = torch.autograd.grad(yb, sb, torch.tensor(h))
+        np.testing.assert_allclose(_np(ga), _np(gb), rtol=1e-9, atol=1e-10)
+
+
+def test_stft_errors_match_torch():
+    x = numbagrad.randn(32)
+    with pytest.raises(RuntimeError, match="return_complex"):
+        numbagrad.stft(x, 8)
+    with pytest.raises(RuntimeError, match="1D or 2D"):
+        numbagrad.stft(numbagrad.randn(2, 2, 8), 4, return_complex=True)
+    with pytest.raises(RuntimeError, match="complex-valued input"):
+        numbagrad.istft(numbagrad.randn(5, 3), 8)
+    with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
+        r = numbagrad.stft(x, 8, window=numbagrad.hann_window(8), return_complex=False)
+    assert r.shape == (5, 17, 2) and r.dtype is numbagrad.float32

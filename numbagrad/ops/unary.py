@@ -724,9 +724,10 @@ class Acosh(Unary):
 
     @staticmethod
     def derivative(m, x):
-        # (sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 - 1): the same for real x, and the right
-        # branch for complex x, as PyTorch's)
-        return m.reciprocal(m.sqrt(x - 1) * m.sqrt(x + 1))
+        if getattr(x.dtype, "kind", None) == "c" or getattr(x.dtype, "is_complex", False):
+            # complex: sqrt(x - 1) sqrt(x + 1), the branch of acosh's own cut (PyTorch's)
+            return m.reciprocal(m.sqrt(x - 1) * m.sqrt(x + 1))
+        return m.reciprocal(m.sqrt(x * x - 1))
 
 
 class Atanh(Unary):
