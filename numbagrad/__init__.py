@@ -214,14 +214,6 @@ from numbagrad._creation import (  # noqa: E402
     set_rng_state,
 )
 from numbagrad._device import get_default_device, set_default_device  # noqa: E402
-from numbagrad._stft import istft, stft  # noqa: E402
-from numbagrad._windows import (  # noqa: E402
-    bartlett_window,
-    blackman_window,
-    hamming_window,
-    hann_window,
-    kaiser_window,
-)
 from numbagrad._dtype import finfo, iinfo  # noqa: E402
 from numbagrad._legacy import (  # noqa: E402
     BoolTensor,
@@ -237,7 +229,15 @@ from numbagrad._legacy import (  # noqa: E402
     preserve_format,
 )
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
+from numbagrad._stft import istft, stft  # noqa: E402
 from numbagrad._tensor import set_printoptions  # noqa: E402
+from numbagrad._windows import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 from numbagrad.cuda._interop import from_dlpack  # noqa: E402
 from numbagrad.ops.shape import (  # noqa: E402
     index_add,
@@ -256,7 +256,6 @@ pi = _math.pi
 e = _math.e
 newaxis = None  # as torch.newaxis: ``x[numbagrad.newaxis]`` adds a dimension
 globals().update(ops._methods.NUMPY_KEYWORDS)  # ``numbagrad.sum(x, axis=0, keepdims=True)``
-
 
 
 def __getattr__(name):

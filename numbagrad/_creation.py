@@ -92,8 +92,10 @@ def _infer_np_dtype(data, to_float=False):
         # as PyTorch: the default complex dtype, or complex128 when a NumPy complex128
         # scalar is among the values
         default = D.default_complex().np
-        if default != np.complex128 and not isinstance(data, complex) and any(
-            isinstance(v, np.generic) and v.dtype == np.complex128 for v in _scalars(data)
+        if (
+            default != np.complex128
+            and not isinstance(data, complex)
+            and any(isinstance(v, np.generic) and v.dtype == np.complex128 for v in _scalars(data))
         ):
             return a, np.complex128
         return a, default
@@ -893,7 +895,7 @@ def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
 def _complex_draw(draw, shape, dt, scale):
     """A complex array of ``shape`` whose real and imaginary parts are ``scale`` times
     independent ``draw`` samples (interleaved, as PyTorch draws a complex tensor's pairs)."""
-    pairs = draw(tuple(shape) + (2,), dtype=np.float64)
+    pairs = draw((*shape, 2), dtype=np.float64)
     if scale != 1.0:
         pairs *= scale
     return pairs.view(np.complex128).reshape(shape).astype(dt)

@@ -129,10 +129,10 @@ def resolve(dev) -> device:
 
 def to_cuda(arr, dev):
     """A NumPy array copied to the CUDA device ``dev`` (NOTE [CUDA tensors])."""
+    import numpy as np
+
     from numbagrad.kernels.cuda import _driver
     from numbagrad.kernels.cuda.array import CudaArray
-
-    import numpy as np
 
     if np.asarray(arr).dtype.kind == "c":  # (docs/gpu.rst)
         raise NotImplementedError(

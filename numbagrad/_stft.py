@@ -23,11 +23,14 @@ __all__ = ["istft", "stft"]
 
 def _window_of(window, win_length, n_fft, like, name):
     if window is None:
-        window = ones(win_length, dtype=like.dtype.to_real() if like.dtype.is_complex else like.dtype)
+        window = ones(
+            win_length, dtype=like.dtype.to_real() if like.dtype.is_complex else like.dtype
+        )
     elif not isinstance(window, Tensor) or window.ndim != 1 or window.shape[0] != win_length:
+        got = list(window.shape) if isinstance(window, Tensor) else window
         raise RuntimeError(
             f"{name}: expected a 1D window tensor of size equal to win_length={win_length}, "
-            f"but got window with size {list(window.shape) if isinstance(window, Tensor) else window}"
+            f"but got window with size {got}"
         )
     if win_length < n_fft:  # centred in n_fft zeros, as PyTorch
         left = (n_fft - win_length) // 2
@@ -99,9 +102,7 @@ def stft(
         x = F.squeeze(NF.pad(F.unsqueeze(x, 1), (p, p), mode=pad_mode), 1)
     length = x.shape[-1]
     if not 0 < n_fft <= length:
-        raise RuntimeError(
-            f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}"
-        )
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
     w = _window_of(window, win_length, n_fft, x, "stft")
     frames = unfold(x, -1, n_fft, hop_length) * w  # (B, frames, n_fft)
     norm = "ortho" if normalized else "backward"
@@ -109,9 +110,7 @@ def stft(
         onesided = not complex_in
     if onesided:
         if complex_in:
-            raise RuntimeError(
-                "Cannot have onesided output if window or input is complex"
-            )
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
         spec = _fft.rfft(frames, dim=-1, norm=norm)
     else:
         spec = _fft.fft(frames, dim=-1, norm=norm)
@@ -163,7 +162,9 @@ def istft(
     if not input.dtype.is_complex:
         raise RuntimeError("istft requires a complex-valued input tensor.")
     if input.ndim not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex, but got {input.ndim}")
+        raise RuntimeError(
+            f"istft: expected a tensor with 2 or 3 dimensions of complex, but got {input.ndim}"
+        )
     hop_length, win_length = _check_lengths("istft", n_fft, hop_length, win_length)
     spec = input if input.ndim == 3 else F.unsqueeze(input, 0)
     n_freq, n_frames = spec.shape[-2], spec.shape[-1]
@@ -185,9 +186,7 @@ def istft(
             raise RuntimeError("cannot have onesided output if window or input is complex")
     else:
         if isinstance(window, Tensor) and window.dtype.is_complex:
-            raise RuntimeError(
-                "Complex windows are incompatible with return_complex=False"
-            )
+            raise RuntimeError("Complex windows are incompatible with return_complex=False")
         if not onesided:  # a real result: the half spectrum, as PyTorch's
             spec = F.narrow(spec, -2, 0, n_fft // 2 + 1)
             onesided = True
@@ -228,4 +227,3 @@ def istft(
     if input.ndim == 2:
         y = F.squeeze(y, 0)
     return y
-

@@ -959,7 +959,12 @@ def _format(t: Tensor) -> str:
     dt = t.dtype
     if a.size == 0 and a.ndim != 1:
         extras.append(f"size={tuple(a.shape)}")
-    if dt is not default and dt is not D.int64 and dt is not D.bool and dt is not D.default_complex():
+    if (
+        dt is not default
+        and dt is not D.int64
+        and dt is not D.bool
+        and dt is not D.default_complex()
+    ):
         extras.append(f"dtype={dt!r}")
     if t._grad_fn is not None:
         extras.append(f"grad_fn=<{t._grad_fn.name()}>")

@@ -106,9 +106,9 @@ def blackman_window(
         dtype,
         device,
         requires_grad,
-        lambda n, m: 0.42
-        - 0.5 * np.cos(2 * np.pi * n / (m - 1))
-        + 0.08 * np.cos(4 * np.pi * n / (m - 1)),
+        lambda n, m: (
+            0.42 - 0.5 * np.cos(2 * np.pi * n / (m - 1)) + 0.08 * np.cos(4 * np.pi * n / (m - 1))
+        ),
     )
 
 
@@ -145,6 +145,7 @@ def kaiser_window(
         dtype,
         device,
         requires_grad,
-        lambda n, m: np.i0(beta * np.sqrt(np.maximum(0.0, 1 - (2 * n / (m - 1) - 1) ** 2)))
-        / np.i0(beta),
+        lambda n, m: (
+            np.i0(beta * np.sqrt(np.maximum(0.0, 1 - (2 * n / (m - 1) - 1) ** 2))) / np.i0(beta)
+        ),
     )

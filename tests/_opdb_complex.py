@@ -35,7 +35,7 @@ def _vr(m, z):
 
 def _pair_samples(gen=nonzero, shapes=((3,), (2, 3))):
     def samples(rng):
-        return [_s(gen(rng, s + (2,)), name=f"{len(s)}d") for s in shapes]
+        return [_s(gen(rng, (*s, 2)), name=f"{len(s)}d") for s in shapes]
 
     return samples
 

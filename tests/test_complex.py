@@ -148,8 +148,6 @@ def test_random_complex(fn):
 
 def test_complex_polar_and_views():
     re, im = RNG.standard_normal(4), RNG.standard_normal(4)
-    for m in (numbagrad, torch):
-        pass
     z = numbagrad.complex(numbagrad.tensor(re), numbagrad.tensor(im))
     _close(z, torch.complex(torch.tensor(re), torch.tensor(im)))
     p = numbagrad.polar(numbagrad.tensor(np.abs(re)), numbagrad.tensor(im))
@@ -225,7 +223,7 @@ _BINARY = [
     lambda m, a, b: a * b,
     lambda m, a, b: a / b,
     lambda m, a, b: a**b,
-    lambda m, a, b: a**2 + a**0.5 - 3 ** a.real,
+    lambda m, a, b: a**2 + a**0.5 - 3**a.real,
     lambda m, a, b: (1 + 2j) * a - b / (2 - 1j),
     lambda m, a, b: m.where(a.real > 0, a, b),
     lambda m, a, b: a.sum() + b.mean(0) - a.sum(1, keepdim=True),
@@ -441,11 +439,16 @@ def test_jvp_matches_torch(k):
     tz, tw = _pair(torch, False)
     rng = np.random.default_rng(5)
     u, v = _cplx(4, rng), _cplx(4, rng)
-    import numbagrad.autograd.forward_ad as nfwd
     import torch.autograd.forward_ad as tfwd
 
+    import numbagrad.autograd.forward_ad as nfwd
+
     with nfwd.dual_level():
-        out = f(numbagrad, nfwd.make_dual(z, numbagrad.tensor(u)), nfwd.make_dual(w, numbagrad.tensor(v)))
+        out = f(
+            numbagrad,
+            nfwd.make_dual(z, numbagrad.tensor(u)),
+            nfwd.make_dual(w, numbagrad.tensor(v)),
+        )
         ta = nfwd.unpack_dual(out).tangent
     with tfwd.dual_level():
         out = f(torch, tfwd.make_dual(tz, torch.tensor(u)), tfwd.make_dual(tw, torch.tensor(v)))
@@ -489,8 +492,8 @@ def test_func_transforms_on_complex():
     ):
         for d in (0, 1):
             _close(
-                numbagrad.vmap(lambda x: fn(numbagrad, x), in_dims=d)(zz),
-                torch.vmap(lambda x: fn(torch, x), in_dims=d)(tzz),
+                numbagrad.vmap(lambda x, fn=fn: fn(numbagrad, x), in_dims=d)(zz),
+                torch.vmap(lambda x, fn=fn: fn(torch, x), in_dims=d)(tzz),
                 rtol=1e-10,
                 atol=1e-12,
             )

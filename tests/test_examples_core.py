@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CORE_EXAMPLES = ["quickstart.py", "plot_ode_fit_lbfgs.py", "plot_newton_hessian.py"]
+CORE_EXAMPLES = [
+    "quickstart.py",
+    "plot_ode_fit_lbfgs.py",
+    "plot_newton_hessian.py",
+    "plot_spectral_burgers.py",
+]
 
 
 @pytest.mark.parametrize("name", CORE_EXAMPLES)

@@ -104,7 +104,13 @@ def test_nd_transforms_match_torch(name, shape, use_s, s_vals, norm, seed):
 def test_defaults_match_torch(name):
     rng = np.random.default_rng(1)
     _check(name, _input(name, (4, 6), rng), {}, rng)
-    _check(name, _input(name, (3, 5), rng).astype(np.complex64 if name not in REAL_IN else np.float32), {}, rng, grad=False)
+    _check(
+        name,
+        _input(name, (3, 5), rng).astype(np.complex64 if name not in REAL_IN else np.float32),
+        {},
+        rng,
+        grad=False,
+    )
 
 
 def test_integer_and_float32_inputs():
@@ -171,8 +177,9 @@ def test_jvp_and_vmap_match_torch(name):
     rng = np.random.default_rng(3)
     x = _input(name, (3, 6), rng)
     t = _input(name, (3, 6), rng)
-    import numbagrad.autograd.forward_ad as nfwd
     import torch.autograd.forward_ad as tfwd
+
+    import numbagrad.autograd.forward_ad as nfwd
 
     with nfwd.dual_level():
         out = getattr(numbagrad.fft, name)(nfwd.make_dual(numbagrad.tensor(x), numbagrad.tensor(t)))
@@ -187,9 +194,7 @@ def test_jvp_and_vmap_match_torch(name):
         np.testing.assert_allclose(_np(va), _np(vb), rtol=1e-10, atol=1e-10)
     # per-example gradients under vmap
     f = getattr(numbagrad.fft, name)
-    g = numbagrad.vmap(numbagrad.func.grad(lambda v: (f(v).abs() ** 2).sum()))(
-        numbagrad.tensor(x)
-    )
+    g = numbagrad.vmap(numbagrad.func.grad(lambda v: (f(v).abs() ** 2).sum()))(numbagrad.tensor(x))
     tf = getattr(torch.fft, name)
     tg = torch.vmap(torch.func.grad(lambda v: (tf(v).abs() ** 2).sum()))(torch.tensor(x))
     np.testing.assert_allclose(_np(g), _np(tg), rtol=1e-9, atol=1e-9)
@@ -236,7 +241,9 @@ def test_windows_match_torch(name, kw, n, periodic):
         assert a.dtype is getattr(numbagrad, dt)
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
     assert getattr(numbagrad, name)(6).dtype is numbagrad.float32
-    np.testing.assert_allclose(getattr(numbagrad, name)(6).numpy(), getattr(torch, name)(6).numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        getattr(numbagrad, name)(6).numpy(), getattr(torch, name)(6).numpy(), atol=1e-6
+    )
 
 
 def test_window_errors():
@@ -252,8 +259,10 @@ def test_fft_on_cuda_raises_naming_the_op():
     class FakeBackend:
         name = "cuda"
 
-    with pytest.raises(NotImplementedError, match="numbagrad.fft.fft: FFTs on CUDA"):
-        FftC2C.impl(FakeBackend(), np.zeros(4, np.complex64), dims=(0,), norm="backward", forward=True)
+    with pytest.raises(NotImplementedError, match=r"numbagrad\.fft\.fft: FFTs on CUDA"):
+        FftC2C.impl(
+            FakeBackend(), np.zeros(4, np.complex64), dims=(0,), norm="backward", forward=True
+        )
 
 
 _STFT_CASES = [

@@ -109,8 +109,7 @@ def _dims_sizes(x, s, dim):
         else:
             if len(s) > x.ndim:
                 raise RuntimeError(
-                    f"Got shape with {len(s)} values but input tensor only has {x.ndim} "
-                    "dimensions."
+                    f"Got shape with {len(s)} values but input tensor only has {x.ndim} dimensions."
                 )
             dims = list(range(x.ndim - len(s), x.ndim))
     else:
@@ -118,9 +117,7 @@ def _dims_sizes(x, s, dim):
         if len(set(dims)) != len(dims):
             raise RuntimeError("FFT dims must be unique")
         if s is not None and len(s) != len(dims):
-            raise RuntimeError(
-                "When given, dim and shape arguments must have the same length"
-            )
+            raise RuntimeError("When given, dim and shape arguments must have the same length")
     if s is None:
         sizes = [x.shape[d] for d in dims]
     else:
@@ -399,4 +396,3 @@ def ifftshift(input, dim=None):
     if not dims:
         return input
     return F.roll(input, tuple((input.shape[d] + 1) // 2 for d in dims), tuple(dims))
-

@@ -325,9 +325,7 @@ def _guard_complex(cls):
                     "support complex tensors (as PyTorch's, or not yet)"
                 )
             if type(a) is complex:
-                raise NotImplementedError(
-                    f'"{name}" not implemented for a complex scalar operand'
-                )
+                raise NotImplementedError(f'"{name}" not implemented for a complex scalar operand')
         return raw(be, *arrays, **params)
 
     impl._raw_impl = raw_desc

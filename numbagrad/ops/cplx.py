@@ -59,7 +59,9 @@ _builtin_complex = complex
 
 def _check_tensor(name, x):
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        raise TypeError(
+            f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
+        )
 
 
 def _to(g, np_dtype):
@@ -175,7 +177,6 @@ def _abs2(z):
     return real(z) * real(z) + imag(z) * imag(z)
 
 
-
 class Sgn(Primitive):
     """``z / |z|`` (0 at 0) of a complex tensor; its rule, for VJP and JVP alike, is
     ``(v - s^2 conj(v)) / (2 |z|)`` (0 at 0), as PyTorch's ``sgn_backward``."""
@@ -217,7 +218,9 @@ class Complex(Primitive):
 
     @staticmethod
     def impl(be, re, im):
-        out = be.xp.empty(np.broadcast_shapes(re.shape, im.shape), D._FROM_NP[re.dtype].to_complex().np)
+        out = be.xp.empty(
+            np.broadcast_shapes(re.shape, im.shape), D._FROM_NP[re.dtype].to_complex().np
+        )
         out.real = re
         out.imag = im
         return out
@@ -254,7 +257,7 @@ class ViewAsReal(Primitive):
         rdt = x.real.dtype
         if x.ndim == 0:
             return x.reshape(1).view(rdt).reshape(2)
-        return x.view(rdt).reshape(x.shape + (2,))
+        return x.view(rdt).reshape((*x.shape, 2))
 
     @staticmethod
     def vjp(ctx, g):
@@ -446,9 +449,7 @@ def complex(real, imag):
     """
     for name, x in (("real", real), ("imag", imag)):
         if not isinstance(x, Tensor):
-            raise TypeError(
-                f"complex(): argument '{name}' must be Tensor, not {type(x).__name__}"
-            )
+            raise TypeError(f"complex(): argument '{name}' must be Tensor, not {type(x).__name__}")
     if real.dtype is not imag.dtype:
         raise RuntimeError(
             f"Expected object of scalar type {real.dtype} but got scalar type {imag.dtype} "
@@ -457,7 +458,8 @@ def complex(real, imag):
     if real.dtype not in (D.float32, D.float64):
         raise RuntimeError(
             f"Expected both inputs to be Half, Float or Double tensors but got {real.dtype} "
-            f"and {imag.dtype}" + (" (numbagrad has no complex32)" if real.dtype is D.float16 else "")
+            f"and {imag.dtype}"
+            + (" (numbagrad has no complex32)" if real.dtype is D.float16 else "")
         )
     return bind(Complex, (real, imag), NO_PARAMS)
 
@@ -531,7 +533,9 @@ def view_as_complex(input):
         if d.strides[-1] != item:
             raise RuntimeError("Tensor must have a last dimension with stride 1")
         if any(s % (2 * item) for s, n in zip(d.strides[:-1], d.shape[:-1]) if n > 1):
-            raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+            raise RuntimeError(
+                "Tensor must have a stride divisible by 2 for all but last dimension"
+            )
         base = input._storage[0]
         off = d.__array_interface__["data"][0] - base.__array_interface__["data"][0]
         if off % (2 * item):

@@ -179,9 +179,7 @@ def as_input(name, x, *, real=False):
     if dt.is_complex:
         if real:
             names = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-            raise RuntimeError(
-                f"{name} expects a real input tensor, but got {names[dt._name]}"
-            )
+            raise RuntimeError(f"{name} expects a real input tensor, but got {names[dt._name]}")
         return x
     if dt is D.float16:
         raise NotImplementedError(
