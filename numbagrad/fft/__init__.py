@@ -231,18 +231,21 @@ def ihfft(input, n=None, dim=-1, norm=None):
     """The inverse of :func:`hfft`: the one-sided inverse Fourier transform of a real
     ``input`` (``conj(rfft(input))`` with the dual norm)."""
     norm = check_norm(norm)
+    as_input("ihfft", input, real=True)
     return F.conj(rfft(input, n, dim, dual_norm(norm)))
 
 
 def ihfftn(input, s=None, dim=None, norm=None):
     """The N-dimensional inverse of :func:`hfftn` for a real ``input``."""
     norm = check_norm(norm)
+    as_input("ihfftn", input, real=True)
     return F.conj(rfftn(input, s, dim, dual_norm(norm)))
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None):
     """The two-dimensional :func:`ihfftn`."""
     norm = check_norm(norm)
+    as_input("ihfft2", input, real=True)
     return F.conj(rfftn(input, s, dim, dual_norm(norm)))
 
 

@@ -42,12 +42,16 @@ def dual_norm(norm):
     return _DUAL[norm]
 
 
+def _not_on_cuda(name):
+    return NotImplementedError(
+        f"numbagrad.fft.{name}: FFTs on CUDA tensors are not implemented (numbagrad's CUDA "
+        "kernels are real-valued, see docs/gpu.rst); move the tensor to the CPU"
+    )
+
+
 def _fft_backend(be, name):
     if be.name != "cpu":
-        raise NotImplementedError(
-            f"numbagrad.fft.{name}: FFTs on CUDA tensors are not implemented (numbagrad's CUDA "
-            "kernels are real-valued, see docs/gpu.rst); move the tensor to the CPU"
-        )
+        raise _not_on_cuda(name)
     return np.fft
 
 
@@ -175,6 +179,8 @@ def as_input(name, x, *, real=False):
         raise TypeError(
             f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
         )
+    if not x._is_tracer and x.is_cuda:
+        raise _not_on_cuda(name)
     dt = x.dtype
     if dt.is_complex:
         if real:
