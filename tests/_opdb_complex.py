@@ -222,6 +222,23 @@ op_db = [_unary_entry(*e) for e in _HOLOMORPHIC] + [
         op=lambda m, x: _vr(m, _vc(m, x).sum(-1) + _vc(m, x).mean(-1)),
         primitives=("ViewAsComplex", "Sum", "Div", "Add", "ViewAsReal"),
     ),
+    OpInfo(
+        "complex.prod",
+        lambda x: _r(np.prod(_c(x), axis=-1)),
+        lambda rng: [
+            _s(nonzero(rng, (2, 3, 2)), name="2d"),
+            _s(np.array([[1.0, 0.5], [0.0, 0.0], [2.0, -1.0]]), name="a zero"),
+        ],
+        op=lambda m, x: _vr(m, _vc(m, x).prod(-1)),
+        primitives=("ViewAsComplex", "Prod", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.cumprod",
+        lambda x: _r(np.cumprod(_c(x), axis=-1)),
+        lambda rng: [_s(nonzero(rng, (2, 3, 2)), name="2d")],
+        op=lambda m, x: _vr(m, _vc(m, x).cumprod(-1)),
+        primitives=("ViewAsComplex", "Cumprod", "ViewAsReal"),
+    ),
     # -- numbagrad.fft ----------------------------------------------------------------------
     OpInfo(
         "fft.fft",

@@ -230,6 +230,7 @@ _BINARY = [
     lambda m, a, b: a @ b.T,
     lambda m, a, b: m.einsum("ij,kj->ik", a, b),
     lambda m, a, b: m.cat([a, b]).flip(0)[1:3],
+    lambda m, a, b: a.prod(1) + b.cumprod(0).sum(),
     lambda m, a, b: a.reshape(-1)[::2].unsqueeze(0) * b.t().reshape(1, -1)[:, :6],
 ]
 
@@ -285,8 +286,16 @@ def test_complex_not_yet_supported_raises_clearly():
     z = numbagrad.tensor([[1 + 2j, 3 - 1j], [0.5j, 2.0 + 0j]])
     with pytest.raises(NotImplementedError, match="complex"):
         numbagrad.linalg.inv(z)
-    with pytest.raises(NotImplementedError, match="Prod"):
-        z.prod()
+    with pytest.raises(NotImplementedError, match="complex"):
+        numbagrad.optim.SGD([z.requires_grad_()], lr=0.1)
+
+
+def test_dlpack_both_ways():
+    z = numbagrad.tensor([1 + 2j, 3 - 1j])
+    t = torch.from_dlpack(z)
+    assert t.dtype == torch.complex64 and t.tolist() == [1 + 2j, 3 - 1j]
+    back = numbagrad.from_dlpack(torch.tensor([1j, 2 + 0j], dtype=torch.complex128))
+    assert back.dtype is numbagrad.complex128 and back.tolist() == [1j, 2 + 0j]
 
 
 def test_cuda_refuses_complex():

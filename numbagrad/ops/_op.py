@@ -292,11 +292,11 @@ _new_tensor = object.__new__
 COMPLEX_OK = frozenset(
     (
         "Abs Acos Acosh Add All Any AsStrided AsStridedPut Asin Asinh Atan Atanh Cat CheckIndex "
-        "Clone Cos Cosh Cumsum Diagonal DiagonalBackward Div Einsum Eq Exp Exp2 Expand Expm1 "
-        "Fill Flip Gather Index IndexBackward IndexPut IsFinite IsInf IsNan Log Log10 Log1p "
-        "Log2 Matmul Mul Mv NanToNum Ne Neg Outer Permute Pow Reciprocal Reshape Roll Rsqrt "
-        "ScaledMul ScatterAdd Sigmoid SigmoidBackward Sin Sinh Sqrt Square Sub Sum SumTo Tan "
-        "Tanh ToCopy Tril Triu Where Zeros _FunctionApply"
+        "Clone Cos Cosh Cumprod Cumsum Diagonal DiagonalBackward Div Einsum Eq Exp Exp2 Expand "
+        "Expm1 Fill Flip Gather Index IndexBackward IndexPut IsFinite IsInf IsNan Log Log10 "
+        "Log1p Log2 Matmul Mul Mv NanToNum Ne Neg Outer Permute Pow Prod Reciprocal Reshape "
+        "Roll Rsqrt ScaledMul ScatterAdd Sigmoid SigmoidBackward Sin Sinh Sqrt Square Sub Sum "
+        "SumTo Tan Tanh ToCopy Tril Triu Where Zeros _FunctionApply"
     ).split()
 )
 _COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}

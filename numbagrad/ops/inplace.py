@@ -37,6 +37,7 @@ import weakref
 import numpy as np
 
 from numbagrad import _dtype as D
+from numbagrad import ops as F
 from numbagrad._core import graph
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import save_input
@@ -106,7 +107,14 @@ class ToCopy(Primitive):
     @staticmethod
     def impl(be, x, dtype):
         if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-            x = x.real  # (PyTorch discards the imaginary part too)
+            import warnings
+
+            warnings.warn(  # (PyTorch's warning: a cast that loses information is loud)
+                "Casting complex values to real discards the imaginary part",
+                UserWarning,
+                stacklevel=2,
+            )
+            x = x.real
         if dtype == np.float16:  # beyond 65504 is inf, silently as in PyTorch
             with np.errstate(over="ignore"):
                 return x.astype(dtype)
@@ -114,6 +122,8 @@ class ToCopy(Primitive):
 
     @staticmethod
     def vjp(ctx, g, dtype):
+        if g.dtype.is_complex and ctx.input_dtype(0).kind != "c":
+            g = F.real(g)  # (a real input of a cast to complex: the real part)
         return bind(ToCopy, (g,), {"dtype": ctx.input_dtype(0)})
 
     @staticmethod

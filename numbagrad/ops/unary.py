@@ -1021,6 +1021,8 @@ def _torch_name(t):
 
 
 def _scaled(input, c):
+    if input.is_complex():
+        raise RuntimeError("deg2rad and rad2deg are not supported for complex tensors.")
     if not input.is_floating_point():
         input = input.to(default_float())
     return input * c
