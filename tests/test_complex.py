@@ -287,7 +287,7 @@ def test_complex_not_yet_supported_raises_clearly():
     with pytest.raises(NotImplementedError, match="complex"):
         numbagrad.linalg.inv(z)
     with pytest.raises(NotImplementedError, match="complex"):
-        numbagrad.optim.SGD([z.requires_grad_()], lr=0.1)
+        numbagrad.optim.LBFGS([z.requires_grad_()])
 
 
 def test_dlpack_both_ways():
@@ -538,7 +538,7 @@ def test_custom_function_with_complex_tensors():
 
 def test_gradient_descent_on_complex_parameter():
     """A step along -grad decreases a real loss of a complex parameter (PyTorch's
-    convention); numbagrad.optim refuses complex parameters clearly (not yet supported)."""
+    convention)."""
     target = numbagrad.tensor([1 - 2j, 0.5j])
     p = numbagrad.zeros(2, dtype=numbagrad.cfloat, requires_grad=True)
     losses = []
@@ -549,5 +549,43 @@ def test_gradient_descent_on_complex_parameter():
             p -= 0.1 * g
         losses.append(loss.item())
     assert losses[-1] < 1e-6 < losses[0]
-    with pytest.raises(NotImplementedError, match="complex"):
-        numbagrad.optim.SGD([p], lr=0.1)
+
+
+_OPTIMIZERS = [
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
+    ("Adam", {"lr": 0.05, "weight_decay": 0.01}),
+    ("AdamW", {"lr": 0.05, "amsgrad": True}),
+    ("RMSprop", {"lr": 0.01, "momentum": 0.5, "centered": True}),
+    ("Adagrad", {"lr": 0.1}),
+    ("Adadelta", {}),
+    ("Adamax", {}),
+    ("NAdam", {}),
+    ("RAdam", {}),
+    ("ASGD", {}),
+    ("Rprop", {}),
+]
+
+
+@pytest.mark.parametrize("name,kw", _OPTIMIZERS, ids=[o[0] for o in _OPTIMIZERS])
+def test_optimizers_step_complex_parameters_as_torch(name, kw):
+    """As PyTorch's: a complex parameter steps as its view_as_real, its state stays
+    complex (NOTE [Complex parameters] in optim/optimizer.py)."""
+    rng = np.random.default_rng(0)
+    p0 = (_cplx((3, 4), rng)).astype(np.complex64)
+    tgt = (_cplx((3, 4), rng)).astype(np.complex64)
+    results = []
+    for m in (numbagrad, torch):
+        p = m.tensor(p0, requires_grad=True)
+        opt = getattr(m.optim, name)([p], **kw)
+        for _ in range(5):
+            opt.zero_grad()
+            loss = ((p - m.tensor(tgt)).abs() ** 2).sum() + (p * p).real.sum() * 0.1
+            loss.backward()
+            opt.step()
+        results.append((p, opt.state_dict()["state"][0]))
+    (a, sa), (b, sb) = results
+    _close(a, b, rtol=1e-4, atol=1e-5)
+    assert set(sa) == set(sb)
+    for k, v in sa.items():
+        if hasattr(v, "dtype"):
+            _close(v, sb[k], rtol=1e-4, atol=1e-5)
