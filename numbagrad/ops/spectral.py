@@ -6,14 +6,17 @@ Each primitive transforms the dimensions ``dims`` of an operand already sized fo
 public functions trim or zero-pad to ``n``/``s`` first, with differentiable ops) and scales
 by ``norm`` ("backward": the forward unscaled, the inverse by 1/n; "forward": the
 reverse; "ortho": both by 1/sqrt(n)), NumPy's ``pocketfft`` computing it on the CPU.
+The results are written into row-major arrays from the backend's buffer cache (NumPy's
+own allocation of a new output costs several times the transform of a small batch).
 The rules never build a matrix: the adjoint of a DFT is the DFT of the other direction
 with the dual norm (backward <-> forward, ortho <-> ortho), so
 
 - ``FftC2C``'s VJP is ``FftC2C`` the other way (the transforms are complex-linear: PyTorch's
   gradient of a complex-linear map is its adjoint, NOTE [Complex autograd] in
   ``ops/cplx.py``);
-- ``FftR2C`` (the one-sided ``rfft``)'s VJP zero-fills the missing half of the spectrum,
-  runs the inverse C2C and keeps the real part (PyTorch's ``fft_r2c_backward``);
+- ``FftR2C`` (the one-sided ``rfft``)'s VJP is PyTorch's ``fft_r2c_backward`` (zero-fill
+  the missing half, inverse C2C, real part), computed as the C2R of the gradient with its
+  mirrored entries halved (the same values, at a C2R's cost);
 - ``FftC2R`` (``irfft``)'s VJP is the one-sided R2C of the gradient with the entries whose
   mirror image lies outside the half spectrum doubled (PyTorch's ``fft_c2r_backward``).
 
@@ -76,8 +79,12 @@ class FftC2C(Primitive):
         fft = _fft_backend(be, "fft" if forward else "ifft")
         if not dims:
             return x.copy()
+        out = be.empty(x.shape, x.dtype)  # (row-major, as PyTorch's; see _into)
+        if len(dims) == 1:
+            f = fft.fft if forward else fft.ifft
+            return f(x, axis=dims[0], norm=norm, out=out)
         f = fft.fftn if forward else fft.ifftn
-        return np.ascontiguousarray(f(x, axes=dims, norm=norm))  # (row-major, as PyTorch's)
+        return f(x, axes=dims, norm=norm, out=out)
 
     @staticmethod
     def vjp(ctx, g, dims, norm, forward):
@@ -102,17 +109,23 @@ class FftR2C(Primitive):
     @staticmethod
     def impl(be, x, dims, norm):
         fft = _fft_backend(be, "rfft")
-        return np.ascontiguousarray(fft.rfftn(x, axes=dims, norm=norm))
+        shape = list(x.shape)
+        shape[dims[-1]] = shape[dims[-1]] // 2 + 1
+        out = be.empty(tuple(shape), np.result_type(x.dtype, np.complex64))
+        if len(dims) == 1:
+            return fft.rfft(x, axis=dims[0], norm=norm, out=out)
+        return fft.rfftn(x, axes=dims, norm=norm, out=out)
 
     @staticmethod
     def vjp(ctx, g, dims, norm):
+        # PyTorch's fft_r2c_backward is real(C2C^-1(g zero-filled to n)); each line of that
+        # is the C2R of g with the entries that have a mirror image (0 < k < n/2) halved,
+        # the same values for a C2R's cost, not a full complex transform's
         last = dims[-1]
         n = ctx.input_shape(0)[last]
-        m = g.shape[last]
-        if n > m:  # the frequencies rfft left out get zero gradient
-            g = resize(g, last, n)
-        full = bind(FftC2C, (g,), {"dims": dims, "norm": _DUAL[norm], "forward": False})
-        return F.real(full)
+        return bind(
+            FftC2R, (_r2c_weights(g, last, n),), {"dims": dims, "norm": _DUAL[norm], "last_size": n}
+        )
 
     @staticmethod
     def batch(args, bdims, dims, norm):
@@ -129,8 +142,13 @@ class FftC2R(Primitive):
     @staticmethod
     def impl(be, x, dims, norm, last_size):
         fft = _fft_backend(be, "irfft")
+        shape = list(x.shape)
+        shape[dims[-1]] = last_size
+        out = be.empty(tuple(shape), x.real.dtype)
+        if len(dims) == 1:
+            return fft.irfft(x, n=last_size, axis=dims[0], norm=norm, out=out)
         s = [x.shape[d] for d in dims[:-1]] + [last_size]
-        return np.ascontiguousarray(fft.irfftn(x, s=s, axes=dims, norm=norm))
+        return fft.irfftn(x, s=s, axes=dims, norm=norm, out=out)
 
     @staticmethod
     def vjp(ctx, g, dims, norm, last_size):
@@ -141,14 +159,30 @@ class FftC2R(Primitive):
         if double > 0:
             w = np.ones(m, dtype=g.dtype.np)
             w[1 : 1 + double] = 2
-            shape = [1] * g.ndim
-            shape[last] = m
-            gi = gi * tensor(w.reshape(shape))
+            gi = gi * _along(w, g.ndim, last)
         return gi
 
     @staticmethod
     def batch(args, bdims, dims, norm, last_size):
         return _batched(FftC2R, args, bdims, {"dims": dims, "norm": norm, "last_size": last_size})
+
+
+def _along(w, ndim, dim):
+    """The 1-D array ``w`` as a constant tensor that broadcasts along ``dim`` of ``ndim``."""
+    shape = [1] * ndim
+    shape[dim] = w.shape[0]
+    return tensor(w.reshape(shape))
+
+
+def _r2c_weights(g, last, n):
+    """``g`` (a one-sided spectrum of ``n`` points along ``last``) with the entries that
+    have a mirror image, ``0 < k < n / 2``, halved."""
+    m = g.shape[last]
+    w = np.full(m, 0.5, dtype=g.dtype.to_real().np)
+    w[0] = 1.0
+    if n % 2 == 0:
+        w[m - 1] = 1.0  # (Nyquist)
+    return g * _along(w, g.ndim, last)
 
 
 # -- helpers of the public functions (numbagrad/fft) ---------------------------------------
