@@ -589,3 +589,15 @@ def test_optimizers_step_complex_parameters_as_torch(name, kw):
     for k, v in sa.items():
         if hasattr(v, "dtype"):
             _close(v, sb[k], rtol=1e-4, atol=1e-5)
+
+
+def test_testing_assert_close_compares_complex_values():
+    z = numbagrad.tensor([1 + 2j, 3 - 1j])
+    numbagrad.testing.assert_close(z, z + 1e-7j)
+    with pytest.raises(AssertionError, match="not close"):
+        numbagrad.testing.assert_close(z, z + 1e-3j)  # (only the imaginary parts differ)
+    for bad in (z.conj(), z * 1.001):
+        with pytest.raises(AssertionError):
+            numbagrad.testing.assert_close(z, bad)
+        with pytest.raises(AssertionError):
+            torch.testing.assert_close(torch.tensor(z.numpy()), torch.tensor(bad.numpy()))
