@@ -287,6 +287,8 @@ def test_complex_not_yet_supported_raises_clearly():
     with pytest.raises(NotImplementedError, match="complex"):
         numbagrad.linalg.inv(z)
     with pytest.raises(NotImplementedError, match="complex"):
+        numbagrad.linalg.matrix_norm(z, "nuc")
+    with pytest.raises(NotImplementedError, match="complex"):
         numbagrad.optim.LBFGS([z.requires_grad_()])
 
 
@@ -374,6 +376,9 @@ _FUNCS = [
     lambda m, z, w: z.real.sin() + w.imag * 1j,
     lambda m, z, w: (z.acos() + w.atanh()) * z.cosh(),
     lambda m, z, w: w.real.to(m.complex128) * z + m.real(z * w),
+    lambda m, z, w: m.var(z) + z.std(correction=0) * w,
+    lambda m, z, w: m.linalg.vector_norm(z, 3) + m.norm(w) * z + m.linalg.norm(z, float("inf")),
+    lambda m, z, w: m.linalg.matrix_norm(m.outer(z, w)) + m.linalg.matrix_norm(m.outer(z, w), 1),
 ]
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._tensor import Tensor
 from numbagrad.ops import linalg_decomp as _L
 from numbagrad.ops.linalg import linalg_cross as _linalg_cross
 from numbagrad.ops.linalg import matrix_power as _matrix_power
@@ -754,6 +755,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     >>> numbagrad.linalg.matrix_norm(A, ord=float('inf')).item()
     7.0
     """
+    if isinstance(A, Tensor) and A.dtype.is_complex and ord not in ("nuc", 2, -2):
+        # the norms of the moduli; 'nuc', 2 and -2 need a complex SVD (not yet)
+        return matrix_norm(F.abs(A), ord, dim, keepdim, dtype=None if dtype is None else
+                           D.as_dtype(dtype).to_real())  # fmt: skip
     _L.check_float(A, "linalg.matrix_norm")
     if A.ndim < 2:
         raise RuntimeError(
@@ -792,7 +797,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     >>> numbagrad.linalg.norm(numbagrad.eye(2) * 3.0, ord=2).item()
     3.0
     """
-    _L.check_float(A, "linalg.norm")
+    if not (isinstance(A, Tensor) and A.dtype.is_complex):  # (complex: vector_norm and
+        _L.check_float(A, "linalg.norm")  # matrix_norm decide)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None:

@@ -1073,8 +1073,8 @@ def _format_p(p):
 
 def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, ``inf``, ``-inf``, or any float p)."""
-    if input.dtype.is_complex:
-        raise NotImplementedError("norm: complex tensors are not supported by numbagrad yet")
+    if input.dtype.is_complex:  # the norm of the moduli (real), as PyTorch's
+        return norm(F.abs(input), p, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor "
@@ -1156,7 +1156,11 @@ class Var(Primitive):
 
 def _var(input, dim, unbiased, keepdim, correction, name):
     if input.dtype.is_complex:
-        raise NotImplementedError(f"{name}: complex tensors are not supported by numbagrad yet")
+        # E|z - mean|^2 = var(real) + var(imag), a real tensor (as PyTorch's)
+        re = _var(F.real(input), dim, unbiased, keepdim, correction, name)
+        with warnings.catch_warnings():  # (the degrees-of-freedom warning once)
+            warnings.simplefilter("ignore")
+            return re + _var(F.imag(input), dim, unbiased, keepdim, correction, name)
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
