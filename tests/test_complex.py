@@ -282,10 +282,48 @@ def test_real_only_ops_raise_as_torch(k):
             _REFUSED[k](m, m.tensor([1 + 2j, 3 - 1j]))
 
 
+_LINALG = [
+    lambda m, a, b: m.linalg.inv(a),
+    lambda m, a, b: m.inverse(a) @ b,
+    lambda m, a, b: m.linalg.solve(a, b),
+    lambda m, a, b: m.linalg.solve(a, b[..., 0]),
+    lambda m, a, b: m.linalg.solve(a, b.mT[..., :3], left=False),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_LINALG)))
+def test_complex_inv_and_solve_match_torch(k):
+    f = _LINALG[k]
+    rng = np.random.default_rng(2)
+    a0 = _cplx((2, 3, 3), rng) + 3 * np.eye(3)
+    b0 = _cplx((2, 3, 2), rng)
+    a, b = numbagrad.tensor(a0, requires_grad=True), numbagrad.tensor(b0, requires_grad=True)
+    at, bt = torch.tensor(a0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    y, yt = f(numbagrad, a, b), f(torch, at, bt)
+    _close(y, yt, rtol=1e-10, atol=1e-12)
+    g = _cplx(tuple(yt.shape), rng)
+    ga = numbagrad.autograd.grad(y, (a, b), numbagrad.tensor(g), allow_unused=True)
+    gt = torch.autograd.grad(yt, (at, bt), torch.tensor(g), allow_unused=True)
+    for u, v in zip(ga, gt):
+        assert (u is None) == (v is None)
+        if u is not None:
+            _close(u, v, rtol=1e-9, atol=1e-12)
+    assert numbagrad.autograd.gradcheck(
+        lambda p, q: f(numbagrad, p, q), (a, b), check_forward_ad=True, check_batched_grad=True
+    )
+    assert numbagrad.autograd.gradgradcheck(lambda p, q: f(numbagrad, p, q), (a, b))
+
+
+def test_complex_singular_matrix_error():
+    with pytest.raises(RuntimeError, match="singular"):
+        numbagrad.linalg.inv(numbagrad.zeros(2, 2, dtype=numbagrad.cdouble))
+
+
 def test_complex_not_yet_supported_raises_clearly():
     z = numbagrad.tensor([[1 + 2j, 3 - 1j], [0.5j, 2.0 + 0j]])
-    with pytest.raises(NotImplementedError, match="complex"):
-        numbagrad.linalg.inv(z)
+    for f in (numbagrad.linalg.det, numbagrad.linalg.svd, numbagrad.linalg.eigh):
+        with pytest.raises(NotImplementedError, match="complex"):
+            f(z)
     with pytest.raises(NotImplementedError, match="complex"):
         numbagrad.linalg.matrix_norm(z, "nuc")
     with pytest.raises(NotImplementedError, match="complex"):
