@@ -53,6 +53,10 @@ from numbagrad._creation import (
 from numbagrad._device import device
 from numbagrad._dtype import (
     bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
     dtype,
     float16,
     float32,
@@ -191,7 +195,7 @@ def empty_cache():
 # -- module-level names scripts use (constants, limits, RNG, devices, save/load) -------------
 import math as _math  # noqa: E402
 
-from numbagrad import _dynamo, backends, compiler, cuda, distributions, hub, library, utils  # noqa: E402  # noqa: E402
+from numbagrad import _dynamo, backends, compiler, cuda, distributions, fft, hub, library, utils  # noqa: E402
 from numbagrad._compile import compile  # noqa: E402
 from numbagrad._creation import (  # noqa: E402
     Generator,
@@ -220,7 +224,15 @@ from numbagrad._legacy import (  # noqa: E402
     preserve_format,
 )
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
+from numbagrad._stft import istft, stft  # noqa: E402
 from numbagrad._tensor import set_printoptions  # noqa: E402
+from numbagrad._windows import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
+    hamming_window,
+    hann_window,
+    kaiser_window,
+)
 from numbagrad.cuda._interop import from_dlpack  # noqa: E402
 from numbagrad.kernels.cpu import alloc as _alloc  # noqa: E402
 from numbagrad.kernels.cpu import threads as _threads  # noqa: E402
@@ -241,6 +253,15 @@ pi = _math.pi
 e = _math.e
 newaxis = None  # as torch.newaxis: ``x[numbagrad.newaxis]`` adds a dimension
 globals().update(ops._methods.NUMPY_KEYWORDS)  # ``numbagrad.sum(x, axis=0, keepdims=True)``
+
+
+def __getattr__(name):
+    if name in ("complex32", "chalf"):
+        raise AttributeError(
+            f"module 'numbagrad' has no attribute {name!r}: {_dtype._NO_COMPLEX32}"
+        )
+    raise AttributeError(f"module 'numbagrad' has no attribute {name!r}")
+
 
 # every public name: the ops, creation and dtype names imported above and the functions here
 __all__ = sorted(name for name in globals() if not name.startswith("_") and name != "builtins")

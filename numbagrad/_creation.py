@@ -87,6 +87,17 @@ def _infer_np_dtype(data, to_float=False):
         return a, np.bool_
     if k in "iu":
         return a, np.int64
+    if k == "c":
+        # as PyTorch: the default complex dtype, or complex128 when a NumPy complex128
+        # scalar is among the values
+        default = D.default_complex().np
+        if (
+            default != np.complex128
+            and not isinstance(data, complex)
+            and any(isinstance(v, np.generic) and v.dtype == np.complex128 for v in _scalars(data))
+        ):
+            return a, np.complex128
+        return a, default
     if k == "f":
         default = D.get_default_dtype().np
         if default != np.float64 and not isinstance(data, (int, float)) and _has_np_float64(data):
@@ -167,7 +178,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     else:
         data = _unwrap_nested(data)
         arr, inferred = _infer_np_dtype(
-            data, dtype is not None and D.as_dtype(dtype).is_floating_point
+            data, dtype is not None and D.as_dtype(dtype)._category >= 2
         )
         npd = inferred if dtype is None else D.as_dtype(dtype).np
     if npd == np.float16:  # beyond 65504 is inf, silently as in PyTorch
@@ -311,6 +322,11 @@ def _fill_value(value, np_dtype):
         value = value.item()
     if np_dtype.kind == "b" and isinstance(value, (int, float)):
         return bool(value)  # anything converts to bool
+    if isinstance(value, complex) and np_dtype.kind != "c":
+        raise RuntimeError(
+            f"value cannot be converted to type {_C_TYPE_NAMES.get(np_dtype.name, np_dtype.name)} "
+            "without overflow"
+        )
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return value  # bools always fit; tensors and others: as NumPy does
     if isinstance(value, int):
@@ -766,6 +782,10 @@ _C_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool"}
 
 def _cuda_float(dt, kernel):
     """PyTorch's error for a floating draw (its ``kernel``) into a non-floating dtype."""
+    if np.dtype(dt).kind == "c":
+        raise NotImplementedError(
+            f"{kernel}: complex tensors on CUDA are not supported by numbagrad (docs/gpu.rst)"
+        )
     if np.dtype(dt).kind != "f":
         name = _C_NAMES.get(np.dtype(dt).name, np.dtype(dt).name)
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{name}'")
@@ -860,6 +880,15 @@ def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
     )
 
 
+def _complex_draw(draw, shape, dt, scale):
+    """A complex array of ``shape`` whose real and imaginary parts are ``scale`` times
+    independent ``draw`` samples (interleaved, as PyTorch draws a complex tensor's pairs)."""
+    pairs = draw((*shape, 2), dtype=np.float64)
+    if scale != 1.0:
+        pairs *= scale
+    return pairs.view(np.complex128).reshape(shape).astype(dt)
+
+
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
     dt = _dt(dtype)
@@ -869,6 +898,15 @@ def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, gener
         shape = _size(_sizes("randn", sizes, size), "randn")
         return _cuda_random("normal", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "randn")
     g = _gen(generator)
+    if np.dtype(dt).kind == "c":  # real and imaginary parts each N(0, 1/2), as PyTorch
+        return _random(
+            lambda s: _complex_draw(g.standard_normal, s, dt, math.sqrt(0.5)),
+            _size(_sizes("randn", sizes, size), "randn"),
+            requires_grad,
+            device,
+            "randn",
+            dt,
+        )
     return _random(
         lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
         _size(_sizes("randn", sizes, size), "randn"),
@@ -888,6 +926,15 @@ def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False, genera
         shape = _size(_sizes("rand", sizes, size), "rand")
         return _cuda_random("uniform", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "rand")
     g = _gen(generator)
+    if np.dtype(dt).kind == "c":  # real and imaginary parts each uniform on [0, 1)
+        return _random(
+            lambda s: _complex_draw(g.random, s, dt, 1.0),
+            _size(_sizes("rand", sizes, size), "rand"),
+            requires_grad,
+            device,
+            "rand",
+            dt,
+        )
     return _random(
         lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
         _size(_sizes("rand", sizes, size), "rand"),

@@ -14,6 +14,8 @@ differentiable copy (``ops.inplace.ToDevice``, whose kernel is ``copy_array``).
 
 from __future__ import annotations
 
+import numpy as np
+
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray
 
@@ -128,6 +130,11 @@ def resolve(dev) -> device:
 
 def to_cuda(arr, dev):
     """A NumPy array copied to the CUDA device ``dev`` (NOTE [CUDA tensors])."""
+    if np.asarray(arr).dtype.kind == "c":  # (docs/gpu.rst)
+        raise NotImplementedError(
+            "complex tensors on CUDA: numbagrad's CUDA kernels are real-valued; keep "
+            "complex64/complex128 tensors (and numbagrad.fft) on the CPU"
+        )
     _driver.require()
     d = resolve(dev)
     if d.index != _driver.current_device():
@@ -136,8 +143,6 @@ def to_cuda(arr, dev):
             f"{_driver.current_device()}); select it with "
             "numbagrad.cuda.set_device first"
         )
-    import numpy as np
-
     return CudaArray.from_host(np.asarray(arr), d.index)
 
 

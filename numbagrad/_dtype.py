@@ -6,6 +6,10 @@ tensors, and Python scalars ("wrapped numbers"). A lower group only changes the 
 it belongs to a higher *category* (bool < integer < floating), so ``float32_tensor * 2.5``
 stays float32 while ``int64_tensor * 2.5`` becomes the default float dtype. Python floats
 take the default dtype, Python ints int64. ``result_type`` below implements exactly that.
+Complex is a fourth category above floating: a Python complex takes the default complex
+dtype (``complex64`` when the default dtype is float32, ``complex128`` for float64), and a
+complex lower group over a floating higher one keeps the higher one's precision
+(``float32_tensor * complex128_0d`` is complex64), as PyTorch's ``combine_categories``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ import numpy as np
 
 __all__ = [
     "bool",
+    "cdouble",
+    "cfloat",
+    "complex64",
+    "complex128",
     "dtype",
     "float16",
     "float32",
@@ -29,13 +37,16 @@ _builtin_bool = bool
 
 
 class dtype:
-    """A tensor element type (``numbagrad.float16``, ``float32``, ``float64``, ``int32``,
-    ``int64``, ``bool``; no ``bfloat16``: NumPy has no such type).
+    """A tensor element type (``numbagrad.float16``, ``float32``, ``float64``, ``complex64``,
+    ``complex128``, ``int32``, ``int64``, ``bool``; no ``bfloat16`` or ``complex32``: NumPy
+    has no such types).
 
     Attributes
     ----------
     is_floating_point : bool
-        True for ``float16``, ``float32`` and ``float64``.
+        True for ``float16``, ``float32`` and ``float64`` (False for the complex dtypes).
+    is_complex : bool
+        True for ``complex64`` and ``complex128``.
     itemsize : int
         Bytes per element.
     """
@@ -45,7 +56,7 @@ class dtype:
     def __init__(self, name: str, np_dtype, category: int):
         self._name = name
         self.np = np.dtype(np_dtype)
-        self._category = category  # 0 bool, 1 integer, 2 floating
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
         self.is_floating_point = category == 2
         self.is_signed = name != "bool"
         self.itemsize = self.np.itemsize
@@ -58,7 +69,32 @@ class dtype:
 
     @property
     def is_complex(self) -> _builtin_bool:
-        return False
+        return self._category == 3
+
+    def to_complex(self) -> dtype:
+        """The complex dtype of this floating dtype (``float32`` -> ``complex64``); a
+        complex dtype is returned as it is."""
+        if self._category == 3:
+            return self
+        if self is float64:
+            return complex128
+        if self is float32:
+            return complex64
+        if self is float16:
+            raise TypeError(
+                "numbagrad has no complex32 (ComplexHalf) dtype: NumPy has no such type; "
+                "use complex64"
+            )
+        raise TypeError(f"to_complex is only supported for floating point dtypes, got {self}")
+
+    def to_real(self) -> dtype:
+        """The real dtype of this complex dtype (``complex64`` -> ``float32``); a real
+        dtype is returned as it is."""
+        if self is complex128:
+            return float64
+        if self is complex64:
+            return float32
+        return self
 
 
 float16 = dtype("float16", np.float16, 2)
@@ -67,12 +103,31 @@ float64 = dtype("float64", np.float64, 2)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 bool = dtype("bool", np.bool_, 0)
+complex64 = dtype("complex64", np.complex64, 3)
+complex128 = dtype("complex128", np.complex128, 3)
+cfloat = complex64
+cdouble = complex128
 
-_ALL = (float16, float32, float64, int32, int64, bool)
+_ALL = (float16, float32, float64, int32, int64, bool, complex64, complex128)
 _FROM_NP = {d.np: d for d in _ALL}
 _BY_NAME = {d._name: d for d in _ALL}
 # aliases PyTorch also accepts
-_BY_NAME.update({"float": float32, "double": float64, "long": int64, "int": int32, "half": float16})
+_BY_NAME.update(
+    {
+        "float": float32,
+        "double": float64,
+        "long": int64,
+        "int": int32,
+        "half": float16,
+        "cfloat": complex64,
+        "cdouble": complex128,
+    }
+)
+
+_NO_COMPLEX32 = (
+    "numbagrad has no complex32 (chalf, ComplexHalf) dtype: NumPy has no such type; "
+    "use complex64 (cfloat) or complex128 (cdouble)"
+)
 
 
 def _by_name(name: str) -> dtype:
@@ -123,8 +178,12 @@ def as_dtype(d) -> dtype:
         return float64
     if d is int:
         return int64
+    if d is complex:
+        return complex128
     if isinstance(d, str) and d in _BY_NAME:
         return _BY_NAME[d]
+    if isinstance(d, str) and d in ("complex32", "chalf"):
+        raise TypeError(_NO_COMPLEX32)
     try:
         npd = np.dtype(d)
     except TypeError:
@@ -133,8 +192,8 @@ def as_dtype(d) -> dtype:
         return _FROM_NP[npd]
     except KeyError:
         raise TypeError(
-            f"unsupported dtype {npd}; numbagrad supports float16, float32, float64, int32, int64 "
-            "and bool"
+            f"unsupported dtype {npd}; numbagrad supports float16, float32, float64, complex64, "
+            "complex128, int32, int64 and bool"
         ) from None
 
 
@@ -145,7 +204,7 @@ def from_numpy_dtype(npd) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type {npd}. The only supported types are: "
-            "float64, float32, float16, int64, int32 and bool."
+            "float64, float32, float16, complex64, complex128, int64, int32 and bool."
         ) from None
 
 
@@ -161,6 +220,13 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     ca, cb = a._category, b._category
+    if ca == 3 or cb == 3:  # complex: the wider of the two precisions
+        if ca == cb:
+            return a if a.itemsize >= b.itemsize else b
+        c, other = (a, b) if ca == 3 else (b, a)
+        if other is float64:
+            return complex128
+        return c
     if ca != cb:
         return a if ca > cb else b
     return a if a.itemsize >= b.itemsize else b
@@ -170,7 +236,12 @@ def _combine(higher: dtype | None, lower: dtype | None) -> dtype | None:
     # torch's combine_categories: a lower priority group only wins a higher category
     if higher is None:
         return lower
-    if lower is None or higher._category == 2:
+    if lower is None or higher._category == 3:
+        return higher
+    if lower._category == 3:
+        # a complex lower group keeps a floating higher group's precision
+        return higher.to_complex() if higher._category == 2 else lower
+    if higher._category == 2:
         return higher
     if higher is bool or lower._category == 2:
         return promote_types(higher, lower)
@@ -183,7 +254,15 @@ def scalar_dtype(value) -> dtype:
         return bool
     if isinstance(value, int):
         return int64
+    if isinstance(value, complex):
+        return default_complex()
     return _default[0]
+
+
+def default_complex() -> dtype:
+    """The default complex dtype: the complex dtype of the default float dtype (complex64
+    for float32 and float16, as PyTorch, complex128 for float64)."""
+    return complex128 if _default[0] is float64 else complex64
 
 
 def result_type(*operands) -> dtype:
@@ -196,7 +275,7 @@ def result_type(*operands) -> dtype:
                 dim = d if dim is None else promote_types(dim, d)
             else:
                 zero = d if zero is None else promote_types(zero, d)
-        elif isinstance(x, (int, float, np.number, np.bool_)):
+        elif isinstance(x, (int, float, complex, np.number, np.bool_)):
             s = scalar_dtype(x.item() if isinstance(x, (np.number, np.bool_)) else x)
             scalar = s if scalar is None else promote_types(scalar, s)
         else:

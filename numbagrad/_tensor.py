@@ -410,14 +410,15 @@ class Tensor(_AttachedMethods):
         return self._data.dtype.kind == "f"
 
     def is_complex(self) -> bool:
-        """Whether the dtype is complex: False for every dtype numbagrad has (it has no
-        complex dtypes), as PyTorch answers for its real dtypes.
+        """Whether the dtype is complex (``complex64`` or ``complex128``).
 
         Examples
         --------
         >>> import numbagrad
         >>> numbagrad.zeros(2).is_complex()
         False
+        >>> numbagrad.zeros(2, dtype=numbagrad.cfloat).is_complex()
+        True
         """
         return self._data.dtype.kind == "c"
 
@@ -446,7 +447,7 @@ class Tensor(_AttachedMethods):
                 "a computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind != "f":
+        if value and self._data.dtype.kind not in "fc":
             raise RuntimeError(
                 f"only Tensors of floating point dtype can require gradients, got {self.dtype}"
             )
@@ -720,6 +721,9 @@ class Tensor(_AttachedMethods):
     def __float__(self) -> float:
         return float(self.item())
 
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
     def __int__(self) -> int:
         return int(self.item())
 
@@ -758,6 +762,8 @@ _TYPE_NAMES = {
     "int32": "IntTensor",
     "int64": "LongTensor",
     "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor",
+    "complex128": "ComplexDoubleTensor",
 }
 
 
@@ -874,6 +880,25 @@ def set_printoptions(
     _PRINT["sci_mode"] = sci_mode
 
 
+def _float_formatter(a):
+    """PyTorch's element format for the floats ``a``: integral values as ``1.``, else
+    ``precision`` decimals, in scientific notation for a wide range of magnitudes."""
+    finite = a[np.isfinite(a)]
+    integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
+    amax = float(np.abs(finite).max()) if finite.size else 0.0
+    amin = float(np.abs(finite[finite != 0]).min()) if np.any(finite != 0) else 0.0
+    sci = amax >= 1e8 or ((amin and (amin < 1e-4 or amax / amin > 1000)) and not integral)
+    prec = _PRINT["precision"]
+    forced = _PRINT["sci_mode"]
+    if forced is not None:
+        sci = forced
+    if integral and amax < 1e8 and forced is None:
+        return lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)
+    if sci:
+        return lambda v: f"{v:.{prec}e}"
+    return lambda v: f"{v:.{prec}f}"
+
+
 def _format(t: Tensor) -> str:
     """A repr close to PyTorch's: 4 decimals, integral floats as ``1.``, extra fields after."""
     a = t._data
@@ -891,27 +916,32 @@ def _format(t: Tensor) -> str:
     if a.size == 0:
         body = "[]" if a.ndim <= 1 else np.array2string(a, separator=", ")
     elif kind == "f":
-        finite = a[np.isfinite(a)]
-        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
-        amax = float(np.abs(finite).max()) if finite.size else 0.0
-        amin = float(np.abs(finite[finite != 0]).min()) if np.any(finite != 0) else 0.0
-        sci = amax >= 1e8 or ((amin and (amin < 1e-4 or amax / amin > 1000)) and not integral)
-        prec = _PRINT["precision"]
-        forced = _PRINT["sci_mode"]
-        if forced is not None:
-            sci = forced
-        if integral and amax < 1e8 and forced is None:
-            fmt = lambda v: f"{v:.0f}." if np.isfinite(v) else str(v)  # noqa: E731
-        elif sci:
-            fmt = lambda v: f"{v:.{prec}e}"  # noqa: E731
-        else:
-            fmt = lambda v: f"{v:.{prec}f}"  # noqa: E731
+        fmt = _float_formatter(a)
         # PyTorch right-aligns every element to the widest one
         width = max(len(fmt(v)) for v in a.reshape(-1)[:2000])
         body = np.array2string(
             a,
             separator=", ",
             formatter={"float_kind": lambda v: fmt(v).rjust(width)},
+            prefix="tensor(",
+            threshold=thr,
+            edgeitems=edge,
+            max_line_width=width_max,
+        )
+    elif kind == "c":
+        # as PyTorch: the real and the imaginary parts each get their own format
+        fre, fim = _float_formatter(a.real), _float_formatter(np.abs(a.imag))
+        wre = max(len(fre(v)) for v in a.reshape(-1)[:2000].real)
+
+        def cfmt(v):  # (the real parts right-aligned, the imaginary ones not, as PyTorch)
+            im = v.imag
+            sign = "-" if (im < 0 or (im == 0 and np.signbit(im))) else "+"
+            return fre(v.real).rjust(wre) + sign + fim(abs(im)) + "j"
+
+        body = np.array2string(
+            a,
+            separator=", ",
+            formatter={"complex_kind": cfmt},
             prefix="tensor(",
             threshold=thr,
             edgeitems=edge,
@@ -933,7 +963,12 @@ def _format(t: Tensor) -> str:
     dt = t.dtype
     if a.size == 0 and a.ndim != 1:
         extras.append(f"size={tuple(a.shape)}")
-    if dt is not default and dt is not D.int64 and dt is not D.bool:
+    if (
+        dt is not default
+        and dt is not D.int64
+        and dt is not D.bool
+        and dt is not D.default_complex()
+    ):
         extras.append(f"dtype={dt!r}")
     if t._grad_fn is not None:
         extras.append(f"grad_fn=<{t._grad_fn.name()}>")

@@ -58,7 +58,7 @@ build it. Other globals follow NOTE [Safe globals] with ``weights_only=True`` an
 imported as pickle does with ``weights_only=False``. Each storage becomes one flat NumPy
 array (one numbagrad storage), so views of one storage come back sharing memory; offsets and
 strides are checked against it as for numbagrad's files. numbagrad has no int8, int16 or
-uint8 dtype: such storages load widened to int64 (values exact); bfloat16, complex, float8
+uint8 dtype: such storages load widened to int64 (values exact); bfloat16, complex32, float8
 and quantized storages are refused naming the dtype. The tar format of PyTorch before 0.4
 and TorchScript archives (``torch.jit.save``) are refused with a message saying what to do.
 
@@ -700,6 +700,8 @@ _TORCH_STORAGES = {
         ("CharStorage", "int8"),
         ("ByteStorage", "uint8"),
         ("BoolStorage", "bool"),
+        ("ComplexFloatStorage", "complex64"),
+        ("ComplexDoubleStorage", "complex128"),
     ]
 }
 
@@ -826,8 +828,9 @@ def _torch_global(module, name):
             what = name.removesuffix("Storage") if name.endswith("Storage") else name
             raise RuntimeError(
                 f"load(): the checkpoint holds {full} ({what} tensors), which numbagrad "
-                "cannot represent (its dtypes are float16, float32, float64, int32, int64 and "
-                "bool; int8, int16 and uint8 load as int64). Convert them with PyTorch before "
+                "cannot represent (its dtypes are float16, float32, float64, complex64, "
+                "complex128, int32, int64 and bool; int8, int16 and uint8 load as int64). "
+                "Convert them with PyTorch before "
                 "saving, e.g. {k: v.float() for k, v in state_dict.items()}."
             )
     if module == "torch._utils":

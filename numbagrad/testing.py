@@ -8,7 +8,12 @@ from numbagrad._tensor import Tensor
 
 __all__ = ["assert_close"]
 
-_TOL = {np.dtype(np.float32): (1.3e-6, 1e-5), np.dtype(np.float64): (1e-7, 1e-7)}
+_TOL = {
+    np.dtype(np.float32): (1.3e-6, 1e-5),
+    np.dtype(np.float64): (1e-7, 1e-7),
+    np.dtype(np.complex64): (1.3e-6, 1e-5),
+    np.dtype(np.complex128): (1e-7, 1e-7),
+}
 
 
 def _arr(x):
@@ -85,21 +90,19 @@ def assert_close(
         if a.dtype != e.dtype:
             r2, a2 = _TOL.get(e.dtype, (0.0, 0.0))
             rtol, atol = max(rtol, r2), max(atol, a2)
+    af = ef = None
     if a.dtype.kind == "b" or e.dtype.kind == "b":
         ok = np.array_equal(a, e)
         bad = ~np.equal(a, e)
     else:
-        af, ef = a.astype(np.float64), e.astype(np.float64)
+        wide = np.complex128 if "c" in (a.dtype.kind, e.dtype.kind) else np.float64
+        af, ef = a.astype(wide), e.astype(wide)  # (complex: |a - e| of the complex values)
         close = np.isclose(af, ef, rtol=rtol, atol=atol, equal_nan=equal_nan)
         ok = bool(close.all())
         bad = ~close
     if not ok:
         n_bad = int(np.count_nonzero(bad))
-        diff = (
-            np.abs(a.astype(np.float64) - e.astype(np.float64))
-            if a.dtype.kind != "b"
-            else bad.astype(float)
-        )
+        diff = np.abs(af - ef) if af is not None else bad.astype(float)
         idx = (
             np.unravel_index(int(np.nanargmax(np.where(bad, diff, -1))), a.shape) if a.ndim else ()
         )

@@ -36,6 +36,7 @@ NAMESPACES = [
     "numbagrad.optim.lr_scheduler",
     "numbagrad.optim.swa_utils",
     "numbagrad.linalg",
+    "numbagrad.fft",
     "numbagrad.special",
     "numbagrad.distributed",
     "numbagrad.hub",

@@ -13,6 +13,7 @@ CORE_EXAMPLES = [
     "plot_ode_fit_lbfgs.py",
     "plot_newton_hessian.py",
     "plot_compile_relaxation.py",
+    "plot_spectral_burgers.py",
 ]
 
 

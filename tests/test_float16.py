@@ -196,6 +196,10 @@ def _rounded(sample):
 
 @pytest.mark.parametrize("info", op_db, ids=lambda i: i.name)
 def test_opdb_forward_and_grad_against_torch(info):
+    if info.name.startswith(("complex", "fft.")) or info.name == "polar":
+        # the complex dtype of float16 is complex32, which numbagrad does not have (NumPy
+        # has no such type): its entries raise TypeError naming it (test_complex.py)
+        pytest.skip("float16 complex values are complex32, which numbagrad does not have")
     refused = []
     for sample in info.sample_inputs():
         err = _torch_half_error(info, sample)

@@ -38,8 +38,7 @@ import numpy as np
 from numbagrad import _creation
 from numbagrad import _tensor as _tensor_module
 from numbagrad._compile.graph import Eqn, Graph, Var
-from numbagrad._core.grad_mode import is_grad_enabled
-from numbagrad._core.grad_mode import enable_grad, no_grad
+from numbagrad._core.grad_mode import enable_grad, is_grad_enabled, no_grad
 from numbagrad._core.graph import Node
 from numbagrad._core.interpreter import _CURRENT, EVAL, Interpreter
 from numbagrad._tensor import Tensor

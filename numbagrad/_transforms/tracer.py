@@ -352,6 +352,9 @@ class Tracer(Tensor):
     def is_floating_point(self) -> bool:
         return self._np_dtype.kind == "f"
 
+    def is_complex(self) -> bool:
+        return self._np_dtype.kind == "c"
+
     def is_contiguous(self, *, memory_format=None) -> bool:
         """A traced value is row-major (its views' strides are not tracked)."""
         return laid_out_as(self._shape, self.stride(), memory_format)

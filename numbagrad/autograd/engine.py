@@ -561,8 +561,11 @@ def _validate_traced(node, grads, path):
             if not is_expandable_to(shape, gshape):
                 raise _reduce_error(node, i, gshape, shape)
             g = sum_to(g, shape)
+        if gdtype.kind == "c" and dtype.kind == "f":
+            g = _real_part(g)  # (as ``_fix``)
+            gdtype = np_dtype_of(g)
         if gdtype != dtype:
-            if gdtype.kind != dtype.kind:
+            if gdtype.kind != dtype.kind and not (gdtype.kind == "f" and dtype.kind == "c"):
                 raise RuntimeError(
                     f"Function {node.name()} returned an invalid gradient at index {i} - "
                     f"expected dtype {dtype} but got {gdtype}"
@@ -622,6 +625,12 @@ def _validate(node, grads, path):
     return out
 
 
+def _real_part(g):
+    from numbagrad.ops import cplx
+
+    return cplx.real(g)
+
+
 def _fix(node, i, g, data, shape, dtype, path):
     if (
         path.arrays
@@ -634,6 +643,15 @@ def _fix(node, i, g, data, shape, dtype, path):
             raise _reduce_error(node, i, data.shape, shape)
         g = path.reduce(g, shape)
     gdt = g.dtype if path.arrays else g._data.dtype
+    if gdt != dtype:
+        if gdt.kind == "c" and dtype.kind == "f":
+            # a real input of a complex-valued op gets the real part (PyTorch's
+            # handle_r_to_c), NOTE [Complex autograd] in ops/complex.py
+            g = g.real.copy() if path.arrays else _real_part(g)
+            gdt = g.dtype if path.arrays else g._data.dtype
+        elif gdt.kind == "f" and dtype.kind == "c":
+            g = path.cast(g, dtype)
+            gdt = dtype
     if gdt != dtype:
         if gdt.kind != dtype.kind:
             raise RuntimeError(

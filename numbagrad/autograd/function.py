@@ -602,7 +602,7 @@ def _run_custom(ctx, args, forward_call, setup=None):
             alias._hist_version = o._storage[1]
             o = outs[i] = alias
         out_meta.append((o._data.shape, o._data.dtype))
-        differentiable = executable and o._data.dtype.kind == "f" and id(o) not in nondiff
+        differentiable = executable and o._data.dtype.kind in "fc" and id(o) not in nondiff
         if id(o) in dirty_ids:
             if differentiable:
                 o._grad_fn = ctx
@@ -642,7 +642,7 @@ def _run_custom(ctx, args, forward_call, setup=None):
         if (
             isinstance(v, Tensor)
             and k not in _CTX_INTERNAL
-            and v._data.dtype.kind == "f"
+            and v._data.dtype.kind in "fc"
             and not any(v is a for a in args)
         ):
             if ct is None:
@@ -846,7 +846,10 @@ def once_differentiable(fn):
         )
 
         def delayed(o):
-            if isinstance(o, Tensor) and o._data.dtype.kind == "f":
+            # nested lists/tuples: a NestedIOFunction's backward_extended may return them
+            if isinstance(o, (list, tuple)):
+                return _rebuild(o, [delayed(x) for x in o])
+            if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
                 t = Tensor._make(o._data, o._storage)
                 t._grad_fn = _DelayedError(msg, edges, meta)
                 t._requires_grad = True

@@ -259,13 +259,14 @@ def gradcheck(
             "but none of the them have requires_grad=True."
         )
     for i in diff:
-        if inputs[i].dtype.np != np.float64:
+        if inputs[i].dtype.np not in (np.float64, np.complex128):
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating "
                 "point. This check will likely fail if all the inputs are not of "
                 "double precision floating point.",
                 stacklevel=2,
             )
+    func, inputs = _realified(func, inputs, diff)
     try:
         _gradcheck_helper(
             func,
@@ -288,6 +289,40 @@ def gradcheck(
             raise
         return False
     return True
+
+
+def _realified(func, inputs, diff):
+    """``func`` and ``inputs`` as a function of real tensors when a differentiable input or
+    an output is complex: each complex input becomes its ``view_as_real`` (a new float leaf
+    whose ``view_as_complex`` is what ``func`` receives) and each complex output its
+    ``view_as_real``. The Jacobians of that real function are the complex function's
+    derivatives with respect to the real and imaginary parts, i.e. both of its Wirtinger
+    derivatives, so checking them checks PyTorch's complex gradients (and forward
+    tangents) as PyTorch's complex gradcheck does."""
+    from numbagrad.ops import cplx
+
+    cx = [i for i in diff if inputs[i].is_complex()]
+    if not cx:
+        outs = _as_tuple(func(*inputs))
+        if not any(isinstance(o, Tensor) and o.is_complex() for o in outs):
+            return func, inputs
+    new_inputs = list(inputs)
+    for i in cx:
+        z = inputs[i]
+        new_inputs[i] = cplx.view_as_real(z.detach().contiguous()).clone().requires_grad_(True)
+
+    def real_func(*args):
+        args = list(args)
+        for i in cx:
+            args[i] = cplx.view_as_complex(args[i])
+        out = func(*args)
+        outs = [
+            cplx.view_as_real(o.contiguous()) if isinstance(o, Tensor) and o.is_complex() else o
+            for o in _as_tuple(out)
+        ]
+        return tuple(outs) if isinstance(out, (tuple, list)) else outs[0]
+
+    return real_func, tuple(new_inputs)
 
 
 def _gradcheck_helper(
@@ -806,6 +841,8 @@ def _random_grad_output(rng, out, non_contiguous):
     """A random float tensor shaped like ``out`` that requires grad; with ``non_contiguous``
     a strided view (every other element of a buffer twice as long)."""
     values = rng.standard_normal(out._data.shape).astype(out._data.dtype)
+    if values.dtype.kind == "c":
+        values = values + 1j * rng.standard_normal(out._data.shape).astype(out._data.dtype)
     if non_contiguous and values.size > 1:
         buf = np.zeros((*values.shape[:-1], 2 * values.shape[-1]), values.dtype)
         buf[..., ::2] = values

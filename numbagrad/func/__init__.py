@@ -247,6 +247,10 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
             f"with {len(shape_of(out))} dims. Maybe you wanted to use the vjp or jacrev "
             "APIs instead?"
         )
+    if np_dtype_of(out).kind == "c":
+        raise RuntimeError(
+            f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
+        )
     value = _unwrap_grad(out, interp)
     grads = backward(interp, [out], [_scalar_one(value)], len(leaves))
     if value._is_tracer:
@@ -724,6 +728,16 @@ def _assemble(rows, row_leaves, row_sizes, col_leaves, rows_are_outputs):
     return blocks
 
 
+def _check_real(leaves, api, what, one):
+    """PyTorch's refusal of complex values where a Jacobian transform needs real ones."""
+    for k, x in enumerate(leaves):
+        if isinstance(x, Tensor) and np_dtype_of(x).kind == "c":
+            raise RuntimeError(
+                f"{api}: Expected all {what} to be real but received complex tensor at "
+                f"flattened {one} idx: {k}"
+            )
+
+
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     """The Jacobian of ``func`` by reverse mode: ``vmap`` of ``vjp`` over the standard basis
     of the outputs.
@@ -737,9 +751,11 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     def wrapper(*args, **kwargs):
         nums = _normalize_argnums(argnums, len(args), "jacrev")
         diff = tuple(args[i] for i in nums)
+        _check_real(tree_flatten(diff)[0], "jacrev", "inputs", "input")
         res = vjp(_diff_fn(func, args, kwargs, nums), *diff, has_aux=has_aux)
         out, vjp_fn = res[0], res[1]
         o_leaves, o_spec = tree_flatten(out)
+        _check_real(o_leaves, "jacrev", "outputs", "output")
         in_leaves, in_spec = tree_flatten(diff)
         basis, sizes = _blocks(o_leaves)
 
@@ -772,6 +788,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         diff = tuple(args[i] for i in nums)
         in_leaves, in_spec = tree_flatten(diff)
         _check_differentiable(in_leaves)
+        _check_real(in_leaves, "jacfwd", "inputs", "input")
         f_diff = _diff_fn(func, args, kwargs, nums)
         basis, sizes = _blocks(in_leaves)
 

@@ -19,6 +19,7 @@ import numpy as np
 from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._creation import tensor as _tensor
+from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import no_grad as _no_grad_mode
 from numbagrad.ops import linalg_decomp as _L
 from numbagrad.ops._util import wrap_dim as _wrap_dim
@@ -753,6 +754,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     >>> numbagrad.linalg.matrix_norm(A, ord=float('inf')).item()
     7.0
     """
+    if isinstance(A, Tensor) and A.dtype.is_complex and ord not in ("nuc", 2, -2):
+        # the norms of the moduli; 'nuc', 2 and -2 need a complex SVD (not yet)
+        return matrix_norm(F.abs(A), ord, dim, keepdim, dtype=None if dtype is None else
+                           D.as_dtype(dtype).to_real())  # fmt: skip
     _L.check_float(A, "linalg.matrix_norm")
     if A.ndim < 2:
         raise RuntimeError(
@@ -791,7 +796,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     >>> numbagrad.linalg.norm(numbagrad.eye(2) * 3.0, ord=2).item()
     3.0
     """
-    _L.check_float(A, "linalg.norm")
+    if not (isinstance(A, Tensor) and A.dtype.is_complex):  # (complex: vector_norm and
+        _L.check_float(A, "linalg.norm")  # matrix_norm decide)
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None:

@@ -294,7 +294,7 @@ def gelu(input, approximate="none"):
     """
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
-    if not input.dtype.is_floating_point:  # (PyTorch has no integer kernel)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):  # (no integer kernel)
         input = input.to(D.get_default_dtype())
     # a primitive whose rule is PyTorch's g * (cdf + x * pdf) (NOTE [Activation primitives])
     return bind(Gelu, (input,), {"approximate": approximate})

@@ -9,7 +9,7 @@ methods and operators.
 
 from __future__ import annotations
 
-from numbagrad.ops import _op, binary, inplace, linalg, math, reduce, shape, special, unary
+from numbagrad.ops import _op, binary, cplx, inplace, linalg, math, reduce, shape, special, unary
 from numbagrad.ops._op import PRIMITIVES, Primitive, bind
 from numbagrad.ops.binary import (
     add,
@@ -51,6 +51,22 @@ from numbagrad.ops.binary import (
     subtract,
     true_divide,
     where,
+)
+from numbagrad.ops.cplx import (
+    angle,
+    complex,
+    conj,
+    conj_physical,
+    imag,
+    is_conj,
+    is_neg,
+    isreal,
+    polar,
+    real,
+    resolve_conj,
+    resolve_neg,
+    view_as_complex,
+    view_as_real,
 )
 from numbagrad.ops.inplace import clone, contiguous, to
 from numbagrad.ops.linalg import (
@@ -197,6 +213,7 @@ __all__ = [
     "contiguous",
     "to",
     *special.ALL,
+    *cplx.ALL,
 ]
 _internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
 

@@ -27,7 +27,19 @@ from numbagrad.ops.inplace import clone, to
 __all__: list = []
 
 # -- Tensor methods and operators -------------------------------------------------------------
-_NOT_METHODS = {"cat", "concat", "concatenate", "stack", "where", "einsum", *F.math.NOT_METHODS}
+_NOT_METHODS = {
+    "cat",
+    "concat",
+    "concatenate",
+    "stack",
+    "where",
+    "einsum",
+    "complex",
+    "polar",
+    "view_as_real",
+    "view_as_complex",
+    *F.math.NOT_METHODS,
+}
 for _name in F.__all__:
     if _name not in _NOT_METHODS:
         setattr(Tensor, _name, getattr(F, _name))
@@ -54,7 +66,7 @@ def _T(self):  # noqa: N802  (PyTorch's name)
 
 
 def _H(self):  # noqa: N802  (PyTorch's name)
-    """Conjugate transpose of a matrix (numbagrad's tensors are real: the transpose)."""
+    """Conjugate transpose of a matrix (the transpose for real tensors)."""
     if self.ndim == 0:
         return shape.matrix_transpose_0d(self, "Tensor.H", "", _CONJ_0D)
     if self.ndim != 2:
@@ -63,14 +75,14 @@ def _H(self):  # noqa: N802  (PyTorch's name)
             f"{self.ndim}-D tensor."
             + (" For batches of matrices, consider using tensor.mH" if self.ndim > 2 else "")
         )
-    return F.transpose(self, 0, 1)
+    return F.conj(F.transpose(self, 0, 1))
 
 
 def _mH(self):  # noqa: N802  (PyTorch's name)
     """Conjugate transpose of the last two dims (real tensors: ``mT``)."""
     if self.ndim < 2:
         return shape.matrix_transpose_0d(self, "Tensor.mH", "tensor.mH", _CONJ_0D)
-    return F.transpose(self, -2, -1)
+    return F.conj(F.transpose(self, -2, -1))
 
 
 Tensor.mT = property(_mT)
@@ -95,6 +107,20 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return self.masked_fill_(tensor(flat.reshape(shape), device=self.device), fill_value)
 
 
+def _set_real(self, value):
+    F.real(self).copy_(value)
+
+
+def _set_imag(self, value):
+    F.imag(self).copy_(value)
+
+
+# as PyTorch: ``t.real`` and ``t.imag`` are attributes (views of a complex tensor's
+# memory, NOTE [Complex autograd] in ops/cplx.py) that can be assigned to
+Tensor.real = property(F.real, _set_real, doc="The real part (a view); see numbagrad.real.")
+Tensor.imag = property(F.imag, _set_imag, doc="The imaginary part (a view); see numbagrad.imag.")
+Tensor.cfloat = lambda self: to(self, np.complex64)
+Tensor.cdouble = lambda self: to(self, np.complex128)
 Tensor.H = property(_H)
 Tensor.mH = property(_mH)
 Tensor.fill_diagonal_ = _fill_diagonal_

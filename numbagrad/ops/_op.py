@@ -124,6 +124,7 @@ class Primitive:
             cls.jvp = classmethod(linear_jvp if cls.linearity == "linear" else bilinear_jvp)
         cls.layout_batch = cls.n_out == 1 and getattr(cls.batch, "__func__", None) in LAYOUT_RULES
         if register:
+            _guard_complex(cls)
             other = PRIMITIVES.get(cls.__name__)
             if other is not None and other is not cls:
                 raise TypeError(
@@ -262,14 +263,14 @@ class Primitive:
         node._seq = next(_seq)
         if cls.n_out == 1:
             o = outs[0]
-            if o._data.dtype.kind == "f":
+            if o._data.dtype.kind in "fc":
                 o._requires_grad = True
                 o._grad_fn = node
         else:
             node._n_out = cls.n_out
             i = 0
             for o in outs:
-                if o._data.dtype.kind == "f":
+                if o._data.dtype.kind in "fc":
                     o._requires_grad = True
                     o._grad_fn = node
                     o._output_nr = i
@@ -295,6 +296,57 @@ class Primitive:
 
 
 _new_tensor = object.__new__
+
+# NOTE [Complex support]
+# A primitive runs on complex operands only when its rules are right for them (the VJP
+# conjugates its local derivative, NOTE [Complex autograd] in ``ops/complex.py``): those
+# named here, or declaring ``complex_ok = True``. Every other primitive's ``impl`` is
+# wrapped at definition to raise PyTorch's kind of error for a complex operand, so that a
+# real-only kernel (an ``@njit`` loop typed for floats, NumPy's lexicographic ``maximum``)
+# never gives a silent wrong answer.
+COMPLEX_OK = frozenset(
+    (
+        "Abs Acos Acosh Add All Any AsStrided AsStridedPut Asin Asinh Atan Atanh Cat CheckIndex "
+        "Clone Cos Cosh Cumprod Cumsum Diagonal DiagonalBackward Div Einsum Eq Exp Exp2 Expand "
+        "Expm1 Fill Flip Gather Index IndexBackward IndexPut IsFinite IsInf IsNan Log Log10 "
+        "Log1p Log2 Matmul Mul Mv NanToNum Ne Neg Outer Permute Pow Prod Reciprocal Reshape "
+        "Roll Rsqrt ScaledMul ScatterAdd Sigmoid SigmoidBackward Sin Sinh Sqrt Square Sub Sum "
+        "SumTo Tan Tanh ToCopy Tril Triu Where Zeros _FunctionApply"
+    ).split()
+)
+_COMPLEX_NAMES = {"complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _guard_complex(cls):
+    """Wrap ``cls.impl`` to refuse complex operands unless ``cls`` supports them."""
+    if cls.__name__ in COMPLEX_OK or getattr(cls, "complex_ok", False):
+        return
+    desc = None
+    for k in cls.__mro__:
+        if "impl" in k.__dict__:
+            desc = k.__dict__["impl"]
+            break
+    raw_desc = getattr(getattr(desc, "__func__", None), "_raw_impl", desc)
+    raw = raw_desc.__get__(None, cls)
+    name = cls.__name__
+
+    def impl(be, *arrays, **params):
+        for a in arrays:
+            dt = getattr(a, "dtype", None)
+            if dt is not None and dt.kind == "c":
+                raise NotImplementedError(
+                    f'"{name}" not implemented for '
+                    f"'{_COMPLEX_NAMES.get(dt.name, dt.name)}': numbagrad's {name} does not "
+                    "support complex tensors (as PyTorch's, or not yet)"
+                )
+            if type(a) is complex:
+                raise NotImplementedError(f'"{name}" not implemented for a complex scalar operand')
+        return raw(be, *arrays, **params)
+
+    impl._raw_impl = raw_desc
+    impl.__name__ = "impl"
+    impl.__doc__ = getattr(raw, "__doc__", None)
+    cls.impl = staticmethod(impl)
 
 
 def wrap_output(out, view_of):

@@ -26,6 +26,7 @@ __all__ = [
     "bilinear_jvp",
     "both_ways",
     "broadcast_batch",
+    "conj_all",
     "elementwise_batch",
     "front",
     "linear_jvp",
@@ -51,6 +52,27 @@ def both_ways(formula):
     vjp.__name__ = fused_vjp.__name__ = formula.__name__
     vjp.__doc__ = fused_vjp.__doc__ = formula.__doc__
     return staticmethod(vjp), staticmethod(fused_vjp)
+
+
+def conj_all(values):
+    """``values`` (saved tensors, arrays or numbers) with the complex ones conjugated: the
+    VJP of a holomorphic op is its real rule on conjugated operands (NOTE [Complex
+    autograd] in ``ops/cplx.py``); real values pass through untouched."""
+    out = None
+    for i, v in enumerate(values):
+        if isinstance(v, Tensor):
+            c = F.conj(v) if v.dtype.is_complex else v
+        else:
+            dt = getattr(v, "dtype", None)
+            if dt is not None:
+                c = v.conj() if dt.kind == "c" else v
+            else:
+                c = v.conjugate() if type(v) is complex else v
+        if c is not v:
+            if out is None:
+                out = list(values)
+            out[i] = c
+    return values if out is None else tuple(out)
 
 
 def passthrough(ctx, *grads, **params):

@@ -18,7 +18,7 @@ from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.kernels.meta import no_data
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, unary_batch
+from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, conj_all, unary_batch
 
 __all__ = [
     "ALL",
@@ -226,7 +226,7 @@ class Mul(Binary):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())  # (complex: g * conj(b), NOTE [Complex autograd])
         return (
             (g * b if ctx.needs_input_grad(0) else None),
             (g * a if ctx.needs_input_grad(1) else None),
@@ -234,7 +234,7 @@ class Mul(Binary):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         return ctx.be.mul_backward(g, a, b, ctx.needs_input_grad(0), ctx.needs_input_grad(1))
 
 
@@ -274,7 +274,8 @@ class ScaledMul(Binary):
 
     @staticmethod
     def vjp(ctx, g, scale):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
+        scale = scale.conjugate() if type(scale) is complex else scale
         return (
             (bind(ScaledMul, (g, b), {"scale": scale}) if ctx.needs_input_grad(0) else None),
             (bind(ScaledMul, (g, a), {"scale": scale}) if ctx.needs_input_grad(1) else None),
@@ -282,7 +283,8 @@ class ScaledMul(Binary):
 
     @staticmethod
     def fused_vjp(ctx, g, scale):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
+        scale = scale.conjugate() if type(scale) is complex else scale
         be = ctx.be
         return (
             (be.multiply(g, be.multiply(b, scale)) if ctx.needs_input_grad(0) else None),
@@ -301,12 +303,12 @@ class Div(Binary):
 
     @staticmethod
     def vjp(ctx, g, rounding_mode=None):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
         return _div_rule(ctx, g, a, b, _zeros_like, rounding_mode)
 
     @staticmethod
     def fused_vjp(ctx, g, rounding_mode=None):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         return _div_rule(ctx, g, a, b, ctx.be.xp.zeros_like, rounding_mode)
 
     @staticmethod
@@ -327,7 +329,7 @@ class Div(Binary):
         a, b, dt = _prep(a, b)
         _check_shapes("div", a, b)
         if rounding_mode is None:
-            if dt.kind != "f":  # true division of integers gives the default float dtype
+            if dt.kind not in "fc":  # true division of integers gives the default float dtype
                 dt = D.get_default_dtype().np
                 a, b = _cast(a, dt), _cast(b, dt)
             return be.binary("true_divide", a, b)
@@ -379,7 +381,7 @@ class Pow(Binary):
                     raise RuntimeError("Integers to negative integer powers are not allowed.")
             elif xp.any(xp.asarray(b) < 0):
                 return _int_pow(xp, a, b, dt)
-        elif scalar_exponent and type(a) is np.ndarray:
+        elif scalar_exponent and type(a) is np.ndarray and dt.kind == "f":
             special = _POW_SPECIAL.get(float(b))
             if special is not None:  # PyTorch's kernels for these exponents (sqrt, ...)
                 return special(be, a)
@@ -387,7 +389,7 @@ class Pow(Binary):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b, y = ctx.saved()
+        a, b, y = conj_all(ctx.saved())  # (complex: the real rule on conjugates)
         ga = gb = None
         if ctx.needs_input_grad(0):
             ga = _pow_grad_base(g, a, b)
@@ -461,14 +463,16 @@ def _pow_grad_exponent(t, a, b, y):
     """``t * y * log(a)`` (``t`` times d(a**b)/db), with ``y * log(a)`` taken as 0 where
     a == 0 and b >= 0 (PyTorch's ``pow_backward_exponent``)."""
     if isinstance(a, Tensor):
-        zero_base = (a == 0) & (b >= 0)
+        # (a complex exponent: its real part, as PyTorch's pow_backward_exponent)
+        zero_base = (a == 0) & ((F.real(b) if b.dtype.is_complex else b) >= 0)
         if a.dtype is not y.dtype:  # an integer base with a float exponent
             a = a.to(y.dtype)
         return t * F.where(zero_base, 0, y * F.log(a))
     if a == 0:  # a Python zero base
         return t * F.where(b >= 0, 0, y * -math.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return t * (y * float(np.log(a)))
+        log_a = np.log(a)
+        return t * (y * (complex(log_a) if np.iscomplexobj(log_a) else float(log_a)))
 
 
 class Maximum(Binary):
@@ -1034,7 +1038,7 @@ class ClampTensor(Primitive):
 
 # -- public functions ------------------------------------------------------------------------
 def _check_operand(x, name):
-    if not isinstance(x, (Tensor, int, float, bool)):
+    if not isinstance(x, (Tensor, int, float, bool, complex)):
         if isinstance(x, (np.generic,)):
             return x.item()
         if isinstance(x, (np.ndarray, list, tuple)):

@@ -38,6 +38,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import _tensor as _tensor_module
+from numbagrad import ops as F
 from numbagrad._core import extension
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import after_record, save_input
@@ -106,6 +107,15 @@ class ToCopy(Primitive):
 
     @staticmethod
     def impl(be, x, dtype):
+        if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            import warnings
+
+            warnings.warn(  # (PyTorch's warning: a cast that loses information is loud)
+                "Casting complex values to real discards the imaginary part",
+                UserWarning,
+                stacklevel=2,
+            )
+            x = x.real
         if dtype == np.float16:  # beyond 65504 is inf, silently as in PyTorch
             with np.errstate(over="ignore"):
                 return x.astype(dtype)
@@ -113,10 +123,14 @@ class ToCopy(Primitive):
 
     @staticmethod
     def vjp(ctx, g, dtype):
+        if g.dtype.is_complex and ctx.input_dtype(0).kind != "c":
+            g = F.real(g)  # (a real input of a cast to complex: the real part)
         return bind(ToCopy, (g,), {"dtype": ctx.input_dtype(0)})
 
     @staticmethod
     def fused_vjp(ctx, g, dtype):
+        if g.dtype.kind == "c" and ctx.input_dtype(0).kind != "c":
+            g = g.real  # (a real input of a cast to complex: the real part)
         return g.astype(ctx.input_dtype(0))
 
 
@@ -232,6 +246,25 @@ def _geometry(view, base):
     return (view._data.shape, tuple(s // item for s in view._data.strides), off)
 
 
+def _view_params(view, base):
+    """The ``AsStrided``/``AsStridedPut`` params of ``view`` inside ``base``: its geometry,
+    and for a real view of a complex base (``real``/``imag``, ``view_as_real``) ``real``:
+    the geometry is then in the base's real and imaginary parts (its ``view_as_real``)."""
+    vd, bd = view._data.dtype, base._data.dtype
+    if vd != bd and bd.kind == "c":
+        pairs = Tensor._make(base._data.view(vd))  # (the same memory, as real numbers)
+        return {"geom": _geometry(view, pairs), "real": True}
+    return {"geom": _geometry(view, base)}
+
+
+def _as_real(x, real):
+    """``x`` itself, or its flat real and imaginary parts when ``real``."""
+    if not real:
+        return x
+    x = np.ascontiguousarray(x)
+    return x.view(x.real.dtype)
+
+
 def _strided(flat, geom):
     shape, strides, off = geom
     if type(flat) is not np.ndarray:  # a device array (CUDA): a checked strided view
@@ -248,14 +281,15 @@ class AsStrided(Primitive):
     linearity = "linear"
 
     @staticmethod
-    def impl(be, x, geom):
-        return _strided(be.xp.ascontiguousarray(x).reshape(-1), geom).copy()
+    def impl(be, x, geom, real=False):
+        x = _as_real(be.xp.ascontiguousarray(x), real)
+        return _strided(x.reshape(-1), geom).copy()
 
     @staticmethod
-    def vjp(ctx, g, geom):
+    def vjp(ctx, g, geom, real=False):
         shape, dtype = ctx.input_shape(0), ctx.input_dtype(0)
         z = bind(Zeros, (), {"shape": shape, "dtype": dtype, "device": g.device.type})
-        return bind(AsStridedPut, (z, g), {"geom": geom})
+        return bind(AsStridedPut, (z, g), {"geom": geom, "real": real})
 
 
 class AsStridedPut(Primitive):
@@ -265,16 +299,17 @@ class AsStridedPut(Primitive):
     grad_fn = "CopySlices"
 
     @staticmethod
-    def impl(be, base, value, geom):
+    def impl(be, base, value, geom, real=False):
         # (NumPy's ascontiguousarray makes a 0-d array 1-D: the reshape keeps it 0-d)
         out = be.xp.ascontiguousarray(base).reshape(base.shape).copy()
-        _strided(out.reshape(-1), geom)[...] = value
+        _strided(_as_real(out, real).reshape(-1), geom)[...] = value
         return out
 
     @staticmethod
-    def vjp(ctx, g, geom):
-        gb = bind(AsStridedPut, (g, 0.0), {"geom": geom}) if ctx.needs_input_grad(0) else None
-        gv = bind(AsStrided, (g,), {"geom": geom}) if ctx.needs_input_grad(1) else None
+    def vjp(ctx, g, geom, real=False):
+        p = {"geom": geom, "real": real}
+        gb = bind(AsStridedPut, (g, 0.0), p) if ctx.needs_input_grad(0) else None
+        gv = bind(AsStrided, (g,), p) if ctx.needs_input_grad(1) else None
         return gb, gv
 
 
@@ -291,8 +326,7 @@ def refresh_view(view):
     base = view._view_of
     view._hist_version = view._storage[1]
     if base._requires_grad:
-        geom = _geometry(view, base)
-        after_record(AsStrided._record((base,), {"geom": geom}, (view,)))
+        after_record(AsStrided._record((base,), _view_params(view, base), (view,)))
 
 
 # -- committing in-place results -----------------------------------------------------------
@@ -360,9 +394,7 @@ def commit(t, result, alias=None):
         base = t._view_of
         if base is not None:
             old = (base._grad_fn, base._output_nr)
-            after_record(
-                AsStridedPut._record((base, result), {"geom": _geometry(t, base)}, (base,))
-            )
+            after_record(AsStridedPut._record((base, result), _view_params(t, base), (base,)))
             base._hist_version = t._storage[1]
             move_retain_grad(base, *old)
         old = (t._grad_fn, t._output_nr)

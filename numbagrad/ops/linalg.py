@@ -12,7 +12,7 @@ from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._creation import eye, zeros
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import align_batched, both_ways, front
+from numbagrad.ops._rules import align_batched, both_ways, conj_all, front
 from numbagrad.ops._util import as_tensor_arg, wrap_dim
 from numbagrad.ops.binary import _check_shapes, _prep
 from numbagrad.ops.reduce import _torch_name
@@ -28,7 +28,7 @@ def _rows(shape):
 
 
 def _matmul_rule(m, ctx, saved, g, mat2_t=False):
-    a, b = saved
+    a, b = conj_all(saved)  # (complex: g @ b^H, a^H @ g)
     ga = m.matmul(g, m.swapaxes(b, -1, -2)) if ctx.needs_input_grad(0) else None
     gb = None
     if ctx.needs_input_grad(1):
@@ -126,7 +126,7 @@ class Mv(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
         ga = gb = None
         if ctx.needs_input_grad(0):
             if b.ndim == 1:
@@ -140,7 +140,7 @@ class Mv(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         m = ctx.be.math
         ga = gb = None
         if ctx.needs_input_grad(0):
@@ -205,7 +205,7 @@ class Outer(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        a, b = ctx.saved()
+        a, b = conj_all(ctx.saved())
         ga = gb = None
         if ctx.needs_input_grad(0):  # sum_j g[..., i, j] b[..., j]
             ga = F.matmul(g, b) if b.ndim == 1 else F.squeeze(F.matmul(g, F.unsqueeze(b, -1)), -1)
@@ -215,7 +215,7 @@ class Outer(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        a, b = ctx.saved_arrays()
+        a, b = conj_all(ctx.saved_arrays())
         m = ctx.be.math
         ga = gb = None
         if ctx.needs_input_grad(0):
@@ -447,7 +447,7 @@ class Einsum(Primitive):
 
     @staticmethod
     def vjp(ctx, g, ins, out):
-        operands = ctx.saved()
+        operands = conj_all(ctx.saved())
         sizes = {}
         for i, sub in enumerate(ins):
             sizes.update(zip(sub, ctx.input_shape(i)))

@@ -39,7 +39,7 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import PADE13 as _PADE13
 from numbagrad.kernels import LinAlgError
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import align_batched, front
+from numbagrad.ops._rules import align_batched, conj_all, front
 from numbagrad.ops.shape import DiagonalBackward
 
 __all__ = ["LinAlgError"]
@@ -66,11 +66,21 @@ def _torch_dtype_name(dtype):
     return names.get(str(dtype).split(".")[-1], str(dtype))
 
 
+# functions whose rules hold for complex matrices (their VJPs are the real rules on
+# conjugated saved values, NOTE [Complex autograd] in ops/cplx.py)
+_COMPLEX_OK = frozenset(("linalg.inv", "linalg.solve"))
+
+
 def check_float(A, fname, arg="input"):
     """``A`` a floating tensor (PyTorch's message otherwise)."""
     if not isinstance(A, Tensor):
         raise TypeError(f"{fname}(): argument '{arg}' must be Tensor, not {type(A).__name__}")
-    if not A.dtype.is_floating_point:
+    if A.dtype.is_complex and fname not in _COMPLEX_OK:
+        raise NotImplementedError(
+            f"{fname}: complex tensors are not supported by numbagrad's linear algebra yet "
+            "(matmul, einsum and the elementwise ops are; see docs/complex.rst)"
+        )
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
         raise RuntimeError(
             f"{fname}: Expected a floating point or complex tensor as input. "
             f"Got {_torch_dtype_name(A.dtype)}"
@@ -171,7 +181,7 @@ def _batch_prefix(shape, flat_index):
 def _zero_pivot(a):
     """1-based index of the first exactly-zero pivot of ``a``'s LU factorization with partial
     pivoting (LAPACK ``getrf``'s ``info``), 0 when there is none."""
-    u = np.array(a, dtype=np.float64)
+    u = np.array(a, dtype=np.complex128 if a.dtype.kind == "c" else np.float64)
     n = u.shape[0]
     for k in range(n):
         p = k + int(np.argmax(np.abs(u[k:, k])))
@@ -336,6 +346,7 @@ class LinalgInv(Primitive):
 
     saves_output = True
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a):
@@ -343,7 +354,7 @@ class LinalgInv(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        xt = _mT(ctx.saved()[0])
+        xt = _mT(conj_all(ctx.saved())[0])  # (complex: -A^-H g A^-H)
         return -F.matmul(xt, F.matmul(g, xt))
 
     @staticmethod
@@ -362,6 +373,7 @@ class LinalgSolve(Primitive):
 
     saves_inputs = (0,)
     saves_output = True
+    complex_ok = True
 
     @staticmethod
     def impl(be, a, b):
@@ -369,7 +381,7 @@ class LinalgSolve(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        a, x = ctx.saved()
+        a, x = conj_all(ctx.saved())  # (complex: gB = A^-H g, gA = -gB X^H)
         gb = bind(LinalgSolve, (_mT(a), g), NO_PARAMS)
         ga = -F.matmul(gb, _mT(x)) if ctx.needs_input_grad(0) else None
         return ga, (gb if ctx.needs_input_grad(1) else None)

@@ -1338,6 +1338,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
             f"an input with {input.ndim} dimensions"
         )
     x = input if input.ndim == 2 else F.reshape(input, (1, -1))
+    if x.is_complex():
+        raise NotImplementedError("cov: complex tensors are not supported by numbagrad yet")
     if not x.is_floating_point():
         x = x.to(default_float())
     n_obs = x.shape[1]

@@ -41,7 +41,7 @@ from numbagrad._creation import const_ones_like as _ones_like
 from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
-from numbagrad.ops._rules import both_ways, front
+from numbagrad.ops._rules import both_ways, conj_all, front
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import default_float, wrap_dim
 from numbagrad.ops.shape import Expand, Gather
@@ -200,7 +200,7 @@ class Prod(Primitive):
         shape = ctx.input_shape(0)
         if len(shape) == 0:
             return g  # the prod of a 0-d tensor is the tensor
-        x, y = ctx.saved()
+        x, y = conj_all(ctx.saved())  # (complex: the real rule on conjugates)
         ge = _expand_back(g, shape, dims, keepdim)
         return _prod_backward(ge, x, _expand_back(y, shape, dims, keepdim), dims, whole)
 
@@ -415,7 +415,7 @@ class Cumprod(Primitive):
         shape = ctx.input_shape(0)
         if math.prod(shape) <= 1 or shape[dim] == 1:
             return g  # (a 0-d tensor: its cumprod is the tensor)
-        x, y = ctx.saved()
+        x, y = conj_all(ctx.saved())  # (complex: the real rule on conjugates)
         return _cumprod_backward(g, x, y, dim)
 
     @staticmethod
@@ -927,13 +927,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; requires a floating dtype (or ``dtype=``), as in PyTorch."""
     if dtype is not None:
         dt = D.as_dtype(dtype)
-        if not dt.is_floating_point:
+        if not (dt.is_floating_point or dt.is_complex):
             raise RuntimeError(
                 "mean(): could not infer output dtype. Optional dtype must be either a "
                 f"floating point or complex dtype. Got: {_torch_name(dt)}"
             )
         input = input.to(dt)
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {_torch_name(input.dtype)}"
@@ -1049,8 +1049,8 @@ def logsumexp(input, dim, keepdim=False):
         raise RuntimeError(
             f"output with shape [] doesn't match the broadcast shape {[1] * input.ndim}"
         )
-    if not input.dtype.is_floating_point:
-        input = input.to(default_float())
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        input = input.to(default_float())  # (complex: Logsumexp refuses it, NOTE [Complex support])
     dims = _reduce_dims(input, dim)
     if _count(input.shape, dims) == 0:  # nothing to take the maximum of: log(0) = -inf
         # (PyTorch's gradient g * exp(x - out) is empty, and its derivative in g is 0)
@@ -1073,6 +1073,8 @@ def _format_p(p):
 
 def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, ``inf``, ``-inf``, or any float p)."""
+    if input.dtype.is_complex:  # the norm of the moduli (real), as PyTorch's
+        return norm(F.abs(input), p, dim, keepdim)
     if not input.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor "
@@ -1153,6 +1155,12 @@ class Var(Primitive):
 
 
 def _var(input, dim, unbiased, keepdim, correction, name):
+    if input.dtype.is_complex:
+        # E|z - mean|^2 = var(real) + var(imag), a real tensor (as PyTorch's)
+        re = _var(F.real(input), dim, unbiased, keepdim, correction, name)
+        with warnings.catch_warnings():  # (the degrees-of-freedom warning once)
+            warnings.simplefilter("ignore")
+            return re + _var(F.imag(input), dim, unbiased, keepdim, correction, name)
     if not input.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     if correction is None:
@@ -1570,6 +1578,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     """:func:`sum` treating NaN as zero.
 
     The gradient is PyTorch's, ``grad * 0`` at the NaN elements (NaN where ``grad`` is
@@ -1611,6 +1621,8 @@ class Nansum(Primitive):
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if input.dtype.is_complex:
+        raise RuntimeError("nansum on CPU does not support complex inputs")
     """:func:`mean` of the non-NaN elements (NaN where all are NaN).
 
     Examples

@@ -1603,8 +1603,9 @@ def warn_T(ndim):  # noqa: N802  (PyTorch's name)
 
 
 def adjoint(input):
-    """Conjugate transpose of the last two dims, a view (numbagrad's tensors are real: the
-    transpose, as ``input.mT``); a 0-d tensor is returned itself, a 1-D one raises.
+    """Conjugate transpose of the last two dims: for real tensors the transpose, a view (as
+    ``input.mT``); for complex ones a conjugated copy (no lazy conjugate bit); a 0-d tensor
+    is returned itself, a 1-D one raises.
 
     Examples
     --------
@@ -1617,7 +1618,7 @@ def adjoint(input):
         return matrix_transpose_0d(
             input, "adjoint()", "tensor.adjoint()", "Consider using x.conj()."
         )
-    return transpose(input, -2, -1)
+    return F.conj(transpose(input, -2, -1))
 
 
 def movedim(input, source, destination):

@@ -598,7 +598,7 @@ def _apply2(op, input, other, fname, names=("input", "other")):
 
 def _as_float(x):
     """``x`` itself if floating, else cast to the default float dtype."""
-    return x if x.is_floating_point() else F.to(x, default_float())
+    return x if x.is_floating_point() or x.is_complex() else F.to(x, default_float())
 
 
 def erfc(input):

@@ -18,7 +18,7 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import elementwise_batch, unary_batch
+from numbagrad.ops._rules import conj_all, elementwise_batch, unary_batch
 from numbagrad.ops._util import default_float
 
 __all__ = [
@@ -99,10 +99,11 @@ class Unary(Primitive, register=False):
 
     @classmethod
     def impl(cls, be, x):
-        if cls.float_only and x.dtype.kind != "f":
+        if cls.float_only and x.dtype.kind not in "fc":
             x = x.astype(default_float())
         return be.map(cls.fn, x)
 
+    # (complex inputs: the VJP conjugates the local derivative, NOTE [Complex autograd])
     @classmethod
     def scalar(cls, m, x, **params):
         fn = getattr(m, cls.fn, None) if cls.fn else None
@@ -111,14 +112,20 @@ class Unary(Primitive, register=False):
     @classmethod
     def vjp(cls, ctx, g):
         if cls.divisor is not None:
-            return g / cls.divisor(F, ctx.saved()[0])
-        return g * cls.derivative(F, ctx.saved()[0])
+            return g / F.conj(cls.divisor(F, ctx.saved()[0]))
+        return g * F.conj(cls.derivative(F, ctx.saved()[0]))
 
     @classmethod
     def fused_vjp(cls, ctx, g):
+        s = ctx.saved_arrays()[0]
+        if s.dtype.kind == "c":
+            m = ctx.be.math
+            if cls.divisor is not None:
+                return g / m.conj(cls.divisor(m, s))
+            return g * m.conj(cls.derivative(m, s))
         if cls.divisor is not None:
-            return g / cls.divisor(ctx.be.math, ctx.saved_arrays()[0])
-        return ctx.be.unary_backward(cls.kernel, g, ctx.saved_arrays()[0], cls.derivative)
+            return g / cls.divisor(ctx.be.math, s)
+        return ctx.be.unary_backward(cls.kernel, g, s, cls.derivative)
 
     @classmethod
     def jvp(cls, primals, tangents, out):
@@ -190,7 +197,24 @@ class Abs(Unary):
     @staticmethod
     def fused_vjp(ctx, g):
         be = ctx.be
-        return be.binary("multiply", g, _sign_array(be, ctx.saved_arrays()[0]))
+        x = ctx.saved_arrays()[0]
+        if x.dtype.kind == "c":  # g * sgn(z) (NOTE [Complex autograd])
+            return be.binary("multiply", g, F.cplx.Sgn.impl(be, x))
+        return be.binary("multiply", g, _sign_array(be, x))
+
+    @classmethod
+    def vjp(cls, ctx, g):
+        (x,) = ctx.saved()
+        if x.dtype.is_complex:
+            return g * F.sgn(x)
+        return g * cls.derivative(F, x)
+
+    @classmethod
+    def jvp(cls, primals, tangents, out):
+        (x,), (t,) = primals, tangents
+        if x.dtype.is_complex:  # Re(conj(sgn z) t)
+            return F.real(F.conj(F.sgn(x)) * t)
+        return t * cls.derivative(F, x)
 
 
 class _PiecewiseConstant(Unary, register=False):
@@ -387,7 +411,7 @@ class Rsqrt(Unary):
 
     @classmethod
     def impl(cls, be, x):
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fc":
             x = x.astype(default_float())
         try:
             return be.map("rsqrt", x)
@@ -482,11 +506,12 @@ class Sigmoid(Unary):
 
     @staticmethod
     def vjp(ctx, g):
-        return bind(SigmoidBackward, (g, ctx.saved()[0]), NO_PARAMS)
+        return bind(SigmoidBackward, (g, F.conj(ctx.saved()[0])), NO_PARAMS)
 
     @staticmethod
     def fused_vjp(ctx, g):
-        return SigmoidBackward.impl(ctx.be, g, ctx.saved_arrays()[0])
+        y = ctx.saved_arrays()[0]
+        return SigmoidBackward.impl(ctx.be, g, y.conj() if y.dtype.kind == "c" else y)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -515,7 +540,7 @@ class SigmoidBackward(Primitive):
 
     @staticmethod
     def vjp(ctx, gg):
-        g, y = ctx.saved()
+        g, y = conj_all(ctx.saved())
         gg_g = bind(SigmoidBackward, (gg, y), NO_PARAMS) if ctx.needs_input_grad(0) else None
         gy = gg * g * (y * -2 + 1) if ctx.needs_input_grad(1) else None
         return gg_g, gy
@@ -709,6 +734,9 @@ class Acosh(Unary):
 
     @staticmethod
     def derivative(m, x):
+        if getattr(x.dtype, "kind", None) == "c" or getattr(x.dtype, "is_complex", False):
+            # complex: sqrt(x - 1) sqrt(x + 1), the branch of acosh's own cut (PyTorch's)
+            return m.reciprocal(m.sqrt(x - 1) * m.sqrt(x + 1))
         return m.reciprocal(m.sqrt(x * x - 1))
 
 
@@ -971,6 +999,8 @@ def sgn(input):
     >>> numbagrad.sgn(numbagrad.tensor([-2.0, 0.0, 3.0]))
     tensor([-1.,  0.,  1.])
     """
+    if input.dtype.is_complex:  # z / |z|
+        return F.cplx.sgn_complex(input)
     return sign(input)
 
 
@@ -1001,6 +1031,8 @@ def _torch_name(t):
 
 
 def _scaled(input, c):
+    if input.is_complex():
+        raise RuntimeError("deg2rad and rad2deg are not supported for complex tensors.")
     if not input.is_floating_point():
         input = input.to(default_float())
     return input * c

@@ -212,6 +212,11 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
+        if any(p.is_complex() for p in self._params):
+            raise NotImplementedError(
+                "LBFGS does not support complex parameters in numbagrad yet; optimize the "
+                "real and imaginary parts as two real tensors, or use another optimizer"
+            )
         if any(p.is_cuda for p in self._params):  # its line search reads host arrays
             raise NotImplementedError(
                 "LBFGS is not implemented for CUDA parameters yet; optimize the model on the "

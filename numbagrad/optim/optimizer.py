@@ -75,6 +75,80 @@ def _zero_state(p: Tensor) -> Tensor:
     return Tensor._make(np.zeros(d.shape, d.dtype))
 
 
+# NOTE [Complex parameters]
+# As PyTorch's optimizers, a complex parameter is updated as its ``view_as_real`` (each
+# complex number as two real ones): ``_update`` receives a real view of the parameter and
+# of its gradient, and a view of its state in which complex tensors appear as their real
+# views, so that the state itself stays complex (``exp_avg`` of a complex parameter is
+# complex in ``state_dict``, as in PyTorch) and every update rule and kernel runs unchanged.
+def _as_real(a: np.ndarray) -> np.ndarray:
+    if a.ndim and a.shape[-1] > 1 and a.strides[-1] != a.itemsize:
+        raise NotImplementedError(
+            "optimizing a complex parameter whose last dimension is not contiguous"
+        )
+    return (a.reshape(1) if a.ndim == 0 else a).view(a.real.dtype).reshape((*a.shape, 2))
+
+
+def _real_param(p: Tensor) -> Tensor:
+    """A real view of complex parameter ``p`` with the real view of its gradient."""
+    r = Tensor._make(_as_real(p._data))
+    r._grad = Tensor._make(_as_real(p.grad._data))
+    return r
+
+
+class _RealState(dict):
+    """The state of a complex parameter seen through ``view_as_real`` (NOTE [Complex
+    parameters]): complex tensors read as real views, real ``(..., 2)`` tensors written
+    are stored as complex views of the same memory."""
+
+    def __init__(self, state):
+        super().__init__()
+        self._state = state
+
+    @staticmethod
+    def _out(v):
+        if isinstance(v, Tensor) and v._data.dtype.kind == "c":
+            return Tensor._make(_as_real(v._data))
+        return v
+
+    def __getitem__(self, key):
+        return self._out(self._state[key])
+
+    def get(self, key, default=None):
+        return self._out(self._state[key]) if key in self._state else default
+
+    def __setitem__(self, key, value):
+        d = getattr(value, "_data", None)
+        if d is not None and d.ndim and d.shape[-1] == 2 and d.dtype.kind == "f" and key != "step":
+            value = Tensor._make(
+                np.ascontiguousarray(d).view(np.result_type(d.dtype, np.complex64))[..., 0]
+            )
+        self._state[key] = value
+
+    def setdefault(self, key, default=None):
+        if key not in self._state:
+            self[key] = default
+        return self[key]
+
+    def __contains__(self, key):
+        return key in self._state
+
+    def __len__(self):
+        return len(self._state)
+
+    def __iter__(self):
+        return iter(self._state)
+
+    def keys(self):
+        return self._state.keys()
+
+    def items(self):
+        return [(k, self._out(v)) for k, v in self._state.items()]
+
+    def values(self):
+        return [self._out(v) for v in self._state.values()]
+
+
 def _step_tensor(value: float = 0.0) -> Tensor:
     """The ``step`` counter as PyTorch keeps it: a 0-d tensor, float64 when that is the
     default dtype, else float32."""
@@ -220,12 +294,6 @@ class Optimizer:
                 )
             if not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
-            if param._data.dtype.kind == "c":
-                raise NotImplementedError(
-                    "numbagrad.optim does not support complex "
-                    "parameters; optimize the real and imaginary "
-                    "parts as two real tensors"
-                )
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError(
@@ -310,7 +378,10 @@ class Optimizer:
                 for p in group["params"]:
                     if p.grad is None:
                         continue
-                    self._update(p, self.state[p], group, lr)
+                    if p._data.dtype.kind == "c":  # as PyTorch: on the real view
+                        self._update(_real_param(p), _RealState(self.state[p]), group, lr)
+                    else:
+                        self._update(p, self.state[p], group, lr)
                     p._storage[1] += 1  # an in-place update of the parameter
         return loss
 

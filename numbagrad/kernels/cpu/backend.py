@@ -233,6 +233,7 @@ class ArrayMath:
     exp = staticmethod(np.exp)
     sign = staticmethod(np.sign)
     reciprocal = staticmethod(np.reciprocal)
+    conj = staticmethod(np.conjugate)
     where = staticmethod(np.where)
     sigmoid = staticmethod(_np_sigmoid)
 
@@ -495,6 +496,10 @@ class CpuBackend:
     def map(name, x):
         """The elementwise map ``name`` of array ``x`` (e.g. ``"exp"``, ``"softplus"``)."""
         fn, kernel, small = _MAPS[name]
+        if kernel is not None and x.dtype.kind == "c":  # (the kernels are typed for floats)
+            if small is None:
+                raise NotImplementedError(f'"{name}" is not implemented for complex tensors')
+            return small(x)
         if kernel is not None:
             if x.dtype == _F16:  # no float16 in Numba (NOTE [Half precision])
                 out = CpuBackend.map(name, x.astype(np.float32))
@@ -603,7 +608,12 @@ class CpuBackend:
     def unary_backward(kernel, g, s, derivative):
         """``g * derivative(s)`` for a unary op: the fused ``kernel`` (``"<op>_backward"``,
         or None) from ``KERNEL_MIN`` elements, else the op's own formula on arrays."""
-        if kernel is None or s.size < KERNEL_MIN or s.dtype == _F16 or g.dtype == _F16:
+        if (
+            kernel is None
+            or s.size < KERNEL_MIN
+            or s.dtype not in _BROADCAST_DTYPES
+            or g.dtype not in _BROADCAST_DTYPES
+        ):
             d = derivative(ArrayMath, s)
             return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
         out = alloc.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
@@ -622,7 +632,8 @@ class CpuBackend:
             and a.size >= PARALLEL_MIN
             and type(b) is np.ndarray
             and a.shape == b.shape == g.shape
-            and a.dtype == b.dtype == g.dtype != _F16
+            and a.dtype == b.dtype == g.dtype
+            and a.dtype in _BROADCAST_DTYPES
             and a.flags.c_contiguous
             and b.flags.c_contiguous
         ):
@@ -696,7 +707,7 @@ class CpuBackend:
                 and a.shape == b.shape
                 and a.flags.c_contiguous
                 and b.flags.c_contiguous
-                and a.dtype != _F16
+                and a.dtype in _BROADCAST_DTYPES
             ):
                 KA.accumulate_par(a.reshape(-1), b.reshape(-1))
             else:
@@ -708,7 +719,7 @@ class CpuBackend:
             and a.flags.c_contiguous
             and b.flags.c_contiguous
             and a.size >= PARALLEL_MIN
-            and a.dtype != _F16
+            and a.dtype in _BROADCAST_DTYPES
         ):
             out = alloc.empty(a.shape, a.dtype)
             KA.add_into_new_par(a.reshape(-1), b.reshape(-1), out.reshape(-1))
@@ -724,7 +735,10 @@ class CpuBackend:
             and dst.flags.c_contiguous
             and dst.flags.writeable
             and (
-                src.dtype == dst.dtype != _F16 and src.shape == dst.shape and src.flags.c_contiguous
+                src.dtype == dst.dtype
+                and dst.dtype in _BROADCAST_DTYPES
+                and src.shape == dst.shape
+                and src.flags.c_contiguous
             )
         ):
             k = KA.accumulate_par if dst.size >= PARALLEL_MIN else KA.accumulate

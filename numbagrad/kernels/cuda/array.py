@@ -107,6 +107,11 @@ class CudaArray:
         self.shape = tuple(int(s) for s in shape)
         self._st = tuple(int(s) for s in st)
         self.dtype = np.dtype(dtype)
+        if self.dtype.kind == "c":  # (the kernels are real-valued: docs/gpu.rst)
+            raise NotImplementedError(
+                "complex tensors on CUDA: numbagrad's CUDA kernels are real-valued; keep "
+                "complex64/complex128 tensors (and numbagrad.fft) on the CPU"
+            )
         self.base = base
         self.device_index = device_index
 
