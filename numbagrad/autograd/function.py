@@ -848,7 +848,8 @@ def once_differentiable(fn):
         def delayed(o):
             # nested lists/tuples: a NestedIOFunction's backward_extended may return them
             if isinstance(o, (list, tuple)):
-                return _rebuild(o, [delayed(x) for x in o])
+                items = [delayed(x) for x in o]
+                return items if isinstance(o, list) else tuple(items)
             if isinstance(o, Tensor) and o._data.dtype.kind in "fc":
                 t = Tensor._make(o._data, o._storage)
                 t._grad_fn = _DelayedError(msg, edges, meta)
