@@ -64,6 +64,7 @@ from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.anomaly_mode import checked_path
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import quiet_numpy
+from numbagrad.ops import cplx
 from numbagrad.ops.shape import is_expandable_to, sum_to, sum_to_array
 
 __all__ = ["backward", "grad"]
@@ -626,8 +627,6 @@ def _validate(node, grads, path):
 
 
 def _real_part(g):
-    from numbagrad.ops import cplx
-
     return cplx.real(g)
 
 

@@ -25,6 +25,7 @@ from numbagrad.autograd import forward_ad as fwAD
 from numbagrad.autograd._function_transforms import legacy_vmap as _vmap
 from numbagrad.autograd.engine import _execute, _root_edge
 from numbagrad.autograd.engine import grad as _grad
+from numbagrad.ops import cplx
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -299,8 +300,6 @@ def _realified(func, inputs, diff):
     derivatives with respect to the real and imaginary parts, i.e. both of its Wirtinger
     derivatives, so checking them checks PyTorch's complex gradients (and forward
     tangents) as PyTorch's complex gradcheck does."""
-    from numbagrad.ops import cplx
-
     cx = [i for i in diff if inputs[i].is_complex()]
     if not cx:
         outs = _as_tuple(func(*inputs))
