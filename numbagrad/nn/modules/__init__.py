@@ -91,3 +91,26 @@ __all__ = [
     "Tanh",
     "Unflatten",
 ]
+
+# -- recurrent layers, attention, the remaining activations (issue 28) --
+from numbagrad.nn.modules.rnn import (  # noqa: E402
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
+
+__all__ += [
+    "GRU",
+    "LSTM",
+    "RNN",
+    "GRUCell",
+    "LSTMCell",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
+]
