@@ -114,3 +114,44 @@ __all__ += [
     "RNNCell",
     "RNNCellBase",
 ]
+from numbagrad.nn.modules.activation import (  # noqa: E402
+    CELU,
+    GLU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    MultiheadAttention,
+    PReLU,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Tanhshrink,
+    Threshold,
+)
+from numbagrad.nn.modules.transformer import (  # noqa: E402
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "CELU",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "MultiheadAttention",
+    "PReLU",
+    "RReLU",
+    "Softmax2d",
+    "Softshrink",
+    "Tanhshrink",
+    "Threshold",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]

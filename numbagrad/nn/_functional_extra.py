@@ -1,0 +1,593 @@
+"""The remaining activations, channel dropouts and losses of ``torch.nn.functional``
+(re-exported by ``numbagrad.nn.functional``): compositions of numbagrad ops (``celu`` binds
+the ``Elu`` primitive with PyTorch's ``input_scale = 1/alpha``), so every transform works
+through them. Checks that read data (class indices, targets) use only concrete tensors.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numbagrad import _dtype as D
+from numbagrad import ops as _ops
+from numbagrad._creation import rand, rand_like, tensor
+from numbagrad._tensor import Tensor
+from numbagrad.nn._primitives import Elu, Hardtanh
+from numbagrad.ops._op import bind
+
+__all__ = [
+    "alpha_dropout",
+    "celu",
+    "celu_",
+    "cosine_embedding_loss",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "elu_",
+    "feature_alpha_dropout",
+    "glu",
+    "hardshrink",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh_",
+    "hinge_embedding_loss",
+    "leaky_relu_",
+    "margin_ranking_loss",
+    "multi_margin_loss",
+    "multilabel_margin_loss",
+    "multilabel_soft_margin_loss",
+    "poisson_nll_loss",
+    "prelu",
+    "relu_",
+    "rrelu",
+    "rrelu_",
+    "selu_",
+    "soft_margin_loss",
+    "softshrink",
+    "tanhshrink",
+    "threshold",
+    "threshold_",
+    "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+
+def _F():
+    from numbagrad.nn import functional
+
+    return functional
+
+
+def _inplace_apply(input, fn):
+    from numbagrad.ops.inplace import inplace
+
+    return inplace(input, fn)
+
+
+def _maybe(input, inplace, fn):
+    return _inplace_apply(input, fn) if inplace else fn(input)
+
+
+# -- activations ---------------------------------------------------------------------------
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha (exp(x / alpha) - 1))``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.celu(numbagrad.tensor([-1.0, 2.0]), alpha=2.0)
+    tensor([-0.7869,  2.0000])
+    """
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    params = {"alpha": float(alpha), "scale": 1.0, "input_scale": 1.0 / float(alpha)}
+    return _maybe(input, inplace, lambda x: bind(Elu, (x,), params))
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`."""
+    return celu(input, alpha, inplace=True)
+
+
+def relu_(input):
+    """In-place ``relu``."""
+    return _F().relu(input, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    """In-place ``elu``."""
+    return _F().elu(input, alpha, inplace=True)
+
+
+def selu_(input):
+    """In-place ``selu``."""
+    return _F().selu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place ``leaky_relu``."""
+    return _F().leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place ``hardtanh``."""
+    return _F().hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``x`` where ``x > threshold``, else ``value``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.threshold(numbagrad.tensor([0.5, 2.0]), 1.0, -1.0)
+    tensor([-1.,  2.])
+    """
+    return _maybe(input, inplace, lambda x: _ops.where(x > threshold, x, float(value)))
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return _inplace_apply(input, lambda x: _ops.where(x > threshold, x, float(value)))
+
+
+def glu(input, dim=-1):
+    """The gated linear unit ``a * sigmoid(b)``, ``a, b`` the halves of ``input`` along
+    ``dim``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.glu(numbagrad.zeros(2, 4)).shape
+    numbagrad.Size([2, 2])
+    """
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim % input.ndim
+    if input.shape[d] % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}"
+        )
+    a, b = _ops.chunk(input, 2, d)
+    return a * _ops.sigmoid(b)
+
+
+def hardshrink(input, lambd=0.5):
+    """``x`` where ``|x| > lambd``, else 0.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.hardshrink(numbagrad.tensor([0.2, -0.7]))
+    tensor([ 0.0000, -0.7000])
+    """
+    return _ops.where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.softshrink(numbagrad.tensor([0.2, -0.75]))
+    tensor([ 0.0000, -0.2500])
+    """
+    if lambd < 0:
+        raise RuntimeError(
+            f"lambda must be greater or equal to 0, but found to be {lambd}."
+        )
+    return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, 0.0))
+
+
+def tanhshrink(input):
+    """``x - tanh(x)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.tanhshrink(numbagrad.tensor([0.0]))
+    tensor([0.])
+    """
+    return input - _ops.tanh(input)
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.hardsigmoid(numbagrad.tensor([-4.0, 0.0, 4.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    params = {"min_val": 0.0, "max_val": 6.0}
+    return _maybe(input, inplace, lambda x: bind(Hardtanh, (x + 3.0,), params) / 6.0)
+
+
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.hardswish(numbagrad.tensor([-4.0, 1.0, 4.0]))
+    tensor([-0.0000,  0.6667,  4.0000])
+    """
+    params = {"min_val": 0.0, "max_val": 6.0}
+    return _maybe(input, inplace, lambda x: x * bind(Hardtanh, (x + 3.0,), params) / 6.0)
+
+
+def prelu(input, weight):
+    """``x`` where positive, else ``weight * x`` (``weight`` one value or one per channel,
+    dim 1).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.prelu(numbagrad.tensor([-2.0, 1.0]), numbagrad.tensor([0.25]))
+    tensor([-0.5000,  1.0000])
+    """
+    n = weight.numel()
+    if weight.ndim > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
+                           f"{weight.ndim}")
+    w = weight.reshape(-1)
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim == 1 else 1)
+        if n != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {n} and channel size = {channels}."
+            )
+        if input.ndim >= 2:
+            w = w.reshape(n, *([1] * (input.ndim - 2)))
+    else:
+        w = w.reshape(())
+    return _ops.where(input > 0, input, input * w)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with slope ``(lower + upper) / 2`` in eval mode, a slope drawn uniformly
+    from ``[lower, upper]`` per element in training."""
+    if not training:
+        slope = (lower + upper) / 2.0
+        return _maybe(input, inplace, lambda x: _ops.where(x >= 0, x, x * slope))
+    noise = rand_like(input) * (upper - lower) + lower
+    return _maybe(input, inplace, lambda x: _ops.where(x >= 0, x, x * noise))
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place :func:`rrelu`."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+# -- dropout ---------------------------------------------------------------------------------
+def _check_p(p):
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_noise(input, batched):
+    """Bernoulli-shape ``(N, C, 1, ...)`` (``(C, 1, ...)`` unbatched) for channel dropout."""
+    lead = 2 if batched else 1
+    return (*input.shape[:lead], *([1] * (input.ndim - lead)))
+
+
+def _feature_dropout(input, p, training, inplace, batched, alpha=False):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _maybe(input, inplace, lambda x: x * 0.0)
+    keep = (rand(*_feature_noise(input, batched), dtype=input.dtype) < 1.0 - p).to(input.dtype)
+    if alpha:
+        a_ = 1.7580993408473766
+        a = 1.0 / math.sqrt((a_ * a_ * p + 1) * (1 - p))
+        b = (keep - 1.0) * (a_ * a) + a_ * a * p
+        return _maybe(input, inplace, lambda x: x * (keep * a) + b)
+    scale = keep * (1.0 / (1.0 - p))
+    return _maybe(input, inplace, lambda x: x * scale)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note "
+            "that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    return _feature_dropout(input, p, training, inplace, input.ndim == 3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` input with probability
+    ``p`` (a 3-D input is taken as ``(N, C, L)``, with PyTorch's warning)."""
+    if input.ndim not in (3, 4):
+        import warnings
+
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if input.ndim == 3:
+        import warnings
+
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C "
+            "is the channel dim. This behavior will change in a future release to interpret "
+            "the input as one without a batch dimension, i.e. shape (C, H, W). To maintain "
+            "the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace, True)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` input."""
+    if input.ndim not in (4, 5):
+        import warnings
+
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release.",
+            stacklevel=2,
+        )
+    return _feature_dropout(input, p, training, inplace, input.ndim != 4)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance (PyTorch's)."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _maybe(input, inplace, lambda x: x * 0.0)
+    keep = (rand_like(input) < 1.0 - p).to(input.dtype)
+    a_ = 1.7580993408473766
+    a = 1.0 / math.sqrt((a_ * a_ * p + 1) * (1 - p))
+    b = (keep - 1.0) * (a_ * a) + a_ * a * p
+    return _maybe(input, inplace, lambda x: x * (keep * a) + b)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """:func:`alpha_dropout` of whole channels."""
+    return _feature_dropout(input, p, training, inplace, True, alpha=True)
+
+
+# -- losses ----------------------------------------------------------------------------------
+def _red(size_average, reduce, reduction):
+    return _F()._reduction(size_average, reduce, reduction)
+
+
+def _reduce(loss, reduction):
+    return _F()._reduce(loss, reduction)
+
+
+def margin_ranking_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
+    """``max(0, -y (x1 - x2) + margin)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x1, x2 = numbagrad.tensor([1.0, 0.0]), numbagrad.tensor([0.0, 1.0])
+    >>> numbagrad.nn.functional.margin_ranking_loss(x1, x2, numbagrad.tensor([1.0, 1.0]))
+    tensor(0.5000)
+    """
+    reduction = _red(size_average, reduce, reduction)
+    if not (input1.ndim == input2.ndim == target.ndim):
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {tuple(input1.shape)}, input2: {tuple(input2.shape)}, target: "
+            f"{tuple(target.shape)} "
+        )
+    return _reduce(_ops.clamp_min(-target * (input1 - input2) + margin, 0.0), reduction)
+
+
+def hinge_embedding_loss(
+    input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
+):
+    """``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``."""
+    reduction = _red(size_average, reduce, reduction)
+    margin_clamp = _ops.clamp_min(margin - input, 0.0)
+    out = _ops.where(target != 1, margin_clamp, 0.0) + _ops.where(target != -1, input, 0.0)
+    return _reduce(out, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``log(1 + exp(-y x))``."""
+    reduction = _red(size_average, reduce, reduction)
+    return _reduce(_ops.softplus(-target * input), reduction)
+
+
+def cosine_embedding_loss(
+    input1, input2, target, margin=0.0, size_average=None, reduce=None, reduction="mean"
+):
+    """``1 - cos(x1, x2)`` where ``y = 1``, ``max(0, cos(x1, x2) - margin)`` where ``y =
+    -1`` (cosine over the last dim, PyTorch's ``EPSILON = 1e-12`` in the magnitudes)."""
+    reduction = _red(size_average, reduce, reduction)
+    if input1.ndim not in (1, 2) or input1.shape != input2.shape:
+        raise RuntimeError(
+            f"cosine_embedding_loss: expected 1D or 2D inputs of one shape, got "
+            f"{tuple(input1.shape)} and {tuple(input2.shape)}"
+        )
+    eps = 1e-12
+    prod = (input1 * input2).sum(-1)
+    m1 = (input1 * input1).sum(-1) + eps
+    m2 = (input2 * input2).sum(-1) + eps
+    cos = prod / _ops.sqrt(m1 * m2)
+    pos = 1.0 - cos
+    neg = _ops.clamp_min(cos - margin, 0.0)
+    out = _ops.where(target == 1, pos, 0.0) + _ops.where(target == -1, neg, 0.0)
+    return _reduce(out, reduction)
+
+
+def triplet_margin_loss(
+    anchor,
+    positive,
+    negative,
+    margin=1.0,
+    p=2,
+    eps=1e-6,
+    swap=False,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with ``d`` the ``p``-norm pairwise distance
+    (``swap``: the smaller of ``d(a, n)`` and ``d(p, n)``)."""
+    reduction = _red(size_average, reduce, reduction)
+    for name, t in (("positive", positive), ("negative", negative)):
+        if t.ndim != anchor.ndim:
+            raise RuntimeError(
+                f"The anchor, positive, and negative tensors are expected to have the same "
+                f"number of dimensions, but got: anchor {anchor.ndim}D, {name} {t.ndim}D"
+            )
+    pd = _F().pairwise_distance
+    d_pos = pd(anchor, positive, p, eps)
+    d_neg = pd(anchor, negative, p, eps)
+    if swap:
+        d_neg = _ops.minimum(d_neg, pd(positive, negative, p, eps))
+    return _reduce(_ops.clamp_min(margin + d_pos - d_neg, 0.0), reduction)
+
+
+def triplet_margin_with_distance_loss(
+    anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
+):
+    """:func:`triplet_margin_loss` with any ``distance_function`` (default: the pairwise
+    Euclidean distance)."""
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
+    dist = _F().pairwise_distance if distance_function is None else distance_function
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = _ops.minimum(d_neg, dist(positive, negative))
+    return _reduce(_ops.clamp_min(margin + d_pos - d_neg, 0.0), _red(None, None, reduction))
+
+
+def poisson_nll_loss(
+    input,
+    target,
+    log_input=True,
+    full=False,
+    size_average=None,
+    eps=1e-8,
+    reduce=None,
+    reduction="mean",
+):
+    """Poisson negative log likelihood: ``exp(x) - y x`` (``log_input``) or ``x - y
+    log(x + eps)``; ``full`` adds Stirling's term for ``y > 1``."""
+    reduction = _red(size_average, reduce, reduction)
+    if log_input:
+        loss = _ops.exp(input) - target * input
+    else:
+        loss = input - target * _ops.log(input + eps)
+    if full:
+        safe = _ops.where(target > 1, target, 1.0)
+        stirling = safe * _ops.log(safe) - safe + 0.5 * _ops.log(2 * math.pi * safe)
+        loss = loss + _ops.where(target > 1, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
+    """``-(y logsigmoid(x) + (1 - y) logsigmoid(-x))`` averaged over the classes."""
+    reduction = _red(size_average, reduce, reduction)
+    ls = _F().logsigmoid
+    loss = -(target * ls(input) + (1 - target) * ls(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(input.ndim - 1) / input.shape[-1]
+    return _reduce(loss, reduction)
+
+
+def _class_targets(target, n_classes, name):
+    if not isinstance(target, Tensor) or target.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: expected an integer target tensor")
+    t = np.asarray(target.numpy())
+    return t
+
+
+def multi_margin_loss(
+    input,
+    target,
+    p=1,
+    margin=1.0,
+    weight=None,
+    size_average=None,
+    reduce=None,
+    reduction="mean",
+):
+    """``sum_{i != y} max(0, margin - x_y + x_i)^p / C`` per sample (``weight[y]``
+    multiplies)."""
+    reduction = _red(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    n, c = x.shape
+    t = _class_targets(target, c, "multi_margin_loss").reshape(-1)
+    if t.shape[0] != n:
+        raise RuntimeError(
+            f"inconsistent target size, expected {n} but got {tuple(target.shape)}"
+        )
+    if t.size and (t.min() < 0 or t.max() >= c):
+        raise IndexError("target out of range")
+    idx = tensor(t.reshape(n, 1), dtype=D.int64)
+    xy = _ops.gather(x, 1, idx)
+    z = _ops.clamp_min(margin - xy + x, 0.0)
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * _ops.index_select(weight, 0, idx.reshape(-1)).reshape(n, 1)
+    not_y = tensor(np.arange(c)[None, :] != t[:, None])
+    loss = _ops.where(not_y, z, 0.0).sum(1) / c
+    if input.ndim != 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """``sum_{j in y} sum_{i not in y} max(0, 1 - (x_j - x_i)) / C`` per sample; ``target``
+    holds class indices, ended by the first -1."""
+    reduction = _red(size_average, reduce, reduction)
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    n, c = x.shape
+    t = _class_targets(target, c, "multilabel_margin_loss").reshape(n, -1)
+    if t.shape[1] != c:
+        raise RuntimeError(
+            f"inconsistent target size: {tuple(target.shape)} for input of size: "
+            f"{tuple(input.shape)}"
+        )
+    valid = np.zeros((n, c), dtype=bool)
+    is_target = np.zeros((n, c), dtype=bool)
+    for r in range(n):
+        for k in range(c):
+            j = int(t[r, k])
+            if j < 0:
+                break
+            if j >= c:
+                raise IndexError("target out of range")
+            valid[r, k] = True
+            is_target[r, j] = True
+    idx = tensor(np.where(valid, t, 0), dtype=D.int64)
+    xy = _ops.gather(x, 1, idx)  # (n, c): x at each listed target
+    terms = _ops.clamp_min(1.0 - xy.unsqueeze(2) + x.unsqueeze(1), 0.0)
+    mask = tensor(valid[:, :, None] & ~is_target[:, None, :])
+    loss = _ops.where(mask, terms, 0.0).sum((1, 2)) / c
+    if input.ndim != 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
