@@ -19,8 +19,8 @@ BLAS product with ``W_hh`` and one ``@njit`` cell kernel (``kernels/cpu/rnn.py``
 ``fused_vjp`` is the backward through time on arrays with the same kernels and one GEMM for
 ``dW_hh`` after the loop. ``vjp`` is the same backward written with numbagrad ops step by step
 from the saved outputs (so it is differentiable: double backward goes through it, and through
-this primitive's rules again), ``jvp`` the tangent recurrence in ops. No batching rule:
-``vmap`` runs the layer per example. CUDA arrays raise ``NotImplementedError`` naming the op
+this primitive's rules again), ``jvp`` the tangent recurrence in ops; under ``vmap`` the
+mapped dim joins the batch (``_rnn_batch``). CUDA arrays raise ``NotImplementedError`` naming the op
 (docs/gpu.rst).
 """
 
@@ -33,6 +33,7 @@ from numbagrad._core.graph import SavedOutput
 from numbagrad._creation import zeros
 from numbagrad.kernels.cpu import rnn as K
 from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._rules import front
 
 __all__ = ["GruLayer", "LstmLayer", "RnnLayer", "rnn_layer"]
 
@@ -88,6 +89,53 @@ class _Layer(Primitive, register=False):
         )
         node._saved = [*node._saved, *(SavedOutput(o, i) for i, o in enumerate(outs) if i)]
         return node
+
+
+def _saved(ctx, n_in, n_out):
+    """The saved inputs, then all the outputs: an eager node saves them all (``_record``),
+    a ``func.grad`` tape node keeps its outputs (``ctx.outs``)."""
+    saved = ctx.saved()
+    outs = getattr(ctx, "outs", None)
+    if outs is not None:
+        return [*saved[:n_in], *outs]
+    return saved[: n_in + n_out]
+
+
+def _rnn_batch(cls, args, dims, **params):
+    """The batching rule: with only the sequence and the initial states batched, the vmap
+    dim joins the layer's batch (one recurrence over ``V * B`` rows); with batched weights or
+    a packed batch (whose active rows must stay a prefix), one application per example."""
+    n_state = 2 if cls is LstmLayer else 1
+    w_pos = 1 + n_state
+    size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    if dims[w_pos] is not None or dims[w_pos + 1] is not None or params["batch_sizes"] is not None:
+        outs = []
+        for i in range(size):
+            sl = [F.select(a, d, i) if d is not None else a for a, d in zip(args, dims)]
+            outs.append(bind(cls, tuple(sl), params))
+        return tuple(F.stack(list(col), 0) for col in zip(*outs)), (0,) * cls.n_out
+    xp, d = args[0], dims[0]
+    if d is None:
+        xp = F.expand(F.unsqueeze(xp, 1), (xp.shape[0], size, *xp.shape[1:]))
+    elif d != 1:
+        xp = F.movedim(xp, d, 1)
+    T, B = xp.shape[0], xp.shape[2]
+    xp = F.reshape(xp, (T, size * B, xp.shape[-1]))
+    states = []
+    for a, d in zip(args[1:w_pos], dims[1:w_pos]):
+        a = F.expand(F.unsqueeze(a, 0), (size, *a.shape)) if d is None else front(a, d)
+        states.append(F.reshape(a, (size * B, a.shape[-1])))
+    outs = bind(cls, (xp, *states, *args[w_pos:]), params)
+    res = []
+    odims = []
+    for o in outs:
+        if o.ndim == 3:  # a sequence: (T, V * B, X) -> (T, V, B, X)
+            res.append(F.reshape(o, (T, size, B, o.shape[-1])))
+            odims.append(1)
+        else:  # a final state: (V * B, X) -> (V, B, X)
+            res.append(F.reshape(o, (size, B, o.shape[-1])))
+            odims.append(0)
+    return tuple(res), tuple(odims)
 
 
 # -- tensor helpers for the rules (written in numbagrad ops) ----------------------------------
@@ -156,6 +204,7 @@ class RnnLayer(_Layer):
     n_out = 2
     saves_inputs = (1, 2)
     grad_fn = "RnnTanhBackward0"
+    batch = classmethod(_rnn_batch)
 
     @classmethod
     def node_name(cls, params):
@@ -201,7 +250,7 @@ class RnnLayer(_Layer):
 
     @staticmethod
     def vjp(ctx, ghs, ghT, *, nonlinearity, reverse, batch_sizes):
-        h0, w, hs, _ = ctx.saved()
+        h0, w, hs, _ = _saved(ctx, 2, 2)
         T, B = hs.shape[0], hs.shape[1]
         bs = _sizes(batch_sizes, T, B)
         dh = _zeros_like(h0) if ghT is None else ghT
@@ -267,6 +316,7 @@ class GruLayer(_Layer):
     n_out = 3
     saves_inputs = (1, 2)
     grad_fn = "GruBackward0"
+    batch = classmethod(_rnn_batch)
 
     @staticmethod
     def impl(be, xp, h0, w, b, *, reverse, batch_sizes):
@@ -323,7 +373,7 @@ class GruLayer(_Layer):
 
     @staticmethod
     def vjp(ctx, ghs, ghT, gws, *, reverse, batch_sizes):
-        h0, w, hs, _, ws = ctx.saved()
+        h0, w, hs, _, ws = _saved(ctx, 2, 3)
         T, B = hs.shape[0], hs.shape[1]
         bs = _sizes(batch_sizes, T, B)
         dh = _zeros_like(h0) if ghT is None else ghT
@@ -400,6 +450,7 @@ class LstmLayer(_Layer):
     n_out = 5
     saves_inputs = (1, 2, 3)
     grad_fn = "LstmBackward0"
+    batch = classmethod(_rnn_batch)
 
     @staticmethod
     def impl(be, xp, h0, c0, w, b, *, reverse, batch_sizes):
@@ -458,7 +509,7 @@ class LstmLayer(_Layer):
 
     @staticmethod
     def vjp(ctx, ghs, ghT, gcs, gcT, gws, *, reverse, batch_sizes):
-        h0, c0, w, hs, _, cs, _, ws = ctx.saved()
+        h0, c0, w, hs, _, cs, _, ws = _saved(ctx, 3, 5)
         T, B = hs.shape[0], hs.shape[1]
         bs = _sizes(batch_sizes, T, B)
         dh = _zeros_like(h0) if ghT is None else ghT

@@ -155,3 +155,40 @@ __all__ += [
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]
+from numbagrad.nn.modules.dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from numbagrad.nn.modules.loss import (  # noqa: E402
+    CosineEmbeddingLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
+__all__ += [
+    "AlphaDropout",
+    "CosineEmbeddingLoss",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "FeatureAlphaDropout",
+    "HingeEmbeddingLoss",
+    "MarginRankingLoss",
+    "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "PoissonNLLLoss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+]
