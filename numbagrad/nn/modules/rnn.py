@@ -363,12 +363,6 @@ class RNN(RNNBase):
             )
         super().__init__(mode, *args, **kwargs)
 
-    def extra_repr(self):
-        s = super().extra_repr()
-        if self.nonlinearity != "tanh":
-            s += f", nonlinearity={self.nonlinearity}"
-        return s
-
     def forward(self, input, hx=None):
         return self._forward(input, hx, False)
 
