@@ -31,6 +31,7 @@ NAMESPACES = [
     "numbagrad.nn.functional",
     "numbagrad.nn.init",
     "numbagrad.nn.utils",
+    "numbagrad.nn.utils.rnn",
     "numbagrad.nn.parallel",
     "numbagrad.optim",
     "numbagrad.optim.lr_scheduler",

@@ -48,7 +48,10 @@ def _sizes(batch_sizes, T, B):
 
 def _cpu_only(be, name):
     if be.xp is not np:
-        raise NotImplementedError(f"{name}: the fused recurrence has no CUDA kernel yet")
+        raise NotImplementedError(
+            f"{name}: the fused recurrence has no CUDA kernel; move the tensors to the CPU "
+            "with .cpu()"
+        )
 
 
 def _prev_array(seq, init, reverse, bs):

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 _PackedSequenceBase = namedtuple(
-    "PackedSequence", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"]
+    "_PackedSequenceBase", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"]
 )
 
 
