@@ -32,7 +32,12 @@ def _ref_cell(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
         return (1 - z) * n + z * h, None
     a = gi + gh
     H = h.shape[-1]
-    i, f, g, o = _sig(a[:, :H]), _sig(a[:, H : 2 * H]), np.tanh(a[:, 2 * H : 3 * H]), _sig(a[:, 3 * H :])
+    i, f, g, o = (
+        _sig(a[:, :H]),
+        _sig(a[:, H : 2 * H]),
+        np.tanh(a[:, 2 * H : 3 * H]),
+        _sig(a[:, 3 * H :]),
+    )
     c = f * c + i * g
     return o * np.tanh(c), c
 
@@ -106,15 +111,15 @@ def _op(mode):
 
 def _samples(mode, gates):
     def samples(rng):
-        T, B, I, H = 3, 2, 2, 3
+        T, B, n_in, H = 3, 2, 2, 3
         out = []
         for D in (1, 2):
-            args = [rng.uniform(-1, 1, (T, B, I)), rng.uniform(-1, 1, (D, B, H))]
+            args = [rng.uniform(-1, 1, (T, B, n_in)), rng.uniform(-1, 1, (D, B, H))]
             if mode == "lstm":
                 args.append(rng.uniform(-1, 1, (D, B, H)))
             for _ in range(D):
                 args += [
-                    rng.uniform(-0.8, 0.8, (gates * H, I)),
+                    rng.uniform(-0.8, 0.8, (gates * H, n_in)),
                     rng.uniform(-0.8, 0.8, (gates * H, H)),
                     rng.uniform(-0.5, 0.5, (gates * H,)),
                     rng.uniform(-0.5, 0.5, (gates * H,)),

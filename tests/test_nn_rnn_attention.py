@@ -212,7 +212,9 @@ def test_cells_gradcheck_gradgradcheck(cell):
     c = cell(2, 3).double()
     x = ng.randn(2, 2, dtype=ng.float64, requires_grad=True)
     h = ng.randn(2, 3, dtype=ng.float64, requires_grad=True)
-    extra = (ng.randn(2, 3, dtype=ng.float64, requires_grad=True),) if cell is ng.nn.LSTMCell else ()
+    extra = (
+        (ng.randn(2, 3, dtype=ng.float64, requires_grad=True),) if cell is ng.nn.LSTMCell else ()
+    )
 
     def f(x, h, *rest):
         out = c(x, (h, *rest) if rest else h)
@@ -252,7 +254,7 @@ def test_rnn_dropout_between_layers_and_errors():
         warnings.simplefilter("always")
         ng.nn.GRU(3, 4, dropout=0.2)
     assert any("non-zero dropout" in str(x.message) for x in w)
-    with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size"):
+    with pytest.raises(RuntimeError, match=r"input.size\(-1\) must be equal to input_size"):
         ng.nn.GRU(3, 4)(ng.randn(5, 2, 2))
     with pytest.raises(ValueError, match="Expected input to be 2D or 3D"):
         ng.nn.GRU(3, 4)(ng.randn(5))
@@ -338,10 +340,24 @@ def test_multihead_attention(kw):
     for need, avg in ((True, True), (True, False), (False, True)):
         nx = leaf(x)
         x.grad = None
-        ot, wt = tm(x, kk, vv, key_padding_mask=kpm, attn_mask=am, need_weights=need,
-                    average_attn_weights=avg)
-        on, wn = nm(nx, conv(kk), conv(vv), key_padding_mask=conv(kpm), attn_mask=conv(am),
-                    need_weights=need, average_attn_weights=avg)
+        ot, wt = tm(
+            x,
+            kk,
+            vv,
+            key_padding_mask=kpm,
+            attn_mask=am,
+            need_weights=need,
+            average_attn_weights=avg,
+        )
+        on, wn = nm(
+            nx,
+            conv(kk),
+            conv(vv),
+            key_padding_mask=conv(kpm),
+            attn_mask=conv(am),
+            need_weights=need,
+            average_attn_weights=avg,
+        )
         close(ot, on)
         if need:
             close(wt, wn)
@@ -367,10 +383,12 @@ def test_transformer_layers_and_model(norm_first, activation):
     torch.manual_seed(6)
     tact = torch.nn.functional.silu if activation == "callable" else activation
     nact = ng.nn.functional.silu if activation == "callable" else activation
-    te = torch.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation=tact,
-                                          norm_first=norm_first).double()
-    ne = ng.nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, activation=nact,
-                                       norm_first=norm_first).double()
+    te = torch.nn.TransformerEncoderLayer(
+        16, 4, 32, dropout=0.0, activation=tact, norm_first=norm_first
+    ).double()
+    ne = ng.nn.TransformerEncoderLayer(
+        16, 4, 32, dropout=0.0, activation=nact, norm_first=norm_first
+    ).double()
     copy_weights(te, ne)
     x = torch.randn(5, 3, 16, dtype=torch.float64, requires_grad=True)
     nx = leaf(x)
@@ -385,10 +403,12 @@ def test_transformer_layers_and_model(norm_first, activation):
     close(x.grad, nx.grad)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        tt = torch.nn.Transformer(16, 4, 2, 2, 32, dropout=0.0, activation=tact,
-                                  norm_first=norm_first).double()
-    nt = ng.nn.Transformer(16, 4, 2, 2, 32, dropout=0.0, activation=nact,
-                           norm_first=norm_first).double()
+        tt = torch.nn.Transformer(
+            16, 4, 2, 2, 32, dropout=0.0, activation=tact, norm_first=norm_first
+        ).double()
+    nt = ng.nn.Transformer(
+        16, 4, 2, 2, 32, dropout=0.0, activation=nact, norm_first=norm_first
+    ).double()
     copy_weights(tt, nt)
     src = torch.randn(7, 3, 16, dtype=torch.float64)
     tgt = torch.randn(5, 3, 16, dtype=torch.float64)
@@ -396,8 +416,13 @@ def test_transformer_layers_and_model(norm_first, activation):
     kpm[:, 0] = False
     close(
         tt(src, tgt, tgt_mask=m, src_key_padding_mask=kpm, memory_key_padding_mask=kpm),
-        nt(conv(src), conv(tgt), tgt_mask=nmask, src_key_padding_mask=conv(kpm),
-           memory_key_padding_mask=conv(kpm)),
+        nt(
+            conv(src),
+            conv(tgt),
+            tgt_mask=nmask,
+            src_key_padding_mask=conv(kpm),
+            memory_key_padding_mask=conv(kpm),
+        ),
     )
 
 
@@ -452,10 +477,19 @@ def test_activation_modules_and_prelu():
     torch.manual_seed(9)
     x = torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True)
     nx = leaf(x)
-    for name, args in [("PReLU", (3,)), ("CELU", ()), ("GLU", ()), ("Hardswish", ()),
-                       ("Hardsigmoid", ()), ("Hardshrink", ()), ("Softshrink", ()),
-                       ("Tanhshrink", ()), ("Threshold", (0.2, 0.0)), ("RReLU", ()),
-                       ("Softmax2d", ())]:
+    for name, args in [
+        ("PReLU", (3,)),
+        ("CELU", ()),
+        ("GLU", ()),
+        ("Hardswish", ()),
+        ("Hardsigmoid", ()),
+        ("Hardshrink", ()),
+        ("Softshrink", ()),
+        ("Tanhshrink", ()),
+        ("Threshold", (0.2, 0.0)),
+        ("RReLU", ()),
+        ("Softmax2d", ()),
+    ]:
         tm, nm = getattr(torch.nn, name)(*args).double(), getattr(ng.nn, name)(*args).double()
         tm.eval()
         nm.eval()
@@ -473,13 +507,18 @@ def test_activation_modules_and_prelu():
 def test_channel_dropouts():
     ng.manual_seed(0)
     x = ng.ones(8, 6, 5, 5)
-    for fn, shape in [(ng.nn.functional.dropout2d, (8, 6, 5, 5)),
-                      (ng.nn.functional.dropout1d, (8, 6, 5)),
-                      (ng.nn.functional.dropout3d, (8, 6, 2, 5, 5))]:
+    for fn, shape in [
+        (ng.nn.functional.dropout2d, (8, 6, 5, 5)),
+        (ng.nn.functional.dropout1d, (8, 6, 5)),
+        (ng.nn.functional.dropout3d, (8, 6, 2, 5, 5)),
+    ]:
         y = fn(ng.ones(*shape), 0.5).numpy().reshape(8, 6, -1)
         assert set(np.unique(y)) <= {0.0, 2.0}
         assert (y.min(-1) == y.max(-1)).all()  # whole channels
-        assert fn(x[..., 0] if fn is ng.nn.functional.dropout1d else x, 0.5, training=False) is not None
+        assert (
+            fn(x[..., 0] if fn is ng.nn.functional.dropout1d else x, 0.5, training=False)
+            is not None
+        )
     y = ng.nn.functional.alpha_dropout(ng.randn(20000), 0.2, training=True).numpy()
     assert abs(y.mean()) < 0.05 and abs(y.std() - 1) < 0.05
     y = ng.nn.functional.feature_alpha_dropout(ng.ones(4, 3, 5), 0.5, training=True).numpy()
@@ -513,19 +552,34 @@ def _loss_args(name, rng):
         t = torch.tensor(rng.integers(0, 2, (4, 5)).astype(float))
         return (a, t), {"weight": torch.tensor(rng.uniform(0.5, 1.5, 5))}
     if name == "multi_margin_loss":
-        return (a, torch.tensor(rng.integers(0, 5, (4,)))), {"p": 2, "margin": 0.7,
-                                                             "weight": torch.rand(5, dtype=torch.float64)}
+        return (a, torch.tensor(rng.integers(0, 5, (4,)))), {
+            "p": 2,
+            "margin": 0.7,
+            "weight": torch.rand(5, dtype=torch.float64),
+        }
     if name == "multilabel_margin_loss":
-        return (a, torch.tensor([[3, 0, -1, 1, 2], [1, -1, 0, 0, 0], [0, 1, 2, 3, 4], [-1, 2, 2, 2, 2]])), {}
+        return (
+            a,
+            torch.tensor([[3, 0, -1, 1, 2], [1, -1, 0, 0, 0], [0, 1, 2, 3, 4], [-1, 2, 2, 2, 2]]),
+        ), {}
     raise AssertionError(name)
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-@pytest.mark.parametrize("name", [
-    "margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "cosine_embedding_loss",
-    "triplet_margin_loss", "poisson_nll_loss", "multilabel_soft_margin_loss",
-    "multi_margin_loss", "multilabel_margin_loss",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "margin_ranking_loss",
+        "hinge_embedding_loss",
+        "soft_margin_loss",
+        "cosine_embedding_loss",
+        "triplet_margin_loss",
+        "poisson_nll_loss",
+        "multilabel_soft_margin_loss",
+        "multi_margin_loss",
+        "multilabel_margin_loss",
+    ],
+)
 def test_losses(name, reduction):
     rng = np.random.default_rng(10)
     args, kw = _loss_args(name, rng)
@@ -543,16 +597,18 @@ def test_losses(name, reduction):
 
 def test_loss_modules():
     rng = np.random.default_rng(11)
-    for cls, name in [("MarginRankingLoss", "margin_ranking_loss"),
-                      ("HingeEmbeddingLoss", "hinge_embedding_loss"),
-                      ("SoftMarginLoss", "soft_margin_loss"),
-                      ("CosineEmbeddingLoss", "cosine_embedding_loss"),
-                      ("TripletMarginLoss", "triplet_margin_loss"),
-                      ("PoissonNLLLoss", "poisson_nll_loss"),
-                      ("MultiLabelSoftMarginLoss", "multilabel_soft_margin_loss"),
-                      ("MultiMarginLoss", "multi_margin_loss"),
-                      ("MultiLabelMarginLoss", "multilabel_margin_loss"),
-                      ("TripletMarginWithDistanceLoss", "triplet_margin_loss")]:
+    for cls, name in [
+        ("MarginRankingLoss", "margin_ranking_loss"),
+        ("HingeEmbeddingLoss", "hinge_embedding_loss"),
+        ("SoftMarginLoss", "soft_margin_loss"),
+        ("CosineEmbeddingLoss", "cosine_embedding_loss"),
+        ("TripletMarginLoss", "triplet_margin_loss"),
+        ("PoissonNLLLoss", "poisson_nll_loss"),
+        ("MultiLabelSoftMarginLoss", "multilabel_soft_margin_loss"),
+        ("MultiMarginLoss", "multi_margin_loss"),
+        ("MultiLabelMarginLoss", "multilabel_margin_loss"),
+        ("TripletMarginWithDistanceLoss", "triplet_margin_loss"),
+    ]:
         args, _ = _loss_args(name, rng)
         tl, nl = getattr(torch.nn, cls)(), getattr(ng.nn, cls)()
         close(tl(*args), nl(*(conv(a) for a in args)))
@@ -561,12 +617,17 @@ def test_loss_modules():
 def test_module_paths_import():
     import importlib
 
-    for mod, names in [("rnn", ["GRU", "LSTM", "RNN", "RNNCell"]),
-                       ("transformer", ["Transformer", "TransformerEncoderLayer"]),
-                       ("activation", ["MultiheadAttention", "ReLU", "PReLU"]),
-                       ("linear", ["Linear", "Identity"]), ("dropout", ["Dropout", "Dropout2d"]),
-                       ("sparse", ["Embedding"]), ("loss", ["MSELoss", "TripletMarginLoss"]),
-                       ("container", ["Sequential"]), ("module", ["Module"])]:
+    for mod, names in [
+        ("rnn", ["GRU", "LSTM", "RNN", "RNNCell"]),
+        ("transformer", ["Transformer", "TransformerEncoderLayer"]),
+        ("activation", ["MultiheadAttention", "ReLU", "PReLU"]),
+        ("linear", ["Linear", "Identity"]),
+        ("dropout", ["Dropout", "Dropout2d"]),
+        ("sparse", ["Embedding"]),
+        ("loss", ["MSELoss", "TripletMarginLoss"]),
+        ("container", ["Sequential"]),
+        ("module", ["Module"]),
+    ]:
         m = importlib.import_module(f"numbagrad.nn.modules.{mod}")
         for n in names:
             assert getattr(m, n) is getattr(ng.nn, n)

@@ -63,7 +63,9 @@ def scaled_dot_product_attention(
         if not isinstance(t, Tensor):
             raise TypeError(f"scaled_dot_product_attention(): {name} must be a Tensor")
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
-        raise RuntimeError("scaled_dot_product_attention: query, key and value must be at least 2-D")
+        raise RuntimeError(
+            "scaled_dot_product_attention: query, key and value must be at least 2-D"
+        )
     if query.shape[-1] != key.shape[-1]:
         raise RuntimeError(
             f"scaled_dot_product_attention: the query's and the key's last dims differ "
@@ -224,7 +226,15 @@ def multi_head_attention_forward(
                 b_q, b_k, b_v = _ops.chunk(in_proj_bias, 3, 0)
             if key is value:
                 q = linear(query, w_q, b_q)
-                k, v = _ops.chunk(linear(key, _ops.cat([w_k, w_v], 0), None if b_k is None else _ops.cat([b_k, b_v], 0)), 2, -1)
+                k, v = _ops.chunk(
+                    linear(
+                        key,
+                        _ops.cat([w_k, w_v], 0),
+                        None if b_k is None else _ops.cat([b_k, b_v], 0),
+                    ),
+                    2,
+                    -1,
+                )
             else:
                 q, k, v = _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v)
     else:

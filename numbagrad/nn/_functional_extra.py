@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 
-def _F():
+def _nnf():
     from numbagrad.nn import functional
 
     return functional
@@ -93,27 +93,27 @@ def celu_(input, alpha=1.0):
 
 def relu_(input):
     """In-place ``relu``."""
-    return _F().relu(input, inplace=True)
+    return _nnf().relu(input, inplace=True)
 
 
 def elu_(input, alpha=1.0):
     """In-place ``elu``."""
-    return _F().elu(input, alpha, inplace=True)
+    return _nnf().elu(input, alpha, inplace=True)
 
 
 def selu_(input):
     """In-place ``selu``."""
-    return _F().selu(input, inplace=True)
+    return _nnf().selu(input, inplace=True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
     """In-place ``leaky_relu``."""
-    return _F().leaky_relu(input, negative_slope, inplace=True)
+    return _nnf().leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
     """In-place ``hardtanh``."""
-    return _F().hardtanh(input, min_val, max_val, inplace=True)
+    return _nnf().hardtanh(input, min_val, max_val, inplace=True)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -176,9 +176,7 @@ def softshrink(input, lambd=0.5):
     tensor([ 0.0000, -0.2500])
     """
     if lambd < 0:
-        raise RuntimeError(
-            f"lambda must be greater or equal to 0, but found to be {lambd}."
-        )
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return _ops.where(input > lambd, input - lambd, _ops.where(input < -lambd, input + lambd, 0.0))
 
 
@@ -232,8 +230,9 @@ def prelu(input, weight):
     """
     n = weight.numel()
     if weight.ndim > 1:
-        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = "
-                           f"{weight.ndim}")
+        raise RuntimeError(
+            f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.ndim}"
+        )
     w = weight.reshape(-1)
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else (input.shape[0] if input.ndim == 1 else 1)
@@ -366,11 +365,11 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 # -- losses ----------------------------------------------------------------------------------
 def _red(size_average, reduce, reduction):
-    return _F()._reduction(size_average, reduce, reduction)
+    return _nnf()._reduction(size_average, reduce, reduction)
 
 
 def _reduce(loss, reduction):
-    return _F()._reduce(loss, reduction)
+    return _nnf()._reduce(loss, reduction)
 
 
 def margin_ranking_loss(
@@ -454,7 +453,7 @@ def triplet_margin_loss(
                 f"The anchor, positive, and negative tensors are expected to have the same "
                 f"number of dimensions, but got: anchor {anchor.ndim}D, {name} {t.ndim}D"
             )
-    pd = _F().pairwise_distance
+    pd = _nnf().pairwise_distance
     d_pos = pd(anchor, positive, p, eps)
     d_neg = pd(anchor, negative, p, eps)
     if swap:
@@ -468,8 +467,11 @@ def triplet_margin_with_distance_loss(
     """:func:`triplet_margin_loss` with any ``distance_function`` (default: the pairwise
     Euclidean distance)."""
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got {margin} instead")
-    dist = _F().pairwise_distance if distance_function is None else distance_function
+        raise ValueError(
+            "TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+            f"{margin} instead"
+        )
+    dist = _nnf().pairwise_distance if distance_function is None else distance_function
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
     if swap:
@@ -506,7 +508,7 @@ def multilabel_soft_margin_loss(
 ):
     """``-(y logsigmoid(x) + (1 - y) logsigmoid(-x))`` averaged over the classes."""
     reduction = _red(size_average, reduce, reduction)
-    ls = _F().logsigmoid
+    ls = _nnf().logsigmoid
     loss = -(target * ls(input) + (1 - target) * ls(-input))
     if weight is not None:
         loss = loss * weight
@@ -540,9 +542,7 @@ def multi_margin_loss(
     n, c = x.shape
     t = _class_targets(target, c, "multi_margin_loss").reshape(-1)
     if t.shape[0] != n:
-        raise RuntimeError(
-            f"inconsistent target size, expected {n} but got {tuple(target.shape)}"
-        )
+        raise RuntimeError(f"inconsistent target size, expected {n} but got {tuple(target.shape)}")
     if t.size and (t.min() < 0 or t.max() >= c):
         raise IndexError("target out of range")
     idx = tensor(t.reshape(n, 1), dtype=D.int64)
@@ -590,4 +590,3 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if input.ndim != 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
-

@@ -31,11 +31,17 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._core.graph import SavedOutput
 from numbagrad._creation import zeros
-from numbagrad.kernels.cpu import rnn as K
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import front
 
 __all__ = ["GruLayer", "LstmLayer", "RnnLayer", "rnn_layer"]
+
+
+def _kernels():
+    """The cell kernels, imported on first use (``import numbagrad`` loads no JIT)."""
+    from numbagrad.kernels.cpu import rnn
+
+    return rnn
 
 
 def _steps(T, reverse):
@@ -236,6 +242,7 @@ class RnnLayer(_Layer):
 
     @staticmethod
     def fused_vjp(ctx, ghs, ghT, *, nonlinearity, reverse, batch_sizes):
+        K = _kernels()
         h0, w, hs, _ = ctx.saved_arrays()
         T, B, H = hs.shape
         bs = _sizes(batch_sizes, T, B)
@@ -277,7 +284,7 @@ class RnnLayer(_Layer):
 
     @staticmethod
     def jvp(primals, tangents, out, *, nonlinearity, reverse, batch_sizes):
-        _, h0, w, b = primals
+        _, h0, w, _ = primals
         txp, th, tw, tb = tangents
         hs = out[0]
         T, B = hs.shape[0], hs.shape[1]
@@ -323,6 +330,7 @@ class GruLayer(_Layer):
 
     @staticmethod
     def impl(be, xp, h0, w, b, *, reverse, batch_sizes):
+        K = _kernels()
         _cpu_only(be, "GruLayer")
         T, B, G = xp.shape
         H = G // 3
@@ -352,6 +360,7 @@ class GruLayer(_Layer):
 
     @staticmethod
     def fused_vjp(ctx, ghs, ghT, gws, *, reverse, batch_sizes):
+        K = _kernels()
         h0, w, hs, _, ws = ctx.saved_arrays()
         T, B, H = hs.shape
         bs = _sizes(batch_sizes, T, B)
@@ -415,7 +424,7 @@ class GruLayer(_Layer):
 
     @staticmethod
     def jvp(primals, tangents, out, *, reverse, batch_sizes):
-        _, h0, w, b = primals
+        _, h0, w, _ = primals
         txp, th, tw, tb = tangents
         hs, _, ws = out
         T, B = hs.shape[0], hs.shape[1]
@@ -457,6 +466,7 @@ class LstmLayer(_Layer):
 
     @staticmethod
     def impl(be, xp, h0, c0, w, b, *, reverse, batch_sizes):
+        K = _kernels()
         _cpu_only(be, "LstmLayer")
         T, B, G = xp.shape
         H = G // 4
@@ -486,6 +496,7 @@ class LstmLayer(_Layer):
 
     @staticmethod
     def fused_vjp(ctx, ghs, ghT, gcs, gcT, gws, *, reverse, batch_sizes):
+        K = _kernels()
         h0, c0, w, hs, _, cs, _, ws = ctx.saved_arrays()
         T, B, H = hs.shape
         bs = _sizes(batch_sizes, T, B)
@@ -504,7 +515,14 @@ class LstmLayer(_Layer):
             if gcs is not None:
                 dc[:n] += gcs[t, :n]
             K.lstm_backward_step(
-                dh[:n], dc[:n], ws[t, :n], tc[t, :n], cp[t, :n], g[t, :n] if has else g, has, da[t, :n]
+                dh[:n],
+                dc[:n],
+                ws[t, :n],
+                tc[t, :n],
+                cp[t, :n],
+                g[t, :n] if has else g,
+                has,
+                da[t, :n],
             )
             np.matmul(da[t, :n], w, out=dh[:n])
         dxp, dh0, dw, db = _array_weight_grads(ctx, da, da, hs, h0, reverse, bs, dh, 3)
@@ -538,7 +556,12 @@ class LstmLayer(_Layer):
                 wi, wf, wg, wo = F.chunk(_rows(gws[t], n, B), 4, -1)
                 dgi, dgf, dgg, dgo = dgi + wi, dgf + wf, dgg + wg, dgo + wo
             da = F.cat(
-                [dgi * gi * (1.0 - gi), dgf * gf * (1.0 - gf), dgg * (1.0 - gg * gg), dgo * go * (1.0 - go)],
+                [
+                    dgi * gi * (1.0 - gi),
+                    dgf * gf * (1.0 - gf),
+                    dgg * (1.0 - gg * gg),
+                    dgo * go * (1.0 - go),
+                ],
                 -1,
             )
             das[t] = _pad_rows(da, n, B)
@@ -551,7 +574,7 @@ class LstmLayer(_Layer):
 
     @staticmethod
     def jvp(primals, tangents, out, *, reverse, batch_sizes):
-        _, h0, c0, w, b = primals
+        _, h0, c0, w, _ = primals
         txp, th, tc, tw, tb = tangents
         hs, _, cs, _, ws = out
         T, B = hs.shape[0], hs.shape[1]
@@ -573,7 +596,9 @@ class LstmLayer(_Layer):
             tf = af * gf * (1.0 - gf)
             tg = ag * (1.0 - gg * gg)
             to = ao * go * (1.0 - go)
-            tcn = _sum_terms(tf * cp, None if tc is None else gf * _rows(tc, n, B), ti * gg, gi * tg)
+            tcn = _sum_terms(
+                tf * cp, None if tc is None else gf * _rows(tc, n, B), ti * gg, gi * tg
+            )
             thc = F.tanh(_rows(cs[t], n, B))
             thn = to * thc + go * (1.0 - thc * thc) * tcn
             ths[t] = _pad_rows(thn, n, B)
@@ -605,4 +630,3 @@ def rnn_layer(mode, xp, h0, c0, w_hh, b_hh, *, reverse=False, batch_sizes=None):
         {"nonlinearity": nl, "reverse": reverse, "batch_sizes": bs},
     )
     return hs, hT, None
-

@@ -93,7 +93,7 @@ __all__ = [
 ]
 
 # -- recurrent layers, attention, the remaining activations (issue 28) --
-from numbagrad.nn.modules.rnn import (  # noqa: E402
+from numbagrad.nn.modules.rnn import (
     GRU,
     LSTM,
     RNN,

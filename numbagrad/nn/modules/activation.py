@@ -38,12 +38,7 @@ __all__ = [
     "ELU",
     "GELU",
     "GLU",
-    "PReLU",
-    "ReLU",
-    "ReLU6",
-    "RReLU",
     "SELU",
-    "SiLU",
     "Hardshrink",
     "Hardsigmoid",
     "Hardswish",
@@ -53,6 +48,11 @@ __all__ = [
     "LogSoftmax",
     "Mish",
     "MultiheadAttention",
+    "PReLU",
+    "RReLU",
+    "ReLU",
+    "ReLU6",
+    "SiLU",
     "Sigmoid",
     "Softmax",
     "Softmax2d",
@@ -291,9 +291,7 @@ class Softmax2d(Module):
 
     def forward(self, input):
         if input.ndim not in (3, 4):
-            raise ValueError(
-                f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead"
-            )
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
         return F.softmax(input, -3)
 
 
@@ -318,7 +316,7 @@ class MultiheadAttention(Module):
     (numbagrad.Size([2, 5, 16]), numbagrad.Size([2, 5, 5]))
     """
 
-    __constants__ = ["batch_first"]
+    __constants__ = ("batch_first",)
 
     def __init__(
         self,

@@ -316,7 +316,9 @@ class CosineEmbeddingLoss(_Loss):
         self.margin = margin
 
     def forward(self, input1, input2, target):
-        return F.cosine_embedding_loss(input1, input2, target, self.margin, reduction=self.reduction)
+        return F.cosine_embedding_loss(
+            input1, input2, target, self.margin, reduction=self.reduction
+        )
 
 
 class TripletMarginLoss(_Loss):
@@ -330,7 +332,14 @@ class TripletMarginLoss(_Loss):
     """
 
     def __init__(
-        self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"
+        self,
+        margin=1.0,
+        p=2.0,
+        eps=1e-6,
+        swap=False,
+        size_average=None,
+        reduce=None,
+        reduction="mean",
     ):
         super().__init__(size_average, reduce, reduction)
         if margin <= 0:
@@ -344,8 +353,14 @@ class TripletMarginLoss(_Loss):
 
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(
-            anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
-            swap=self.swap, reduction=self.reduction,
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
         )
 
 
@@ -368,14 +383,21 @@ class TripletMarginWithDistanceLoss(_Loss):
                 f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
                 f"{margin} instead"
             )
-        self.distance_function = distance_function if distance_function is not None else F.pairwise_distance
+        self.distance_function = (
+            distance_function if distance_function is not None else F.pairwise_distance
+        )
         self.margin = margin
         self.swap = swap
 
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_with_distance_loss(
-            anchor, positive, negative, distance_function=self.distance_function,
-            margin=self.margin, swap=self.swap, reduction=self.reduction,
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
         )
 
 
@@ -399,7 +421,11 @@ class PoissonNLLLoss(_Loss):
 
     def forward(self, log_input, target):
         return F.poisson_nll_loss(
-            log_input, target, log_input=self.log_input, full=self.full, eps=self.eps,
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
             reduction=self.reduction,
         )
 
@@ -415,7 +441,9 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     """
 
     def forward(self, input, target):
-        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
 
 
 class MultiMarginLoss(_WeightedLoss):
@@ -437,14 +465,20 @@ class MultiMarginLoss(_WeightedLoss):
             raise ValueError("only p == 1 and p == 2 supported")
         if weight is not None and weight.ndim != 1:
             raise ValueError(
-                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.ndim}D instead"
+                "MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.ndim}D instead"
             )
         self.p = p
         self.margin = margin
 
     def forward(self, input, target):
         return F.multi_margin_loss(
-            input, target, p=self.p, margin=self.margin, weight=self.weight, reduction=self.reduction
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
         )
 
 

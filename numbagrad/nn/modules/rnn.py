@@ -106,9 +106,7 @@ class RNNBase(Module):
                 stacklevel=2,
             )
         if not isinstance(hidden_size, int) or isinstance(hidden_size, bool):
-            raise TypeError(
-                f"hidden_size should be of type int, got: {type(hidden_size).__name__}"
-            )
+            raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if hidden_size <= 0:
             raise ValueError("hidden_size must be greater than zero")
         if num_layers <= 0:
@@ -212,7 +210,9 @@ class RNNBase(Module):
                 )
             return x, bs, sorted_i, unsorted_i, True, False, hx
         if input.ndim not in (2, 3):
-            raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead")
+            raise ValueError(
+                f"{name}: Expected input to be 2D or 3D, got {input.ndim}D tensor instead"
+            )
         unbatched = input.ndim == 2
         hxs = hx if isinstance(hx, tuple) else (hx,)
         for h in hxs:
@@ -452,9 +452,7 @@ class RNNCellBase(Module):
         hxs = hx if isinstance(hx, tuple) else (hx,)
         for h in hxs:
             if h is not None and h.ndim not in (1, 2):
-                raise ValueError(
-                    f"{name}: Expected hidden to be 1D or 2D, got {h.ndim}D instead"
-                )
+                raise ValueError(f"{name}: Expected hidden to be 1D or 2D, got {h.ndim}D instead")
         unbatched = input.ndim == 1
         if unbatched:
             input = input.unsqueeze(0)

@@ -57,7 +57,7 @@ class TransformerEncoderLayer(Module):
     numbagrad.Size([2, 5, 16])
     """
 
-    __constants__ = ["norm_first"]
+    __constants__ = ("norm_first",)
 
     def __init__(
         self,
@@ -86,7 +86,9 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation_relu_or_gelu = 1 if activation in ("relu", F.relu) else 2 if activation in ("gelu", F.gelu) else 0
+        self.activation_relu_or_gelu = (
+            1 if activation in ("relu", F.relu) else 2 if activation in ("gelu", F.gelu) else 0
+        )
         self.activation = _get_activation_fn(activation)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
@@ -128,7 +130,7 @@ class TransformerDecoderLayer(Module):
     numbagrad.Size([5, 2, 16])
     """
 
-    __constants__ = ["norm_first"]
+    __constants__ = ("norm_first",)
 
     def __init__(
         self,
@@ -185,7 +187,8 @@ class TransformerDecoderLayer(Module):
         else:
             x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
             x = self.norm2(
-                x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+                x
+                + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
             )
             x = self.norm3(x + self._ff_block(x))
         return x
@@ -231,7 +234,7 @@ class TransformerEncoder(Module):
     numbagrad.Size([5, 2, 16])
     """
 
-    __constants__ = ["norm"]
+    __constants__ = ("norm",)
 
     def __init__(
         self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
@@ -267,7 +270,7 @@ class TransformerDecoder(Module):
     numbagrad.Size([5, 2, 16])
     """
 
-    __constants__ = ["norm"]
+    __constants__ = ("norm",)
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
@@ -344,8 +347,16 @@ class Transformer(Module):
             self.encoder = custom_encoder
         else:
             layer = TransformerEncoderLayer(
-                d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                batch_first, norm_first, bias, **kw,
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **kw,
             )
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
             self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
@@ -353,8 +364,16 @@ class Transformer(Module):
             self.decoder = custom_decoder
         else:
             layer = TransformerDecoderLayer(
-                d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                batch_first, norm_first, bias, **kw,
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **kw,
             )
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
             self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)

@@ -200,7 +200,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     """Stack tensors of shapes ``(L_i, *)`` into ``(L_max, B, *)`` (``(B, L_max, *)`` with
     ``batch_first``), padded with ``padding_value`` on ``padding_side``."""
     if padding_side not in ("left", "right"):
-        raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+        raise ValueError(
+            f"Expected padding_side to be one of left or right, but got {padding_side}."
+        )
     if isinstance(sequences, Tensor):
         sequences = sequences.unbind(0)
     sequences = list(sequences)
