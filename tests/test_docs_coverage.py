@@ -32,6 +32,8 @@ NAMESPACES = [
     "numbagrad.nn.init",
     "numbagrad.nn.utils",
     "numbagrad.nn.utils.rnn",
+    "numbagrad.nn.utils.parametrize",
+    "numbagrad.nn.utils.parametrizations",
     "numbagrad.nn.parallel",
     "numbagrad.optim",
     "numbagrad.optim.lr_scheduler",

@@ -642,3 +642,63 @@ def test_fused_recurrence_rejects_cuda_arrays_by_name():
 
     with pytest.raises(NotImplementedError, match="GruLayer"):
         _cpu_only(FakeBackend, "GruLayer")
+
+
+# -- parametrizations ---------------------------------------------------------------------------
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_matches_torch(dim):
+    from torch.nn.utils import parametrizations as tp
+
+    from numbagrad.nn.utils import parametrizations as npz
+
+    tm = tp.weight_norm(torch.nn.Linear(4, 3).double(), dim=dim)
+    nm = npz.weight_norm(ng.nn.Linear(4, 3).double(), dim=dim)
+    copy_weights(tm, nm)
+    assert repr(tm) == repr(nm)
+    x = torch.randn(2, 4, dtype=torch.float64)
+    ot, on = tm(x), nm(conv(x))
+    close(ot, on)
+    ot.sum().backward()
+    on.sum().backward()
+    for k in ("original0", "original1"):
+        close(
+            getattr(tm.parametrizations.weight, k).grad, getattr(nm.parametrizations.weight, k).grad
+        )
+    ng.nn.utils.parametrize.remove_parametrizations(nm, "weight")
+    torch.nn.utils.parametrize.remove_parametrizations(tm, "weight")
+    assert type(nm) is ng.nn.Linear and list(nm.state_dict()) == list(tm.state_dict())
+    close(tm.weight, nm.weight)
+
+
+def test_spectral_norm_and_custom_parametrization():
+    from torch.nn.utils import parametrizations as tp
+
+    from numbagrad.nn.utils import parametrizations as npz
+    from numbagrad.nn.utils import parametrize
+
+    tm = tp.spectral_norm(torch.nn.Linear(5, 4).double())
+    nm = npz.spectral_norm(ng.nn.Linear(5, 4).double())
+    copy_weights(tm, nm)
+    x = torch.randn(2, 5, dtype=torch.float64)
+    for mode in ("train", "eval"):
+        getattr(tm, mode)()
+        getattr(nm, mode)()
+        close(tm(x), nm(conv(x)))
+        close(tm.parametrizations.weight[0]._u, nm.parametrizations.weight[0]._u)
+    s = np.linalg.svd(nm.weight.detach().numpy(), compute_uv=False)
+    assert abs(s[0] - 1) < 0.05
+
+    class Symmetric(ng.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+    m = ng.nn.Linear(3, 3)
+    parametrize.register_parametrization(m, "weight", Symmetric())
+    assert parametrize.is_parametrized(m, "weight")
+    assert parametrize.type_before_parametrizations(m) is ng.nn.Linear
+    w = m.weight.detach().numpy()
+    np.testing.assert_array_equal(w, w.T)
+    m(ng.randn(2, 3)).sum().backward()
+    assert m.parametrizations.weight.original.grad is not None
+    with pytest.raises(ValueError, match="does not have a parameter"):
+        parametrize.register_parametrization(m, "nothing", Symmetric())

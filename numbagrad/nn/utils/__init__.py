@@ -155,4 +155,4 @@ def vector_to_parameters(vec, parameters):
 
 
 # the submodules scripts import from (``torch.nn.utils.rnn``), loaded with the package
-from numbagrad.nn.utils import rnn  # noqa: E402, F401
+from numbagrad.nn.utils import parametrizations, parametrize, rnn  # noqa: E402, F401
