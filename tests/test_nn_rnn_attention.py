@@ -702,3 +702,44 @@ def test_spectral_norm_and_custom_parametrization():
     assert m.parametrizations.weight.original.grad is not None
     with pytest.raises(ValueError, match="does not have a parameter"):
         parametrize.register_parametrization(m, "nothing", Symmetric())
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 2])
+@pytest.mark.parametrize("case", ["2d", "1d", "1d_last"])
+def test_embedding_bag(mode, padding_idx, case):
+    torch.manual_seed(12)
+    w = torch.randn(10, 3, dtype=torch.float64, requires_grad=True)
+    nw = leaf(w)
+    kw = {}
+    if case == "2d":
+        inp, off = torch.tensor([[1, 2, 4], [2, 2, 9]]), None
+    else:
+        inp = torch.tensor([1, 2, 4, 5, 2, 2, 9, 0])
+        off = torch.tensor([0, 3, 3, 6] + ([8] if case == "1d_last" else []))
+        kw["include_last_offset"] = case == "1d_last"
+    psw = torch.rand(inp.shape, dtype=torch.float64, requires_grad=True) if mode == "sum" else None
+    npsw = None if psw is None else leaf(psw)
+    ot = torch.nn.functional.embedding_bag(
+        inp, w, off, mode=mode, padding_idx=padding_idx, per_sample_weights=psw, **kw
+    )
+    on = ng.nn.functional.embedding_bag(
+        conv(inp),
+        nw,
+        None if off is None else conv(off),
+        mode=mode,
+        padding_idx=padding_idx,
+        per_sample_weights=npsw,
+        **kw,
+    )
+    close(ot, on)
+    (ot**2).sum().backward()
+    (on**2).sum().backward()
+    close(w.grad, nw.grad)
+    if psw is not None:
+        close(psw.grad, npsw.grad)
+    tm = torch.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx)
+    nm = ng.nn.EmbeddingBag(10, 3, mode=mode, padding_idx=padding_idx)
+    assert repr(tm) == repr(nm)
+    copy_weights(tm, nm)
+    close(tm(inp, off), nm(conv(inp), None if off is None else conv(off)), tol=1e-6)

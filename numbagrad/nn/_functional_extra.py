@@ -12,7 +12,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as _ops
-from numbagrad._creation import rand, rand_like, tensor
+from numbagrad._creation import rand, rand_like, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.nn._primitives import Elu, Hardtanh
 from numbagrad.ops._op import bind
@@ -26,6 +26,7 @@ __all__ = [
     "dropout2d",
     "dropout3d",
     "elu_",
+    "embedding_bag",
     "feature_alpha_dropout",
     "glu",
     "hardshrink",
@@ -590,3 +591,116 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     if input.ndim != 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction)
+
+
+# -- embedding bags ----------------------------------------------------------------------------
+def embedding_bag(
+    input,
+    weight,
+    offsets=None,
+    max_norm=None,
+    norm_type=2,
+    scale_grad_by_freq=False,
+    mode="mean",
+    sparse=False,
+    per_sample_weights=None,
+    include_last_offset=False,
+    padding_idx=None,
+):
+    """Sums, means or maxima of bags of embeddings (PyTorch's ``embedding_bag``): ``input``
+    2-D (one bag per row) or 1-D with ``offsets`` (the start of each bag); entries equal to
+    ``padding_idx`` are left out; an empty bag gives zeros.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> w = numbagrad.arange(6.0).reshape(3, 2)
+    >>> numbagrad.nn.functional.embedding_bag(numbagrad.tensor([0, 2, 1]), w,
+    ...                                       numbagrad.tensor([0, 1]), mode="sum")
+    tensor([[0., 1.],
+            [6., 8.]])
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode!r}")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if input.dtype.is_floating_point:
+        raise TypeError("embedding_bag: input must be an integer tensor")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                "on GitHub."
+            )
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(
+                f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is "
+                f"not None, then it must have the same shape as the input "
+                f"({tuple(input.shape)})"
+            )
+    idx = np.asarray(input.numpy(), dtype=np.int64)
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated "
+                "is a mini-batch of fixed length sequences."
+            )
+        n_bags, width = idx.shape
+        starts = np.arange(n_bags, dtype=np.int64) * width
+        ends = starts + width
+        flat = idx.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        off = np.asarray(offsets.numpy(), dtype=np.int64)
+        if off.size and off[0] != 0:
+            raise RuntimeError(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to "
+                f"start from position 0. However, got {off[0]}"
+            )
+        if off.size and (off[-1] > idx.size or np.any(np.diff(off) < 0)):
+            raise RuntimeError(
+                f"offsets has to be non-decreasing and at most {idx.size}, got {off.tolist()}"
+            )
+        flat = idx
+        if include_last_offset:
+            starts, ends = off[:-1], off[1:]
+        else:
+            starts, ends = off, np.append(off[1:], idx.size).astype(np.int64)
+        n_bags = starts.size
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}"
+        )
+    num = weight.shape[0]
+    if flat.size and (flat.min() < -num or flat.max() >= num):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None:
+        padding_idx = padding_idx % num
+    keep = np.ones(flat.size, dtype=bool) if padding_idx is None else flat != padding_idx
+    emb = _nnf().embedding(
+        tensor(flat, dtype=D.int64), weight, None, max_norm, norm_type, scale_grad_by_freq, sparse
+    )
+    dim = weight.shape[1]
+    if mode == "max":
+        rows = []
+        for b in range(n_bags):
+            sel = np.arange(starts[b], ends[b])[keep[starts[b] : ends[b]]]
+            if sel.size:
+                rows.append(_ops.index_select(emb, 0, tensor(sel, dtype=D.int64)).amax(0))
+            else:
+                rows.append(zeros(dim, dtype=weight.dtype))
+        return _ops.stack(rows, 0) if rows else zeros(0, dim, dtype=weight.dtype)
+    member = np.zeros((n_bags, flat.size), dtype=np.float64)
+    for b in range(n_bags):
+        member[b, starts[b] : ends[b]] = keep[starts[b] : ends[b]]
+    if mode == "mean":
+        counts = member.sum(1, keepdims=True)
+        member = member / np.maximum(counts, 1.0)
+    m = tensor(member, dtype=weight.dtype)
+    if per_sample_weights is not None:
+        m = m * per_sample_weights.reshape(1, -1)
+    return _ops.matmul(m, emb)

@@ -192,3 +192,6 @@ __all__ += [
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
 ]
+from numbagrad.nn.modules.sparse import EmbeddingBag  # noqa: E402
+
+__all__ += ["EmbeddingBag"]
