@@ -743,3 +743,29 @@ def test_embedding_bag(mode, padding_idx, case):
     assert repr(tm) == repr(nm)
     copy_weights(tm, nm)
     close(tm(inp, off), nm(conv(inp), None if off is None else conv(off)), tol=1e-6)
+
+
+def test_pdist_gumbel_softmax_and_distance_modules():
+    x = torch.randn(5, 3, dtype=torch.float64, requires_grad=True)
+    nx = leaf(x)
+    for p in (2, 1, 3.0):
+        ot, on = torch.nn.functional.pdist(x, p), ng.nn.functional.pdist(nx, p)
+        close(ot, on)
+        x.grad = nx.grad = None
+        ot.sum().backward()
+        on.sum().backward()
+        close(x.grad, nx.grad)
+    ng.manual_seed(0)
+    y = ng.nn.functional.gumbel_softmax(ng.zeros(4000, 3, requires_grad=True), tau=0.5)
+    np.testing.assert_allclose(y.detach().numpy().sum(-1), 1.0, rtol=1e-5)
+    assert abs(y.detach().numpy().mean(0) - 1 / 3).max() < 0.03
+    logits = ng.randn(6, 4, requires_grad=True)
+    h = ng.nn.functional.gumbel_softmax(logits, hard=True, dim=1)
+    assert set(np.unique(h.detach().numpy())) == {0.0, 1.0}
+    (h * ng.arange(4.0)).sum().backward()
+    assert logits.grad is not None and np.abs(logits.grad.numpy()).sum() > 0
+    a, b = torch.randn(3, 4), torch.randn(3, 4)
+    for name in ("CosineSimilarity", "PairwiseDistance"):
+        tm, nm = getattr(torch.nn, name)(), getattr(ng.nn, name)()
+        assert repr(tm) == repr(nm)
+        close(tm(a, b), nm(conv(a), conv(b)), tol=1e-6)

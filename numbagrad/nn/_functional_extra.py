@@ -12,7 +12,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as _ops
-from numbagrad._creation import rand, rand_like, tensor, zeros
+from numbagrad._creation import arange, rand, rand_like, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.nn._primitives import Elu, Hardtanh
 from numbagrad.ops._op import bind
@@ -29,6 +29,7 @@ __all__ = [
     "embedding_bag",
     "feature_alpha_dropout",
     "glu",
+    "gumbel_softmax",
     "hardshrink",
     "hardsigmoid",
     "hardswish",
@@ -39,6 +40,7 @@ __all__ = [
     "multi_margin_loss",
     "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
+    "pdist",
     "poisson_nll_loss",
     "prelu",
     "relu_",
@@ -704,3 +706,58 @@ def embedding_bag(
     if per_sample_weights is not None:
         m = m * per_sample_weights.reshape(1, -1)
     return _ops.matmul(m, emb)
+
+
+# -- sampling and distances ----------------------------------------------------------------------
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax (concrete) distribution over ``dim``: ``softmax((logits
+    + g) / tau)`` with ``g ~ Gumbel(0, 1)``; ``hard`` returns the one-hot of the argmax with
+    the soft sample's gradient (straight through).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> y = numbagrad.nn.functional.gumbel_softmax(numbagrad.zeros(2, 5), hard=True)
+    >>> y.sum(-1)
+    tensor([1., 1.])
+    """
+    if eps != 1e-10:
+        import warnings
+
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    u = rand_like(logits)
+    gumbels = -_ops.log(-_ops.log1p(-u))  # -log(Exp(1)), Exp(1) = -log(1 - U)
+    y_soft = _ops.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.detach().argmax(dim, keepdim=True)
+    d = dim % y_soft.ndim
+    shape = [1] * y_soft.ndim
+    shape[d] = y_soft.shape[d]
+    positions = arange(y_soft.shape[d]).reshape(shape)
+    y_hard = (positions == index).to(y_soft.dtype)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def pdist(input, p=2):
+    """The ``p``-norm distances between the rows of an ``(N, M)`` input, the upper triangle
+    of ``cdist(input, input)`` in row order (``N (N - 1) / 2`` values).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.functional.pdist(numbagrad.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
+    tensor([5.0000, 1.0000, 4.2426])
+    """
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    a = _ops.index_select(input, 0, tensor(i, dtype=D.int64))
+    b = _ops.index_select(input, 0, tensor(j, dtype=D.int64))
+    diff = a - b
+    if p == 2:
+        return _ops.sqrt((diff * diff).sum(-1))
+    return _ops.norm(diff, p, -1)

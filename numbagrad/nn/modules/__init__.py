@@ -195,3 +195,6 @@ __all__ += [
 from numbagrad.nn.modules.sparse import EmbeddingBag  # noqa: E402
 
 __all__ += ["EmbeddingBag"]
+from numbagrad.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+
+__all__ += ["CosineSimilarity", "PairwiseDistance"]
