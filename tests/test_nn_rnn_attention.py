@@ -769,3 +769,44 @@ def test_pdist_gumbel_softmax_and_distance_modules():
         tm, nm = getattr(torch.nn, name)(), getattr(ng.nn, name)()
         assert repr(tm) == repr(nm)
         close(tm(a, b), nm(conv(a), conv(b)), tol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_ctc_loss(reduction):
+    torch.manual_seed(13)
+    x = torch.randn(8, 3, 5, dtype=torch.float64, requires_grad=True)
+    nx = leaf(x)
+    tg = torch.tensor([[1, 2, 2, 3], [4, 1, 0, 0], [2, 2, 2, 2]])
+    il, tl = [8, 6, 5], [4, 2, 4]  # the third is impossible: 4 labels, 3 repeats, 5 steps
+    for zi in (False, True):
+        ot = torch.nn.functional.ctc_loss(
+            x.log_softmax(2), tg, il, tl, reduction=reduction, zero_infinity=zi
+        )
+        on = ng.nn.functional.ctc_loss(
+            nx.log_softmax(2), conv(tg), il, tl, reduction=reduction, zero_infinity=zi
+        )
+        close(ot, on)
+    x.grad = None
+    ot.sum().backward()
+    on.sum().backward()
+    close(x.grad, nx.grad)
+    flat = torch.tensor([1, 2, 2, 3, 4, 1])
+    lp = x[:, :2].log_softmax(2)
+    close(
+        torch.nn.functional.ctc_loss(lp, flat, [8, 6], [4, 2], reduction="none"),
+        ng.nn.functional.ctc_loss(conv(lp), conv(flat), [8, 6], [4, 2], reduction="none"),
+    )
+    close(
+        torch.nn.CTCLoss()(lp, flat, [8, 6], [4, 2]),
+        ng.nn.CTCLoss()(conv(lp), conv(flat), [8, 6], [4, 2]),
+    )
+
+
+def test_ctc_loss_double_backward():
+    x = ng.randn(4, 1, 3, dtype=ng.float64, requires_grad=True)
+
+    def f(x):
+        return ng.nn.functional.ctc_loss(x.log_softmax(2), ng.tensor([[1, 2]]), [4], [2])
+
+    assert ng.autograd.gradcheck(f, (x,))
+    assert ng.autograd.gradgradcheck(f, (x,))

@@ -22,6 +22,7 @@ __all__ = [
     "celu",
     "celu_",
     "cosine_embedding_loss",
+    "ctc_loss",
     "dropout1d",
     "dropout2d",
     "dropout3d",
@@ -761,3 +762,127 @@ def pdist(input, p=2):
     if p == 2:
         return _ops.sqrt((diff * diff).sum(-1))
     return _ops.norm(diff, p, -1)
+
+
+# -- connectionist temporal classification -------------------------------------------------------
+_CTC_NEG = -1e30  # a finite "log 0": -inf would make logsumexp's gradient NaN
+
+
+def ctc_loss(
+    log_probs,
+    targets,
+    input_lengths,
+    target_lengths,
+    blank=0,
+    reduction="mean",
+    zero_infinity=False,
+):
+    """The connectionist temporal classification loss (PyTorch's ``ctc_loss``): the negative
+    log likelihood of ``targets`` summed over all alignments with ``log_probs`` (``(T, N,
+    C)`` or unbatched ``(T, C)``), by the forward (alpha) recursion in log space written
+    with tensor ops (so it is differentiable twice). ``targets`` is ``(N, S)`` padded or the
+    1-D concatenation of the targets; ``'mean'`` divides each loss by its target length
+    before averaging. An impossible alignment gives ``inf`` (0 with ``zero_infinity``).
+
+    The gradient is the derivative of the loss. PyTorch's kernel returns it plus
+    ``exp(log_probs)`` (its formula assumes a ``log_softmax`` before it, through which the
+    extra term cancels), so the two agree on gradients of the logits of a ``log_softmax``,
+    not on gradients taken at ``log_probs`` as a leaf.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> lp = numbagrad.zeros(3, 1, 2).log_softmax(2)
+    >>> numbagrad.nn.functional.ctc_loss(lp, numbagrad.tensor([[1]]), [3], [1], reduction="sum")
+    tensor(0.2877)
+    """
+    reduction = _red(None, None, reduction)
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+    if log_probs.ndim != 3:
+        raise RuntimeError(f"ctc_loss: log_probs must be 2-D or 3-D, got {log_probs.ndim}-D")
+    T, N, C = log_probs.shape
+
+    def ints(v):
+        if isinstance(v, Tensor):
+            return [int(x) for x in v.reshape(-1).tolist()]
+        return [int(x) for x in (v if hasattr(v, "__len__") else [v])]
+
+    in_lens, tg_lens = ints(input_lengths), ints(target_lengths)
+    if len(in_lens) != N or len(tg_lens) != N:
+        raise RuntimeError(
+            f"ctc_loss: expected input_lengths and target_lengths of size {N}, got "
+            f"{len(in_lens)} and {len(tg_lens)}"
+        )
+    tg = np.asarray(targets.numpy() if isinstance(targets, Tensor) else targets, dtype=np.int64)
+    if unbatched and tg.ndim == 1 and len(tg_lens) == 1 and tg.size >= tg_lens[0]:
+        tg = tg.reshape(1, -1)
+    if tg.ndim == 2:
+        rows = [tg[b, : tg_lens[b]] for b in range(N)]
+    else:
+        starts = np.concatenate([[0], np.cumsum(tg_lens)])
+        if starts[-1] > tg.size:
+            raise RuntimeError("ctc_loss: target_lengths sum past the targets")
+        rows = [tg[starts[b] : starts[b + 1]] for b in range(N)]
+    for b in range(N):
+        if in_lens[b] > T or in_lens[b] < 0:
+            raise RuntimeError(
+                f"Expected input_lengths to have value at most {T}, but got value {in_lens[b]}"
+            )
+        if rows[b].size and (rows[b].min() < 0 or rows[b].max() >= C or (rows[b] == blank).any()):
+            raise RuntimeError("ctc_loss: target values must be in [0, C) and not the blank")
+    S = max((r.size for r in rows), default=0)
+    L = 2 * S + 1
+    ext = np.full((N, L), blank, dtype=np.int64)
+    skip = np.zeros((N, L), dtype=bool)
+    valid = np.zeros((N, L), dtype=bool)
+    feasible = np.ones(N, dtype=bool)
+    for b, r in enumerate(rows):
+        ext[b, 1 : 2 * r.size : 2] = r
+        valid[b, : 2 * r.size + 1] = True
+        for s in range(3, 2 * r.size, 2):
+            skip[b, s] = ext[b, s] != ext[b, s - 2]
+        repeats = int((r[1:] == r[:-1]).sum()) if r.size > 1 else 0
+        feasible[b] = in_lens[b] >= r.size + repeats
+    ext_t = tensor(ext)
+    neg = _CTC_NEG
+    lp = log_probs
+    # alpha at t = 0: the blank or the first label
+    init = np.full((N, L), neg)
+    init_mask = np.zeros((N, L), dtype=bool)
+    init_mask[:, 0] = True
+    init_mask[:, 1:2] = valid[:, 1:2]
+    first = _ops.gather(lp[0], 1, ext_t)
+    alpha = _ops.where(tensor(init_mask), first, neg)
+    pad1 = tensor(np.full((N, 1), neg), dtype=lp.dtype)
+    pad2 = tensor(np.full((N, 2), neg), dtype=lp.dtype)
+    skip_t = tensor(skip)
+    valid_t = tensor(valid)
+    for t in range(1, T):
+        a1 = _ops.cat([pad1, alpha[:, :-1]], 1)
+        a2 = _ops.where(
+            skip_t, _ops.cat([pad2, alpha[:, :-2]], 1) if L > 2 else alpha * 0 + neg, neg
+        )
+        new = _ops.logsumexp(_ops.stack([alpha, a1, a2], 0), 0) + _ops.gather(lp[t], 1, ext_t)
+        new = _ops.where(valid_t, new, neg)
+        running = tensor(np.asarray([t < n for n in in_lens])[:, None])
+        alpha = _ops.where(running, new, alpha)
+    last = np.asarray([2 * r.size for r in rows], dtype=np.int64)
+    end1 = _ops.gather(alpha, 1, tensor(last[:, None])).reshape(N)
+    end2 = _ops.gather(alpha, 1, tensor(np.maximum(last - 1, 0)[:, None])).reshape(N)
+    has_label = tensor(last > 0)
+    ll = _ops.where(has_label, _ops.logaddexp(end1, end2), end1)
+    loss = -ll
+    feasible_t = tensor(feasible & np.asarray([n > 0 for n in in_lens]))
+    loss = _ops.where(feasible_t, loss, 0.0 if zero_infinity else float("inf"))
+    if reduction == "mean":
+        denom = tensor(np.maximum(np.asarray(tg_lens, dtype=np.float64), 1.0), dtype=loss.dtype)
+        out = (loss / denom).mean()
+    elif reduction == "sum":
+        out = loss.sum()
+    else:
+        out = loss
+    if unbatched and reduction == "none":
+        out = out.reshape(())
+    return out

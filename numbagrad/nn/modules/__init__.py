@@ -198,3 +198,6 @@ __all__ += ["EmbeddingBag"]
 from numbagrad.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
+from numbagrad.nn.modules.loss import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]

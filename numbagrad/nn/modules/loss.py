@@ -509,3 +509,34 @@ __all__ += [
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
 ]
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (see
+    :func:`numbagrad.nn.functional.ctc_loss`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.CTCLoss(blank=0, zero_infinity=True)
+    CTCLoss()
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(None, None, reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
+
+
+__all__ += ["CTCLoss"]
