@@ -849,7 +849,6 @@ def ctc_loss(
     neg = _CTC_NEG
     lp = log_probs
     # alpha at t = 0: the blank or the first label
-    init = np.full((N, L), neg)
     init_mask = np.zeros((N, L), dtype=bool)
     init_mask[:, 0] = True
     init_mask[:, 1:2] = valid[:, 1:2]
