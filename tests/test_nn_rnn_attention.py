@@ -810,3 +810,23 @@ def test_ctc_loss_double_backward():
 
     assert ng.autograd.gradcheck(f, (x,))
     assert ng.autograd.gradgradcheck(f, (x,))
+
+
+def test_channel_shuffle_nllloss2d_and_data_parallel():
+    x = torch.randn(2, 6, 3, 2, dtype=torch.float64)
+    for g in (1, 2, 3, 6):
+        close(
+            torch.nn.functional.channel_shuffle(x, g), ng.nn.functional.channel_shuffle(conv(x), g)
+        )
+        assert repr(torch.nn.ChannelShuffle(g)) == repr(ng.nn.ChannelShuffle(g))
+    with pytest.raises(RuntimeError, match="divisible by groups"):
+        ng.nn.functional.channel_shuffle(ng.zeros(2, 5, 3), 2)
+    with pytest.raises(RuntimeError, match="> 2 dims"):
+        ng.nn.functional.channel_shuffle(ng.zeros(2, 6), 2)
+    assert repr(ng.nn.NLLLoss2d()) == repr(torch.nn.NLLLoss2d())
+    lin = ng.nn.Linear(2, 3)
+    dp = ng.nn.DataParallel(lin)
+    assert repr(dp) == repr(torch.nn.DataParallel(torch.nn.Linear(2, 3)))
+    assert list(dp.state_dict()) == ["module.weight", "module.bias"]
+    z = ng.randn(4, 2)
+    np.testing.assert_array_equal(dp(z).detach().numpy(), lin(z).detach().numpy())

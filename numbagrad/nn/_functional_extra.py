@@ -21,6 +21,7 @@ __all__ = [
     "alpha_dropout",
     "celu",
     "celu_",
+    "channel_shuffle",
     "cosine_embedding_loss",
     "ctc_loss",
     "dropout1d",
@@ -41,6 +42,7 @@ __all__ = [
     "multi_margin_loss",
     "multilabel_margin_loss",
     "multilabel_soft_margin_loss",
+    "native_channel_shuffle",
     "pdist",
     "poisson_nll_loss",
     "prelu",
@@ -885,3 +887,37 @@ def ctc_loss(
     if unbatched and reduction == "none":
         out = out.reshape(())
     return out
+
+
+# -- channel shuffle ------------------------------------------------------------------------------
+def channel_shuffle(input, groups):
+    """Interleave the channels (dim 1) of ``(N, C, *)`` input from ``groups`` groups:
+    ``(N, g, C/g, *)`` transposed to ``(N, C/g, g, *)``, flattened back.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.arange(6.0).reshape(1, 6, 1)
+    >>> numbagrad.nn.functional.channel_shuffle(x, 3).flatten()
+    tensor([0., 2., 4., 1., 3., 5.])
+    """
+    if input.ndim <= 2:
+        raise RuntimeError(
+            f"channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"{list(input.shape)}"
+        )
+    if groups <= 0:
+        raise RuntimeError(
+            f"Number of groups to divide channels in must be positive. Value of groups:{groups}"
+        )
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(
+            f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups."
+        )
+    rest = tuple(input.shape[2:])
+    x = input.reshape(n, groups, c // groups, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+native_channel_shuffle = channel_shuffle

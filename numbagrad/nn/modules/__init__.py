@@ -201,3 +201,7 @@ __all__ += ["CosineSimilarity", "PairwiseDistance"]
 from numbagrad.nn.modules.loss import CTCLoss  # noqa: E402
 
 __all__ += ["CTCLoss"]
+from numbagrad.nn.modules.channelshuffle import ChannelShuffle  # noqa: E402
+from numbagrad.nn.modules.loss import NLLLoss2d  # noqa: E402
+
+__all__ += ["ChannelShuffle", "NLLLoss2d"]

@@ -540,3 +540,17 @@ class CTCLoss(_Loss):
 
 
 __all__ += ["CTCLoss"]
+
+
+class NLLLoss2d(NLLLoss):
+    """:class:`NLLLoss` under its deprecated name (PyTorch keeps it for old scripts).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.NLLLoss2d()
+    NLLLoss2d()
+    """
+
+
+__all__ += ["NLLLoss2d"]
