@@ -830,3 +830,32 @@ def test_channel_shuffle_nllloss2d_and_data_parallel():
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]
     z = ng.randn(4, 2)
     np.testing.assert_array_equal(dp(z).detach().numpy(), lin(z).detach().numpy())
+
+
+@pytest.mark.parametrize(
+    "shape,orthogonal_map",
+    [((3, 3), None), ((3, 5), None), ((5, 3), None), ((4, 4), "cayley"), ((5, 3), "householder")],
+)
+def test_orthogonal_matches_torch(shape, orthogonal_map):
+    from torch.nn.utils.parametrizations import orthogonal as t_orth
+
+    from numbagrad.nn.utils.parametrizations import orthogonal as n_orth
+
+    torch.manual_seed(14)
+    tm = t_orth(torch.nn.Linear(shape[1], shape[0]).double(), orthogonal_map=orthogonal_map)
+    nm = n_orth(ng.nn.Linear(shape[1], shape[0]).double(), orthogonal_map=orthogonal_map)
+    copy_weights(tm, nm)
+    w = nm.weight.detach().numpy()
+    small = min(shape)
+    gram = w.T @ w if shape[0] >= shape[1] else w @ w.T
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-10)
+    with torch.no_grad():
+        tm.parametrizations.weight.original.add_(0.1 * torch.randn(shape, dtype=torch.float64))
+    with ng.no_grad():
+        nm.parametrizations.weight.original.copy_(conv(tm.parametrizations.weight.original))
+    close(tm.weight, nm.weight)
+    tm.weight.sum().backward()
+    nm.weight.sum().backward()
+    close(tm.parametrizations.weight.original.grad, nm.parametrizations.weight.original.grad)
+    with pytest.raises(NotImplementedError, match="geqrf"):
+        n_orth(ng.nn.Linear(3, 5), orthogonal_map="householder", use_trivialization=False)

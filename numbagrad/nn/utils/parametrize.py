@@ -61,7 +61,10 @@ class ParametrizationList(ModuleList):
             new = original
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass  # as PyTorch: a right_inverse that cannot is the identity
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
