@@ -2081,9 +2081,11 @@ from _opdb_complex import op_db as _complex_db  # noqa: E402
 from _opdb_linalg import op_db as _linalg_db  # noqa: E402
 from _opdb_math import op_db as _math_db  # noqa: E402
 from _opdb_nn import op_db as _nn_db  # noqa: E402
+from _opdb_rnn import op_db as _rnn_db  # noqa: E402
 from _opdb_special import op_db as _special_db  # noqa: E402
 
 op_db += _math_db + _special_db + _linalg_db + _nn_db + _complex_db
+op_db += _rnn_db
 
 ops_by_name = {info.name: info for info in op_db}
 assert len(ops_by_name) == len(op_db), "duplicate OpInfo names"

@@ -12,7 +12,7 @@ import gc
 import statistics
 import time
 
-from . import bench_eager, bench_function, bench_transforms
+from . import bench_eager, bench_function, bench_nn_rnn, bench_transforms
 from ._common import load_backend
 
 # name -> (workload class, its timed method); the small and medium workloads only: the large
@@ -23,6 +23,9 @@ WORKLOADS = {
     "jacrev256": (bench_transforms.JacrevTanh, "time_jacrev"),
     "per_example512": (bench_transforms.PerExampleGrads, "time_per_example"),
     "hessian64": (bench_transforms.HessianRosenbrock, "time_hessian"),
+    "gru_train": (bench_nn_rnn.GRUTrainStep, "time_train_step"),
+    "lstm_train": (bench_nn_rnn.LSTMTrainStep, "time_train_step"),
+    "encoder_layer_train": (bench_nn_rnn.EncoderLayerTrainStep, "time_train_step"),
 }
 
 REPEATS = 7  # interleaved samples per backend

@@ -30,3 +30,8 @@ __all__ = [
     "parameter",
     "utils",
 ]
+
+# -- issue 28: PyTorch's nn.DataParallel (on the CPU, a pass-through as PyTorch's without GPUs)
+from numbagrad.nn.parallel import DataParallel
+
+__all__ += ["DataParallel"]

@@ -1234,3 +1234,14 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+# -- attention, the remaining activations, channel dropouts and losses (issue 28) --
+from numbagrad.nn._attention import (  # noqa: E402
+    multi_head_attention_forward,
+    scaled_dot_product_attention,
+)
+from numbagrad.nn._functional_extra import *  # noqa: E402, F403
+from numbagrad.nn._functional_extra import __all__ as _extra_all  # noqa: E402
+
+__all__ += [*_extra_all, "multi_head_attention_forward", "scaled_dot_product_attention"]

@@ -92,7 +92,9 @@ def _as_real(a: np.ndarray) -> np.ndarray:
 def _real_param(p: Tensor) -> Tensor:
     """A real view of complex parameter ``p`` with the real view of its gradient."""
     r = Tensor._make(_as_real(p._data))
-    r._grad = Tensor._make(_as_real(p.grad._data))
+    g = p.grad
+    assert g is not None  # (the optimizers skip parameters without a gradient)
+    r._grad = Tensor._make(_as_real(g._data))  # type: ignore[assignment]
     return r
 
 

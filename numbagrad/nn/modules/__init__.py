@@ -91,3 +91,117 @@ __all__ = [
     "Tanh",
     "Unflatten",
 ]
+
+# -- recurrent layers, attention, the remaining activations (issue 28) --
+from numbagrad.nn.modules.rnn import (
+    GRU,
+    LSTM,
+    RNN,
+    GRUCell,
+    LSTMCell,
+    RNNBase,
+    RNNCell,
+    RNNCellBase,
+)
+
+__all__ += [
+    "GRU",
+    "LSTM",
+    "RNN",
+    "GRUCell",
+    "LSTMCell",
+    "RNNBase",
+    "RNNCell",
+    "RNNCellBase",
+]
+from numbagrad.nn.modules.activation import (  # noqa: E402
+    CELU,
+    GLU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    MultiheadAttention,
+    PReLU,
+    RReLU,
+    Softmax2d,
+    Softshrink,
+    Tanhshrink,
+    Threshold,
+)
+from numbagrad.nn.modules.transformer import (  # noqa: E402
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "CELU",
+    "GLU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "MultiheadAttention",
+    "PReLU",
+    "RReLU",
+    "Softmax2d",
+    "Softshrink",
+    "Tanhshrink",
+    "Threshold",
+    "Transformer",
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+]
+from numbagrad.nn.modules.dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from numbagrad.nn.modules.loss import (  # noqa: E402
+    CosineEmbeddingLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    PoissonNLLLoss,
+    SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
+__all__ += [
+    "AlphaDropout",
+    "CosineEmbeddingLoss",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "FeatureAlphaDropout",
+    "HingeEmbeddingLoss",
+    "MarginRankingLoss",
+    "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "PoissonNLLLoss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+]
+from numbagrad.nn.modules.sparse import EmbeddingBag  # noqa: E402
+
+__all__ += ["EmbeddingBag"]
+from numbagrad.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+
+__all__ += ["CosineSimilarity", "PairwiseDistance"]
+from numbagrad.nn.modules.loss import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]
+from numbagrad.nn.modules.channelshuffle import ChannelShuffle  # noqa: E402
+from numbagrad.nn.modules.loss import NLLLoss2d  # noqa: E402
+
+__all__ += ["ChannelShuffle", "NLLLoss2d"]

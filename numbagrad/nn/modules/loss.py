@@ -246,3 +246,311 @@ class GaussianNLLLoss(_Loss):
         return F.gaussian_nll_loss(
             input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
         )
+
+
+# -- margin, embedding, Poisson and multi-label losses (issue 28) --
+class MarginRankingLoss(_Loss):
+    """``max(0, -y (x1 - x2) + margin)`` (see
+    :func:`numbagrad.nn.functional.margin_ranking_loss`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.MarginRankingLoss(margin=0.5)
+    MarginRankingLoss()
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.HingeEmbeddingLoss()(numbagrad.tensor([0.3]), numbagrad.tensor([-1.0]))
+    tensor(0.7000)
+    """
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    """``log(1 + exp(-y x))``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.SoftMarginLoss()(numbagrad.tensor([0.0]), numbagrad.tensor([1.0]))
+    tensor(0.6931)
+    """
+
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    """``1 - cos`` for ``y = 1``, ``max(0, cos - margin)`` for ``y = -1``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([[1.0, 0.0]])
+    >>> numbagrad.nn.CosineEmbeddingLoss()(x, x, numbagrad.tensor([1.0]))
+    tensor(0.)
+    """
+
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        return F.cosine_embedding_loss(
+            input1, input2, target, self.margin, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """``max(d(a, p) - d(a, n) + margin, 0)`` with the ``p``-norm distance.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.TripletMarginLoss(margin=0.5)
+    TripletMarginLoss()
+    """
+
+    def __init__(
+        self,
+        margin=1.0,
+        p=2.0,
+        eps=1e-6,
+        swap=False,
+        size_average=None,
+        reduce=None,
+        reduction="mean",
+    ):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """:class:`TripletMarginLoss` with any ``distance_function`` (default: the pairwise
+    Euclidean distance).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> a = numbagrad.zeros(2, 3)
+    >>> numbagrad.nn.TripletMarginWithDistanceLoss()(a, a, a + 1)
+    tensor(0.)
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(None, None, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function = (
+            distance_function if distance_function is not None else F.pairwise_distance
+        )
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class PoissonNLLLoss(_Loss):
+    """Poisson negative log likelihood (see :func:`numbagrad.nn.functional.poisson_nll_loss`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.PoissonNLLLoss()(numbagrad.zeros(2), numbagrad.ones(2))
+    tensor(1.)
+    """
+
+    def __init__(
+        self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"
+    ):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Multi-label one-versus-all logistic loss.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.MultiLabelSoftMarginLoss()(numbagrad.zeros(1, 2), numbagrad.ones(1, 2))
+    tensor(0.6931)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss (see :func:`numbagrad.nn.functional.multi_margin_loss`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> numbagrad.nn.MultiMarginLoss()(x, numbagrad.tensor([3]))
+    tensor(0.3250)
+    """
+
+    def __init__(
+        self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
+    ):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.ndim != 1:
+            raise ValueError(
+                "MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.ndim}D instead"
+            )
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss; ``target`` lists class indices, ended by -1.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> x = numbagrad.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> numbagrad.nn.MultiLabelMarginLoss()(x, numbagrad.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+__all__ += [
+    "CosineEmbeddingLoss",
+    "HingeEmbeddingLoss",
+    "MarginRankingLoss",
+    "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "MultiMarginLoss",
+    "PoissonNLLLoss",
+    "SoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+]
+
+
+class CTCLoss(_Loss):
+    """The connectionist temporal classification loss (see
+    :func:`numbagrad.nn.functional.ctc_loss`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.CTCLoss(blank=0, zero_infinity=True)
+    CTCLoss()
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(None, None, reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
+
+
+__all__ += ["CTCLoss"]
+
+
+class NLLLoss2d(NLLLoss):
+    """:class:`NLLLoss` under its deprecated name (PyTorch keeps it for old scripts).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.NLLLoss2d()
+    NLLLoss2d()
+    """
+
+
+__all__ += ["NLLLoss2d"]

@@ -5,6 +5,7 @@ job during backward (see :mod:`numbagrad.distributed` and the docs page "Beyond 
 machine").
 """
 
+from numbagrad.nn.parallel._data_parallel import DataParallel
 from numbagrad.nn.parallel.distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel"]

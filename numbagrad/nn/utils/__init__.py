@@ -152,3 +152,7 @@ def vector_to_parameters(vec, parameters):
         n = p.numel()
         p.data = vec[pointer : pointer + n].view(tuple(p.shape)).data
         pointer += n
+
+
+# the submodules scripts import from (``torch.nn.utils.rnn``), loaded with the package
+from numbagrad.nn.utils import parametrizations, parametrize, rnn  # noqa: E402, F401
