@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import types as pytypes
 import typing
 
 import numpy as np
@@ -184,10 +185,12 @@ class CustomOpDef:
         self._setup_context = None
         self._vmap = None
         self._signature = inspect.signature(fn.py_func if _is_numba(fn) else fn)
-        self._kernel_prim = type(
+        # (a user's op is not one of numbagrad's primitives: not in the registry)
+        self._kernel_prim = pytypes.new_class(
             f"{ns}_{opname}",
             (CustomOpKernel,),
-            {"op": self, "grad_fn": f"{opname}Backward", "__module__": __name__},
+            {"register": False},
+            lambda body: body.update(op=self, grad_fn=f"{opname}Backward", __module__=__name__),
         )
         self._function = None
         _OPS[name] = self

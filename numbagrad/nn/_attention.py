@@ -12,6 +12,7 @@ from numbagrad import _dtype as D
 from numbagrad import ops as _ops
 from numbagrad._creation import ones, zeros
 from numbagrad._tensor import Tensor
+from numbagrad.nn._functional_core import dropout, linear, pad
 
 __all__ = ["multi_head_attention_forward", "scaled_dot_product_attention"]
 
@@ -29,8 +30,6 @@ def _masked_softmax(scores, may_mask_rows):
 
 
 def _dropout(x, p, training=True):
-    from numbagrad.nn.functional import dropout
-
     return dropout(x, p, training)
 
 
@@ -123,8 +122,6 @@ def _canonical_mask(mask, name, target_dtype):
 
 
 def _in_projection(q, k, v, w_q, w_k, w_v, b_q, b_k, b_v):
-    from numbagrad.nn.functional import linear
-
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
@@ -158,8 +155,6 @@ def multi_head_attention_forward(
     """PyTorch's ``F.multi_head_attention_forward``: inputs ``(L, N, E)`` (or unbatched
     ``(L, E)``); returns ``(attn_output, attn_weights)`` (weights None unless
     ``need_weights``, averaged over heads with ``average_attn_weights``)."""
-    from numbagrad.nn.functional import linear, pad
-
     is_batched = query.ndim == 3
     if query.ndim not in (2, 3):
         raise AssertionError(

@@ -14,8 +14,10 @@ from numbagrad import _dtype as D
 from numbagrad import ops as _ops
 from numbagrad._creation import arange, rand, rand_like, tensor, zeros
 from numbagrad._tensor import Tensor
+from numbagrad.nn import _functional_core as _core
 from numbagrad.nn._primitives import Elu, Hardtanh
 from numbagrad.ops._op import bind
+from numbagrad.ops.inplace import inplace
 
 __all__ = [
     "alpha_dropout",
@@ -61,14 +63,10 @@ __all__ = [
 
 
 def _nnf():
-    from numbagrad.nn import functional
-
-    return functional
+    return _core
 
 
 def _inplace_apply(input, fn):
-    from numbagrad.ops.inplace import inplace
-
     return inplace(input, fn)
 
 

@@ -31,17 +31,19 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._core.graph import SavedOutput
 from numbagrad._creation import zeros
+from numbagrad.kernels import module as kernel_module
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import front
 
 __all__ = ["GruLayer", "LstmLayer", "RnnLayer", "rnn_layer"]
 
 
-def _kernels():
-    """The cell kernels, imported on first use (``import numbagrad`` loads no JIT)."""
-    from numbagrad.kernels.cpu import rnn
+_RNN_KERNELS = kernel_module("rnn")  # imported on first use (NOTE [Lazy kernels])
 
-    return rnn
+
+def _kernels():
+    """The cell kernels (``numbagrad.kernels.cpu.rnn``)."""
+    return _RNN_KERNELS
 
 
 def _steps(T, reverse):

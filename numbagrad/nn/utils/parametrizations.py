@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from numbagrad import _dtype as _D
+from numbagrad import linalg
 from numbagrad import ops as _ops
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import arange as _arange
@@ -153,7 +154,6 @@ def _householder_product(A, tau):
 
 def _make_orthogonal(A):
     """The Q of A's QR decomposition with R's diagonal made positive."""
-    from numbagrad import linalg
 
     q, r = linalg.qr(A)
     return q * _ops.sign(_ops.diagonal(r, 0, -2, -1)).unsqueeze(-2)
@@ -193,12 +193,8 @@ class _Orthogonal(Module):
                 X = _ops.cat([X, pad], -1)
             A = X - X.transpose(-2, -1)
             if self.orthogonal_map == "matrix_exp":
-                from numbagrad import linalg
-
                 Q = linalg.matrix_exp(A)
             else:
-                from numbagrad import linalg
-
                 eye = _eye(n, n, dtype=A.dtype)
                 Q = linalg.solve(eye - A * 0.5, eye + A * 0.5)
             if n != k:
