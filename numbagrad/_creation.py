@@ -647,7 +647,10 @@ class Generator:
         if self.gen is None:  # a CUDA generator: a new seed starts its stream over
             self._offset = 0
         else:
-            self.gen = np.random.default_rng(self._seed)
+            # reseeded in place: draws recorded by a compiled function keep reading this
+            # generator (the same stream as a new default_rng(seed))
+            fresh = np.random.default_rng(self._seed).bit_generator.state
+            self.gen.bit_generator.state = fresh
         return self
 
     def seed(self) -> int:
@@ -862,6 +865,8 @@ def _random(make, size, requires_grad, device, what, np_dtype=None):
     if HOOKS.random is not None:
         batched = HOOKS.random(make, size, what)
         if batched is not None:
+            if requires_grad and type(batched) is Tensor:  # (a draw a compile trace recorded)
+                batched.requires_grad = True
             return batched
     if np_dtype is None:
         return _finish(make(size), requires_grad, device)

@@ -319,18 +319,32 @@ def test_in_place_on_an_input_happens_once():
     np.testing.assert_array_equal(out.numpy(), 2.0)
 
 
-def test_random_draws_break_and_match_eager_numbers():
+def test_random_draws_are_recorded_and_match_eager_numbers():
     def f(x):
         return x + ng.randn(3)
 
     c = ng.compile(f)
-    ng.manual_seed(3)
-    with pytest.warns(UserWarning, match="random"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # recorded, not a graph break
+        ng.manual_seed(3)
         a = c(ng.zeros(3))
-    b = c(ng.zeros(3))
+        b = c(ng.zeros(3))
     ng.manual_seed(3)
     np.testing.assert_array_equal(a.numpy(), ng.randn(3).numpy())
     np.testing.assert_array_equal(b.numpy(), ng.randn(3).numpy())
+
+
+def test_a_draw_from_tensors_breaks_and_matches_eager_numbers():
+    def f(p):
+        return ng.bernoulli(p) * 2
+
+    c = ng.compile(f)
+    p = ng.full((5,), 0.5)
+    ng.manual_seed(3)
+    with pytest.warns(UserWarning, match="random draw"):
+        a = c(p)
+    ng.manual_seed(3)
+    np.testing.assert_array_equal(a.numpy(), f(p).numpy())
 
 
 def test_cache_size_limit_falls_back_with_one_warning(monkeypatch):
@@ -539,3 +553,37 @@ def test_function_leaving_numbagrad_is_one_opaque_call():
     (gr,) = ng.autograd.grad(f(x, w), x, create_graph=True)
     (hr,) = ng.autograd.grad(gr.sum(), x)
     np.testing.assert_allclose(h.numpy(), hr.numpy(), rtol=1e-12)
+
+
+def test_dropout_draws_the_eager_numbers_every_call():
+    ng.manual_seed(0)
+    model = ng.nn.Sequential(
+        ng.nn.Linear(8, 16), ng.nn.ReLU(), ng.nn.Dropout(0.3), ng.nn.Linear(16, 1)
+    )
+    cm = ng.compile(model)
+    x = ng.randn(32, 8)
+    results = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no graph break
+        for m in (model, cm, cm):
+            ng.manual_seed(5)
+            out = m(x).sum()
+            out.backward()
+            results.append((out.item(), model[0].weight.grad.numpy().copy()))
+            model.zero_grad()
+    for out, g in results[1:]:
+        np.testing.assert_allclose(out, results[0][0], rtol=1e-6)
+        np.testing.assert_allclose(g, results[0][1], rtol=1e-5, atol=1e-7)
+
+
+def test_an_unused_draw_still_advances_the_generator():
+    def f(x):
+        ng.rand(2)  # unused, but eager mode draws it
+        return x + ng.rand(3)
+
+    c = ng.compile(f)
+    for _ in range(2):
+        ng.manual_seed(1)
+        a = c(ng.zeros(3))
+        ng.manual_seed(1)
+        np.testing.assert_array_equal(a.numpy(), f(ng.zeros(3)).numpy())

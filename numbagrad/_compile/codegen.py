@@ -203,8 +203,8 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
     ``outputs`` (atoms); returns a ``Program``."""
     needed = {id(a) for a in outputs if type(a) is Var}
     kept = []
-    for e in reversed(eqns):  # dead code out
-        if any(id(o) in needed for o in e.outs):
+    for e in reversed(eqns):  # dead code out (not a random draw: the stream must advance)
+        if getattr(e.prim, "effect", False) or any(id(o) in needed for o in e.outs):
             kept.append(e)
             needed.update(id(a) for a in e.ins if type(a) is Var)
     kept.reverse()

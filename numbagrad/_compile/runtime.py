@@ -39,7 +39,7 @@ import numpy as np
 from numbagrad._compile import codegen
 from numbagrad._compile.graph import Graph, Var
 from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
-from numbagrad._compile.trace import GraphBreak, OpaqueFunction, trace
+from numbagrad._compile.trace import PENDING_DRAWS, Draw, GraphBreak, OpaqueFunction, trace
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import Node, edge_of, saved_value
 from numbagrad._core.interpreter import EVAL, bind, current_interpreter
@@ -202,6 +202,7 @@ class _Entry:
         "captured_meta",
         "compile_s",
         "diff_outputs",
+        "draw_pos",
         "fwd",
         "fwd_grad",
         "guards",
@@ -340,8 +341,13 @@ class CompiledFunction:
                 file=sys.stderr,
             )
         # the traced call ran the function eagerly on aliases of the inputs; this call's
-        # result comes from the compiled code, wired to the real inputs' histories
-        return self._run(entry, tensors)
+        # result comes from the compiled code, wired to the real inputs' histories, with
+        # the random numbers the trace drew
+        PENDING_DRAWS[:] = tr.drawn
+        try:
+            return self._run(entry, tensors)
+        finally:
+            PENDING_DRAWS.clear()
 
     def _graph_break(self, key, e, args, kwargs):
         if self.fullgraph:
@@ -386,6 +392,7 @@ class CompiledFunction:
         )
         en.fwd = codegen.build(fin, tr.fwd.eqns, tr.fwd.outputs, "forward")
         en.bwd = None
+        en.draw_pos = {}
         en.fwd_grad = None
         if tr.bwd is not None and _recompute(tr):
             # small and all fused: the backward recomputes the forward from the inputs in
@@ -404,6 +411,12 @@ class CompiledFunction:
             en.target_set = frozenset(tr.targets)
         elif tr.bwd is not None:
             res_eqn = [v for v in tr.residuals if v.kind == "eqn"]
+            # the random draws are kept too: a double backward replays the forward with the
+            # numbers this call drew (``_replay``)
+            for e in tr.fwd.eqns:
+                if e.prim is Draw and e.outs[0] not in res_eqn:
+                    res_eqn.append(e.outs[0])
+            en.draw_pos = {id(v): k for k, v in enumerate(res_eqn)}
             en.res_inputs = [
                 ("in", index_of[id(v)]) if v.kind != "eqn" else ("out", res_eqn.index(v))
                 for v in tr.residuals
@@ -577,6 +590,9 @@ def _replay(node, grads):
 
     for e in tr.fwd.eqns:
         args = [val(a) for a in e.ins]
+        if e.prim is Draw:  # the numbers the forward drew
+            env[id(e.outs[0])] = Tensor._make(node._saved[en.draw_pos[id(e.outs[0])]])
+            continue
         if e.prim is OpaqueFunction:
             p = e.params
             full, it, cpos = [], iter(args), dict(p["consts"])

@@ -48,6 +48,8 @@ from numbagrad.autograd.function import apply_eager
 from numbagrad.ops._op import Primitive
 
 __all__ = [
+    "PENDING_DRAWS",
+    "Draw",
     "GraphBreak",
     "OpaqueFunction",
     "OpaqueFunctionBackward",
@@ -90,10 +92,13 @@ class Recorder(Interpreter):
         "__weakref__",
         "bwd_eqns",
         "by_array",
+        "drawn",
+        "draws",
         "eqns",
         "keep",
         "opaque",
         "phase",
+        "unrecorded",
         "vars",
         "weak",
     )
@@ -107,6 +112,9 @@ class Recorder(Interpreter):
         self.bwd_eqns = []
         self.phase = "fwd"
         self.opaque = 0  # > 0 while an opaque Function runs
+        self.draws = 0  # random draws recorded (``record_draw``)
+        self.drawn = []  # their values, in order
+        self.unrecorded = None  # what drew without being recorded
         # tensors made by creation functions while tracing point here (``_born_in``)
         self.weak = weakref.ref(self)
 
@@ -233,6 +241,22 @@ class Recorder(Interpreter):
                     o._grad_fn = node
         return out
 
+    def record_draw(self, make, size):
+        """A random draw (``_creation``'s factories, through the random hook): drawn now
+        and recorded as a ``Draw`` equation, which draws anew on every compiled call."""
+        t = Tensor._make(make(size))
+        self.drawn.append(t._data)
+        v = self.new_var(t, "eqn")
+        (self.eqns if self.phase == "fwd" else self.bwd_eqns).append(
+            Eqn(Draw, [], {"make": make, "size": size}, [v])
+        )
+        self.draws += 1
+        return t
+
+    def unrecorded_draw(self, what):
+        """A draw this recorder cannot record (under vmap, in place, from tensors)."""
+        self.unrecorded = what
+
     def data_read(self, t, what):
         """Called before a tensor's values are read into Python or written in place."""
         if self.opaque:
@@ -336,6 +360,25 @@ class OpaqueFunctionBackward(Primitive, register=False):
         return out[0] if len(out) == 1 else tuple(out)
 
 
+class Draw(Primitive, register=False):
+    """A random draw in a compiled program: ``make(size)`` on every call, from the same
+    generator in the same order as the eager call (NOTE [Compile traces])."""
+
+    differentiable = False
+    effect = True  # never dropped as dead code: the generator must advance as eagerly
+
+    @staticmethod
+    def impl(be, make, size):
+        if PENDING_DRAWS:  # the call that traced: the numbers the trace drew
+            return PENDING_DRAWS.pop(0)
+        return make(size)
+
+
+# the traced call's own draws, which the compiled code it then runs uses instead of drawing
+# again (``CompiledFunction._compile``)
+PENDING_DRAWS: list = []
+
+
 def _own_attrs(prim):
     names = set()
     for k in prim.__mro__:
@@ -360,6 +403,7 @@ class Trace:
         "bwd_consts",
         "captured",
         "diff_outputs",
+        "drawn",
         "fwd",
         "out_grad",
         "residuals",
@@ -390,8 +434,10 @@ def trace(fn, args, kwargs, tensor_positions):
         result = fn(*targs, **tkwargs)
         out_leaves, treedef = tree_flatten(result)
         out_atoms = [rec.atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
-        if _rng_moved(rng, _creation.get_rng_state()):
-            raise GraphBreak("a random draw (it must draw anew on every call)")
+        if rec.unrecorded is not None:
+            raise GraphBreak(f"a random draw that cannot be recorded ({rec.unrecorded})")
+        if rec.draws == 0 and _rng_moved(rng, _creation.get_rng_state()):
+            raise GraphBreak("a random draw outside numbagrad's factories")
         tr = Trace()
         tr.result, tr.treedef = result, treedef
         tr.out_grad = [isinstance(o, Tensor) and o._requires_grad for o in out_leaves]
@@ -420,6 +466,7 @@ def trace(fn, args, kwargs, tensor_positions):
             raise GraphBreak("a tensor was written in place while tracing")
     n_args = len(tensor_positions)
     tr.captured = [rec.keep[v.index][0] for v in tr.fwd.inputs[n_args:]]
+    tr.drawn = rec.drawn
     return tr
 
 

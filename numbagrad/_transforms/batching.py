@@ -291,7 +291,10 @@ def _random_hook(make, size, what, fill=None):
     interp = current_interpreter()
     levels = []
     fill_levels = None
+    recorder = None  # a numbagrad.compile trace (NOTE [Compile traces])
     while interp is not None and interp is not EVAL:
+        if getattr(type(interp), "record_draw", None) is not None:
+            recorder = interp
         if type(interp) is BatchInterpreter and interp.alive:
             if interp.randomness == "error":
                 raise RuntimeError(_RANDOM_ERROR)
@@ -308,6 +311,11 @@ def _random_hook(make, size, what, fill=None):
                         raise RuntimeError(_INPLACE_UNBATCHED)
                 levels.append(interp)
         interp = interp.parent
+    if recorder is not None:  # a draw a compiled call must make anew on every call
+        if levels or fill is not None or make is None:
+            recorder.unrecorded_draw(what)
+        else:
+            return recorder.record_draw(make, tuple(size))
     if not levels:
         return None
     levels.reverse()  # outermost first: its batch is the first dimension
@@ -324,6 +332,11 @@ def _random_op(fn, args, what):
     interp = current_interpreter()
     if interp is EVAL:
         return None
+    i = interp
+    while i is not None and i is not EVAL:
+        if getattr(type(i), "record_draw", None) is not None:
+            i.unrecorded_draw(what)  # (a draw from tensors: not recorded yet)
+        i = i.parent
     return _random_op_at(interp, fn, list(args), what)
 
 
