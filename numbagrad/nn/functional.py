@@ -1234,3 +1234,10 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+# -- convolutions, pooling, normalisation (nn/_conv_functional.py) ------------------------
+from numbagrad.nn._conv_functional import *  # noqa: E402, F403
+from numbagrad.nn._conv_functional import __all__ as _conv_all  # noqa: E402
+
+__all__ += _conv_all

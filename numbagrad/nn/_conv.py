@@ -1,0 +1,224 @@
+"""The sliding-window primitives behind convolutions and max pooling.
+
+NOTE [Convolution design]
+A convolution is ``im2col`` followed by one matrix product, and both halves are ops with
+rules of their own:
+
+- ``Im2Col`` (PyTorch's ``unfold``) takes ``x`` of shape ``(*lead, C, *spatial)`` (1 to 3
+  spatial dims) to its columns ``(C * prod(kernel), *lead, L)``, ``L`` the output
+  positions; zero padding, stride and dilation are its params. It is linear, and its VJP
+  is ``Col2Im`` (PyTorch's ``fold``), the adjoint, whose VJP is ``Im2Col`` again.
+- ``conv`` is then ``weight.view(G, O/G, C/G * K) @ cols.view(G, C/G * K, N * L)`` (``G``
+  the groups; one GEMM per group over the whole batch, the batch being inside the
+  columns), plus the bias, moved to ``(N, O, *out)``: its input gradient is
+  ``Col2Im(W^T @ g)`` (the transposed
+  convolution), its weight gradient ``g @ cols^T`` (the convolution of the input with the
+  gradient), each a product of ops, so double backward, JVP (the ops are linear and
+  bilinear) and ``vmap`` (leading dims are a batch: a ``vmap`` dim folds into them) come
+  from the ops' own rules. ``conv_transpose`` is the same two ops the other way round:
+  ``Col2Im(W^T @ x)``.
+
+Measured on the 2-core CI machine (float32, the MNIST CNN's second layer, 32 -> 64
+channels 3x3 on 64 x 26 x 26; ``asv_bench/benchmarks/bench_conv.py``): the columns cost a
+fraction of the product, which runs in BLAS at its full speed, where a direct ``@njit``
+loop nest (``prange`` over output channels, the 3x3 taps unrolled by LLVM) ran several
+times slower than the GEMM; the columns are saved by the product for the weight
+gradient, so the backward does not recompute them.
+
+Max pooling is ``MaxPoolIndices`` (the argmax of each window, a kernel; no gradient, as
+PyTorch's ``indices`` output) followed by a gather of the input at those indices, so its
+gradient is a scatter-add and its second derivative a gather, both ops with rules.
+``AdaptiveMaxIndices`` does the same for adaptive windows. The kernels are in
+``numbagrad/kernels/cpu/conv.py``; CUDA arrays raise ``NotImplementedError`` naming the
+op (docs/gpu.rst).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from numbagrad import ops as F
+from numbagrad.kernels.cpu import conv as K
+from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._rules import front
+
+__all__ = ["AdaptiveMaxIndices", "Col2Im", "Im2Col", "MaxPoolIndices"]
+
+
+def _cpu_only(name, *arrays):
+    for a in arrays:
+        if not isinstance(a, np.ndarray):
+            raise NotImplementedError(
+                f"{name} is not implemented for CUDA tensors yet; move the tensor to the CPU "
+                "with .cpu()"
+            )
+
+
+def _three(v, fill):
+    """A 1- to 3-tuple as 3 entries, ``fill`` in front."""
+    return (fill,) * (3 - len(v)) + tuple(v)
+
+
+def out_size(n, k, s, p, d):
+    """Output length of a window ``k`` (dilation ``d``) at stride ``s`` over ``n`` padded by
+    ``p`` on each side."""
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _work_dtype(dt):
+    # the kernels run in float32 or float64 (float16: in float32, as PyTorch's CPU)
+    return np.dtype(np.float32) if dt == np.float16 else dt
+
+
+class Im2Col(Primitive):
+    """The columns of a convolution (PyTorch's ``unfold`` for any of 1 to 3 spatial dims,
+    with the leading dims moved after the column index): ``x`` of shape ``(*lead, C,
+    *spatial)`` to ``(C * prod(kernel), *lead, L)``, channel major then kernel offsets,
+    ``L`` the output positions in C order; positions in the zero ``padding`` read 0. With
+    the batch inside, a convolution is one GEMM over ``N * L``. Linear; its adjoint is
+    ``Col2Im``."""
+
+    linearity = "linear"
+    grad_fn = "Im2ColBackward0"
+
+    @staticmethod
+    def impl(be, x, *, kernel, stride, padding, dilation):
+        _cpu_only("im2col (unfold/conv)", x)
+        k = len(kernel)
+        sp = x.shape[x.ndim - k :]
+        c = x.shape[x.ndim - k - 1]
+        lead = x.shape[: x.ndim - k - 1]
+        osz = tuple(
+            out_size(n, kk, s, p, d)
+            for n, kk, s, p, d in zip(sp, kernel, stride, padding, dilation)
+        )
+        b = math.prod(lead)
+        dt = _work_dtype(x.dtype)
+        x5 = np.ascontiguousarray(x.reshape((b, c) + _three(sp, 1)), dtype=dt)
+        kk = _three(kernel, 1)
+        cols = np.empty((c,) + kk + (b, math.prod(osz)), dtype=dt)
+        if cols.size:
+            K.im2col(
+                x5, *kk, *_three(stride, 1), *_three(padding, 0), *_three(dilation, 1),
+                *_three(osz, 1), cols,
+            )
+        out = cols.reshape((c * math.prod(kernel),) + lead + (math.prod(osz),))
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def vjp(ctx, g, *, kernel, stride, padding, dilation):
+        shape = ctx.input_shape(0)
+        p = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
+        return (bind(Col2Im, (g,), dict(p, size=tuple(shape[len(shape) - len(kernel) :]))),)
+
+    @staticmethod
+    def batch(args, dims, **params):
+        (x,), (d,) = args, dims
+        return bind(Im2Col, (front(x, d),), params), 1
+
+
+class Col2Im(Primitive):
+    """The adjoint of ``Im2Col`` (PyTorch's ``fold``): columns ``(C * prod(kernel), *lead,
+    L)`` summed into an image ``(*lead, C, *size)``; entries in the padding are dropped."""
+
+    linearity = "linear"
+    grad_fn = "Col2ImBackward0"
+
+    @staticmethod
+    def impl(be, cols, *, kernel, stride, padding, dilation, size):
+        _cpu_only("col2im (fold/conv_transpose)", cols)
+        kprod = math.prod(kernel)
+        lead = cols.shape[1:-1]
+        c = cols.shape[0] // kprod
+        osz = tuple(
+            out_size(n, kk, s, p, d)
+            for n, kk, s, p, d in zip(size, kernel, stride, padding, dilation)
+        )
+        b = math.prod(lead)
+        dt = _work_dtype(cols.dtype)
+        kk = _three(kernel, 1)
+        c6 = np.ascontiguousarray(cols.reshape((c,) + kk + (b, math.prod(osz))), dtype=dt)
+        out = np.zeros((b, c) + _three(size, 1), dtype=dt)
+        if c6.size and out.size:
+            K.col2im(
+                c6, *kk, *_three(stride, 1), *_three(padding, 0), *_three(dilation, 1),
+                *_three(osz, 1), out,
+            )
+        return out.reshape(lead + (c,) + tuple(size)).astype(cols.dtype, copy=False)
+
+    @staticmethod
+    def vjp(ctx, g, *, kernel, stride, padding, dilation, size):
+        p = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
+        return (bind(Im2Col, (g,), p),)
+
+    @staticmethod
+    def batch(args, dims, **params):
+        (x,), (d,) = args, dims
+        return bind(Col2Im, (F.movedim(x, d, 1) if d != 1 else x,), params), 0
+
+
+class MaxPoolIndices(Primitive):
+    """For ``x`` of shape ``(*lead, *spatial)`` (1 to 3 spatial dims), the flat index into
+    each unpadded ``spatial`` plane of the maximum of every pooling window (PyTorch's
+    ``indices``: int64, the first maximum, NaN wins; ``-inf`` padding is never chosen).
+    Data, with no gradient: ``max_pool`` gathers ``x`` at these indices."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, x, *, kernel, stride, padding, dilation, out):
+        _cpu_only("max_pool", x)
+        k = len(kernel)
+        sp = x.shape[x.ndim - k :]
+        lead = x.shape[: x.ndim - k]
+        b = math.prod(lead)
+        x4 = np.ascontiguousarray(x.reshape((b,) + _three(sp, 1)), dtype=_work_dtype(x.dtype))
+        res = np.empty((b,) + _three(out, 1), dtype=np.int64)
+        if res.size:
+            K.max_pool_indices(
+                x4, *_three(kernel, 1), *_three(stride, 1), *_three(padding, 0),
+                *_three(dilation, 1), res,
+            )
+        return res.reshape(lead + tuple(out))
+
+    @staticmethod
+    def batch(args, dims, **params):
+        (x,), (d,) = args, dims
+        return bind(MaxPoolIndices, (front(x, d),), params), 0
+
+
+class AdaptiveMaxIndices(Primitive):
+    """For ``x`` of shape ``(*lead, *spatial)``, the flat index of the maximum of each
+    adaptive window (``[floor(i n / out), ceil((i + 1) n / out))`` per dim) of
+    ``adaptive_max_pool``: int64 data, no gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def impl(be, x, *, out):
+        _cpu_only("adaptive_max_pool", x)
+        k = len(out)
+        sp = x.shape[x.ndim - k :]
+        lead = x.shape[: x.ndim - k]
+        b = math.prod(lead)
+        x4 = np.ascontiguousarray(x.reshape((b,) + _three(sp, 1)), dtype=_work_dtype(x.dtype))
+        res = np.empty((b,) + _three(out, 1), dtype=np.int64)
+        if res.size:
+            K.adaptive_max_indices(x4, res)
+        return res.reshape(lead + tuple(out))
+
+    @staticmethod
+    def batch(args, dims, **params):
+        (x,), (d,) = args, dims
+        return bind(AdaptiveMaxIndices, (front(x, d),), params), 0
+
+
+def gather_windows(x, idx, k):
+    """``x`` (``(*lead, *spatial)``, ``k`` spatial dims) at the flat per-plane indices
+    ``idx`` (``(*lead, *out)``): the pooled values, differentiable through ``gather``."""
+    lead = tuple(x.shape[: x.ndim - k])
+    flat = F.reshape(x, lead + (-1,))
+    fi = F.reshape(idx, lead + (-1,))
+    return F.reshape(F.gather(flat, len(lead), fi), tuple(idx.shape))
