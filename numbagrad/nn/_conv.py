@@ -26,8 +26,9 @@ times slower than the GEMM; the columns are saved by the product for the weight
 gradient, so the backward does not recompute them.
 
 Max pooling is ``MaxPoolIndices`` (the argmax of each window, a kernel; no gradient, as
-PyTorch's ``indices`` output) followed by a gather of the input at those indices, so its
-gradient is a scatter-add and its second derivative a gather, both ops with rules.
+PyTorch's ``indices`` output) followed by ``WindowGather`` of the input at those indices,
+whose gradient is ``WindowScatter`` (a scatter-add) and whose second derivative is the
+gather again: linear primitives with rules, row-parallel kernels.
 ``AdaptiveMaxIndices`` does the same for adaptive windows. The kernels are in
 ``numbagrad/kernels/cpu/conv.py``; CUDA arrays raise ``NotImplementedError`` naming the
 op (docs/gpu.rst).
@@ -44,7 +45,14 @@ from numbagrad.kernels.cpu import conv as K
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import front
 
-__all__ = ["AdaptiveMaxIndices", "Col2Im", "Im2Col", "MaxPoolIndices"]
+__all__ = [
+    "AdaptiveMaxIndices",
+    "Col2Im",
+    "Im2Col",
+    "MaxPoolIndices",
+    "WindowGather",
+    "WindowScatter",
+]
 
 
 def _cpu_only(name, *arrays):
@@ -215,10 +223,86 @@ class AdaptiveMaxIndices(Primitive):
         return bind(AdaptiveMaxIndices, (front(x, d),), params), 0
 
 
+def _rows(be, a, dtype=None):
+    """``a`` as a C-contiguous ``(rows, last)`` array."""
+    return np.ascontiguousarray(a.reshape(-1, a.shape[-1]), dtype=dtype)
+
+
+def _both_front(args, dims):
+    """Both operands with the batch in front (an unbatched one expanded to it)."""
+    x, idx = args
+    dx, di = dims
+    b = x.shape[dx] if dx is not None else idx.shape[di]
+    x = front(x, dx) if dx is not None else F.expand(F.unsqueeze(x, 0), (b, *x.shape))
+    idx = front(idx, di) if di is not None else F.expand(F.unsqueeze(idx, 0), (b, *idx.shape))
+    return x, idx
+
+
+class WindowGather(Primitive):
+    """``out[..., q] = x[..., idx[..., q]]``: each row of ``x`` (``(*lead, P)``, a
+    flattened pooling plane) at the row's indices ``idx`` (``(*lead, Q)``, data from
+    ``MaxPoolIndices``, in range by construction). Linear in ``x``; its adjoint is
+    ``WindowScatter``."""
+
+    linearity = "linear"
+    data_operands = (1,)
+    saves_inputs = (1,)
+
+    @staticmethod
+    def impl(be, x, idx):
+        _cpu_only("max_pool", x)
+        dt = _work_dtype(x.dtype)
+        xr = _rows(be, x, dt)
+        ir = _rows(be, idx, np.int64)
+        out = np.empty(ir.shape, dtype=dt)
+        if out.size:
+            K.gather_rows(xr, ir, out)
+        return out.reshape(idx.shape).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def vjp(ctx, g):
+        (idx,) = ctx.saved()
+        return bind(WindowScatter, (g, idx), {"size": ctx.input_shape(0)[-1]}), None
+
+    @staticmethod
+    def batch(args, dims):
+        return bind(WindowGather, _both_front(args, dims), {}), 0
+
+
+class WindowScatter(Primitive):
+    """The adjoint of ``WindowGather``: ``g`` (``(*lead, Q)``) added into zero rows of
+    length ``size`` at ``idx``."""
+
+    linearity = "linear"
+    data_operands = (1,)
+    saves_inputs = (1,)
+
+    @staticmethod
+    def impl(be, g, idx, *, size):
+        _cpu_only("max_pool backward", g)
+        dt = _work_dtype(g.dtype)
+        gr = _rows(be, g, dt)
+        ir = _rows(be, idx, np.int64)
+        out = np.zeros((gr.shape[0], size), dtype=dt)
+        if gr.size:
+            K.scatter_add_rows(gr, ir, out)
+        return out.reshape(g.shape[:-1] + (size,)).astype(g.dtype, copy=False)
+
+    @staticmethod
+    def vjp(ctx, gg, *, size):
+        (idx,) = ctx.saved()
+        return bind(WindowGather, (gg, idx), {}), None
+
+    @staticmethod
+    def batch(args, dims, *, size):
+        return bind(WindowScatter, _both_front(args, dims), {"size": size}), 0
+
+
 def gather_windows(x, idx, k):
     """``x`` (``(*lead, *spatial)``, ``k`` spatial dims) at the flat per-plane indices
-    ``idx`` (``(*lead, *out)``): the pooled values, differentiable through ``gather``."""
+    ``idx`` (``(*lead, *out)``): the pooled values, differentiable through
+    ``WindowGather``/``WindowScatter``."""
     lead = tuple(x.shape[: x.ndim - k])
     flat = F.reshape(x, lead + (-1,))
     fi = F.reshape(idx, lead + (-1,))
-    return F.reshape(F.gather(flat, len(lead), fi), tuple(idx.shape))
+    return F.reshape(bind(WindowGather, (flat, fi), {}), tuple(idx.shape))

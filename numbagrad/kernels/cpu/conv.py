@@ -14,6 +14,8 @@ with size-1 leading spatial dims and a window of 1 there, so one kernel serves a
 - ``max_pool_indices`` / ``adaptive_max_indices``: for each output position the flat
   index (into the unpadded ``D*H*W`` plane) of the maximum of its window, as PyTorch's
   CPU kernels choose it (``val > max || isnan(val)`` from ``-inf``).
+- ``gather_rows`` / ``scatter_add_rows``: the pooled values at those indices, and the
+  adjoint that adds a gradient back at them (one row per plane).
 
 Arguments are C-contiguous arrays whose shapes the caller checked; nothing is checked
 here (Numba does no bounds checks): the caller passes windows whose every in-bounds tap
@@ -26,7 +28,14 @@ from numba import prange
 
 from numbagrad.kernels.cpu._jit import njit
 
-__all__ = ["adaptive_max_indices", "col2im", "im2col", "max_pool_indices"]
+__all__ = [
+    "adaptive_max_indices",
+    "col2im",
+    "gather_rows",
+    "im2col",
+    "max_pool_indices",
+    "scatter_add_rows",
+]
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -166,3 +175,21 @@ def adaptive_max_indices(x, out):
                                     bv = v
                                     best = (iz * nh + iy) * nw + ix
                     out[p, z, y, xx] = best
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def gather_rows(x, idx, out):
+    """``out[r, q] = x[r, idx[r, q]]`` for ``x`` ``(R, P)`` and ``idx``/``out`` ``(R, Q)``
+    (every index in ``[0, P)``: the pooling kernels' own output)."""
+    for r in prange(x.shape[0]):
+        for q in range(idx.shape[1]):
+            out[r, q] = x[r, idx[r, q]]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def scatter_add_rows(g, idx, out):
+    """``out[r, idx[r, q]] += g[r, q]`` (``out`` ``(R, P)`` zero-filled; indices in ``[0,
+    P)``); each row is one thread's, so there are no races."""
+    for r in prange(g.shape[0]):
+        for q in range(idx.shape[1]):
+            out[r, idx[r, q]] += g[r, q]
