@@ -75,6 +75,12 @@ def out_size(n, k, s, p, d):
     return (n + 2 * p - d * (k - 1) - 1) // s + 1
 
 
+def _blocks(size, kernel, stride, padding, dilation):
+    return tuple(
+        out_size(n, kk, s, p, d) for n, kk, s, p, d in zip(size, kernel, stride, padding, dilation)
+    )
+
+
 def _work_dtype(dt):
     # the kernels run in float32 or float64 (float16: in float32, as PyTorch's CPU)
     return np.dtype(np.float32) if dt == np.float16 else dt
@@ -85,23 +91,21 @@ class Im2Col(Primitive):
     with the leading dims moved after the column index): ``x`` of shape ``(*lead, C,
     *spatial)`` to ``(C * prod(kernel), *lead, L)``, channel major then kernel offsets,
     ``L`` the output positions in C order; positions in the zero ``padding`` read 0. With
-    the batch inside, a convolution is one GEMM over ``N * L``. Linear; its adjoint is
-    ``Col2Im``."""
+    the batch inside, a convolution is one GEMM over ``N * L``. ``blocks`` (None: as many
+    as fit) sets the number of windows per dim, for a transposed convolution whose output
+    padding reaches past the last window. Linear; its adjoint is ``Col2Im``."""
 
     linearity = "linear"
     grad_fn = "Im2ColBackward0"
 
     @staticmethod
-    def impl(be, x, *, kernel, stride, padding, dilation):
+    def impl(be, x, *, kernel, stride, padding, dilation, blocks=None):
         _cpu_only("im2col (unfold/conv)", x)
         k = len(kernel)
         sp = x.shape[x.ndim - k :]
         c = x.shape[x.ndim - k - 1]
         lead = x.shape[: x.ndim - k - 1]
-        osz = tuple(
-            out_size(n, kk, s, p, d)
-            for n, kk, s, p, d in zip(sp, kernel, stride, padding, dilation)
-        )
+        osz = blocks or _blocks(sp, kernel, stride, padding, dilation)
         b = math.prod(lead)
         dt = _work_dtype(x.dtype)
         x5 = np.ascontiguousarray(x.reshape((b, c) + _three(sp, 1)), dtype=dt)
@@ -116,10 +120,11 @@ class Im2Col(Primitive):
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
-    def vjp(ctx, g, *, kernel, stride, padding, dilation):
+    def vjp(ctx, g, *, kernel, stride, padding, dilation, blocks=None):
         shape = ctx.input_shape(0)
         p = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
-        return (bind(Col2Im, (g,), dict(p, size=tuple(shape[len(shape) - len(kernel) :]))),)
+        size = tuple(shape[len(shape) - len(kernel) :])
+        return (bind(Col2Im, (g,), dict(p, size=size, blocks=blocks)),)
 
     @staticmethod
     def batch(args, dims, **params):
@@ -135,15 +140,12 @@ class Col2Im(Primitive):
     grad_fn = "Col2ImBackward0"
 
     @staticmethod
-    def impl(be, cols, *, kernel, stride, padding, dilation, size):
+    def impl(be, cols, *, kernel, stride, padding, dilation, size, blocks=None):
         _cpu_only("col2im (fold/conv_transpose)", cols)
         kprod = math.prod(kernel)
         lead = cols.shape[1:-1]
         c = cols.shape[0] // kprod
-        osz = tuple(
-            out_size(n, kk, s, p, d)
-            for n, kk, s, p, d in zip(size, kernel, stride, padding, dilation)
-        )
+        osz = blocks or _blocks(size, kernel, stride, padding, dilation)
         b = math.prod(lead)
         dt = _work_dtype(cols.dtype)
         kk = _three(kernel, 1)
@@ -157,9 +159,9 @@ class Col2Im(Primitive):
         return out.reshape(lead + (c,) + tuple(size)).astype(cols.dtype, copy=False)
 
     @staticmethod
-    def vjp(ctx, g, *, kernel, stride, padding, dilation, size):
+    def vjp(ctx, g, *, kernel, stride, padding, dilation, size, blocks=None):
         p = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
-        return (bind(Im2Col, (g,), p),)
+        return (bind(Im2Col, (g,), dict(p, blocks=blocks)),)
 
     @staticmethod
     def batch(args, dims, **params):

@@ -329,7 +329,9 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     w = _ops.transpose(_ops.reshape(weight, (groups, ipg, opg * kp)), -1, -2)
     cols = _ops.reshape(_ops.matmul(w, xr), (out_c * kp, n, ln))
     params = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
-    out = bind(Col2Im, (cols,), dict(params, size=size))
+    # (an output padding of at least the stride, allowed below the dilation, makes room for
+    # more windows than the input has positions: the count is given)
+    out = bind(Col2Im, (cols,), dict(params, size=size, blocks=spatial))
     if bias is not None:
         out = out + _ops.reshape(bias, (out_c,) + (1,) * k)
     return _ops.squeeze(out, 0) if unbatched else out
