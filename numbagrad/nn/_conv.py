@@ -41,7 +41,6 @@ import math
 import numpy as np
 
 from numbagrad import ops as F
-from numbagrad.kernels.cpu import conv as K
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import front
 
@@ -53,6 +52,13 @@ __all__ = [
     "WindowGather",
     "WindowScatter",
 ]
+
+
+def _kernels():
+    # imported on first use: ``import numbagrad`` loads no JIT compiler (tests/test_layers.py)
+    from numbagrad.kernels.cpu import conv
+
+    return conv
 
 
 def _cpu_only(name, *arrays):
@@ -112,7 +118,7 @@ class Im2Col(Primitive):
         kk = _three(kernel, 1)
         cols = np.empty((c,) + kk + (b, math.prod(osz)), dtype=dt)
         if cols.size:
-            K.im2col(
+            _kernels().im2col(
                 x5, *kk, *_three(stride, 1), *_three(padding, 0), *_three(dilation, 1),
                 *_three(osz, 1), cols,
             )
@@ -152,7 +158,7 @@ class Col2Im(Primitive):
         c6 = np.ascontiguousarray(cols.reshape((c,) + kk + (b, math.prod(osz))), dtype=dt)
         out = np.zeros((b, c) + _three(size, 1), dtype=dt)
         if c6.size and out.size:
-            K.col2im(
+            _kernels().col2im(
                 c6, *kk, *_three(stride, 1), *_three(padding, 0), *_three(dilation, 1),
                 *_three(osz, 1), out,
             )
@@ -187,7 +193,7 @@ class MaxPoolIndices(Primitive):
         x4 = np.ascontiguousarray(x.reshape((b,) + _three(sp, 1)), dtype=_work_dtype(x.dtype))
         res = np.empty((b,) + _three(out, 1), dtype=np.int64)
         if res.size:
-            K.max_pool_indices(
+            _kernels().max_pool_indices(
                 x4, *_three(kernel, 1), *_three(stride, 1), *_three(padding, 0),
                 *_three(dilation, 1), res,
             )
@@ -216,7 +222,7 @@ class AdaptiveMaxIndices(Primitive):
         x4 = np.ascontiguousarray(x.reshape((b,) + _three(sp, 1)), dtype=_work_dtype(x.dtype))
         res = np.empty((b,) + _three(out, 1), dtype=np.int64)
         if res.size:
-            K.adaptive_max_indices(x4, res)
+            _kernels().adaptive_max_indices(x4, res)
         return res.reshape(lead + tuple(out))
 
     @staticmethod
@@ -258,7 +264,7 @@ class WindowGather(Primitive):
         ir = _rows(be, idx, np.int64)
         out = np.empty(ir.shape, dtype=dt)
         if out.size:
-            K.gather_rows(xr, ir, out)
+            _kernels().gather_rows(xr, ir, out)
         return out.reshape(idx.shape).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -287,7 +293,7 @@ class WindowScatter(Primitive):
         ir = _rows(be, idx, np.int64)
         out = np.zeros((gr.shape[0], size), dtype=dt)
         if gr.size:
-            K.scatter_add_rows(gr, ir, out)
+            _kernels().scatter_add_rows(gr, ir, out)
         return out.reshape(g.shape[:-1] + (size,)).astype(g.dtype, copy=False)
 
     @staticmethod
