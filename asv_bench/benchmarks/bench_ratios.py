@@ -12,7 +12,7 @@ import gc
 import statistics
 import time
 
-from . import bench_eager, bench_function, bench_transforms
+from . import bench_conv, bench_eager, bench_function, bench_transforms
 from ._common import load_backend
 
 # name -> (workload class, its timed method); the small and medium workloads only: the large
@@ -23,6 +23,8 @@ WORKLOADS = {
     "jacrev256": (bench_transforms.JacrevTanh, "time_jacrev"),
     "per_example512": (bench_transforms.PerExampleGrads, "time_per_example"),
     "hessian64": (bench_transforms.HessianRosenbrock, "time_hessian"),
+    "mnist_cnn_step": (bench_conv.MnistStep, "time_step"),
+    "conv1d_bn_step": (bench_conv.Conv1dBNStep, "time_step"),
 }
 
 REPEATS = 7  # interleaved samples per backend

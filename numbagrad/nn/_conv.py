@@ -18,12 +18,13 @@ rules of their own:
   from the ops' own rules. ``conv_transpose`` is the same two ops the other way round:
   ``Col2Im(W^T @ x)``.
 
-Measured on the 2-core CI machine (float32, the MNIST CNN's second layer, 32 -> 64
-channels 3x3 on 64 x 26 x 26; ``asv_bench/benchmarks/bench_conv.py``): the columns cost a
-fraction of the product, which runs in BLAS at its full speed, where a direct ``@njit``
-loop nest (``prange`` over output channels, the 3x3 taps unrolled by LLVM) ran several
-times slower than the GEMM; the columns are saved by the product for the weight
-gradient, so the backward does not recompute them.
+The columns are saved by the product for the weight gradient, so the backward does not
+recompute them. Layouts were chosen by timing the MNIST CNN's training step
+(``asv_bench/benchmarks/bench_conv.py``) against PyTorch in one process on the shared
+2-core machine: the columns as ``(C * K, N, L)`` (contiguous copies of input rows, the
+kernel's inner loop a straight copy) beat patches as rows ``(N * L, C * K)`` (a 3-tap inner
+loop, 4 to 5 times slower to build) and a transposed product ``cols^T @ W^T`` (which
+needs a transposing copy before ``Col2Im``); BLAS's GEMM does the arithmetic.
 
 Max pooling is ``MaxPoolIndices`` (the argmax of each window, a kernel; no gradient, as
 PyTorch's ``indices`` output) followed by ``WindowGather`` of the input at those indices,
