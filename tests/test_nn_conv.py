@@ -552,3 +552,58 @@ def test_mnist_style_training_step_matches_torch():
             opt.step()
     for a, b in zip(ours.state_dict().values(), theirs.state_dict().values()):
         _close(a, b, 1e-10, 1e-10)
+
+
+# -- resampling ---------------------------------------------------------------------------
+INTERP_CASES = [
+    ("nearest", (2, 3, 5), dict(scale_factor=2)),
+    ("nearest", (1, 2, 4, 5), dict(scale_factor=1.7)),
+    ("nearest", (1, 1, 3, 3, 3), dict(size=(2, 5, 4))),
+    ("nearest-exact", (1, 2, 4, 5), dict(size=(7, 3))),
+    ("linear", (2, 3, 5), dict(scale_factor=0.6)),
+    ("bilinear", (1, 2, 4, 5), dict(scale_factor=1.5, recompute_scale_factor=True)),
+    ("bicubic", (1, 2, 4, 5), dict(size=(7, 9))),
+    ("trilinear", (1, 2, 3, 4, 3), dict(scale_factor=(2, 1.5, 0.7))),
+    ("area", (1, 2, 7, 5), dict(size=(3, 2))),
+]
+
+
+@pytest.mark.parametrize("mode,shape,kw", INTERP_CASES)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_interpolate_matches_torch(mode, shape, kw, align_corners):
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners:
+            with pytest.raises(ValueError, match="align_corners"):
+                F.interpolate(numbagrad.zeros(*shape), mode=mode, align_corners=True, **kw)
+            return
+        align_corners = None
+    xo, xt = _pair(shape)
+    yo = F.interpolate(xo, mode=mode, align_corners=align_corners, **kw)
+    yt = torch.nn.functional.interpolate(xt, mode=mode, align_corners=align_corners, **kw)
+    _close(yo, yt)
+    g = np.random.default_rng(1).standard_normal(tuple(yt.shape))
+    yo.backward(numbagrad.tensor(g))
+    yt.backward(torch.tensor(g))
+    _close(xo.grad, xt.grad)
+
+
+def test_upsample_modules_match_torch():
+    for args, kw, shape in [
+        ((), dict(scale_factor=2), (1, 2, 3, 3)),
+        ((), dict(size=(5, 4), mode="bilinear", align_corners=True), (1, 2, 3, 3)),
+        ((), dict(scale_factor=2, mode="bicubic"), (1, 1, 3, 4)),
+    ]:
+        _check_module(nn.Upsample(*args, **kw), torch.nn.Upsample(*args, **kw), shape)
+    _check_module(nn.UpsamplingNearest2d(scale_factor=3), torch.nn.UpsamplingNearest2d(scale_factor=3), (1, 2, 2, 2))
+    _check_module(nn.UpsamplingBilinear2d(size=(4, 5)), torch.nn.UpsamplingBilinear2d(size=(4, 5)), (1, 2, 2, 3))
+    xo, xt = _pair((1, 2, 5, 4), dtype=np.float32)
+    _close(F.interpolate(xo, scale_factor=1.5, mode="bilinear"), torch.nn.functional.interpolate(xt, scale_factor=1.5, mode="bilinear"), 1e-5, 1e-6)
+
+
+def test_interpolate_errors():
+    with pytest.raises(ValueError, match="only one of size or scale_factor"):
+        F.interpolate(numbagrad.zeros(1, 1, 4))
+    with pytest.raises(NotImplementedError, match="bilinear mode needs 4D"):
+        F.interpolate(numbagrad.zeros(1, 1, 4), scale_factor=2, mode="bilinear")
+    with pytest.raises(NotImplementedError, match="antialias"):
+        F.interpolate(numbagrad.zeros(1, 1, 4, 4), scale_factor=2, mode="bilinear", antialias=True)

@@ -47,6 +47,7 @@ __all__ = [
     "fold",
     "group_norm",
     "instance_norm",
+    "interpolate",
     "local_response_norm",
     "max_pool1d",
     "max_pool2d",
@@ -55,6 +56,7 @@ __all__ = [
     "pixel_unshuffle",
     "rms_norm",
     "unfold",
+    "upsample",
 ]
 
 
@@ -1116,3 +1118,178 @@ def pixel_unshuffle(input, downscale_factor):
     perm = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
     return _ops.reshape(_ops.permute(x, perm), lead + (c * r * r, h // r, w // r))
 
+
+
+# -- resampling ---------------------------------------------------------------------------
+_INTERP_DIMS = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _src_scale(n_in, n_out, align_corners, scale):
+    """PyTorch's ``area_pixel_compute_scale``."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
+
+
+def _nearest_matrix(n_in, n_out, scale, exact):
+    # in float32, as PyTorch's nearest kernels compute the source index for every dtype
+    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n_in / n_out)
+    dst = np.arange(n_out, dtype=np.float32)
+    src = np.floor((dst + np.float32(0.5)) * s if exact else dst * s).astype(np.int64)
+    m = np.zeros((n_out, n_in))
+    m[np.arange(n_out), np.minimum(src, n_in - 1)] = 1.0
+    return m
+
+
+def _linear_matrix(n_in, n_out, align_corners, scale):
+    r = _src_scale(n_in, n_out, align_corners, scale)
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        src = r * i if align_corners else max(r * (i + 0.5) - 0.5, 0.0)
+        i0 = int(src)
+        i1 = min(i0 + 1, n_in - 1)
+        lam = src - i0
+        m[i, i0] += 1.0 - lam
+        m[i, i1] += lam
+    return m
+
+
+def _cubic_weights(t, a=-0.75):
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return (far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t))
+
+
+def _cubic_matrix(n_in, n_out, align_corners, scale):
+    r = _src_scale(n_in, n_out, align_corners, scale)
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        src = r * i if align_corners else r * (i + 0.5) - 0.5
+        i0 = math.floor(src)
+        t = src - i0
+        for off, w in zip(range(-1, 3), _cubic_weights(t)):
+            m[i, min(max(i0 + off, 0), n_in - 1)] += w
+    return m
+
+
+def interpolate(
+    input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+    recompute_scale_factor=None, antialias=False,
+):
+    """Resample the spatial dims of ``(N, C, *spatial)`` (1 to 3 of them) to ``size`` or by
+    ``scale_factor``.
+
+    ``mode`` is ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input),
+    ``'bilinear'``/``'bicubic'`` (4-D), ``'trilinear'`` (5-D) or ``'area'`` (adaptive average
+    pooling); ``align_corners`` maps corner pixel centres onto each other (the
+    interpolating modes only). Each mode is a separable linear map, one small matrix per
+    dim applied with ``matmul``, so every transform differentiates through it.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> F.interpolate(numbagrad.tensor([[[1.0, 2.0]]]), scale_factor=2).tolist()
+    [[[1.0, 1.0, 2.0, 2.0]]]
+    >>> F.interpolate(numbagrad.tensor([[[1.0, 2.0]]]), size=3, mode="linear", align_corners=True)
+    tensor([[[1.0000, 1.5000, 2.0000]]])
+    """
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not implemented in numbagrad")
+    k = input.ndim - 2
+    if k not in (1, 2, 3):
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+            f"nearest-exact (got {mode})"
+        )
+    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+    if mode not in modes:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
+            f"nearest-exact (got {mode})"
+        )
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: "
+                "linear | bilinear | bicubic | trilinear"
+            )
+    elif align_corners is None:
+        align_corners = False
+    if mode in _INTERP_DIMS and _INTERP_DIMS[mode] != k:
+        raise NotImplementedError(
+            f"Got {input.ndim}D input, but {mode} mode needs {_INTERP_DIMS[mode] + 2}D input"
+        )
+    spatial = tuple(input.shape[2:])
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        out = _tuple(size, k, "size") if isinstance(size, (list, tuple)) else (int(size),) * k
+        if len(out) != k:
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but got "
+                f"input with spatial dimensions of {list(spatial)} and output size of {list(out)}. "
+                "Please provide input tensor in (N, C, d1, d2, ...,dK) format and output size "
+                "in (o1, o2, ...,oK) format."
+            )
+        scales = (None,) * k
+    else:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != k:
+                raise ValueError(
+                    f"Input and scale_factor must have the same number of spatial dimensions, "
+                    f"but got input with spatial dimensions of {list(spatial)} and "
+                    f"scale_factor of shape {list(scale_factor)}."
+                )
+            scales = tuple(float(v) for v in scale_factor)
+        else:
+            scales = (float(scale_factor),) * k
+        out = tuple(int(math.floor(n * s)) for n, s in zip(spatial, scales))
+        if recompute_scale_factor:
+            scales = (None,) * k
+    if any(o <= 0 for o in out):
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input "
+            f"({', '.join(map(str, spatial))}) and output ({', '.join(map(str, out))})"
+        )
+    if mode == "area":
+        return _adaptive_avg(input, out, k, "adaptive_avg_pool")
+    _check_floating(f"upsample_{mode}", input)
+    if mode in ("nearest", "nearest-exact"):
+        mats = [
+            _nearest_matrix(n, o, s, mode == "nearest-exact")
+            for n, o, s in zip(spatial, out, scales)
+        ]
+    elif mode == "bicubic":
+        mats = [_cubic_matrix(n, o, align_corners, s) for n, o, s in zip(spatial, out, scales)]
+    else:
+        mats = [_linear_matrix(n, o, align_corners, s) for n, o, s in zip(spatial, out, scales)]
+    return _apply_dims(input, mats)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated spelling of :func:`interpolate` (PyTorch warns too).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample(numbagrad.ones(1, 1, 2), scale_factor=2).shape
+    numbagrad.Size([1, 1, 4])
+    """
+    import warnings
+
+    warnings.warn(
+        "`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=2,
+    )
+    return interpolate(input, size, scale_factor, mode, align_corners)

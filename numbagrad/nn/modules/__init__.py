@@ -99,16 +99,18 @@ from numbagrad.nn.modules import normalization as _normalization  # noqa: E402
 from numbagrad.nn.modules import padding as _padding  # noqa: E402
 from numbagrad.nn.modules import pixelshuffle as _pixelshuffle  # noqa: E402
 from numbagrad.nn.modules import pooling as _pooling  # noqa: E402
+from numbagrad.nn.modules import upsampling as _upsampling  # noqa: E402
 from numbagrad.nn.modules.batchnorm import *  # noqa: E402, F403
 from numbagrad.nn.modules.conv import *  # noqa: E402, F403
 from numbagrad.nn.modules.normalization import *  # noqa: E402, F403
 from numbagrad.nn.modules.padding import *  # noqa: E402, F403
 from numbagrad.nn.modules.pixelshuffle import *  # noqa: E402, F403
 from numbagrad.nn.modules.pooling import *  # noqa: E402, F403
+from numbagrad.nn.modules.upsampling import *  # noqa: E402, F403
 
 __all__ += [
     n
-    for m in (_batchnorm, _conv, _normalization, _padding, _pixelshuffle, _pooling)
+    for m in (_batchnorm, _conv, _normalization, _padding, _pixelshuffle, _pooling, _upsampling)
     for n in m.__all__
     if n not in __all__
 ]
