@@ -339,6 +339,9 @@ POOL_CASES = [
     ("AdaptiveMaxPool1d", dict(output_size=4), (2, 3, 9)),
     ("AdaptiveMaxPool2d", dict(output_size=(3, 2)), (2, 3, 7, 5)),
     ("AdaptiveMaxPool3d", dict(output_size=2), (1, 2, 5, 4, 3)),
+    ("LPPool1d", dict(norm_type=2, kernel_size=3, stride=2, ceil_mode=True), (2, 3, 8)),
+    ("LPPool2d", dict(norm_type=1.5, kernel_size=(2, 3)), (1, 2, 6, 6)),
+    ("LPPool3d", dict(norm_type=float("inf"), kernel_size=2), (1, 2, 4, 4, 4)),
 ]
 
 

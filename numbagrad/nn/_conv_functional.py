@@ -49,6 +49,9 @@ __all__ = [
     "instance_norm",
     "interpolate",
     "local_response_norm",
+    "lp_pool1d",
+    "lp_pool2d",
+    "lp_pool3d",
     "max_pool1d",
     "max_pool2d",
     "max_pool3d",
@@ -832,6 +835,59 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     numbagrad.Size([1, 2, 2, 2, 2])
     """
     return _adaptive_max(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+
+
+def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, k):
+    kernel = _tuple(kernel_size, k, "kernel_size")
+    maxp = (max_pool1d, max_pool2d, max_pool3d)[k - 1]
+    avgp = (avg_pool1d, avg_pool2d, avg_pool3d)[k - 1]
+    if norm_type == float("inf"):
+        return maxp(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -maxp(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = avgp(_ops.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    out = _ops.sign(out) * _ops.relu(_ops.abs(out))
+    return _ops.pow(out * math.prod(kernel), 1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling: ``(sum over the window of x^p)^(1/p)`` (PyTorch's
+    composition: ``avg_pool`` of ``x^p`` times the window size, to the ``1/p``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> F.lp_pool1d(numbagrad.tensor([[3.0, 4.0]]), 2, 2).tolist()
+    [[5.0]]
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling (see :func:`lp_pool1d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> F.lp_pool2d(numbagrad.ones(1, 4, 4), 1, 2).tolist()
+    [[[4.0, 4.0], [4.0, 4.0]]]
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-D power-average pooling (see :func:`lp_pool1d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> F.lp_pool3d(numbagrad.ones(1, 2, 2, 2), 1, 2).tolist()
+    [[[[8.0]]]]
+    """
+    return _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
 
 
 # -- normalisation ------------------------------------------------------------------------

@@ -15,6 +15,9 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
@@ -282,3 +285,63 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     """
 
     _fn = staticmethod(F.adaptive_max_pool3d)
+
+
+class _LPPoolNd(Module):
+    _fn = None
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """1-D power-average pooling layer (PyTorch's ``nn.LPPool1d``; see
+    :func:`numbagrad.nn.functional.lp_pool1d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.LPPool1d(1.5, 2, 1)
+    LPPool1d(norm_type=1.5, kernel_size=2, stride=1, ceil_mode=False)
+    """
+
+    _fn = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    """2-D power-average pooling layer (PyTorch's ``nn.LPPool2d``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.LPPool2d(2, 3)(numbagrad.ones(1, 1, 6, 6)).shape
+    numbagrad.Size([1, 1, 2, 2])
+    """
+
+    _fn = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    """3-D power-average pooling layer (PyTorch's ``nn.LPPool3d``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.LPPool3d(2, 2)(numbagrad.ones(1, 1, 2, 2, 2)).shape
+    numbagrad.Size([1, 1, 1, 1, 1])
+    """
+
+    _fn = staticmethod(F.lp_pool3d)
