@@ -32,7 +32,7 @@ def _windows(xp, kernel, stride, dilation):
     k = len(kernel)
     span = tuple(d * (kk - 1) + 1 for kk, d in zip(kernel, dilation))
     win = np.lib.stride_tricks.sliding_window_view(xp, span, axis=tuple(range(2, 2 + k)))
-    sl = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)
+    sl = (slice(None), slice(None), *tuple(slice(None, None, s) for s in stride))
     sl += tuple(slice(None, None, d) for d in dilation)
     return win[sl]
 
@@ -44,21 +44,24 @@ def ref_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
         x = x[None]
     stride, dilation = _t(stride, k), _t(dilation, k)
     if padding == "same":
-        pads = [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(w.shape[2:], dilation)]
+        pads = [
+            (d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2)
+            for kk, d in zip(w.shape[2:], dilation)
+        ]
     elif padding == "valid":
         pads = [(0, 0)] * k
     else:
         pads = [(p, p) for p in _t(padding, k)]
-    xp = np.pad(x, [(0, 0), (0, 0)] + pads)
+    xp = np.pad(x, [(0, 0), (0, 0), *pads])
     win = _windows(xp, w.shape[2:], stride, dilation)  # (N, C, *out, *kernel)
     n, c = x.shape[:2]
     o = w.shape[0]
-    win = win.reshape((n, groups, c // groups) + win.shape[2:])
-    wg = w.reshape((groups, o // groups) + w.shape[1:])
+    win = win.reshape((n, groups, c // groups, *win.shape[2:]))
+    wg = w.reshape((groups, o // groups, *w.shape[1:]))
     letters = "xyz"[:k]
     kl = "pqr"[:k]
     out = np.einsum(f"ngc{letters}{kl},goc{kl}->ngo{letters}", win, wg)
-    out = out.reshape((n, o) + out.shape[3:])
+    out = out.reshape((n, o, *out.shape[3:]))
     if b is not None:
         out = out + b.reshape((o,) + (1,) * k)
     return out[0] if unbatched else out
@@ -78,17 +81,20 @@ def ref_conv_transpose(x, w, b=None, stride=1, padding=0, output_padding=0, grou
         (i - 1) * s + d * (kk - 1) + 1 + op
         for i, s, d, kk, op in zip(sp, stride, dilation, w.shape[2:], output_padding)
     )
-    out = np.zeros((n, opg * groups) + full)
-    xg = x.reshape((n, groups, cin // groups) + sp)
-    wg = w.reshape((groups, cin // groups, opg) + w.shape[2:])
+    out = np.zeros((n, opg * groups, *full))
+    xg = x.reshape((n, groups, cin // groups, *sp))
+    wg = w.reshape((groups, cin // groups, opg, *w.shape[2:]))
     letters = "xyz"[:k]
     for tap in itertools.product(*[range(kk) for kk in w.shape[2:]]):
-        contrib = np.einsum(f"ngc{letters},gco->ngo{letters}", xg, wg[(Ellipsis,) + tap])
-        contrib = contrib.reshape((n, opg * groups) + sp)
-        sl = tuple(slice(t * d, t * d + (i - 1) * s + 1, s) for t, d, i, s in zip(tap, dilation, sp, stride))
-        out[(slice(None), slice(None)) + sl] += contrib
+        contrib = np.einsum(f"ngc{letters},gco->ngo{letters}", xg, wg[(Ellipsis, *tap)])
+        contrib = contrib.reshape((n, opg * groups, *sp))
+        sl = tuple(
+            slice(t * d, t * d + (i - 1) * s + 1, s)
+            for t, d, i, s in zip(tap, dilation, sp, stride)
+        )
+        out[(slice(None), slice(None), *sl)] += contrib
     crop = tuple(slice(p, f - p) for p, f in zip(padding, full))
-    out = out[(slice(None), slice(None)) + crop]
+    out = out[(slice(None), slice(None), *crop)]
     if b is not None:
         out = out + b.reshape((-1,) + (1,) * k)
     return out[0] if unbatched else out
@@ -107,24 +113,38 @@ def ref_max_pool(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     stride = kernel if stride is None else _t(stride, k)
     padding, dilation = _t(padding, k), _t(dilation, k)
     lead = x.shape[:-k]
-    x2 = x.reshape((-1, 1) + x.shape[-k:])
+    x2 = x.reshape((-1, 1, *x.shape[-k:]))
     sp = x.shape[-k:]
-    outs = [_pool_out(n, kk, s, p, d, ceil_mode) for n, kk, s, p, d in zip(sp, kernel, stride, padding, dilation)]
+    outs = [
+        _pool_out(n, kk, s, p, d, ceil_mode)
+        for n, kk, s, p, d in zip(sp, kernel, stride, padding, dilation)
+    ]
     need = [(o - 1) * s + d * (kk - 1) + 1 for o, s, d, kk in zip(outs, stride, dilation, kernel)]
     pads = [(p, max(nd - n - p, 0)) for p, nd, n in zip(padding, need, sp)]
-    xp = np.pad(x2, [(0, 0), (0, 0)] + pads, constant_values=-np.inf)
+    xp = np.pad(x2, [(0, 0), (0, 0), *pads], constant_values=-np.inf)
     win = _windows(xp, kernel, stride, dilation)
-    win = win[(slice(None), slice(None)) + tuple(slice(0, o) for o in outs)]
+    win = win[(slice(None), slice(None), *tuple(slice(0, o) for o in outs))]
     out = win.max(axis=tuple(range(-k, 0)))
     return out.reshape(lead + tuple(outs))
 
 
-def ref_avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, k=2):
+def ref_avg_pool(
+    x,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+    k=2,
+):
     kernel = _t(kernel_size, k)
     stride = kernel if stride is None else _t(stride, k)
     padding = _t(padding, k)
     sp = x.shape[-k:]
-    outs = [_pool_out(n, kk, s, p, 1, ceil_mode) for n, kk, s, p in zip(sp, kernel, stride, padding)]
+    outs = [
+        _pool_out(n, kk, s, p, 1, ceil_mode) for n, kk, s, p in zip(sp, kernel, stride, padding)
+    ]
     out = np.zeros(x.shape[:-k] + tuple(outs))
     for pos in itertools.product(*[range(o) for o in outs]):
         starts = [i * s - p for i, s, p in zip(pos, stride, padding)]
@@ -132,7 +152,7 @@ def ref_avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_
         size = np.prod([e - st for st, e in zip(starts, ends)])
         lo = [max(st, 0) for st in starts]
         hi = [min(e, n) for e, n in zip(ends, sp)]
-        box = x[(Ellipsis,) + tuple(slice(a, b) for a, b in zip(lo, hi))]
+        box = x[(Ellipsis, *tuple(slice(a, b) for a, b in zip(lo, hi)))]
         total = box.sum(axis=tuple(range(-k, 0)))
         if divisor_override is not None:
             div = divisor_override
@@ -140,7 +160,7 @@ def ref_avg_pool(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_
             div = size
         else:
             div = np.prod([b - a for a, b in zip(lo, hi)])
-        out[(Ellipsis,) + pos] = total / div
+        out[(Ellipsis, *pos)] = total / div
     return out
 
 
@@ -151,7 +171,7 @@ def _adaptive(x, output_size, k, reduce):
     out = np.zeros(x.shape[:-k] + outs)
     for pos in itertools.product(*[range(o) for o in outs]):
         sl = tuple(slice((i * n) // o, -((-(i + 1) * n) // o)) for i, n, o in zip(pos, sp, outs))
-        out[(Ellipsis,) + pos] = reduce(x[(Ellipsis,) + sl], axis=tuple(range(-k, 0)))
+        out[(Ellipsis, *pos)] = reduce(x[(Ellipsis, *sl)], axis=tuple(range(-k, 0)))
     return out
 
 
@@ -184,8 +204,12 @@ def ref_fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     out = np.zeros((n, c, size[0] + 2 * padding[0], size[1] + 2 * padding[1]))
     for i in range(kernel[0]):
         for j in range(kernel[1]):
-            ys = slice(i * dilation[0], i * dilation[0] + (blocks[0] - 1) * stride[0] + 1, stride[0])
-            xs = slice(j * dilation[1], j * dilation[1] + (blocks[1] - 1) * stride[1] + 1, stride[1])
+            ys = slice(
+                i * dilation[0], i * dilation[0] + (blocks[0] - 1) * stride[0] + 1, stride[0]
+            )
+            xs = slice(
+                j * dilation[1], j * dilation[1] + (blocks[1] - 1) * stride[1] + 1, stride[1]
+            )
             out[:, :, ys, xs] += cols[:, :, i, j]
     out = out[:, :, padding[0] : padding[0] + size[0], padding[1] : padding[1] + size[1]]
     return out[0] if unbatched else out
@@ -197,7 +221,14 @@ def conv1d_samples(rng):
         _s(real(rng, (1, 1, 5)), real(rng, (1, 1, 3)), padding=1, name="small"),
         _s(real(rng, (2, 3, 7)), real(rng, (4, 3, 3)), name="plain"),
         _s(real(rng, (3, 6)), real(rng, (2, 3, 2)), stride=2, padding=1, name="unbatched"),
-        _s(real(rng, (2, 4, 8)), real(rng, (6, 2, 3)), groups=2, dilation=2, padding="same", name="groups"),
+        _s(
+            real(rng, (2, 4, 8)),
+            real(rng, (6, 2, 3)),
+            groups=2,
+            dilation=2,
+            padding="same",
+            name="groups",
+        ),
     ]
 
 
@@ -205,8 +236,21 @@ def conv2d_samples(rng):
     return [
         _s(real(rng, (1, 1, 3, 3)), real(rng, (1, 1, 2, 2)), stride=(1, 2), name="small"),
         _s(real(rng, (2, 2, 5, 4)), real(rng, (3, 2, 3, 2)), name="plain"),
-        _s(real(rng, (1, 2, 6, 5)), real(rng, (2, 2, 3, 3)), stride=(2, 1), padding=(1, 0), dilation=(1, 2), name="strided"),
-        _s(real(rng, (2, 3, 4, 4)), real(rng, (3, 1, 2, 2)), groups=3, padding="same", name="depthwise"),
+        _s(
+            real(rng, (1, 2, 6, 5)),
+            real(rng, (2, 2, 3, 3)),
+            stride=(2, 1),
+            padding=(1, 0),
+            dilation=(1, 2),
+            name="strided",
+        ),
+        _s(
+            real(rng, (2, 3, 4, 4)),
+            real(rng, (3, 1, 2, 2)),
+            groups=3,
+            padding="same",
+            name="depthwise",
+        ),
     ]
 
 
@@ -222,23 +266,52 @@ def conv_transpose1d_samples(rng):
     return [
         _s(real(rng, (1, 2, 3)), real(rng, (2, 1, 2)), stride=2, output_padding=1, name="small"),
         _s(real(rng, (2, 3, 5)), real(rng, (3, 2, 3)), name="plain"),
-        _s(real(rng, (2, 4, 4)), real(rng, (4, 1, 3)), stride=2, padding=1, output_padding=1, groups=2, name="strided"),
+        _s(
+            real(rng, (2, 4, 4)),
+            real(rng, (4, 1, 3)),
+            stride=2,
+            padding=1,
+            output_padding=1,
+            groups=2,
+            name="strided",
+        ),
         _s(real(rng, (2, 4)), real(rng, (2, 3, 2)), dilation=2, name="unbatched"),
     ]
 
 
 def conv_transpose2d_samples(rng):
     return [
-        _s(real(rng, (1, 1, 2, 2)), real(rng, (1, 2, 2, 2)), stride=(1, 2), padding=(1, 0), name="small"),
+        _s(
+            real(rng, (1, 1, 2, 2)),
+            real(rng, (1, 2, 2, 2)),
+            stride=(1, 2),
+            padding=(1, 0),
+            name="small",
+        ),
         _s(real(rng, (1, 2, 3, 4)), real(rng, (2, 3, 2, 3)), stride=(2, 1), name="plain"),
-        _s(real(rng, (2, 2, 3, 3)), real(rng, (2, 2, 3, 3)), stride=2, padding=1, output_padding=(1, 0), dilation=(1, 2), groups=2, name="strided"),
+        _s(
+            real(rng, (2, 2, 3, 3)),
+            real(rng, (2, 2, 3, 3)),
+            stride=2,
+            padding=1,
+            output_padding=(1, 0),
+            dilation=(1, 2),
+            groups=2,
+            name="strided",
+        ),
     ]
 
 
 def conv_transpose3d_samples(rng):
     return [
         _s(real(rng, (1, 1, 2, 1, 2)), real(rng, (1, 1, 2, 2, 2)), name="small"),
-        _s(real(rng, (1, 2, 2, 3, 2)), real(rng, (2, 1, 2, 2, 2)), stride=2, padding=(0, 1, 0), name="plain"),
+        _s(
+            real(rng, (1, 2, 2, 3, 2)),
+            real(rng, (2, 1, 2, 2, 2)),
+            stride=2,
+            padding=(0, 1, 0),
+            name="plain",
+        ),
     ]
 
 
@@ -293,7 +366,11 @@ def avg_pool3d_samples(rng):
 
 
 def adaptive1d_samples(rng):
-    return [_s(real(rng, (1, 7)), 3, name="small"), _s(real(rng, (2, 3, 7)), 3, name="shrink"), _s(real(rng, (3, 4)), 6, name="grow")]
+    return [
+        _s(real(rng, (1, 7)), 3, name="small"),
+        _s(real(rng, (2, 3, 7)), 3, name="shrink"),
+        _s(real(rng, (3, 4)), 6, name="grow"),
+    ]
 
 
 def adaptive2d_samples(rng):
@@ -359,8 +436,15 @@ _AVG1 = ("Matmul",)
 
 op_db = [
     # (Clone: the output made contiguous; Cat: the asymmetric 'same' padding)
-    _conv_entry("conv1d", ref_conv, conv1d_samples, ("Clone", "Im2Col", "Matmul", "Permute", "Reshape")),
-    _conv_entry("conv2d", ref_conv, conv2d_samples, ("Cat", "Clone", "Im2Col", "Matmul", "Permute", "Reshape")),
+    _conv_entry(
+        "conv1d", ref_conv, conv1d_samples, ("Clone", "Im2Col", "Matmul", "Permute", "Reshape")
+    ),
+    _conv_entry(
+        "conv2d",
+        ref_conv,
+        conv2d_samples,
+        ("Cat", "Clone", "Im2Col", "Matmul", "Permute", "Reshape"),
+    ),
     _conv_entry("conv3d", ref_conv, conv3d_samples, ("Im2Col", "Matmul", "Permute", "Reshape")),
     OpInfo(
         "nn.functional.conv_transpose1d",
@@ -409,7 +493,13 @@ op_db = [
     _adaptive_entry("adaptive_avg_pool1d", 1, np.mean, _AVG1),
     _adaptive_entry("adaptive_avg_pool2d", 2, np.mean, _AVG),
     _adaptive_entry("adaptive_avg_pool3d", 3, np.mean, _AVG),
-    _adaptive_entry("adaptive_max_pool1d", 1, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")),
-    _adaptive_entry("adaptive_max_pool2d", 2, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")),
-    _adaptive_entry("adaptive_max_pool3d", 3, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")),
+    _adaptive_entry(
+        "adaptive_max_pool1d", 1, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")
+    ),
+    _adaptive_entry(
+        "adaptive_max_pool2d", 2, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")
+    ),
+    _adaptive_entry(
+        "adaptive_max_pool3d", 3, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")
+    ),
 ]

@@ -40,7 +40,9 @@ def _pair(shape, seed=0, dtype=np.float64):
 
 
 def _to_torch_module(ours, theirs):
-    theirs.load_state_dict({k: torch.tensor(v.numpy().copy()) for k, v in ours.state_dict().items()})
+    theirs.load_state_dict(
+        {k: torch.tensor(v.numpy().copy()) for k, v in ours.state_dict().items()}
+    )
 
 
 def _check_module(ours, theirs, shape, seed=0, rtol=RTOL, atol=ATOL, call=None, dtype=np.float64):
@@ -56,7 +58,7 @@ def _check_module(ours, theirs, shape, seed=0, rtol=RTOL, atol=ATOL, call=None, 
     yo.backward(numbagrad.tensor(g))
     yt.backward(torch.tensor(g))
     _close(xo.grad, xt.grad, rtol, atol)
-    for (name, po), (_, pt) in zip(ours.named_parameters(), theirs.named_parameters()):
+    for (_, po), (_, pt) in zip(ours.named_parameters(), theirs.named_parameters()):
         _close(po.grad, pt.grad, rtol, atol)
     return yo, yt
 
@@ -64,16 +66,73 @@ def _check_module(ours, theirs, shape, seed=0, rtol=RTOL, atol=ATOL, call=None, 
 # -- convolutions ------------------------------------------------------------------------
 CONV_CASES = [
     (1, dict(in_channels=3, out_channels=4, kernel_size=3), (2, 3, 9)),
-    (1, dict(in_channels=4, out_channels=6, kernel_size=2, stride=2, padding=1, groups=2), (2, 4, 8)),
-    (1, dict(in_channels=2, out_channels=2, kernel_size=3, padding="same", dilation=2, padding_mode="circular"), (3, 2, 7)),
-    (1, dict(in_channels=3, out_channels=3, kernel_size=4, padding="same", bias=False, groups=3), (2, 3, 6)),
+    (
+        1,
+        dict(in_channels=4, out_channels=6, kernel_size=2, stride=2, padding=1, groups=2),
+        (2, 4, 8),
+    ),
+    (
+        1,
+        dict(
+            in_channels=2,
+            out_channels=2,
+            kernel_size=3,
+            padding="same",
+            dilation=2,
+            padding_mode="circular",
+        ),
+        (3, 2, 7),
+    ),
+    (
+        1,
+        dict(in_channels=3, out_channels=3, kernel_size=4, padding="same", bias=False, groups=3),
+        (2, 3, 6),
+    ),
     (2, dict(in_channels=1, out_channels=4, kernel_size=3), (2, 1, 6, 6)),
-    (2, dict(in_channels=2, out_channels=4, kernel_size=(3, 2), stride=(2, 1), padding=(1, 0), dilation=(1, 2)), (2, 2, 7, 6)),
-    (2, dict(in_channels=3, out_channels=3, kernel_size=3, padding=1, padding_mode="reflect", groups=3), (1, 3, 5, 5)),
-    (2, dict(in_channels=2, out_channels=2, kernel_size=3, padding=2, padding_mode="replicate"), (2, 5, 4)),
-    (2, dict(in_channels=2, out_channels=4, kernel_size=2, padding="valid", bias=False), (2, 2, 4, 3)),
-    (3, dict(in_channels=2, out_channels=3, kernel_size=2, stride=(1, 2, 1), padding=1), (1, 2, 3, 4, 3)),
-    (3, dict(in_channels=2, out_channels=2, kernel_size=3, padding="same", padding_mode="circular"), (1, 2, 3, 3, 4)),
+    (
+        2,
+        dict(
+            in_channels=2,
+            out_channels=4,
+            kernel_size=(3, 2),
+            stride=(2, 1),
+            padding=(1, 0),
+            dilation=(1, 2),
+        ),
+        (2, 2, 7, 6),
+    ),
+    (
+        2,
+        dict(
+            in_channels=3,
+            out_channels=3,
+            kernel_size=3,
+            padding=1,
+            padding_mode="reflect",
+            groups=3,
+        ),
+        (1, 3, 5, 5),
+    ),
+    (
+        2,
+        dict(in_channels=2, out_channels=2, kernel_size=3, padding=2, padding_mode="replicate"),
+        (2, 5, 4),
+    ),
+    (
+        2,
+        dict(in_channels=2, out_channels=4, kernel_size=2, padding="valid", bias=False),
+        (2, 2, 4, 3),
+    ),
+    (
+        3,
+        dict(in_channels=2, out_channels=3, kernel_size=2, stride=(1, 2, 1), padding=1),
+        (1, 2, 3, 4, 3),
+    ),
+    (
+        3,
+        dict(in_channels=2, out_channels=2, kernel_size=3, padding="same", padding_mode="circular"),
+        (1, 2, 3, 3, 4),
+    ),
 ]
 
 
@@ -87,10 +146,45 @@ def test_conv_modules_match_torch(k, kw, shape):
 
 TRANSPOSE_CASES = [
     (1, dict(in_channels=3, out_channels=2, kernel_size=3), (2, 3, 5), None),
-    (1, dict(in_channels=4, out_channels=6, kernel_size=4, stride=2, padding=1, groups=2), (2, 4, 5), None),
-    (2, dict(in_channels=2, out_channels=3, kernel_size=3, stride=2, padding=1, output_padding=1, dilation=1), (1, 2, 3, 4), None),
-    (2, dict(in_channels=2, out_channels=2, kernel_size=(2, 3), stride=(2, 3), dilation=(2, 1), bias=False), (2, 2, 3, 3), None),
-    (2, dict(in_channels=2, out_channels=3, kernel_size=3, stride=2, padding=1), (1, 2, 4, 4), (8, 8)),
+    (
+        1,
+        dict(in_channels=4, out_channels=6, kernel_size=4, stride=2, padding=1, groups=2),
+        (2, 4, 5),
+        None,
+    ),
+    (
+        2,
+        dict(
+            in_channels=2,
+            out_channels=3,
+            kernel_size=3,
+            stride=2,
+            padding=1,
+            output_padding=1,
+            dilation=1,
+        ),
+        (1, 2, 3, 4),
+        None,
+    ),
+    (
+        2,
+        dict(
+            in_channels=2,
+            out_channels=2,
+            kernel_size=(2, 3),
+            stride=(2, 3),
+            dilation=(2, 1),
+            bias=False,
+        ),
+        (2, 2, 3, 3),
+        None,
+    ),
+    (
+        2,
+        dict(in_channels=2, out_channels=3, kernel_size=3, stride=2, padding=1),
+        (1, 2, 4, 4),
+        (8, 8),
+    ),
     (3, dict(in_channels=2, out_channels=1, kernel_size=2, stride=2), (1, 2, 2, 3, 2), None),
 ]
 
@@ -115,7 +209,10 @@ def test_conv_float32_matches_torch():
 def test_conv_unbatched_input():
     xo, xt = _pair((3, 8))
     w = np.random.default_rng(1).standard_normal((2, 3, 3))
-    _close(F.conv1d(xo, numbagrad.tensor(w), padding=1), torch.nn.functional.conv1d(xt, torch.tensor(w), padding=1))
+    _close(
+        F.conv1d(xo, numbagrad.tensor(w), padding=1),
+        torch.nn.functional.conv1d(xt, torch.tensor(w), padding=1),
+    )
 
 
 def test_conv_init_bounds_and_state_dict_round_trip():
@@ -129,7 +226,9 @@ def test_conv_init_bounds_and_state_dict_round_trip():
     theirs = torch.nn.Conv2d(16, 32, 3)
     _to_torch_module(conv, theirs)
     back = nn.Conv2d(16, 32, 3)
-    back.load_state_dict({k: numbagrad.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    back.load_state_dict(
+        {k: numbagrad.tensor(v.detach().numpy()) for k, v in theirs.state_dict().items()}
+    )
     _close(back.weight, theirs.weight, 0, 0)
     assert list(back.state_dict()) == ["weight", "bias"]
 
@@ -174,7 +273,9 @@ def test_conv_vmap_per_example_gradients():
     from numbagrad.func import functional_call, grad, vmap
 
     numbagrad.manual_seed(0)
-    model = nn.Sequential(nn.Conv2d(1, 3, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(12, 2)).double()
+    model = nn.Sequential(
+        nn.Conv2d(1, 3, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(12, 2)
+    ).double()
     params = {k: v.detach() for k, v in model.named_parameters()}
     x = numbagrad.randn(4, 1, 6, 6, dtype=numbagrad.float64)
     y = numbagrad.tensor([0, 1, 1, 0])
@@ -242,7 +343,9 @@ def test_conv_argument_errors():
     with pytest.raises(ValueError, match="padding_mode"):
         nn.Conv2d(2, 4, 3, padding_mode="mirror")
     with pytest.raises(RuntimeError, match="output padding"):
-        F.conv_transpose1d(numbagrad.zeros(1, 2, 4), numbagrad.zeros(2, 1, 3), stride=2, output_padding=2)
+        F.conv_transpose1d(
+            numbagrad.zeros(1, 2, 4), numbagrad.zeros(2, 1, 3), stride=2, output_padding=2
+        )
     with pytest.raises(ValueError, match="output size"):
         nn.ConvTranspose2d(2, 2, 3, stride=2)(numbagrad.zeros(1, 2, 4, 4), output_size=(12, 12))
 
@@ -262,7 +365,9 @@ def test_conv_argument_errors():
     bias=st.booleans(),
     seed=st.integers(0, 2**16),
 )
-def test_conv_hypothesis(k, n, cpg, groups, opg, size, kernel, stride, padding, dilation, bias, seed):
+def test_conv_hypothesis(
+    k, n, cpg, groups, opg, size, kernel, stride, padding, dilation, bias, seed
+):
     if dilation * (kernel - 1) + 1 > size + 2 * padding:
         return
     rng = np.random.default_rng(seed)
@@ -299,7 +404,11 @@ def test_conv_hypothesis(k, n, cpg, groups, opg, size, kernel, stride, padding, 
 # -- unfold / fold ------------------------------------------------------------------------
 def test_unfold_fold_modules_match_torch():
     for ours, theirs, shape in [
-        (nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2)), torch.nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2)), (2, 3, 6, 7)),
+        (
+            nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2)),
+            torch.nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2)),
+            (2, 3, 6, 7),
+        ),
         (nn.Fold((5, 4), 2, stride=1), torch.nn.Fold((5, 4), 2, stride=1), (2, 8, 12)),
         (nn.Fold(4, 2, padding=1, stride=2), torch.nn.Fold(4, 2, padding=1, stride=2), (12, 9)),
     ]:
@@ -326,13 +435,29 @@ POOL_CASES = [
     ("MaxPool1d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), (2, 3, 8)),
     ("MaxPool1d", dict(kernel_size=2, dilation=2), (3, 9)),
     ("MaxPool2d", dict(kernel_size=2), (2, 3, 6, 5)),
-    ("MaxPool2d", dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True), (1, 2, 7, 8)),
+    (
+        "MaxPool2d",
+        dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(1, 2), ceil_mode=True),
+        (1, 2, 7, 8),
+    ),
     ("MaxPool3d", dict(kernel_size=2, stride=1, padding=1), (1, 2, 3, 4, 3)),
-    ("AvgPool1d", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False), (2, 3, 8)),
+    (
+        "AvgPool1d",
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+        (2, 3, 8),
+    ),
     ("AvgPool2d", dict(kernel_size=3, stride=2, padding=1), (2, 3, 7, 6)),
-    ("AvgPool2d", dict(kernel_size=(2, 3), stride=1, padding=(1, 1), count_include_pad=False, ceil_mode=True), (1, 2, 5, 5)),
+    (
+        "AvgPool2d",
+        dict(kernel_size=(2, 3), stride=1, padding=(1, 1), count_include_pad=False, ceil_mode=True),
+        (1, 2, 5, 5),
+    ),
     ("AvgPool2d", dict(kernel_size=3, padding=1, divisor_override=2), (1, 2, 6, 6)),
-    ("AvgPool3d", dict(kernel_size=2, stride=(1, 2, 2), padding=1, ceil_mode=True), (1, 2, 3, 5, 4)),
+    (
+        "AvgPool3d",
+        dict(kernel_size=2, stride=(1, 2, 2), padding=1, ceil_mode=True),
+        (1, 2, 3, 5, 4),
+    ),
     ("AdaptiveAvgPool1d", dict(output_size=4), (2, 3, 9)),
     ("AdaptiveAvgPool2d", dict(output_size=(3, None)), (2, 3, 7, 5)),
     ("AdaptiveAvgPool3d", dict(output_size=(2, 3, 1)), (1, 2, 5, 4, 3)),
@@ -452,14 +577,16 @@ def test_batch_norm_modules_match_torch(k, kw, shape):
         _check_module(ours, theirs, shape, seed=step)
         ours.zero_grad()
         theirs.zero_grad()
-        for (name, a), b in zip(ours.state_dict().items(), theirs.state_dict().values()):
+        for a, b in zip(ours.state_dict().values(), theirs.state_dict().values()):
             _close(a, b, 1e-12, 1e-12)
     ours.eval()
     theirs.eval()
     _check_module(ours, theirs, shape, seed=7)
     # round trip back from torch, buffers included
     fresh = getattr(nn, f"BatchNorm{k}d")(**kw).double()
-    fresh.load_state_dict({key: numbagrad.tensor(v.detach().numpy()) for key, v in theirs.state_dict().items()})
+    fresh.load_state_dict(
+        {key: numbagrad.tensor(v.detach().numpy()) for key, v in theirs.state_dict().items()}
+    )
     for a, b in zip(fresh.state_dict().values(), theirs.state_dict().values()):
         _close(a, b, 0, 0)
 
@@ -539,8 +666,14 @@ def test_mnist_style_training_step_matches_torch():
     def make(m):
         nn_ = m.nn
         return nn_.Sequential(
-            nn_.Conv2d(1, 4, 3, 1), nn_.ReLU(), nn_.Conv2d(4, 8, 3, 1), nn_.ReLU(),
-            nn_.MaxPool2d(2), nn_.Flatten(), nn_.Linear(8 * 4 * 4, 10), nn_.LogSoftmax(dim=1),
+            nn_.Conv2d(1, 4, 3, 1),
+            nn_.ReLU(),
+            nn_.Conv2d(4, 8, 3, 1),
+            nn_.ReLU(),
+            nn_.MaxPool2d(2),
+            nn_.Flatten(),
+            nn_.Linear(8 * 4 * 4, 10),
+            nn_.LogSoftmax(dim=1),
         ).double()
 
     ours, theirs = make(numbagrad), make(torch)
@@ -597,10 +730,23 @@ def test_upsample_modules_match_torch():
         ((), dict(scale_factor=2, mode="bicubic"), (1, 1, 3, 4)),
     ]:
         _check_module(nn.Upsample(*args, **kw), torch.nn.Upsample(*args, **kw), shape)
-    _check_module(nn.UpsamplingNearest2d(scale_factor=3), torch.nn.UpsamplingNearest2d(scale_factor=3), (1, 2, 2, 2))
-    _check_module(nn.UpsamplingBilinear2d(size=(4, 5)), torch.nn.UpsamplingBilinear2d(size=(4, 5)), (1, 2, 2, 3))
+    _check_module(
+        nn.UpsamplingNearest2d(scale_factor=3),
+        torch.nn.UpsamplingNearest2d(scale_factor=3),
+        (1, 2, 2, 2),
+    )
+    _check_module(
+        nn.UpsamplingBilinear2d(size=(4, 5)),
+        torch.nn.UpsamplingBilinear2d(size=(4, 5)),
+        (1, 2, 2, 3),
+    )
     xo, xt = _pair((1, 2, 5, 4), dtype=np.float32)
-    _close(F.interpolate(xo, scale_factor=1.5, mode="bilinear"), torch.nn.functional.interpolate(xt, scale_factor=1.5, mode="bilinear"), 1e-5, 1e-6)
+    _close(
+        F.interpolate(xo, scale_factor=1.5, mode="bilinear"),
+        torch.nn.functional.interpolate(xt, scale_factor=1.5, mode="bilinear"),
+        1e-5,
+        1e-6,
+    )
 
 
 def test_interpolate_errors():

@@ -17,7 +17,7 @@ from ._common import BackendBenchmark, rng
 
 
 def _mnist_net(mod):
-    nn, F = mod.nn, mod.nn.functional
+    nn, fn = mod.nn, mod.nn.functional
 
     class Net(nn.Module):
         def __init__(self):
@@ -30,14 +30,14 @@ def _mnist_net(mod):
             self.fc2 = nn.Linear(128, 10)
 
         def forward(self, x):
-            x = F.relu(self.conv1(x))
-            x = F.relu(self.conv2(x))
-            x = F.max_pool2d(x, 2)
+            x = fn.relu(self.conv1(x))
+            x = fn.relu(self.conv2(x))
+            x = fn.max_pool2d(x, 2)
             x = self.dropout1(x)
             x = mod.flatten(x, 1)
-            x = F.relu(self.fc1(x))
+            x = fn.relu(self.fc1(x))
             x = self.dropout2(x)
-            return F.log_softmax(self.fc2(x), dim=1)
+            return fn.log_softmax(self.fc2(x), dim=1)
 
     return Net()
 
@@ -63,9 +63,7 @@ def _same_weights(mod, model, seed):
     state = model.state_dict()
     for k, v in state.items():
         if v.dtype == mod.float32:
-            state[k] = mod.tensor(
-                (r.standard_normal(tuple(v.shape)) * 0.05).astype(np.float32)
-            )
+            state[k] = mod.tensor((r.standard_normal(tuple(v.shape)) * 0.05).astype(np.float32))
     model.load_state_dict(state)
 
 

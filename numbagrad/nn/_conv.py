@@ -115,15 +115,20 @@ class Im2Col(Primitive):
         osz = blocks or _blocks(sp, kernel, stride, padding, dilation)
         b = math.prod(lead)
         dt = _work_dtype(x.dtype)
-        x5 = np.ascontiguousarray(x.reshape((b, c) + _three(sp, 1)), dtype=dt)
+        x5 = np.ascontiguousarray(x.reshape((b, c, *_three(sp, 1))), dtype=dt)
         kk = _three(kernel, 1)
-        cols = np.empty((c,) + kk + (b, math.prod(osz)), dtype=dt)
+        cols = np.empty((c, *kk, b, math.prod(osz)), dtype=dt)
         if cols.size:
             _kernels().im2col(
-                x5, *kk, *_three(stride, 1), *_three(padding, 0), *_three(dilation, 1),
-                *_three(osz, 1), cols,
+                x5,
+                *kk,
+                *_three(stride, 1),
+                *_three(padding, 0),
+                *_three(dilation, 1),
+                *_three(osz, 1),
+                cols,
             )
-        out = cols.reshape((c * math.prod(kernel),) + lead + (math.prod(osz),))
+        out = cols.reshape((c * math.prod(kernel), *lead, math.prod(osz)))
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
@@ -156,14 +161,19 @@ class Col2Im(Primitive):
         b = math.prod(lead)
         dt = _work_dtype(cols.dtype)
         kk = _three(kernel, 1)
-        c6 = np.ascontiguousarray(cols.reshape((c,) + kk + (b, math.prod(osz))), dtype=dt)
-        out = np.zeros((b, c) + _three(size, 1), dtype=dt)
+        c6 = np.ascontiguousarray(cols.reshape((c, *kk, b, math.prod(osz))), dtype=dt)
+        out = np.zeros((b, c, *_three(size, 1)), dtype=dt)
         if c6.size and out.size:
             _kernels().col2im(
-                c6, *kk, *_three(stride, 1), *_three(padding, 0), *_three(dilation, 1),
-                *_three(osz, 1), out,
+                c6,
+                *kk,
+                *_three(stride, 1),
+                *_three(padding, 0),
+                *_three(dilation, 1),
+                *_three(osz, 1),
+                out,
             )
-        return out.reshape(lead + (c,) + tuple(size)).astype(cols.dtype, copy=False)
+        return out.reshape((*lead, c, *tuple(size))).astype(cols.dtype, copy=False)
 
     @staticmethod
     def vjp(ctx, g, *, kernel, stride, padding, dilation, size, blocks=None):
@@ -191,12 +201,16 @@ class MaxPoolIndices(Primitive):
         sp = x.shape[x.ndim - k :]
         lead = x.shape[: x.ndim - k]
         b = math.prod(lead)
-        x4 = np.ascontiguousarray(x.reshape((b,) + _three(sp, 1)), dtype=_work_dtype(x.dtype))
-        res = np.empty((b,) + _three(out, 1), dtype=np.int64)
+        x4 = np.ascontiguousarray(x.reshape((b, *_three(sp, 1))), dtype=_work_dtype(x.dtype))
+        res = np.empty((b, *_three(out, 1)), dtype=np.int64)
         if res.size:
             _kernels().max_pool_indices(
-                x4, *_three(kernel, 1), *_three(stride, 1), *_three(padding, 0),
-                *_three(dilation, 1), res,
+                x4,
+                *_three(kernel, 1),
+                *_three(stride, 1),
+                *_three(padding, 0),
+                *_three(dilation, 1),
+                res,
             )
         return res.reshape(lead + tuple(out))
 
@@ -220,8 +234,8 @@ class AdaptiveMaxIndices(Primitive):
         sp = x.shape[x.ndim - k :]
         lead = x.shape[: x.ndim - k]
         b = math.prod(lead)
-        x4 = np.ascontiguousarray(x.reshape((b,) + _three(sp, 1)), dtype=_work_dtype(x.dtype))
-        res = np.empty((b,) + _three(out, 1), dtype=np.int64)
+        x4 = np.ascontiguousarray(x.reshape((b, *_three(sp, 1))), dtype=_work_dtype(x.dtype))
+        res = np.empty((b, *_three(out, 1)), dtype=np.int64)
         if res.size:
             _kernels().adaptive_max_indices(x4, res)
         return res.reshape(lead + tuple(out))
@@ -295,7 +309,7 @@ class WindowScatter(Primitive):
         out = np.zeros((gr.shape[0], size), dtype=dt)
         if gr.size:
             _kernels().scatter_add_rows(gr, ir, out)
-        return out.reshape(g.shape[:-1] + (size,)).astype(g.dtype, copy=False)
+        return out.reshape((*g.shape[:-1], size)).astype(g.dtype, copy=False)
 
     @staticmethod
     def vjp(ctx, gg, *, size):
@@ -312,6 +326,6 @@ def gather_windows(x, idx, k):
     ``idx`` (``(*lead, *out)``): the pooled values, differentiable through
     ``WindowGather``/``WindowScatter``."""
     lead = tuple(x.shape[: x.ndim - k])
-    flat = F.reshape(x, lead + (-1,))
-    fi = F.reshape(idx, lead + (-1,))
+    flat = F.reshape(x, (*lead, -1))
+    fi = F.reshape(idx, (*lead, -1))
     return F.reshape(bind(WindowGather, (flat, fi), {}), tuple(idx.shape))

@@ -68,7 +68,9 @@ def _tuple(v, n, name="argument"):
         if len(v) == 1:
             v = tuple(v) * n
         if len(v) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} values")
+            raise RuntimeError(
+                f"expected {name} to be a single integer value or a list of {n} values"
+            )
         return tuple(int(e) for e in v)
     return (int(v),) * n
 
@@ -131,7 +133,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
         other = weight if x.dtype != weight.dtype else bias
         which = "weight" if other is weight else "bias"
         raise RuntimeError(
-            f"Input type ({_type_name(x)}) and {which} type ({_type_name(other)}) should be the same"
+            f"Input type ({_type_name(x)}) and {which} type ({_type_name(other)}) should be "
+            "the same"
         )
     out_c, cpg = weight.shape[0], weight.shape[1]
     kernel = tuple(weight.shape[2:])
@@ -184,7 +187,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
             "actual input size"
         )
     osz = tuple(
-        out_size(n, kk, s, p, d) for n, kk, s, p, d in zip(spatial, kernel, stride, padding, dilation)
+        out_size(n, kk, s, p, d)
+        for n, kk, s, p, d in zip(spatial, kernel, stride, padding, dilation)
     )
     params = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
     cols = bind(Im2Col, (x,), params)  # (C * K, N, L)
@@ -199,7 +203,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
     out = _ops.reshape(out, (out_c, nl))
     if bias is not None:
         out = out + _ops.reshape(bias, (out_c, 1))
-    out = _ops.movedim(_ops.reshape(out, (out_c, n) + osz), 0, 1).contiguous()
+    out = _ops.movedim(_ops.reshape(out, (out_c, n, *osz)), 0, 1).contiguous()
     return _ops.squeeze(out, 0) if unbatched else out
 
 
@@ -268,7 +272,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
 
-def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, k, name):
+def _conv_transpose(
+    input, weight, bias, stride, padding, output_padding, groups, dilation, k, name
+):
     stride = _tuple(stride, k, "stride")
     padding = _tuple(padding, k, "padding")
     output_padding = _tuple(output_padding, k, "output_padding")
@@ -295,7 +301,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         other = weight if x.dtype != weight.dtype else bias
         which = "weight" if other is weight else "bias"
         raise RuntimeError(
-            f"Input type ({_type_name(x)}) and {which} type ({_type_name(other)}) should be the same"
+            f"Input type ({_type_name(x)}) and {which} type ({_type_name(other)}) should be "
+            "the same"
         )
     in_c, opg = weight.shape[0], weight.shape[1]
     kernel = tuple(weight.shape[2:])
@@ -358,7 +365,15 @@ def conv_transpose1d(
     [[[1.0, 2.0, 2.0, 1.0]]]
     """
     return _conv_transpose(
-        input, weight, bias, stride, padding, output_padding, groups, dilation, 1,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+        1,
         "conv_transpose1d",
     )
 
@@ -377,7 +392,15 @@ def conv_transpose2d(
     numbagrad.Size([1, 4, 6, 6])
     """
     return _conv_transpose(
-        input, weight, bias, stride, padding, output_padding, groups, dilation, 2,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+        2,
         "conv_transpose2d",
     )
 
@@ -396,7 +419,15 @@ def conv_transpose3d(
     numbagrad.Size([1, 1, 3, 3, 3])
     """
     return _conv_transpose(
-        input, weight, bias, stride, padding, output_padding, groups, dilation, 3,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+        3,
         "conv_transpose3d",
     )
 
@@ -427,7 +458,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
             f"padding={padding}, stride={stride}"
         )
     spatial = tuple(input.shape[-2:])
-    blocks = [out_size(n, k, s, p, d) for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)]
+    blocks = [
+        out_size(n, k, s, p, d) for n, k, s, p, d in zip(spatial, kernel, stride, padding, dilation)
+    ]
     if any(b < 1 for b in blocks) or 0 in input.shape[-3:]:
         raise RuntimeError(
             f"Given input with spatial size {spatial}, kernel_size={kernel}, dilation={dilation}, "
@@ -471,7 +504,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             "Expected size of input's dimension 1 to be divisible by the product of "
             f"kernel_size, but got input.size(1)={input.shape[-2]} and kernel_size={kernel}"
         )
-    blocks = [out_size(n, k, s, p, d) for n, k, s, p, d in zip(size, kernel, stride, padding, dilation)]
+    blocks = [
+        out_size(n, k, s, p, d) for n, k, s, p, d in zip(size, kernel, stride, padding, dilation)
+    ]
     if any(b < 1 for b in blocks) or input.shape[-1] != math.prod(blocks):
         raise RuntimeError(
             f"Given output_size={size}, kernel_size={kernel}, dilation={dilation}, "
@@ -522,7 +557,9 @@ def _pool_args(input, k, kernel_size, stride, padding, dilation, name):
 
 
 def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, k, name):
-    kernel, stride, padding, dilation = _pool_args(input, k, kernel_size, stride, padding, dilation, name)
+    kernel, stride, padding, dilation = _pool_args(
+        input, k, kernel_size, stride, padding, dilation, name
+    )
     for p, kk, d in zip(padding, kernel, dilation):
         if p < 0 or p > (d * (kk - 1) + 1) // 2:
             raise RuntimeError(
@@ -536,12 +573,18 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
     )
     if any(o < 1 for o in osz):
         raise RuntimeError(
-            f"Given input size: ({'x'.join(map(str, input.shape[-k - 1:]))}). Calculated output "
-            f"size: ({'x'.join(map(str, (input.shape[-k - 1],) + osz))}). Output size is too small"
+            f"Given input size: ({'x'.join(map(str, input.shape[-k - 1 :]))}). Calculated output "
+            f"size: ({'x'.join(map(str, (input.shape[-k - 1], *osz)))}). Output size is too small"
         )
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"\"{name}\" not implemented for '{input.dtype.np.name}'")
-    params = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation, "out": osz}
+    params = {
+        "kernel": kernel,
+        "stride": stride,
+        "padding": padding,
+        "dilation": dilation,
+        "out": osz,
+    }
     idx = bind(MaxPoolIndices, (input,), params)
     out = gather_windows(input, idx, k)
     return (out, idx) if return_indices else out
@@ -627,7 +670,9 @@ def _avg_matrix(n, k, s, p, ceil_mode, count_include_pad, o):
     return m
 
 
-def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, k, name):
+def _avg_pool(
+    input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, k, name
+):
     kernel, stride, padding, _ = _pool_args(input, k, kernel_size, stride, padding, 1, name)
     for p, kk in zip(padding, kernel):
         if p < 0 or p > kk // 2:
@@ -638,11 +683,14 @@ def _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     spatial = tuple(input.shape[-k:])
-    osz = tuple(_pool_out(n, kk, s, p, 1, ceil_mode) for n, kk, s, p in zip(spatial, kernel, stride, padding))
+    osz = tuple(
+        _pool_out(n, kk, s, p, 1, ceil_mode)
+        for n, kk, s, p in zip(spatial, kernel, stride, padding)
+    )
     if any(o < 1 for o in osz):
         raise RuntimeError(
-            f"Given input size: ({'x'.join(map(str, input.shape[-k - 1:]))}). Calculated output "
-            f"size: ({'x'.join(map(str, (input.shape[-k - 1],) + osz))}). Output size is too small"
+            f"Given input size: ({'x'.join(map(str, input.shape[-k - 1 :]))}). Calculated output "
+            f"size: ({'x'.join(map(str, (input.shape[-k - 1], *osz)))}). Output size is too small"
         )
     _check_floating(name, input)
     mats = [
@@ -666,11 +714,18 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     >>> F.avg_pool1d(numbagrad.tensor([[1.0, 3.0, 2.0, 6.0]]), 2).tolist()
     [[2.0, 4.0]]
     """
-    return _avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d")
+    return _avg_pool(
+        input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1, "avg_pool1d"
+    )
 
 
 def avg_pool2d(
-    input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
     divisor_override=None,
 ):
     """2-D average pooling over ``(N, C, H, W)`` or ``(C, H, W)``; ``divisor_override``
@@ -684,13 +739,25 @@ def avg_pool2d(
     [[[2.5, 4.5], [10.5, 12.5]]]
     """
     return _avg_pool(
-        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 2,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        2,
         "avg_pool2d",
     )
 
 
 def avg_pool3d(
-    input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
     divisor_override=None,
 ):
     """3-D average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)`` (arguments as
@@ -704,7 +771,14 @@ def avg_pool3d(
     [[[[3.5]]]]
     """
     return _avg_pool(
-        input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, 3,
+        input,
+        kernel_size,
+        stride,
+        padding,
+        ceil_mode,
+        count_include_pad,
+        divisor_override,
+        3,
         "avg_pool3d",
     )
 
@@ -716,10 +790,11 @@ def _adaptive_size(input, output_size, k, name):
         )
     if isinstance(output_size, (list, tuple)):
         if len(output_size) != k:
-            raise ValueError(
-                f"{name}: output_size must be {k}, but got {len(output_size)}"
-            )
-        size = tuple(input.shape[input.ndim - k + i] if v is None else int(v) for i, v in enumerate(output_size))
+            raise ValueError(f"{name}: output_size must be {k}, but got {len(output_size)}")
+        size = tuple(
+            input.shape[input.ndim - k + i] if v is None else int(v)
+            for i, v in enumerate(output_size)
+        )
     else:
         size = (int(output_size),) * k
     if any(v < 0 for v in size):
@@ -897,7 +972,13 @@ def _channel_view(t, ndim):
 
 
 def batch_norm(
-    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training=False,
+    momentum=0.1,
     eps=1e-5,
 ):
     """Batch normalisation over the channel dim 1 of ``(N, C, *)``.
@@ -918,12 +999,15 @@ def batch_norm(
     if input.ndim < 2:
         raise ValueError(f"expected 2D or higher input (got {input.ndim}D input)")
     c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
         if t is not None and t.numel() != c:
-            raise RuntimeError(
-                f"{name} should contain {c} elements not {t.numel()}"
-            )
-    dims = (0,) + tuple(range(2, input.ndim))
+            raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+    dims = (0, *tuple(range(2, input.ndim)))
     if training:
         count = input.numel() // max(c, 1)
         if count <= 1:
@@ -998,8 +1082,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 
 def instance_norm(
-    input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
-    momentum=0.1, eps=1e-5,
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
 ):
     """Instance normalisation: each channel of each sample of ``(N, C, *)`` normalised over
     its spatial positions; with ``use_input_stats=False`` the running statistics normalise,
@@ -1014,7 +1104,6 @@ def instance_norm(
     """
     if input.ndim < 3:
         raise ValueError(f"expected at least 3D input (got {input.ndim}D input)")
-    c = input.shape[1]
     if not use_input_stats:
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
     dims = tuple(range(2, input.ndim))
@@ -1058,9 +1147,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
     dim = input.ndim
     if dim < 3:
-        raise ValueError(
-            f"Expected 3D or higher dimensionality input (got {dim} dimensions)"
-        )
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
     if input.numel() == 0:
         return input
     div = _ops.unsqueeze(input * input, 1)
@@ -1138,9 +1225,9 @@ def pixel_shuffle(input, upscale_factor):
         )
     lead = tuple(lead)
     n = len(lead)
-    x = _ops.reshape(input, lead + (c // (r * r), r, r, h, w))
-    perm = tuple(range(n)) + (n, n + 3, n + 1, n + 4, n + 2)
-    return _ops.reshape(_ops.permute(x, perm), lead + (c // (r * r), h * r, w * r))
+    x = _ops.reshape(input, (*lead, c // (r * r), r, r, h, w))
+    perm = (*tuple(range(n)), n, n + 3, n + 1, n + 4, n + 2)
+    return _ops.reshape(_ops.permute(x, perm), (*lead, c // (r * r), h * r, w * r))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -1170,10 +1257,9 @@ def pixel_unshuffle(input, downscale_factor):
         )
     lead = tuple(lead)
     n = len(lead)
-    x = _ops.reshape(input, lead + (c, h // r, r, w // r, r))
-    perm = tuple(range(n)) + (n, n + 2, n + 4, n + 1, n + 3)
-    return _ops.reshape(_ops.permute(x, perm), lead + (c * r * r, h // r, w // r))
-
+    x = _ops.reshape(input, (*lead, c, h // r, r, w // r, r))
+    perm = (*tuple(range(n)), n, n + 2, n + 4, n + 1, n + 3)
+    return _ops.reshape(_ops.permute(x, perm), (*lead, c * r * r, h // r, w // r))
 
 
 # -- resampling ---------------------------------------------------------------------------
@@ -1233,8 +1319,13 @@ def _cubic_matrix(n_in, n_out, align_corners, scale):
 
 
 def interpolate(
-    input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-    recompute_scale_factor=None, antialias=False,
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
 ):
     """Resample the spatial dims of ``(N, C, *spatial)`` (1 to 3 of them) to ``size`` or by
     ``scale_factor``.
@@ -1306,7 +1397,7 @@ def interpolate(
             scales = tuple(float(v) for v in scale_factor)
         else:
             scales = (float(scale_factor),) * k
-        out = tuple(int(math.floor(n * s)) for n, s in zip(spatial, scales))
+        out = tuple(math.floor(n * s) for n, s in zip(spatial, scales))
         if recompute_scale_factor:
             scales = (None,) * k
     if any(o <= 0 for o in out):

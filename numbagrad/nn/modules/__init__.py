@@ -93,20 +93,20 @@ __all__ = [
 ]
 
 # -- convolution, pooling, padding and normalisation layers --------------------------------
-from numbagrad.nn.modules import batchnorm as _batchnorm  # noqa: E402
-from numbagrad.nn.modules import conv as _conv  # noqa: E402
-from numbagrad.nn.modules import normalization as _normalization  # noqa: E402
-from numbagrad.nn.modules import padding as _padding  # noqa: E402
-from numbagrad.nn.modules import pixelshuffle as _pixelshuffle  # noqa: E402
-from numbagrad.nn.modules import pooling as _pooling  # noqa: E402
-from numbagrad.nn.modules import upsampling as _upsampling  # noqa: E402
-from numbagrad.nn.modules.batchnorm import *  # noqa: E402, F403
-from numbagrad.nn.modules.conv import *  # noqa: E402, F403
-from numbagrad.nn.modules.normalization import *  # noqa: E402, F403
-from numbagrad.nn.modules.padding import *  # noqa: E402, F403
-from numbagrad.nn.modules.pixelshuffle import *  # noqa: E402, F403
-from numbagrad.nn.modules.pooling import *  # noqa: E402, F403
-from numbagrad.nn.modules.upsampling import *  # noqa: E402, F403
+from numbagrad.nn.modules import batchnorm as _batchnorm
+from numbagrad.nn.modules import conv as _conv
+from numbagrad.nn.modules import normalization as _normalization
+from numbagrad.nn.modules import padding as _padding
+from numbagrad.nn.modules import pixelshuffle as _pixelshuffle
+from numbagrad.nn.modules import pooling as _pooling
+from numbagrad.nn.modules import upsampling as _upsampling
+from numbagrad.nn.modules.batchnorm import *  # noqa: F403
+from numbagrad.nn.modules.conv import *  # noqa: F403
+from numbagrad.nn.modules.normalization import *  # noqa: F403
+from numbagrad.nn.modules.padding import *  # noqa: F403
+from numbagrad.nn.modules.pixelshuffle import *  # noqa: F403
+from numbagrad.nn.modules.pooling import *  # noqa: F403
+from numbagrad.nn.modules.upsampling import *  # noqa: F403
 
 __all__ += [
     n

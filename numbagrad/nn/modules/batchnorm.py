@@ -20,8 +20,16 @@ class _NormBase(Module):
     _version = 2
 
     def __init__(
-        self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-        device=None, dtype=None, *, bias=True,
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
     ):
         super().__init__()
         dt = _factory(device, dtype)

@@ -37,8 +37,20 @@ class _ConvNd(Module):
     _transposed = False
 
     def __init__(
-        self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-        output_padding, groups, bias, padding_mode, device=None, dtype=None,
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        bias,
+        padding_mode,
+        device=None,
+        dtype=None,
     ):
         super().__init__()
         k = self._k
@@ -81,11 +93,13 @@ class _ConvNd(Module):
                     self._reversed_padding_repeated_twice[2 * i] = left
                     self._reversed_padding_repeated_twice[2 * i + 1] = total - left
         else:
-            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding) for _ in (0, 1)]
+            self._reversed_padding_repeated_twice = [
+                p for p in reversed(self.padding) for _ in (0, 1)
+            ]
         if transposed:
-            shape = (in_channels, out_channels // groups) + self.kernel_size
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
         else:
-            shape = (out_channels, in_channels // groups) + self.kernel_size
+            shape = (out_channels, in_channels // groups, *self.kernel_size)
         self.weight = Parameter(empty(*shape, dtype=dt))
         if bias:
             self.bias = Parameter(empty(out_channels, dtype=dt))
@@ -129,12 +143,33 @@ class _Conv(_ConvNd):
     _fn = None
 
     def __init__(
-        self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-        groups=1, bias=True, padding_mode="zeros", device=None, dtype=None,
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
     ):
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, False,
-            0, groups, bias, padding_mode, device, dtype,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            False,
+            0,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
         )
 
     def _conv_forward(self, input, weight, bias):
@@ -208,16 +243,36 @@ class _ConvTranspose(_ConvNd):
     _fn = None
 
     def __init__(
-        self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
-        groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None,
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
     ):
         if padding_mode != "zeros":
-            raise ValueError(
-                f'Only "zeros" padding mode is supported for {type(self).__name__}'
-            )
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
         super().__init__(
-            in_channels, out_channels, kernel_size, stride, padding, dilation, True,
-            output_padding, groups, bias, padding_mode, device, dtype,
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
         )
 
     def _output_padding(self, input, output_size):
@@ -236,14 +291,17 @@ class _ConvTranspose(_ConvNd):
         res = []
         for d in range(k):
             n = input.shape[input.ndim - k + d]
-            lo = (n - 1) * self.stride[d] - 2 * self.padding[d] + self.dilation[d] * (
-                self.kernel_size[d] - 1
-            ) + 1
+            lo = (
+                (n - 1) * self.stride[d]
+                - 2 * self.padding[d]
+                + self.dilation[d] * (self.kernel_size[d] - 1)
+                + 1
+            )
             hi = lo + self.stride[d] - 1
             if not lo <= output_size[d] <= hi:
                 raise ValueError(
                     f"requested an output size of {output_size}, but valid sizes range from "
-                    f"{lo} to {hi} (for an input of {list(input.shape[input.ndim - k:])})"
+                    f"{lo} to {hi} (for an input of {list(input.shape[input.ndim - k :])})"
                 )
             res.append(output_size[d] - lo)
         return tuple(res)
@@ -251,7 +309,13 @@ class _ConvTranspose(_ConvNd):
     def forward(self, input, output_size=None):
         op = self._output_padding(input, output_size)
         return type(self)._fn(
-            input, self.weight, self.bias, self.stride, self.padding, op, self.groups,
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            op,
+            self.groups,
             self.dilation,
         )
 

@@ -40,7 +40,9 @@ class GroupNorm(Module):
     numbagrad.Size([3, 4, 5])
     """
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+    def __init__(
+        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
+    ):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -81,8 +83,16 @@ class _InstanceNorm(_NormBase):
     _k = 1
 
     def __init__(
-        self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-        device=None, dtype=None, *, bias=True,
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
     ):
         super().__init__(
             num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
@@ -91,9 +101,7 @@ class _InstanceNorm(_NormBase):
     def forward(self, input):
         k = self._k
         if input.ndim not in (k + 1, k + 2):
-            raise ValueError(
-                f"expected {k + 1}D or {k + 2}D input (got {input.ndim}D input)"
-            )
+            raise ValueError(f"expected {k + 1}D or {k + 2}D input (got {input.ndim}D input)")
         feature_dim = input.ndim - k - 1
         if input.shape[feature_dim] != self.num_features:
             if self.affine:
@@ -110,7 +118,11 @@ class _InstanceNorm(_NormBase):
         unbatched = input.ndim == k + 1
         x = input.unsqueeze(0) if unbatched else input
         out = F.instance_norm(
-            x, self.running_mean, self.running_var, self.weight, self.bias,
+            x,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
             self.training or not self.track_running_stats,
             self.momentum if self.momentum is not None else 0.0,
             self.eps,
@@ -196,7 +208,9 @@ class RMSNorm(Module):
     RMSNorm((4,), eps=None, elementwise_affine=True)
     """
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+    def __init__(
+        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+    ):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
@@ -218,6 +232,5 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return (
-            f"{self.normalized_shape}, eps={self.eps}, "
-            f"elementwise_affine={self.elementwise_affine}"
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )

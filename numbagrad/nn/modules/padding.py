@@ -31,7 +31,9 @@ def _amounts(padding, k):
         return (padding,) * (2 * k)
     padding = tuple(padding)
     if len(padding) != 2 * k:
-        raise ValueError(f"expected padding to be a single integer value or a list of {2 * k} values")
+        raise ValueError(
+            f"expected padding to be a single integer value or a list of {2 * k} values"
+        )
     return padding
 
 

@@ -28,7 +28,12 @@ class _MaxPoolNd(Module):
     _fn = None
 
     def __init__(
-        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        dilation=1,
+        return_indices=False,
         ceil_mode=False,
     ):
         super().__init__()
@@ -41,8 +46,13 @@ class _MaxPoolNd(Module):
 
     def forward(self, input):
         return type(self)._fn(
-            input, self.kernel_size, self.stride, self.padding, self.dilation,
-            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
         )
 
     def extra_repr(self):
@@ -105,7 +115,9 @@ class AvgPool1d(Module):
     AvgPool1d(kernel_size=(2,), stride=(2,), padding=(0,))
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
+    ):
         super().__init__()
         self.kernel_size = _single(kernel_size)
         self.stride = _single(stride if stride is not None else kernel_size)
@@ -115,7 +127,11 @@ class AvgPool1d(Module):
 
     def forward(self, input):
         return F.avg_pool1d(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
             self.count_include_pad,
         )
 
@@ -131,7 +147,12 @@ class _AvgPoolNd(Module):
     _fn = None
 
     def __init__(
-        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+        self,
+        kernel_size,
+        stride=None,
+        padding=0,
+        ceil_mode=False,
+        count_include_pad=True,
         divisor_override=None,
     ):
         super().__init__()
@@ -144,8 +165,13 @@ class _AvgPoolNd(Module):
 
     def forward(self, input):
         return type(self)._fn(
-            input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-            self.count_include_pad, self.divisor_override,
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
         )
 
     def extra_repr(self):
@@ -298,7 +324,9 @@ class _LPPoolNd(Module):
         self.ceil_mode = ceil_mode
 
     def forward(self, input):
-        return type(self)._fn(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+        return type(self)._fn(
+            input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode
+        )
 
     def extra_repr(self):
         return (

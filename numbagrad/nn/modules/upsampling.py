@@ -23,7 +23,11 @@ class Upsample(Module):
     """
 
     def __init__(
-        self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+        self,
+        size=None,
+        scale_factor=None,
+        mode="nearest",
+        align_corners=None,
         recompute_scale_factor=None,
     ):
         super().__init__()
@@ -39,7 +43,11 @@ class Upsample(Module):
 
     def forward(self, input):
         return F.interpolate(
-            input, self.size, self.scale_factor, self.mode, self.align_corners,
+            input,
+            self.size,
+            self.scale_factor,
+            self.mode,
+            self.align_corners,
             recompute_scale_factor=self.recompute_scale_factor,
         )
 
