@@ -215,6 +215,54 @@ def ref_fold(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
     return out[0] if unbatched else out
 
 
+def ref_max_unpool(x, idx, kernel_size, stride=None, padding=0, output_size=None, k=2):
+    kernel = _t(kernel_size, k)
+    stride = kernel if stride is None else _t(stride, k)
+    padding = _t(padding, k)
+    if output_size is None:
+        size = tuple(
+            (n - 1) * s + kk - 2 * p for n, s, kk, p in zip(x.shape[-k:], stride, kernel, padding)
+        )
+    else:
+        size = tuple(output_size)[-k:]
+    lead = x.shape[:-k]
+    out = np.zeros((int(np.prod(lead)), int(np.prod(size))))
+    xf, fi = x.reshape(out.shape[0], -1), idx.reshape(out.shape[0], -1)
+    for r in range(out.shape[0]):
+        out[r, fi[r]] = xf[r]
+    return out.reshape(lead + size)
+
+
+def _unpool_sample(rng, shape, size, name, **kw):
+    """Values ``shape`` and distinct random flat indices into planes of ``size`` (distinct:
+    the gradient is defined)."""
+    k = len(size)
+    lead, q = shape[:-k], int(np.prod(shape[-k:]))
+    total = int(np.prod(size))
+    idx = np.stack([rng.permutation(total)[:q] for _ in range(int(np.prod(lead)))])
+    return _s(real(rng, shape), idx.reshape(shape).astype(np.int64), name=name, **kw)
+
+
+def max_unpool1d_samples(rng):
+    return [
+        _unpool_sample(rng, (1, 2, 3), (6,), "small", kernel_size=2),
+        _unpool_sample(
+            rng, (2, 3, 3), (9,), "padded", kernel_size=3, stride=3, padding=1, output_size=(9,)
+        ),
+    ]
+
+
+def max_unpool2d_samples(rng):
+    return [
+        _unpool_sample(rng, (1, 1, 2, 2), (4, 4), "small", kernel_size=2),
+        _unpool_sample(rng, (2, 3, 3), (7, 7), "sized", kernel_size=2, output_size=(7, 7)),
+    ]
+
+
+def max_unpool3d_samples(rng):
+    return [_unpool_sample(rng, (1, 2, 1, 2), (4, 2, 4), "small", kernel_size=2)]
+
+
 # -- samples -------------------------------------------------------------------------------
 def conv1d_samples(rng):
     return [
@@ -431,6 +479,7 @@ def _adaptive_entry(name, k, reduce, prims):
 
 
 _MAX = ("MaxPoolIndices", "Reshape", "WindowGather")
+_UNPOOL = ("Reshape", "WindowPut")
 _AVG = ("Matmul", "Permute")
 _AVG1 = ("Matmul",)
 
@@ -487,6 +536,9 @@ op_db = [
     _pool("max_pool1d", ref_max_pool, max_pool1d_samples, 1, primitives=_MAX),
     _pool("max_pool2d", ref_max_pool, max_pool2d_samples, 2, primitives=_MAX),
     _pool("max_pool3d", ref_max_pool, max_pool3d_samples, 3, primitives=_MAX),
+    _pool("max_unpool1d", ref_max_unpool, max_unpool1d_samples, 1, primitives=_UNPOOL),
+    _pool("max_unpool2d", ref_max_unpool, max_unpool2d_samples, 2, primitives=_UNPOOL),
+    _pool("max_unpool3d", ref_max_unpool, max_unpool3d_samples, 3, primitives=_UNPOOL),
     _pool("avg_pool1d", ref_avg_pool, avg_pool1d_samples, 1, primitives=_AVG1),
     _pool("avg_pool2d", ref_avg_pool, avg_pool2d_samples, 2, primitives=_AVG),
     _pool("avg_pool3d", ref_avg_pool, avg_pool3d_samples, 3, primitives=_AVG),

@@ -756,3 +756,32 @@ def test_interpolate_errors():
         F.interpolate(numbagrad.zeros(1, 1, 4), scale_factor=2, mode="bilinear")
     with pytest.raises(NotImplementedError, match="antialias"):
         F.interpolate(numbagrad.zeros(1, 1, 4, 4), scale_factor=2, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_max_unpool_modules_match_torch(k):
+    xt = torch.tensor(np.random.default_rng(k).standard_normal((2, 2) + (6,) * k))
+    yt, it = getattr(torch.nn.functional, f"max_pool{k}d")(xt, 3, 2, 1, return_indices=True)
+    ours = getattr(nn, f"MaxUnpool{k}d")(3, 2, 1)
+    theirs = getattr(torch.nn, f"MaxUnpool{k}d")(3, 2, 1)
+    assert repr(ours) == repr(theirs)
+    size = (6,) * k  # (overlapping windows: repeated indices, the last write wins)
+    yo = numbagrad.tensor(yt.numpy().copy(), requires_grad=True)
+    ytr = yt.detach().requires_grad_(True)
+    out_o = ours(yo, numbagrad.tensor(it.numpy().copy()), output_size=size)
+    out_t = theirs(ytr, it, output_size=size)
+    _close(out_o, out_t)
+    g = np.random.default_rng(0).standard_normal(tuple(out_t.shape))
+    out_o.backward(numbagrad.tensor(g))
+    out_t.backward(torch.tensor(g))
+    _close(yo.grad, ytr.grad)
+
+
+def test_max_unpool_errors():
+    y = numbagrad.ones(1, 1, 2)
+    with pytest.raises(RuntimeError, match="invalid max index"):
+        F.max_unpool1d(y, numbagrad.tensor([[[0, 9]]]), 2)
+    with pytest.raises(RuntimeError, match="int64"):
+        F.max_unpool1d(y, numbagrad.tensor([[[0, 1]]], dtype=numbagrad.int32), 2)
+    with pytest.raises(ValueError, match="invalid output_size"):
+        F.max_unpool1d(y, numbagrad.tensor([[[0, 1]]]), 2, output_size=(9,))

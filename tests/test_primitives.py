@@ -304,6 +304,7 @@ def _explicit_linear_cases():
         ("ToCopy", lambda x: bind(P["ToCopy"], (x,), {"dtype": np.float32}), [(3,)]),
         ("WindowGather", lambda x: bind(P["WindowGather"], (x, gidx), {}), [(2, 3)]),
         ("WindowScatter", lambda g: bind(P["WindowScatter"], (g, gidx), {"size": 3}), [(2, 2)]),
+        ("WindowPut", lambda g: bind(P["WindowPut"], (g, gidx), {"size": 3}), [(2, 2)]),
     ]
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "Im2Col",
     "MaxPoolIndices",
     "WindowGather",
+    "WindowPut",
     "WindowScatter",
 ]
 
@@ -319,6 +320,39 @@ class WindowScatter(Primitive):
     @staticmethod
     def batch(args, dims, *, size):
         return bind(WindowScatter, _both_front(args, dims), {"size": size}), 0
+
+
+class WindowPut(Primitive):
+    """``max_unpool``'s scatter: ``g`` (``(*lead, Q)``) written into zero rows of length
+    ``size`` at ``idx`` (the last of repeated indices wins, as PyTorch's CPU loop). Linear;
+    its VJP is ``WindowGather`` at every index, PyTorch's ``max_unpool`` backward."""
+
+    linearity = "linear"
+    data_operands = (1,)
+    saves_inputs = (1,)
+
+    @staticmethod
+    def impl(be, g, idx, *, size):
+        _cpu_only("max_unpool", g)
+        dt = _work_dtype(g.dtype)
+        gr = _rows(be, g, dt)
+        ir = _rows(be, idx, np.int64)
+        if ir.size and (ir.min() < 0 or ir.max() >= size):  # (the kernel checks nothing)
+            bad = ir.min() if ir.min() < 0 else ir.max()
+            raise RuntimeError(f"Found an invalid max index: {bad} (output planes of size {size})")
+        out = np.zeros((gr.shape[0], size), dtype=dt)
+        if gr.size:
+            _kernels().put_rows(gr, ir, out)
+        return out.reshape((*g.shape[:-1], size)).astype(g.dtype, copy=False)
+
+    @staticmethod
+    def vjp(ctx, gg, *, size):
+        (idx,) = ctx.saved()
+        return bind(WindowGather, (gg, idx), {}), None
+
+    @staticmethod
+    def batch(args, dims, *, size):
+        return bind(WindowPut, _both_front(args, dims), {"size": size}), 0
 
 
 def gather_windows(x, idx, k):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from numbagrad import _dtype as _D
 from numbagrad import ops as _ops
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import as_tensor
@@ -22,6 +23,7 @@ from numbagrad.nn._conv import (
     Col2Im,
     Im2Col,
     MaxPoolIndices,
+    WindowPut,
     gather_windows,
     out_size,
 )
@@ -55,6 +57,9 @@ __all__ = [
     "max_pool1d",
     "max_pool2d",
     "max_pool3d",
+    "max_unpool1d",
+    "max_unpool2d",
+    "max_unpool3d",
     "pixel_shuffle",
     "pixel_unshuffle",
     "rms_norm",
@@ -642,6 +647,105 @@ def max_pool3d(
     return _max_pool(
         input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3, "max_pool3d"
     )
+
+
+def _max_unpool(input, indices, kernel_size, stride, padding, output_size, k, name):
+    kernel = _tuple(kernel_size, k, "kernel_size")
+    stride = kernel if stride is None else _tuple(stride, k, "stride")
+    padding = _tuple(padding, k, "padding")
+    if input.ndim not in (k + 1, k + 2):
+        raise RuntimeError(
+            f"{name}: Expected {k + 1}D or {k + 2}D (batch mode) tensor for input, got "
+            f"{list(input.shape)}"
+        )
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}"
+        )
+    if indices.dtype != _D.int64:
+        raise RuntimeError(
+            f"elements in indices should be type int64 but got: {indices.dtype.np.name}"
+        )
+    spatial = tuple(input.shape[-k:])
+    default = [(n - 1) * s + kk - 2 * p for n, s, kk, p in zip(spatial, stride, kernel, padding)]
+    if output_size is None:
+        size = tuple(default)
+    else:
+        size = list(output_size)
+        if len(size) == k + 2 or (len(size) == k + 1 and input.ndim == k + 1):
+            size = size[-k:]
+        if len(size) != k:
+            raise ValueError(
+                f"output_size should be a sequence containing {k} or {k + 2} elements, but it "
+                f"has a length of '{len(size)}'"
+            )
+        for d in range(k):
+            lo, hi = default[d] - stride[d], default[d] + stride[d]
+            if not lo < size[d] < hi:
+                raise ValueError(
+                    f'invalid output_size "{tuple(size)}" (dim {d} must be between {lo} and {hi})'
+                )
+        size = tuple(int(v) for v in size)
+    _check_floating(name, input)
+    lead = tuple(input.shape[:-k])
+    flat = _ops.reshape(input, (*lead, -1))
+    fi = _ops.reshape(indices, (*lead, -1))
+    total = math.prod(size)
+    if fi.numel() and not fi._is_tracer:  # (WindowPut checks traced indices too)
+        lo, hi = int(fi._data.min()), int(fi._data.max())
+        if lo < 0 or hi >= total:
+            bad = lo if lo < 0 else hi
+            raise RuntimeError(
+                f"Found an invalid max index: {bad} (output volumes are of size "
+                f"{'x'.join(map(str, size))})"
+            )
+    out = bind(WindowPut, (flat, fi), {"size": total})
+    return _ops.reshape(out, (*lead, *size))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool1d`: the values written at their ``indices``
+    into zeros of the unpooled size.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> x = numbagrad.tensor([[1.0, 3.0, 2.0, 5.0]])
+    >>> y, i = F.max_pool1d(x, 2, return_indices=True)
+    >>> F.max_unpool1d(y, i, 2).tolist()
+    [[0.0, 3.0, 0.0, 5.0]]
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 1, "max_unpool1d")
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool2d` (see :func:`max_unpool1d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> y, i = F.max_pool2d(numbagrad.arange(16.0).reshape(1, 4, 4), 2, return_indices=True)
+    >>> F.max_unpool2d(y, i, 2).shape
+    numbagrad.Size([1, 4, 4])
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 2, "max_unpool2d")
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool3d` (see :func:`max_unpool1d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> y, i = F.max_pool3d(numbagrad.ones(1, 2, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool3d(y, i, 2).shape
+    numbagrad.Size([1, 2, 2, 2])
+    """
+    return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
 
 
 def _apply_dims(x, mats):

@@ -15,7 +15,8 @@ with size-1 leading spatial dims and a window of 1 there, so one kernel serves a
   index (into the unpadded ``D*H*W`` plane) of the maximum of its window, as PyTorch's
   CPU kernels choose it (``val > max || isnan(val)`` from ``-inf``).
 - ``gather_rows`` / ``scatter_add_rows``: the pooled values at those indices, and the
-  adjoint that adds a gradient back at them (one row per plane).
+  adjoint that adds a gradient back at them (one row per plane); ``put_rows`` writes
+  values at such indices (``max_unpool``).
 
 Arguments are C-contiguous arrays whose shapes the caller checked; nothing is checked
 here (Numba does no bounds checks): the caller passes windows whose every in-bounds tap
@@ -34,6 +35,7 @@ __all__ = [
     "gather_rows",
     "im2col",
     "max_pool_indices",
+    "put_rows",
     "scatter_add_rows",
 ]
 
@@ -193,3 +195,12 @@ def scatter_add_rows(g, idx, out):
     for r in prange(g.shape[0]):
         for q in range(idx.shape[1]):
             out[r, idx[r, q]] += g[r, q]
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def put_rows(g, idx, out):
+    """``out[r, idx[r, q]] = g[r, q]`` in order of ``q`` (the last of repeated indices
+    wins); ``out`` zero-filled, indices in range (checked by the caller)."""
+    for r in prange(g.shape[0]):
+        for q in range(idx.shape[1]):
+            out[r, idx[r, q]] = g[r, q]

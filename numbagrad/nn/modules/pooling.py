@@ -21,6 +21,9 @@ __all__ = [
     "MaxPool1d",
     "MaxPool2d",
     "MaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -373,3 +376,70 @@ class LPPool3d(_LPPoolNd):
     """
 
     _fn = staticmethod(F.lp_pool3d)
+
+
+class _MaxUnpoolNd(Module):
+    _fn = None
+    _k = 1
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        k = self._k
+        self.kernel_size = _ntuple(kernel_size, k)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, k)
+        self.padding = _ntuple(padding, k)
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._fn(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+def _ntuple(v, k):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * k
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool1d`` (PyTorch's ``nn.MaxUnpool1d``; see
+    :func:`numbagrad.nn.functional.max_unpool1d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.MaxUnpool1d(3, 2, 1)
+    MaxUnpool1d(kernel_size=(3,), stride=(2,), padding=(1,))
+    """
+
+    _fn = staticmethod(F.max_unpool1d)
+    _k = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool2d`` (PyTorch's ``nn.MaxUnpool2d``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.MaxUnpool2d(2)
+    MaxUnpool2d(kernel_size=(2, 2), stride=(2, 2), padding=(0, 0))
+    """
+
+    _fn = staticmethod(F.max_unpool2d)
+    _k = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of ``MaxPool3d`` (PyTorch's ``nn.MaxUnpool3d``).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.nn.MaxUnpool3d(2)
+    MaxUnpool3d(kernel_size=(2, 2, 2), stride=(2, 2, 2), padding=(0, 0, 0))
+    """
+
+    _fn = staticmethod(F.max_unpool3d)
+    _k = 3
