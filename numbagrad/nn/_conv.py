@@ -11,11 +11,11 @@ rules of their own:
 - ``conv`` is then ``weight.view(G, O/G, C/G * K) @ cols.view(G, C/G * K, N * L)`` (``G``
   the groups; one GEMM per group over the whole batch, the batch being inside the
   columns), plus the bias, moved to ``(N, O, *out)``: its input gradient is
-  ``Col2Im(W^T @ g)`` (the transposed convolution), its weight gradient ``g @ cols^T`` (the convolution of the input with the
-  gradient), each a product of ops, so double backward, JVP (the ops are linear and
-  bilinear) and ``vmap`` (leading dims are a batch: a ``vmap`` dim folds into them) come
-  from the ops' own rules. ``conv_transpose`` is the same two ops the other way round:
-  ``Col2Im(W^T @ x)``.
+  ``Col2Im(W^T @ g)`` (the transposed convolution), its weight gradient ``g @ cols^T``
+  (the convolution of the input with the gradient), each a product of ops, so double
+  backward, JVP (the ops are linear and bilinear) and ``vmap`` (leading dims are a batch:
+  a ``vmap`` dim folds into them) come from the ops' own rules. ``conv_transpose`` is the
+  same two ops the other way round: ``Col2Im(W^T @ x)``.
 
 The columns are saved by the product for the weight gradient, so the backward does not
 recompute them. Measured on the shared 2-core machine (float32, the MNIST CNN's second
@@ -121,7 +121,7 @@ class Im2Col(Primitive):
         dt = _work_dtype(x.dtype)
         x5 = np.ascontiguousarray(x.reshape((b, c, *_three(sp, 1))), dtype=dt)
         kk = _three(kernel, 1)
-        cols = np.empty((c, *kk, b, math.prod(osz)), dtype=dt)
+        cols = be.empty((c, *kk, b, math.prod(osz)), dt)
         if cols.size:
             _kernels().im2col(
                 x5,
@@ -166,7 +166,7 @@ class Col2Im(Primitive):
         dt = _work_dtype(cols.dtype)
         kk = _three(kernel, 1)
         c6 = np.ascontiguousarray(cols.reshape((c, *kk, b, math.prod(osz))), dtype=dt)
-        out = np.zeros((b, c, *_three(size, 1)), dtype=dt)
+        out = _zeros(be, (b, c, *_three(size, 1)), dt)
         if c6.size and out.size:
             _kernels().col2im(
                 c6,
@@ -206,7 +206,7 @@ class MaxPoolIndices(Primitive):
         lead = x.shape[: x.ndim - k]
         b = math.prod(lead)
         x4 = np.ascontiguousarray(x.reshape((b, *_three(sp, 1))), dtype=_work_dtype(x.dtype))
-        res = np.empty((b, *_three(out, 1)), dtype=np.int64)
+        res = be.empty((b, *_three(out, 1)), np.int64)
         if res.size:
             _kernels().max_pool_indices(
                 x4,
@@ -239,7 +239,7 @@ class AdaptiveMaxIndices(Primitive):
         lead = x.shape[: x.ndim - k]
         b = math.prod(lead)
         x4 = np.ascontiguousarray(x.reshape((b, *_three(sp, 1))), dtype=_work_dtype(x.dtype))
-        res = np.empty((b, *_three(out, 1)), dtype=np.int64)
+        res = be.empty((b, *_three(out, 1)), np.int64)
         if res.size:
             _kernels().adaptive_max_indices(x4, res)
         return res.reshape(lead + tuple(out))
@@ -248,6 +248,14 @@ class AdaptiveMaxIndices(Primitive):
     def batch(args, dims, **params):
         (x,), (d,) = args, dims
         return bind(AdaptiveMaxIndices, (front(x, d),), params), 0
+
+
+def _zeros(be, shape, dtype):
+    """A zero-filled array from the backend's buffer cache (a fresh large array costs a
+    page fault per page: NOTE [Buffer cache])."""
+    out = be.empty(shape, dtype)
+    out.fill(0)
+    return out
 
 
 def _rows(be, a, dtype=None):
@@ -281,7 +289,7 @@ class WindowGather(Primitive):
         dt = _work_dtype(x.dtype)
         xr = _rows(be, x, dt)
         ir = _rows(be, idx, np.int64)
-        out = np.empty(ir.shape, dtype=dt)
+        out = be.empty(ir.shape, dt)
         if out.size:
             _kernels().gather_rows(xr, ir, out)
         return out.reshape(idx.shape).astype(x.dtype, copy=False)
@@ -310,7 +318,7 @@ class WindowScatter(Primitive):
         dt = _work_dtype(g.dtype)
         gr = _rows(be, g, dt)
         ir = _rows(be, idx, np.int64)
-        out = np.zeros((gr.shape[0], size), dtype=dt)
+        out = _zeros(be, (gr.shape[0], size), dt)
         if gr.size:
             _kernels().scatter_add_rows(gr, ir, out)
         return out.reshape((*g.shape[:-1], size)).astype(g.dtype, copy=False)
@@ -343,7 +351,7 @@ class WindowPut(Primitive):
         if ir.size and (ir.min() < 0 or ir.max() >= size):  # (the kernel checks nothing)
             bad = ir.min() if ir.min() < 0 else ir.max()
             raise RuntimeError(f"Found an invalid max index: {bad} (output planes of size {size})")
-        out = np.zeros((gr.shape[0], size), dtype=dt)
+        out = _zeros(be, (gr.shape[0], size), dt)
         if gr.size:
             _kernels().put_rows(gr, ir, out)
         return out.reshape((*g.shape[:-1], size)).astype(g.dtype, copy=False)
