@@ -2087,5 +2087,9 @@ from _opdb_special import op_db as _special_db  # noqa: E402
 op_db += _math_db + _special_db + _linalg_db + _nn_db + _complex_db
 op_db += _rnn_db
 
+from _opdb_conv import op_db as _conv_db  # noqa: E402
+
+op_db += _conv_db
+
 ops_by_name = {info.name: info for info in op_db}
 assert len(ops_by_name) == len(op_db), "duplicate OpInfo names"

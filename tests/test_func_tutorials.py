@@ -13,9 +13,10 @@ to ``rtol=1e-4``). The tutorials:
 5. ``functional_call`` with tied weights and buffers, ``grad(..., has_aux=True)`` in a
    training loop.
 
-numbagrad has no ``nn.Conv2d``, ``F.max_pool2d`` or ``nn.BatchNorm*``: the tutorials' CNNs
-are replaced by MLPs of the same layer structure, and the buffers of section 5 by a
-hand-written normalisation layer.
+The tutorials' CNNs are replaced by MLPs of the same layer structure, and the buffers of
+section 5 by a hand-written normalisation layer (these tests predate ``nn.Conv2d``,
+``F.max_pool2d`` and ``nn.BatchNorm*``; ``test_nn_conv.py`` runs per-example gradients of a
+CNN through ``vmap``).
 """
 
 import copy

@@ -303,6 +303,9 @@ def _explicit_linear_cases():
         ),
         ("Where", lambda x, y: bind(P["Where"], (mask, x, y)), [(4,), (4,)]),
         ("ToCopy", lambda x: bind(P["ToCopy"], (x,), {"dtype": np.float32}), [(3,)]),
+        ("WindowGather", lambda x: bind(P["WindowGather"], (x, gidx), {}), [(2, 3)]),
+        ("WindowScatter", lambda g: bind(P["WindowScatter"], (g, gidx), {"size": 3}), [(2, 2)]),
+        ("WindowPut", lambda g: bind(P["WindowPut"], (g, gidx), {"size": 3}), [(2, 2)]),
     ]
 
 

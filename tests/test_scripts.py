@@ -28,8 +28,6 @@ TIMEOUT = 240
 XFAIL = {
     "s44_spectral_poisson_fft.py": "numbagrad has no torch.fft (rfft/irfft/rfftfreq) and no "
     "complex dtypes to hold spectra",
-    "s58_cnn_signal_classifier.py": "numbagrad.nn has no Conv1d/Conv2d, BatchNorm1d/2d or "
-    "MaxPool1d/2d (nor F.conv1d/conv2d/max_pool*/batch_norm): nn.Conv1d raises AttributeError",
     "s68_hmc_mala_samplers.py": "numbagrad has no torch.cholesky_inverse (AttributeError)",
 }
 

@@ -114,7 +114,7 @@ __all__ += [
     "RNNCell",
     "RNNCellBase",
 ]
-from numbagrad.nn.modules.activation import (  # noqa: E402
+from numbagrad.nn.modules.activation import (
     CELU,
     GLU,
     Hardshrink,
@@ -128,7 +128,7 @@ from numbagrad.nn.modules.activation import (  # noqa: E402
     Tanhshrink,
     Threshold,
 )
-from numbagrad.nn.modules.transformer import (  # noqa: E402
+from numbagrad.nn.modules.transformer import (
     Transformer,
     TransformerDecoder,
     TransformerDecoderLayer,
@@ -155,14 +155,14 @@ __all__ += [
     "TransformerEncoder",
     "TransformerEncoderLayer",
 ]
-from numbagrad.nn.modules.dropout import (  # noqa: E402
+from numbagrad.nn.modules.dropout import (
     AlphaDropout,
     Dropout1d,
     Dropout2d,
     Dropout3d,
     FeatureAlphaDropout,
 )
-from numbagrad.nn.modules.loss import (  # noqa: E402
+from numbagrad.nn.modules.loss import (
     CosineEmbeddingLoss,
     HingeEmbeddingLoss,
     MarginRankingLoss,
@@ -192,16 +192,39 @@ __all__ += [
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
 ]
-from numbagrad.nn.modules.sparse import EmbeddingBag  # noqa: E402
+from numbagrad.nn.modules.sparse import EmbeddingBag
 
 __all__ += ["EmbeddingBag"]
-from numbagrad.nn.modules.distance import CosineSimilarity, PairwiseDistance  # noqa: E402
+from numbagrad.nn.modules.distance import CosineSimilarity, PairwiseDistance
 
 __all__ += ["CosineSimilarity", "PairwiseDistance"]
-from numbagrad.nn.modules.loss import CTCLoss  # noqa: E402
+from numbagrad.nn.modules.loss import CTCLoss
 
 __all__ += ["CTCLoss"]
-from numbagrad.nn.modules.channelshuffle import ChannelShuffle  # noqa: E402
-from numbagrad.nn.modules.loss import NLLLoss2d  # noqa: E402
+from numbagrad.nn.modules.channelshuffle import ChannelShuffle
+from numbagrad.nn.modules.loss import NLLLoss2d
 
 __all__ += ["ChannelShuffle", "NLLLoss2d"]
+# -- convolution, pooling, padding and normalisation layers --------------------------------
+# ruff: noqa: E402
+from numbagrad.nn.modules import batchnorm as _batchnorm
+from numbagrad.nn.modules import conv as _conv
+from numbagrad.nn.modules import normalization as _normalization
+from numbagrad.nn.modules import padding as _padding
+from numbagrad.nn.modules import pixelshuffle as _pixelshuffle
+from numbagrad.nn.modules import pooling as _pooling
+from numbagrad.nn.modules import upsampling as _upsampling
+from numbagrad.nn.modules.batchnorm import *  # noqa: F403
+from numbagrad.nn.modules.conv import *  # noqa: F403
+from numbagrad.nn.modules.normalization import *  # noqa: F403
+from numbagrad.nn.modules.padding import *  # noqa: F403
+from numbagrad.nn.modules.pixelshuffle import *  # noqa: F403
+from numbagrad.nn.modules.pooling import *  # noqa: F403
+from numbagrad.nn.modules.upsampling import *  # noqa: F403
+
+__all__ += [
+    n
+    for m in (_batchnorm, _conv, _normalization, _padding, _pixelshuffle, _pooling, _upsampling)
+    for n in m.__all__
+    if n not in __all__
+]
