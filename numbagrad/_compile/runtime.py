@@ -39,7 +39,7 @@ import numpy as np
 from numbagrad._compile import codegen
 from numbagrad._compile.graph import Graph, Var
 from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
-from numbagrad._compile.trace import PENDING_DRAWS, Draw, GraphBreak, OpaqueFunction, trace
+from numbagrad._compile.trace import Draw, GraphBreak, OpaqueFunction, pending_draws, trace
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import Node, edge_of, saved_value
 from numbagrad._core.interpreter import EVAL, bind, current_interpreter
@@ -343,11 +343,11 @@ class CompiledFunction:
         # the traced call ran the function eagerly on aliases of the inputs; this call's
         # result comes from the compiled code, wired to the real inputs' histories, with
         # the random numbers the trace drew
-        PENDING_DRAWS[:] = tr.drawn
+        pending_draws(tr.drawn)
         try:
             return self._run(entry, tensors)
         finally:
-            PENDING_DRAWS.clear()
+            pending_draws(())
 
     def _graph_break(self, key, e, args, kwargs):
         if self.fullgraph:

@@ -55,6 +55,7 @@ __all__ = [
     "OpaqueFunctionBackward",
     "Recorder",
     "Trace",
+    "pending_draws",
     "trace",
 ]
 
@@ -375,8 +376,13 @@ class Draw(Primitive, register=False):
 
 
 # the traced call's own draws, which the compiled code it then runs uses instead of drawing
-# again (``CompiledFunction._compile``)
+# again (``CompiledFunction._compile``, through ``pending_draws``)
 PENDING_DRAWS: list = []
+
+
+def pending_draws(values):
+    """Make the next ``Draw`` calls return ``values`` in order (none: draw again)."""
+    PENDING_DRAWS[:] = values
 
 
 def _own_attrs(prim):

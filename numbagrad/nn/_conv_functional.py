@@ -27,6 +27,7 @@ from numbagrad.nn._conv import (
     gather_windows,
     out_size,
 )
+from numbagrad.nn._functional_core import layer_norm, pad
 from numbagrad.ops._op import bind
 
 __all__ = [
@@ -213,8 +214,6 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
 
 
 def _ops_pad(x, amounts, mode="constant"):
-    from numbagrad.nn.functional import pad
-
     return pad(x, amounts, mode)
 
 
@@ -1156,8 +1155,6 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     >>> F.group_norm(numbagrad.tensor([[1.0, 3.0]]), 1)
     tensor([[-1.0000,  1.0000]])
     """
-    from numbagrad.nn.functional import layer_norm
-
     if input.ndim < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.ndim}"
@@ -1247,8 +1244,6 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     >>> F.local_response_norm(numbagrad.ones(1, 3, 2), 2).shape
     numbagrad.Size([1, 3, 2])
     """
-    from numbagrad.nn.functional import pad
-
     dim = input.ndim
     if dim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
