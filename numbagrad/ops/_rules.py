@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.interpreter import bind
@@ -58,6 +60,15 @@ def conj_all(values):
     """``values`` (saved tensors, arrays or numbers) with the complex ones conjugated: the
     VJP of a holomorphic op is its real rule on conjugated operands (NOTE [Complex
     autograd] in ``ops/cplx.py``); real values pass through untouched."""
+    for v in values:  # the common case first: real arrays and numbers, returned as they are
+        t = type(v)
+        if t is np.ndarray:
+            if v.dtype.kind == "c":
+                break
+        elif t is not float and t is not int and t is not bool and v is not None:
+            break
+    else:
+        return values
     out = None
     for i, v in enumerate(values):
         if isinstance(v, Tensor):
