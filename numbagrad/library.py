@@ -316,7 +316,7 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
     --------
     >>> import numba, numpy as np, numbagrad as torch
     >>> @torch.library.custom_op("demo::cube", mutates_args=())
-    ... @numba.njit(cache=True)
+    ... @numba.njit
     ... def cube(x):
     ...     return x * x * x
     >>> cube.register_autograd(

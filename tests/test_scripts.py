@@ -26,8 +26,6 @@ TIMEOUT = 240
 
 # script -> precise reason; each is a gap that could not be closed in numbagrad
 XFAIL = {
-    "s44_spectral_poisson_fft.py": "numbagrad has no torch.fft (rfft/irfft/rfftfreq) and no "
-    "complex dtypes to hold spectra",
     "s68_hmc_mala_samplers.py": "numbagrad has no torch.cholesky_inverse (AttributeError)",
 }
 

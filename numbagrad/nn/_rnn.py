@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbagrad import _dtype as _D
 from numbagrad import ops as F
 from numbagrad._core.graph import SavedOutput
 from numbagrad._creation import zeros
+from numbagrad._tensor import Tensor
 from numbagrad.kernels import module as kernel_module
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._rules import front
@@ -615,6 +617,28 @@ def rnn_layer(mode, xp, h0, c0, w_hh, b_hh, *, reverse=False, batch_sizes=None):
     """One layer and direction: ``(hs, hT, cT)`` (``cT`` None but for the LSTM) from the
     input projections ``xp`` (``T, B, G*H``). ``mode``: ``'RNN_TANH'``, ``'RNN_RELU'``,
     ``'GRU'`` or ``'LSTM'``."""
+    if xp.ndim != 3:
+        raise RuntimeError(
+            f"rnn_layer: the input projections must be (T, B, G*H), got shape "
+            f"{list(xp.shape)} (nn.{'LSTM' if mode == 'LSTM' else mode.split('_')[0]} adds the "
+            "batch dimension of an unbatched input itself)"
+        )
+    if xp.dtype == _D.float16:  # the cell kernels run in float32 (Numba has no float16)
+
+        def up(t):
+            return t.float() if isinstance(t, Tensor) else t
+
+        out = rnn_layer(
+            mode,
+            up(xp),
+            up(h0),
+            up(c0),
+            up(w_hh),
+            up(b_hh),
+            reverse=reverse,
+            batch_sizes=batch_sizes,
+        )
+        return tuple(None if o is None else o.half() for o in out)
     b = 0.0 if b_hh is None else b_hh
     bs = None if batch_sizes is None else tuple(int(s) for s in batch_sizes)
     if mode == "LSTM":

@@ -109,6 +109,9 @@ _ORDER_SIGNED_ZERO = (
 # backward raises "the derivative for ... is not implemented").
 _TORCH_UNDIFFERENTIABLE = ("nextafter", "heaviside", "unique", "unique_consecutive")
 
+# the FFTs of the op database (``tests/_opdb_complex.py``)
+_FFT_OPS = tuple("fft." + n for n in ("fft ifft fftn rfft irfft rfftn irfftn hfft ihfft").split())
+
 KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
     Deviation(
         "torch-cpu-kernel-gaps",
@@ -826,6 +829,61 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "the float32 rounding differences of the float32 operand's upstream ops "
         "(float32 matrix_exp: 1e-6 relative, an ulp after logaddexp2) and is compared at "
         "float64 tolerance; on identical operands the two libraries agree.",
+    ),
+    *(
+        Deviation(
+            f"fft-operation-order-{kind}",
+            _FFT_OPS,
+            kind,
+            reason="NumPy's pocketfft and PyTorch's FFT order their butterflies "
+            "differently: the sign of a zero that is a sum, and where inf - inf becomes NaN "
+            "(an infinite input, a NaN cotangent), differ; finite values agree to rounding.",
+        )
+        for kind in ("signed_zero", "nan_pattern", "grad_nan_pattern", "gradgrad_nan_pattern")
+    ),
+    *(
+        Deviation(
+            f"complex-operation-order-{kind}",
+            ("complex.sigmoid", "complex.sum_mean"),
+            kind,
+            reason="Complex arithmetic spelled out in real operations (the parts of a "
+            "quotient, a sum) in another order than PyTorch's: signed zeros and where "
+            "inf - inf becomes NaN differ; finite values agree.",
+        )
+        for kind in ("signed_zero", "nan_pattern")
+    ),
+    Deviation(
+        "polar-negative-abs",
+        "polar",
+        "grad_value",
+        reason="torch.polar is undefined for a negative abs (its documentation says so): "
+        "PyTorch's backward divides the result by its modulus, which flips the sign of the "
+        "abs gradient there; numbagrad's is the derivative of abs * e^(i angle).",
+    ),
+    Deviation(
+        "lstm-layer-unbatched",
+        "nn._lstm",
+        "raises_only_numbagrad",
+        reason="The internal layer entry takes (T, B, 4H) input projections; torch's "
+        "_VF.lstm also takes an unbatched 2-D input there. nn.LSTM itself accepts "
+        "unbatched input in both libraries (it adds the batch dimension).",
+    ),
+    Deviation(
+        "max-unpool-noncontiguous-indices",
+        "nn.functional.max_unpool2d",
+        "grad_raises_only_torch",
+        match="view size is not compatible",
+        reason="PyTorch's max_unpool2d backward views non-contiguous indices and raises; "
+        "numbagrad computes the gradient.",
+    ),
+    Deviation(
+        "avg-pool-nan-cotangent",
+        ("nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d"),
+        "grad_nan_pattern",
+        ("nan",),
+        reason="Average pooling is a product with a pooling matrix per dimension: a NaN "
+        "in the output gradient reaches every input of its row (NaN * 0), where PyTorch's "
+        "window loop leaves inputs outside that window alone. Finite gradients agree.",
     ),
 )
 
