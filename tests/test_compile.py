@@ -12,6 +12,7 @@ from test_ops import Call, as_tuple, is_float, to_numpy
 
 import numbagrad as ng
 from numbagrad import func
+from numbagrad._compile import codegen
 
 
 @pytest.fixture(autouse=True)
@@ -500,9 +501,14 @@ def test_backward_through_one_of_several_outputs():
 
 
 @pytest.mark.parametrize("dim", [0, 1])
-def test_large_loop_nests_run_threaded_and_equal_eager(dim):
-    # from PARALLEL_MIN iterations the outer loop is a prange, except where a sum
-    # accumulates along it into an array (dim=0 here): then it stays serial
+def test_threaded_loop_nests_equal_eager(dim, monkeypatch):
+    # from PARALLEL_MIN iterations (off by default) the outer loop is a prange, except
+    # where a sum accumulates along it into an array (dim=0 here): then it stays serial
+    from numbagrad._compile import lower
+
+    monkeypatch.setattr(lower, "PARALLEL_MIN", 1 << 17)
+    monkeypatch.setattr(codegen, "PARALLEL_MIN", 1 << 17)
+
     def f(t):
         return ((t * 2 + 1) * t).sum(dim)
 

@@ -26,6 +26,7 @@ import numpy as np
 from numbagrad import _observe
 from numbagrad._compile.graph import Var
 from numbagrad._compile.lower import _CAST, PARALLEL_MIN, PRELUDE, SCALAR, Group, _sum_axes, plan
+from numbagrad.kernels.cpu import alloc
 from numbagrad.kernels.cpu.backend import CPU
 
 __all__ = ["Program", "build", "cache_dir"]
@@ -96,8 +97,10 @@ def _compute_dtype(e):
     return np.result_type(*vs)
 
 
-def _kernel(kname, group, live):
-    """Source of one loop nest: ``(source, input vars, output vars, accumulators)``."""
+def _kernel(kname, group, live, given_out=False):
+    """Source of one loop nest: ``(source, input vars, output vars, accumulators)``. With
+    ``given_out`` the caller allocates the outputs (from the buffer cache, NOTE [Buffer
+    cache]) and passes them after the inputs."""
     shape = group.shape
     rank = len(shape)
     size = 1
@@ -126,7 +129,7 @@ def _kernel(kname, group, live):
                 sizes = ", ".join("1" if j in axes else f"n{j}" for j in range(rank))
                 pre.append(f"s{k} = np.zeros(({sizes},), np.float64)")
                 acc[id(o)] = (f"s{k}", False, axes)
-        else:
+        elif not given_out:
             sizes = "".join(f"n{j}, " for j in range(rank))
             pre.append(f"o{k} = np.empty(({sizes}), {_dt(o.dtype)})")
 
@@ -172,11 +175,15 @@ def _kernel(kname, group, live):
             body.append(f"{t} = {_dt(o.dtype)}({expr})")
         if id(o) in live:
             body.append(f"o{outputs.index(o)}[{loop if rank else '()'}] = {t}")
-    args = [f"x{i}" for i in range(len(inputs))] + [f"n{j}" for j in range(rank)]
+    args = [f"x{i}" for i in range(len(inputs))]
+    if given_out:
+        args += [f"o{k}" for k, o in enumerate(outputs) if id(o) not in acc]
+    args += [f"n{j}" for j in range(rank)]
     # NOTE [Loop nest size]: large nests run their outer loop on every core, unless a sum
     # accumulates along it into an array (threads would race on its elements)
     parallel = (
-        rank > 0
+        PARALLEL_MIN is not None
+        and rank > 0
         and size >= PARALLEL_MIN
         and shape[0] > 1
         and not any(not full and 0 in axes for _, full, axes in acc.values())
@@ -218,7 +225,13 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
                 if type(a) is Var:
                     readers.setdefault(id(a), set()).add(k)
     out_ids = {id(a) for a in outputs if type(a) is Var}
-    ns = {"_CPU": CPU, "_np": np, "_asarray": np.asarray, "_ndarray": np.ndarray}
+    ns = {
+        "_CPU": CPU,
+        "_np": np,
+        "_asarray": np.asarray,
+        "_ndarray": np.ndarray,
+        "_empty": alloc.empty,
+    }
     glue = [f"def {label}({', '.join(v.name for v in graph_inputs)}):"]
     kernels = []
     for k, s in enumerate(steps):
@@ -230,9 +243,21 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
                 for o in e.outs
                 if id(o) in out_ids or readers.get(id(o), set()) - {k}
             }
-            src, ins, outs, acc = _kernel(gname, s, live)
+            size = 1
+            for n in s.shape:
+                size *= n
+            given = size * 8 >= alloc.MIN_BYTES  # large: outputs from the buffer cache
+            src, ins, outs, acc = _kernel(gname, s, live, given)
             kernels.append(src)
-            call_args = ", ".join([v.name for v in ins] + [str(n) for n in s.shape])
+            outs_given = []
+            if given:
+                for o in outs:
+                    if id(o) not in acc:
+                        glue.append(
+                            f"    {o.name} = _empty({tuple(o.shape)!r}, _np.{o.dtype.name})"
+                        )
+                        outs_given.append(o.name)
+            call_args = ", ".join([v.name for v in ins] + outs_given + [str(n) for n in s.shape])
             glue.append(f"    {''.join(o.name + ', ' for o in outs)}= _mod.{gname}({call_args})")
             for o in outs:
                 if id(o) not in acc:

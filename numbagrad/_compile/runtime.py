@@ -497,7 +497,9 @@ def _positions_in(args, kwargs):
 class CompiledFunctionBackward(Node):
     """The node of a compiled call's outputs (NOTE [Compiled calls])."""
 
-    _fresh_grads = False
+    # every gradient it returns is a new array (``_backward_arrays`` copies the others), so
+    # the engine may keep it as a leaf's .grad without copying (NOTE [Engine], point 4)
+    _fresh_grads = True
 
     def name(self) -> str:
         return "CompiledFunctionBackward"
@@ -522,10 +524,15 @@ class CompiledFunctionBackward(Node):
                 shape, dtype = self.out_meta[k]
                 g = np.zeros(shape, dtype)
             cots.append(g)
-        grads = en.bwd.fn(*res, *[c._data for c in en.bwd_consts], *cots)
+        consts = [c._data for c in en.bwd_consts]
+        grads = en.bwd.fn(*res, *consts, *cots)
         out = [None] * len(self._next)
         for i, g in zip(en.targets, grads):
             if self._next[i] is not None and g is not None:
+                # a view, or an array the program was given (a residual, a cotangent that
+                # passed through): a copy, so that no .grad aliases another tensor's memory
+                if g.base is not None or any(g is a for a in (*res, *consts, *cots)):
+                    g = g.copy()
                 out[i] = g
         return out
 
