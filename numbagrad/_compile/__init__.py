@@ -128,7 +128,7 @@ def compile(
 
 def compile_module_call(module, *args, **kwargs):
     """The compiled call of ``module`` (hooks included), for ``Module.compile()``."""
-    if args and not isinstance(args[0], bool):
+    if args:
         raise TypeError("Module.compile() takes keyword arguments only (as numbagrad.compile)")
     fullgraph = kwargs.pop("fullgraph", False)
     _check_args(
