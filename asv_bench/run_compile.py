@@ -5,6 +5,7 @@ Usage::
     python asv_bench/run_compile.py            # the workloads of bench_compile.py
     python asv_bench/run_compile.py --sweep    # tanh(x*w+b)*sigmoid(x) by size
     python asv_bench/run_compile.py --first    # first-call times, empty and warm cache
+    python asv_bench/run_compile.py --large    # 10M-element chain and an MLP step
 
 Medians of ``--repeat`` timings of ``number`` calls each, in the default environment;
 PyTorch and NumPy run in the same process, so their ratios are comparable even on a busy
@@ -91,6 +92,51 @@ def sweep(repeat):
         print(f"n={n:>9d}  eager {te * 1e6:10.1f}us  compiled {tc * 1e6:10.1f}us  {te / tc:5.2f}x")
 
 
+def large(repeat):
+    """The issue's large-array checks: the 10M-element chain and a 512-512-512-10 MLP SGD
+    step, eager against compiled."""
+    import numpy as np
+
+    import numbagrad as ng
+
+    def f(x, w, b):
+        return (ng.tanh(x * w + b) * ng.sigmoid(x)).sum()
+
+    r = np.random.default_rng(0)
+    n = 10_000_000
+    x = ng.tensor(r.uniform(-1, 1, n))
+    w = ng.tensor(r.uniform(-1, 1, n), requires_grad=True)
+    b = ng.tensor(r.uniform(-1, 1, n), requires_grad=True)
+
+    def chain(g):
+        w.grad = b.grad = None
+        g(x, w, b).backward()
+
+    c = ng.compile(f)
+    chain(c)
+    te, tc = _time(lambda: chain(f), 1, repeat), _time(lambda: chain(c), 1, repeat)
+    print(f"10M chain   eager {te * 1e3:8.1f} ms  compiled {tc * 1e3:8.1f} ms  {te / tc:5.2f}x")
+
+    ng.manual_seed(0)
+    nn = ng.nn
+    model = nn.Sequential(
+        nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)
+    )
+    cm = ng.compile(model)
+    xs, ys = ng.randn(512, 512), ng.randint(0, 10, (512,))
+    opt = ng.optim.SGD(model.parameters(), lr=0.01)
+    loss = nn.CrossEntropyLoss()
+
+    def step(m):
+        opt.zero_grad()
+        loss(m(xs), ys).backward()
+        opt.step()
+
+    step(cm)
+    te, tc = _time(lambda: step(model), 3, repeat), _time(lambda: step(cm), 3, repeat)
+    print(f"MLP step    eager {te * 1e3:8.1f} ms  compiled {tc * 1e3:8.1f} ms  {te / tc:5.2f}x")
+
+
 FIRST = """
 import time
 t0 = time.perf_counter()
@@ -128,11 +174,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--first", action="store_true")
+    ap.add_argument("--large", action="store_true")
     ap.add_argument("--repeat", type=int, default=7)
     a = ap.parse_args()
     t0 = time.time()
     if a.first:
         first()
+    elif a.large:
+        large(a.repeat)
     elif a.sweep:
         sweep(a.repeat)
     else:
