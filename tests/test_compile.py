@@ -392,6 +392,8 @@ def test_disable_and_is_compiling():
     with ng.compiler.disable():
         c(ng.ones(2))
     assert seen == [True, False]
+    with pytest.raises(NotImplementedError, match="recursive"):
+        ng.compiler.disable(f, recursive=False)
 
 
 def test_explain_shows_graphs_and_generated_code(tmp_path, monkeypatch):

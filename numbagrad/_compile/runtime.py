@@ -638,6 +638,11 @@ class disable:
     or ``with numbagrad.compiler.disable():``, as ``torch.compiler.disable``."""
 
     def __new__(cls, fn=None, recursive=True):
+        if not recursive:
+            raise NotImplementedError(
+                "numbagrad.compiler.disable(recursive=False): numbagrad runs everything the "
+                "disabled function calls eagerly too (recursive=True)"
+            )
         if fn is None:
             return super().__new__(cls)
 
