@@ -19,7 +19,6 @@ import importlib.util
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -30,9 +29,6 @@ from numbagrad.kernels.cpu import alloc
 from numbagrad.kernels.cpu.backend import CPU
 
 __all__ = ["Program", "build", "cache_dir"]
-
-# how many seconds of Numba compilation make a compile worth a log line
-_SLOW = 1.0
 
 
 def logging_compiles() -> bool:
@@ -330,16 +326,3 @@ def _load(source):
     spec.loader.exec_module(mod)
     _MODULES[key] = mod
     return mod, path
-
-
-def compile_kernels(program, args):
-    """Run ``program`` once on ``args`` (which compiles or loads its kernels), timing it."""
-    t0 = time.perf_counter()
-    out = program.fn(*args)
-    dt = time.perf_counter() - t0
-    if logging_compiles() or dt > _SLOW:
-        print(
-            f"numbagrad.compile: {program.module_path or 'no kernels'}: first call {dt:.2f} s",
-            file=sys.stderr,
-        )
-    return out

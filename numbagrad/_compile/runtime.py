@@ -330,24 +330,27 @@ class CompiledFunction:
             entry = self._build(tr)
         finally:
             _COMPILING[0] -= 1
-        entry.compile_s = time.perf_counter() - t0
         entry.guards = _function_guards(self.fn)
         if self.module is not None:
             entry.guards += _module_guards(self.module)
         self._entries[key] = entry
+        # the traced call ran the function eagerly on aliases of the inputs; this call's
+        # result comes from the compiled code (its first run compiles or loads the
+        # kernels), wired to the real inputs' histories, with the random numbers the
+        # trace drew (then dropped: only this call uses them)
+        pending_draws(tr.drawn)
+        tr.drawn = []
+        try:
+            out = self._run(entry, tensors)
+        finally:
+            pending_draws(())
+        entry.compile_s = time.perf_counter() - t0
         if codegen.logging_compiles() or entry.compile_s > 1.0:
             print(
                 f"numbagrad.compile: compiled {self.name} in {entry.compile_s:.2f} s",
                 file=sys.stderr,
             )
-        # the traced call ran the function eagerly on aliases of the inputs; this call's
-        # result comes from the compiled code, wired to the real inputs' histories, with
-        # the random numbers the trace drew
-        pending_draws(tr.drawn)
-        try:
-            return self._run(entry, tensors)
-        finally:
-            pending_draws(())
+        return out
 
     def _graph_break(self, key, e, args, kwargs):
         if self.fullgraph:

@@ -401,7 +401,7 @@ class Trace:
     outputs the output tensors' atoms. ``bwd`` (None without one): inputs are the forward
     vars it reads (``residuals``) then one cotangent per differentiable output; outputs one
     gradient (or None) per ``targets`` entry, the positions (in ``fwd.inputs``) of the
-    inputs that require grad. ``result`` is the traced call's own result; ``treedef`` the
+    inputs that require grad. ``treedef`` is the
     output's structure; ``out_grad`` which outputs require grad."""
 
     __slots__ = (
@@ -413,7 +413,6 @@ class Trace:
         "fwd",
         "out_grad",
         "residuals",
-        "result",
         "targets",
         "treedef",
     )
@@ -445,7 +444,7 @@ def trace(fn, args, kwargs, tensor_positions):
         if rec.draws == 0 and _rng_moved(rng, _creation.get_rng_state()):
             raise GraphBreak("a random draw outside numbagrad's factories")
         tr = Trace()
-        tr.result, tr.treedef = result, treedef
+        tr.treedef = treedef  # (not the traced result: it would keep its graph alive)
         tr.out_grad = [isinstance(o, Tensor) and o._requires_grad for o in out_leaves]
         ins = [
             v
