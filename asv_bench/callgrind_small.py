@@ -6,7 +6,9 @@ before/after check for changes to the ops, the engine or dispatch.
 
 Each workload (``chain20``: bench_eager.ChainSmall, ``function16``:
 bench_function.FunctionCall, ``perexample``: bench_transforms.PerExampleGrads, the
-interpreters' cost under ``vmap(grad)``, kernels counted too) is set up, warmed up for
+interpreters' cost under ``vmap(grad)``, kernels counted too; ``cchain``, ``cfunction``,
+``ccustomop``: bench_compile's compiled chain, Function call and custom op, forward and
+``.backward()``) is set up, warmed up for
 300 calls, and then called ``--calls`` times inside one ``functools.reduce``; callgrind
 counts only inside that call (``--collect-atstart=no --toggle-collect=functools_reduce``),
 with the garbage collector off and ``PYTHONHASHSEED=0``, so the count is the same from run
@@ -28,22 +30,25 @@ import subprocess
 import sys
 import tempfile
 
-WORKLOADS = ("chain20", "function16", "perexample")
+WORKLOADS = ("chain20", "function16", "perexample", "cchain", "cfunction", "ccustomop")
 
 
 def _child(root, which, calls):
     """Run inside valgrind: set up one workload and call it ``calls`` times."""
     sys.path.insert(0, root)
     sys.path.insert(0, os.path.join(root, "asv_bench"))
-    from benchmarks import bench_eager, bench_function, bench_transforms
+    from benchmarks import bench_compile, bench_eager, bench_function, bench_transforms
 
-    cls = {
-        "chain20": bench_eager.ChainSmall,
-        "function16": bench_function.FunctionCall,
-        "perexample": bench_transforms.PerExampleGrads,
+    cls, mode = {
+        "chain20": (bench_eager.ChainSmall, "numbagrad"),
+        "function16": (bench_function.FunctionCall, "numbagrad"),
+        "perexample": (bench_transforms.PerExampleGrads, "numbagrad"),
+        "cchain": (bench_compile.CompiledChain, "compiled"),
+        "cfunction": (bench_compile.CompiledFunctionCall, "compiled"),
+        "ccustomop": (bench_compile.CompiledCustomOp, "compiled"),
     }[which]
     bench = cls()
-    bench.setup("numbagrad")
+    bench.setup(mode)
     fn = bench.run
     for _ in range(300):
         fn()

@@ -521,20 +521,31 @@ class CompiledFunctionBackward(Node):
                 res.append(t._data)
             else:
                 res.append(saved[x])
-        cots = []
-        for k, g in enumerate(garrays):
-            if g is None:
-                shape, dtype = self.out_meta[k]
-                g = np.zeros(shape, dtype)
-            cots.append(g)
-        consts = [c._data for c in en.bwd_consts]
-        grads = en.bwd.fn(*res, *consts, *cots)
-        out = [None] * len(self._next)
+        cots = garrays
+        for g in garrays:
+            if g is None:  # an output that got no gradient: zeros
+                cots = [
+                    np.zeros(*self.out_meta[k]) if g is None else g
+                    for k, g in enumerate(garrays)
+                ]
+                break
+        if en.bwd_consts:
+            res += [c._data for c in en.bwd_consts]
+        grads = en.bwd.fn(*res, *cots)
+        nxt = self._next
+        out = [None] * len(nxt)
+        given = None
         for i, g in zip(en.targets, grads):
-            if self._next[i] is not None and g is not None:
+            if nxt[i] is not None and g is not None:
                 # a view, or an array the program was given (a residual, a cotangent that
                 # passed through): a copy, so that no .grad aliases another tensor's memory
-                if g.base is not None or any(g is a for a in (*res, *consts, *cots)):
+                if g.base is None:
+                    if given is None:
+                        given = {id(a) for a in res}
+                        given.update(map(id, cots))
+                    if id(g) in given:
+                        g = g.copy()
+                else:
                     g = g.copy()
                 out[i] = g
         return out

@@ -42,6 +42,12 @@ NOTE [Engine]
    and captured gradients. A node with post-hooks also gives up point 4's ownership (a
    post-hook may keep a gradient it returns unchanged). Built-in rules' fresh arrays, the
    common case, are stored and summed into without a copy.
+7. ``backward()`` of a graph that is one node over leaves, with no hook anywhere and on
+   the eager interpreter (``_shallow``: a compiled call's loss, whose whole graph is one
+   ``CompiledFunctionBackward``, or one op on parameters) skips points 1 and 2's
+   bookkeeping: the rule runs, is validated, and its gradients are stored into the
+   leaves' ``.grad`` as point 3 stores them (``_execute_shallow``). It is the same
+   computation; the queue, the dependency counts and the buffers have nothing to do there.
 """
 
 from __future__ import annotations
@@ -246,6 +252,9 @@ def backward(
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             targets.append(_root_edge(t, 0))
+    if targets is None and not create_graph and _shallow(roots):
+        _execute_shallow(roots[0][0], grads[0], retain_graph)
+        return
     _execute(
         roots, grads, retain_graph, create_graph, targets, accumulate=True, input_tensors=inputs
     )
@@ -1041,6 +1050,53 @@ def _execute(roots, grads, retain_graph, create_graph, targets, accumulate, inpu
         _GRAD_ENABLED.reset(token)
         _LOCAL.run = prev_run
     return captured
+
+
+def _shallow(roots):
+    """Point 7's test: one root, a node with no hooks, whose edges all lead to distinct
+    leaves without hooks, on the eager interpreter and outside anomaly mode."""
+    if len(roots) != 1 or extension.RECORDING.anomaly or current_interpreter() is not EVAL:
+        return False
+    node = roots[0][0]
+    if type(node) is AccumulateGrad or node._any_hooks or node._n_out != 1:
+        return False
+    seen = []
+    for edge in node._next:
+        if edge is not None:
+            child = edge[0]
+            if type(child) is not AccumulateGrad or child._any_hooks or child._hooks:
+                return False
+            leaf = child.variable
+            if leaf._hooks or leaf._post_acc_hooks or child in seen:
+                return False
+            seen.append(child)
+    return True
+
+
+def _execute_shallow(node, g, retain_graph):
+    """Point 7: ``backward()`` of a graph of one node over leaves (a compiled call's loss,
+    one op on parameters): the rule runs and its gradients go straight into ``.grad``,
+    with what ``_execute`` does for that graph and none of its queue bookkeeping."""
+    quiet_numpy()
+    if g is not None:  # (None: an undefined output gradient, nothing to store)
+        g = g._data
+        stored = {id(g)}
+        token = _GRAD_ENABLED.set(False)
+        try:
+            out = node._backward_arrays([g])
+            nxt = node._next
+            if len(out) != len(nxt):
+                out = _trim_outputs(node, out, len(nxt))
+            out = _validate(node, out, _Arrays)
+            if not node._fresh_grads:
+                _expose(out, stored)
+            for edge, gi in zip(nxt, out):
+                if edge is not None and gi is not None:
+                    _store_leaf_grad(edge[0], gi, False, stored)
+        finally:
+            _GRAD_ENABLED.reset(token)
+    if not retain_graph and node._saved:
+        node._saved = None
 
 
 _LOCAL = threading.local()
