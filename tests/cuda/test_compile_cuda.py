@@ -6,6 +6,7 @@ import os
 
 import numpy as np
 import pytest
+from test_cuda_function import Cube  # (its forward and backward launch its own kernels)
 
 import numbagrad as ng
 from numbagrad import func
@@ -192,6 +193,25 @@ def test_custom_function_is_traced_through():
     assert not c._breaks and next(iter(c._entries))[0] == "cuda:0"
 
 
+def test_function_with_its_own_cuda_kernels_is_one_opaque_call():
+    def f(x, w):
+        return (Cube.apply(x * w) * ng.tanh(x)).sum()
+
+    x0, w0 = np.array([1.0, -2.0, 0.5]), np.array([0.5, 1.5, 2.0])
+    c = ng.compile(f)
+    for _ in range(2):
+        x, w = _inputs([x0, w0], "cuda")
+        out = c(x, w)
+        gs = ng.autograd.grad(out, (x, w))
+        xr, wr = _inputs([x0, w0], "cpu")
+        ref = (((xr * wr) ** 3) * ng.tanh(xr)).sum()
+        rs = ng.autograd.grad(ref, (xr, wr))
+        np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-12)
+        for g, r in zip(gs, rs):
+            np.testing.assert_allclose(_host(g), _host(r), rtol=1e-12)
+    assert not c._breaks and "OpaqueFunction(" in c.explain()
+
+
 def test_module_parameters_on_the_device_are_read_by_reference():
     ng.manual_seed(0)
     lin = ng.nn.Linear(3, 2).to("cuda")
@@ -224,3 +244,58 @@ def test_cuda_kernels_module_is_in_the_cache_directory():
     assert path is not None and path.startswith(os.environ["NUMBAGRAD_CACHE_DIR"])
     text = open(path).read()
     assert "CUDA kernels (numba.cuda.jit) for cuda:0" in text and "cache=True" in text
+
+
+def every_family(x, w, b):
+    # the math functions of the scalar namespace (mapped to device functions), comparisons
+    # and bools, whole and fractional powers, full and partial sums (the PTX test's graph)
+    z = x * w + b
+    y = (
+        ng.tanh(z) * ng.sigmoid(x)
+        + ng.exp(-z * z)
+        + ng.log1p(ng.abs(z))
+        + ng.sin(x) * ng.cos(w)
+        + ng.sqrt(ng.relu(z) + 1)
+        + ng.rsqrt(x * x + 1)
+        + ng.erf(z)
+        + ng.softplus(z)
+        + ng.maximum(z, x)
+        - ng.minimum(z, w)
+        + z**3
+        + ng.abs(z) ** 0.5
+        + ng.where(z > 0, z, 0.5 * z)
+        + ng.floor(z)
+        + ng.atan2(z, x)
+        + ng.expm1(-ng.abs(z))
+        + ng.log(ng.abs(z) + 1)
+        + ng.sign(z)
+        + ng.hypot(z, x)
+    )
+    m = ((z > 0) & (x < 1)) | (w == 0)
+    return y.sum() + (y * m).sum(0).pow(2).sum() + y.mean(1, keepdim=True).sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_math_family_equals_eager(dtype):
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((3, 4), (4,), (3, 1))]
+    _check(every_family, arrays, tol=1e-10 if dtype == np.float64 else 2e-4, calls=1)
+
+
+def test_domain_edges_match_the_cpu():
+    # log of 0 and of a negative, sqrt of a negative, rsqrt and 1/x of 0: the values a GPU
+    # gives (the simulator's Python math would raise). (exp overflow and sin(inf) are not
+    # here: the traced call runs the eager CUDA kernels, which raise on them in the
+    # simulator.)
+    def f(x):
+        y = ng.log(x) + ng.sqrt(x) + ng.log1p(-(x * x)) + ng.rsqrt(x * x) + 1 / x
+        return y + ng.sigmoid(-x * 1e4) + ng.acos(x)
+
+    x = np.array([0.0, -1.0, 1.0, 2.0])
+    c = ng.compile(f)
+    for _ in range(2):
+        out = c(ng.tensor(x, device="cuda"))
+        with np.errstate(all="ignore"):
+            ref = f(ng.tensor(x))
+        np.testing.assert_allclose(_host(out), _host(ref), rtol=1e-12)
+    assert not c._breaks and next(iter(c._entries))[0] == "cuda:0"
