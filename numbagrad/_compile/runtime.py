@@ -19,9 +19,12 @@ forward and backward equations through ``bind`` from the saved inputs, so the gr
 has a history and double backward is eager's. Saved inputs are version-checked as eager
 mode's saved tensors are.
 
+A call whose tensors are all on one CUDA device runs a CUDA program instead (NOTE
+[Compiled CUDA programs]; ``_call_device``: the device joins the guard key).
+
 What is not compiled runs eagerly, with the same answer: a call under a transform
-(``grad(compiled_f)``; compile the transformed function instead), a call with CUDA
-tensors, a graph break (warned once per cause and line; ``fullgraph=True`` raises), and
+(``grad(compiled_f)``; compile the transformed function instead), a call with tensors on
+several devices, a graph break (warned once per cause and line; ``fullgraph=True`` raises), and
 calls beyond ``config.cache_size_limit`` entries (warned once).
 """
 
