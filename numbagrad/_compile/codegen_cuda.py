@@ -418,9 +418,11 @@ def _kernel(kname, group, live):
     pre, body, post = [], [], []
     acc = {}  # id(sum var) -> (buffer name, full reduction?, reduced axes)
     for k, o in enumerate(outputs):
+        axes = None
         if id(o) in group.reduced:
             e = next(e for e in group.eqns if e.outs[0] is o)
             axes = _sum_axes(e)
+        if axes:  # (a sum over no dims, SumTo its own shape, is a plain output)
             full = len(axes) == rank
             acc[id(o)] = (f"s{k}", full, axes)
             if full:
@@ -460,7 +462,9 @@ def _kernel(kname, group, live):
             body.append(f"{t} = {operand(e.ins[0], o.dtype)}")
         elif kind == "sum":
             body.append(f"{t} = {operand(e.ins[0], o.dtype)}")
-            if id(o) in acc:
+            if id(o) not in acc and id(o) in live:
+                body.append(f"o{outputs.index(o)}[i] = {t}")
+            elif id(o) in acc:
                 name, full, axes = acc[id(o)]
                 k = name[1:]
                 if full:

@@ -337,7 +337,17 @@ class CompiledFunction:
         entry = self._entries.get(key)
         if entry is not None and self._valid(entry):
             return self._run(entry, tensors)
-        if key in self._breaks or len(self._entries) >= config.cache_size_limit:
+        if key in self._breaks:
+            return self.fn(*args, **kwargs)
+        if len(self._entries) >= config.cache_size_limit:
+            if not self._limit_warned:
+                self._limit_warned = True
+                warnings.warn(
+                    f"numbagrad.compile: {self.name} reached the cache size limit "
+                    f"({config.cache_size_limit} specialisations); further new calls run "
+                    "eagerly. Raise numbagrad._dynamo.config.cache_size_limit to allow more.",
+                    stacklevel=3,
+                )
             return self.fn(*args, **kwargs)
         return self._compile(key, args, kwargs, leaves, tensors, device)
 

@@ -147,7 +147,9 @@ class Recorder(Interpreter):
             raise GraphBreak("a transform's value reached the compiled graph", user_frame())
         if type(a._data) is not self.array_type:  # (one device per graph)
             raise GraphBreak(
-                f"a {a.device} tensor in a graph of the call's other device", user_frame()
+                f"a {a.device} tensor in a graph of the call's "
+                f"{'CPU' if self.array_type is np.ndarray else 'CUDA'} tensors",
+                user_frame(),
             )
         born = a.__dict__.get("_born_in") if hasattr(a, "__dict__") else None
         if self.phase == "bwd" and born is None:

@@ -299,3 +299,24 @@ def test_domain_edges_match_the_cpu():
             ref = f(ng.tensor(x))
         np.testing.assert_allclose(_host(out), _host(ref), rtol=1e-12)
     assert not c._breaks and next(iter(c._entries))[0] == "cuda:0"
+
+
+def test_sums_over_several_dims_of_a_3d_chain():
+    def f(x, w):
+        y = ng.sigmoid(x * w) - 0.5 * x  # (2, 3, 4) * (3, 1): broadcast in the middle
+        return y.sum((0, 2)) + y.mean(-1, keepdim=True).sum((0, 2)) + y.sum() * w.sum()
+
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((2, 3, 4)), rng.standard_normal((3, 1))]
+    c = ng.compile(f)
+    xs = _inputs(arrays, "cuda")
+    ys = _inputs(arrays, "cpu")
+    for _ in range(2):
+        out, ref = c(*xs), f(*ys)
+        np.testing.assert_allclose(_host(out), _host(ref), rtol=1e-12)
+        gs = ng.autograd.grad((out * out).sum(), xs)
+        rs = ng.autograd.grad((ref * ref).sum(), ys)
+        for g, r in zip(gs, rs):
+            np.testing.assert_allclose(_host(g), _host(r), rtol=1e-12)
+    assert not c._breaks
+    assert "cuda.atomic.add(s" in c.explain()  # (partial sums accumulate on the device)
