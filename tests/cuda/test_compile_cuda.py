@@ -320,3 +320,18 @@ def test_sums_over_several_dims_of_a_3d_chain():
             np.testing.assert_allclose(_host(g), _host(r), rtol=1e-12)
     assert not c._breaks
     assert "cuda.atomic.add(s" in c.explain()  # (partial sums accumulate on the device)
+
+
+def test_random_draws_on_the_device_match_eager_numbers():
+    def f(x):
+        y = ng.nn.functional.dropout(ng.tanh(x), 0.5, training=True)
+        return y.sum() + ng.randn(3, device="cuda").sum()
+
+    c = ng.compile(f)
+    x = ng.linspace(-1, 1, 6, device="cuda", requires_grad=True)
+    for seed in range(3):  # every compiled call draws anew, the eager call's numbers
+        ng.manual_seed(seed)
+        out = c(x)
+        ng.manual_seed(seed)
+        np.testing.assert_allclose(out.item(), f(x).item(), rtol=1e-6)
+    assert not c._breaks and next(iter(c._entries))[0] == "cuda:0"
