@@ -319,9 +319,10 @@ FUSE_MAX = 1 << 24
 PARALLEL_MIN = None
 
 
-def plan(eqns):
+def plan(eqns, limits=True):
     """Split ``eqns`` (in order) into a list of steps: ``Group``s and single eqns run as
-    array calls (NOTE [Lowering])."""
+    array calls (NOTE [Lowering]). ``limits``: apply NOTE [Loop nest size]'s CPU size
+    limits (a CUDA program fuses every size: NOTE [Compiled CUDA programs])."""
     steps = []
     group = None
     in_group = {}  # id(var) -> the open group producing it
@@ -334,7 +335,7 @@ def plan(eqns):
 
     for e in eqns:
         low = _lowering(e)
-        if low is not None:
+        if low is not None and limits:
             n = _size(low[1])
             if n > FUSE_MAX or (n > FUSE_MAX_MATH and _transcendental(e)):
                 low = None

@@ -19,9 +19,12 @@ forward and backward equations through ``bind`` from the saved inputs, so the gr
 has a history and double backward is eager's. Saved inputs are version-checked as eager
 mode's saved tensors are.
 
+A call whose tensors are all on one CUDA device runs a CUDA program instead (NOTE
+[Compiled CUDA programs]; ``_call_device``: the device joins the guard key).
+
 What is not compiled runs eagerly, with the same answer: a call under a transform
-(``grad(compiled_f)``; compile the transformed function instead), a call with CUDA
-tensors, a graph break (warned once per cause and line; ``fullgraph=True`` raises), and
+(``grad(compiled_f)``; compile the transformed function instead), a call with tensors on
+several devices, a graph break (warned once per cause and line; ``fullgraph=True`` raises), and
 calls beyond ``config.cache_size_limit`` entries (warned once).
 """
 
@@ -36,7 +39,7 @@ import weakref
 
 import numpy as np
 
-from numbagrad._compile import codegen
+from numbagrad._compile import codegen, codegen_cuda
 from numbagrad._compile.graph import Graph, Var
 from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
 from numbagrad._compile.trace import Draw, GraphBreak, OpaqueFunction, pending_draws, trace
@@ -196,6 +199,7 @@ class _Entry:
     """One compiled specialisation (NOTE [Compiled calls])."""
 
     __slots__ = (
+        "build",
         "bwd",
         "bwd_consts",
         "captured",
@@ -215,6 +219,7 @@ class _Entry:
         "targets",
         "trace",
         "treedef",
+        "zeros",
     )
 
 
@@ -272,7 +277,7 @@ class CompiledFunction:
         for a in leaves:
             if isinstance(a, Tensor):
                 if a._is_tracer or type(a._data) is not np.ndarray:
-                    return self.fn(*args, **kwargs)
+                    return self._call_device(args, kwargs, leaves, grad_on)
                 d = a._data
                 key.append((d.dtype, d.shape, a._requires_grad))
                 tensors.append(a)
@@ -304,6 +309,48 @@ class CompiledFunction:
             return self.fn(*args, **kwargs)
         return self._compile(key, args, kwargs, leaves, tensors)
 
+    def _call_device(self, args, kwargs, leaves, grad_on):
+        """A call with tensors that are not all on the CPU: compiled for CUDA when every one
+        is on one CUDA device (NOTE [Compiled CUDA programs]), else run eagerly (mixed
+        devices raise eager mode's error)."""
+        key = [grad_on]
+        tensors, device = [], None
+        for a in leaves:
+            if isinstance(a, Tensor):
+                d = a._data
+                if a._is_tracer or not codegen_cuda.owns(d):
+                    return self.fn(*args, **kwargs)
+                dev = f"cuda:{d.device_index}"
+                if device is None:
+                    device = dev
+                elif dev != device:
+                    return self.fn(*args, **kwargs)
+                key.append((d.dtype, d.shape, a._requires_grad))
+                tensors.append(a)
+            else:
+                try:
+                    hash(a)
+                    key.append((type(a), a))
+                except TypeError:
+                    key.append((type(a), id(a)))
+        key = (device, tuple(key), tuple(kwargs))  # (the device is part of the guard)
+        entry = self._entries.get(key)
+        if entry is not None and self._valid(entry):
+            return self._run(entry, tensors)
+        if key in self._breaks:
+            return self.fn(*args, **kwargs)
+        if len(self._entries) >= config.cache_size_limit:
+            if not self._limit_warned:
+                self._limit_warned = True
+                warnings.warn(
+                    f"numbagrad.compile: {self.name} reached the cache size limit "
+                    f"({config.cache_size_limit} specialisations); further new calls run "
+                    "eagerly. Raise numbagrad._dynamo.config.cache_size_limit to allow more.",
+                    stacklevel=3,
+                )
+            return self.fn(*args, **kwargs)
+        return self._compile(key, args, kwargs, leaves, tensors, device)
+
     def _valid(self, entry):
         for t, meta in zip(entry.captured, entry.captured_meta):
             d = t._data
@@ -311,7 +358,7 @@ class CompiledFunction:
                 return False
         return _check(entry.guards) if entry.guards else True
 
-    def _compile(self, key, args, kwargs, leaves, tensors):
+    def _compile(self, key, args, kwargs, leaves, tensors, device=None):
         positions = [i for i, a in enumerate(leaves) if isinstance(a, Tensor)]
         t0 = time.perf_counter()
         _COMPILING[0] += 1
@@ -327,7 +374,7 @@ class CompiledFunction:
             _COMPILING[0] -= 1
             return self.fn(*args, **kwargs)
         try:
-            entry = self._build(tr)
+            entry = self._build(tr, device)
         finally:
             _COMPILING[0] -= 1
         entry.guards = _function_guards(self.fn)
@@ -370,8 +417,13 @@ class CompiledFunction:
         return self.fn(*args, **kwargs)
 
     # -- building -------------------------------------------------------------------------------
-    def _build(self, tr):
+    def _build(self, tr, device=None):
         en = _Entry()
+        if device is None:
+            en.build, en.zeros = codegen.build, np.zeros
+        else:
+            en.build = functools.partial(codegen_cuda.build, device=device)
+            en.zeros = codegen_cuda.zeros
         en.trace = tr
         en.treedef = tr.treedef
         en.captured = tr.captured
@@ -393,7 +445,7 @@ class CompiledFunction:
             and en.out_alias[0] == (None, None)
             and type(tr.fwd.outputs[0]) is Var
         )
-        en.fwd = codegen.build(fin, tr.fwd.eqns, tr.fwd.outputs, "forward")
+        en.fwd = en.build(fin, tr.fwd.eqns, tr.fwd.outputs, "forward")
         en.bwd = None
         en.draw_pos = {}
         en.fwd_grad = None
@@ -405,7 +457,7 @@ class CompiledFunction:
             en.fwd_grad = en.fwd
             n_res = len(tr.residuals)
             extra = tr.bwd.inputs[n_res:]
-            en.bwd = codegen.build(
+            en.bwd = en.build(
                 list(fin) + extra, tr.fwd.eqns + tr.bwd.eqns, tr.bwd.outputs, "backward"
             )
             en.bwd_consts = tr.bwd_consts
@@ -424,10 +476,10 @@ class CompiledFunction:
                 ("in", index_of[id(v)]) if v.kind != "eqn" else ("out", res_eqn.index(v))
                 for v in tr.residuals
             ]
-            en.fwd_grad = codegen.build(
+            en.fwd_grad = en.build(
                 fin, tr.fwd.eqns, list(tr.fwd.outputs) + res_eqn, "forward_with_residuals"
             )
-            en.bwd = codegen.build(tr.bwd.inputs, tr.bwd.eqns, tr.bwd.outputs, "backward")
+            en.bwd = en.build(tr.bwd.inputs, tr.bwd.eqns, tr.bwd.outputs, "backward")
             en.bwd_consts = tr.bwd_consts
             en.targets = tr.targets
             en.diff_outputs = tr.diff_outputs
@@ -454,7 +506,7 @@ class CompiledFunction:
         for o, (same, root) in zip(outs, en.out_alias):
             if same is not None:
                 wrapped.append(inputs[same])
-            elif type(o) is not np.ndarray:
+            elif type(o) is not np.ndarray and not codegen_cuda.owns(o):
                 wrapped.append(o)
             elif root is not None:
                 wrapped.append(wrap_output(o, inputs[root]))
@@ -525,7 +577,7 @@ class CompiledFunctionBackward(Node):
         for g in garrays:
             if g is None:  # an output that got no gradient: zeros
                 cots = [
-                    np.zeros(*self.out_meta[k]) if g is None else g
+                    en.zeros(*self.out_meta[k]) if g is None else g
                     for k, g in enumerate(garrays)
                 ]
                 break

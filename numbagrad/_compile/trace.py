@@ -45,6 +45,7 @@ from numbagrad._tensor import Tensor
 from numbagrad._transforms.pytree import tree_flatten, tree_unflatten
 from numbagrad.autograd import grad as autograd_grad
 from numbagrad.autograd.function import apply_eager
+from numbagrad.kernels import backend_of
 from numbagrad.ops._op import Primitive
 
 __all__ = [
@@ -91,6 +92,7 @@ class Recorder(Interpreter):
 
     __slots__ = (
         "__weakref__",
+        "array_type",
         "bwd_eqns",
         "by_array",
         "drawn",
@@ -106,6 +108,7 @@ class Recorder(Interpreter):
 
     def __init__(self):
         super().__init__(EVAL)
+        self.array_type = np.ndarray  # the device's array type (CudaArray for CUDA calls)
         self.vars = {}  # id(tensor) -> Var
         self.by_array = {}  # id(array) -> Var (tensors re-wrapping a traced array)
         self.keep = []  # the traced tensors, alive until the trace ends (ids stay unique)
@@ -142,9 +145,11 @@ class Recorder(Interpreter):
             return v
         if a._is_tracer:
             raise GraphBreak("a transform's value reached the compiled graph", user_frame())
-        if type(a._data) is not np.ndarray:
+        if type(a._data) is not self.array_type:  # (one device per graph)
             raise GraphBreak(
-                f"a {a.device} tensor: numbagrad.compile generates CPU code only", user_frame()
+                f"a {a.device} tensor in a graph of the call's "
+                f"{'CPU' if self.array_type is np.ndarray else 'CUDA'} tensors",
+                user_frame(),
             )
         born = a.__dict__.get("_born_in") if hasattr(a, "__dict__") else None
         if self.phase == "bwd" and born is None:
@@ -424,6 +429,8 @@ def trace(fn, args, kwargs, tensor_positions):
     rec = Recorder()
     leaves, spec = tree_flatten((args, kwargs))
     leaves = list(leaves)
+    if tensor_positions:
+        rec.array_type = type(leaves[tensor_positions[0]]._data)
     for i in tensor_positions:
         t = leaves[i]
         a = Tensor._make(t._data, t._storage)  # an alias: hooks and history stay the user's
@@ -486,7 +493,12 @@ def _trace_backward(rec, tr, out_leaves, autograd_grad, n_fwd_vars):
     cots = []
     for i in diff_outs:
         o = out_leaves[i]
-        c = Tensor._make(np.ones(o._data.shape, o._data.dtype))
+        d = o._data
+        c = Tensor._make(
+            np.ones(d.shape, d.dtype)
+            if type(d) is np.ndarray
+            else backend_of(d).full(d.shape, 1, d.dtype)  # (on the output's device)
+        )
         c.__dict__["_born_in"] = rec.weak
         cots.append(c)
         rec.new_var(c, "cot")
