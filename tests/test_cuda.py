@@ -385,3 +385,29 @@ def test_fast_launch_remembers_the_compiled_kernel(monkeypatch):
     assert [c[0] for c in calls] == ["general", "fast", "general", "general", "general"]
     assert calls[1] == ("fast", (8, 1, 1), (256, 1, 1), ("core", 0), (7, x, (5, 6), 1.5, False))
     assert launch._dim3(5) == (5, 1, 1) and launch._dim3((2, 3)) == (2, 3, 1)
+
+
+@needs_numba_cuda
+def test_a_numba_cuda_that_cannot_compile_with_this_numpy_says_how_to_fix_it():
+    # numba-cuda 0.30 with NumPy 2.5 (np.row_stack removed): the first kernel compile fails
+    # inside numba; numbagrad says which versions clash and what to install instead
+    r = _run(
+        "import importlib\n"
+        "real = importlib.import_module\n"
+        "def fake(name, *a):\n"
+        "    if name == 'numba.cuda.np.arrayobj':\n"
+        "        raise AttributeError(\"module 'numpy' has no attribute 'row_stack'\")\n"
+        "    return real(name, *a)\n"
+        "importlib.import_module = fake\n"
+        "import numbagrad\n"
+        "print(numbagrad.cuda.is_available())\n"
+        "try:\n"
+        "    numbagrad.zeros(2, device='cuda')\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n"
+    )
+    assert r.returncode == 0, r.stderr
+    first, message = r.stdout.split("\n", 1)
+    assert first == "False"
+    assert "cannot compile kernels with NumPy" in message and "row_stack" in message
+    assert "numpy<2.5" in message

@@ -49,7 +49,8 @@ def cuda():
     Raises
     ------
     CudaUnavailableError
-        When numba-cuda is not installed.
+        When numba-cuda is not installed, or cannot compile kernels with the installed
+        NumPy (``_check_compiler``).
     """
     mod = _state.get("cuda")
     if mod is None:
@@ -60,11 +61,32 @@ def cuda():
             )
         from numba import cuda as mod  # the only numba.cuda import (NOTE [CUDA driver])
 
+        if not simulator():
+            _check_compiler()
         from numbagrad.kernels.cuda import memory
 
         memory.install(mod)  # the caching allocator (NOTE [CUDA memory pool])
         _state["cuda"] = mod
     return mod
+
+
+def _check_compiler():
+    """Refuse, with the fix, a numba-cuda that cannot compile kernels against this NumPy.
+
+    numba-cuda imports its NumPy typing (``numba.cuda.np.arrayobj``) at the first kernel
+    compile; numba-cuda 0.30 names ``np.row_stack``, which NumPy 2.5 removed, so there the
+    first CUDA op would fail deep inside numba with an AttributeError (seen on an H200
+    image with numba-cuda 0.30.4 and NumPy 2.5.2; the suite passes with NumPy 2.4.6)."""
+    try:
+        importlib.import_module("numba.cuda.np.arrayobj")
+    except (AttributeError, ImportError) as e:
+        import numba_cuda
+
+        raise CudaUnavailableError(
+            f"CUDA is not usable: numba-cuda {numba_cuda.__version__} cannot compile kernels "
+            f"with NumPy {np.__version__} ({type(e).__name__}: {e}); install a NumPy that "
+            "this numba-cuda supports (pip install 'numpy<2.5') or a newer numba-cuda"
+        ) from e
 
 
 def is_available() -> bool:
@@ -74,6 +96,9 @@ def is_available() -> bool:
         return False
     try:
         return bool(cuda().is_available())
+    except CudaUnavailableError as e:  # (require() raises it: it says what to fix)
+        _state["error"] = e
+        return False
     except Exception:  # a broken driver install reads as "no GPU"
         return False
 
@@ -85,6 +110,8 @@ def require():
     if _state.get("available"):  # checked once: every allocation comes through here
         return mod
     if not is_available():
+        if "error" in _state:
+            raise _state["error"]
         raise CudaUnavailableError(
             "CUDA is not available: numba-cuda is installed but no CUDA GPU (or driver) was "
             "found; run on 'cpu', or set NUMBA_ENABLE_CUDASIM=1 to use the CUDA simulator "
