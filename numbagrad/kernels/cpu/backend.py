@@ -17,12 +17,16 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
 from numbagrad.kernels.cpu import alloc, threads
 from numbagrad.kernels.cpu.threads import THREAD_MIN
+
+if TYPE_CHECKING:
+    from numbagrad.kernels.interface import Backend
 
 # Elements from which a float64 result comes from the buffer cache (NOTE [Buffer cache]).
 CACHE_MIN = alloc.MIN_BYTES // 8
@@ -765,3 +769,6 @@ def flat_g(g):
 
 CPU = CpuBackend()
 register_backend("cpu", CPU)
+
+if TYPE_CHECKING:  # mypy checks the CPU backend against the protocol (NOTE [Backend protocol])
+    _CHECK: Backend = CPU

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,6 +64,9 @@ from numbagrad.kernels.cuda.backend_random import RandomMethods
 from numbagrad.kernels.cuda.backend_reduce import ReduceMethods
 from numbagrad.kernels.cuda.backend_special import SpecialMethods
 from numbagrad.kernels.cuda.launch import current_stream, launch, launch_2d, launch_blocks
+
+if TYPE_CHECKING:
+    from numbagrad.kernels.interface import Backend
 
 __all__ = ["CUDA", "CudaBackend"]
 
@@ -1177,3 +1181,6 @@ class CudaBackend(ReduceMethods, IndexMethods, RandomMethods, SpecialMethods, Li
 
 CUDA: CudaBackend = CudaBackend()
 register_backend("cuda", CUDA)
+
+if TYPE_CHECKING:  # mypy checks the CUDA backend against the protocol (NOTE [Backend protocol])
+    _CHECK: Backend = CUDA
