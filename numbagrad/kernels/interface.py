@@ -21,6 +21,13 @@ The methods come in families:
 - reductions: ``sum``, ``expand_back``;
 - indices: ``first_out_of_range``;
 - the engine's gradient buffers: ``add_grads``, ``accumulate``;
+- special functions (``numbagrad.special``): ``special_unary``, ``special_binary``;
+- linear algebra (``numbagrad.linalg``'s forwards, failures as ``LinAlgError`` with
+  PyTorch's messages): ``inv``, ``solve``, ``solve_triangular``, ``cholesky``, ``det``,
+  ``slogdet``, ``eigh``, ``svd``, ``qr``, ``matrix_exp``, and ``det_backward`` (a fused
+  VJP of ``det``, or None: the op then runs its composite rule);
+- spectral: ``fft``, NumPy's ``np.fft`` namespace for the device's arrays, or None where
+  the device has no FFTs (the ops then raise NotImplementedError naming the op).
 
 A method may raise ``NotImplementedError`` naming the op for a dtype or an operation a
 device does not support (docs/gpu.rst lists CUDA's); it never returns a wrong answer.
@@ -54,6 +61,11 @@ class Backend(Protocol):
     @property
     def math(self) -> Any:
         """The array twins of the derivative formulas' ops (``exp``, ``where``, ...)."""
+        ...
+
+    @property
+    def fft(self) -> Any:
+        """NumPy's ``fft`` namespace for this backend's arrays, or None (no FFTs)."""
         ...
 
     @property
@@ -117,3 +129,43 @@ class Backend(Protocol):
     def add_grads(self, a: Array, b: Array, owned: bool) -> Array: ...
 
     def accumulate(self, dst: Array, src: Array) -> None: ...
+
+    # -- special functions -------------------------------------------------------------------------
+    def special_unary(self, name: str, x: Array, dtype: Any, n: int | None = None) -> Array:
+        """The special function ``name`` (``"polygamma"`` of order ``n``) of ``x`` as
+        ``dtype``, computed in float64 and rounded once (NOTE [Special-function kernels])."""
+        ...
+
+    def special_binary(self, name: str, a: Any, b: Any, dtype: Any = None) -> Array:
+        """The broadcasting two-operand special function ``name`` (``gammainc``,
+        ``gammaincc``, ``zeta``, ``xlogy``, ``xlog1py``, ``nextafter``) as ``dtype``."""
+        ...
+
+    # -- linear algebra ----------------------------------------------------------------------------
+    def inv(self, a: Array) -> Array: ...
+
+    def solve(self, a: Array, b: Array) -> Array: ...
+
+    def solve_triangular(self, a: Array, b: Array, upper: bool, unitriangular: bool) -> Array: ...
+
+    def cholesky(self, a: Array) -> Array:
+        """The lower factor ``L`` of ``A = L L^T``."""
+        ...
+
+    def det(self, a: Array) -> Array: ...
+
+    def slogdet(self, a: Array) -> tuple[Array, Array]: ...
+
+    def eigh(self, a: Array, uplo: str = "L") -> tuple[Array, Array]: ...
+
+    def svd(self, a: Array, full_matrices: bool = True) -> tuple[Array, Array, Array]: ...
+
+    def qr(self, a: Array, mode: str = "reduced") -> Any:
+        """NumPy's ``linalg.qr``: ``(Q, R)``, or ``R`` alone for mode ``'r'``."""
+        ...
+
+    def matrix_exp(self, a: Array) -> Array: ...
+
+    def det_backward(self, a: Array, d: Array, g: Array) -> Array | None:
+        """The VJP of ``det`` fused on arrays, or None (no fused rule on this device)."""
+        ...

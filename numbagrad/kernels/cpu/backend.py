@@ -23,6 +23,8 @@ import numpy as np
 
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
 from numbagrad.kernels.cpu import alloc, threads
+from numbagrad.kernels.cpu.backend_linalg import LinalgMethods
+from numbagrad.kernels.cpu.backend_special import SpecialMethods
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 
 if TYPE_CHECKING:
@@ -478,11 +480,12 @@ _SHORT_ROW = 128
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
 
 
-class CpuBackend:
+class CpuBackend(SpecialMethods, LinalgMethods):
     """NumPy arrays in host memory (NOTE [Backends])."""
 
     name = "cpu"
     xp = np
+    fft = np.fft
     math = ArrayMath
     KERNEL_MIN = KERNEL_MIN
     PARALLEL_MIN = PARALLEL_MIN

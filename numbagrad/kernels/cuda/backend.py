@@ -676,16 +676,15 @@ class _XP:
     # message (NOTE [CUDA linalg status]).
     @staticmethod
     def solve(a, b):
-        return CUDA.lu_solve(a, b, "solve")
+        return CUDA.solve(a, b)
 
     @staticmethod
     def inv(a):
-        return CUDA.lu_solve(a, None, "inv")
+        return CUDA.inv(a)
 
     @staticmethod
     def det(a):
-        sign, logabs = CUDA.slogdet(a)
-        return CUDA.multiply(sign, CUDA.map("exp", logabs))
+        return CUDA.det(a)
 
     @staticmethod
     def slogdet(a):
@@ -768,6 +767,7 @@ class CudaBackend(ReduceMethods, IndexMethods, RandomMethods, SpecialMethods, Li
 
     name = "cuda"
     xp = CudaXP
+    fft = None  # real-valued kernels: no FFTs (docs/gpu.rst)
     math = CudaMath()
     KERNEL_MIN = 0  # every size runs the fused kernels: there is no host fallback
     PARALLEL_MIN = 0
