@@ -23,6 +23,8 @@ FAMILIES = [
     ("elementwise.py", "BINARY", "_binary", "op", "_B_"),
     ("elementwise.py", "UNARY_GRAD", "_unary_grad", "op", "_G_"),
     ("special.py", "BINARY", "_binary", "code", "_S_"),
+    ("index.py", "REDUCE_AT", "reduce_at_kernel", "op", "_R_"),
+    ("random.py", "SAMPLES", "sample_kernel", "op", ""),
 ]
 
 
@@ -115,3 +117,30 @@ def test_the_names_are_the_cpu_backends():
 def test_the_check_finds_a_bare_code():
     tree = ast.parse("def _unary(op, x):\n    if op == 3:\n        return x\n")
     assert [ast.unparse(b) for b in _branches(tree, "_unary", "op")] == ["3"]
+
+
+def _bare_code_compares(tree):
+    """``(line, source)`` of each comparison of ``op``/``code`` with a number literal."""
+    return [
+        (c.lineno, ast.unparse(c))
+        for c in ast.walk(tree)
+        if isinstance(c, ast.Compare)
+        and isinstance(c.left, ast.Name)
+        and c.left.id in ("op", "code")
+        and any(isinstance(x, ast.Constant) and isinstance(x.value, int) for x in c.comparators)
+    ]
+
+
+def test_no_kernel_module_compares_an_op_code_with_a_number():
+    # the families with a shared branch (reduce.py, scan.py: ``op == _OP_AMAX or op ==
+    # _OP_ANY``) are not in FAMILIES, but they too name their codes
+    bad = [
+        f"{path.name}:{line}: {src}"
+        for path in sorted(CUDA.glob("*.py"))
+        for line, src in _bare_code_compares(ast.parse(path.read_text()))
+    ]
+    assert not bad, "op codes compared by number (use the table's names):\n" + "\n".join(bad)
+    assert _bare_code_compares(ast.parse("if op == 1 or code != 2: pass")) == [
+        (1, "op == 1"),
+        (1, "code != 2"),
+    ]
