@@ -256,8 +256,9 @@ def test_window_errors():
 def test_fft_on_cuda_raises_naming_the_op():
     from numbagrad.ops.spectral import FftC2C
 
-    class FakeBackend:
+    class FakeBackend:  # a backend without FFTs (NOTE [Backend protocol]: ``fft`` None)
         name = "cuda"
+        fft = None
 
     with pytest.raises(NotImplementedError, match=r"numbagrad\.fft\.fft: FFTs on CUDA"):
         FftC2C.impl(

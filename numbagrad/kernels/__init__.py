@@ -23,6 +23,9 @@ policy methods
     device's speed decisions live (for the CPU: SIMD ufuncs vs fused ``@njit`` kernels,
     threads, the buffer cache and the size thresholds between them).
 
+The interface is written down as a ``typing.Protocol``, ``kernels.interface.Backend``
+(NOTE [Backend protocol]); mypy checks each backend against it.
+
 ``kernels/cpu/`` holds the CPU backend (``cpu.backend.CPU``) and its ``@njit`` kernel
 modules; a CUDA backend registers itself (``register_backend("cuda", ...)``) with the same
 protocol and is chosen for ``numba.cuda`` device arrays by ``backend_of``.

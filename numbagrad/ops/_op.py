@@ -66,11 +66,13 @@ from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import OpNode, SavedOutput, _seq, after_record, edge_of
 from numbagrad._core.interpreter import NO_PARAMS, bind
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import backend_of
-from numbagrad.kernels.cpu.backend import CPU
+from numbagrad.kernels import backend, backend_of
 from numbagrad.ops._rules import LAYOUT_RULES, bilinear_jvp, linear_jvp
 
 __all__ = ["NO_PARAMS", "PRIMITIVES", "Primitive", "bind", "wrap_output"]
+
+# the host backend (NumPy arrays): the fast path of the one backend lookup per op
+CPU = backend()
 
 PRIMITIVES: dict = {}  # name -> Primitive subclass, filled in as they are defined
 

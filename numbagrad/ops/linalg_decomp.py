@@ -1,6 +1,7 @@
 """Matrix decompositions and solvers: the primitives behind ``numbagrad.linalg``.
 
-NumPy's ``np.linalg`` (LAPACK) runs every forward on CPU; each primitive's ``vjp`` and
+Each forward runs on the backend's linalg family (NOTE [Backend protocol]: on the CPU,
+NumPy's LAPACK, ``kernels/cpu/backend_linalg.py``); each primitive's ``vjp`` and
 ``jvp`` are written with numbagrad ops (so they are differentiable again) after PyTorch's
 ``derivatives.yaml`` / ``FunctionsManual.cpp`` formulas, and each batches over leading
 dimensions, so its vmap rule moves the batch dimension to the front.
@@ -22,7 +23,6 @@ values alone (``eigvalsh``, ``svdvals``) are fine everywhere.
 # ruff: noqa: N802, N803, N806  (math notation: A, L, U, S, Vh, as PyTorch names them)
 from __future__ import annotations
 
-import math
 from collections import namedtuple
 
 import numpy as np
@@ -34,9 +34,7 @@ from numbagrad._creation import arange as _arange
 from numbagrad._creation import const_ones_like as _ones_like
 from numbagrad._creation import const_zeros_like as _zeros_like
 from numbagrad._creation import eye as _eye
-from numbagrad._device import copy_array
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import PADE13 as _PADE13
 from numbagrad.kernels import LinAlgError
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import align_batched, conj_all, front
@@ -166,180 +164,6 @@ class _MultiOut(Primitive, register=False):
         return node
 
 
-# -- LAPACK calls with PyTorch's error messages ----------------------------------------------
-def _flat(a):
-    """``a`` as a stack of matrices (also when some dimension is 0)."""
-    return a.reshape(int(np.prod(a.shape[:-2], dtype=np.int64)), *a.shape[-2:])
-
-
-def _batch_prefix(shape, flat_index):
-    if len(shape) <= 2:
-        return ""
-    return f"(Batch element {flat_index}): "
-
-
-def _zero_pivot(a):
-    """1-based index of the first exactly-zero pivot of ``a``'s LU factorization with partial
-    pivoting (LAPACK ``getrf``'s ``info``), 0 when there is none."""
-    u = np.array(a, dtype=np.complex128 if a.dtype.kind == "c" else np.float64)
-    n = u.shape[0]
-    for k in range(n):
-        p = k + int(np.argmax(np.abs(u[k:, k])))
-        if u[p, k] == 0:
-            return k + 1
-        if p != k:
-            u[[k, p]] = u[[p, k]]
-        u[k + 1 :, k:] -= np.outer(u[k + 1 :, k] / u[k, k], u[k, k:])
-    return 0
-
-
-def _per_matrix(fn, a, *rest):
-    """``fn`` applied matrix by matrix over the batch (non-finite matrices give nan, as in
-    PyTorch, instead of LAPACK's singular-matrix error)."""
-    flat = _flat(a)
-    outs = []
-    for m in flat:
-        if np.isfinite(m).all():
-            outs.append(fn(m, *rest))
-        else:
-            outs.append(np.full_like(fn(np.eye(m.shape[-1], dtype=m.dtype), *rest), np.nan))
-    return np.stack(outs).reshape(*a.shape[:-2], *outs[0].shape)
-
-
-def _first_singular_finite(a):
-    """``(batch index, pivot)`` of the first finite singular matrix, or None."""
-    flat = _flat(a)
-    for i, m in enumerate(flat):
-        if np.isfinite(m).all():
-            info = _zero_pivot(m)
-            if info:
-                return i, info
-    return None
-
-
-def _inv(a):
-    try:
-        return np.linalg.inv(a)
-    except np.linalg.LinAlgError:
-        bad = _first_singular_finite(a)
-        if bad is None:  # only non-finite matrices failed: nan there
-            return _per_matrix(np.linalg.inv, a)
-        i, info = bad
-        raise LinAlgError(
-            f"linalg.inv: {_batch_prefix(a.shape, i)}The diagonal element {info} "
-            "is zero, the inversion could not be completed because the input "
-            "matrix is singular."
-        ) from None
-
-
-def _solve(a, b):
-    try:
-        return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:
-        bad = _first_singular_finite(a)
-        if bad is None:
-            shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-            a2 = np.broadcast_to(a, (*shape, *a.shape[-2:]))
-            b2 = np.broadcast_to(b, (*shape, *b.shape[-2:]))
-            flat_a = a2.reshape(-1, *a.shape[-2:])
-            flat_b = b2.reshape(-1, *b.shape[-2:])
-            out = np.stack(
-                [
-                    np.linalg.solve(m, r)
-                    if np.isfinite(m).all()
-                    else np.full(r.shape, np.nan, r.dtype)
-                    for m, r in zip(flat_a, flat_b)
-                ]
-            )
-            return out.reshape(*shape, *b.shape[-2:])
-        i, _ = bad
-        raise LinAlgError(
-            f"torch.linalg.solve: {_batch_prefix(a.shape, i)}The solver failed "
-            "because the input matrix is singular."
-        ) from None
-
-
-def _not_converged(name, a, what):
-    """PyTorch's error for an eigen/singular value solver that did not converge."""
-    flat = _flat(a)
-    for i, m in enumerate(flat):
-        if not np.isfinite(m).all():
-            return LinAlgError(
-                f"{name}: {_batch_prefix(a.shape, i)}The algorithm failed to "
-                "converge because the input matrix contained non-finite values."
-            )
-    return LinAlgError(
-        f"{name}: The algorithm failed to converge because the input matrix is "
-        f"ill-conditioned or has too many repeated {what}."
-    )
-
-
-def _not_pd(a, i, k):
-    return LinAlgError(
-        f"linalg.cholesky: {_batch_prefix(a.shape, i)}The factorization could "
-        "not be completed because the input is not positive-definite (the "
-        f"leading minor of order {k} is not positive-definite)."
-    )
-
-
-def _cholesky_unblocked(m):
-    """``(L, info)`` by LAPACK's unblocked ``potf2`` (lower): ``info`` is the order of the
-    first leading minor whose pivot is not > 0 (NaN included), 0 on success. NumPy's
-    ``cholesky`` returns NaN where LAPACK (and PyTorch) report a NaN pivot."""
-    n = m.shape[-1]
-    L = np.zeros_like(m)
-    with np.errstate(all="ignore"):
-        for j in range(n):
-            d = m[j, j] - np.dot(L[j, :j], L[j, :j])
-            if not d > 0:
-                return L, j + 1
-            L[j, j] = np.sqrt(d)
-            L[j + 1 :, j] = (m[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j]) / L[j, j]
-    return L, 0
-
-
-def _first_bad_minor(m):
-    """The order of the first leading minor of finite ``m`` that is not positive-definite
-    (0 if none)."""
-    for k in range(1, m.shape[-1] + 1):
-        try:
-            np.linalg.cholesky(m[:k, :k])
-        except np.linalg.LinAlgError:
-            return k
-    return 0
-
-
-def _cholesky(a):
-    flat = _flat(a)
-    finite = np.isfinite(np.tril(flat)).all((-2, -1))  # LAPACK reads the lower triangle
-    if not finite.all():  # matrix by matrix, non-finite ones by LAPACK's own steps
-        out = []
-        for i, m in enumerate(flat):
-            if finite[i]:
-                try:
-                    out.append(np.linalg.cholesky(m))
-                    continue
-                except np.linalg.LinAlgError:
-                    info = _first_bad_minor(m)
-            else:
-                L, info = _cholesky_unblocked(m)
-                out.append(L)
-            if info:
-                raise _not_pd(a, i, info)
-        return np.stack(out).reshape(a.shape)
-    try:
-        return np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        for i, m in enumerate(flat):
-            info = _first_bad_minor(m)
-            if info:
-                raise _not_pd(a, i, info) from None
-        raise LinAlgError(
-            "linalg.cholesky: The factorization could not be completed because "
-            "the input is not positive-definite."
-        ) from None
-
-
 # -- inverse and solve --------------------------------------------------------------------------
 class LinalgInv(Primitive):
     """``A^-1``; VJP ``-A^-T g A^-T``, JVP ``-X dA X``."""
@@ -350,7 +174,7 @@ class LinalgInv(Primitive):
 
     @staticmethod
     def impl(be, a):
-        return _inv(a)
+        return be.inv(a)
 
     @staticmethod
     def vjp(ctx, g):
@@ -377,7 +201,7 @@ class LinalgSolve(Primitive):
 
     @staticmethod
     def impl(be, a, b):
-        return _solve(a, b)
+        return be.solve(a, b)
 
     @staticmethod
     def vjp(ctx, g):
@@ -401,24 +225,6 @@ class LinalgSolve(Primitive):
         return bind(LinalgSolve, align_batched(args, dims), NO_PARAMS), 0
 
 
-def _solve_triangular(a, b, upper, unitriangular):
-    """``A^-1 B`` by substitution, reading only the ``upper`` (or lower) triangle of ``A``
-    (its diagonal as ones when ``unitriangular``); batch dims broadcast. Row by row, as
-    LAPACK's ``trsm``: a NaN or inf propagates exactly as PyTorch's (0 * inf is NaN, a
-    singular triangle gives inf/NaN, never an error)."""
-    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = np.broadcast_to(a, shape + a.shape[-2:])
-    b = np.broadcast_to(b, shape + b.shape[-2:])
-    n = a.shape[-1]
-    x = np.empty(b.shape, np.result_type(a, b))
-    with np.errstate(all="ignore"):
-        for i in range(n - 1, -1, -1) if upper else range(n):
-            done = slice(i + 1, n) if upper else slice(0, i)
-            r = b[..., i, :] - np.matmul(a[..., i : i + 1, done], x[..., done, :])[..., 0, :]
-            x[..., i, :] = r if unitriangular else r / a[..., i, i, None]
-    return x
-
-
 def _tri(x, upper, unitriangular):
     """The triangle of ``x`` a triangular solve reads (without the diagonal if unit)."""
     k = int(unitriangular)
@@ -435,9 +241,7 @@ class LinalgSolveTriangular(Primitive):
 
     @staticmethod
     def impl(be, a, b, upper, unitriangular):
-        if be.name != "cpu":
-            return be.solve_triangular(a, b, upper, unitriangular)
-        return _solve_triangular(a, b, upper, unitriangular)
+        return be.solve_triangular(a, b, upper, unitriangular)
 
     @staticmethod
     def vjp(ctx, g, upper, unitriangular):
@@ -552,8 +356,7 @@ class LinalgDet(Primitive):
 
     @staticmethod
     def impl(be, a):
-        with np.errstate(invalid="ignore"):
-            d = be.xp.asarray(np.linalg.det(a), dtype=a.dtype)
+        d = be.xp.asarray(be.det(a), dtype=a.dtype)
         nan = np.isnan(a).any((-2, -1))  # LAPACK's LU can turn a nan matrix into det 0
         return np.where(nan, np.nan, d).astype(a.dtype) if nan.any() else d
 
@@ -564,29 +367,13 @@ class LinalgDet(Primitive):
 
     @staticmethod
     def fused_vjp(ctx, g):
-        """``_det_grad`` on arrays: each matrix takes only its own path (one solve, or the
-        SVD for the nearly singular ones) instead of both (host NumPy: on another device,
-        the composite rule)."""
-        if ctx.be.name != "cpu":
-            return LinalgDet.vjp(ctx, Tensor._make(g))._data
+        """``_det_grad`` on arrays, where the backend has it fused (``be.det_backward``:
+        each matrix takes only its own path, one solve or the SVD for the nearly singular
+        ones, instead of both); else the composite rule."""
         a, d = ctx.saved_arrays()
-        g = np.broadcast_to(g, d.shape)
-        n = a.shape[-1]
-        if n <= 1:
-            return np.broadcast_to(g[..., None, None], a.shape).copy()
-        eps = np.finfo(a.dtype).eps
-        singular = np.abs(d) < 100.0 * eps
-        out = np.empty(a.shape, dtype=a.dtype)
-        good = ~singular
-        if good.any():
-            gd = np.zeros((int(good.sum()), n, n), dtype=a.dtype)  # diag(g det A), no inf * 0
-            gd[:, np.arange(n), np.arange(n)] = (g * d)[good][:, None]
-            out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2), gd)
-        if singular.any():
-            u, s, vh = np.linalg.svd(a[singular])
-            alpha = np.linalg.det(u) * np.linalg.det(vh) * g[singular]
-            others = np.stack([np.prod(np.delete(s, i, -1), -1) for i in range(n)], -1)
-            out[singular] = (u * (alpha[..., None] * others)[..., None, :]) @ vh
+        out = ctx.be.det_backward(a, d, g)
+        if out is None:
+            return LinalgDet.vjp(ctx, Tensor._make(g))._data
         return out
 
     @staticmethod
@@ -609,8 +396,7 @@ class LinalgSlogdet(_MultiOut):
 
     @staticmethod
     def impl(be, a):
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sign, logabs = np.linalg.slogdet(a)
+        sign, logabs = be.slogdet(a)
         nan = np.isnan(a).any((-2, -1))
         if nan.any():  # PyTorch: sign 0, logabsdet nan
             sign = np.where(nan, 0.0, sign)
@@ -657,7 +443,7 @@ class LinalgCholesky(Primitive):
 
     @staticmethod
     def impl(be, a):
-        return _cholesky(a)
+        return be.cholesky(a)
 
     @staticmethod
     def vjp(ctx, g):
@@ -697,10 +483,7 @@ class LinalgEigh(_MultiOut):
 
     @staticmethod
     def impl(be, a, uplo):
-        try:
-            w, v = np.linalg.eigh(a, UPLO=uplo)
-        except np.linalg.LinAlgError:
-            raise _not_converged("linalg.eigh", a, "eigenvalues") from None
+        w, v = be.eigh(a, uplo)
         return w, v
 
     @staticmethod
@@ -785,7 +568,7 @@ class LinalgSvd(_MultiOut):
 
     @staticmethod
     def impl(be, a, full_matrices):
-        return _svd(a, full_matrices)
+        return be.svd(a, full_matrices)
 
     @staticmethod
     def vjp(ctx, gu, gs, gvh, full_matrices):
@@ -838,19 +621,6 @@ def svdvals(A):
     return bind(LinalgSvd, (A,), {"full_matrices": False})[1]
 
 
-def _svd(a, full_matrices):
-    try:
-        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    except np.linalg.LinAlgError:
-        raise _not_converged("linalg.svd", a, "singular values") from None
-    bad = ~np.isfinite(a).all((-2, -1))
-    if bad.any():  # LAPACK's factors of a non-finite matrix are partly finite: nan, as PyTorch
-        u = np.where(bad[..., None, None], np.nan, u)
-        s = np.where(bad[..., None], np.nan, s)
-        vh = np.where(bad[..., None, None], np.nan, vh)
-    return u, s, vh
-
-
 # -- QR -------------------------------------------------------------------------------------------
 def _qr_square_jvp(da, Q, R):
     """``(dQ, dR)`` for ``A = Q R`` with ``R`` square: ``X = Q^T dA R^-1``, the skew part
@@ -873,9 +643,9 @@ class LinalgQr(_MultiOut):
     @staticmethod
     def impl(be, a, mode):
         if mode == "r":
-            r = np.linalg.qr(a, mode="r")
+            r = be.qr(a, "r")
             return be.xp.zeros((0,), a.dtype), r
-        q, r = np.linalg.qr(a, mode=mode)
+        q, r = be.qr(a, mode)
         return q, r
 
     @staticmethod
@@ -950,211 +720,6 @@ def qr(A, mode="reduced"):
 
 
 # -- matrix exponential -------------------------------------------------------------------------
-
-
-_THETA13 = 5.371920351148152  # the largest norm where Pade-13 is accurate to 2**-53
-_ERR13 = 1.1325077560602111e35  # 1 / |c_27|, the leading coefficient of its backward error
-
-
-def _norm1(a):
-    return np.abs(a).sum(0).max()
-
-
-def _expm_squarings(a):
-    """The number of squarings ``s`` for Pade-13 (Al-Mohy & Higham 2009, Algorithm 5.1).
-
-    NOTE [matrix_exp scaling]: the plain 2005 rule ``||a||_1 / 2**s <= theta_13``
-    overscales matrices with a large nilpotent part, and each squaring then doubles
-    the relative error of the small entries. The block matrices ``[[A, E], [0, A]]`` of
-    matrix_exp's derivatives are such matrices when ``E`` (a cotangent) is large: with
-    ``||E|| = 1.5e33`` the old rule took 108 squarings and lost every digit of ``exp(A)``.
-    Here ``s`` comes from ``||a^k||^(1/k)`` (k = 6, 8, 10), which sees through the
-    nilpotent part, plus the correction that keeps the Pade backward error below 2**-53.
-    Powers are taken of ``a`` over a power of two (no overflow). The rule itself, from
-    these norms, is ``_squarings_rule`` (shared with the CUDA path)."""
-    nrm = float(_norm1(a))
-    if not nrm > _THETA13:  # then s = 0, and ell is 0 too (||a||**26 / 1.1e35 < 2**-53)
-        return 0
-    b = a / 2.0 ** math.floor(math.log2(nrm))  # exact scaling: d_k(a) = c * d_k(a / c)
-    b2 = b @ b
-    b4 = b2 @ b2
-    b6 = b4 @ b2
-    b8 = b4 @ b4
-    b10 = b4 @ b6
-    state = {"v": np.ones(a.shape[0]), "p": np.abs(b)}
-
-    def top_of(step):  # one step of _POW27 on |b|: v <- v p or p <- p p, scaled to max 1
-        x = state["v"] @ state["p"] if step == "v" else state["p"] @ state["p"]
-        top = float(x.max())
-        if top > 0:
-            state[step] = x / top
-        return top
-
-    return _squarings_rule(nrm, (_norm1(b6), _norm1(b8), _norm1(b10)), top_of)
-
-
-# || |b|^27 ||_1 = max(1^T |b|^27) by binary powering (27 = 1 + 2 + 8 + 16): the steps
-# v <- v p ("v", v starting at 1^T) and p <- p p ("p", p starting at |b|), in this order
-_POW27 = "vpvppvpv"
-
-
-def _squarings_rule(nrm, norms, top_of):
-    """``s`` from ``nrm = ||a||_1 > theta_13``, ``norms`` = the 1-norms of ``b^6``, ``b^8``,
-    ``b^10`` for ``b = a / 2**floor(log2(nrm))``, and ``top_of(step)``: the largest entry
-    of the next power of ``_POW27`` on ``|b|`` (each power and the row vector kept at
-    largest entry 1 with their scales in log2), asked for only when the backward-error
-    correction is needed (NOTE [matrix_exp scaling])."""
-    log2_c = math.floor(math.log2(nrm))
-    c = 2.0**log2_c
-    d6, d8, d10 = (x ** (1.0 / k) for x, k in zip(norms, (6, 8, 10), strict=True))
-    eta = c * float(min(max(d6, d8), max(d8, d10)))
-    s = max(0, math.ceil(math.log2(eta / _THETA13))) if eta > 0 else 0
-    # and no entry above 2**960, where the Pade sums (b_0 = 6.5e16) would overflow
-    s = max(s, math.ceil(math.log2(nrm)) - 960)
-    if math.log2(nrm) - s <= math.log2(_THETA13):  # ||2**-s a|| <= theta_13: ell is 0
-        return s
-    # ell(2**-s a, 13): the squarings the backward-error bound still asks for
-    log2_v, log2_p = 0.0, 0.0
-    for step in _POW27:
-        top = top_of(step)
-        if not top > 0:  # |b|^27 = 0: no correction
-            return s
-        if step == "v":
-            log2_v += math.log2(top) + log2_p
-        else:
-            log2_p = 2 * log2_p + math.log2(top)
-    log2_pow = log2_v + 27 * (log2_c - s)  # log2 || |2**-s a|^27 ||_1
-    log2_alpha = log2_pow - (math.log2(nrm) - s) - math.log2(_ERR13)
-    return s + max(0, math.ceil((log2_alpha + 53) / 26))
-
-
-def _expm_one(a):
-    """``exp(a)`` of one matrix: scaling and squaring with the degree-13 Pade approximant
-    (Higham 2005), the number of squarings as Al-Mohy & Higham 2009 (NOTE [matrix_exp
-    scaling]), in float64."""
-    a = np.asarray(a, dtype=np.float64)
-    n = a.shape[0]
-    s = _expm_squarings(a) if n else 0
-    a = a / (2.0**s)
-    b = _PADE13
-    ident = np.eye(n)
-    a2 = a @ a
-    a4 = a2 @ a2
-    a6 = a4 @ a2
-    u = a @ (
-        a6 @ (b[13] * a6 + b[11] * a4 + b[9] * a2)
-        + b[7] * a6
-        + b[5] * a4
-        + b[3] * a2
-        + b[1] * ident
-    )
-    v = (
-        a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2)
-        + b[6] * a6
-        + b[4] * a4
-        + b[2] * a2
-        + b[0] * ident
-    )
-    r = np.linalg.solve(v - u, v + u)
-    for _ in range(s):
-        r = r @ r
-    return r
-
-
-def _expm(a):
-    flat = _flat(a)
-    out = np.empty(flat.shape, dtype=a.dtype)
-    for i, m in enumerate(flat):
-        out[i] = _expm_one(m) if np.isfinite(m).all() else np.nan
-    return out.reshape(a.shape)
-
-
-# NOTE [CUDA matrix_exp]
-# On a device the CPU's algorithm runs on the whole batch at once, each matrix's work on the
-# device, in float64: the norms and powers of ``_expm_squarings`` as batched products (the
-# backend's tiled matmul) and reductions, the Pade sums in one fused kernel
-# (``be.expm_pade``), the solve by the backend's LU (``np.linalg.solve`` of device arrays),
-# the squarings as batched products. The squaring count ``s`` of each matrix is a host
-# decision made from a few norms, as in PyTorch's own CUDA matrix_exp (which copies its
-# norms to the host too), by the CPU's rule (``_squarings_rule``, so both paths take the
-# same ``s``). Device-to-host copies per call: the 1-norms (one value per matrix); only when
-# some norm is above ``theta_13``, the 11 values per matrix the rule may read (the norms of
-# ``b^6``, ``b^8``, ``b^10`` and the 8 maxima of the ``|b|^27`` powering, computed for
-# every matrix of the batch up front); and the status of the LU (NOTE [CUDA linalg
-# status]): 2 or 3 copies of O(batch) values, never a matrix, whatever ``n``. They happen in
-# the backward too (its rule is a matrix_exp of a ``2n x 2n`` block matrix): the one
-# exception to the engine's no-host-copy rule, counted in
-# tests/cuda/test_cuda_matrix_exp.py. Per-matrix scalars (the divisors ``2**floor(log2
-# ||a||)`` of the norms' powers and ``2**s`` of the scaling, the counts ``s``) are Python
-# floats when the matrices of a batch agree (one matrix: always), else one host-to-device
-# copy each; a batch costs ``max(s)`` batched squarings, a matrix whose squarings are done
-# keeping its value through ``where``. A matrix with a non-finite entry is computed as
-# zeros and replaced by NaN, as on the CPU.
-def _batch_scalars(be, values, like):
-    """The per-matrix scalars ``values`` as an operand for the device array ``like``
-    ``(nb, n, n)``: a Python float when they are all equal (no copy), else a ``(nb, 1, 1)``
-    device array (one host-to-device copy)."""
-    if all(x == values[0] for x in values):
-        return float(values[0])
-    host = np.asarray(values, np.float64).reshape(-1, 1, 1)
-    return copy_array(host, f"{be.name}:{like.device_index}")
-
-
-def _expm_device(be, a):
-    """``_expm`` of a device array: the CPU's algorithm on the whole batch, each matrix's
-    work on the device, the same squaring count per matrix (NOTE [CUDA matrix_exp])."""
-    xp = be.xp
-    n = a.shape[-1]
-    if a.size == 0:
-        return xp.empty(a.shape, a.dtype)
-    nb = a.size // (n * n)
-
-    def norm1(x):  # the 1-norm of each matrix of x (nb, n, n)
-        return xp.amax(xp.sum(xp.abs(x), axis=1), axis=1)
-
-    w = xp.reshape(a.astype(np.float64), (nb, n, n))
-    finite = xp.all(xp.isfinite(w), axis=(1, 2))
-    w = xp.where(xp.reshape(finite, (nb, 1, 1)), w, 0.0)
-    norms = xp.where(finite, norm1(w), np.nan).to_host().tolist()  # NaN: a non-finite matrix
-    big = [x > _THETA13 for x in norms]
-    s = [0] * nb
-    if any(big):
-        c = [2.0 ** math.floor(math.log2(x)) if k else 1.0 for x, k in zip(norms, big)]
-        b = w / _batch_scalars(be, c, w)
-        b2 = xp.matmul(b, b)
-        b4 = xp.matmul(b2, b2)
-        b6 = xp.matmul(b4, b2)
-        stats = [norm1(b6), norm1(xp.matmul(b4, b4)), norm1(xp.matmul(b4, b6))]
-        v, p = xp.ones((nb, 1, n)), xp.abs(b)
-        for step in _POW27:  # top_of of _expm_squarings, on every matrix at once
-            x = xp.matmul(v, p) if step == "v" else xp.matmul(p, p)
-            top = xp.amax(x, axis=(1, 2))
-            stats.append(top)
-            x = x / xp.reshape(xp.where(top > 0.0, top, 1.0), (nb, 1, 1))
-            v, p = (x, p) if step == "v" else (v, x)
-        host = xp.stack(stats, axis=1).to_host()
-        for i in range(nb):
-            if big[i]:
-                tops = iter(host[i, 3:].tolist())
-                s[i] = _squarings_rule(norms[i], host[i, :3], lambda step, t=tops: next(t))
-    if max(s):
-        w = w / _batch_scalars(be, [2.0**k for k in s], w)
-    a2 = xp.matmul(w, w)
-    a4 = xp.matmul(a2, a2)
-    a6 = xp.matmul(a4, a2)
-    t1, t2, t3, t4 = be.expm_pade(a2, a4, a6)
-    u = xp.matmul(w, xp.matmul(a6, t1) + t2)
-    v = xp.matmul(a6, t3) + t4
-    r = np.linalg.solve(v - u, v + u)
-    counts = _batch_scalars(be, s, w)
-    for k in range(max(s)):
-        sq = xp.matmul(r, r)
-        r = sq if min(s) > k else xp.where(counts > k, sq, r)
-    if any(x != x for x in norms):
-        r = xp.where(xp.reshape(finite, (nb, 1, 1)), r, np.nan)
-    return xp.reshape(r.astype(a.dtype, copy=False), a.shape)
-
-
 def _expm_frechet(a, e):
     """The Frechet derivative of ``exp`` at ``a`` in direction ``e``: the top-right block of
     ``exp([[a, e], [0, a]])`` (PyTorch's block-matrix trick), differentiable again."""
@@ -1174,9 +739,7 @@ class LinalgMatrixExp(Primitive):
 
     @staticmethod
     def impl(be, a):
-        if be.name != "cpu":
-            return _expm_device(be, a)
-        return _expm(a)
+        return be.matrix_exp(a)
 
     @staticmethod
     def vjp(ctx, g):
@@ -1193,32 +756,24 @@ def matrix_exp(A):
 
 
 # -- pseudo-inverse -------------------------------------------------------------------------------
-def _pinv_array(a, atol, rtol, hermitian):
-    if hermitian:
-        try:
-            w, v = np.linalg.eigh(a)
-        except np.linalg.LinAlgError:
-            raise _not_converged("linalg.eigh", a, "eigenvalues") from None
-        s = np.abs(w)
-        smax = s.max(-1, keepdims=True) if s.shape[-1] else s
-        keep = s > np.maximum(atol, rtol * smax)
-        winv = np.where(keep, 1.0 / np.where(keep, w, 1.0), 0.0).astype(a.dtype)
-        return (v * winv[..., None, :]) @ np.swapaxes(v, -1, -2)
-    u, s, vh = _svd(a, False)
+def _pinv_svd(be, a, atol, rtol):
+    """``A^+`` from the backend's SVD: the singular values above ``max(atol, rtol *
+    s_max)`` inverted, the others dropped."""
+    u, s, vh = be.svd(a, False)
     smax = s[..., :1] if s.shape[-1] else s
     keep = s > np.maximum(atol, rtol * smax)
     sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0).astype(a.dtype)
     return (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
 
 
-def _pinv_hermitian_device(be, a, atol, rtol):
-    """``_pinv_array(a, atol, rtol, True)`` of a device array: the same cutoff and formula
-    on the backend's ``eigh`` (on CUDA, cyclic Jacobi: NOTE [CUDA decompositions]); a
-    non-finite matrix gives NaN, as on the CPU (and PyTorch)."""
+def _pinv_hermitian(be, a, atol, rtol):
+    """``A^+`` of a symmetric ``A`` from the backend's ``eigh`` (on CUDA, cyclic Jacobi:
+    NOTE [CUDA decompositions]): the same cutoff on ``|eigenvalues|``; a non-finite matrix
+    gives NaN (as PyTorch)."""
     xp = be.xp
     if a.size == 0:
         return xp.empty(a.shape, a.dtype)
-    w, v = np.linalg.eigh(a)
+    w, v = be.eigh(a, "L")
     s = xp.abs(w)
     keep = s > xp.maximum(atol, rtol * xp.amax(s, axis=-1, keepdims=True))
     winv = xp.where(keep, 1.0 / xp.where(keep, w, 1.0), 0.0).astype(a.dtype)
@@ -1237,9 +792,9 @@ class LinalgPinv(Primitive):
 
     @staticmethod
     def impl(be, a, atol, rtol, hermitian):
-        if hermitian and be.name != "cpu":
-            return _pinv_hermitian_device(be, a, atol, rtol)
-        return _pinv_array(a, atol, rtol, hermitian)
+        if hermitian:
+            return _pinv_hermitian(be, a, atol, rtol)
+        return _pinv_svd(be, a, atol, rtol)
 
     @staticmethod
     def vjp(ctx, g, atol, rtol, hermitian):

@@ -29,46 +29,26 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import module
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import broadcast_batch
 from numbagrad.ops._util import default_float
 from numbagrad.ops.binary import _check_shapes, _prep
 from numbagrad.ops.unary import unary_batch
 
-KS = module("special")
-
 _SQRT_2PI = math.sqrt(2 * math.pi)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
 
 # -- forward helpers --------------------------------------------------------------------------
-def _device_binary(be, name, a, b):
-    """A two-operand function on a device backend's kernels (CUDA: ``kernels/cuda/special.py``)
-    in the promoted floating dtype (integers: the default float)."""
-    a, b, dt = _prep(a, b)
-    return be.special_binary(name, a, b, _out_dtype(np.dtype(dt)))
-
-
 def _out_dtype(dt):
     """Integer and bool inputs give the default float dtype (as PyTorch's special ops)."""
     return dt if dt.kind == "f" else default_float()
 
 
 def _unary_map(be, name, x, n=None):
-    """The kernel map ``name`` of array ``x`` (computed in float64, NOTE [Special-function
-    kernels]); ``n`` is polygamma's order."""
-    dt = _out_dtype(x.dtype)
-    if be.name != "cpu":  # a device backend's kernels (CUDA: kernels/cuda/special.py)
-        return be.special_unary(name, x, dt, n)
-    flat = np.ascontiguousarray(x, dtype=np.float64).reshape(-1)  # a copy unless float64
-    out = np.empty(flat.size, np.float64)
-    if flat.size:
-        if n is None:
-            KS.special_unary(KS.UNARY_CODES[name], flat, out)
-        else:
-            KS.polygamma_forward(n, dt == np.float32, flat, out)
-    return _round(out.reshape(np.shape(x)), dt)
+    """The backend's special-function map ``name`` of array ``x`` (computed in float64,
+    NOTE [Special-function kernels]); ``n`` is polygamma's order."""
+    return be.special_unary(name, x, _out_dtype(x.dtype), n)
 
 
 def _round(out, dt):
@@ -80,27 +60,12 @@ def _round(out, dt):
     return out.astype(dt, copy=False)
 
 
-def _binary_prep(a, b, name):
-    """Operands cast to their promoted floating dtype (integers: the default float)."""
+def _binary_map(be, name, a, b):
+    """The backend's two-operand function ``name`` (gammainc, gammaincc, zeta, xlogy,
+    xlog1py), broadcasting, in the promoted floating dtype (integers: the default float)."""
     a, b, dt = _prep(a, b)
     _check_shapes(name, a, b)
-    dt = _out_dtype(np.dtype(dt))
-    return np.asarray(a, dt), np.asarray(b, dt), dt
-
-
-def _binary_map(be, name, a, b):
-    """The two-operand kernel ``name`` (gammainc, gammaincc, zeta), broadcasting."""
-    if be.name != "cpu":
-        return _device_binary(be, name, a, b)
-    a, b, dt = _binary_prep(a, b, name)
-    a, b = np.broadcast_arrays(a, b)
-    shape = a.shape
-    fa = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
-    fb = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
-    out = np.empty(fa.size, np.float64)
-    if fa.size:
-        KS.special_binary(KS.BINARY_CODES[name], fa, fb, out)
-    return _round(out.reshape(shape), dt)
+    return be.special_binary(name, a, b, _out_dtype(np.dtype(dt)))
 
 
 # -- elementwise unary primitives -------------------------------------------------------------
@@ -507,28 +472,16 @@ class Zeta(_SpecialBinary):
         return -s * zeta(s + 1, q)
 
 
-def _xlogy_array(a, b, log):
-    with np.errstate(all="ignore"):
-        out = a * log(b)
-        # 0 where a == 0, unless b is NaN (PyTorch's xlogy/xlog1py)
-        return np.where((a == 0) & ~np.isnan(b), a.dtype.type(0), out)
-
-
 class Xlogy(Primitive):
     """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
     saves_inputs = (0, 1)
     batch = classmethod(broadcast_batch)
-    _log = staticmethod(np.log)
     _pole = 0.0  # where log(y) is -inf or NaN
 
     @classmethod
     def impl(cls, be, a, b):
-        if be.name != "cpu":
-            return _device_binary(be, cls.__name__.lower(), a, b)
-        a, b, dt = _binary_prep(a, b, cls.__name__.lower())
-        a, b = np.broadcast_arrays(a, b)
-        return np.asarray(_xlogy_array(a, b, cls._log), dt)
+        return _binary_map(be, cls.__name__.lower(), a, b)
 
     @classmethod
     def _rule(cls, x, y, tx, ty):
@@ -561,7 +514,6 @@ class Xlog1py(Xlogy):
     """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
 
     grad_fn = "SpecialXlog1pyBackward0"
-    _log = staticmethod(np.log1p)
     _pole = -1.0
 
 

@@ -45,17 +45,20 @@ def dual_norm(norm):
     return _DUAL[norm]
 
 
-def _not_on_cuda(name):
+def _no_ffts(name, device):
     return NotImplementedError(
-        f"numbagrad.fft.{name}: FFTs on CUDA tensors are not implemented (numbagrad's CUDA "
-        "kernels are real-valued, see docs/gpu.rst); move the tensor to the CPU"
+        f"numbagrad.fft.{name}: FFTs on {device.upper()} tensors are not implemented "
+        f"(numbagrad's {device.upper()} kernels are real-valued, see docs/gpu.rst); move the "
+        "tensor to the CPU"
     )
 
 
 def _fft_backend(be, name):
-    if be.name != "cpu":
-        raise _not_on_cuda(name)
-    return np.fft
+    """The backend's ``fft`` namespace (NumPy's ``np.fft`` on the CPU); a backend without
+    FFTs (``be.fft`` None) raises NotImplementedError naming the op."""
+    if be.fft is None:
+        raise _no_ffts(name, be.name)
+    return be.fft
 
 
 def _batched(prim, args, dims_b, params):
@@ -238,7 +241,7 @@ def as_input(name, x, *, real=False):
             f"fft_{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}"
         )
     if not x._is_tracer and x.is_cuda:
-        raise _not_on_cuda(name)
+        raise _no_ffts(name, x.device.type)
     dt = x.dtype
     if dt.is_complex:
         if real:

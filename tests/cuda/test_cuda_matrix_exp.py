@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 import numbagrad
+from numbagrad.kernels import PADE13
+from numbagrad.kernels.cpu import backend_linalg
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray
 from numbagrad.kernels.cuda.backend import CUDA
-from numbagrad.ops import linalg_decomp
 
 RNG = np.random.default_rng(3)
 
@@ -72,13 +73,13 @@ def test_batch_of_mixed_squaring_counts_float32_noncontiguous(monkeypatch):
     a = RNG.standard_normal((2, 3, 3))
     a[1] *= 6.0  # above theta_13: scaled and squared
     counts = []
-    rule = linalg_decomp._squarings_rule
+    rule = backend_linalg.squarings_rule
 
     def recorded(*args):
         counts.append(rule(*args))
         return counts[-1]
 
-    monkeypatch.setattr(linalg_decomp, "_squarings_rule", recorded)
+    monkeypatch.setattr(backend_linalg, "squarings_rule", recorded)
     t = numbagrad.tensor(a, dtype=numbagrad.float32, device="cuda")
     tc = numbagrad.tensor(a, dtype=numbagrad.float32)
     before = dict(_driver.COPIES)
@@ -98,7 +99,7 @@ def test_large_nilpotent_block_as_the_cpu():
     its digits."""
     a = 0.5 * RNG.standard_normal((2, 2))
     m = np.block([[a, 1e12 * RNG.standard_normal((2, 2))], [np.zeros((2, 2)), a]])
-    assert 0 < linalg_decomp._expm_squarings(m) < 8
+    assert 0 < backend_linalg.expm_squarings(m) < 8
     out = _check(numbagrad.linalg.matrix_exp, m, rtol=1e-11, atol=0.0, grad=False)
     ea = numbagrad.linalg.matrix_exp(numbagrad.tensor(a)).numpy()
     np.testing.assert_allclose(out.cpu().numpy()[:2, :2], ea, rtol=1e-12)
@@ -141,7 +142,7 @@ def test_pade_kernel_more_entries_than_threads():
     """``expm_pade_kernel`` over 2 x 5 x 5 = 50 entries (a simulated launch has 32 threads,
     so the grid-stride loop runs twice), against the CPU's sums (both take their
     coefficients from ``numbagrad.kernels.PADE13``)."""
-    b = linalg_decomp._PADE13
+    b = PADE13
     a2, a4, a6 = (RNG.standard_normal((2, 5, 5)) for _ in range(3))
     eye = np.eye(5)
     want = (

@@ -17,12 +17,18 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
 from numbagrad.kernels.cpu import alloc, threads
+from numbagrad.kernels.cpu.backend_linalg import LinalgMethods
+from numbagrad.kernels.cpu.backend_special import SpecialMethods
 from numbagrad.kernels.cpu.threads import THREAD_MIN
+
+if TYPE_CHECKING:
+    from numbagrad.kernels.interface import Backend
 
 # Elements from which a float64 result comes from the buffer cache (NOTE [Buffer cache]).
 CACHE_MIN = alloc.MIN_BYTES // 8
@@ -474,11 +480,12 @@ _SHORT_ROW = 128
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
 
 
-class CpuBackend:
+class CpuBackend(SpecialMethods, LinalgMethods):
     """NumPy arrays in host memory (NOTE [Backends])."""
 
     name = "cpu"
     xp = np
+    fft = np.fft
     math = ArrayMath
     KERNEL_MIN = KERNEL_MIN
     PARALLEL_MIN = PARALLEL_MIN
@@ -765,3 +772,6 @@ def flat_g(g):
 
 CPU = CpuBackend()
 register_backend("cpu", CPU)
+
+if TYPE_CHECKING:  # mypy checks the CPU backend against the protocol (NOTE [Backend protocol])
+    _CHECK: Backend = CPU

@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -63,6 +64,9 @@ from numbagrad.kernels.cuda.backend_random import RandomMethods
 from numbagrad.kernels.cuda.backend_reduce import ReduceMethods
 from numbagrad.kernels.cuda.backend_special import SpecialMethods
 from numbagrad.kernels.cuda.launch import current_stream, launch, launch_2d, launch_blocks
+
+if TYPE_CHECKING:
+    from numbagrad.kernels.interface import Backend
 
 __all__ = ["CUDA", "CudaBackend"]
 
@@ -672,16 +676,15 @@ class _XP:
     # message (NOTE [CUDA linalg status]).
     @staticmethod
     def solve(a, b):
-        return CUDA.lu_solve(a, b, "solve")
+        return CUDA.solve(a, b)
 
     @staticmethod
     def inv(a):
-        return CUDA.lu_solve(a, None, "inv")
+        return CUDA.inv(a)
 
     @staticmethod
     def det(a):
-        sign, logabs = CUDA.slogdet(a)
-        return CUDA.multiply(sign, CUDA.map("exp", logabs))
+        return CUDA.det(a)
 
     @staticmethod
     def slogdet(a):
@@ -764,6 +767,7 @@ class CudaBackend(ReduceMethods, IndexMethods, RandomMethods, SpecialMethods, Li
 
     name = "cuda"
     xp = CudaXP
+    fft = None  # real-valued kernels: no FFTs (docs/gpu.rst)
     math = CudaMath()
     KERNEL_MIN = 0  # every size runs the fused kernels: there is no host fallback
     PARALLEL_MIN = 0
@@ -1177,3 +1181,6 @@ class CudaBackend(ReduceMethods, IndexMethods, RandomMethods, SpecialMethods, Li
 
 CUDA: CudaBackend = CudaBackend()
 register_backend("cuda", CUDA)
+
+if TYPE_CHECKING:  # mypy checks the CUDA backend against the protocol (NOTE [Backend protocol])
+    _CHECK: Backend = CUDA

@@ -442,7 +442,7 @@ class IndexMethods:
         dest = CudaArray.empty((n,), np.int64, a.device_index)
         launch(KX.dest_kernel, n, n, *self._adv_args(plan), dest._buf)
         order = self.argsort(dest, 0)
-        fold = ("multiply", "maximum", "minimum").index(name)
+        fold = KX.REDUCE_AT[name]
         buf = plan[0]._buf
         launch(KX.reduce_at_kernel, n, n, fold, buf, dest._buf, order._buf, value._buf, voff,
                vst, oshape or (1,))  # fmt: skip

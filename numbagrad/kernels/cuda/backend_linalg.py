@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from numbagrad.kernels import LinAlgError, module
+from numbagrad.kernels.cpu import backend_linalg as _cpu_linalg
 from numbagrad.kernels.cuda.array import CudaArray, device_mismatch
 from numbagrad.kernels.cuda.backend_common import (
     _unsupported,
@@ -344,7 +345,47 @@ class LinalgMethods:
 
     # -- end of linalg -------------------------------------------------------------------------
 
-    # -- matrix_exp (linalg.py: NOTE [CUDA matrix_exp] in ops/linalg_decomp.py) ---------------
+    # -- the protocol's linalg entries (NOTE [Backend protocol]) -----------------------------
+    def inv(self, a):
+        """``A^-1`` of each matrix (LU), ``LinAlgError`` for a singular one."""
+        return self.lu_solve(a, None, "inv")
+
+    def solve(self, a, b):
+        """``A^-1 B`` (batch dims broadcast), ``LinAlgError`` for a singular ``A``."""
+        return self.lu_solve(a, b, "solve")
+
+    def det(self, a):
+        """``det A`` from ``slogdet``'s LU factors (no host copy)."""
+        sign, logabs = self.slogdet(a)
+        return self.multiply(sign, self.map("exp", logabs))
+
+    def det_backward(self, a, d, g):
+        """None: no fused VJP of ``det`` here, the op runs its composite rule (whose every
+        step is a device op)."""
+        return None
+
+    # -- matrix_exp (linalg.py) ----------------------------------------------------------------
+    # NOTE [CUDA matrix_exp]
+    # On a device the CPU's algorithm runs on the whole batch at once, each matrix's work on
+    # the device, in float64: the norms and powers of ``expm_squarings``
+    # (``kernels/cpu/backend_linalg.py``) as batched products (the backend's tiled matmul) and
+    # reductions, the Pade sums in one fused kernel (``expm_pade``), the solve by the
+    # backend's LU (``solve``), the squarings as batched products. The squaring count ``s`` of
+    # each matrix is a host decision made from a few norms, as in PyTorch's own CUDA
+    # matrix_exp (which copies its norms to the host too), by the CPU's rule
+    # (``squarings_rule``, so both paths take the same ``s``). Device-to-host copies per call:
+    # the 1-norms (one value per matrix); only when some norm is above ``theta_13``, the 11
+    # values per matrix the rule may read (the norms of ``b^6``, ``b^8``, ``b^10`` and the 8
+    # maxima of the ``|b|^27`` powering, computed for every matrix of the batch up front); and
+    # the status of the LU (NOTE [CUDA linalg status]): 2 or 3 copies of O(batch) values,
+    # never a matrix, whatever ``n``. They happen in the backward too (its rule is a
+    # matrix_exp of a ``2n x 2n`` block matrix): the one exception to the engine's
+    # no-host-copy rule, counted in tests/cuda/test_cuda_matrix_exp.py. Per-matrix scalars
+    # (the divisors ``2**floor(log2 ||a||)`` of the norms' powers and ``2**s`` of the scaling,
+    # the counts ``s``) are Python floats when the matrices of a batch agree (one matrix:
+    # always), else one host-to-device copy each; a batch costs ``max(s)`` batched squarings,
+    # a matrix whose squarings are done keeping its value through ``where``. A matrix with a
+    # non-finite entry is computed as zeros and replaced by NaN, as on the CPU.
     def expm_pade(self, a2, a4, a6):
         """The four sums of the degree-13 Pade approximant from the powers ``A^2``, ``A^4``,
         ``A^6`` (contiguous float64 ``(nb, n, n)`` arrays): ``(t1, t2, t3, t4)`` with
@@ -366,5 +407,70 @@ class LinalgMethods:
             a6._buf[a6._off :], *(t._buf for t in outs),
         )  # fmt: skip
         return outs
+
+    def _batch_scalars(self, values, like):
+        """The per-matrix scalars ``values`` as an operand for the device array ``like``
+        ``(nb, n, n)``: a Python float when they are all equal (no copy), else a
+        ``(nb, 1, 1)`` device array (one host-to-device copy)."""
+        if all(x == values[0] for x in values):
+            return float(values[0])
+        host = np.asarray(values, np.float64).reshape(-1, 1, 1)
+        return CudaArray.from_host(host, like.device_index)
+
+    def matrix_exp(self, a):
+        """``exp(A)`` of each matrix: the CPU's algorithm on the whole batch, each matrix's
+        work on the device, the same squaring count per matrix (NOTE [CUDA matrix_exp])."""
+        xp = self.xp
+        n = a.shape[-1]
+        if a.size == 0:
+            return xp.empty(a.shape, a.dtype)
+        nb = a.size // (n * n)
+
+        def norm1(x):  # the 1-norm of each matrix of x (nb, n, n)
+            return xp.amax(xp.sum(xp.abs(x), axis=1), axis=1)
+
+        w = xp.reshape(a.astype(np.float64), (nb, n, n))
+        finite = xp.all(xp.isfinite(w), axis=(1, 2))
+        w = xp.where(xp.reshape(finite, (nb, 1, 1)), w, 0.0)
+        norms = xp.where(finite, norm1(w), np.nan).to_host().tolist()  # NaN: non-finite
+        big = [x > _cpu_linalg.THETA13 for x in norms]
+        s = [0] * nb
+        if any(big):
+            c = [2.0 ** math.floor(math.log2(x)) if k else 1.0 for x, k in zip(norms, big)]
+            b = w / self._batch_scalars(c, w)
+            b2 = xp.matmul(b, b)
+            b4 = xp.matmul(b2, b2)
+            b6 = xp.matmul(b4, b2)
+            stats = [norm1(b6), norm1(xp.matmul(b4, b4)), norm1(xp.matmul(b4, b6))]
+            v, p = xp.ones((nb, 1, n)), xp.abs(b)
+            for step in _cpu_linalg.POW27:  # top_of of expm_squarings, on every matrix at once
+                x = xp.matmul(v, p) if step == "v" else xp.matmul(p, p)
+                top = xp.amax(x, axis=(1, 2))
+                stats.append(top)
+                x = x / xp.reshape(xp.where(top > 0.0, top, 1.0), (nb, 1, 1))
+                v, p = (x, p) if step == "v" else (v, x)
+            host = xp.stack(stats, axis=1).to_host()
+            for i in range(nb):
+                if big[i]:
+                    tops = iter(host[i, 3:].tolist())
+                    s[i] = _cpu_linalg.squarings_rule(
+                        norms[i], host[i, :3], lambda step, t=tops: next(t)
+                    )
+        if max(s):
+            w = w / self._batch_scalars([2.0**k for k in s], w)
+        a2 = xp.matmul(w, w)
+        a4 = xp.matmul(a2, a2)
+        a6 = xp.matmul(a4, a2)
+        t1, t2, t3, t4 = self.expm_pade(a2, a4, a6)
+        u = xp.matmul(w, xp.matmul(a6, t1) + t2)
+        v = xp.matmul(a6, t3) + t4
+        r = self.solve(v - u, v + u)
+        counts = self._batch_scalars(s, w)
+        for k in range(max(s)):
+            sq = xp.matmul(r, r)
+            r = sq if min(s) > k else xp.where(counts > k, sq, r)
+        if any(x != x for x in norms):
+            r = xp.where(xp.reshape(finite, (nb, 1, 1)), r, np.nan)
+        return xp.reshape(r.astype(a.dtype, copy=False), a.shape)
 
     # -- end of matrix_exp ---------------------------------------------------------------------

@@ -40,9 +40,7 @@ class RandomMethods:
         ``"bernoulli"`` with probability ``a``, ``"trunc_normal"``: standard normals truncated
         to the finite ``[a, b]``) from the Philox state ``(seed, offset)``; the caller
         advances its offset by ``4 * out.size``."""
-        op = {"uniform": KRand.UNIFORM, "normal": KRand.NORMAL,
-              "exponential": KRand.EXPONENTIAL, "bernoulli": KRand.BERNOULLI,
-              "trunc_normal": KRand.TRUNC_NORMAL}[kind]  # fmt: skip
+        op = KRand.SAMPLES[kind]
         if out.size == 0:
             return
         # uniforms with the output dtype's spacing (float16's too, exact in float32), and

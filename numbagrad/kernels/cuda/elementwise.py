@@ -38,40 +38,171 @@ __all__ = [
     "where_kernel",
 ]
 
+# NOTE [CUDA op codes]: each family's kernel takes an op code, and its device function
+# branches on it by name (``op == _U_EXP``), never by a bare number; the tables below are
+# the one place a name gets its code. tests/test_cuda_op_codes.py checks them against
+# the declarations: the codes of a table are 0..n-1, every name has exactly one branch in
+# its device function, and the names are the CPU backend's (``map``'s, the ufuncs', the
+# fused gradient kernels').
+#
 # op codes of ``_unary`` (the names are the backend's ``map`` names)
 UNARY = {
-    name: i
-    for i, name in enumerate(
-        (
-            "negative abs sign exp expm1 log log1p log2 log10 sqrt square reciprocal sin cos tan "
-            "tanh sigmoid relu softplus rsqrt floor ceil trunc sinh cosh arcsin arccos arctan "
-            "arcsinh arccosh arctanh exp2 erf isfinite isnan isinf logical_not round signbit"
-        ).split()
-    )
+    "negative": 0,
+    "abs": 1,
+    "sign": 2,
+    "exp": 3,
+    "expm1": 4,
+    "log": 5,
+    "log1p": 6,
+    "log2": 7,
+    "log10": 8,
+    "sqrt": 9,
+    "square": 10,
+    "reciprocal": 11,
+    "sin": 12,
+    "cos": 13,
+    "tan": 14,
+    "tanh": 15,
+    "sigmoid": 16,
+    "relu": 17,
+    "softplus": 18,
+    "rsqrt": 19,
+    "floor": 20,
+    "ceil": 21,
+    "trunc": 22,
+    "sinh": 23,
+    "cosh": 24,
+    "arcsin": 25,
+    "arccos": 26,
+    "arctan": 27,
+    "arcsinh": 28,
+    "arccosh": 29,
+    "arctanh": 30,
+    "exp2": 31,
+    "erf": 32,
+    "isfinite": 33,
+    "isnan": 34,
+    "isinf": 35,
+    "logical_not": 36,
+    "round": 37,
+    "signbit": 38,
 }
+# the codes as the device functions compare them (numba freezes module-level ints)
+_U_NEGATIVE = UNARY["negative"]
+_U_ABS = UNARY["abs"]
+_U_SIGN = UNARY["sign"]
+_U_EXP = UNARY["exp"]
+_U_EXPM1 = UNARY["expm1"]
+_U_LOG = UNARY["log"]
+_U_LOG1P = UNARY["log1p"]
+_U_LOG2 = UNARY["log2"]
+_U_LOG10 = UNARY["log10"]
+_U_SQRT = UNARY["sqrt"]
+_U_SQUARE = UNARY["square"]
+_U_RECIPROCAL = UNARY["reciprocal"]
+_U_SIN = UNARY["sin"]
+_U_COS = UNARY["cos"]
+_U_TAN = UNARY["tan"]
+_U_TANH = UNARY["tanh"]
+_U_SIGMOID = UNARY["sigmoid"]
+_U_RELU = UNARY["relu"]
+_U_SOFTPLUS = UNARY["softplus"]
+_U_RSQRT = UNARY["rsqrt"]
+_U_FLOOR = UNARY["floor"]
+_U_CEIL = UNARY["ceil"]
+_U_TRUNC = UNARY["trunc"]
+_U_SINH = UNARY["sinh"]
+_U_COSH = UNARY["cosh"]
+_U_ARCSIN = UNARY["arcsin"]
+_U_ARCCOS = UNARY["arccos"]
+_U_ARCTAN = UNARY["arctan"]
+_U_ARCSINH = UNARY["arcsinh"]
+_U_ARCCOSH = UNARY["arccosh"]
+_U_ARCTANH = UNARY["arctanh"]
+_U_EXP2 = UNARY["exp2"]
+_U_ERF = UNARY["erf"]
+_U_ISFINITE = UNARY["isfinite"]
+_U_ISNAN = UNARY["isnan"]
+_U_ISINF = UNARY["isinf"]
+_U_LOGICAL_NOT = UNARY["logical_not"]
+_U_ROUND = UNARY["round"]
+_U_SIGNBIT = UNARY["signbit"]
 
-# op codes of ``_binary``
+# op codes of ``_binary`` (the names are the backend's ufunc names)
 BINARY = {
-    name: i
-    for i, name in enumerate(
-        (
-            "add subtract multiply true_divide power maximum minimum arctan2 hypot copysign "
-            "equal not_equal less less_equal greater greater_equal logical_and logical_or "
-            "fmax fmin logical_xor fmod logaddexp logaddexp2 floor_divide"
-        ).split()
-    )
+    "add": 0,
+    "subtract": 1,
+    "multiply": 2,
+    "true_divide": 3,
+    "power": 4,
+    "maximum": 5,
+    "minimum": 6,
+    "arctan2": 7,
+    "hypot": 8,
+    "copysign": 9,
+    "equal": 10,
+    "not_equal": 11,
+    "less": 12,
+    "less_equal": 13,
+    "greater": 14,
+    "greater_equal": 15,
+    "logical_and": 16,
+    "logical_or": 17,
+    "fmax": 18,
+    "fmin": 19,
+    "logical_xor": 20,
+    "fmod": 21,
+    "logaddexp": 22,
+    "logaddexp2": 23,
+    "floor_divide": 24,
 }
+# the codes as the device functions compare them (numba freezes module-level ints)
+_B_ADD = BINARY["add"]
+_B_SUBTRACT = BINARY["subtract"]
+_B_MULTIPLY = BINARY["multiply"]
+_B_TRUE_DIVIDE = BINARY["true_divide"]
+_B_POWER = BINARY["power"]
+_B_MAXIMUM = BINARY["maximum"]
+_B_MINIMUM = BINARY["minimum"]
+_B_ARCTAN2 = BINARY["arctan2"]
+_B_HYPOT = BINARY["hypot"]
+_B_COPYSIGN = BINARY["copysign"]
+_B_EQUAL = BINARY["equal"]
+_B_NOT_EQUAL = BINARY["not_equal"]
+_B_LESS = BINARY["less"]
+_B_LESS_EQUAL = BINARY["less_equal"]
+_B_GREATER = BINARY["greater"]
+_B_GREATER_EQUAL = BINARY["greater_equal"]
+_B_LOGICAL_AND = BINARY["logical_and"]
+_B_LOGICAL_OR = BINARY["logical_or"]
+_B_FMAX = BINARY["fmax"]
+_B_FMIN = BINARY["fmin"]
+_B_LOGICAL_XOR = BINARY["logical_xor"]
+_B_FMOD = BINARY["fmod"]
+_B_LOGADDEXP = BINARY["logaddexp"]
+_B_LOGADDEXP2 = BINARY["logaddexp2"]
+_B_FLOOR_DIVIDE = BINARY["floor_divide"]
 
 # op codes of ``_unary_grad``: the fused ``g * derivative`` kernels the CPU backend has
 UNARY_GRAD = {
-    name: i
-    for i, name in enumerate(
-        (
-            "tanh_backward sigmoid_backward sin_backward cos_backward tan_backward "
-            "softplus_backward erf_backward relu_backward"
-        ).split()
-    )
+    "tanh_backward": 0,
+    "sigmoid_backward": 1,
+    "sin_backward": 2,
+    "cos_backward": 3,
+    "tan_backward": 4,
+    "softplus_backward": 5,
+    "erf_backward": 6,
+    "relu_backward": 7,
 }
+# the codes as the device functions compare them (numba freezes module-level ints)
+_G_TANH_BACKWARD = UNARY_GRAD["tanh_backward"]
+_G_SIGMOID_BACKWARD = UNARY_GRAD["sigmoid_backward"]
+_G_SIN_BACKWARD = UNARY_GRAD["sin_backward"]
+_G_COS_BACKWARD = UNARY_GRAD["cos_backward"]
+_G_TAN_BACKWARD = UNARY_GRAD["tan_backward"]
+_G_SOFTPLUS_BACKWARD = UNARY_GRAD["softplus_backward"]
+_G_ERF_BACKWARD = UNARY_GRAD["erf_backward"]
+_G_RELU_BACKWARD = UNARY_GRAD["relu_backward"]
 
 _C_ERF = 2.0 / math.sqrt(math.pi)
 
@@ -140,87 +271,89 @@ def _floor_divide(a, b):
 def _unary(op, x):
     """The map ``op`` (``UNARY``) of one element, in float64."""
     v = float64(x)
-    if op == 0:
+    if op == _U_NEGATIVE:
         return -v
-    if op == 1:
+    if op == _U_ABS:
         return abs(v)
-    if op == 2:
+    if op == _U_SIGN:
         return 1.0 if v > 0 else (-1.0 if v < 0 else v)  # sign(nan) = nan, sign(-0) = -0
-    if op == 3:
+    if op == _U_EXP:
         return math.exp(v)
-    if op == 4:
+    if op == _U_EXPM1:
         return math.expm1(v)
-    if op == 5:
+    if op == _U_LOG:
         return math.log(v) if v > 0 else (-math.inf if v == 0 else math.nan)
-    if op == 6:
+    if op == _U_LOG1P:
         return math.log1p(v) if v > -1 else (-math.inf if v == -1 else math.nan)
-    if op == 7:
+    if op == _U_LOG2:
         return math.log2(v) if v > 0 else (-math.inf if v == 0 else math.nan)
-    if op == 8:
+    if op == _U_LOG10:
         return math.log10(v) if v > 0 else (-math.inf if v == 0 else math.nan)
-    if op == 9:
+    if op == _U_SQRT:
         return math.sqrt(v) if v >= 0 else math.nan
-    if op == 10:
+    if op == _U_SQUARE:
         return v * v
-    if op == 11:
+    if op == _U_RECIPROCAL:
         return 1.0 / v if v != 0 else math.copysign(math.inf, v)
-    if op == 12:
+    if op == _U_SIN:
         return math.sin(v)
-    if op == 13:
+    if op == _U_COS:
         return math.cos(v)
-    if op == 14:
+    if op == _U_TAN:
         return math.tan(v)
-    if op == 15:
+    if op == _U_TANH:
         return math.tanh(v)
-    if op == 16:
+    if op == _U_SIGMOID:
         return _sigmoid(v)
-    if op == 17:
+    if op == _U_RELU:
         return v if v > 0 or v != v else 0.0  # relu keeps NaN, as torch
-    if op == 18:
+    if op == _U_SOFTPLUS:
         return max(v, 0.0) + math.log1p(math.exp(-abs(v)))
-    if op == 19:
+    if op == _U_RSQRT:
         return 1.0 / math.sqrt(v) if v > 0 else (math.inf if v == 0 else math.nan)
-    if op == 20:
+    if op == _U_FLOOR:
         return math.floor(v)
-    if op == 21:
+    if op == _U_CEIL:
         return math.ceil(v)
-    if op == 22:
+    if op == _U_TRUNC:
         return math.trunc(v)
-    if op == 23:
+    if op == _U_SINH:
         return math.sinh(v)
-    if op == 24:
+    if op == _U_COSH:
         return math.cosh(v)
-    if op == 25:
+    if op == _U_ARCSIN:
         return math.asin(v) if -1 <= v <= 1 else math.nan
-    if op == 26:
+    if op == _U_ARCCOS:
         return math.acos(v) if -1 <= v <= 1 else math.nan
-    if op == 27:
+    if op == _U_ARCTAN:
         return math.atan(v)
-    if op == 28:
+    if op == _U_ARCSINH:
         return math.asinh(v)
-    if op == 29:
+    if op == _U_ARCCOSH:
         return math.acosh(v) if v >= 1 else math.nan
-    if op == 30:
+    if op == _U_ARCTANH:
         return (
             math.atanh(v)
             if -1 < v < 1
             else (math.copysign(math.inf, v) if abs(v) == 1 else math.nan)
         )
-    if op == 31:
+    if op == _U_EXP2:
         return 2.0**v
-    if op == 32:
+    if op == _U_ERF:
         return math.erf(v)
-    if op == 33:
+    if op == _U_ISFINITE:
         return 1.0 if not (math.isinf(v) or math.isnan(v)) else 0.0
-    if op == 34:
+    if op == _U_ISNAN:
         return 1.0 if math.isnan(v) else 0.0
-    if op == 35:
+    if op == _U_ISINF:
         return 1.0 if math.isinf(v) else 0.0
-    if op == 36:
+    if op == _U_LOGICAL_NOT:
         return 1.0 if v == 0 else 0.0  # logical_not
-    if op == 37:
+    if op == _U_ROUND:
         return _round_half_even(v)
-    return 1.0 if math.copysign(1.0, v) < 0 else 0.0  # signbit (of -0.0 and -nan too)
+    if op == _U_SIGNBIT:  # (of -0.0 and -nan too)
+        return 1.0 if math.copysign(1.0, v) < 0 else 0.0
+    return math.nan  # no such code (the backend looks names up in the table)
 
 
 @cuda.jit(device=True)
@@ -228,13 +361,13 @@ def _binary(op, x, y):
     """The binary op ``op`` (``BINARY``) of two elements, in float64 (comparisons 1 or 0)."""
     a = float64(x)
     b = float64(y)
-    if op == 0:
+    if op == _B_ADD:
         return a + b
-    if op == 1:
+    if op == _B_SUBTRACT:
         return a - b
-    if op == 2:
+    if op == _B_MULTIPLY:
         return a * b
-    if op == 3:
+    if op == _B_TRUE_DIVIDE:
         if b == 0:
             return (
                 math.nan
@@ -242,45 +375,45 @@ def _binary(op, x, y):
                 else math.copysign(math.inf, a) * (math.copysign(1.0, b))
             )
         return a / b
-    if op == 4:
+    if op == _B_POWER:
         return a**b
-    if op == 5:
+    if op == _B_MAXIMUM:
         return a if a >= b or a != a else b  # maximum propagates NaN
-    if op == 6:
+    if op == _B_MINIMUM:
         return a if a <= b or a != a else b
-    if op == 7:
+    if op == _B_ARCTAN2:
         return math.atan2(a, b)
-    if op == 8:
+    if op == _B_HYPOT:
         return math.hypot(a, b)
-    if op == 9:
+    if op == _B_COPYSIGN:
         return math.copysign(a, b)
-    if op == 10:
+    if op == _B_EQUAL:
         return 1.0 if a == b else 0.0
-    if op == 11:
+    if op == _B_NOT_EQUAL:
         return 1.0 if a != b else 0.0
-    if op == 12:
+    if op == _B_LESS:
         return 1.0 if a < b else 0.0
-    if op == 13:
+    if op == _B_LESS_EQUAL:
         return 1.0 if a <= b else 0.0
-    if op == 14:
+    if op == _B_GREATER:
         return 1.0 if a > b else 0.0
-    if op == 15:
+    if op == _B_GREATER_EQUAL:
         return 1.0 if a >= b else 0.0
-    if op == 16:
+    if op == _B_LOGICAL_AND:
         return 1.0 if a != 0 and b != 0 else 0.0
-    if op == 17:
+    if op == _B_LOGICAL_OR:
         return 1.0 if a != 0 or b != 0 else 0.0
-    if op == 18:
+    if op == _B_FMAX:
         return a if a >= b or b != b else b  # fmax ignores NaN
-    if op == 19:
+    if op == _B_FMIN:
         return a if a <= b or b != b else b
-    if op == 20:
+    if op == _B_LOGICAL_XOR:
         return 1.0 if (a != 0) != (b != 0) else 0.0  # logical_xor
-    if op == 21:  # fmod: the sign of the dividend; NaN for a zero divisor or an infinite a
+    if op == _B_FMOD:  # fmod: the sign of the dividend; NaN for a zero divisor or an infinite a
         if a != a or b != b or b == 0 or math.isinf(a):
             return math.nan
         return a if math.isinf(b) else math.fmod(a, b)
-    if op == 22:  # logaddexp, as NumPy's npy_logaddexp
+    if op == _B_LOGADDEXP:  # logaddexp, as NumPy's npy_logaddexp
         if a == b:
             return a + _LN2  # infinities of one sign included
         d = a - b
@@ -289,7 +422,7 @@ def _binary(op, x, y):
         if d <= 0:
             return b + math.log1p(math.exp(d))
         return d  # NaN
-    if op == 23:
+    if op == _B_LOGADDEXP2:
         if a == b:  # logaddexp2, as NumPy's npy_logaddexp2
             return a + 1.0
         d = a - b
@@ -298,7 +431,9 @@ def _binary(op, x, y):
         if d <= 0:
             return b + _LOG2E * math.log1p(2.0**d)
         return d
-    return _floor_divide(a, b)
+    if op == _B_FLOOR_DIVIDE:
+        return _floor_divide(a, b)
+    return math.nan  # no such code (the backend looks names up in the table)
 
 
 @cuda.jit(device=True)
@@ -307,21 +442,23 @@ def _unary_grad(op, g, s):
     saved (its output for tanh, sigmoid, tan and relu; its input for the others)."""
     gv = float64(g)
     v = float64(s)
-    if op == 0:
+    if op == _G_TANH_BACKWARD:
         return gv * (1.0 - v * v)
-    if op == 1:
+    if op == _G_SIGMOID_BACKWARD:
         return gv * v * (1.0 - v)
-    if op == 2:
+    if op == _G_SIN_BACKWARD:
         return gv * math.cos(v)
-    if op == 3:
+    if op == _G_COS_BACKWARD:
         return -gv * math.sin(v)
-    if op == 4:
+    if op == _G_TAN_BACKWARD:
         return gv * (1.0 + v * v)
-    if op == 5:
+    if op == _G_SOFTPLUS_BACKWARD:
         return gv * _sigmoid(v)
-    if op == 6:
+    if op == _G_ERF_BACKWARD:
         return gv * _C_ERF * math.exp(-v * v)
-    return gv if v > 0 else 0.0
+    if op == _G_RELU_BACKWARD:
+        return gv if v > 0 else 0.0
+    return math.nan  # no such code (the backend looks names up in the table)
 
 
 @cuda.jit

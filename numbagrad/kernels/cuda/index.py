@@ -41,6 +41,7 @@ cuda = _cuda()
 
 __all__ = [
     "BAD",
+    "REDUCE_AT",
     "add_at_kernel",
     "adv_offset_kernel",
     "dest_kernel",
@@ -55,6 +56,13 @@ __all__ = [
 
 # what ``adv_offset_kernel`` stores for an out-of-range index: any sum with it stays negative
 BAD = -(2**62)
+
+# op codes of ``reduce_at_kernel`` by NumPy's ufunc names (NOTE [CUDA op codes] in
+# ``elementwise.py``), and the names its branches compare with
+REDUCE_AT = {"multiply": 0, "maximum": 1, "minimum": 2}
+_R_MULTIPLY = REDUCE_AT["multiply"]
+_R_MAXIMUM = REDUCE_AT["maximum"]
+_R_MINIMUM = REDUCE_AT["minimum"]
 
 
 @cuda.jit
@@ -183,7 +191,7 @@ def dest_kernel(n, adv, nb, npost, pre_shape, pre_st, post_shape, post_st, out):
 
 @cuda.jit
 def reduce_at_kernel(n, op, dst, dest, order, v, voff, vst, oshape):
-    """``np.multiply.at`` (``op`` 0), ``np.maximum.at`` (1) or ``np.minimum.at`` (2) of the
+    """``np.multiply.at``, ``np.maximum.at`` or ``np.minimum.at`` (``op``: ``REDUCE_AT``) of the
     values ``v`` (broadcast to ``oshape``) at the offsets ``dest``; ``order`` sorts ``dest``
     stably, and the head of each run of equal offsets folds the whole run (NOTE [CUDA
     multiply.at, maximum.at, minimum.at])."""
@@ -196,12 +204,13 @@ def reduce_at_kernel(n, op, dst, dest, order, v, voff, vst, oshape):
         j = k
         while j < n and dest[order[j]] == d:
             x = v[_offset(order[j], oshape, vst, voff)]
-            if op == 0:
+            if op == _R_MULTIPLY:
                 acc = acc * x
-            elif op == 1:
+            elif op == _R_MAXIMUM:
                 if x > acc or x != x:  # a NaN value wins; a NaN accumulator stays
                     acc = x
-            elif x < acc or x != x:
-                acc = x
+            elif op == _R_MINIMUM:
+                if x < acc or x != x:
+                    acc = x
             j += 1
         dst[d] = acc

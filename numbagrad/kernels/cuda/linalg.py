@@ -551,7 +551,7 @@ def jacobi_svd_kernel(nb, m, n, w, v, s, sout, u, vh, info, max_sweeps):
         cuda.syncthreads()
 
 
-# -- matrix_exp (NOTE [CUDA matrix_exp] in numbagrad/ops/linalg_decomp.py) --------------------
+# -- matrix_exp (NOTE [CUDA matrix_exp] in numbagrad/kernels/cuda/backend_linalg.py) -----------
 # (``PADE13``, the coefficients, is shared with the CPU: ``numbagrad.kernels``)
 
 

@@ -66,6 +66,7 @@ __all__ = [
     "BERNOULLI",
     "EXPONENTIAL",
     "NORMAL",
+    "SAMPLES",
     "TRUNC_NORMAL",
     "UNIFORM",
     "categorical_kernel",
@@ -74,8 +75,14 @@ __all__ = [
     "sample_kernel",
 ]
 
-# op codes of ``sample_kernel``
-UNIFORM, NORMAL, EXPONENTIAL, BERNOULLI, TRUNC_NORMAL = 0, 1, 2, 3, 4
+# op codes of ``sample_kernel`` by the backend's sample kinds (NOTE [CUDA op codes] in
+# ``elementwise.py``), and the names its branches compare with
+SAMPLES = {"uniform": 0, "normal": 1, "exponential": 2, "bernoulli": 3, "trunc_normal": 4}
+UNIFORM = SAMPLES["uniform"]
+NORMAL = SAMPLES["normal"]
+EXPONENTIAL = SAMPLES["exponential"]
+BERNOULLI = SAMPLES["bernoulli"]
+TRUNC_NORMAL = SAMPLES["trunc_normal"]
 
 # Philox4x32 constants (Random123): the round multipliers and the key schedule's Weyl steps
 _M0 = 0xD2511F53
@@ -130,7 +137,7 @@ def sample_kernel(op, n, k0, k1, base, a, b, bits, top, out, ooff, shape, st):
     for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         w0, w1, w2, w3 = _block(i, base, uint64(0), k0, k1)
         o = _offset(i, shape, st, ooff)
-        if op == 0:
+        if op == UNIFORM:
             if bits > 32:
                 u = _u53(w0, w1)
             else:
@@ -138,14 +145,14 @@ def sample_kernel(op, n, k0, k1, base, a, b, bits, top, out, ooff, shape, st):
             out[o] = a + (b - a) * u
             if a < b and out[o] >= top:  # rounded up to the bound: PyTorch returns ``from``
                 out[o] = a
-        elif op == 1:
+        elif op == NORMAL:
             r = math.sqrt(-2.0 * math.log(1.0 - _u53(w0, w1)))
             out[o] = a + b * (r * math.cos(_TWO_PI * _u53(w2, w3)))
-        elif op == 2:
+        elif op == EXPONENTIAL:
             out[o] = -math.log1p(-_u53(w0, w1)) / a
-        elif op == 3:
+        elif op == BERNOULLI:
             out[o] = 1 if _u53(w0, w1) < a else 0
-        else:
+        elif op == TRUNC_NORMAL:
             pa = _phi(a)
             t = pa + (_phi(b) - pa) * _u53(w0, w1)
             lo = a

@@ -81,25 +81,32 @@ def sum_int_kernel(nitems, chunks, rc, r, x, xoff, shape, st, out):
 # -- products, extremes and boolean reductions (NOTE [CUDA reductions], same tree) ------------
 # op codes of ``reduce_kernel`` / ``reduce_int_kernel``
 REDUCE = {"prod": 0, "amax": 1, "amin": 2, "all": 3, "any": 4, "nansum": 5}
-_ADD = 5  # ``_combine``'s ``a + b`` (nansum's combine; the sums' tree too)
+# the names the device functions compare with (NOTE [CUDA op codes] in ``elementwise.py``)
+_OP_PROD = REDUCE["prod"]
+_OP_AMAX = REDUCE["amax"]
+_OP_AMIN = REDUCE["amin"]
+_OP_ALL = REDUCE["all"]
+_OP_ANY = REDUCE["any"]
+_OP_NANSUM = REDUCE["nansum"]
+_ADD = _OP_NANSUM  # ``_combine``'s ``a + b`` (nansum's combine; the sums' tree too)
 
 
 @cuda.jit(device=True)
 def _combine(op, a, b):
     """Two partial results of ``op`` (``REDUCE``) combined; max/min propagate NaN."""
-    if op == 5:
+    if op == _OP_NANSUM:
         return a + b
-    if op == 0:
+    if op == _OP_PROD:
         return a * b
-    if op == 1 or op == 4:
+    if op == _OP_AMAX or op == _OP_ANY:
         return a if a >= b or a != a else b
-    return a if a <= b or a != a else b
+    return a if a <= b or a != a else b  # _OP_AMIN, _OP_ALL
 
 
 @cuda.jit(device=True)
 def _element(op, v):
     """An input element as ``op`` reads it: all/any test it against zero (NaN is true)."""
-    if op == 3 or op == 4:
+    if op == _OP_ALL or op == _OP_ANY:
         return 1 if v != 0 else 0
     return v
 
@@ -130,7 +137,7 @@ def reduce_kernel(op, nout, r, x, xoff, shape, st, identity, out):
         acc = identity
         for k in range(tid, r, nt):
             v = float64(x[_offset(j * r + k, shape, st, xoff)])
-            if op == 5 and v != v:
+            if op == _OP_NANSUM and v != v:
                 v = 0.0
             acc = _combine(op, acc, v)
         sm[tid] = acc

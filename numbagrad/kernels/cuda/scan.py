@@ -43,25 +43,31 @@ TPB = 256  # shared-memory slots: the largest block a scan is launched with
 
 # op codes of the scan kernels
 SCAN = {"cumsum": 0, "cumprod": 1, "logcumsumexp": 2, "cummax": 3, "cummin": 4}
+# the names the device functions compare with (NOTE [CUDA op codes] in ``elementwise.py``)
+_OP_CUMSUM = SCAN["cumsum"]
+_OP_CUMPROD = SCAN["cumprod"]
+_OP_LOGCUMSUMEXP = SCAN["logcumsumexp"]
+_OP_CUMMAX = SCAN["cummax"]
+_OP_CUMMIN = SCAN["cummin"]
 
 
 @cuda.jit(device=True)
 def _op(op, a, b):
     """``a + b``, ``a * b``, or the maximum or minimum propagating NaN (op 3, 4), in the
     operands' type (the integer scans stay exact in int64)."""
-    if op == 0:
+    if op == _OP_CUMSUM:
         return a + b
-    if op == 1:
+    if op == _OP_CUMPROD:
         return a * b
-    if op == 3:
+    if op == _OP_CUMMAX:
         return a if a >= b or a != a else b
-    return a if a <= b or a != a else b
+    return a if a <= b or a != a else b  # _OP_CUMMIN
 
 
 @cuda.jit(device=True)
 def _fop(op, a, b):
     """The floating scans' combination: ``_op``, or ``logaddexp`` (op 2) as NumPy's."""
-    if op != 2:
+    if op != _OP_LOGCUMSUMEXP:
         return _op(op, a, b)
     if a != a or b != b:
         return math.nan

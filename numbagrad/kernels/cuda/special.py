@@ -51,8 +51,15 @@ __all__ = [
 # codes of ``special_unary_kernel``: the CPU's (``kernels/cpu/special.py``'s UNARY_CODES)
 UNARY = dict(_cpu.UNARY_CODES)
 
-# codes of ``special_binary_kernel``: the CPU's BINARY_CODES, then the ones written here
+# codes of ``special_binary_kernel``: the CPU's BINARY_CODES, then the ones written here;
+# ``_binary`` branches on them by name (NOTE [CUDA op codes] in ``elementwise.py``)
 BINARY = {**_cpu.BINARY_CODES, "xlogy": 3, "xlog1py": 4, "nextafter": 5}
+_S_GAMMAINC = BINARY["gammainc"]
+_S_GAMMAINCC = BINARY["gammaincc"]
+_S_ZETA = BINARY["zeta"]
+_S_XLOGY = BINARY["xlogy"]
+_S_XLOG1PY = BINARY["xlog1py"]
+_S_NEXTAFTER = BINARY["nextafter"]
 
 # ``nextafter``'s float format per dtype name: (significand bits, exponent of the smallest
 # subnormal, largest finite value)
@@ -113,17 +120,19 @@ def _nextafter(x, y, digits, emin, big):
 @cuda.jit(device=True)
 def _binary(code, a, b, digits, emin, big):
     """The two-operand special function ``code`` (``BINARY``) of two float64 values."""
-    if code == 0:
+    if code == _S_GAMMAINC:
         return _cpu.gammainc_scalar(a, b)
-    if code == 1:
+    if code == _S_GAMMAINCC:
         return _cpu.gammaincc_scalar(a, b)
-    if code == 2:
+    if code == _S_ZETA:
         return _cpu.zeta_scalar(a, b)
-    if code == 3:
+    if code == _S_XLOGY:
         return _xlogy(a, b, False)
-    if code == 4:
+    if code == _S_XLOG1PY:
         return _xlogy(a, b, True)
-    return _nextafter(a, b, digits, emin, big)
+    if code == _S_NEXTAFTER:
+        return _nextafter(a, b, digits, emin, big)
+    return math.nan  # no such code (the backend looks names up in the table)
 
 
 @cuda.jit
