@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import cast
 
 import numpy as np
@@ -1157,6 +1158,19 @@ def randint(
     )
 
 
+def _float_bounds(low, high, dt, digits):
+    """PyTorch's ``update_from``/``update_to``: a bound whose neighbour inward rounds
+    outward in the float dtype ``dt`` (``digits`` significant bits) moves inward to the
+    next representable integer."""
+    up = int(np.dtype(dt).type(low + 1))
+    if up < low:
+        low = up + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
+    down = int(np.dtype(dt).type(high - 1))
+    if down >= high:
+        high = down - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
+    return low, high
+
+
 def _check_int_range(low, high, dt):
     """``[low, high)`` as ints, checked as PyTorch's ``random_`` checks it for dtype ``dt``."""
     low, high = int(low), int(high)
@@ -1170,9 +1184,20 @@ def _check_int_range(low, high, dt):
     elif kind in "iu":
         info = np.iinfo(dt)
         lo_ok, hi_ok = low >= info.min, high - 1 <= info.max
-    else:  # a float dtype: every integer up to 2**mantissa is exact
-        lim = 2 ** (np.finfo(dt).nmant + 1)
-        lo_ok, hi_ok = low >= -lim, high - 1 <= lim
+    else:  # a float dtype: every integer up to 2**mantissa is exact (PyTorch warns)
+        digits = np.finfo(dt).nmant + 1
+        lim = 2**digits
+        for name, ok in (("from", low >= -lim), ("to - 1", high - 1 <= lim)):
+            if not ok:
+                warnings.warn(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {np.dtype(dt).name} can support discrete uniform "
+                    "distribution only within this range.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        lo_ok = hi_ok = True
+        low, high = _float_bounds(low, high, dt, digits)
     if not lo_ok:
         raise RuntimeError(f"from is out of bounds for {np.dtype(dt).name}")
     if not hi_ok:
