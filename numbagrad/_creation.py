@@ -1,4 +1,5 @@
-"""Tensor creation: from data, filled, ranges and random (NumPy's generator underneath)."""
+"""Tensor creation: from data, filled, ranges and random (PyTorch's CPU generator: NOTE
+[PyTorch's CPU random stream] in ``numbagrad/kernels/cpu/random.py``)."""
 
 from __future__ import annotations
 
@@ -622,9 +623,9 @@ class Generator:
     """A random number generator (``torch.Generator``).
 
     A CPU generator is PyTorch's: the same mt19937 engine, seeded the same way, with the
-    same transformations, so that after ``manual_seed(s)`` the CPU functions listed in
-    docs/random.rst give PyTorch's numbers bit for bit (NOTE [PyTorch's CPU random
-    stream] in ``numbagrad/kernels/cpu/random.py``). Pass it as ``generator=`` to
+    same transformations, so that after ``manual_seed(s)`` the CPU functions listed under
+    "Random sampling" in docs/api.rst give PyTorch's numbers bit for bit (NOTE [PyTorch's
+    CPU random stream] in ``numbagrad/kernels/cpu/random.py``). Pass it as ``generator=`` to
     :func:`rand`, :func:`randn`, :func:`randint`, :func:`randperm`, :func:`normal`,
     :func:`bernoulli`, :func:`multinomial`, :func:`poisson` and the in-place
     ``Tensor.uniform_`` family. The global one is :data:`default_generator` (what

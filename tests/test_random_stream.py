@@ -26,7 +26,11 @@ def _np(x):
 def _same(a, b):
     """Bit-identical arrays (same shape and dtype, same bytes)."""
     a, b = _np(a), _np(b)
-    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    )
 
 
 def _run(case, seed):
@@ -165,7 +169,9 @@ def test_multinomial(dt):
 @pytest.mark.parametrize("dt", DTYPES)
 def test_poisson(dt):
     def case(m):
-        return m.poisson(m.tensor([0.0, 0.3, 4.0, 9.5, 10.0, 37.0, 250.0] * 3, dtype=getattr(m, dt)))
+        return m.poisson(
+            m.tensor([0.0, 0.3, 4.0, 9.5, 10.0, 37.0, 250.0] * 3, dtype=getattr(m, dt))
+        )
 
     for seed in SEEDS:
         assert _same(*_run(case, seed)), seed

@@ -2,8 +2,8 @@
 
 Every function fills its tensor in place without recording a graph and returns it. Random
 draws go through the tensor's in-place samplers (``uniform_``, ``normal_``) in PyTorch's
-order, so on the CPU they give PyTorch's numbers for the same seed (docs/random.rst:
-``orthogonal_`` to within the rounding of the QR factorisation).
+order, so on the CPU they give PyTorch's numbers for the same seed ("Random sampling" in
+docs/api.rst; ``orthogonal_`` to within the rounding of the QR factorisation).
 """
 
 from __future__ import annotations

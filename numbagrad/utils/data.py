@@ -5,7 +5,7 @@ Loading happens in the calling process: ``num_workers``, ``pin_memory``, ``prefe
 and ``persistent_workers`` are accepted for PyTorch's signature and only decide how PyTorch
 would parallelise the same loading, so the batches are the same ones PyTorch's loader yields,
 in the same order for the same seed with ``shuffle=True`` (the loader and ``RandomSampler``
-draw from the generator as PyTorch's do: docs/random.rst).
+draw from the generator as PyTorch's do: "Random sampling" in docs/api.rst).
 
 Examples
 --------
