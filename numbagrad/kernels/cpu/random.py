@@ -51,7 +51,7 @@ import os
 import platform
 
 import numpy as np
-from llvmlite import binding, ir
+from llvmlite import binding, ir  # type: ignore[import-untyped]
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
@@ -93,6 +93,30 @@ def _fma(typingctx, a, b, c):
         return builder.call(fn, args)
 
     return a(a, b, c), codegen
+
+
+@intrinsic
+def _f32_bits(typingctx, x):
+    """The int32 bit pattern of a float32."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(x), codegen
+
+
+@intrinsic
+def _bits_f32(typingctx, b):
+    """The float32 of an int32 bit pattern."""
+    if b != types.int32:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(b), codegen
 
 
 @njit
@@ -264,14 +288,11 @@ _MINUS_TWO = _f(-2.0)
 
 
 @njit(inline="always")
-def _log_avx2(x, bits, fbuf):
-    """``log256_ps`` of one positive float32 ``x`` (``bits``/``fbuf`` a 1-word scratch
-    viewed as int32 and float32), with GCC's contractions."""
-    fbuf[0] = x
-    b = bits[0]
-    e = np.float32((b >> 23) - 127) + _ONE
-    bits[0] = (b & np.int32(~0x7F800000)) | np.int32(0x3F000000)
-    m = fbuf[0]
+def _log_avx2(x):
+    """``log256_ps`` of one positive float32 ``x``, with GCC's contractions."""
+    b = _f32_bits(x)
+    e = np.float32((b >> np.int32(23)) - np.int32(127)) + _ONE
+    m = _bits_f32(np.int32((b & np.int32(~0x7F800000)) | np.int32(0x3F000000)))
     below = m < _SQRTHF
     tmp = m if below else _ZERO
     m = m - _ONE
@@ -294,11 +315,11 @@ def _log_avx2(x, bits, fbuf):
 
 
 @njit(inline="always")
-def _box_muller_f32_avx2(d, o, mean, std, bits, fbuf):
+def _box_muller_f32_avx2(d, o, mean, std):
     for j in range(8):
         u1 = _ONE - d[o + j]
         theta = _TWO_PI_F * d[o + j + 8]
-        radius = math.sqrt(_log_avx2(u1, bits, fbuf) * _MINUS_TWO)
+        radius = math.sqrt(_log_avx2(u1) * _MINUS_TWO)
         # sincos256_ps (theta >= 0: no input sign)
         x = theta
         k = np.int32(x * _FOPI)
@@ -348,20 +369,18 @@ def normal_fill_f32(mt, pos, out, mean, std, vector):
     """ATen's ``normal_fill`` for float32 (``out.size >= 16``; ``mean``/``std`` float32):
     the AVX2 kernel when ``vector``, else the scalar one."""
     n = out.size
-    fbuf = np.empty(1, np.float32)
-    bits = fbuf.view(np.int32)
     for i in range(n):
         out[i] = _unit_f32(mt, pos)
     for i in range(0, n - 15, 16):
         if vector:
-            _box_muller_f32_avx2(out, i, mean, std, bits, fbuf)
+            _box_muller_f32_avx2(out, i, mean, std)
         else:
             _box_muller_f32_scalar(out, i, mean, std)
     if n % 16:
         for i in range(16):
             out[n - 16 + i] = _unit_f32(mt, pos)
         if vector:
-            _box_muller_f32_avx2(out, n - 16, mean, std, bits, fbuf)
+            _box_muller_f32_avx2(out, n - 16, mean, std)
         else:
             _box_muller_f32_scalar(out, n - 16, mean, std)
 
