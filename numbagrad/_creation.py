@@ -1340,9 +1340,13 @@ def normal(
         if np.dtype(npd).kind != "f":
             raise RuntimeError("normal(): mean and std must be floating point tensors")
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        # PyTorch: ``out.normal_(0, 1).mul_(std).add_(mean)`` in the result's dtype
-        z = _draw_normal(g, shape, npd)
-        out = np.multiply(z, np.asarray(s, dtype=npd), dtype=npd)
+        # PyTorch, in the result's dtype: ``out.normal_(0, 1).mul_(std).add_(mean)``, or
+        # ``out.normal_(0, std).add_(mean)`` for a number ``std``
+        if isinstance(std, Tensor):
+            z = _draw_normal(g, shape, npd)
+            out = np.multiply(z, np.asarray(s, dtype=npd), dtype=npd)
+        else:
+            out = _draw_normal(g, shape, npd, 0.0, float(std))
         out = np.add(out, np.asarray(m, dtype=npd), dtype=npd)
         return _finish(np.asarray(out, dtype=npd, order="C"), requires_grad, device)
     if size is None:
