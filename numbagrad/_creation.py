@@ -1277,6 +1277,28 @@ def _random_like(input, kind, param, what):
     return _random(make, tuple(input.shape), False, device, what, dt)
 
 
+def _rrelu_noise(input, lower, upper):
+    """PyTorch's CPU ``rrelu`` slopes for a plain CPU float ``input``: a double uniform on
+    ``[lower, upper)`` (rounded to ``input``'s dtype) for each element ``<= 0`` in order, 1
+    elsewhere; None for any other tensor (a transform's value, a CUDA tensor), whose
+    slopes the caller draws with ``rand_like``."""
+    x = input._data
+    if input._is_tracer or type(x) is not np.ndarray or x.dtype.kind != "f":
+        return None
+    g = _gen(None)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    hit = flat <= 0
+    units = np.empty(int(hit.sum()), np.float64)
+    _RK.uniform_f64(g._mt, g._pos, units, 0.0, 1.0)
+    # (ATen's rrelu is compiled without FMA: ``x * (upper - lower) + lower`` rounds twice)
+    # (the bounds in ``input``'s dtype, as ATen's ``opmath`` bounds)
+    lo, hi = float(x.dtype.type(lower)), float(x.dtype.type(upper))
+    slopes = units * (hi - lo) + lo
+    noise = np.ones(flat.size, x.dtype)
+    noise[hit] = slopes.astype(x.dtype)
+    return Tensor._make(noise.reshape(x.shape))
+
+
 def randint_like(input, low, high=None, *, dtype=None, device=None, memory_format=None):
     D.check_memory_format(memory_format, "randint_like")
     return randint(
@@ -1630,7 +1652,7 @@ def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0, flat_make=Non
         batched = HOOKS.random(draw, tuple(t.shape), "an in-place random fill", fill=t)
         if batched is not None:
             return t.copy_(batched)
-    data = t._data
+    data = None if t._is_tracer else t._data
     if type(data) is np.ndarray and not data.flags.c_contiguous:
         values = np.asarray((flat_make or make)((data.size,)), dtype=npd)
         return t.copy_(Tensor._make(_in_memory_order(values, data)))

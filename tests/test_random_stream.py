@@ -71,6 +71,7 @@ SAMPLERS = {
     "random_": lambda m, n, dt: m.empty(n, dtype=dt).random_(),
     "randperm": lambda m, n, dt: m.randperm(n).to(dt),
     "dropout": lambda m, n, dt: m.nn.functional.dropout(m.ones(n, dtype=dt), 0.3),
+    "rrelu": lambda m, n, dt: m.nn.functional.rrelu(m.arange(n, dtype=dt) / 3 - 5, training=True),
 }
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as _ops
-from numbagrad._creation import _random_like, arange, empty, rand_like, tensor, zeros
+from numbagrad._creation import _random_like, _rrelu_noise, arange, empty, rand_like, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.nn import _functional_core as _core
 from numbagrad.nn._primitives import Elu, Hardtanh
@@ -258,6 +258,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if not training:
         slope = (lower + upper) / 2.0
         return _maybe(input, inplace, lambda x: _ops.where(x >= 0, x, x * slope))
+    noise = _rrelu_noise(input, lower, upper)  # PyTorch's draws
+    if noise is not None:
+        return _maybe(input, inplace, lambda x: x * noise)
     noise = rand_like(input) * (upper - lower) + lower
     return _maybe(input, inplace, lambda x: _ops.where(x >= 0, x, x * noise))
 
