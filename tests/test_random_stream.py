@@ -199,13 +199,22 @@ def test_random_integer_ranges(dt):
         lambda m: m.empty(50, dtype=m.int64).random_(),
         lambda m: m.empty(50, dtype=m.int32).random_(),
         lambda m: m.empty(50, dtype=m.bool).random_(),
-        lambda m: m.empty(50, dtype=getattr(m, dt)).random_(3, 2**30),
+        lambda m: m.empty(50, dtype=getattr(m, dt)).random_(3, 2**23),
+        lambda m: m.empty(50, dtype=m.float64).random_(3, 2**30),
         lambda m: m.empty(50, dtype=m.int64).random_(-(2**62), 2**62),
         lambda m: m.randint(5, (20,), dtype=m.int32),
     ]
     for case in cases:
         for seed in SEEDS[:3]:
             assert _same(*_run(case, seed))
+
+
+def test_float_random_range_beyond_the_mantissa_warns_and_is_pytorchs():
+    def case(m):
+        with pytest.warns(UserWarning, match="to - 1 is out of bounds"):
+            return m.empty(50).random_(3, 2**30)  # PyTorch moves ``to`` inward: 2**30 - 64
+
+    assert _same(*_run(case, 5))
 
 
 INITS = {
