@@ -1217,9 +1217,8 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     """
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
     n = int(n)
-    if n < 0:
-        raise RuntimeError(f"n must be non-negative, got{n}")
     dev = _cuda_target(device)
+    _size((n,))  # (a negative ``n``: PyTorch's "negative dimension" error)
     if dev is None:
         g = _gen(generator)
     if HOOKS.random is not None:  # under vmap: one permutation per example ('different')
