@@ -3,8 +3,9 @@
 NOTE [PyTorch's CPU random stream]
 ``numbagrad.Generator`` (CPU) is PyTorch's ``CPUGeneratorImpl``: a 32-bit Mersenne Twister
 (``at::mt19937``, seeded with the low 32 bits of the seed by the 2002 ``init_genrand``
-recurrence) plus two cached normal samples (a double and a float) that the Box-Muller
-scalar path leaves behind. Its state lives in NumPy arrays that the kernels below update in
+recurrence, in Python: ``_mt_words`` in ``numbagrad/_creation.py``) plus two cached normal
+samples (a double and a float) that the Box-Muller scalar path leaves behind. Its
+state lives in NumPy arrays that the kernels below update in
 place: ``mt`` (624 uint32 words) and ``pos`` (int64: ``left``, ``next``, as ATen's
 ``mt19937_data_pod``; a draw first decrements ``left`` and regenerates the block when it
 reaches 0). ``random()`` is one tempered word, ``random64()`` two (first word high).
@@ -26,7 +27,8 @@ The transformations are ATen's (``ATen/core/TransformationHelper.h``,
   machines too) uses the Cephes polynomials of ``avx_mathfun.h`` (``log256_ps``,
   ``sincos256_ps``) exactly as GCC compiled them for PyTorch's wheels: the multiply-adds it
   contracted into fma instructions are fma here too (read from the disassembly of
-  ``libtorch_cpu.so`` 2.13), so the float32 results agree to the last bit. Without AVX2
+  ``libtorch_cpu.so`` 2.13), so the float32 results agree to the last bit. The kernel's
+  loop indexes with unsigned integers (no wraparound branches) so LLVM vectorises it. Without AVX2
   (``ATEN_CPU_CAPABILITY=default``) ATen's scalar float path runs (libm ``logf``,
   ``cosf``, ``sinf``); ``normal_fill_f32`` takes that path with ``vector=False``.
 - randint / ``random_(from, to)``: ``random() % range + from`` for ``range < 2**28``,
@@ -71,7 +73,6 @@ __all__ = [
     "random_default",
     "random_from_to",
     "randperm",
-    "seed_state",
     "uniform_f32",
     "uniform_f64",
 ]
@@ -117,20 +118,6 @@ def _bits_f32(typingctx, b):
         return builder.bitcast(args[0], ir.FloatType())
 
     return types.float32(b), codegen
-
-
-@njit
-def seed_state(mt, pos, seed):
-    """``init_genrand`` with the low 32 bits of ``seed`` (a uint64)."""
-    mt[0] = np.uint32(seed & np.uint64(0xFFFFFFFF))
-    for j in range(1, _N):
-        prev = np.uint64(mt[j - 1])
-        mt[j] = np.uint32(
-            (np.uint64(1812433253) * (prev ^ (prev >> np.uint64(30))) + np.uint64(j))
-            & np.uint64(0xFFFFFFFF)
-        )
-    pos[0] = 1
-    pos[1] = 0
 
 
 @njit(inline="always")
@@ -316,21 +303,21 @@ def _log_avx2(x):
 
 @njit(inline="always")
 def _box_muller_f32_avx2(d, o, mean, std):
-    for j in range(8):
-        u1 = _ONE - d[o + j]
-        theta = _TWO_PI_F * d[o + j + 8]
+    base = np.uint64(o)
+    for jj in range(8):
+        j = base + np.uint64(jj)  # (unsigned indices: no wraparound branches)
+        k8 = j + np.uint64(8)
+        u1 = _ONE - d[j]
+        theta = _TWO_PI_F * d[k8]
         radius = math.sqrt(_log_avx2(u1) * _MINUS_TWO)
         # sincos256_ps (theta >= 0: no input sign)
         x = theta
         k = np.int32(x * _FOPI)
-        k = (k + np.int32(1)) & np.int32(~1)
+        k = np.int32((k + np.int32(1)) & np.int32(~1))
         y = np.float32(k)
         x = _fma(y, _DP1, x)
         x = _fma(_DP2, y, x)
         x = _fma(y, _DP3, x)
-        flip_sin = (k & 4) != 0
-        flip_cos = (~(k - np.int32(2)) & 4) != 0
-        first = (k & 2) == 0
         z = x * x
         yc = _fma(_COS_P0, z, _COS_P1)
         yc = _fma(yc, z, _COS_P2)
@@ -341,16 +328,17 @@ def _box_muller_f32_avx2(d, o, mean, std):
         ys = _fma(ys, z, _SIN_P2)
         ys = z * ys
         ys = _fma(x, ys, x)
+        first = (k & np.int32(2)) == np.int32(0)
         s1 = _ZERO if first else yc
         s2 = ys if first else _ZERO
         sin_v = s2 + s1
         cos_v = (ys - s2) + (yc - s1)
-        if flip_sin:
-            sin_v = -sin_v
-        if flip_cos:
-            cos_v = -cos_v
-        d[o + j] = _fma(radius * cos_v, std, mean)
-        d[o + j + 8] = _fma(radius * sin_v, std, mean)
+        # the sign flips: xor of the sign bit
+        sin_v = _bits_f32(np.int32(_f32_bits(sin_v) ^ np.int32((k & np.int32(4)) << np.int32(29))))
+        flip = (~(k - np.int32(2)) & np.int32(4)) << np.int32(29)
+        cos_v = _bits_f32(np.int32(_f32_bits(cos_v) ^ np.int32(flip)))
+        d[j] = _fma(radius * cos_v, std, mean)
+        d[k8] = _fma(radius * sin_v, std, mean)
 
 
 @njit(inline="always")
