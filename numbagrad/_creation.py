@@ -1,8 +1,10 @@
-"""Tensor creation: from data, filled, ranges and random (NumPy's generator underneath)."""
+"""Tensor creation: from data, filled, ranges and random (PyTorch's CPU generator: NOTE
+[PyTorch's CPU random stream] in ``numbagrad/kernels/cpu/random.py``)."""
 
 from __future__ import annotations
 
 import math
+import warnings
 from typing import cast
 
 import numpy as np
@@ -12,7 +14,7 @@ from numbagrad._core.extension import HOOKS
 from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, resolve, to_cuda
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import backend
+from numbagrad.kernels import backend, module
 from numbagrad.kernels.cpu.backend import quiet_numpy
 from numbagrad.kernels.cuda import _driver
 from numbagrad.kernels.cuda.array import CudaArray
@@ -596,20 +598,51 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 # -- random -------------------------------------------------------------------------------
-class Generator:
-    """A random number generator (``torch.Generator``): NumPy's PCG64 underneath.
+# NOTE [PyTorch's CPU random stream] (numbagrad/kernels/cpu/random.py): a CPU Generator is
+# PyTorch's CPUGeneratorImpl, its state PyTorch's 5056-byte CPUGeneratorImplState.
+_DEFAULT_SEED = 67280421310721  # ``default_rng_seed_val``: a new Generator's seed, as PyTorch
+_STATE_BYTES = 5056  # sizeof(CPUGeneratorImplState) on a 64-bit platform
+_MT_N = 624
 
-    Pass it as ``generator=`` to :func:`rand`, :func:`randn`, :func:`randint`,
-    :func:`randperm`, :func:`normal`, :func:`bernoulli`, :func:`multinomial`,
-    :func:`poisson` and the in-place ``Tensor.uniform_`` family. The global one is
-    :data:`default_generator` (what :func:`manual_seed` seeds). Streams differ from
-    PyTorch's: the same seed gives the same numbers in numbagrad, not PyTorch's numbers.
+
+def _mt_words(seed):
+    """``init_genrand`` of the low 32 bits of ``seed``: the 624 state words (pure Python,
+    so that seeding at ``import numbagrad`` needs no compiled kernel: NOTE [Lazy kernels])."""
+    words = [seed & 0xFFFFFFFF]
+    for j in range(1, _MT_N):
+        prev = words[-1]
+        words.append((1812433253 * (prev ^ (prev >> 30)) + j) & 0xFFFFFFFF)
+    return np.array(words, dtype=np.uint32)
+
+
+def _entropy_seed():
+    return int(cast(int, np.random.SeedSequence().entropy) % (2**63))
+
+
+class Generator:
+    """A random number generator (``torch.Generator``).
+
+    A CPU generator is PyTorch's: the same mt19937 engine, seeded the same way, with the
+    same transformations, so that after ``manual_seed(s)`` the CPU functions listed under
+    "Random sampling" in docs/api.rst give PyTorch's numbers bit for bit (NOTE [PyTorch's
+    CPU random stream] in ``numbagrad/kernels/cpu/random.py``). Pass it as ``generator=`` to
+    :func:`rand`, :func:`randn`, :func:`randint`, :func:`randperm`, :func:`normal`,
+    :func:`bernoulli`, :func:`multinomial`, :func:`poisson` and the in-place
+    ``Tensor.uniform_`` family. The global one is :data:`default_generator` (what
+    :func:`manual_seed` seeds). A new CPU generator starts from PyTorch's default seed,
+    67280421310721.
+
+    Its state (:meth:`get_state`) is PyTorch's ``CPUGeneratorImplState``, 5056 bytes,
+    held as an int64 tensor of 632 words (numbagrad has no uint8 dtype):
+    ``state.numpy().view(numpy.uint8)`` is the byte tensor ``torch.get_rng_state()``
+    returns, and :meth:`set_state` takes either form, so states move between numbagrad and
+    PyTorch in both directions.
 
     A CUDA generator (``device='cuda'``) is a counter-based Philox4x32-10 generator whose
     state is ``(seed, offset)``: CUDA tensors are drawn on the device with it (NOTE [CUDA
     random numbers] in ``numbagrad/kernels/cuda/random.py``); its state is an int64 tensor
     of the seed (its uint64 bits) and the offset (PyTorch's holds the same two numbers as 16
-    bytes: numbagrad has no uint8 dtype).
+    bytes). Its numbers are not PyTorch's CUDA numbers.
 
     Parameters
     ----------
@@ -626,14 +659,28 @@ class Generator:
     >>> _ = g.set_state(state)
     >>> bool((numbagrad.rand(3, generator=g) == b).all()), g.initial_seed()
     (True, 7)
+    >>> numbagrad.manual_seed(0)  # doctest: +ELLIPSIS
+    <numbagrad.Generator object at ...>
+    >>> numbagrad.rand(2)  # torch.manual_seed(0); torch.rand(2)
+    tensor([0.4963, 0.7682])
     """
 
     def __init__(self, device="cpu"):
         self.device = _device(device)
-        self._seed = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
         self._offset = 0  # a CUDA generator's Philox offset (NOTE [CUDA random numbers])
-        # a CUDA generator has no NumPy generator: its draws run on the device
-        self.gen = None if self.device.type == "cuda" else np.random.default_rng(self._seed)
+        if self.device.type == "cuda":  # no mt19937 state: its draws run on the device
+            self._mt = None
+            self._seed = _entropy_seed()
+            return
+        self._mt = np.empty(_MT_N, np.uint32)  # the engine's words
+        self._pos = np.empty(2, np.int64)  # its ``left`` and ``next``
+        self._normal = np.zeros(2)  # the cached double normal sample: [valid, value]
+        self._float_normal = np.zeros(2, np.float32)  # the float one (state only)
+        self.manual_seed(_DEFAULT_SEED)
+
+    @property
+    def _is_cuda(self) -> bool:
+        return self._mt is None
 
     def manual_seed(self, seed):
         """Seed the generator; returns it."""
@@ -644,18 +691,19 @@ class Generator:
                 "[-0x8000_0000_0000_0000, 0xffff_ffff_ffff_ffff]"
             )
         self._seed = seed % 2**64  # PyTorch reads a negative seed as its uint64 pattern
-        if self.gen is None:  # a CUDA generator: a new seed starts its stream over
+        if self._mt is None:  # a CUDA generator: a new seed starts its stream over
             self._offset = 0
         else:
-            # reseeded in place: draws recorded by a compiled function keep reading this
-            # generator (the same stream as a new default_rng(seed))
-            fresh = np.random.default_rng(self._seed).bit_generator.state
-            self.gen.bit_generator.state = fresh
+            # reseeded in place: draws recorded by a compiled function keep reading it
+            self._mt[:] = _mt_words(self._seed)
+            self._pos[:] = (1, 0)
+            self._normal[:] = 0.0
+            self._float_normal[:] = 0.0
         return self
 
     def seed(self) -> int:
         """Seed from OS entropy; returns the seed used."""
-        s = int(cast(int, np.random.SeedSequence().entropy) % (2**63))
+        s = _entropy_seed()
         self.manual_seed(s)
         return s
 
@@ -664,42 +712,46 @@ class Generator:
         return self._seed
 
     def get_state(self):
-        """The generator's state as an int64 tensor (PCG64's 128-bit state and increment,
-        the buffered 32-bit half, and the initial seed); give it to :meth:`set_state`. A
-        CUDA generator's state is an int64 tensor of 2 values: the seed (its uint64 bits)
-        and the Philox offset."""
-        if self.gen is None:
+        """The generator's state: for a CPU generator PyTorch's 5056-byte
+        ``CPUGeneratorImplState`` as an int64 tensor of 632 words (``.numpy().view(
+        numpy.uint8)`` is PyTorch's byte tensor); for a CUDA generator an int64 tensor of 2
+        values, the seed (its uint64 bits) and the Philox offset. Give it to
+        :meth:`set_state`."""
+        if self._mt is None:
             return Tensor._make(np.array([self._seed, self._offset], np.uint64).view(np.int64))
-        st = self.gen.bit_generator.state
-        words = []
-        for v in (st["state"]["state"], st["state"]["inc"]):
-            words += [v & (2**64 - 1), v >> 64]
-        words += [int(st["has_uint32"]), int(st["uinteger"]), self._seed]
-        arr = np.array(words, dtype=np.uint64).view(np.int64)
-        return Tensor._make(arr)
+        raw = np.zeros(_STATE_BYTES, np.uint8)
+        raw[0:8].view(np.uint64)[0] = self._seed
+        raw[8:16].view(np.int32)[:] = (int(self._pos[0]), 1)  # left, seeded
+        raw[16:24].view(np.uint64)[0] = int(self._pos[1])  # next
+        raw[24:5016].view(np.uint64)[:] = self._mt
+        if self._normal[0]:
+            raw[5024:5032].view(np.float64)[0] = self._normal[1]  # normal_y
+            raw[5040:5044].view(np.int32)[0] = 1  # normal_is_valid
+        if self._float_normal[0]:
+            raw[5048:5052].view(np.float32)[0] = self._float_normal[1]
+            raw[5052] = 1
+        return Tensor._make(raw.view(np.int64))
 
     def set_state(self, new_state):
-        """Restore a state from :meth:`get_state`; returns the generator."""
-        if self.gen is None:
+        """Restore a state from :meth:`get_state` (or, for a CPU generator, PyTorch's:
+        ``torch.get_rng_state().numpy()``, a uint8 array of 5056 bytes); returns the
+        generator."""
+        if self._mt is None:
             return self._set_cuda_state(new_state)
-        if (
-            not isinstance(new_state, Tensor)
-            or new_state.dtype is not D.int64
-            or tuple(new_state.shape) != (7,)
-        ):
-            raise RuntimeError(
-                "set_state expects the int64 tensor of 7 values that Generator.get_state() returns"
-            )
-        w = [int(v) for v in new_state._data.view(np.uint64)]
-        bg = np.random.PCG64()
-        bg.state = {
-            "bit_generator": "PCG64",
-            "state": {"state": w[0] | (w[1] << 64), "inc": w[2] | (w[3] << 64)},
-            "has_uint32": w[4],
-            "uinteger": w[5],
-        }
-        self.gen = np.random.Generator(bg)
-        self._seed = w[6]
+        raw = _state_bytes(new_state)
+        left = int(raw[8:12].view(np.int32)[0])
+        seeded = int(raw[12:16].view(np.int32)[0])
+        nxt = int(raw[16:24].view(np.uint64)[0])
+        if not (seeded and 0 < left <= _MT_N and nxt <= _MT_N):
+            raise RuntimeError("Invalid mt19937 state")
+        self._seed = int(raw[0:8].view(np.uint64)[0])
+        self._mt[:] = raw[24:5016].view(np.uint64).astype(np.uint32)  # (PyTorch's copy)
+        self._pos[:] = (left, nxt)
+        valid = bool(raw[5040:5044].view(np.int32)[0])
+        self._normal[:] = (1.0, raw[5024:5032].view(np.float64)[0]) if valid else (0.0, 0.0)
+        fvalid = bool(raw[5052])
+        fval = raw[5048:5052].view(np.float32)[0]
+        self._float_normal[:] = (1.0, fval) if fvalid else (0.0, 0.0)
         return self
 
     def _set_cuda_state(self, new_state):
@@ -724,19 +776,175 @@ class Generator:
         return f"<numbagrad.Generator object at {id(self):#x}>"
 
 
+def _state_bytes(new_state):
+    """The 5056 bytes of a CPU generator state: numbagrad's int64 tensor of 632 words, or
+    PyTorch's byte tensor as a NumPy uint8 array (``bytes`` too)."""
+    if isinstance(new_state, Tensor):
+        if new_state.is_cuda:
+            raise RuntimeError("RNG state must be a CPU tensor")
+        arr = np.ascontiguousarray(new_state._data)
+        if arr.dtype != np.int64:
+            raise TypeError(
+                "RNG state must be the int64 tensor Generator.get_state() returns (or "
+                f"PyTorch's uint8 state as a NumPy array), got a {new_state.dtype} tensor"
+            )
+        raw = arr.reshape(-1).view(np.uint8)
+    elif isinstance(new_state, (bytes, bytearray, memoryview)):
+        raw = np.frombuffer(bytes(new_state), np.uint8)
+    elif isinstance(new_state, np.ndarray) and new_state.dtype == np.uint8:
+        raw = np.ascontiguousarray(new_state).reshape(-1)
+    else:
+        raise TypeError(
+            "RNG state must be the int64 tensor Generator.get_state() returns or PyTorch's "
+            f"5056-byte state as a NumPy uint8 array, got {type(new_state).__name__}"
+        )
+    if raw.size != _STATE_BYTES:
+        raise RuntimeError(
+            f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input "
+            f"RNG state size to be {raw.size}"
+        )
+    return raw
+
+
 default_generator = Generator()
-default_generator.manual_seed(int(cast(int, np.random.SeedSequence().entropy) % (2**63)))
-_RNG = default_generator  # the global generator (``_RNG.gen`` is its NumPy Generator)
+default_generator.manual_seed(_entropy_seed())
+_RNG = default_generator  # the global generator
 
 
 def _gen(generator):
+    """The CPU generator a draw advances: ``generator`` or the global one."""
     if generator is None:
-        return _RNG.gen
+        return _RNG
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
-    if generator.gen is None:
+    if generator._mt is None:
         raise RuntimeError("Expected a 'cpu' device type for generator but found 'cuda'")
-    return generator.gen
+    return generator
+
+
+# -- draws from a CPU generator (NOTE [PyTorch's CPU random stream]) ------------------------
+# Each returns a new C-contiguous array of ``shape`` drawn as PyTorch draws a fresh
+# contiguous tensor of that shape and dtype; ``flat`` draws as ATen's element-by-element
+# path, which a strided in-place fill takes (``normal`` then uses the scalar Box-Muller).
+_RK = module("random")  # the kernels, loaded on the first draw (NOTE [Lazy kernels])
+
+
+def _numel(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _draw_uniform(g, shape, dt, lo=0.0, hi=1.0):
+    dt = np.dtype(dt)
+    if dt.kind == "c":  # PyTorch fills the real view: interleaved real and imaginary parts
+        real = _draw_uniform(g, (*shape, 2), dt.type(0).real.dtype, lo, hi)
+        return np.ascontiguousarray(real).view(dt).reshape(shape)
+    n = _numel(shape)
+    if dt == np.float64:
+        out = np.empty(n, np.float64)
+        _RK.uniform_f64(g._mt, g._pos, out, float(lo), float(hi))
+    else:  # float32; float16 from float32 draws, a rounding up to ``hi`` sent to ``lo``
+        out = np.empty(n, np.float32)
+        _RK.uniform_f32(g._mt, g._pos, out, np.float32(lo), np.float32(hi))
+        if dt != np.float32:
+            out = out.astype(dt)
+            out[out == dt.type(hi)] = dt.type(lo)
+    return out.reshape(shape)
+
+
+def _draw_normal(g, shape, dt, mean=0.0, std=1.0, flat=False):
+    dt = np.dtype(dt)
+    if dt.kind == "c":  # the real view, each part with std / sqrt(2)
+        real = _draw_normal(g, (*shape, 2), dt.type(0).real.dtype, mean, std / math.sqrt(2), flat)
+        return np.ascontiguousarray(real).view(dt).reshape(shape)
+    n = _numel(shape)
+    if n < 16 or flat:
+        out = np.empty(n, np.float64)
+        _RK.normal_scalar(g._mt, g._pos, g._normal, out, float(mean), float(std))
+        return out.astype(dt, copy=False).reshape(shape)
+    if dt == np.float64:
+        out = np.empty(n, np.float64)
+        _RK.normal_fill_f64(g._mt, g._pos, out, float(mean), float(std))
+        return out.reshape(shape)
+    m, s = np.float32(mean), np.float32(std)
+    if dt == np.float32:
+        out = np.empty(n, np.float32)
+        _RK.normal_fill_f32(g._mt, g._pos, out, m, s, _RK.VECTOR_NORMAL)
+        return out.reshape(shape)
+    # float16: ATen draws and transforms 16 float32 uniforms per chunk, then the tail's 16
+    out = np.empty(n, dt)
+    buf = np.empty(16, np.float32)
+    starts = [*range(0, n - 15, 16), *([n - 16] if n % 16 else [])]
+    for i in starts:
+        _RK.normal_fill_f32(g._mt, g._pos, buf, m, s, _RK.VECTOR_NORMAL)
+        out[i : i + 16] = buf
+    return out.reshape(shape)
+
+
+def _draw_int(g, shape, dt, low, high):
+    """``random_(low, high)``: ``[low, high)`` (checked by ``_check_int_range``)."""
+    out = np.empty(_numel(shape), np.int64)
+    _RK.random_from_to(g._mt, g._pos, out, np.uint64(high - low), np.int64(low))
+    return out.astype(dt, copy=False).reshape(shape)
+
+
+def _draw_int_default(g, shape, dt):
+    """``random_()``: ``[0, 2**mantissa]`` for floats, ``[0, max]`` for integers."""
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        modulus, wide = 2 ** (np.finfo(dt).nmant + 1) + 1, dt == np.float64
+    elif dt.kind == "b":
+        modulus, wide = 2, False
+    else:
+        modulus, wide = int(np.iinfo(dt).max) + 1, dt == np.int64
+    out = np.empty(_numel(shape), np.uint64)
+    _RK.random_default(g._mt, g._pos, out, np.uint64(modulus), wide)
+    return out.astype(dt).reshape(shape)
+
+
+def _draw_bernoulli(g, shape, dt, p):
+    """0/1 of dtype ``dt``: 1 where a uniform is below ``p`` (a number: double uniforms; an
+    array broadcast to ``shape``: uniforms of its dtype, float64 or else float32)."""
+    out = np.empty(_numel(shape), np.bool_)
+    if isinstance(p, np.ndarray) and p.ndim:
+        double = p.dtype == np.float64
+        pdt = np.float64 if double else np.float32
+        probs = np.ascontiguousarray(np.broadcast_to(p, shape), pdt)
+        _RK.bernoulli_tensor(g._mt, g._pos, out, probs.reshape(-1), double)
+    else:
+        pa = np.asarray(p)
+        if pa.dtype == np.float64 or pa.dtype.kind != "f":
+            _RK.bernoulli_scalar(g._mt, g._pos, out, float(pa))
+        else:  # a 0-d float32 probability tensor
+            probs = np.full(out.size, pa, np.float32)
+            _RK.bernoulli_tensor(g._mt, g._pos, out, probs, False)
+    return out.astype(dt).reshape(shape)
+
+
+def _draw_exponential(g, shape, dt, lambd):
+    out = np.empty(_numel(shape), np.float64)
+    _RK.exponential(g._mt, g._pos, out, float(lambd))
+    return out.astype(dt, copy=False).reshape(shape)
+
+
+def _draw_randperm(g, n, dt, rows=1):
+    out = np.empty((rows, n), np.int64)
+    for r in range(rows):
+        _RK.randperm(g._mt, g._pos, out[r])
+    return out.astype(dt, copy=False)
+
+
+def _in_memory_order(values, like):
+    """``values`` (drawn in order) placed into an array shaped as ``like`` in ``like``'s
+    memory order: the order ATen's TensorIterator visits a strided tensor in."""
+    offsets = np.zeros(like.shape, np.int64)
+    for d, (size, stride) in enumerate(zip(like.shape, like.strides)):
+        idx = [None] * like.ndim
+        idx[d] = slice(None)
+        offsets = offsets + (np.arange(size, dtype=np.int64) * stride)[tuple(idx)]
+    order = np.argsort(offsets.reshape(-1), kind="stable")
+    out = np.empty(values.size, values.dtype)
+    out[order] = values.reshape(-1)
+    return out.reshape(like.shape)
 
 
 # The default CUDA generators, one per device index, made on first use (naming a CUDA
@@ -761,7 +969,7 @@ def _cuda_gen(generator, index):
         return _cuda_default_generator(index)
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
-    if generator.gen is not None:
+    if generator._mt is not None:
         raise RuntimeError("Expected a 'cuda' device type for generator but found 'cpu'")
     return generator
 
@@ -885,15 +1093,6 @@ def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
     )
 
 
-def _complex_draw(draw, shape, dt, scale):
-    """A complex array of ``shape`` whose real and imaginary parts are ``scale`` times
-    independent ``draw`` samples (interleaved, as PyTorch draws a complex tensor's pairs)."""
-    pairs = draw((*shape, 2), dtype=np.float64)
-    if scale != 1.0:
-        pairs *= scale
-    return pairs.view(np.complex128).reshape(shape).astype(dt)
-
-
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
     dt = _dt(dtype)
@@ -903,17 +1102,8 @@ def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, gener
         shape = _size(_sizes("randn", sizes, size), "randn")
         return _cuda_random("normal", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "randn")
     g = _gen(generator)
-    if np.dtype(dt).kind == "c":  # real and imaginary parts each N(0, 1/2), as PyTorch
-        return _random(
-            lambda s: _complex_draw(g.standard_normal, s, dt, math.sqrt(0.5)),
-            _size(_sizes("randn", sizes, size), "randn"),
-            requires_grad,
-            device,
-            "randn",
-            dt,
-        )
-    return _random(
-        lambda s: g.standard_normal(s, dtype=np.float64).astype(dt, copy=False),
+    return _random(  # (complex: real and imaginary parts each N(0, 1/2), as PyTorch)
+        lambda s: _draw_normal(g, s, dt),
         _size(_sizes("randn", sizes, size), "randn"),
         requires_grad,
         device,
@@ -931,17 +1121,8 @@ def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False, genera
         shape = _size(_sizes("rand", sizes, size), "rand")
         return _cuda_random("uniform", shape, dt, dev, generator, 0.0, 1.0, requires_grad, "rand")
     g = _gen(generator)
-    if np.dtype(dt).kind == "c":  # real and imaginary parts each uniform on [0, 1)
-        return _random(
-            lambda s: _complex_draw(g.random, s, dt, 1.0),
-            _size(_sizes("rand", sizes, size), "rand"),
-            requires_grad,
-            device,
-            "rand",
-            dt,
-        )
-    return _random(
-        lambda s: g.random(s, dtype=np.float64).astype(dt, copy=False),
+    return _random(  # (complex: real and imaginary parts each uniform on [0, 1))
+        lambda s: _draw_uniform(g, s, dt),
         _size(_sizes("rand", sizes, size), "rand"),
         requires_grad,
         device,
@@ -967,8 +1148,9 @@ def randint(
         shape = _size((size,), "randint")
         return _cuda_random("randint", shape, dt, dev, generator, lo, hi, requires_grad, "randint")
     g = _gen(generator)
+    lo, hi = _check_int_range(low, high, dt)
     return _random(
-        lambda s: g.integers(low, high, s).astype(dt),
+        lambda s: _draw_int(g, s, dt, lo, hi),
         _size((size,), "randint"),
         requires_grad,
         device,
@@ -977,9 +1159,21 @@ def randint(
     )
 
 
+def _float_bounds(low, high, dt, digits):
+    """PyTorch's ``update_from``/``update_to``: a bound whose neighbour inward rounds
+    outward in the float dtype ``dt`` (``digits`` significant bits) moves inward to the
+    next representable integer."""
+    up = int(np.dtype(dt).type(low + 1))
+    if up < low:
+        low = up + (1 << (abs(low + 1).bit_length() - 1 - digits + 1))
+    down = int(np.dtype(dt).type(high - 1))
+    if down >= high:
+        high = down - (1 << (abs(high - 1).bit_length() - 1 - digits + 1))
+    return low, high
+
+
 def _check_int_range(low, high, dt):
-    """``[low, high)`` as ints, checked as PyTorch's ``random_`` checks it for dtype ``dt``
-    (a CUDA draw: the CPU path leaves it to NumPy)."""
+    """``[low, high)`` as ints, checked as PyTorch's ``random_`` checks it for dtype ``dt``."""
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(
@@ -991,9 +1185,20 @@ def _check_int_range(low, high, dt):
     elif kind in "iu":
         info = np.iinfo(dt)
         lo_ok, hi_ok = low >= info.min, high - 1 <= info.max
-    else:  # a float dtype: every integer up to 2**mantissa is exact
-        lim = 2 ** (np.finfo(dt).nmant + 1)
-        lo_ok, hi_ok = low >= -lim, high - 1 <= lim
+    else:  # a float dtype: every integer up to 2**mantissa is exact (PyTorch warns)
+        digits = np.finfo(dt).nmant + 1
+        lim = 2**digits
+        for name, ok in (("from", low >= -lim), ("to - 1", high - 1 <= lim)):
+            if not ok:
+                warnings.warn(
+                    f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
+                    f"limitations {np.dtype(dt).name} can support discrete uniform "
+                    "distribution only within this range.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+        lo_ok = hi_ok = True
+        low, high = _float_bounds(low, high, dt, digits)
     if not lo_ok:
         raise RuntimeError(f"from is out of bounds for {np.dtype(dt).name}")
     if not hi_ok:
@@ -1011,13 +1216,16 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     ``n**2 / 2**63``) keeps index order.
     """
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
+    n = int(n)
     dev = _cuda_target(device)
+    _size((n,))  # (a negative ``n``: PyTorch's "negative dimension" error)
     if dev is None:
         g = _gen(generator)
     if HOOKS.random is not None:  # under vmap: one permutation per example ('different')
 
-        def make(shape):  # (rows permuted independently; on CUDA not supported there)
-            return g.permuted(np.broadcast_to(np.arange(n, dtype=dt), shape), axis=-1)
+        def make(shape):  # (rows drawn one after another; on CUDA not supported there)
+            rows = _numel(shape[:-1])
+            return _draw_randperm(g, n, dt, rows).reshape(shape)
 
         batched = HOOKS.random(make if dev is None else None, (n,), "randperm")
         if batched is not None:
@@ -1027,7 +1235,7 @@ def randperm(n, *, dtype=None, device=None, generator=None):
         keys = _cuda_draw(_cuda_empty(_size((n,)), np.int64, dev), "randint", generator, 0, 2**62)
         perm = cuda.argsort(keys, 0)
         return _finish(perm if perm.dtype == dt else perm.astype(dt), False, dev)
-    return _finish(g.permutation(n).astype(dt), False, device)
+    return _finish(_draw_randperm(g, n, dt)[0], False, device)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -1048,6 +1256,46 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
         requires_grad=requires_grad,
         device=_like_device(input, device),
     )
+
+
+def _random_like(input, kind, param, what):
+    """A CPU draw of ``input``'s shape and dtype as a random factory (recorded by
+    ``numbagrad.compile``, batched by vmap, NOTE [Randomness under vmap]):
+    ``empty_like(input).bernoulli_(param)`` (``kind='bernoulli'``) or
+    ``.exponential_(param)`` (``'exponential'``); None for a CUDA ``input`` (the caller
+    draws with ``rand_like`` there)."""
+    device = _like_device(input, None)
+    if _cuda_target(device) is not None:
+        return None
+    g = _gen(None)
+    dt = input.dtype.np
+    if kind == "bernoulli":
+        make = lambda s: _draw_bernoulli(g, s, dt, float(param))  # noqa: E731
+    else:
+        make = lambda s: _draw_exponential(g, s, dt, float(param))  # noqa: E731
+    return _random(make, tuple(input.shape), False, device, what, dt)
+
+
+def _rrelu_noise(input, lower, upper):
+    """PyTorch's CPU ``rrelu`` slopes for a plain CPU float ``input``: a double uniform on
+    ``[lower, upper)`` (rounded to ``input``'s dtype) for each element ``<= 0`` in order, 1
+    elsewhere; None for any other tensor (a transform's value, a CUDA tensor), whose
+    slopes the caller draws with ``rand_like``."""
+    x = input._data
+    if input._is_tracer or type(x) is not np.ndarray or x.dtype.kind != "f":
+        return None
+    g = _gen(None)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    hit = flat <= 0
+    units = np.empty(int(hit.sum()), np.float64)
+    _RK.uniform_f64(g._mt, g._pos, units, 0.0, 1.0)
+    # (ATen's rrelu is compiled without FMA: ``x * (upper - lower) + lower`` rounds twice)
+    # (the bounds in ``input``'s dtype, as ATen's ``opmath`` bounds)
+    lo, hi = float(x.dtype.type(lower)), float(x.dtype.type(upper))
+    slopes = units * (hi - lo) + lo
+    noise = np.ones(flat.size, x.dtype)
+    noise[hit] = slopes.astype(x.dtype)
+    return Tensor._make(noise.reshape(x.shape))
 
 
 def randint_like(input, low, high=None, *, dtype=None, device=None, memory_format=None):
@@ -1113,7 +1361,14 @@ def normal(
         if np.dtype(npd).kind != "f":
             raise RuntimeError("normal(): mean and std must be floating point tensors")
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
-        out = m + s * g.standard_normal(shape)
+        # PyTorch, in the result's dtype: ``out.normal_(0, 1).mul_(std).add_(mean)``, or
+        # ``out.normal_(0, std).add_(mean)`` for a number ``std``
+        if isinstance(std, Tensor):
+            z = _draw_normal(g, shape, npd)
+            out = np.multiply(z, np.asarray(s, dtype=npd), dtype=npd)
+        else:
+            out = _draw_normal(g, shape, npd, 0.0, float(std))
+        out = np.add(out, np.asarray(m, dtype=npd), dtype=npd)
         return _finish(np.asarray(out, dtype=npd, order="C"), requires_grad, device)
     if size is None:
         raise TypeError("normal() with a float mean and std needs size=")
@@ -1126,7 +1381,7 @@ def normal(
         shape = _size((size,), "normal")
         return _cuda_random("normal", shape, dt, dev, generator, mean, std, requires_grad, "normal")
     return _random(
-        lambda sz: (mean + std * g.standard_normal(sz)).astype(dt, copy=False),
+        lambda sz: _draw_normal(g, sz, dt, mean, std),
         _size((size,), "normal"),
         requires_grad,
         device,
@@ -1192,10 +1447,15 @@ def bernoulli(input, p=None, *, generator=None):
     if _is_cuda(input):
         return _bernoulli_cuda(input, p, generator)
     g = _gen(generator)
+    if p is not None and not isinstance(p, Tensor):  # ``empty_like(input).bernoulli_(p)``
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+        out = _draw_bernoulli(g, tuple(input.shape), input._data.dtype, float(p))
+        return Tensor._make(np.asarray(out, order="C"))
     probs = _data_of(input) if p is None else np.broadcast_to(_data_of(p), input.shape)
     if np.any((probs < 0) | (probs > 1)) or np.any(np.isnan(probs)):
         raise RuntimeError("bernoulli(): all elements of the probability must be in [0, 1]")
-    out = (g.random(np.shape(probs)) < probs).astype(input._data.dtype)
+    out = _draw_bernoulli(g, tuple(input.shape), input._data.dtype, np.asarray(probs))
     return Tensor._make(np.asarray(out, order="C"))  # (ascontiguousarray makes 0-d 1-D)
 
 
@@ -1239,7 +1499,10 @@ def poisson(input, generator=None):
     lam = _data_of(input)
     if np.any(lam < 0) or np.any(np.isnan(lam)):
         raise RuntimeError("poisson(): invalid Poisson rate, expected rate to be non-negative")
-    out = np.asarray(_gen(generator).poisson(lam), dtype=input._data.dtype, order="C")
+    g = _gen(generator)
+    draws = np.empty(lam.size, np.float64)
+    _RK.poisson(g._mt, g._pos, np.ascontiguousarray(lam, np.float64).reshape(-1), draws)
+    out = np.asarray(draws.reshape(lam.shape), dtype=input._data.dtype, order="C")
     return Tensor._make(out)  # (a 0-d rate: a 0-d result, not ascontiguousarray's 1-D)
 
 
@@ -1341,33 +1604,40 @@ def _multinomial_rows(w, num_samples, replacement, generator):
     """``multinomial`` of the rows of array ``w`` (any leading dims, checked floating)."""
     if _is_cuda_array(w):
         return _multinomial_cuda(w, num_samples, replacement, generator)
-    rows = w.reshape(-1, w.shape[-1]).astype(np.float64)
+    dt = w.dtype if w.dtype in (np.float32, np.float64) else np.dtype(np.float32)
+    rows = np.ascontiguousarray(w.reshape(-1, w.shape[-1]), dt)
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
         raise RuntimeError(
             "multinomial(): probability tensor contains either `inf`, `nan` or element < 0"
         )
+    if np.any(rows.sum(axis=1) <= 0):
+        raise RuntimeError(
+            "multinomial(): invalid multinomial distribution (sum of probabilities <= 0)"
+        )
     g = _gen(generator)
-    out = np.empty((rows.shape[0], num_samples), np.int64)
-    for i, r in enumerate(rows):
-        total = r.sum()
-        if total <= 0:
-            raise RuntimeError(
-                "multinomial(): invalid multinomial distribution (sum of probabilities <= 0)"
-            )
-        if not replacement and np.count_nonzero(r) < num_samples:
-            raise RuntimeError(
-                "multinomial(): invalid multinomial distribution (with "
-                "replacement=False, not enough non-negative category to sample)"
-            )
-        out[i] = g.choice(r.size, num_samples, replace=replacement, p=r / total)
+    if not replacement or num_samples == 1:
+        # PyTorch's CPU path: the largest ``w / q`` per row, ``q`` exponential draws in
+        # ``w``'s dtype (a zero weight can be drawn once the positive ones are exhausted)
+        q = _draw_exponential(g, rows.shape, dt, 1.0)
+        keys = np.divide(rows, q, dtype=dt)
+        if num_samples == 1:
+            out = np.argmax(keys, axis=1)[:, None]
+        else:
+            out = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+        out = np.ascontiguousarray(out, np.int64)
+    else:
+        out = np.empty((rows.shape[0], num_samples), np.int64)
+        _RK.multinomial_with_replacement(g._mt, g._pos, rows, out, np.empty(rows.shape[1], dt))
     return out.reshape(*w.shape[:-1], num_samples)
 
 
 # -- in-place random fills (Tensor.uniform_ and friends) ------------------------------------
-def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
+def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0, flat_make=None):
     """Overwrite ``t`` with ``make(shape)`` (an array) through ``copy_``: the version bumps and
     an old value in a graph gets a zero gradient, as PyTorch's random fills. A CUDA tensor
-    gets ``kind`` samples (``_cuda_draw``) drawn on the device instead."""
+    gets ``kind`` samples (``_cuda_draw``) drawn on the device instead. A strided
+    (non-contiguous) ``t`` is filled in its memory order, as ATen's TensorIterator
+    visits it, from ``flat_make`` (default ``make``) of its element count."""
     if kind is not None and _is_cuda(t):
         data = t._data
         out = type(data).empty(data.shape, data.dtype, data.device_index)
@@ -1381,6 +1651,10 @@ def _fill_random(t, make, kind=None, generator=None, a=0.0, b=1.0):
         batched = HOOKS.random(draw, tuple(t.shape), "an in-place random fill", fill=t)
         if batched is not None:
             return t.copy_(batched)
+    data = None if t._is_tracer else t._data
+    if type(data) is np.ndarray and not data.flags.c_contiguous:
+        values = np.asarray((flat_make or make)((data.size,)), dtype=npd)
+        return t.copy_(Tensor._make(_in_memory_order(values, data)))
     return t.copy_(Tensor._make(draw(tuple(t.shape))))
 
 
@@ -1407,8 +1681,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={lo} > to={to}"
         )
+    npd = self.dtype.np
     return _fill_random(
-        self, lambda s: lo + (to - lo) * _gen(generator).random(s), "uniform", generator, lo, to
+        self, lambda s: _draw_uniform(_gen(generator), s, npd, lo, to), "uniform", generator, lo, to
     )
 
 
@@ -1417,13 +1692,15 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _check_float(self, "normal_")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    npd = self.dtype.np
     return _fill_random(
         self,
-        lambda s: mean + std * _gen(generator).standard_normal(s),
+        lambda s: _draw_normal(_gen(generator), s, npd, mean, std),
         "normal",
         generator,
         mean,
         std,
+        flat_make=lambda s: _draw_normal(_gen(generator), s, npd, mean, std, flat=True),
     )
 
 
@@ -1438,7 +1715,12 @@ def bernoulli_(self, p=0.5, *, generator=None):
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     g = _gen(generator)
-    return _fill_random(self, lambda s: g.random(s) < np.broadcast_to(probs, s))
+    npd = self.dtype.np
+    if isinstance(p, Tensor):  # probabilities of their own dtype, broadcast to self
+        if not p.dtype.is_floating_point:
+            raise RuntimeError(f"bernoulli_ expects a floating point p, got {p.dtype}")
+        return _fill_random(self, lambda s: _draw_bernoulli(g, s, npd, np.asarray(probs)))
+    return _fill_random(self, lambda s: _draw_bernoulli(g, s, npd, float(probs)))
 
 
 def exponential_(self, lambd=1.0, *, generator=None):
@@ -1448,7 +1730,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
     return _fill_random(
         self,
-        lambda s: _gen(generator).exponential(1.0 / lambd, s),
+        lambda s: _draw_exponential(_gen(generator), s, self.dtype.np, lambd),
         "exponential",
         generator,
         lambd,
@@ -1465,6 +1747,8 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
     npd = self.dtype.np
     if to is None and lo is not None:
         lo, to = 0, lo
+    if lo is None and not _is_cuda(self):  # ATen's ``random_()``: a draw modulo the range
+        return _fill_random(self, lambda s: _draw_int_default(_gen(generator), s, npd))
     if lo is None:
         lo = 0
         if npd.kind == "f":
@@ -1477,10 +1761,9 @@ def random_(self, from_=None, to=None, *, generator=None, **kw):
         raise RuntimeError(
             f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={to}"
         )
-    if _is_cuda(self):
-        lo, to = _check_int_range(lo, to, npd)
+    lo, to = _check_int_range(lo, to, npd)
     return _fill_random(
-        self, lambda s: _gen(generator).integers(lo, to, s), "randint", generator, lo, to
+        self, lambda s: _draw_int(_gen(generator), s, npd, lo, to), "randint", generator, lo, to
     )
 
 

@@ -14,7 +14,7 @@ import warnings
 from numbagrad import _dtype as D
 from numbagrad import ops as _ops
 from numbagrad._core.grad_mode import no_grad
-from numbagrad._creation import arange, full, rand_like
+from numbagrad._creation import _random_like, arange, full, rand_like
 from numbagrad._creation import ones_like as _ones_like
 from numbagrad._tensor import Tensor
 from numbagrad.nn._primitives import (
@@ -463,7 +463,8 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``
-    (the identity when not ``training``). Draws use numbagrad's generator.
+    (the identity when not ``training``). On the CPU the mask is PyTorch's for the same
+    seed (``bernoulli_(1 - p)``).
 
     Examples
     --------
@@ -481,7 +482,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
         return input
     if p == 1.0:
         return _maybe_inplace(input, inplace, lambda x: x * 0.0)
-    keep = (rand_like(input) < 1.0 - p).to(input.dtype) * (1.0 / (1.0 - p))
+    # PyTorch's CPU dropout: ``empty_like(input).bernoulli_(1 - p).div_(1 - p)``
+    keep = _random_like(input, "bernoulli", 1.0 - p, "dropout")
+    if keep is None:  # a CUDA tensor
+        keep = (rand_like(input) < 1.0 - p).to(input.dtype)
+    keep = keep / (1.0 - p)
     return _maybe_inplace(input, inplace, lambda x: x * keep)
 
 

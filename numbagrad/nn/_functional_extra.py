@@ -12,7 +12,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as _ops
-from numbagrad._creation import arange, rand, rand_like, tensor, zeros
+from numbagrad._creation import _random_like, _rrelu_noise, arange, empty, rand_like, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.nn import _functional_core as _core
 from numbagrad.nn._primitives import Elu, Hardtanh
@@ -258,6 +258,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if not training:
         slope = (lower + upper) / 2.0
         return _maybe(input, inplace, lambda x: _ops.where(x >= 0, x, x * slope))
+    noise = _rrelu_noise(input, lower, upper)  # PyTorch's draws
+    if noise is not None:
+        return _maybe(input, inplace, lambda x: x * noise)
     noise = rand_like(input) * (upper - lower) + lower
     return _maybe(input, inplace, lambda x: _ops.where(x >= 0, x, x * noise))
 
@@ -285,13 +288,15 @@ def _feature_dropout(input, p, training, inplace, batched, alpha=False):
         return input
     if p == 1.0:
         return _maybe(input, inplace, lambda x: x * 0.0)
-    keep = (rand(*_feature_noise(input, batched), dtype=input.dtype) < 1.0 - p).to(input.dtype)
+    shape = _feature_noise(input, batched)
+    # (a CPU mask, as before: ``empty`` makes a CPU tensor)
+    keep = _random_like(empty(shape, dtype=input.dtype), "bernoulli", 1.0 - p, "dropout")
     if alpha:
         a_ = 1.7580993408473766
         a = 1.0 / math.sqrt((a_ * a_ * p + 1) * (1 - p))
         b = (keep - 1.0) * (a_ * a) + a_ * a * p
         return _maybe(input, inplace, lambda x: x * (keep * a) + b)
-    scale = keep * (1.0 / (1.0 - p))
+    scale = keep / (1.0 - p)
     return _maybe(input, inplace, lambda x: x * scale)
 
 
@@ -355,7 +360,9 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
         return input
     if p == 1.0:
         return _maybe(input, inplace, lambda x: x * 0.0)
-    keep = (rand_like(input) < 1.0 - p).to(input.dtype)
+    keep = _random_like(input, "bernoulli", 1.0 - p, "alpha_dropout")
+    if keep is None:  # a CUDA tensor
+        keep = (rand_like(input) < 1.0 - p).to(input.dtype)
     a_ = 1.7580993408473766
     a = 1.0 / math.sqrt((a_ * a_ * p + 1) * (1 - p))
     b = (keep - 1.0) * (a_ * a) + a_ * a * p
@@ -726,8 +733,10 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         import warnings
 
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
-    u = rand_like(logits)
-    gumbels = -_ops.log(-_ops.log1p(-u))  # -log(Exp(1)), Exp(1) = -log(1 - U)
+    e = _random_like(logits, "exponential", 1.0, "gumbel_softmax")  # PyTorch's draws
+    if e is None:  # a CUDA tensor: Exp(1) = -log(1 - U)
+        e = -_ops.log1p(-rand_like(logits))
+    gumbels = -_ops.log(e)
     y_soft = _ops.softmax((logits + gumbels) / tau, dim)
     if not hard:
         return y_soft

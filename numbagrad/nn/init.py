@@ -1,8 +1,9 @@
 """Parameter initialisation (PyTorch's ``torch.nn.init``).
 
 Every function fills its tensor in place without recording a graph and returns it. Random
-draws use numbagrad's global generator (``numbagrad.manual_seed`` makes them reproducible;
-the streams differ from PyTorch's, the distributions and bounds are PyTorch's).
+draws go through the tensor's in-place samplers (``uniform_``, ``normal_``) in PyTorch's
+order, so on the CPU they give PyTorch's numbers for the same seed ("Random sampling" in
+docs/api.rst; ``orthogonal_`` to within the rounding of the QR factorisation).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from numbagrad import linalg as _linalg
 from numbagrad._core.grad_mode import no_grad
-from numbagrad._creation import _RNG, _fill_random
+from numbagrad._creation import _draw_normal, _draw_uniform, _fill_random, _gen
 from numbagrad._dtype import float64 as _float64
 from numbagrad._tensor import Tensor
 from numbagrad.ops import diagonal as _diagonal
@@ -34,15 +35,6 @@ __all__ = [
     "xavier_uniform_",
     "zeros_",
 ]
-
-
-def _gen(generator):
-    if generator is None:
-        return _RNG.gen
-    gen = getattr(generator, "gen", None)
-    if not isinstance(gen, np.random.Generator):
-        raise TypeError(f"generator must be a numbagrad generator, got {type(generator).__name__}")
-    return gen
 
 
 def _check(tensor, name):
@@ -134,10 +126,8 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     True
     """
     _check(tensor, "uniform_")
-    if getattr(tensor._data, "_numbagrad_device", False):  # drawn on the device
-        with no_grad():
-            return tensor.uniform_(a, b, generator=generator)
-    return _write(tensor, _gen(generator).uniform(a, b, tuple(tensor.shape)))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
@@ -151,10 +141,8 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
             [0., 0.]])
     """
     _check(tensor, "normal_")
-    if getattr(tensor._data, "_numbagrad_device", False):  # drawn on the device
-        with no_grad():
-            return tensor.normal_(mean, std, generator=generator)
-    return _write(tensor, _gen(generator).normal(mean, std, tuple(tensor.shape)))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def _norm_cdf(x):
@@ -164,9 +152,10 @@ def _norm_cdf(x):
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill with samples of ``N(mean, std^2)`` truncated to ``[a, b]``.
 
-    Samples are drawn by rejection (redrawing those outside ``[a, b]``), which gives the
-    truncated distribution exactly; when under 1 in 1000 draws would land inside, the
-    inverse CDF is inverted by bisection instead.
+    PyTorch's rejection methods: where more than 30% of the normal's mass lies in
+    ``[a, b]``, normals are redrawn (the whole tensor's, kept where out of range) until
+    all are inside; else uniform proposals on ``[a, b]`` are accepted with probability
+    ``pdf(x) / pdf(mode)``.
 
     Examples
     --------
@@ -189,31 +178,32 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             _fill_random(tensor, None, "trunc_normal", generator, lo_s, hi_s)
             return tensor.mul_(std).add_(mean).clamp_(a, b)
     g = _gen(generator)
-    shape = tuple(tensor.shape)
-    n = int(np.prod(shape, dtype=np.int64))
-    lo, hi = _norm_cdf((a - mean) / std), _norm_cdf((b - mean) / std)
-    if hi - lo >= 1e-3:
-        out = np.empty(n)
-        filled = 0
-        while filled < n:
-            need = n - filled
-            draw = g.normal(mean, std, int(need / (hi - lo)) + 16)
-            draw = draw[(draw >= a) & (draw <= b)][:need]
-            out[filled : filled + draw.size] = draw
-            filled += draw.size
-    else:
-        # inverse CDF by bisection on the standardised bounds
-        u = g.uniform(lo, hi, n)
-        left = np.full(n, (a - mean) / std)
-        right = np.full(n, (b - mean) / std)
-        cdf = np.vectorize(_norm_cdf, otypes=[np.float64])
-        for _ in range(60):
-            mid = 0.5 * (left + right)
-            below = cdf(mid) < u
-            left = np.where(below, mid, left)
-            right = np.where(below, right, mid)
-        out = np.clip(mean + std * 0.5 * (left + right), a, b)
-    return _write(tensor, out.reshape(shape))
+    shape, dt = tuple(tensor.shape), tensor._data.dtype
+    mass = _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std)
+    if mass > 0.3:  # redraw the whole tensor's normals where out of [a, b] (as PyTorch)
+        lo, hi = dt.type(a), dt.type(b)
+        out = _draw_normal(g, shape, dt, mean, std)
+        while True:
+            outside = (out < lo) | (out > hi)
+            if not outside.any():
+                break
+            out = np.where(outside, _draw_normal(g, shape, dt, mean, std), out)
+        return _write(tensor, out)
+    # uniform proposals on [a, b], accepted with probability pdf / pdf(mode) (as PyTorch)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+    def log_ratio(c):
+        c = (c - dt.type(mean)) / dt.type(std)
+        return (c * c) * dt.type(-0.5) - dt.type(log_peak)
+
+    out = _draw_uniform(g, shape, dt, a, b)
+    pending = np.log(_draw_uniform(g, shape, dt)) > log_ratio(out)
+    while pending.any():
+        candidates = _draw_uniform(g, shape, dt, a, b)
+        out = np.where(pending, candidates, out)
+        pending = pending & (np.log(_draw_uniform(g, shape, dt)) > log_ratio(candidates))
+    return _write(tensor, out)
 
 
 def constant_(tensor, val):
@@ -376,11 +366,12 @@ def orthogonal_(tensor, gain=1, generator=None):
                 q = q.T
             tensor.copy_((gain * q).reshape(tuple(tensor.shape)))
         return tensor
-    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    # PyTorch: ``new_empty((rows, cols)).normal_()`` in the tensor's dtype, then QR
+    flat = _draw_normal(_gen(generator), (rows, cols), tensor._data.dtype)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
     q = q * np.sign(np.diag(r))
     if rows < cols:
         q = q.T
-    return _write(tensor, (gain * q).reshape(tuple(tensor.shape)))
+    return _write(tensor, np.multiply(q, gain, dtype=q.dtype).reshape(tuple(tensor.shape)))

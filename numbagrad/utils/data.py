@@ -3,8 +3,9 @@
 
 Loading happens in the calling process: ``num_workers``, ``pin_memory``, ``prefetch_factor``
 and ``persistent_workers`` are accepted for PyTorch's signature and only decide how PyTorch
-would parallelise the same loading, so the batches are the same ones PyTorch's loader yields
-(with ``shuffle=True`` the order comes from numbagrad's generator, not PyTorch's stream).
+would parallelise the same loading, so the batches are the same ones PyTorch's loader yields,
+in the same order for the same seed with ``shuffle=True`` (the loader and ``RandomSampler``
+draw from the generator as PyTorch's do: "Random sampling" in docs/api.rst).
 
 Examples
 --------
@@ -273,14 +274,18 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
+        generator = self.generator
+        if generator is None:  # PyTorch: a fresh generator seeded from the global stream
+            seed = int(_creation.empty((), dtype=D.int64).random_().item())
+            generator = _creation.Generator().manual_seed(seed)
         if self.replacement:
-            idx = _creation.randint(0, n, (self.num_samples,), generator=self.generator)
+            idx = _creation.randint(0, n, (self.num_samples,), generator=generator)
             return iter(idx.tolist())
         reps, rest = divmod(self.num_samples, n)
         out = []
         for _ in range(reps):
-            out += _creation.randperm(n, generator=self.generator).tolist()
-        out += _creation.randperm(n, generator=self.generator).tolist()[:rest]
+            out += _creation.randperm(n, generator=generator).tolist()
+        out += _creation.randperm(n, generator=generator).tolist()[:rest]
         return iter(out)
 
     def __len__(self):
@@ -554,6 +559,12 @@ class DataLoader:
         )
 
     def __iter__(self):
+        # PyTorch's iterator draws its workers' base seed (an int64 ``random_`` of the
+        # loader's generator) when it is made: the same numbers follow as in PyTorch
+        _creation.empty((), dtype=D.int64).random_(generator=self.generator)
+        return self._iterate()
+
+    def _iterate(self):
         if self._iterable:
             if self.batch_size is None:
                 yield from (self.collate_fn(s) for s in self.dataset)

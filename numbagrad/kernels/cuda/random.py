@@ -35,7 +35,7 @@ From the four words of a block:
   below ``1/4`` per block, below ``2**-32`` for ``r <= 2**32``) reads its next attempt block.
 
 Floating math is in float64 and rounded once on store, as the other CUDA kernels. The
-streams differ from the CPU generator's (NumPy's PCG64), as PyTorch's CUDA and CPU streams
+streams differ from the CPU generator's (PyTorch's mt19937), as PyTorch's CUDA and CPU streams
 differ.
 
 Every random function of ``numbagrad/_creation.py`` that makes or fills a CUDA tensor draws
