@@ -271,30 +271,32 @@ def _gamma_icdf1(a, u):
 def _torch_gamma_icdf(m, a, u):
     """The same inverse in torch: bisection on ``torch.special.gammainc``; its gradient
     ``-(dP/da) / pdf`` (dP/da by a central difference) and ``1 / pdf``, independent of
-    torch's approximate ``_standard_gamma_grad``."""
+    torch's approximate ``_standard_gamma_grad``; computed in float64 and rounded to the
+    inputs' dtype (float16 runs too)."""
 
     class Icdf(m.autograd.Function):
         @staticmethod
         def forward(ctx, a, u):
-            lo = m.full_like(u, math.log(1e-12))
-            hi = m.full_like(u, math.log(60.0))
-            a_, u_ = m.broadcast_tensors(a, u)
-            lo, hi = lo.expand_as(a_).clone(), hi.expand_as(a_).clone()
+            a_, u_ = m.broadcast_tensors(a.double(), u.double())
+            lo = m.full_like(a_, math.log(1e-12))
+            hi = m.full_like(a_, math.log(60.0))
             for _ in range(200):
                 mid = 0.5 * (lo + hi)
                 below = m.special.gammainc(a_, mid.exp()) < u_
                 lo, hi = m.where(below, mid, lo), m.where(below, hi, mid)
             x = (0.5 * (lo + hi)).exp()
             ctx.save_for_backward(a_, x)
-            return x
+            ctx.dtypes = (a.dtype, u.dtype)
+            return x.to(m.promote_types(a.dtype, u.dtype))
 
         @staticmethod
         def backward(ctx, g):
             a, x = ctx.saved_tensors
+            g = g.double()
             pdf = ((a - 1) * x.log() - x - m.lgamma(a)).exp()
             h = 1e-5 * a
             dp = (m.special.gammainc(a + h, x) - m.special.gammainc(a - h, x)) / (2 * h)
-            return -g * dp / pdf, g / pdf
+            return (-g * dp / pdf).to(ctx.dtypes[0]), (g / pdf).to(ctx.dtypes[1])
 
     return Icdf.apply(a, u)
 

@@ -201,6 +201,12 @@ def test_multivariate_normal_kl_matches_torch():
 
 # -- the families against torch -----------------------------------------------------------------
 _A = np.array
+
+
+def _A32(v):
+    return np.array(v, dtype=np.float32)
+
+
 # (name, parameters, a value in the support); arrays become tensors requiring grad
 FAMILIES = [
     ("Normal", {"loc": _A([0.0, 1.5]), "scale": _A([1.0, 0.3])}, _A([0.2, 1.0])),
@@ -236,6 +242,41 @@ FAMILIES = [
     ("Pareto", {"scale": _A([0.5, 2.0]), "alpha": _A([1.5, 3.0])}, _A([0.6, 3.0])),
     ("Bernoulli", {"probs": _A([0.2, 0.5])}, _A([1.0, 0.0])),
     ("Uniform", {"low": _A([0.0, -1.0]), "high": _A([2.0, 3.0])}, _A([1.0, 2.5])),
+    ("InverseGamma", {"concentration": _A([1.5, 3.5]), "rate": _A([1.0, 3.0])}, _A([0.3, 1.0])),
+    (
+        "Kumaraswamy",
+        {"concentration1": _A([0.5, 2.0]), "concentration0": _A([1.5, 3.0])},
+        _A([0.3, 0.8]),
+    ),
+    ("LogisticNormal", {"loc": _A([0.5, -1.0]), "scale": _A([1.0, 0.4])}, _A([0.3, 0.5, 0.2])),
+    ("RelaxedBernoulli", {"temperature": _A(0.7), "probs": _A([0.3, 0.6])}, _A([0.3, 0.8])),
+    ("RelaxedBernoulli", {"temperature": _A(1.7), "logits": _A([0.3, -2.0])}, _A([0.3, 0.8])),
+    (
+        "RelaxedOneHotCategorical",
+        {"temperature": _A(0.7), "probs": _A([0.3, 0.6, 0.1])},
+        _A([0.3, 0.5, 0.2]),
+    ),
+    ("ContinuousBernoulli", {"probs": _A([0.2, 0.4995, 0.9])}, _A([0.3, 0.8, 0.5])),
+    ("ContinuousBernoulli", {"logits": _A([0.3, -2.0])}, _A([0.3, 0.8])),
+    ("FisherSnedecor", {"df1": _A([1.5, 5.0]), "df2": _A([3.0, 7.0])}, _A([0.3, 1.7])),
+    (
+        # float32: torch's GeneralizedPareto compares a float64 concentration with a
+        # float32 zero, which raises
+        "GeneralizedPareto",
+        {"loc": _A32([0.0, 1.0]), "scale": _A32([1.0, 2.0]), "concentration": _A32([0.3, -0.2])},
+        _A32([0.3, 1.7]),
+    ),
+    ("GeneralizedPareto", {"loc": 0.5, "scale": 2.0, "concentration": 0.0}, _A32([0.7, 1.7])),
+    ("VonMises", {"loc": _A([0.5, -1.0]), "concentration": _A([0.5, 6.0])}, _A([0.3, 1.7])),
+    (
+        "LowRankMultivariateNormal",
+        {
+            "loc": _A([[0.5, -1.0, 0.0], [1.0, 2.0, 3.0]]),
+            "cov_factor": _A([[1.0, 0.5], [0.2, -0.3], [0.0, 1.0]]),
+            "cov_diag": _A([0.5, 1.0, 2.0]),
+        },
+        _A([0.3, 1.7, -1.0]),
+    ),
 ]
 
 
@@ -250,6 +291,8 @@ def _close(a, b, rtol=1e-9, atol=1e-12):
     assert a is not None, "numbagrad lacks what torch has"
     a, b = _np(a), b.detach().numpy()
     assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
+    if a.dtype == np.float32:
+        rtol, atol = max(rtol, 2e-5), max(atol, 1e-6)
     np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
 
 
@@ -263,7 +306,7 @@ def test_family_matches_torch(name, params, value):
     assert repr(do) == repr(dt).replace("torch.", "numbagrad.")
     assert do.has_rsample == dt.has_rsample
     assert sorted(do.arg_constraints) == sorted(dt.arg_constraints)
-    if not name.startswith(("Binomial", "Multinomial", "Uniform", "Pareto")):
+    if not name.startswith(("Binomial", "Multinomial", "Uniform", "Pareto", "GeneralizedPareto")):
         assert repr(do.support) == repr(dt.support)
     vo, vt = numbagrad.tensor(value), torch.tensor(value)
     lo, lt = do.log_prob(vo), dt.log_prob(vt)
@@ -274,8 +317,9 @@ def test_family_matches_torch(name, params, value):
         eo = do.entropy()
         _close(eo, et, rtol=1e-7)
         total_o, total_t = total_o + eo.sum(), total_t + et.sum()
-    total_o.backward()
-    total_t.backward()
+    if total_t.requires_grad:
+        total_o.backward()
+        total_t.backward()
     for k in po:
         if isinstance(po[k], numbagrad.Tensor):
             _close(po[k].grad, pt[k].grad, rtol=1e-7, atol=1e-10)
@@ -291,13 +335,16 @@ def test_family_matches_torch(name, params, value):
     sample = do.sample((4,))
     assert tuple(sample.shape) == tuple(dt.sample((4,)).shape)
     assert not sample.requires_grad
-    assert bool(do.support.check(sample).all()) if not name.startswith("Uniform") else True
+    if not name.startswith(("Uniform", "GeneralizedPareto", "RelaxedOneHot", "LogisticNormal")):
+        assert bool(do.support.check(sample).all())
     if do.has_rsample:
         assert tuple(do.rsample((3,)).shape) == tuple(dt.rsample((3,)).shape)
     # expand: new batch dimensions in front, same log_prob broadcast
     new_batch = (3, *tuple(do.batch_shape))
     eo_, et_ = do.expand(new_batch), dt.expand(new_batch)
     assert tuple(eo_.batch_shape) == tuple(et_.batch_shape) == new_batch
+    if not do.batch_shape and not do.event_shape:  # scalar parameters: values in a column
+        vo, vt = vo.reshape(-1, 1), vt.reshape(-1, 1)
     _close(eo_.log_prob(vo), et_.log_prob(vt))
     if dt.has_enumerate_support:
         theirs = _call_or_none(dt.enumerate_support)
@@ -334,6 +381,16 @@ _KL_PARAMS = {
     "Bernoulli": {"probs": _A([0.2, 0.5])},
     "LogNormal": {"loc": _A([0.5, -1.0]), "scale": _A([1.0, 0.4])},
     "Weibull": {"scale": _A([0.5, 2.0]), "concentration": _A([1.0, 3.0])},
+    "ContinuousBernoulli": {"probs": _A([0.2, 0.7])},
+    "LowRankMultivariateNormal": {
+        "loc": _A([[0.5, -1.0, 0.0], [1.0, 2.0, 3.0]]),
+        "cov_factor": _A([[1.0, 0.5], [0.2, -0.3], [0.0, 1.0]]),
+        "cov_diag": _A([0.5, 1.0, 2.0]),
+    },
+    "MultivariateNormal": {
+        "loc": _A([0.5, -1.0, 1.0]),
+        "covariance_matrix": _A([[2.0, 0.3, 0.1], [0.3, 1.0, 0.2], [0.1, 0.2, 1.5]]),
+    },
 }
 _KL_Q = {  # second parameter sets, so that p != q
     name: {
@@ -348,6 +405,7 @@ _KL_Q["Beta"] = {"concentration1": _A([1.5, 1.0]), "concentration0": _A([0.5, 2.
 _KL_Q["Bernoulli"] = {"probs": _A([0.4, 0.7])}
 _KL_Q["OneHotCategorical"] = {"probs": _A([[0.1, 0.6, 0.3], [0.5, 0.2, 0.3]])}
 _KL_Q["Binomial"] = {"total_count": 5, "probs": _A([0.5, 0.2])}
+_KL_Q["ContinuousBernoulli"] = {"probs": _A([0.6, 0.4995])}
 
 _KL_PAIRS = [
     (a, b)
@@ -389,6 +447,16 @@ _KL_PAIRS = [
         ("Uniform", "Gumbel"),
         ("Uniform", "Normal"),
         ("Uniform", "Pareto"),
+        ("Uniform", "ContinuousBernoulli"),
+        ("Beta", "ContinuousBernoulli"),
+        ("ContinuousBernoulli", "Exponential"),
+        ("ContinuousBernoulli", "Normal"),
+        ("ContinuousBernoulli", "Uniform"),
+        ("ContinuousBernoulli", "Pareto"),
+        ("Gamma", "ContinuousBernoulli"),
+        ("Normal", "ContinuousBernoulli"),
+        ("LowRankMultivariateNormal", "MultivariateNormal"),
+        ("MultivariateNormal", "LowRankMultivariateNormal"),
     }
 ]
 
@@ -726,3 +794,62 @@ def test_validate_args_off():
         D.Distribution.set_default_validate_args(True)
     with pytest.raises(ValueError):
         D.Gamma(-1.0, 1.0)
+
+
+def test_second_derivative_of_gamma_sample_raises():
+    c = numbagrad.tensor([2.0], dtype=numbagrad.float64, requires_grad=True)
+    x = numbagrad.ops.standard_gamma(c)
+    (g,) = numbagrad.autograd.grad(x.sum(), c, create_graph=True)
+    with pytest.raises(NotImplementedError, match="_standard_gamma_grad"):
+        g.sum().backward()
+
+
+def test_mixture_same_family_matches_torch():
+    def build(lib):
+        t = lambda v: lib.tensor(np.array(v))  # noqa: E731
+        mix = lib.distributions.Categorical(probs=t([[0.3, 0.7], [0.5, 0.5]]))
+        comp = lib.distributions.Normal(t([[-1.0, 1.0], [0.0, 2.0]]), t([[1.0, 0.5], [2.0, 1.0]]))
+        return lib.distributions.MixtureSameFamily(mix, comp)
+
+    do, dt = build(numbagrad), build(torch)
+    v = np.array([[0.3], [-1.2], [2.0]])
+    _close(do.log_prob(numbagrad.tensor(v)), dt.log_prob(torch.tensor(v)))
+    _close(do.cdf(numbagrad.tensor(v)), dt.cdf(torch.tensor(v)))
+    _close(do.mean, dt.mean)
+    _close(do.variance, dt.variance)
+    assert repr(do) == repr(dt).replace("torch.", "numbagrad.")
+    assert repr(do.support) == repr(dt.support)
+    assert tuple(do.sample((5,)).shape) == tuple(dt.sample((5,)).shape) == (5, 2)
+    assert tuple(do.expand((3, 2)).batch_shape) == (3, 2)
+    with pytest.raises(ValueError, match="does not equal"):
+        numbagrad.distributions.MixtureSameFamily(
+            numbagrad.distributions.Categorical(probs=numbagrad.ones(3)),
+            numbagrad.distributions.Normal(numbagrad.zeros(2), 1.0),
+        )
+
+
+def test_von_mises_samples():
+    numbagrad.manual_seed(4)
+    d = numbagrad.distributions.VonMises(numbagrad.tensor(1.0), numbagrad.tensor(4.0))
+    x = _np(d.sample((20000,)))
+    assert ((x >= -np.pi) & (x < np.pi)).all()
+    # circular mean and the variance 1 - I1/I0
+    assert abs(np.angle(np.exp(1j * x).mean()) - 1.0) < 0.02
+    assert abs((1 - np.abs(np.exp(1j * x).mean())) - d.variance.item()) < 0.01
+
+
+def test_low_rank_mvn_matches_mvn():
+    D = numbagrad.distributions
+    w = numbagrad.tensor([[1.0, 0.5], [0.2, -0.3], [0.0, 1.0]], dtype=numbagrad.float64)
+    diag = numbagrad.tensor([0.5, 1.0, 2.0], dtype=numbagrad.float64)
+    lr = D.LowRankMultivariateNormal(numbagrad.zeros(3, dtype=numbagrad.float64), w, diag)
+    full = D.MultivariateNormal(numbagrad.zeros(3, dtype=numbagrad.float64), lr.covariance_matrix)
+    v = numbagrad.tensor([0.3, -1.0, 2.0], dtype=numbagrad.float64)
+    _same(lr.log_prob(v), full.log_prob(v).detach(), rtol=1e-10)
+    _same(lr.entropy(), full.entropy(), rtol=1e-10)
+    _same(lr.scale_tril @ lr.scale_tril.mT, lr.covariance_matrix, rtol=1e-10)
+    _same(
+        lr.precision_matrix @ lr.covariance_matrix,
+        numbagrad.eye(3, dtype=numbagrad.float64),
+        atol=1e-10,
+    )

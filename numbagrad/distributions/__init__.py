@@ -30,19 +30,27 @@ from numbagrad.distributions.categorical import Categorical
 from numbagrad.distributions.cauchy import Cauchy
 from numbagrad.distributions.chi2 import Chi2
 from numbagrad.distributions.constraint_registry import biject_to, transform_to
+from numbagrad.distributions.continuous_bernoulli import ContinuousBernoulli
 from numbagrad.distributions.dirichlet import Dirichlet
 from numbagrad.distributions.distribution import Distribution
 from numbagrad.distributions.exp_family import ExponentialFamily
 from numbagrad.distributions.exponential import Exponential
+from numbagrad.distributions.fishersnedecor import FisherSnedecor
 from numbagrad.distributions.gamma import Gamma
+from numbagrad.distributions.generalized_pareto import GeneralizedPareto
 from numbagrad.distributions.geometric import Geometric
 from numbagrad.distributions.gumbel import Gumbel
 from numbagrad.distributions.half_cauchy import HalfCauchy
 from numbagrad.distributions.half_normal import HalfNormal
 from numbagrad.distributions.independent import Independent
+from numbagrad.distributions.inverse_gamma import InverseGamma
 from numbagrad.distributions.kl import kl_divergence, register_kl
+from numbagrad.distributions.kumaraswamy import Kumaraswamy
 from numbagrad.distributions.laplace import Laplace
 from numbagrad.distributions.log_normal import LogNormal
+from numbagrad.distributions.logistic_normal import LogisticNormal
+from numbagrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
+from numbagrad.distributions.mixture_same_family import MixtureSameFamily
 from numbagrad.distributions.multinomial import Multinomial
 from numbagrad.distributions.multivariate_normal import MultivariateNormal
 from numbagrad.distributions.negative_binomial import NegativeBinomial
@@ -53,6 +61,8 @@ from numbagrad.distributions.one_hot_categorical import (
 )
 from numbagrad.distributions.pareto import Pareto
 from numbagrad.distributions.poisson import Poisson
+from numbagrad.distributions.relaxed_bernoulli import RelaxedBernoulli
+from numbagrad.distributions.relaxed_categorical import RelaxedOneHotCategorical
 from numbagrad.distributions.studentT import StudentT
 from numbagrad.distributions.transformed_distribution import TransformedDistribution
 from numbagrad.distributions.transforms import (
@@ -78,6 +88,7 @@ from numbagrad.distributions.transforms import (
     identity_transform,
 )
 from numbagrad.distributions.uniform import Uniform
+from numbagrad.distributions.von_mises import VonMises
 from numbagrad.distributions.weibull import Weibull
 
 __all__ = [
@@ -91,6 +102,7 @@ __all__ = [
     "Cauchy",
     "Chi2",
     "ComposeTransform",
+    "ContinuousBernoulli",
     "CorrCholeskyTransform",
     "CumulativeDistributionTransform",
     "Dirichlet",
@@ -98,16 +110,23 @@ __all__ = [
     "ExpTransform",
     "Exponential",
     "ExponentialFamily",
+    "FisherSnedecor",
     "Gamma",
+    "GeneralizedPareto",
     "Geometric",
     "Gumbel",
     "HalfCauchy",
     "HalfNormal",
     "Independent",
     "IndependentTransform",
+    "InverseGamma",
+    "Kumaraswamy",
     "Laplace",
     "LogNormal",
+    "LogisticNormal",
+    "LowRankMultivariateNormal",
     "LowerCholeskyTransform",
+    "MixtureSameFamily",
     "Multinomial",
     "MultivariateNormal",
     "NegativeBinomial",
@@ -118,6 +137,8 @@ __all__ = [
     "Poisson",
     "PositiveDefiniteTransform",
     "PowerTransform",
+    "RelaxedBernoulli",
+    "RelaxedOneHotCategorical",
     "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
@@ -129,6 +150,7 @@ __all__ = [
     "Transform",
     "TransformedDistribution",
     "Uniform",
+    "VonMises",
     "Weibull",
     "biject_to",
     "constraints",

@@ -21,6 +21,7 @@ from numbagrad import ops as F
 
 __all__ = [
     "Constraint",
+    "MixtureSameFamilyConstraint",
     "boolean",
     "cat",
     "corr_cholesky",
@@ -434,6 +435,35 @@ class _Stack(Constraint):
             raise IndexError(f"dim {self.dim} out of range for a {value.ndim}-d value")
         vs = [F.select(value, self.dim, i) for i in range(value.shape[self.dim])]
         return F.stack([constr.check(v) for v, constr in zip(vs, self.cseq, strict=True)], self.dim)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a :class:`~numbagrad.distributions.MixtureSameFamily`: each component's
+    support, checked over the component dimension."""
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise TypeError("base_constraint must be a Constraint")
+        self.base_constraint = base_constraint
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        if value.ndim < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got {value.ndim}")
+        result = self.base_constraint.check(F.unsqueeze(value, -1 - self.event_dim))
+        keep = value.ndim - self.event_dim
+        return F.all(F.reshape(result, (*tuple(result.shape[:keep]), -1)), -1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
 
 
 # public interface

@@ -17,6 +17,7 @@ from numbagrad.distributions.beta import Beta
 from numbagrad.distributions.binomial import Binomial
 from numbagrad.distributions.categorical import Categorical
 from numbagrad.distributions.cauchy import Cauchy
+from numbagrad.distributions.continuous_bernoulli import ContinuousBernoulli
 from numbagrad.distributions.dirichlet import Dirichlet
 from numbagrad.distributions.distribution import Distribution
 from numbagrad.distributions.exp_family import ExponentialFamily
@@ -27,6 +28,11 @@ from numbagrad.distributions.gumbel import Gumbel
 from numbagrad.distributions.half_normal import HalfNormal
 from numbagrad.distributions.independent import Independent
 from numbagrad.distributions.laplace import Laplace
+from numbagrad.distributions.lowrank_multivariate_normal import (
+    LowRankMultivariateNormal,
+    _lowrank_logdet,
+    _lowrank_mahalanobis,
+)
 from numbagrad.distributions.multivariate_normal import (
     MultivariateNormal,
     _batch_shape_of,
@@ -401,6 +407,7 @@ def _kl_beta_uniform(p, q):
 
 
 @register_kl(Exponential, Beta)
+@register_kl(Exponential, ContinuousBernoulli)
 @register_kl(Exponential, Pareto)
 @register_kl(Exponential, Uniform)
 def _kl_exponential_infinity(p, q):
@@ -442,6 +449,7 @@ def _kl_exponential_normal(p, q):
 
 
 @register_kl(Gamma, Beta)
+@register_kl(Gamma, ContinuousBernoulli)
 @register_kl(Gamma, Pareto)
 @register_kl(Gamma, Uniform)
 def _kl_gamma_infinity(p, q):
@@ -486,6 +494,7 @@ def _kl_gamma_normal(p, q):
 
 
 @register_kl(Gumbel, Beta)
+@register_kl(Gumbel, ContinuousBernoulli)
 @register_kl(Gumbel, Exponential)
 @register_kl(Gumbel, Gamma)
 @register_kl(Gumbel, Pareto)
@@ -504,6 +513,7 @@ def _kl_gumbel_normal(p, q):
 
 
 @register_kl(Laplace, Beta)
+@register_kl(Laplace, ContinuousBernoulli)
 @register_kl(Laplace, Exponential)
 @register_kl(Laplace, Gamma)
 @register_kl(Laplace, Pareto)
@@ -524,6 +534,7 @@ def _kl_laplace_normal(p, q):
 
 
 @register_kl(Normal, Beta)
+@register_kl(Normal, ContinuousBernoulli)
 @register_kl(Normal, Exponential)
 @register_kl(Normal, Gamma)
 @register_kl(Normal, Pareto)
@@ -555,6 +566,7 @@ def _kl_normal_laplace(p, q):
 
 
 @register_kl(Pareto, Beta)
+@register_kl(Pareto, ContinuousBernoulli)
 @register_kl(Pareto, Uniform)
 def _kl_pareto_infinity(p, q):
     return _infinite_like(p.scale)
@@ -655,3 +667,122 @@ def _kl_uniform_pareto(p, q):
     t1 = F.log(q.alpha * q.scale**q.alpha * support_uniform)
     t2 = (_x_log_x(p.high) - _x_log_x(p.low) - support_uniform) / support_uniform
     return _inf_where(p.low < q.scale, t2 * (q.alpha + 1) - t1)
+
+
+def _trace_xxt(bmat):
+    """``trace(X X^T)`` over trailing batch dimensions."""
+    return F.sum(bmat**2, (-2, -1))
+
+
+def _check_events(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(
+            f"KL-divergence between two {what} with different event shapes cannot be computed"
+        )
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    _check_events(p, q, "Low Rank Multivariate Normals")
+    term1 = _lowrank_logdet(
+        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril
+    ) - _lowrank_logdet(p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril)
+    term3 = _lowrank_mahalanobis(
+        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc, q._capacitance_tril
+    )
+    # inv(qcov) @ pcov = [inv(qD) - A^T A] (pD + pW pW^T), A = inv(qC) qW^T inv(qD)
+    qwt_qdinv = F.transpose(q._unbroadcasted_cov_factor, -2, -1) / F.unsqueeze(
+        q._unbroadcasted_cov_diag, -2
+    )
+    a = _solve_triangular(q._capacitance_tril, qwt_qdinv, upper=False)
+    term21 = F.sum(p._unbroadcasted_cov_diag / q._unbroadcasted_cov_diag, -1)
+    term22 = _trace_xxt(
+        p._unbroadcasted_cov_factor * F.unsqueeze(F.rsqrt(q._unbroadcasted_cov_diag), -1)
+    )
+    term23 = _trace_xxt(a * F.unsqueeze(F.sqrt(p._unbroadcasted_cov_diag), -2))
+    term24 = _trace_xxt(a @ p._unbroadcasted_cov_factor)
+    term2 = term21 + term22 - term23 - term24
+    return 0.5 * (term1 + term2 + term3 - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_mvn_lowrank(p, q):
+    _check_events(p, q, "(Low Rank) Multivariate Normals")
+    term1 = (
+        _lowrank_logdet(q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q._capacitance_tril)
+        - 2 * p._half_log_det()
+    )
+    term3 = _lowrank_mahalanobis(
+        q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag, q.loc - p.loc, q._capacitance_tril
+    )
+    qwt_qdinv = F.transpose(q._unbroadcasted_cov_factor, -2, -1) / F.unsqueeze(
+        q._unbroadcasted_cov_diag, -2
+    )
+    a = _solve_triangular(q._capacitance_tril, qwt_qdinv, upper=False)
+    term21 = _trace_xxt(
+        p._unbroadcasted_scale_tril * F.unsqueeze(F.rsqrt(q._unbroadcasted_cov_diag), -1)
+    )
+    term22 = _trace_xxt(a @ p._unbroadcasted_scale_tril)
+    return 0.5 * (term1 + term21 - term22 + term3 - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_mvn(p, q):
+    _check_events(p, q, "(Low Rank) Multivariate Normals")
+    term1 = 2 * q._half_log_det() - _lowrank_logdet(
+        p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag, p._capacitance_tril
+    )
+    term3 = _mahalanobis(q._unbroadcasted_scale_tril, q.loc - p.loc)
+    batch = _batch_shape_of(
+        q._unbroadcasted_scale_tril.shape[:-2], p._unbroadcasted_cov_factor.shape[:-2]
+    )
+    n = p.event_shape[0]
+    q_tril = F.expand(q._unbroadcasted_scale_tril, (*batch, n, n))
+    p_w = F.expand(p._unbroadcasted_cov_factor, (*batch, n, p.cov_factor.shape[-1]))
+    p_d = F.expand(F.diag_embed(F.sqrt(p._unbroadcasted_cov_diag)), (*batch, n, n))
+    term21 = _trace_xxt(_solve_triangular(q_tril, p_w, upper=False))
+    term22 = _trace_xxt(_solve_triangular(q_tril, p_d, upper=False))
+    return 0.5 * (term1 + term21 + term22 + term3 - p.event_shape[0])
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_cb_cb(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + F.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - F.log1p(-q.probs)
+    return t1 + t2 + t3
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_cb(p, q):
+    return -p.entropy() - p.mean * q.logits - F.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(ContinuousBernoulli, Pareto)
+def _kl_cb_infinity(p, q):
+    return _infinite_like(p.probs)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_cb_exponential(p, q):
+    return -p.entropy() - F.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_cb_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + (q.loc / q.scale) ** 2) + F.log(q.scale)
+    t3 = (p.variance + p.mean**2 - 2.0 * q.loc * p.mean) / (2.0 * q.scale**2)
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_cb_uniform(p, q):
+    result = -p.entropy() + F.log(q.high - q.low)
+    return _inf_where((q.low >= 0.0) | (q.high <= 1.0), result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_cb(p, q):
+    result = -p.entropy() - p.mean * q.logits - F.log1p(-q.probs) - q._cont_bern_log_norm()
+    return _inf_where((p.high >= 1.0) | (p.low <= 0.0), result)

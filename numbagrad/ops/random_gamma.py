@@ -58,6 +58,14 @@ class StandardGammaGrad(Primitive):
     def impl(be, alpha, x):
         return _pair("_standard_gamma_grad", KG.standard_gamma_grad, alpha, x)
 
+    @staticmethod
+    def vjp(ctx, g):
+        raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
+
 
 class StandardGammaIcdf(Primitive):
     """The standard gamma inverse CDF ``x = P^-1(alpha, u)``."""
