@@ -853,3 +853,76 @@ def test_low_rank_mvn_matches_mvn():
         numbagrad.eye(3, dtype=numbagrad.float64),
         atol=1e-10,
     )
+
+
+@pytest.mark.parametrize("param", ["covariance_matrix", "precision_matrix", "scale_tril"])
+def test_wishart_matches_torch(param):
+    rng = np.random.default_rng(0)
+    b = rng.normal(size=(2, 3, 3))
+    cov = b @ b.transpose(0, 2, 1) + np.eye(3)
+    mat = {
+        "covariance_matrix": cov,
+        "precision_matrix": np.linalg.inv(cov),
+        "scale_tril": np.linalg.cholesky(cov),
+    }[param]
+    df = np.array([4.0, 6.5])
+    (do, po), (dt, pt) = (
+        (lib.distributions.Wishart(lib.tensor(df), **{param: m}), m)
+        for lib, m in (
+            (numbagrad, numbagrad.tensor(mat, requires_grad=True)),
+            (torch, torch.tensor(mat, requires_grad=True)),
+        )
+    )
+    x = dt.sample((4,)).detach()
+    lo, lt = do.log_prob(numbagrad.tensor(x.numpy())), dt.log_prob(x)
+    _close(lo, lt, rtol=1e-10)
+    for attr in ("mean", "variance", "mode"):
+        _close(getattr(do, attr), getattr(dt, attr), rtol=1e-10)
+    _close(do.entropy(), dt.entropy(), rtol=1e-10)
+    (lo.sum() + do.entropy().sum()).backward()
+    (lt.sum() + dt.entropy().sum()).backward()
+    _close(po.grad, pt.grad, rtol=1e-8, atol=1e-10)
+    assert repr(do) == repr(dt).replace("torch.", "numbagrad.")
+    numbagrad.manual_seed(0)
+    s = do.rsample((5,))
+    assert tuple(s.shape) == (5, 2, 3, 3)
+    assert bool(numbagrad.distributions.constraints.positive_definite.check(s).all())
+    q = (
+        numbagrad.distributions.Wishart(
+            numbagrad.tensor(df + 1), covariance_matrix=numbagrad.tensor(cov)
+        ),
+        torch.distributions.Wishart(torch.tensor(df + 1), covariance_matrix=torch.tensor(cov)),
+    )
+    _close(
+        numbagrad.distributions.kl_divergence(do, q[0]),
+        torch.distributions.kl_divergence(dt, q[1]),
+        rtol=1e-8,
+    )
+
+
+def test_wishart_sample_mean():
+    numbagrad.manual_seed(1)
+    cov = numbagrad.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=numbagrad.float64)
+    x = _np(
+        numbagrad.distributions.Wishart(numbagrad.tensor(5.0, dtype=numbagrad.float64), cov).sample(
+            (20000,)
+        )
+    )
+    np.testing.assert_allclose(x.mean(0), 5 * _np(cov), rtol=0.03, atol=0.03)
+
+
+def test_lkj_cholesky_matches_torch():
+    c = np.array([0.5, 2.0])
+    do = numbagrad.distributions.LKJCholesky(3, numbagrad.tensor(c, requires_grad=True))
+    dt = torch.distributions.LKJCholesky(3, torch.tensor(c, requires_grad=True))
+    x = dt.sample((4,)).double()
+    _close(do.log_prob(numbagrad.tensor(x.numpy())), dt.log_prob(x), rtol=1e-10)
+    assert repr(do) == repr(dt).replace("torch.", "numbagrad.")
+    numbagrad.manual_seed(2)
+    s = do.sample((3000,))
+    assert bool(numbagrad.distributions.constraints.corr_cholesky.check(s).all())
+    # LKJ(eta): the off-diagonal correlations have mean 0 and variance 1 / (2 eta + d - 1)
+    corr = _np(s @ s.mT)[..., 1, 0]
+    np.testing.assert_allclose(corr.var(0), 1 / (2 * c + 2), rtol=0.1)
+    with pytest.raises(ValueError, match="dim to be an integer greater"):
+        numbagrad.distributions.LKJCholesky(1)

@@ -47,6 +47,7 @@ from numbagrad.distributions.inverse_gamma import InverseGamma
 from numbagrad.distributions.kl import kl_divergence, register_kl
 from numbagrad.distributions.kumaraswamy import Kumaraswamy
 from numbagrad.distributions.laplace import Laplace
+from numbagrad.distributions.lkj_cholesky import LKJCholesky
 from numbagrad.distributions.log_normal import LogNormal
 from numbagrad.distributions.logistic_normal import LogisticNormal
 from numbagrad.distributions.lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -90,6 +91,7 @@ from numbagrad.distributions.transforms import (
 from numbagrad.distributions.uniform import Uniform
 from numbagrad.distributions.von_mises import VonMises
 from numbagrad.distributions.weibull import Weibull
+from numbagrad.distributions.wishart import Wishart
 
 __all__ = [
     "AbsTransform",
@@ -121,6 +123,7 @@ __all__ = [
     "IndependentTransform",
     "InverseGamma",
     "Kumaraswamy",
+    "LKJCholesky",
     "Laplace",
     "LogNormal",
     "LogisticNormal",
@@ -152,6 +155,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "constraints",
     "identity_transform",
