@@ -35,7 +35,7 @@ class ContinuousBernoulli(ExponentialFamily):
     >>> import numbagrad
     >>> from numbagrad.distributions import ContinuousBernoulli
     >>> round(ContinuousBernoulli(probs=numbagrad.tensor(0.2)).mean.item(), 4)
-    0.2787
+    0.388
     """
 
     arg_constraints: ClassVar[dict] = {

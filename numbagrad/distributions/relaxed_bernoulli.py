@@ -101,7 +101,7 @@ class RelaxedBernoulli(TransformedDistribution):
     >>> from numbagrad.distributions import RelaxedBernoulli
     >>> d = RelaxedBernoulli(numbagrad.tensor(0.5), probs=numbagrad.tensor([0.3]))
     >>> round(d.log_prob(numbagrad.tensor([0.5])).item(), 4)
-    0.0841
+    -0.8675
     """
 
     arg_constraints: ClassVar[dict] = {

@@ -25,7 +25,7 @@ class StudentT(Distribution):
     >>> import numbagrad
     >>> from numbagrad.distributions import StudentT
     >>> round(StudentT(3.0).log_prob(numbagrad.tensor(0.0)).item(), 4)
-    -1.0048
+    -1.0009
     """
 
     arg_constraints: ClassVar[dict] = {

@@ -11,10 +11,12 @@ Examples
 --------
 >>> import numbagrad
 >>> from numbagrad.distributions.transforms import ExpTransform
->>> t = ExpTransform()
->>> y = t(numbagrad.tensor([0.0, 1.0]))
->>> t.inv(y)
-tensor([0., 1.])
+>>> t = ExpTransform(cache_size=1)
+>>> x = numbagrad.tensor([0.0, 1.0])
+>>> t(x)
+tensor([1.0000, 2.7183])
+>>> t.inv(t(x)) is x
+True
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ from numbagrad._tensor import Tensor
 __all__ = [
     "broadcast_all",
     "clamp_probs",
-    "euler_constant",
     "lazy_property",
     "logits_to_probs",
     "probs_to_logits",

@@ -74,7 +74,7 @@ class VonMises(Distribution):
     >>> import numbagrad
     >>> from numbagrad.distributions import VonMises
     >>> round(VonMises(0.0, 1.0).log_prob(numbagrad.tensor(0.0)).item(), 4)
-    -1.0672
+    -1.0738
     """
 
     arg_constraints: ClassVar[dict] = {
