@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from numba import prange
 
+from numbagrad.kernels.cpu._jit import njit
 from numbagrad.kernels.cpu.special import (
     digamma_scalar,
     gammainc_scalar,
@@ -65,6 +66,7 @@ def _icdf_scalar(a, u):
             x = math.exp(lx)
         else:
             x = 1.0 - math.log1p(-(u - t) / (1.0 - t))
+    last = math.inf
     for _ in range(100):
         if x <= 0.0:
             return 0.0
@@ -82,17 +84,20 @@ def _icdf_scalar(a, u):
         xn = x - step
         if xn <= 0.0:
             xn = 0.5 * x
-        if abs(xn - x) <= 1e-15 * x:
+        change = abs(xn - x)
+        # converged, or the steps stopped shrinking (rounding noise of P at full precision)
+        if change <= 4e-16 * x or (change <= 1e-12 * x and change >= last):
             return xn
+        last = change
         x = xn
     return x
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", parallel=True)
 def standard_gamma_icdf(a, u, out):
     """``out[i] = P^-1(a[i], u[i])``, clamped below at the smallest normal float (as
-    PyTorch's sampler clamps its draws)."""
-    for i in range(out.size):
+    PyTorch's sampler clamps its draws); elements in parallel."""
+    for i in prange(out.size):
         x = _icdf_scalar(a[i], u[i])
         if x == 0.0:
             x = _TINY
@@ -133,8 +138,9 @@ def _grad_scalar(a, x):
     return dq / math.exp(lp)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", parallel=True)
 def standard_gamma_grad(a, x, out):
-    """``out[i] = dx/da`` of the gamma sample ``x[i]`` of concentration ``a[i]``."""
-    for i in range(out.size):
+    """``out[i] = dx/da`` of the gamma sample ``x[i]`` of concentration ``a[i]`` (elements
+    in parallel)."""
+    for i in prange(out.size):
         out[i] = _grad_scalar(a[i], x[i])
