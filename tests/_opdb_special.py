@@ -256,6 +256,51 @@ def _int_first_samples(a_values, x_low, x_high):
     return gen
 
 
+def _gamma_icdf1(a, u):
+    # bisection on log x of the series P(a, x) = u (P increases with x)
+    lo, hi = math.log(1e-12), math.log(60.0)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _gammainc1(a, math.exp(mid)) < u:
+            lo = mid
+        else:
+            hi = mid
+    return math.exp(0.5 * (lo + hi))
+
+
+def _torch_gamma_icdf(m, a, u):
+    """The same inverse in torch: bisection on ``torch.special.gammainc``; its gradient
+    ``-(dP/da) / pdf`` (dP/da by a central difference) and ``1 / pdf``, independent of
+    torch's approximate ``_standard_gamma_grad``; computed in float64 and rounded to the
+    inputs' dtype (float16 runs too)."""
+
+    class Icdf(m.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, u):
+            a_, u_ = m.broadcast_tensors(a.double(), u.double())
+            lo = m.full_like(a_, math.log(1e-12))
+            hi = m.full_like(a_, math.log(60.0))
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                below = m.special.gammainc(a_, mid.exp()) < u_
+                lo, hi = m.where(below, mid, lo), m.where(below, hi, mid)
+            x = (0.5 * (lo + hi)).exp()
+            ctx.save_for_backward(a_, x)
+            ctx.dtypes = (a.dtype, u.dtype)
+            return x.to(m.promote_types(a.dtype, u.dtype))
+
+        @staticmethod
+        def backward(ctx, g):
+            a, x = ctx.saved_tensors
+            g = g.double()
+            pdf = ((a - 1) * x.log() - x - m.lgamma(a)).exp()
+            h = 1e-5 * a
+            dp = (m.special.gammainc(a + h, x) - m.special.gammainc(a - h, x)) / (2 * h)
+            return (-g * dp / pdf).to(ctx.dtypes[0]), (g / pdf).to(ctx.dtypes[1])
+
+    return Icdf.apply(a, u)
+
+
 _gammainc = _vec(_gammainc1)
 
 op_db = [
@@ -445,6 +490,23 @@ op_db = [
         op=lambda m, s, q: m.special.zeta(s, q),
         primitives=("Zeta",),
         supports_cuda=True,
+    ),
+    OpInfo(
+        "ops.standard_gamma_icdf",
+        _vec(_gamma_icdf1),
+        lambda rng: (
+            [
+                _s(positive(rng, s, 0.5, 3.0), real(rng, s, 0.1, 0.9), name=str(s))
+                for s in ((), (5,), (3, 4))
+            ]
+            + [_s(positive(rng, (3, 1), 0.5, 3.0), real(rng, (4,), 0.1, 0.9), name="broadcast")]
+        ),
+        op=lambda m, a, u: m.ops.standard_gamma_icdf(a, u),
+        torch_op=_torch_gamma_icdf,
+        primitives=("StandardGammaIcdf",),
+        # the gradient's own derivative is not implemented (PyTorch's _standard_gamma_grad
+        # has none either); not on CUDA: the kernels are CPU-only (docs/gpu.rst)
+        supports_gradgrad=False,
     ),
     OpInfo(
         "special.round",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from numbagrad import ops as F
-from numbagrad.distributions.distribution import (
-    _NO_SHAPE,
-    Distribution,
-)
+from typing import ClassVar
+
+from numbagrad._tensor import Size
+from numbagrad.distributions import constraints
+from numbagrad.distributions.distribution import _NO_SHAPE, Distribution
+from numbagrad.distributions.utils import _sum_rightmost
 
 __all__ = ["Independent"]
 
@@ -26,28 +27,62 @@ class Independent(Distribution):
     -2.7568
     """
 
+    arg_constraints: ClassVar[dict] = {}
+
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         n = reinterpreted_batch_ndims
-        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
         if n > len(base_distribution.batch_shape):
             raise ValueError(
-                "Expected reinterpreted_batch_ndims <= len(base_distribution."
-                f"batch_shape), actual {n} vs "
-                f"{len(base_distribution.batch_shape)}"
+                "Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
+                f"actual {n} vs {len(base_distribution.batch_shape)}"
             )
+        shape = tuple(base_distribution.batch_shape) + tuple(base_distribution.event_shape)
+        event_dim = n + len(base_distribution.event_shape)
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = n
-        event_dim = n + len(base_distribution.event_shape)
-        super().__init__(shape[: len(shape) - event_dim], shape[len(shape) - event_dim :])
-        self.has_rsample = base_distribution.has_rsample
+        super().__init__(
+            shape[: len(shape) - event_dim],
+            shape[len(shape) - event_dim :],
+            validate_args=validate_args,
+        )
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Independent, _instance)
+        batch_shape = Size(batch_shape)
+        n = self.reinterpreted_batch_ndims
+        new.base_dist = self.base_dist.expand(tuple(batch_shape) + tuple(self.event_shape[:n]))
+        new.reinterpreted_batch_ndims = n
+        super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def has_rsample(self):
+        return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        if self.reinterpreted_batch_ndims > 0:
+            return False
+        return self.base_dist.has_enumerate_support
+
+    @constraints.dependent_property
+    def support(self):
+        result = self.base_dist.support
+        if self.reinterpreted_batch_ndims:
+            result = constraints.independent(result, self.reinterpreted_batch_ndims)
+        return result
 
     def _sum_rightmost(self, x):
-        n = self.reinterpreted_batch_ndims
-        return x if n == 0 else F.sum(x, tuple(range(-n, 0)))
+        return _sum_rightmost(x, self.reinterpreted_batch_ndims)
 
     @property
     def mean(self):
         return self.base_dist.mean
+
+    @property
+    def mode(self):
+        return self.base_dist.mode
 
     @property
     def variance(self):
@@ -65,5 +100,10 @@ class Independent(Distribution):
     def entropy(self):
         return self._sum_rightmost(self.base_dist.entropy())
 
+    def enumerate_support(self, expand=True):
+        if self.reinterpreted_batch_ndims > 0:
+            raise NotImplementedError("Enumeration over cartesian product is not implemented")
+        return self.base_dist.enumerate_support(expand=expand)
+
     def __repr__(self):
-        return f"Independent({self.base_dist!r}, {self.reinterpreted_batch_ndims})"
+        return f"{self.__class__.__name__}({self.base_dist}, {self.reinterpreted_batch_ndims})"

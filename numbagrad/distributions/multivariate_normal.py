@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from numbagrad import _creation
 from numbagrad import linalg as _linalg
 from numbagrad import ops as F
+from numbagrad._tensor import Size
+from numbagrad.distributions import constraints
 from numbagrad.distributions.distribution import (
     _NO_SHAPE,
     Distribution,
 )
+from numbagrad.distributions.utils import _standard_normal, lazy_property
 from numbagrad.linalg import solve_triangular as _solve_triangular
 
 __all__ = ["MultivariateNormal"]
@@ -52,8 +56,14 @@ class MultivariateNormal(Distribution):
     3.1177
     """
 
+    arg_constraints: ClassVar[dict] = {
+        "loc": constraints.real_vector,
+        "covariance_matrix": constraints.positive_definite,
+        "precision_matrix": constraints.positive_definite,
+        "scale_tril": constraints.lower_cholesky,
+    }
+    support = constraints.real_vector
     has_rsample = True
-    _param_names = ("loc",)
 
     def __init__(
         self,
@@ -87,9 +97,23 @@ class MultivariateNormal(Distribution):
             )
         if scale_tril is not None:
             tril = scale_tril
+            self.scale_tril = F.expand(
+                scale_tril,
+                _batch_shape_of(tril.shape[:-2], loc.shape[:-1]) + tuple(tril.shape[-2:]),
+            )
         elif covariance_matrix is not None:
+            self.covariance_matrix = F.expand(
+                covariance_matrix,
+                _batch_shape_of(covariance_matrix.shape[:-2], loc.shape[:-1])
+                + tuple(covariance_matrix.shape[-2:]),
+            )
             tril = _linalg.cholesky(covariance_matrix)
-        else:  # as PyTorch's _precision_to_scale_tril
+        else:
+            self.precision_matrix = F.expand(
+                precision_matrix,
+                _batch_shape_of(precision_matrix.shape[:-2], loc.shape[:-1])
+                + tuple(precision_matrix.shape[-2:]),
+            )  # as PyTorch's _precision_to_scale_tril
             flipped = _linalg.cholesky(F.flip(precision_matrix, (-2, -1)))
             tril_inv = F.transpose(F.flip(flipped, (-2, -1)), -2, -1)
             eye = _creation.eye(tril_inv.shape[-1], dtype=tril_inv.dtype)
@@ -98,15 +122,41 @@ class MultivariateNormal(Distribution):
         batch = _batch_shape_of(tril.shape[:-2], loc.shape[:-1])
         n = loc.shape[-1]
         self.loc = F.expand(loc, (*batch, n))
-        super().__init__(batch, (n,))
+        super().__init__(batch, (n,), validate_args=validate_args)
 
-    @property
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(MultivariateNormal, _instance)
+        batch_shape = Size(batch_shape)
+        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
+        cov_shape = loc_shape + tuple(self.event_shape)
+        new.loc = F.expand(self.loc, loc_shape)
+        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+            if name in self.__dict__:
+                setattr(new, name, F.expand(self.__dict__[name], cov_shape))
+        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @lazy_property
     def scale_tril(self):
         return F.expand(
             self._unbroadcasted_scale_tril, tuple(self.batch_shape) + tuple(self.event_shape) * 2
         )
 
-    @property
+    @lazy_property
+    def precision_matrix(self):
+        tril_inv = _linalg.solve_triangular(
+            self._unbroadcasted_scale_tril,
+            _creation.eye(self.event_shape[0], dtype=self.loc.dtype),
+            upper=False,
+        )
+        return F.expand(
+            F.transpose(tril_inv, -2, -1) @ tril_inv,
+            tuple(self.batch_shape) + tuple(self.event_shape) * 2,
+        )
+
+    @lazy_property
     def covariance_matrix(self):
         tril = self._unbroadcasted_scale_tril
         return F.expand(
@@ -118,6 +168,10 @@ class MultivariateNormal(Distribution):
         return self.loc
 
     @property
+    def mode(self):
+        return self.loc
+
+    @property
     def variance(self):
         return F.expand(
             F.sum(self._unbroadcasted_scale_tril**2, -1),
@@ -126,14 +180,15 @@ class MultivariateNormal(Distribution):
 
     def rsample(self, sample_shape=_NO_SHAPE):
         shape = self._extended_shape(sample_shape)
-        dev = _creation._like_device(self.loc, None)  # a CUDA loc: drawn on the device
-        eps = _creation.randn(tuple(shape), dtype=self.loc.dtype, device=dev)
+        eps = _standard_normal(shape, self.loc)
         return self.loc + F.squeeze(self._unbroadcasted_scale_tril @ F.unsqueeze(eps, -1), -1)
 
     def _half_log_det(self):
         return F.sum(F.log(F.diagonal(self._unbroadcasted_scale_tril, 0, -2, -1)), -1)
 
     def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
         m = _mahalanobis(self._unbroadcasted_scale_tril, value - self.loc)
         return -0.5 * (self.event_shape[0] * math.log(2 * math.pi) + m) - self._half_log_det()
 

@@ -9,7 +9,19 @@ methods and operators.
 
 from __future__ import annotations
 
-from numbagrad.ops import _op, binary, cplx, inplace, linalg, math, reduce, shape, special, unary
+from numbagrad.ops import (
+    _op,
+    binary,
+    cplx,
+    inplace,
+    linalg,
+    math,
+    random_gamma,
+    reduce,
+    shape,
+    special,
+    unary,
+)
 from numbagrad.ops._op import PRIMITIVES, Primitive, bind
 from numbagrad.ops.binary import (
     add,
@@ -216,6 +228,10 @@ __all__ = [
     *cplx.ALL,
 ]
 _internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
+# the reparameterised gamma draws of the distributions (``ops/random_gamma.py``)
+standard_gamma = random_gamma.standard_gamma
+standard_gamma_grad = random_gamma.standard_gamma_grad
+standard_gamma_icdf = random_gamma.standard_gamma_icdf
 
 from numbagrad.ops import _methods  # noqa: E402  (attaches Tensor's methods: needs the above)
 

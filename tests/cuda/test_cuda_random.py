@@ -384,16 +384,21 @@ def test_distributions_sample_on_the_device():
     D = numbagrad.distributions
     loc = numbagrad.zeros(3, device="cuda", requires_grad=True)
     scale = numbagrad.ones(3, device="cuda")
+    # (argument validation, on by default as in PyTorch, reads its verdict on the host, as
+    # PyTorch's does: without it, sampling makes no copy)
     before = dict(_driver.COPIES)
-    x = D.Normal(loc, scale).rsample((2,))
-    u = D.Uniform(loc.detach(), scale).sample()
+    x = D.Normal(loc, scale, validate_args=False).rsample((2,))
+    u = D.Uniform(loc.detach(), scale, validate_args=False).sample()
     assert _driver.COPIES == before
-    b = D.Bernoulli(probs=numbagrad.full((3,), 0.5, device="cuda")).sample((2,))
+    probs = numbagrad.full((3,), 0.5, device="cuda")
+    b = D.Bernoulli(probs=probs, validate_args=False).sample((2,))
     assert _driver.COPIES["d2h"] == before["d2h"] + 1  # the check that 0 <= p <= 1
     assert _driver.COPIES["h2d"] == before["h2d"]
     assert x.is_cuda and x.shape == (2, 3) and u.is_cuda and b.is_cuda and b.shape == (2, 3)
     x.sum().backward()
     assert loc.grad.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(ValueError, match="GreaterThan"):
+        D.Normal(loc, -scale)  # validated on the device, the verdict read once
 
 
 def test_trunc_normal_on_the_device():
