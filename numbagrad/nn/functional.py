@@ -19,11 +19,21 @@ from numbagrad.nn._functional_core import __all__ as _core_all
 from numbagrad.nn._functional_core import _reduction  # noqa: F401 (the loss modules use it)
 from numbagrad.nn._functional_extra import *  # noqa: F403
 from numbagrad.nn._functional_extra import __all__ as _extra_all
+from numbagrad.nn._grid import (
+    GRID_SAMPLE_INTERPOLATION_MODES,
+    GRID_SAMPLE_PADDING_MODES,
+    affine_grid,
+    grid_sample,
+)
 
 __all__ = [
     *_core_all,
     *_conv_all,
     *_extra_all,
+    "GRID_SAMPLE_INTERPOLATION_MODES",
+    "GRID_SAMPLE_PADDING_MODES",
+    "affine_grid",
+    "grid_sample",
     "multi_head_attention_forward",
     "scaled_dot_product_attention",
 ]
