@@ -19,6 +19,8 @@ from numbagrad.nn._functional_core import __all__ as _core_all
 from numbagrad.nn._functional_core import _reduction  # noqa: F401 (the loss modules use it)
 from numbagrad.nn._functional_extra import *  # noqa: F403
 from numbagrad.nn._functional_extra import __all__ as _extra_all
+from numbagrad.nn._functional_more import *  # noqa: F403
+from numbagrad.nn._functional_more import __all__ as _more_all
 from numbagrad.nn._grid import (
     GRID_SAMPLE_INTERPOLATION_MODES,
     GRID_SAMPLE_PADDING_MODES,
@@ -30,6 +32,7 @@ __all__ = [
     *_core_all,
     *_conv_all,
     *_extra_all,
+    *_more_all,
     "GRID_SAMPLE_INTERPOLATION_MODES",
     "GRID_SAMPLE_PADDING_MODES",
     "affine_grid",
@@ -37,4 +40,4 @@ __all__ = [
     "multi_head_attention_forward",
     "scaled_dot_product_attention",
 ]
-del _conv_all, _core_all, _extra_all
+del _conv_all, _core_all, _extra_all, _more_all
