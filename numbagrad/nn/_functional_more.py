@@ -296,9 +296,9 @@ def fractional_max_pool2d_with_indices(
     >>> x = numbagrad.arange(25.0).reshape(1, 1, 5, 5)
     >>> s = numbagrad.full((1, 1, 2), 0.5)
     >>> F.fractional_max_pool2d_with_indices(x, 2, output_size=3, _random_samples=s)[1]
-    tensor([[[[ 6,  7,  9],
-              [11, 12, 14],
-              [21, 22, 24]]]])
+    tensor([[[[ 6,  8,  9],
+              [16, 18, 19],
+              [21, 23, 24]]]])
     """
     return _fractional(input, kernel_size, output_size, output_ratio, _random_samples, 2)
 

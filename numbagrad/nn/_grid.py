@@ -436,9 +436,12 @@ def affine_grid(theta, size, align_corners=None):
     >>> import numbagrad
     >>> import numbagrad.nn.functional as F
     >>> theta = numbagrad.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
-    >>> F.affine_grid(theta, (1, 1, 1, 2), align_corners=True)
-    tensor([[[[-1.,  0.],
-              [ 1.,  0.]]]])
+    >>> F.affine_grid(theta, (1, 1, 2, 2), align_corners=True)
+    tensor([[[[-1., -1.],
+              [ 1., -1.]],
+    <BLANKLINE>
+             [[-1.,  1.],
+              [ 1.,  1.]]]])
     """
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
