@@ -3,7 +3,8 @@
 NOTE [Grid sampling]
 ``GridSample`` samples ``input`` (``(N, C, H, W)`` or ``(N, C, D, H, W)``) at the grid's
 normalised coordinates, as PyTorch's ``grid_sampler_2d``/``3d``. Its forward and its fused
-first-order backward are ``@njit`` kernels (``numbagrad/kernels/cpu/grid.py``). The
+first-order backward are ``@njit`` kernels (``numbagrad/kernels/cpu/grid.py``: the taps of
+each grid point once, then each input plane). The
 differentiable rules are written with numbagrad ops on the same formula, stated once in
 ``_taps``: the output is ``sum_k w_k(grid) * input[idx_k(grid)]`` over the interpolation
 taps ``k`` (4 or 8 corners, 1 nearest pixel, 16 bicubic taps), each with an index into the
@@ -64,6 +65,33 @@ def _cpu_only(*arrays):
                 "grid_sample is not implemented for CUDA tensors yet; move the tensors to "
                 "the CPU with .cpu()"
             )
+
+
+def _planes(x, dt):
+    """``x`` as contiguous ``(N, C, S)`` planes of the kernels' dtype."""
+    return np.ascontiguousarray(x, dtype=dt).reshape((x.shape[0], x.shape[1], -1))
+
+
+def _kernel_taps(shape, grid, mode, padding, align, nd, need_grad, dt):
+    """The kernels' taps of every grid point: ``(idx, wts, dws)``, ``(N, P, K)`` arrays
+    (``dws`` ``(N, P, K, nd)`` when ``need_grad``; NOTE [Grid sampling])."""
+    n = grid.shape[0]
+    n_pts = math.prod(grid.shape[1:-1])
+    k = 1 if mode == 1 else (16 if mode == 2 else 2**nd)
+    idx = np.empty((n, n_pts, k), np.int64)
+    wts = np.empty((n, n_pts, k), dt)
+    dws = np.empty((n, n_pts, k, nd) if need_grad else (1, 1, 1, nd), dt)
+    if idx.size:
+        gc = np.ascontiguousarray(grid, dtype=dt)
+        if nd == 2:
+            _GRID_KERNELS.grid_taps_2d(
+                gc, shape[2], shape[3], mode, padding, align, need_grad, idx, wts, dws
+            )
+        else:
+            _GRID_KERNELS.grid_taps_3d(
+                gc, shape[2], shape[3], shape[4], mode, padding, align, need_grad, idx, wts, dws
+            )
+    return idx, wts, dws
 
 
 # -- the taps, in numbagrad ops (NOTE [Grid sampling]) -------------------------------------------
@@ -224,13 +252,12 @@ class GridSample(Primitive):
     def impl(be, x, grid, *, mode, padding, align, nd):
         _cpu_only(x, grid)
         dt = _work_dtype(x.dtype)
-        xc = np.ascontiguousarray(x, dtype=dt)
-        gc = np.ascontiguousarray(grid, dtype=dt)
-        out = be.empty((x.shape[0], x.shape[1], *grid.shape[1:-1]), dt)
+        idx, wts, _ = _kernel_taps(x.shape, grid, mode, padding, align, nd, False, dt)
+        n, c = x.shape[0], x.shape[1]
+        out = be.empty((n, c, idx.shape[1]), dt)
         if out.size:
-            kern = _GRID_KERNELS.grid_sample_2d if nd == 2 else _GRID_KERNELS.grid_sample_3d
-            kern(xc, gc, mode, padding, align, out)
-        return out.astype(x.dtype, copy=False)
+            _GRID_KERNELS.apply_taps(_planes(x, dt), idx, wts, out)
+        return out.reshape((n, c, *grid.shape[1:-1])).astype(x.dtype, copy=False)
 
     @staticmethod
     def fused_vjp(ctx, g, *, mode, padding, align, nd):
@@ -238,30 +265,25 @@ class GridSample(Primitive):
         _cpu_only(g, x, grid)
         dt = _work_dtype(x.dtype)
         need_input = ctx.needs_input_grad(0)
-        gi = np.zeros(x.shape if need_input else (1,) * x.ndim, dt)
-        gg = np.empty(grid.shape, dt)
-        if g.size:
-            kern = (
-                _GRID_KERNELS.grid_sample_2d_backward
-                if nd == 2
-                else _GRID_KERNELS.grid_sample_3d_backward
+        need_grid = ctx.needs_input_grad(1) and mode != 1  # (nearest: a zero gradient)
+        idx, wts, dws = _kernel_taps(x.shape, grid, mode, padding, align, nd, need_grid, dt)
+        n, c, n_pts = x.shape[0], x.shape[1], idx.shape[1]
+        gi = np.zeros((n, c, math.prod(x.shape[2:])) if need_input else (1, 1, 1), dt)
+        gtmp = np.empty((n, c, n_pts, nd) if need_grid else (1, 1, 1, nd), dt)
+        if g.size and (need_input or need_grid):
+            g3 = np.ascontiguousarray(g, dtype=dt).reshape((n, c, n_pts))
+            _GRID_KERNELS.apply_taps_backward(
+                g3, _planes(x, dt), idx, wts, dws, need_input, need_grid, gi, gtmp
             )
-            kern(
-                np.ascontiguousarray(g, dtype=dt),
-                np.ascontiguousarray(x, dtype=dt),
-                np.ascontiguousarray(grid, dtype=dt),
-                mode,
-                padding,
-                align,
-                need_input,
-                gi,
-                gg,
-            )
-        else:
-            gg[...] = 0.0
-        gi = gi.astype(x.dtype, copy=False) if need_input else None
-        gg = gg.astype(grid.dtype, copy=False) if ctx.needs_input_grad(1) else None
-        return gi, gg
+        elif need_grid:
+            gtmp[...] = 0.0
+        gx = gi.reshape(x.shape).astype(x.dtype, copy=False) if need_input else None
+        gg = None
+        if need_grid:
+            gg = gtmp.sum(axis=1).reshape(grid.shape).astype(grid.dtype, copy=False)
+        elif ctx.needs_input_grad(1):
+            gg = np.zeros(grid.shape, grid.dtype)
+        return gx, gg
 
     @staticmethod
     def vjp(ctx, g, *, mode, padding, align, nd):

@@ -1,13 +1,24 @@
 """Kernels of ``grid_sample`` (NOTE [Grid sampling] in ``numbagrad/nn/_grid.py``).
 
-- ``grid_sample_2d`` / ``grid_sample_3d``: the input ``(N, C, H, W)`` (or ``(N, C, D, H,
-  W)``) sampled at the grid ``(N, Ho, Wo, 2)`` (or ``(N, Do, Ho, Wo, 3)``) of normalised
-  coordinates ``(x, y[, z])`` in ``[-1, 1]``, as PyTorch's CPU ``grid_sampler_2d``/``3d``:
-  ``mode`` 0 bilinear, 1 nearest, 2 bicubic (2-D only); ``padding`` 0 zeros, 1 border,
-  2 reflection; ``align`` PyTorch's ``align_corners``.
-- ``grid_sample_2d_backward`` / ``grid_sample_3d_backward``: the gradients of the input
-  (added into ``gi`` when ``need_input``) and of the grid (written to ``gg``) for the
-  output gradient ``g``, as PyTorch's ``grid_sampler_*_backward``.
+Sampling the input ``(N, C, H, W)`` (or ``(N, C, D, H, W)``) at the grid ``(N, Ho, Wo, 2)``
+(or ``(N, Do, Ho, Wo, 3)``) of normalised coordinates ``(x, y[, z])`` in ``[-1, 1]``, as
+PyTorch's CPU ``grid_sampler_2d``/``3d`` (``mode`` 0 bilinear, 1 nearest, 2 bicubic, 2-D
+only; ``padding`` 0 zeros, 1 border, 2 reflection; ``align`` PyTorch's ``align_corners``),
+runs in two passes:
+
+- ``grid_taps_2d`` / ``grid_taps_3d``: per grid point ``p`` its taps ``k`` (4 or 8 corners,
+  1 nearest pixel, 16 bicubic taps): the flat index into the spatial plane (-1 for a tap
+  outside, which reads 0), the weight and, when ``need_grad``, the weight's derivative with
+  respect to each grid coordinate; ``(N, P, K)`` arrays, parallel over points;
+- ``apply_taps``: the output plane by plane, ``out[n, c, p] = sum_k w * x[n, c, idx]``,
+  and ``apply_taps_backward``: the input gradient (a scatter-add into each plane) and the
+  per-channel grid gradient ``sum_k g x[idx] dw`` (summed over channels by the caller);
+  parallel over the ``N * C`` planes, each written by one thread only.
+
+Computing the taps once per point (not per channel) and then walking each plane with
+contiguous reads of the output and of the gradient made the 2-D bilinear forward about 5
+times faster than one loop over points with the channels inside (8 x 16 x 64 x 64, float32,
+on the shared 2-core machine).
 
 The coordinate helpers return the source coordinate and its derivative with respect to the
 grid value (the unnormalising scale times the padding's 0 or +-1), so that the forward and
@@ -24,12 +35,7 @@ from numba import prange
 
 from numbagrad.kernels.cpu._jit import njit
 
-__all__ = [
-    "grid_sample_2d",
-    "grid_sample_2d_backward",
-    "grid_sample_3d",
-    "grid_sample_3d_backward",
-]
+__all__ = ["apply_taps", "apply_taps_backward", "grid_taps_2d", "grid_taps_3d"]
 
 _CUBIC_A = -0.75  # PyTorch's bicubic constant (as OpenCV's)
 
@@ -141,238 +147,171 @@ def _cubic_tap(f, size, padding, align):
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def grid_sample_2d(x, grid, mode, padding, align, out):
-    n_img, n_ch, h_in, w_in = x.shape
-    h_out, w_out = grid.shape[1], grid.shape[2]
-    for n in prange(n_img):
-        for h in range(h_out):
-            for w in range(w_out):
-                gx = grid[n, h, w, 0]
-                gy = grid[n, h, w, 1]
-                if mode == 2:
-                    ix, _ = _unnormalize(gx, w_in, align)
-                    iy, _ = _unnormalize(gy, h_in, align)
-                    fx = math.floor(ix)
-                    fy = math.floor(iy)
-                    wx = _cubic(ix - fx)
-                    wy = _cubic(iy - fy)
-                    for c in range(n_ch):
-                        acc = 0.0
-                        for i in range(4):
-                            yy = _cubic_tap(fy - 1.0 + i, h_in, padding, align)
-                            row = 0.0
-                            if yy >= 0:
-                                for j in range(4):
-                                    xx = _cubic_tap(fx - 1.0 + j, w_in, padding, align)
-                                    if xx >= 0:
-                                        row += wx[j] * x[n, c, yy, xx]
-                            acc += wy[i] * row
-                        out[n, c, h, w] = acc
-                elif mode == 1:
-                    ix, _ = _source(gx, w_in, padding, align)
-                    iy, _ = _source(gy, h_in, padding, align)
-                    xx = _index(np.rint(ix), w_in)
-                    yy = _index(np.rint(iy), h_in)
-                    for c in range(n_ch):
-                        out[n, c, h, w] = x[n, c, yy, xx] if xx >= 0 and yy >= 0 else 0.0
-                else:
-                    ix, _ = _source(gx, w_in, padding, align)
-                    iy, _ = _source(gy, h_in, padding, align)
-                    fx = math.floor(ix)
-                    fy = math.floor(iy)
-                    tx = ix - fx
-                    ty = iy - fy
-                    x0 = _index(fx, w_in)
-                    x1 = _index(fx + 1.0, w_in)
-                    y0 = _index(fy, h_in)
-                    y1 = _index(fy + 1.0, h_in)
-                    for c in range(n_ch):
-                        acc = 0.0
-                        if y0 >= 0 and x0 >= 0:
-                            acc += (1.0 - tx) * (1.0 - ty) * x[n, c, y0, x0]
-                        if y0 >= 0 and x1 >= 0:
-                            acc += tx * (1.0 - ty) * x[n, c, y0, x1]
-                        if y1 >= 0 and x0 >= 0:
-                            acc += (1.0 - tx) * ty * x[n, c, y1, x0]
-                        if y1 >= 0 and x1 >= 0:
-                            acc += tx * ty * x[n, c, y1, x1]
-                        out[n, c, h, w] = acc
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def grid_sample_2d_backward(g, x, grid, mode, padding, align, need_input, gi, gg):
-    n_img, n_ch, h_in, w_in = x.shape
-    h_out, w_out = grid.shape[1], grid.shape[2]
-    for n in prange(n_img):
-        for h in range(h_out):
-            for w in range(w_out):
-                gx = grid[n, h, w, 0]
-                gy = grid[n, h, w, 1]
-                dx = 0.0
-                dy = 0.0
-                if mode == 2:
-                    ix, sx = _unnormalize(gx, w_in, align)
-                    iy, sy = _unnormalize(gy, h_in, align)
-                    fx = math.floor(ix)
-                    fy = math.floor(iy)
-                    wx = _cubic(ix - fx)
-                    wy = _cubic(iy - fy)
-                    dwx = _cubic_grad(ix - fx)
-                    dwy = _cubic_grad(iy - fy)
-                    for i in range(4):
-                        yy = _cubic_tap(fy - 1.0 + i, h_in, padding, align)
-                        if yy < 0:
-                            continue
-                        for j in range(4):
-                            xx = _cubic_tap(fx - 1.0 + j, w_in, padding, align)
-                            if xx < 0:
-                                continue
-                            for c in range(n_ch):
-                                go = g[n, c, h, w]
-                                if need_input:
-                                    gi[n, c, yy, xx] += wy[i] * wx[j] * go
-                                v = x[n, c, yy, xx] * go
-                                dx += v * dwx[j] * wy[i]
-                                dy += v * wx[j] * dwy[i]
-                    gg[n, h, w, 0] = dx * sx
-                    gg[n, h, w, 1] = dy * sy
-                elif mode == 1:
-                    gg[n, h, w, 0] = 0.0
-                    gg[n, h, w, 1] = 0.0
-                    if need_input:
-                        ix, _ = _source(gx, w_in, padding, align)
-                        iy, _ = _source(gy, h_in, padding, align)
-                        xx = _index(np.rint(ix), w_in)
-                        yy = _index(np.rint(iy), h_in)
-                        if xx >= 0 and yy >= 0:
-                            for c in range(n_ch):
-                                gi[n, c, yy, xx] += g[n, c, h, w]
-                else:
-                    ix, sx = _source(gx, w_in, padding, align)
-                    iy, sy = _source(gy, h_in, padding, align)
-                    fx = math.floor(ix)
-                    fy = math.floor(iy)
-                    tx = ix - fx
-                    ty = iy - fy
-                    for corner in range(4):
-                        bx = corner & 1
-                        by = corner >> 1
-                        xx = _index(fx + bx, w_in)
-                        yy = _index(fy + by, h_in)
-                        if xx < 0 or yy < 0:
-                            continue
-                        ax = tx if bx else 1.0 - tx
-                        ay = ty if by else 1.0 - ty
-                        sgx = 1.0 if bx else -1.0
-                        sgy = 1.0 if by else -1.0
-                        for c in range(n_ch):
-                            go = g[n, c, h, w]
-                            if need_input:
-                                gi[n, c, yy, xx] += ax * ay * go
-                            v = x[n, c, yy, xx] * go
-                            dx += v * sgx * ay
-                            dy += v * ax * sgy
-                    gg[n, h, w, 0] = dx * sx
-                    gg[n, h, w, 1] = dy * sy
-
-
-@njit(cache=True, parallel=True, nogil=True)
-def grid_sample_3d(x, grid, mode, padding, align, out):
-    n_img, n_ch, d_in, h_in, w_in = x.shape
-    d_out, h_out, w_out = grid.shape[1], grid.shape[2], grid.shape[3]
-    for n in prange(n_img):
-        for d in range(d_out):
-            for h in range(h_out):
-                for w in range(w_out):
-                    ix, _ = _source(grid[n, d, h, w, 0], w_in, padding, align)
-                    iy, _ = _source(grid[n, d, h, w, 1], h_in, padding, align)
-                    iz, _ = _source(grid[n, d, h, w, 2], d_in, padding, align)
-                    if mode == 1:
-                        xx = _index(np.rint(ix), w_in)
-                        yy = _index(np.rint(iy), h_in)
-                        zz = _index(np.rint(iz), d_in)
-                        for c in range(n_ch):
-                            ok = xx >= 0 and yy >= 0 and zz >= 0
-                            out[n, c, d, h, w] = x[n, c, zz, yy, xx] if ok else 0.0
+def grid_taps_2d(grid, h_in, w_in, mode, padding, align, need_grad, idx, wts, dws):
+    n_img, h_out, w_out = grid.shape[0], grid.shape[1], grid.shape[2]
+    n_pts = h_out * w_out
+    for q in prange(n_img * n_pts):
+        n = q // n_pts
+        p = q - n * n_pts
+        gx = grid[n, p // w_out, p % w_out, 0]
+        gy = grid[n, p // w_out, p % w_out, 1]
+        if mode == 2:
+            ix, sx = _unnormalize(gx, w_in, align)
+            iy, sy = _unnormalize(gy, h_in, align)
+            fx = math.floor(ix)
+            fy = math.floor(iy)
+            wx = _cubic(ix - fx)
+            wy = _cubic(iy - fy)
+            dwx = _cubic_grad(ix - fx)
+            dwy = _cubic_grad(iy - fy)
+            for i in range(4):
+                yy = _cubic_tap(fy - 1.0 + i, h_in, padding, align)
+                for j in range(4):
+                    k = 4 * i + j
+                    xx = _cubic_tap(fx - 1.0 + j, w_in, padding, align)
+                    if xx < 0 or yy < 0:
+                        idx[n, p, k] = -1
+                        wts[n, p, k] = 0.0
+                        if need_grad:
+                            dws[n, p, k, 0] = 0.0
+                            dws[n, p, k, 1] = 0.0
                         continue
-                    fx = math.floor(ix)
-                    fy = math.floor(iy)
-                    fz = math.floor(iz)
-                    tx = ix - fx
-                    ty = iy - fy
-                    tz = iz - fz
-                    for c in range(n_ch):
-                        out[n, c, d, h, w] = 0.0
-                    for corner in range(8):
-                        bx = corner & 1
-                        by = (corner >> 1) & 1
-                        bz = corner >> 2
-                        xx = _index(fx + bx, w_in)
-                        yy = _index(fy + by, h_in)
-                        zz = _index(fz + bz, d_in)
-                        if xx < 0 or yy < 0 or zz < 0:
-                            continue
-                        wgt = (tx if bx else 1.0 - tx) * (ty if by else 1.0 - ty)
-                        wgt *= tz if bz else 1.0 - tz
-                        for c in range(n_ch):
-                            out[n, c, d, h, w] += wgt * x[n, c, zz, yy, xx]
+                    idx[n, p, k] = yy * w_in + xx
+                    wts[n, p, k] = wy[i] * wx[j]
+                    if need_grad:
+                        dws[n, p, k, 0] = dwx[j] * wy[i] * sx
+                        dws[n, p, k, 1] = wx[j] * dwy[i] * sy
+        elif mode == 1:
+            ix, _ = _source(gx, w_in, padding, align)
+            iy, _ = _source(gy, h_in, padding, align)
+            xx = _index(np.rint(ix), w_in)
+            yy = _index(np.rint(iy), h_in)
+            ok = xx >= 0 and yy >= 0
+            idx[n, p, 0] = yy * w_in + xx if ok else -1
+            wts[n, p, 0] = 1.0 if ok else 0.0
+            if need_grad:
+                dws[n, p, 0, 0] = 0.0
+                dws[n, p, 0, 1] = 0.0
+        else:
+            ix, sx = _source(gx, w_in, padding, align)
+            iy, sy = _source(gy, h_in, padding, align)
+            fx = math.floor(ix)
+            fy = math.floor(iy)
+            tx = ix - fx
+            ty = iy - fy
+            for k in range(4):
+                bx = k & 1
+                by = k >> 1
+                xx = _index(fx + bx, w_in)
+                yy = _index(fy + by, h_in)
+                if xx < 0 or yy < 0:
+                    idx[n, p, k] = -1
+                    wts[n, p, k] = 0.0
+                    if need_grad:
+                        dws[n, p, k, 0] = 0.0
+                        dws[n, p, k, 1] = 0.0
+                    continue
+                ax = tx if bx else 1.0 - tx
+                ay = ty if by else 1.0 - ty
+                idx[n, p, k] = yy * w_in + xx
+                wts[n, p, k] = ax * ay
+                if need_grad:
+                    dws[n, p, k, 0] = (1.0 if bx else -1.0) * ay * sx
+                    dws[n, p, k, 1] = ax * (1.0 if by else -1.0) * sy
 
 
 @njit(cache=True, parallel=True, nogil=True)
-def grid_sample_3d_backward(g, x, grid, mode, padding, align, need_input, gi, gg):
-    n_img, n_ch, d_in, h_in, w_in = x.shape
-    d_out, h_out, w_out = grid.shape[1], grid.shape[2], grid.shape[3]
-    for n in prange(n_img):
-        for d in range(d_out):
-            for h in range(h_out):
-                for w in range(w_out):
-                    ix, sx = _source(grid[n, d, h, w, 0], w_in, padding, align)
-                    iy, sy = _source(grid[n, d, h, w, 1], h_in, padding, align)
-                    iz, sz = _source(grid[n, d, h, w, 2], d_in, padding, align)
-                    gg[n, d, h, w, 0] = 0.0
-                    gg[n, d, h, w, 1] = 0.0
-                    gg[n, d, h, w, 2] = 0.0
-                    if mode == 1:
-                        if need_input:
-                            xx = _index(np.rint(ix), w_in)
-                            yy = _index(np.rint(iy), h_in)
-                            zz = _index(np.rint(iz), d_in)
-                            if xx >= 0 and yy >= 0 and zz >= 0:
-                                for c in range(n_ch):
-                                    gi[n, c, zz, yy, xx] += g[n, c, d, h, w]
-                        continue
-                    fx = math.floor(ix)
-                    fy = math.floor(iy)
-                    fz = math.floor(iz)
-                    tx = ix - fx
-                    ty = iy - fy
-                    tz = iz - fz
-                    dx = 0.0
-                    dy = 0.0
-                    dz = 0.0
-                    for corner in range(8):
-                        bx = corner & 1
-                        by = (corner >> 1) & 1
-                        bz = corner >> 2
-                        xx = _index(fx + bx, w_in)
-                        yy = _index(fy + by, h_in)
-                        zz = _index(fz + bz, d_in)
-                        if xx < 0 or yy < 0 or zz < 0:
-                            continue
-                        ax = tx if bx else 1.0 - tx
-                        ay = ty if by else 1.0 - ty
-                        az = tz if bz else 1.0 - tz
-                        sgx = 1.0 if bx else -1.0
-                        sgy = 1.0 if by else -1.0
-                        sgz = 1.0 if bz else -1.0
-                        for c in range(n_ch):
-                            go = g[n, c, d, h, w]
-                            if need_input:
-                                gi[n, c, zz, yy, xx] += ax * ay * az * go
-                            v = x[n, c, zz, yy, xx] * go
-                            dx += v * sgx * ay * az
-                            dy += v * ax * sgy * az
-                            dz += v * ax * ay * sgz
-                    gg[n, d, h, w, 0] = dx * sx
-                    gg[n, d, h, w, 1] = dy * sy
-                    gg[n, d, h, w, 2] = dz * sz
+def grid_taps_3d(grid, d_in, h_in, w_in, mode, padding, align, need_grad, idx, wts, dws):
+    n_img, d_out, h_out, w_out = grid.shape[0], grid.shape[1], grid.shape[2], grid.shape[3]
+    plane = h_out * w_out
+    n_pts = d_out * plane
+    for q in prange(n_img * n_pts):
+        n = q // n_pts
+        p = q - n * n_pts
+        d = p // plane
+        h = (p - d * plane) // w_out
+        w = p % w_out
+        ix, sx = _source(grid[n, d, h, w, 0], w_in, padding, align)
+        iy, sy = _source(grid[n, d, h, w, 1], h_in, padding, align)
+        iz, sz = _source(grid[n, d, h, w, 2], d_in, padding, align)
+        if mode == 1:
+            xx = _index(np.rint(ix), w_in)
+            yy = _index(np.rint(iy), h_in)
+            zz = _index(np.rint(iz), d_in)
+            ok = xx >= 0 and yy >= 0 and zz >= 0
+            idx[n, p, 0] = (zz * h_in + yy) * w_in + xx if ok else -1
+            wts[n, p, 0] = 1.0 if ok else 0.0
+            if need_grad:
+                for j in range(3):
+                    dws[n, p, 0, j] = 0.0
+            continue
+        fx = math.floor(ix)
+        fy = math.floor(iy)
+        fz = math.floor(iz)
+        tx = ix - fx
+        ty = iy - fy
+        tz = iz - fz
+        for k in range(8):
+            bx = k & 1
+            by = (k >> 1) & 1
+            bz = k >> 2
+            xx = _index(fx + bx, w_in)
+            yy = _index(fy + by, h_in)
+            zz = _index(fz + bz, d_in)
+            if xx < 0 or yy < 0 or zz < 0:
+                idx[n, p, k] = -1
+                wts[n, p, k] = 0.0
+                if need_grad:
+                    for j in range(3):
+                        dws[n, p, k, j] = 0.0
+                continue
+            ax = tx if bx else 1.0 - tx
+            ay = ty if by else 1.0 - ty
+            az = tz if bz else 1.0 - tz
+            idx[n, p, k] = (zz * h_in + yy) * w_in + xx
+            wts[n, p, k] = ax * ay * az
+            if need_grad:
+                dws[n, p, k, 0] = (1.0 if bx else -1.0) * ay * az * sx
+                dws[n, p, k, 1] = ax * (1.0 if by else -1.0) * az * sy
+                dws[n, p, k, 2] = ax * ay * (1.0 if bz else -1.0) * sz
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def apply_taps(x, idx, wts, out):
+    n_img, n_ch = x.shape[0], x.shape[1]
+    n_pts, n_taps = idx.shape[1], idx.shape[2]
+    for q in prange(n_img * n_ch):
+        n = q // n_ch
+        c = q - n * n_ch
+        for p in range(n_pts):
+            acc = 0.0
+            for k in range(n_taps):
+                i = idx[n, p, k]
+                if i >= 0:
+                    acc += wts[n, p, k] * x[n, c, i]
+            out[n, c, p] = acc
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def apply_taps_backward(g, x, idx, wts, dws, need_input, need_grid, gi, gtmp):
+    n_img, n_ch = x.shape[0], x.shape[1]
+    n_pts, n_taps = idx.shape[1], idx.shape[2]
+    n_dim = dws.shape[3]
+    for q in prange(n_img * n_ch):
+        n = q // n_ch
+        c = q - n * n_ch
+        for p in range(n_pts):
+            go = g[n, c, p]
+            if need_grid:
+                for j in range(n_dim):
+                    gtmp[n, c, p, j] = 0.0
+            for k in range(n_taps):
+                i = idx[n, p, k]
+                if i < 0:
+                    continue
+                if need_input:
+                    gi[n, c, i] += wts[n, p, k] * go
+                if need_grid:
+                    v = x[n, c, i] * go
+                    for j in range(n_dim):
+                        gtmp[n, c, p, j] += v * dws[n, p, k, j]
