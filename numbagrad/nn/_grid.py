@@ -68,8 +68,14 @@ def _cpu_only(*arrays):
 
 
 def _planes(x, dt):
-    """``x`` as contiguous ``(N, C, S)`` planes of the kernels' dtype."""
-    return np.ascontiguousarray(x, dtype=dt).reshape((x.shape[0], x.shape[1], -1))
+    """``x`` as ``(N, C, S + 1)`` planes of the kernels' dtype, a 0 after each plane (where
+    the taps outside the input point)."""
+    n, c = x.shape[0], x.shape[1]
+    s = math.prod(x.shape[2:])
+    out = np.empty((n, c, s + 1), dt)
+    out[:, :, :s] = x.reshape((n, c, s))
+    out[:, :, s] = 0.0
+    return out
 
 
 def _kernel_taps(shape, grid, mode, padding, align, nd, need_grad, dt):
@@ -268,7 +274,8 @@ class GridSample(Primitive):
         need_grid = ctx.needs_input_grad(1) and mode != 1  # (nearest: a zero gradient)
         idx, wts, dws = _kernel_taps(x.shape, grid, mode, padding, align, nd, need_grid, dt)
         n, c, n_pts = x.shape[0], x.shape[1], idx.shape[1]
-        gi = np.zeros((n, c, math.prod(x.shape[2:])) if need_input else (1, 1, 1), dt)
+        n_sp = math.prod(x.shape[2:])
+        gi = np.zeros((n, c, n_sp + 1) if need_input else (1, 1, 1), dt)
         gtmp = np.empty((n, c, n_pts, nd) if need_grid else (1, 1, 1, nd), dt)
         if g.size and (need_input or need_grid):
             g3 = np.ascontiguousarray(g, dtype=dt).reshape((n, c, n_pts))
@@ -277,7 +284,9 @@ class GridSample(Primitive):
             )
         elif need_grid:
             gtmp[...] = 0.0
-        gx = gi.reshape(x.shape).astype(x.dtype, copy=False) if need_input else None
+        gx = None
+        if need_input:  # (the last entry of each plane took the taps outside)
+            gx = gi[:, :, :n_sp].reshape(x.shape).astype(x.dtype)
         gg = None
         if need_grid:
             gg = gtmp.sum(axis=1).reshape(grid.shape).astype(grid.dtype, copy=False)

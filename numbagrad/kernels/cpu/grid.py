@@ -7,10 +7,13 @@ only; ``padding`` 0 zeros, 1 border, 2 reflection; ``align`` PyTorch's ``align_c
 runs in two passes:
 
 - ``grid_taps_2d`` / ``grid_taps_3d``: per grid point ``p`` its taps ``k`` (4 or 8 corners,
-  1 nearest pixel, 16 bicubic taps): the flat index into the spatial plane (-1 for a tap
-  outside, which reads 0), the weight and, when ``need_grad``, the weight's derivative with
+  1 nearest pixel, 16 bicubic taps): the flat index into the spatial plane (``S``, the plane
+  size, for a tap
+  outside: one past the plane, where the caller's planes hold a 0 and the weight is 0), the
+  weight and, when ``need_grad``, the weight's derivative with
   respect to each grid coordinate; ``(N, P, K)`` arrays, parallel over points;
-- ``apply_taps``: the output plane by plane, ``out[n, c, p] = sum_k w * x[n, c, idx]``,
+- ``apply_taps``: the output plane by plane (``x`` is ``(N, C, S + 1)``, its last entry 0,
+  so that the inner loop has no branch), ``out[n, c, p] = sum_k w * x[n, c, idx]``,
   and ``apply_taps_backward``: the input gradient (a scatter-add into each plane) and the
   per-channel grid gradient ``sum_k g x[idx] dw`` (summed over channels by the caller);
   parallel over the ``N * C`` planes, each written by one thread only.
@@ -170,7 +173,7 @@ def grid_taps_2d(grid, h_in, w_in, mode, padding, align, need_grad, idx, wts, dw
                     k = 4 * i + j
                     xx = _cubic_tap(fx - 1.0 + j, w_in, padding, align)
                     if xx < 0 or yy < 0:
-                        idx[n, p, k] = -1
+                        idx[n, p, k] = h_in * w_in
                         wts[n, p, k] = 0.0
                         if need_grad:
                             dws[n, p, k, 0] = 0.0
@@ -187,7 +190,7 @@ def grid_taps_2d(grid, h_in, w_in, mode, padding, align, need_grad, idx, wts, dw
             xx = _index(np.rint(ix), w_in)
             yy = _index(np.rint(iy), h_in)
             ok = xx >= 0 and yy >= 0
-            idx[n, p, 0] = yy * w_in + xx if ok else -1
+            idx[n, p, 0] = yy * w_in + xx if ok else h_in * w_in
             wts[n, p, 0] = 1.0 if ok else 0.0
             if need_grad:
                 dws[n, p, 0, 0] = 0.0
@@ -205,7 +208,7 @@ def grid_taps_2d(grid, h_in, w_in, mode, padding, align, need_grad, idx, wts, dw
                 xx = _index(fx + bx, w_in)
                 yy = _index(fy + by, h_in)
                 if xx < 0 or yy < 0:
-                    idx[n, p, k] = -1
+                    idx[n, p, k] = h_in * w_in
                     wts[n, p, k] = 0.0
                     if need_grad:
                         dws[n, p, k, 0] = 0.0
@@ -239,7 +242,7 @@ def grid_taps_3d(grid, d_in, h_in, w_in, mode, padding, align, need_grad, idx, w
             yy = _index(np.rint(iy), h_in)
             zz = _index(np.rint(iz), d_in)
             ok = xx >= 0 and yy >= 0 and zz >= 0
-            idx[n, p, 0] = (zz * h_in + yy) * w_in + xx if ok else -1
+            idx[n, p, 0] = (zz * h_in + yy) * w_in + xx if ok else d_in * h_in * w_in
             wts[n, p, 0] = 1.0 if ok else 0.0
             if need_grad:
                 for j in range(3):
@@ -259,7 +262,7 @@ def grid_taps_3d(grid, d_in, h_in, w_in, mode, padding, align, need_grad, idx, w
             yy = _index(fy + by, h_in)
             zz = _index(fz + bz, d_in)
             if xx < 0 or yy < 0 or zz < 0:
-                idx[n, p, k] = -1
+                idx[n, p, k] = d_in * h_in * w_in
                 wts[n, p, k] = 0.0
                 if need_grad:
                     for j in range(3):
@@ -286,9 +289,7 @@ def apply_taps(x, idx, wts, out):
         for p in range(n_pts):
             acc = 0.0
             for k in range(n_taps):
-                i = idx[n, p, k]
-                if i >= 0:
-                    acc += wts[n, p, k] * x[n, c, i]
+                acc += wts[n, p, k] * x[n, c, idx[n, p, k]]
             out[n, c, p] = acc
 
 
@@ -296,22 +297,28 @@ def apply_taps(x, idx, wts, out):
 def apply_taps_backward(g, x, idx, wts, dws, need_input, need_grid, gi, gtmp):
     n_img, n_ch = x.shape[0], x.shape[1]
     n_pts, n_taps = idx.shape[1], idx.shape[2]
-    n_dim = dws.shape[3]
+    three = dws.shape[3] == 3
     for q in prange(n_img * n_ch):
         n = q // n_ch
         c = q - n * n_ch
-        for p in range(n_pts):
-            go = g[n, c, p]
-            if need_grid:
-                for j in range(n_dim):
-                    gtmp[n, c, p, j] = 0.0
-            for k in range(n_taps):
-                i = idx[n, p, k]
-                if i < 0:
-                    continue
-                if need_input:
-                    gi[n, c, i] += wts[n, p, k] * go
-                if need_grid:
-                    v = x[n, c, i] * go
-                    for j in range(n_dim):
-                        gtmp[n, c, p, j] += v * dws[n, p, k, j]
+        if need_input:
+            for p in range(n_pts):
+                go = g[n, c, p]
+                for k in range(n_taps):
+                    gi[n, c, idx[n, p, k]] += wts[n, p, k] * go
+        if need_grid:
+            for p in range(n_pts):
+                go = g[n, c, p]
+                a0 = 0.0
+                a1 = 0.0
+                a2 = 0.0
+                for k in range(n_taps):
+                    v = x[n, c, idx[n, p, k]] * go
+                    a0 += v * dws[n, p, k, 0]
+                    a1 += v * dws[n, p, k, 1]
+                    if three:
+                        a2 += v * dws[n, p, k, 2]
+                gtmp[n, c, p, 0] = a0
+                gtmp[n, c, p, 1] = a1
+                if three:
+                    gtmp[n, c, p, 2] = a2
