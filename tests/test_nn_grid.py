@@ -396,3 +396,53 @@ def test_boolean_dispatch_and_assert_int_or_pair():
     F.assert_int_or_pair([1, 2], "k", "{} bad")
     with pytest.raises(AssertionError, match="k bad"):
         F.assert_int_or_pair((1, 2, 3), "k", "{} bad")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_linear_cross_entropy_against_torch(reduction):
+    torch = _torch()
+    rng = np.random.default_rng(9)
+    x, w, b = (
+        rng.standard_normal((5, 3)),
+        rng.standard_normal((4, 2, 3)),
+        rng.standard_normal((4, 2)),
+    )
+    t = rng.integers(0, 4, (5, 2))
+    t[1, 0] = -100
+    cw = rng.uniform(0.5, 2.0, 4)
+    outs = []
+    for mod in (torch, numbagrad):
+        args = [mod.tensor(a, requires_grad=True) for a in (x, w, b)]
+        loss = mod.nn.functional.linear_cross_entropy(
+            args[0],
+            args[1],
+            mod.tensor(t),
+            linear_bias=args[2],
+            weight=mod.tensor(cw),
+            reduction=reduction,
+            label_smoothing=0.1,
+        )
+        grads = (mod.autograd.grad if mod is numbagrad else torch.autograd.grad)(loss.sum(), args)
+        outs.append([_np(loss), *[_np(g) for g in grads]])
+    for a, c in zip(outs[1], outs[0]):
+        np.testing.assert_allclose(a, c, rtol=1e-10, atol=1e-12)
+    with pytest.raises(NotImplementedError, match="chunked"):
+        F.linear_cross_entropy(
+            numbagrad.zeros(2, 3), numbagrad.zeros(4, 3), numbagrad.tensor([0, 1]), options=1
+        )
+
+
+def test_linear_cross_entropy_loss_module_against_torch():
+    torch = _torch()
+    ours = numbagrad.nn.LinearCrossEntropyLoss(3, 4, bias=True, out_features=(2,))
+    theirs = torch.nn.LinearCrossEntropyLoss(3, 4, bias=True, out_features=(2,))
+    assert repr(ours) == repr(theirs)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+    t = rng.integers(0, 4, (5, 2))
+    a = ours(numbagrad.tensor(x), numbagrad.tensor(t))
+    b = theirs(torch.tensor(x), torch.tensor(t))
+    np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="expected weight shape"):
+        numbagrad.nn.LinearCrossEntropyLoss(3, 4, weight=numbagrad.ones(3))

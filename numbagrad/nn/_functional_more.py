@@ -14,6 +14,7 @@ from numbagrad import ops as _ops
 from numbagrad._creation import rand, tensor
 from numbagrad._tensor import Tensor
 from numbagrad.nn import _conv_functional as _cf
+from numbagrad.nn import _functional_core as _core
 
 __all__ = [
     "adaptive_max_pool1d_with_indices",
@@ -26,6 +27,7 @@ __all__ = [
     "fractional_max_pool2d_with_indices",
     "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices",
+    "linear_cross_entropy",
     "max_pool1d_with_indices",
     "max_pool2d_with_indices",
     "max_pool3d_with_indices",
@@ -437,3 +439,84 @@ def upsample_bilinear(input, size=None, scale_factor=None):
         stacklevel=2,
     )
     return _cf.interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def linear_cross_entropy(
+    input,
+    linear_weight,
+    target,
+    *,
+    linear_bias=None,
+    weight=None,
+    reduction="mean",
+    ignore_index=None,
+    label_smoothing=0.0,
+    options=None,
+):
+    """Cross entropy of ``linear(input, linear_weight, linear_bias)`` against ``target``
+    (PyTorch's ``linear_cross_entropy``: ``cross_entropy(linear(...), target, ...)``).
+
+    ``input`` is ``(N, in_features)`` or ``(in_features,)``; ``linear_weight`` is
+    ``(C, in_features)`` or, for a K-dimensional loss, ``(C, d_1, ..., d_K, in_features)``
+    (``linear_bias`` then ``(C, d_1, ..., d_K)``). ``target`` holds class indices or, shaped
+    as the logits, class probabilities. ``ignore_index`` (class indices only) defaults to
+    -100. ``options`` selects PyTorch's chunked implementation, which numbagrad does not
+    have: only ``None`` is accepted.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> import numbagrad.nn.functional as F
+    >>> x, w = numbagrad.zeros(2, 3), numbagrad.zeros(4, 3)
+    >>> round(float(F.linear_cross_entropy(x, w, numbagrad.tensor([0, 3]))), 4)
+    1.3863
+    """
+    if options is not None:
+        raise NotImplementedError(
+            "linear_cross_entropy: the chunked implementation (options=...) is not available "
+            "in numbagrad; pass options=None"
+        )
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(
+            f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}"
+        )
+    batches = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(
+            "expected equal input and linear_weight last dimensions (in_features), got "
+            f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively"
+        )
+    n_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (n_classes, *out_features):
+        raise RuntimeError(
+            f"expected linear_bias shape {(n_classes, *out_features)}, got "
+            f"{tuple(linear_bias.shape)}"
+        )
+    if out_features and not batches:
+        raise RuntimeError(
+            f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} "
+            f"requires batched input, (N, {in_features}), got unbatched input with shape "
+            f"{tuple(input.shape)}"
+        )
+    logits_shape = (*batches, n_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    ignore_index = -100 if ignore_index is None else ignore_index
+    if out_features:
+        rows = n_classes * int(np.prod(out_features))
+        linear_weight = _ops.reshape(linear_weight, (rows, in_features))
+        if linear_bias is not None:
+            linear_bias = _ops.reshape(linear_bias, (rows,))
+    logits = _ops.reshape(_core.linear(input, linear_weight, linear_bias), logits_shape)
+    return _core.cross_entropy(
+        logits,
+        target,
+        weight=weight,
+        reduction=reduction,
+        ignore_index=ignore_index,
+        label_smoothing=label_smoothing,
+    )
