@@ -446,3 +446,46 @@ def test_linear_cross_entropy_loss_module_against_torch():
     np.testing.assert_allclose(_np(a), _np(b), rtol=1e-6)
     with pytest.raises(RuntimeError, match="expected weight shape"):
         numbagrad.nn.LinearCrossEntropyLoss(3, 4, weight=numbagrad.ones(3))
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+def test_interpolate_antialias_against_torch(mode):
+    """Antialiased resizing (shrinking and growing, sizes and scale factors, align_corners)
+    and its gradient against PyTorch; lanczos exists only with antialias=True."""
+    torch = _torch()
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 3, 17, 13))
+    sizes = [
+        {"size": (5, 4)},
+        {"size": (30, 7)},
+        {"scale_factor": 0.37},
+        {"scale_factor": (0.5, 1.7)},
+        {"size": (1, 1)},
+        {"scale_factor": 0.3, "recompute_scale_factor": True},
+    ]
+    for align in (False, True) if mode != "lanczos" else (False,):
+        for kw in sizes:
+            tx = torch.tensor(x, requires_grad=True)
+            nx = numbagrad.tensor(x, requires_grad=True)
+            a = torch.nn.functional.interpolate(
+                tx, mode=mode, align_corners=align, antialias=True, **kw
+            )
+            b = F.interpolate(nx, mode=mode, align_corners=align, antialias=True, **kw)
+            np.testing.assert_allclose(_np(b), _np(a), rtol=1e-12, atol=1e-12)
+            g = rng.standard_normal(a.shape)
+            a.backward(torch.tensor(g))
+            b.backward(numbagrad.tensor(g))
+            np.testing.assert_allclose(_np(nx.grad), _np(tx.grad), rtol=1e-12, atol=1e-12)
+
+
+def test_interpolate_antialias_and_lanczos_errors():
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        F.interpolate(numbagrad.zeros(1, 1, 4), size=2, mode="linear", antialias=True)
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
+        F.interpolate(numbagrad.zeros(1, 1, 4, 4), size=2, mode="lanczos")
+    with pytest.raises(ValueError, match="does not support align_corners=True"):
+        F.interpolate(
+            numbagrad.zeros(1, 1, 4, 4), size=2, mode="lanczos", antialias=True, align_corners=True
+        )
+    with pytest.raises(NotImplementedError, match="Only 3D, 4D and 5D"):
+        F.interpolate(numbagrad.zeros(1, 1, 4), size=2, mode="lanczos")
