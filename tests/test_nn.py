@@ -1631,3 +1631,41 @@ def test_lazy_load_state_dict_copy_and_errors():
     assert not bn.has_uninitialized_params()
     bn(numbagrad.randn(4, 3))
     assert type(bn) is nn.BatchNorm1d and bn.weight is None and bn.num_features == 0
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"in_features": 8, "n_classes": 10, "cutoffs": [4, 7]},
+        {"in_features": 16, "n_classes": 20, "cutoffs": [3, 9, 15], "div_value": 2.0,
+         "head_bias": True},
+    ],
+)  # fmt: skip
+def test_adaptive_log_softmax_against_torch(kw):
+    torch = _torch()
+    ours = nn.AdaptiveLogSoftmaxWithLoss(**kw).double()
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(**kw).double()
+    assert repr(ours) == repr(theirs) and list(ours.state_dict()) == list(theirs.state_dict())
+    theirs.load_state_dict({k: _t(v, torch) for k, v in ours.state_dict().items()})
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((7, kw["in_features"])), rng.integers(0, kw["n_classes"], 7)
+    a = theirs(torch.tensor(x), torch.tensor(t))
+    b = ours(numbagrad.tensor(x), numbagrad.tensor(t))
+    np.testing.assert_allclose(b.output.detach().numpy(), a.output.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(float(b.loss), float(a.loss), atol=1e-12)
+    a.loss.backward()
+    b.loss.backward()
+    for (name, p), (_, q) in zip(theirs.named_parameters(), ours.named_parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(
+        ours.log_prob(numbagrad.tensor(x)).detach().numpy(),
+        theirs.log_prob(torch.tensor(x)).detach().numpy(),
+        atol=1e-12,
+    )
+    assert ours.predict(numbagrad.tensor(x)).tolist() == theirs.predict(torch.tensor(x)).tolist()
+    single = ours(numbagrad.tensor(x[0]), numbagrad.tensor(t[0]))
+    assert single.output.shape == () and single.loss.shape == ()
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        ours(numbagrad.tensor(x), numbagrad.tensor(np.full(7, 99)))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(4, 10, cutoffs=[5, 3])
