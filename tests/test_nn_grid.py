@@ -489,3 +489,33 @@ def test_interpolate_antialias_and_lanczos_errors():
         )
     with pytest.raises(NotImplementedError, match="Only 3D, 4D and 5D"):
         F.interpolate(numbagrad.zeros(1, 1, 4), size=2, mode="lanczos")
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_nn_grad_convolution_gradients_against_torch(k):
+    torch = _torch()
+    rng = np.random.default_rng(k)
+    xs, ws = (2, 4) + (7,) * k, (6, 2) + (3,) * k
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    kw = {"stride": 2, "padding": 1, "dilation": 1, "groups": 2}
+    out = getattr(torch.nn.functional, f"conv{k}d")(torch.tensor(x), torch.tensor(w), **kw)
+    go = rng.standard_normal(out.shape)
+    pairs = [
+        (f"conv{k}d_input", (xs, w, go)),
+        (f"conv{k}d_weight", (x, ws, go)),
+    ]
+    for name, (a0, a1, a2) in pairs:
+
+        def conv(mod, a0=a0, a1=a1, a2=a2, name=name):
+            fn = getattr(mod.nn.grad, name)
+            wrap = [v if isinstance(v, tuple) else mod.tensor(v) for v in (a0, a1, a2)]
+            return fn(*wrap, **kw)
+
+        np.testing.assert_allclose(_np(conv(numbagrad)), _np(conv(torch)), atol=1e-12)
+    assert F.grad is numbagrad.nn.grad
+    # differentiable again: the input gradient is linear in grad_output
+    gt = numbagrad.tensor(go, requires_grad=True)
+    gi = numbagrad.nn.grad.__dict__[f"conv{k}d_input"](xs, numbagrad.tensor(w), gt, **kw)
+    assert gi.requires_grad
+    (gg,) = numbagrad.autograd.grad(gi.sum(), gt)
+    assert gg.shape == gt.shape

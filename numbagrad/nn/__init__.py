@@ -14,7 +14,7 @@ Examples
 numbagrad.Size([8, 2])
 """
 
-from numbagrad.nn import functional, init, modules, parallel, parameter, utils
+from numbagrad.nn import functional, grad, init, modules, parallel, parameter, utils
 from numbagrad.nn.modules import *  # noqa: F403
 from numbagrad.nn.modules import __all__ as _modules_all
 from numbagrad.nn.parameter import (
@@ -31,6 +31,7 @@ __all__ = [
     "UninitializedBuffer",
     "UninitializedParameter",
     "functional",
+    "grad",
     "init",
     "modules",
     "parallel",

@@ -11,6 +11,7 @@ losses), ``_conv_functional`` (convolution, pooling, normalisation), ``_attentio
 from __future__ import annotations
 
 from numbagrad._tensor import Tensor  # noqa: F401 (as torch.nn.functional.Tensor)
+from numbagrad.nn import grad  # noqa: F401 (as torch.nn.functional.grad)
 from numbagrad.nn._attention import multi_head_attention_forward, scaled_dot_product_attention
 from numbagrad.nn._conv_functional import *  # noqa: F403
 from numbagrad.nn._conv_functional import __all__ as _conv_all
