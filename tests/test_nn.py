@@ -1669,3 +1669,25 @@ def test_adaptive_log_softmax_against_torch(kw):
         ours(numbagrad.tensor(x), numbagrad.tensor(np.full(7, 99)))
     with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
         nn.AdaptiveLogSoftmaxWithLoss(4, 10, cutoffs=[5, 3])
+
+
+def test_sync_batch_norm_and_container():
+    torch = _torch()
+    net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Sequential(nn.BatchNorm2d(2)))
+    bn = net[1]
+    conv = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    assert type(conv[1]) is nn.SyncBatchNorm and type(conv[2][0]) is nn.SyncBatchNorm
+    assert conv[1].weight is bn.weight and conv[1].running_mean is bn.running_mean
+    assert repr(conv[1]) == repr(torch.nn.SyncBatchNorm(4))
+    x = np.random.default_rng(0).standard_normal((6, 4, 3))
+    ours, theirs = nn.SyncBatchNorm(4).double(), torch.nn.SyncBatchNorm(4).double()
+    for _ in range(2):
+        a = ours(numbagrad.tensor(x))
+        b = theirs(torch.tensor(x))
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="at least 2D"):
+        ours(numbagrad.zeros(3, dtype=numbagrad.float64))
+    with pytest.warns(FutureWarning, match="nn.Container` is deprecated"):
+        c = nn.Container(fc=nn.Linear(2, 2))
+    assert [n for n, _ in c.named_children()] == ["fc"]

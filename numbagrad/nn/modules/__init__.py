@@ -203,9 +203,16 @@ from numbagrad.nn.modules.loss import CTCLoss
 __all__ += ["CTCLoss"]
 from numbagrad.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from numbagrad.nn.modules.channelshuffle import ChannelShuffle
+from numbagrad.nn.modules.container import Container
 from numbagrad.nn.modules.loss import LinearCrossEntropyLoss, NLLLoss2d
 
-__all__ += ["AdaptiveLogSoftmaxWithLoss", "ChannelShuffle", "LinearCrossEntropyLoss", "NLLLoss2d"]
+__all__ += [
+    "AdaptiveLogSoftmaxWithLoss",
+    "ChannelShuffle",
+    "Container",
+    "LinearCrossEntropyLoss",
+    "NLLLoss2d",
+]
 # -- convolution, pooling, padding and normalisation layers --------------------------------
 # ruff: noqa: E402
 from numbagrad.nn.modules import batchnorm as _batchnorm
