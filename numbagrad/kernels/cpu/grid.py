@@ -28,8 +28,9 @@ The coordinate helpers return the source coordinate and its derivative with resp
 grid value (the unnormalising scale times the padding's 0 or +-1), so that the forward and
 the backward share one formula. Every tap is bounds-checked here (``_index``): a grid value
 that is NaN, infinite or far outside lands out of bounds and reads 0, never past the array.
-Arrays are C-contiguous float32/float64 of the shapes the caller checked; parallel over the
-batch (``prange``), each image's gradient written by one thread only.
+Arrays are C-contiguous float32/float64 of the shapes the caller checked; parallel
+(``prange``) over the grid points for the taps and over the ``N * C`` planes for the rest,
+each plane's gradient written by one thread only.
 """
 
 import math
