@@ -9,6 +9,7 @@ differences hold. Samples have no bias: it makes the op affine (the linearity ch
 PyTorch."""
 
 import itertools
+import math
 
 import numpy as np
 from _opdb import OpInfo, SampleInput, real
@@ -553,5 +554,169 @@ op_db = [
     ),
     _adaptive_entry(
         "adaptive_max_pool3d", 3, np.max, ("AdaptiveMaxIndices", "Reshape", "WindowGather")
+    ),
+]
+
+
+# -- grid_sample / affine_grid (numbagrad/nn/_grid.py) ------------------------------------------
+def _ref_unnormalize(g, size, align):
+    return (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
+
+
+def _ref_pad(x, size, padding, align):
+    """A coordinate under PyTorch's padding mode: clip (border), reflect then clip."""
+    if padding == "reflection":
+        lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        span = hi - lo
+        if span <= 0:
+            return 0.0
+        d = abs(x - lo)
+        flips, extra = divmod(d, span)
+        x = lo + (extra if flips % 2 == 0 else span - extra)
+    if padding in ("border", "reflection"):
+        x = min(max(x, 0.0), size - 1.0)
+    return x
+
+
+def _ref_cubic(t, a=-0.75):
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def ref_grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False):
+    """Each output point by its own loop over the taps (PyTorch's formulas, 2-D and 3-D)."""
+    nd = x.ndim - 2
+    sizes = x.shape[2:][::-1]  # (W, H[, D]): the grid's coordinate order
+    pts = grid.reshape(grid.shape[0], -1, nd)
+    out = np.zeros((x.shape[0], x.shape[1], pts.shape[1]))
+
+    def read(n, coords):
+        if all(0 <= c < s for c, s in zip(coords, sizes)):
+            return x[(n, slice(None), *[int(c) for c in coords[::-1]])]
+        return 0.0
+
+    for n in range(pts.shape[0]):
+        for p in range(pts.shape[1]):
+            u = [_ref_unnormalize(pts[n, p, j], sizes[j], align_corners) for j in range(nd)]
+            if mode == "bicubic":
+                f = [math.floor(v) for v in u]
+                ws = [_ref_cubic(v - fv) for v, fv in zip(u, f)]
+                for taps in itertools.product(range(4), repeat=nd):
+                    c = [
+                        _ref_pad(f[j] - 1 + taps[j], sizes[j], padding_mode, align_corners)
+                        for j in range(nd)
+                    ]
+                    w = math.prod(ws[j][taps[j]] for j in range(nd))
+                    out[n, :, p] += w * read(n, c)
+                continue
+            u = [_ref_pad(v, sizes[j], padding_mode, align_corners) for j, v in enumerate(u)]
+            if mode == "nearest":
+                out[n, :, p] = read(n, [float(np.rint(v)) for v in u])
+                continue
+            f = [math.floor(v) for v in u]
+            for corner in itertools.product((0, 1), repeat=nd):
+                w = math.prod((u[j] - f[j]) if corner[j] else 1 - (u[j] - f[j]) for j in range(nd))
+                out[n, :, p] += w * read(n, [f[j] + corner[j] for j in range(nd)])
+    return out.reshape(x.shape[:2] + grid.shape[1:-1])
+
+
+def grid_sample_samples(rng):
+    def g(*shape):
+        return real(rng, shape, -1.2, 1.2)
+
+    return [
+        _s(real(rng, (2, 2, 3, 4)), g(2, 2, 3, 2), align_corners=False, name="bilinear"),
+        _s(
+            real(rng, (1, 2, 3, 3)),
+            g(1, 3, 2, 2),
+            mode="bicubic",
+            padding_mode="reflection",
+            align_corners=True,
+            name="bicubic_reflection",
+        ),
+        _s(
+            real(rng, (2, 1, 3, 4)),
+            g(2, 2, 2, 2),
+            mode="nearest",
+            padding_mode="border",
+            align_corners=True,
+            name="nearest_border",
+        ),
+        _s(
+            real(rng, (1, 2, 2, 3, 3)),
+            g(1, 2, 2, 2, 3),
+            padding_mode="reflection",
+            align_corners=False,
+            name="trilinear_reflection",
+        ),
+        _s(
+            real(rng, (2, 1, 2, 2, 3)),
+            g(2, 1, 2, 2, 3),
+            padding_mode="border",
+            align_corners=True,
+            name="trilinear_border",
+        ),
+        # small ones (gradgradcheck)
+        _s(real(rng, (1, 1, 2, 3)), g(1, 1, 2, 2), align_corners=False, name="small"),
+        _s(
+            real(rng, (1, 1, 2, 2)),
+            g(1, 1, 2, 2),
+            mode="bicubic",
+            padding_mode="border",
+            align_corners=False,
+            name="small_bicubic",
+        ),
+        _s(
+            real(rng, (1, 1, 2, 2, 2)),
+            g(1, 1, 1, 2, 3),
+            padding_mode="reflection",
+            align_corners=True,
+            name="small_3d",
+        ),
+    ]
+
+
+def ref_affine_grid(theta, size, align_corners=False):
+    spatial = size[2:]
+
+    def base(n):
+        if n <= 1:
+            return np.zeros(1)
+        r = np.linspace(-1.0, 1.0, n)
+        return r if align_corners else r * (n - 1) / n
+
+    axes = np.meshgrid(*[base(s) for s in spatial], indexing="ij")  # (D,) H, W order
+    pts = np.stack([*axes[::-1], np.ones(spatial)], -1)  # (x, y[, z], 1)
+    return np.einsum("...k,njk->n...j", pts, theta)
+
+
+def affine_grid_samples(rng):
+    return [
+        _s(real(rng, (2, 2, 3)), (2, 3, 4, 5), align_corners=False, name="2d"),
+        _s(real(rng, (1, 2, 3)), (1, 1, 1, 3), align_corners=False, name="unit"),
+        _s(real(rng, (2, 3, 4)), (2, 1, 2, 3, 4), align_corners=True, name="3d"),
+    ]
+
+
+op_db += [
+    OpInfo(
+        "nn.functional.grid_sample",
+        ref_grid_sample,
+        grid_sample_samples,
+        op=_nnf("grid_sample"),
+        tol32=(1e-4, 1e-5),
+        primitives=("GridSample",),
+    ),
+    OpInfo(
+        "nn.functional.affine_grid",
+        ref_affine_grid,
+        affine_grid_samples,
+        op=_nnf("affine_grid"),
+        primitives=("Cat", "Expand", "Matmul", "Mul", "Permute", "Reshape"),
     ),
 ]

@@ -29,6 +29,7 @@ NAMESPACES = [
     "numbagrad.func",
     "numbagrad.nn",
     "numbagrad.nn.functional",
+    "numbagrad.nn.grad",
     "numbagrad.nn.init",
     "numbagrad.nn.utils",
     "numbagrad.nn.utils.rnn",

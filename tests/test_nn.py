@@ -1526,3 +1526,168 @@ def test_gaussian_nll_loss_of_an_infinite_variance_as_torch():
         out.append((loss.detach().numpy(), var.grad.numpy()))
     for ours, theirs in zip(*out):
         np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+# -- lazy modules (issue 28) ---------------------------------------------------------------------
+_LAZY = [
+    ("LazyLinear", (4,), (3, 5), "Linear", (4, 5)),
+    ("LazyConv1d", (4, 3), (2, 3, 8), "Conv1d", (4, 3)),
+    ("LazyConv2d", (4, 3), (2, 3, 6, 6), "Conv2d", (4, 3)),
+    ("LazyConv3d", (4, 2), (1, 3, 4, 4, 4), "Conv3d", (4, 3)),
+    ("LazyConvTranspose1d", (4, 3), (2, 3, 5), "ConvTranspose1d", (3, 4)),
+    ("LazyConvTranspose2d", (4, 3), (2, 3, 4, 4), "ConvTranspose2d", (3, 4)),
+    ("LazyConvTranspose3d", (4, 2), (1, 3, 3, 3, 3), "ConvTranspose3d", (3, 4)),
+    ("LazyBatchNorm1d", (), (4, 3, 5), "BatchNorm1d", (3,)),
+    ("LazyBatchNorm2d", (), (4, 3, 2, 2), "BatchNorm2d", (3,)),
+    ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2), "BatchNorm3d", (3,)),
+    ("LazyInstanceNorm1d", (), (4, 3, 5), "InstanceNorm1d", (3,)),
+    ("LazyInstanceNorm2d", (), (4, 3, 3, 3), "InstanceNorm2d", (3,)),
+    ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2), "InstanceNorm3d", (3,)),
+]
+
+
+@pytest.mark.parametrize("name,args,shape,becomes,sizes", _LAZY, ids=[c[0] for c in _LAZY])
+def test_lazy_module_against_torch(name, args, shape, becomes, sizes):
+    """repr and state_dict before the first call, the materialized layer after it (its
+    class, parameter shapes, repr), and the output with torch's layer given the same
+    parameters."""
+    torch = _torch()
+    ours = getattr(nn, name)(*args)
+    theirs = getattr(torch.nn, name)(*args)
+    assert repr(ours) == repr(theirs)
+    assert ours.has_uninitialized_params()
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert [repr(v) for v in ours.state_dict().values()] == [
+        repr(v).replace("torch.nn.parameter", "numbagrad.nn.parameter")
+        for v in theirs.state_dict().values()
+    ]
+    x = np.random.default_rng(0).standard_normal(shape)
+    ours.double()
+    theirs.double()
+    out = ours(numbagrad.tensor(x))
+    theirs(torch.tensor(x))
+    assert type(ours).__name__ == becomes == type(theirs).__name__
+    assert not hasattr(ours, "_initialize_hook")
+    assert not isinstance(ours, nn.modules.lazy.LazyModuleMixin)
+    assert tuple(ours.weight.shape[: len(sizes)]) == sizes
+    assert ours.weight.dtype == numbagrad.float64
+    assert repr(ours) == repr(theirs)
+    # torch's layer with our initial values gives our output
+    theirs.load_state_dict({k: _t(v, torch) for k, v in ours.state_dict().items()})
+    ours.load_state_dict({k: v for k, v in ours.state_dict().items()})
+    np.testing.assert_allclose(
+        out.detach().numpy(), theirs(torch.tensor(x)).detach().numpy(), rtol=RTOL, atol=1e-10
+    )
+
+
+def test_lazy_parameters_materialize_in_place():
+    lin = nn.LazyLinear(3)
+    weight = lin.weight
+    opt = numbagrad.optim.SGD(lin.parameters(), lr=0.5)  # made before the first call
+    lin(numbagrad.randn(2, 4)).sum().backward()
+    assert lin.weight is weight and type(weight) is nn.Parameter
+    before = weight.detach().clone()
+    opt.step()
+    assert not numbagrad.equal(before, weight.detach())
+    assert isinstance(lin, nn.Linear) and lin.in_features == 4
+
+
+def test_uninitialized_parameter_refuses_use():
+    p = nn.UninitializedParameter(dtype=numbagrad.float64)
+    assert repr(p) == "<UninitializedParameter>"
+    assert p.dtype == numbagrad.float64 and p.requires_grad
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        p * 2
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        p.sum()
+    with pytest.raises(RuntimeError, match="Can't access the shape"):
+        _ = p.shape
+    b = nn.UninitializedBuffer()
+    assert repr(b) == "<UninitializedBuffer>" and not b.requires_grad
+    b.materialize((2, 3), dtype=numbagrad.float64)
+    assert type(b) is numbagrad.Tensor and b.shape == (2, 3) and b.dtype == numbagrad.float64
+    assert nn.parameter.is_lazy(nn.LazyConv2d(2, 3).weight)
+    assert not nn.parameter.is_lazy(nn.Conv2d(1, 2, 3).weight)
+
+
+def test_lazy_load_state_dict_copy_and_errors():
+    lin = nn.LazyLinear(3)
+    src = nn.Linear(5, 3)
+    lin.load_state_dict(src.state_dict())
+    assert type(lin) is nn.LazyLinear  # as PyTorch: it becomes Linear at the first call
+    assert numbagrad.equal(lin.weight, src.weight)
+    lin(numbagrad.randn(2, 5))
+    assert type(lin) is nn.Linear
+    c = copy.deepcopy(nn.LazyConv1d(2, 3))
+    assert c.has_uninitialized_params() and repr(c.weight) == "<UninitializedParameter>"
+    c = pickle.loads(pickle.dumps(nn.LazyLinear(2)))
+    assert c(numbagrad.randn(1, 3)).shape == (1, 2)
+    with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D"):
+        nn.LazyConv2d(4, 3)(numbagrad.randn(5))
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv1d(4, 3, groups=2)(numbagrad.randn(1, 3, 5))
+    # nothing to infer: it becomes a BatchNorm1d of 0 features, as PyTorch's does
+    bn = nn.LazyBatchNorm1d(affine=False, track_running_stats=False)
+    assert not bn.has_uninitialized_params()
+    bn(numbagrad.randn(4, 3))
+    assert type(bn) is nn.BatchNorm1d and bn.weight is None and bn.num_features == 0
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"in_features": 8, "n_classes": 10, "cutoffs": [4, 7]},
+        {"in_features": 16, "n_classes": 20, "cutoffs": [3, 9, 15], "div_value": 2.0,
+         "head_bias": True},
+    ],
+)  # fmt: skip
+def test_adaptive_log_softmax_against_torch(kw):
+    torch = _torch()
+    ours = nn.AdaptiveLogSoftmaxWithLoss(**kw).double()
+    theirs = torch.nn.AdaptiveLogSoftmaxWithLoss(**kw).double()
+    assert repr(ours) == repr(theirs) and list(ours.state_dict()) == list(theirs.state_dict())
+    theirs.load_state_dict({k: _t(v, torch) for k, v in ours.state_dict().items()})
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((7, kw["in_features"])), rng.integers(0, kw["n_classes"], 7)
+    a = theirs(torch.tensor(x), torch.tensor(t))
+    b = ours(numbagrad.tensor(x), numbagrad.tensor(t))
+    np.testing.assert_allclose(b.output.detach().numpy(), a.output.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(float(b.loss), a.loss.item(), atol=1e-12)
+    a.loss.backward()
+    b.loss.backward()
+    for (name, p), (_, q) in zip(theirs.named_parameters(), ours.named_parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), atol=1e-12, err_msg=name)
+    np.testing.assert_allclose(
+        ours.log_prob(numbagrad.tensor(x)).detach().numpy(),
+        theirs.log_prob(torch.tensor(x)).detach().numpy(),
+        atol=1e-12,
+    )
+    assert ours.predict(numbagrad.tensor(x)).tolist() == theirs.predict(torch.tensor(x)).tolist()
+    single = ours(numbagrad.tensor(x[0]), numbagrad.tensor(t[0]))
+    assert single.output.shape == () and single.loss.shape == ()
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        ours(numbagrad.tensor(x), numbagrad.tensor(np.full(7, 99)))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence of unique"):
+        nn.AdaptiveLogSoftmaxWithLoss(4, 10, cutoffs=[5, 3])
+
+
+def test_sync_batch_norm_and_container():
+    torch = _torch()
+    net = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Sequential(nn.BatchNorm2d(2)))
+    bn = net[1]
+    conv = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    assert type(conv[1]) is nn.SyncBatchNorm and type(conv[2][0]) is nn.SyncBatchNorm
+    assert conv[1].weight is bn.weight and conv[1].running_mean is bn.running_mean
+    assert repr(conv[1]) == repr(torch.nn.SyncBatchNorm(4))
+    x = np.random.default_rng(0).standard_normal((6, 4, 3))
+    ours, theirs = nn.SyncBatchNorm(4).double(), torch.nn.SyncBatchNorm(4).double()
+    for _ in range(2):
+        a = ours(numbagrad.tensor(x))
+        b = theirs(torch.tensor(x))
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), atol=1e-12)
+    with pytest.raises(ValueError, match="at least 2D"):
+        ours(numbagrad.zeros(3, dtype=numbagrad.float64))
+    with pytest.warns(FutureWarning, match="nn.Container` is deprecated"):
+        c = nn.Container(fc=nn.Linear(2, 2))
+    assert [n for n, _ in c.named_children()] == ["fc"]

@@ -14,16 +14,24 @@ Examples
 numbagrad.Size([8, 2])
 """
 
-from numbagrad.nn import functional, init, modules, parallel, parameter, utils
+from numbagrad.nn import functional, grad, init, modules, parallel, parameter, utils
 from numbagrad.nn.modules import *  # noqa: F403
 from numbagrad.nn.modules import __all__ as _modules_all
-from numbagrad.nn.parameter import Buffer, Parameter
+from numbagrad.nn.parameter import (
+    Buffer,
+    Parameter,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 
 __all__ = [
     *_modules_all,
     "Buffer",
     "Parameter",
+    "UninitializedBuffer",
+    "UninitializedParameter",
     "functional",
+    "grad",
     "init",
     "modules",
     "parallel",

@@ -1417,6 +1417,51 @@ def _cubic_matrix(n_in, n_out, align_corners, scale):
     return m
 
 
+def _aa_filter(mode, x):
+    """PyTorch's antialiasing filters (``UpSampleKernel.cpp``): the triangle, the cubic of
+    ``a = -0.5`` (Pillow's) and the Lanczos-3 windowed sinc."""
+    x = abs(x)
+    if mode == "bilinear":
+        return 1.0 - x if x < 1.0 else 0.0
+    if mode == "bicubic":
+        a = -0.5
+        if x < 1.0:
+            return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+        if x < 2.0:
+            return (((x - 5.0) * x + 8.0) * x - 4.0) * a
+        return 0.0
+    if x == 0.0:
+        return 1.0
+    if x < 3.0:
+        px = math.pi * x
+        return 3.0 * math.sin(px) * math.sin(px / 3.0) / (px * px)
+    return 0.0
+
+
+_AA_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}
+
+
+def _aa_matrix(n_in, n_out, align_corners, scale, mode):
+    """PyTorch's antialiased resampling weights (``_compute_weights_aa``): when shrinking,
+    the filter is stretched by the scale so that every input pixel under it contributes;
+    each row is normalised to sum to 1."""
+    r = _src_scale(n_in, n_out, align_corners, scale)
+    half = _AA_TAPS[mode] * 0.5
+    support = half * r if r >= 1.0 else half
+    inv = 1.0 / r if r >= 1.0 else 1.0
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        center = r * (i + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), n_in)
+        w = [_aa_filter(mode, (j - center + 0.5) * inv) for j in range(lo, hi)]
+        total = sum(w)
+        if total != 0.0:
+            w = [v / total for v in w]
+        m[i, lo:hi] = w
+    return m
+
+
 def interpolate(
     input,
     size=None,
@@ -1430,10 +1475,13 @@ def interpolate(
     ``scale_factor``.
 
     ``mode`` is ``'nearest'``, ``'nearest-exact'``, ``'linear'`` (3-D input),
-    ``'bilinear'``/``'bicubic'`` (4-D), ``'trilinear'`` (5-D) or ``'area'`` (adaptive average
-    pooling); ``align_corners`` maps corner pixel centres onto each other (the
-    interpolating modes only). Each mode is a separable linear map, one small matrix per
-    dim applied with ``matmul``, so every transform differentiates through it.
+    ``'bilinear'``/``'bicubic'`` (4-D), ``'trilinear'`` (5-D), ``'lanczos'`` (4-D, with
+    ``antialias=True`` only) or ``'area'`` (adaptive average pooling); ``align_corners`` maps
+    corner pixel centres onto each other (the interpolating modes only). ``antialias=True``
+    (bilinear, bicubic and lanczos, 4-D input) widens the filter when shrinking, as
+    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map, one
+    small matrix per dim applied with ``matmul``, so every transform differentiates through
+    it.
 
     Examples
     --------
@@ -1444,22 +1492,20 @@ def interpolate(
     >>> F.interpolate(numbagrad.tensor([[[1.0, 2.0]]]), size=3, mode="linear", align_corners=True)
     tensor([[[1.0000, 1.5000, 2.0000]]])
     """
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented in numbagrad")
     k = input.ndim - 2
+    unsupported = NotImplementedError(
+        f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+        f"the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+        f"nearest-exact (got {mode})"
+    )
     if k not in (1, 2, 3):
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-            f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-            f"nearest-exact (got {mode})"
-        )
-    modes = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area")
+        raise unsupported
+    modes = (
+        "nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "lanczos",
+        "area",
+    )  # fmt: skip
     if mode not in modes:
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-            f"the modes: nearest | linear | bilinear | bicubic | trilinear | area | "
-            f"nearest-exact (got {mode})"
-        )
+        raise unsupported
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError(
@@ -1499,6 +1545,18 @@ def interpolate(
         out = tuple(math.floor(n * s) for n, s in zip(spatial, scales))
         if recompute_scale_factor:
             scales = (None,) * k
+    if antialias and not (mode in _AA_TAPS and k == 2):
+        raise ValueError(
+            "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+            "requires a 4-D tensor as input"
+        )
+    if mode == "lanczos":
+        if k != 2:
+            raise unsupported
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if any(o <= 0 for o in out):
         raise RuntimeError(
             f"Input and output sizes should be greater than 0, but got input "
@@ -1512,6 +1570,8 @@ def interpolate(
             _nearest_matrix(n, o, s, mode == "nearest-exact")
             for n, o, s in zip(spatial, out, scales)
         ]
+    elif antialias:
+        mats = [_aa_matrix(n, o, align_corners, s, mode) for n, o, s in zip(spatial, out, scales)]
     elif mode == "bicubic":
         mats = [_cubic_matrix(n, o, align_corners, s) for n, o, s in zip(spatial, out, scales)]
     else:

@@ -201,14 +201,23 @@ __all__ += ["CosineSimilarity", "PairwiseDistance"]
 from numbagrad.nn.modules.loss import CTCLoss
 
 __all__ += ["CTCLoss"]
+from numbagrad.nn.modules.adaptive import AdaptiveLogSoftmaxWithLoss
 from numbagrad.nn.modules.channelshuffle import ChannelShuffle
-from numbagrad.nn.modules.loss import NLLLoss2d
+from numbagrad.nn.modules.container import Container
+from numbagrad.nn.modules.loss import LinearCrossEntropyLoss, NLLLoss2d
 
-__all__ += ["ChannelShuffle", "NLLLoss2d"]
+__all__ += [
+    "AdaptiveLogSoftmaxWithLoss",
+    "ChannelShuffle",
+    "Container",
+    "LinearCrossEntropyLoss",
+    "NLLLoss2d",
+]
 # -- convolution, pooling, padding and normalisation layers --------------------------------
 # ruff: noqa: E402
 from numbagrad.nn.modules import batchnorm as _batchnorm
 from numbagrad.nn.modules import conv as _conv
+from numbagrad.nn.modules import lazy as _lazy
 from numbagrad.nn.modules import normalization as _normalization
 from numbagrad.nn.modules import padding as _padding
 from numbagrad.nn.modules import pixelshuffle as _pixelshuffle
@@ -216,6 +225,7 @@ from numbagrad.nn.modules import pooling as _pooling
 from numbagrad.nn.modules import upsampling as _upsampling
 from numbagrad.nn.modules.batchnorm import *  # noqa: F403
 from numbagrad.nn.modules.conv import *  # noqa: F403
+from numbagrad.nn.modules.lazy import *  # noqa: F403
 from numbagrad.nn.modules.normalization import *  # noqa: F403
 from numbagrad.nn.modules.padding import *  # noqa: F403
 from numbagrad.nn.modules.pixelshuffle import *  # noqa: F403
@@ -224,7 +234,16 @@ from numbagrad.nn.modules.upsampling import *  # noqa: F403
 
 __all__ += [
     n
-    for m in (_batchnorm, _conv, _normalization, _padding, _pixelshuffle, _pooling, _upsampling)
+    for m in (
+        _batchnorm,
+        _conv,
+        _lazy,
+        _normalization,
+        _padding,
+        _pixelshuffle,
+        _pooling,
+        _upsampling,
+    )
     for n in m.__all__
-    if n not in __all__
+    if n not in __all__ and n != "LazyModuleMixin"  # (torch.nn.modules.lazy's, not torch.nn's)
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from numbagrad import _dtype as D
+from numbagrad import distributed as _dist
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._creation import empty, ones, tensor, zeros
 from numbagrad.nn import functional as F
@@ -11,7 +12,7 @@ from numbagrad.nn.modules.layers import _factory
 from numbagrad.nn.modules.module import Module
 from numbagrad.nn.parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -163,3 +164,90 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.ndim != 5:
             raise ValueError(f"expected 5D input (got {input.ndim}D input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation over ``(N, C, *)`` whose training statistics are meant to be
+    synchronised across processes (PyTorch's ``nn.SyncBatchNorm``).
+
+    In one process (no initialised process group, a group of one, or eval mode) it is
+    :class:`BatchNorm1d`/``2d``/``3d`` for any input of at least 2 dims, as PyTorch's. In
+    training across several processes PyTorch requires accelerator tensors (CPU input raises
+    ``ValueError``, as here); numbagrad does not synchronise the statistics, so CUDA input then
+    raises ``NotImplementedError``. :meth:`convert_sync_batchnorm` swaps a model's batch
+    norms for these, sharing their parameters and buffers.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> net = numbagrad.nn.Sequential(numbagrad.nn.Linear(3, 4), numbagrad.nn.BatchNorm1d(4))
+    >>> net = numbagrad.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    >>> net[1]
+    SyncBatchNorm(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> net(numbagrad.randn(5, 3)).shape
+    numbagrad.Size([5, 4])
+    """
+
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        process_group=None,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        bn_training = self.training or (self.running_mean is None and self.running_var is None)
+        if bn_training and self.training and _dist.is_initialized():
+            if input.device.type == "cpu":
+                raise ValueError("SyncBatchNorm expected input tensor to be on GPU or XPU")
+            if _dist.get_world_size(self.process_group) > 1:
+                raise NotImplementedError(
+                    "SyncBatchNorm: synchronising the batch statistics across processes is not "
+                    "implemented in numbagrad"
+                )
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every ``BatchNorm*d`` replaced by a :class:`SyncBatchNorm` holding
+        the same parameters and buffers (a batch norm itself is returned converted)."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(
+                module.num_features,
+                module.eps,
+                module.momentum,
+                module.affine,
+                module.track_running_stats,
+                process_group,
+                bias=module.bias is not None,
+            )
+            if module.affine:
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
@@ -11,7 +12,14 @@ from numbagrad._tensor import Tensor
 from numbagrad.nn.modules.module import Module, _addindent
 from numbagrad.nn.parameter import Parameter
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = [
+    "Container",
+    "ModuleDict",
+    "ModuleList",
+    "ParameterDict",
+    "ParameterList",
+    "Sequential",
+]
 
 
 def _index(idx, n, what):
@@ -501,3 +509,30 @@ class ParameterDict(Module):
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
+
+
+class Container(Module):
+    """Deprecated (PyTorch's ``nn.Container``, which warns the same): a :class:`Module` whose
+    keyword arguments become its submodules. Subclass :class:`Module` instead.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numbagrad
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     c = numbagrad.nn.Container(fc=numbagrad.nn.Linear(2, 2))
+    >>> [name for name, _ in c.named_children()]
+    ['fc']
+    """
+
+    def __init__(self, **kwargs):
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

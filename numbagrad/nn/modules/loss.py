@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from numbagrad.nn import functional as F
+from numbagrad.nn.modules.layers import Linear
 from numbagrad.nn.modules.module import Module
 
 __all__ = [
@@ -554,3 +555,86 @@ class NLLLoss2d(NLLLoss):
 
 
 __all__ += ["NLLLoss2d"]
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A linear layer followed by cross entropy (PyTorch's ``nn.LinearCrossEntropyLoss``; see
+    :func:`numbagrad.nn.functional.linear_cross_entropy`).
+
+    The projection is ``self.linear``, a :class:`~numbagrad.nn.Linear` from ``in_features``
+    to ``num_classes * prod(out_features)`` (its weight reshaped to ``(num_classes,
+    *out_features, in_features)`` in ``forward``), so ``state_dict`` keys are PyTorch's
+    (``linear.weight``, ``linear.bias``). ``options`` (PyTorch's chunked implementation)
+    must be None.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> loss = numbagrad.nn.LinearCrossEntropyLoss(3, 4)
+    >>> loss(numbagrad.randn(2, 3), numbagrad.tensor([1, 2])).shape
+    numbagrad.Size([])
+    """
+
+    def __init__(
+        self,
+        in_features,
+        num_classes,
+        *,
+        out_features=(),
+        bias=False,
+        device=None,
+        dtype=None,
+        reduction="mean",
+        weight=None,
+        ignore_index=None,
+        label_smoothing=0.0,
+        options=None,
+    ):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if options is not None:
+            raise NotImplementedError(
+                "LinearCrossEntropyLoss: the chunked implementation (options=...) is not "
+                "available in numbagrad; pass options=None"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        rows = num_classes
+        for d in self.out_features:
+            rows *= d
+        self.linear = Linear(in_features, rows, bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        lin = self.linear
+        weight = lin.weight.reshape((self.num_classes, *self.out_features, lin.in_features))
+        bias = None
+        if lin.bias is not None:
+            bias = lin.bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(
+            input,
+            weight,
+            target,
+            linear_bias=bias,
+            weight=self.weight,
+            reduction=self.reduction,
+            ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing,
+            options=self.options,
+        )
+
+    def extra_repr(self):
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
+        )
+
+
+__all__ += ["LinearCrossEntropyLoss"]

@@ -17,6 +17,8 @@ __all__ = [
     "AvgPool1d",
     "AvgPool2d",
     "AvgPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
@@ -445,3 +447,77 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     _fn = staticmethod(F.max_unpool3d)
     _k = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    _k = 2
+    _fn: Any = None  # the functional form, set by each subclass
+
+    def __init__(
+        self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+        _random_samples=None,
+    ):  # fmt: skip
+        super().__init__()
+        k = self._k
+        name = type(self).__name__
+
+        def tup(v):
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,) * k
+
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._fn(
+            input,
+            self.kernel_size,
+            self.output_size,
+            self.output_ratio,
+            self.return_indices,
+            _random_samples=self._random_samples,
+        )
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-D fractional max pooling layer (PyTorch's ``nn.FractionalMaxPool2d``; see
+    :func:`numbagrad.nn.functional.fractional_max_pool2d`): windows of ``kernel_size`` at
+    pseudo-random steps, drawn from the global generator at each call unless
+    ``_random_samples`` is given.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> pool = numbagrad.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
+    >>> pool(numbagrad.randn(1, 2, 10, 8)).shape
+    numbagrad.Size([1, 2, 5, 4])
+    """
+
+    _k = 2
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-D fractional max pooling layer (PyTorch's ``nn.FractionalMaxPool3d``; see
+    :func:`numbagrad.nn.functional.fractional_max_pool3d`).
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> pool = numbagrad.nn.FractionalMaxPool3d(2, output_size=(2, 3, 3))
+    >>> pool(numbagrad.randn(1, 1, 5, 6, 6)).shape
+    numbagrad.Size([1, 1, 2, 3, 3])
+    """
+
+    _k = 3
+    _fn = staticmethod(F.fractional_max_pool3d)
