@@ -577,8 +577,7 @@ class CompiledFunctionBackward(Node):
         for g in garrays:
             if g is None:  # an output that got no gradient: zeros
                 cots = [
-                    en.zeros(*self.out_meta[k]) if g is None else g
-                    for k, g in enumerate(garrays)
+                    en.zeros(*self.out_meta[k]) if g is None else g for k, g in enumerate(garrays)
                 ]
                 break
         if en.bwd_consts:

@@ -141,6 +141,11 @@ class Backend(Protocol):
         ``gammaincc``, ``zeta``, ``xlogy``, ``xlog1py``, ``nextafter``) as ``dtype``."""
         ...
 
+    def standard_gamma(self, name: str, alpha: Array, b: Array) -> Array:
+        """``"_standard_gamma"``: the standard gamma inverse CDF of ``alpha`` at uniforms
+        ``b``; ``"_standard_gamma_grad"``: its derivative in ``alpha`` at samples ``b``."""
+        ...
+
     # -- linear algebra ----------------------------------------------------------------------------
     def inv(self, a: Array) -> Array: ...
 

@@ -13,35 +13,12 @@ as PyTorch's ``_standard_gamma_grad``, has no derivative of its own), and with r
 
 from __future__ import annotations
 
-import numpy as np
-
 from numbagrad import _creation
 from numbagrad import ops as F
-from numbagrad.kernels import module
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._rules import broadcast_batch
 
 __all__ = ["standard_gamma", "standard_gamma_grad", "standard_gamma_icdf"]
-
-KG = module("gamma")
-
-
-def _pair(name, kernel, a, b):
-    """``kernel`` over ``a`` and ``b`` broadcast, in float64, rounded once to their dtype."""
-    for x in (a, b):
-        if not isinstance(x, np.ndarray):
-            raise NotImplementedError(
-                f"{name} is not implemented for CUDA tensors yet; move the tensor to the CPU "
-                "with .cpu()"
-            )
-    dt = np.result_type(a.dtype, b.dtype)
-    a, b = np.broadcast_arrays(a, b)
-    fa = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
-    fb = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
-    out = np.empty(fa.size, np.float64)
-    if out.size:
-        kernel(fa, fb, out)
-    return out.reshape(a.shape).astype(dt, copy=False)
 
 
 def _pdf(alpha, x):
@@ -56,7 +33,7 @@ class StandardGammaGrad(Primitive):
 
     @staticmethod
     def impl(be, alpha, x):
-        return _pair("_standard_gamma_grad", KG.standard_gamma_grad, alpha, x)
+        return be.standard_gamma("_standard_gamma_grad", alpha, x)
 
     @staticmethod
     def vjp(ctx, g):
@@ -76,7 +53,7 @@ class StandardGammaIcdf(Primitive):
 
     @staticmethod
     def impl(be, alpha, u):
-        return _pair("_standard_gamma", KG.standard_gamma_icdf, alpha, u)
+        return be.standard_gamma("_standard_gamma", alpha, u)
 
     @staticmethod
     def vjp(ctx, g):

@@ -13,6 +13,9 @@ from numbagrad.kernels import module
 __all__ = ["SpecialMethods"]
 
 KS = module("special")
+KG = module("gamma")
+# the reparameterised gamma draws' kernels (NOTE [Reparameterised gamma samples] in gamma.py)
+_GAMMA = {"_standard_gamma": "standard_gamma_icdf", "_standard_gamma_grad": "standard_gamma_grad"}
 
 
 def _round(out, dt):
@@ -76,3 +79,17 @@ class SpecialMethods:
         if fa.size:
             KS.special_binary(code, fa, fb, out)
         return _round(out.reshape(a.shape), dt)
+
+    @staticmethod
+    def standard_gamma(name, alpha, b):
+        """``"_standard_gamma"``: the standard gamma inverse CDF at ``b`` (a uniform);
+        ``"_standard_gamma_grad"``: ``dx/dalpha`` of the sample ``b``; ``alpha`` and ``b``
+        broadcast, computed in float64 and rounded once to their result dtype."""
+        dt = np.result_type(alpha.dtype, b.dtype)
+        a, b = np.broadcast_arrays(alpha, b)
+        fa = np.ascontiguousarray(a, dtype=np.float64).reshape(-1)
+        fb = np.ascontiguousarray(b, dtype=np.float64).reshape(-1)
+        out = np.empty(fa.size, np.float64)
+        if out.size:
+            getattr(KG, _GAMMA[name])(fa, fb, out)
+        return out.reshape(a.shape).astype(dt, copy=False)

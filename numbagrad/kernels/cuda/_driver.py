@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from importlib import metadata
 
 import numpy as np
 
@@ -78,12 +79,11 @@ def _check_compiler():
     first CUDA op would fail deep inside numba with an AttributeError (seen on an H200
     image with numba-cuda 0.30.4 and NumPy 2.5.2; the suite passes with NumPy 2.4.6)."""
     try:
-        importlib.import_module("numba.cuda.np.arrayobj")
+        from numba.cuda.np import arrayobj  # noqa: F401  (what the first compile imports)
     except (AttributeError, ImportError) as e:
-        import numba_cuda
-
+        version = metadata.version("numba-cuda")
         raise CudaUnavailableError(
-            f"CUDA is not usable: numba-cuda {numba_cuda.__version__} cannot compile kernels "
+            f"CUDA is not usable: numba-cuda {version} cannot compile kernels "
             f"with NumPy {np.__version__} ({type(e).__name__}: {e}); install a NumPy that "
             "this numba-cuda supports (pip install 'numpy<2.5') or a newer numba-cuda"
         ) from e

@@ -52,6 +52,10 @@ class SpecialMethods:
                out._buf)  # fmt: skip
         return out
 
+    def standard_gamma(self, name, alpha, b):
+        """The reparameterised gamma draws' kernels are CPU-only (docs/gpu.rst)."""
+        raise _unsupported(name)
+
     def special_binary(self, name, a, b, dtype=None):
         """The broadcasting two-operand function ``name`` (``special.BINARY``: ``gammainc``,
         ``gammaincc``, ``zeta``, ``xlogy``, ``xlog1py``, ``nextafter``) of CUDA arrays or
