@@ -51,21 +51,12 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.meta import MetaArray
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import passthrough
 from numbagrad.ops.shape import OVERLAP_ERROR, Zeros
 from numbagrad.ops.unary import unary_batch
 
-__all__ = [
-    "assign_traced",
-    "check_inplace",
-    "clone",
-    "commit",
-    "contiguous",
-    "inplace",
-    "refresh_view",
-    "to",
-    "traced",
-]
+__all__ = ["assign_traced", "check_inplace", "commit", "inplace", "refresh_view", "traced"]
 
 
 class Clone(Primitive):
@@ -134,12 +125,14 @@ class ToCopy(Primitive):
         return g.astype(ctx.input_dtype(0))
 
 
+@public
 def clone(input, *, memory_format=None):
     """A copy with its own storage; gradients flow through unchanged."""
     D.check_memory_format(memory_format, "clone")
     return bind(Clone, (input,), NO_PARAMS)
 
 
+@public
 def contiguous(input, memory_format=None):
     """``input`` itself if row-major contiguous, else a contiguous copy."""
     D.check_memory_format(memory_format, "contiguous")
@@ -154,6 +147,7 @@ def contiguous(input, memory_format=None):
     return input if input._data.flags.c_contiguous else clone(input)
 
 
+@public
 def to(input, *args, **kwargs):
     """Convert the dtype (``to(dtype)``, ``to(device)``, ``to(other)``, ``dtype=``).
 

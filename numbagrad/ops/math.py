@@ -4,9 +4,9 @@ searching, counting and set operations.
 Most are composites of existing ops (so they get gradients, JVP and vmap rules for free).
 The data-dependent ones (``searchsorted``, ``histc``, ``unique``, ``unique_consecutive``)
 are small non-differentiable primitives, as in PyTorch, whose derivatives are not
-implemented either. ``ALL`` also lists the new elementwise, binary and reduction functions
-declared in ``unary.py``, ``binary.py`` and ``reduce.py`` (their ``MATH`` lists), so that
-``numbagrad.ops`` exports them from here.
+implemented either. Each public op is marked ``@public`` where it is defined (NOTE [Public
+ops] in ``ops/_public.py``); the wider elementwise, binary and reduction functions live
+with their families in ``unary.py``, ``binary.py`` and ``reduce.py``.
 """
 
 from __future__ import annotations
@@ -22,65 +22,10 @@ from numbagrad import ops as F
 from numbagrad._creation import const_ones_like as ones_like
 from numbagrad._creation import tensor, zeros
 from numbagrad._tensor import Tensor
-from numbagrad.ops import _rules, binary, reduce, unary
+from numbagrad.ops import _rules, reduce
 from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._util import default_float, wrap_dim
-from numbagrad.ops.binary import (  # noqa: F401  (re-exported: see ALL)
-    copysign,
-    float_power,
-    fmax,
-    fmin,
-    heaviside,
-    hypot,
-    logaddexp,
-    logaddexp2,
-    nextafter,
-)
-from numbagrad.ops.reduce import (  # noqa: F401  (re-exported: see ALL)
-    aminmax,
-    count_nonzero,
-    cummax,
-    cummin,
-    kthvalue,
-    logcumsumexp,
-    median,
-    msort,
-    nanmean,
-    nanmedian,
-    nanquantile,
-    nansum,
-    quantile,
-    std_mean,
-    var_mean,
-)
-from numbagrad.ops.unary import (  # noqa: F401  (re-exported: see ALL)
-    absolute,
-    acos,
-    acosh,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctanh,
-    asin,
-    asinh,
-    atan,
-    atanh,
-    cosh,
-    deg2rad,
-    exp2,
-    fix,
-    frac,
-    log10,
-    negative,
-    positive,
-    rad2deg,
-    sgn,
-    signbit,
-    sinh,
-    trunc,
-)
 
 _TORCH_NAMES = {
     "float32": "Float",
@@ -113,6 +58,7 @@ def _tensors(args, name):
 
 
 # -- interpolation -----------------------------------------------------------------------------
+@public(inplace=True)
 def lerp(input, end, weight):
     """Linear interpolation ``input + weight * (end - input)``.
 
@@ -216,6 +162,7 @@ class Lerp(Primitive):
         return total
 
 
+@public(inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (broadcast); differentiable.
 
@@ -231,6 +178,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 * tensor2
 
 
+@public(inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2`` (broadcast); differentiable. Integer
     ``tensor1`` and ``tensor2`` are refused, as PyTorch does.
@@ -276,6 +224,7 @@ def _atleast(args, nd, name):
     return out[0] if single else tuple(out)
 
 
+@public(method=False)
 def atleast_1d(*tensors):
     """Each tensor with at least one dimension (0-d ones become shape ``(1,)``).
 
@@ -290,6 +239,7 @@ def atleast_1d(*tensors):
     return _atleast(tensors, 1, "atleast_1d")
 
 
+@public(method=False)
 def atleast_2d(*tensors):
     """Each tensor with at least two dimensions (``(n,)`` becomes ``(1, n)``).
 
@@ -302,6 +252,7 @@ def atleast_2d(*tensors):
     return _atleast(tensors, 2, "atleast_2d")
 
 
+@public(method=False)
 def atleast_3d(*tensors):
     """Each tensor with at least three dimensions (``(n,)`` becomes ``(1, n, 1)``,
     ``(m, n)`` becomes ``(m, n, 1)``).
@@ -321,6 +272,7 @@ def _nonempty(ts, name):
     return ts
 
 
+@public(aliases=("row_stack",), method=False)
 def vstack(tensors):
     """Stack tensors vertically: :func:`cat` of their :func:`atleast_2d` along dim 0.
 
@@ -338,6 +290,7 @@ def vstack(tensors):
 row_stack = vstack
 
 
+@public(method=False)
 def hstack(tensors):
     """Stack tensors horizontally: along dim 0 for 1-D tensors, else dim 1.
 
@@ -351,6 +304,7 @@ def hstack(tensors):
     return F.cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
+@public(method=False)
 def dstack(tensors):
     """Stack tensors depth-wise: :func:`cat` of their :func:`atleast_3d` along dim 2.
 
@@ -364,6 +318,7 @@ def dstack(tensors):
     return F.cat(list(_atleast(ts, 3, "dstack")), 2)
 
 
+@public(method=False)
 def column_stack(tensors):
     """Stack as columns: 0-d and 1-D tensors become ``(n, 1)`` columns, then :func:`cat`
     along dim 1.
@@ -380,6 +335,7 @@ def column_stack(tensors):
     return F.cat(cols, 1)
 
 
+@public(method=False)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids from 1-D tensors (0-d ones count as size 1).
 
@@ -440,6 +396,7 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
+@public(method=False)
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common broadcast shape (views).
 
@@ -475,6 +432,7 @@ def _broadcast_shapes(*shapes):
     return tuple(out)
 
 
+@public
 def tile(input, dims):
     """Repeat ``input`` ``dims[i]`` times along each dimension (missing leading entries of
     either are 1, as NumPy's and PyTorch's ``tile``).
@@ -500,6 +458,7 @@ def tile(input, dims):
     return F.reshape(out, tuple(r * s for r, s in zip(reps, shape)))
 
 
+@public
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or slice along ``dim``) ``repeats`` times in place.
 
@@ -573,6 +532,7 @@ def _check_output_size(output_size, total):
         )
 
 
+@public
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first toward the
     second.
@@ -604,6 +564,7 @@ def rot90(input, k=1, dims=(0, 1)):
     return F.clone(input)
 
 
+@public(method=False)
 def block_diag(*tensors):
     """A block-diagonal matrix of the given blocks (0-d ones are 1x1, 1-D ones one row);
     the dtype is their promoted dtype.
@@ -642,6 +603,7 @@ def block_diag(*tensors):
     return F.cat(rows, 0)
 
 
+@public(method=False)
 def cartesian_prod(*tensors):
     """The Cartesian product of 1-D tensors, one combination per row (a single tensor
     is returned as it is, as PyTorch's).
@@ -665,6 +627,7 @@ def cartesian_prod(*tensors):
     return F.stack([F.reshape(g, (-1,)) for g in grids], 1)
 
 
+@public(inplace=True)
 def renorm(input, p, dim, maxnorm):
     """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
     norm ``maxnorm`` (PyTorch's factor ``maxnorm / (norm + 1e-7)``); differentiable through
@@ -737,6 +700,7 @@ class Renorm(Primitive):
         return bind(Renorm, args, {"dims": new, "p": p, "maxnorm": maxnorm}), bd
 
 
+@public
 def ravel(input):
     """``input`` flattened to one dimension (a view when possible).
 
@@ -749,6 +713,7 @@ def ravel(input):
     return F.reshape(input, (-1,))
 
 
+@public
 def argwhere(input):
     """The indices of the non-zero elements, one row each (as :func:`nonzero`).
 
@@ -763,6 +728,7 @@ def argwhere(input):
 
 
 # -- differences and integrals ---------------------------------------------------------------
+@public
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bools), after
     concatenating ``prepend`` and ``append`` along it.
@@ -813,6 +779,7 @@ def _dx_along(x, y, d, name="trapezoid"):
     return F.narrow(x, d, min(1, m), max(m - 1, 0)) - F.narrow(x, d, 0, max(m - 1, 0))
 
 
+@public(method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: sample points ``x`` (a tensor) or a constant
     spacing ``dx`` (default 1); differentiable with respect to ``y`` and ``x``.
@@ -846,6 +813,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (F.sum(y, d) - ends * 0.5) * h
 
 
+@public(method=False)
 def trapz(y, x=None, *, dx=None, dim=-1):
     """Alias of :func:`trapezoid`.
 
@@ -858,6 +826,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@public(method=False)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along ``dim`` (one element shorter than ``y``).
 
@@ -942,6 +911,7 @@ class Searchsorted(Primitive):
         return bind(Searchsorted, (seq, values), params), 0
 
 
+@public(method=False)
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
     """Indices where ``input``'s values would be inserted into ``sorted_sequence`` (along
     its last dim) to keep it sorted.
@@ -1022,6 +992,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     )
 
 
+@public(method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each element of ``input`` among the 1-D sorted ``boundaries``:
     ``boundaries[i-1] < x <= boundaries[i]`` (``<=``/``<`` with ``right=True``).
@@ -1085,6 +1056,7 @@ class Histc(Primitive):
         return bind(Histc, (flat,), params), 0
 
 
+@public
 def histc(input, bins=100, min=0, max=0):
     """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's
     range when both are equal); elements outside are ignored. Floating tensors only.
@@ -1179,6 +1151,7 @@ def _unique(input, dim, consecutive, return_inverse, return_counts):
     return values if len(out) == 1 else out
 
 
+@public
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The unique elements of ``input`` (or unique slices along ``dim``), sorted.
 
@@ -1208,6 +1181,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _unique(input, dim, False, return_inverse, return_counts)
 
 
+@public
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``).
 
@@ -1220,6 +1194,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _unique(input, dim, True, return_inverse, return_counts)
 
 
+@public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True where ``|input - other| <= atol + |rtol * other|`` (or where they are equal,
     infinities included; NaN equals NaN only with ``equal_nan``).
@@ -1252,6 +1227,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 # -- counting, covariance and triangle indices ----------------------------------------------
+@public
 def bincount(input, weights=None, minlength=0):
     """Count how often each value ``0, 1, ..., max(input)`` occurs in a 1-D tensor of
     non-negative integers (sum the matching ``weights`` instead, when given).
@@ -1304,6 +1280,7 @@ def bincount(input, weights=None, minlength=0):
     return zeros(n, dtype=src.dtype, device=input.device).index_add(0, index, src)
 
 
+@public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the variables in the rows of ``input`` (observations in the
     columns), as ``numpy.cov``; differentiable.
@@ -1392,6 +1369,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return F.squeeze(c / norm)
 
 
+@public
 def corrcoef(input):
     """Pearson correlation coefficients of the variables in the rows of ``input``
     (``cov`` normalised by the standard deviations, clipped to ``[-1, 1]``).
@@ -1429,6 +1407,7 @@ def _tri_indices(upper, row, col, offset, dtype, device):
     return tensor(idx.astype(dtype.np), device=device)
 
 
+@public(method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The ``(2, N)`` row and column indices of the upper triangle (on and above diagonal
     ``offset``) of a ``row x col`` matrix, in row-major order.
@@ -1443,6 +1422,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices(True, row, col, offset, D.int64 if dtype is None else dtype, device)
 
 
+@public(method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The ``(2, N)`` row and column indices of the lower triangle (on and below diagonal
     ``offset``) of a ``row x col`` matrix, in row-major order.
@@ -1457,6 +1437,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices(False, row, col, offset, D.int64 if dtype is None else dtype, device)
 
 
+@public
 def tensor_split(input, indices_or_sections, dim=0):
     """Split ``input`` along ``dim`` into ``n`` nearly equal views (the first ``size % n``
     one longer) for an integer ``n``, or at the given indices (negative ones from the end,
@@ -1502,6 +1483,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     )
 
 
+@public(method=False)
 def combinations(input, r=2, with_replacement=False):
     """The length-``r`` combinations of the elements of a 1-D tensor, as rows (the order of
     ``itertools.combinations``); differentiable.
@@ -1529,6 +1511,7 @@ def combinations(input, r=2, with_replacement=False):
     return F.reshape(flat, (len(rows), r))
 
 
+@public(method=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a
     scalar); ``invert`` negates. No gradient.
@@ -1554,33 +1537,5 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return F.logical_not(found) if invert else found
 
 
-# not Tensor methods in PyTorch either (``ops/_methods.py``)
-NOT_METHODS = (
-    "var_mean std_mean atleast_1d atleast_2d atleast_3d vstack row_stack hstack "
-    "dstack column_stack meshgrid broadcast_tensors block_diag cartesian_prod "
-    "trapezoid trapz cumulative_trapezoid searchsorted bucketize "
-    "triu_indices tril_indices combinations isin"
-).split()
-# the in-place methods ``<name>_`` PyTorch has for them (``ops/_methods.py``; ``float_power_``
-# is left out: its float64 result must not be cast into a float32 tensor silently)
-INPLACE = (
-    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
-    "arcsinh arccosh arctanh fix absolute negative sgn frac deg2rad rad2deg hypot "
-    "copysign nextafter heaviside lerp renorm addcmul addcdiv"
-).split()
-
-ALL = [
-    *unary.MATH,
-    *binary.MATH,
-    *reduce.MATH,
-    *(
-        "lerp addcmul addcdiv "
-        "atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
-        "meshgrid broadcast_tensors tile repeat_interleave rot90 block_diag "
-        "cartesian_prod renorm ravel argwhere diff trapezoid trapz cumulative_trapezoid "
-        "searchsorted bucketize histc unique unique_consecutive isclose bincount cov corrcoef "
-        "triu_indices tril_indices tensor_split combinations isin"
-    ).split(),
-]
-
-__all__ = ALL
+# (the ops are public through ``@public``: NOTE [Public ops] in ``ops/_public.py``)
+__all__: list = []

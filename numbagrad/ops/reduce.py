@@ -41,6 +41,7 @@ from numbagrad._creation import const_ones_like as _ones_like
 from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import both_ways, conj_all, front
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import default_float, wrap_dim
@@ -908,6 +909,7 @@ class Nanmedian(Median):
 
 
 # -- public functions ------------------------------------------------------------------------
+@public(numpy_keywords=True)
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (int, tuple or None for all; ``()`` and ``[]`` mean all too).
 
@@ -923,6 +925,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return bind(Sum, (input,), {"dims": _reduce_dims(input, dim), "keepdim": keepdim, "dtype": dt})
 
 
+@public(numpy_keywords=True)
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Mean over ``dim``; requires a floating dtype (or ``dtype=``), as in PyTorch."""
     if dtype is not None:
@@ -949,6 +952,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return sum(input, dims, keepdim) / n
 
 
+@public(numpy_keywords=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over ``dim`` (an int or None); zeros are handled in the gradient."""
     if dim is not None and not isinstance(dim, (int, np.integer)):
@@ -969,6 +973,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     return out if dtype is None or out.dtype is dtype else out.to(dtype)
 
 
+@public(numpy_keywords=True)
 def amax(input, dim=(), keepdim=False):
     """Maximum over ``dim`` (default all); ties share the gradient equally."""
     dims = _reduce_dims(input, dim)
@@ -976,6 +981,7 @@ def amax(input, dim=(), keepdim=False):
     return bind(Amax, (input,), {"dims": dims, "keepdim": keepdim})
 
 
+@public(numpy_keywords=True)
 def amin(input, dim=(), keepdim=False):
     """Minimum over ``dim`` (default all); ties share the gradient equally."""
     dims = _reduce_dims(input, dim)
@@ -983,12 +989,14 @@ def amin(input, dim=(), keepdim=False):
     return bind(Amin, (input,), {"dims": dims, "keepdim": keepdim})
 
 
+@public(numpy_keywords=True)
 def argmax(input, dim=None, keepdim=False):
     """Index of the maximum (over the flattened tensor when ``dim`` is None)."""
     d = None if dim is None else wrap_dim(dim, input.ndim)
     return bind(Argmax, (input,), {"dim": d, "keepdim": keepdim})
 
 
+@public(numpy_keywords=True)
 def argmin(input, dim=None, keepdim=False):
     """Index of the minimum (over the flattened tensor when ``dim`` is None)."""
     d = None if dim is None else wrap_dim(dim, input.ndim)
@@ -1012,6 +1020,7 @@ def _minmax(input, dim, keepdim, name, arg, full, other):
     return _MinMax((values, idx))
 
 
+@public(numpy_keywords=True)
 def max(input, dim=None, keepdim=False):
     """Maximum of all elements, or ``(values, indices)`` along ``dim``.
 
@@ -1022,11 +1031,13 @@ def max(input, dim=None, keepdim=False):
     return _minmax(input, dim, keepdim, "max", argmax, Amax, F.maximum)
 
 
+@public(numpy_keywords=True)
 def min(input, dim=None, keepdim=False):
     """Minimum of all elements, or ``(values, indices)`` along ``dim``."""
     return _minmax(input, dim, keepdim, "min", argmin, Amin, F.minimum)
 
 
+@public(numpy_keywords=True)
 def all(input, dim=None, keepdim=False):
     """True where all elements (along ``dim``) are non-zero (``dim=()``: elementwise)."""
     return bind(
@@ -1034,6 +1045,7 @@ def all(input, dim=None, keepdim=False):
     )
 
 
+@public(numpy_keywords=True)
 def any(input, dim=None, keepdim=False):
     """True where any element (along ``dim``) is non-zero (``dim=()``: elementwise)."""
     return bind(
@@ -1041,6 +1053,7 @@ def any(input, dim=None, keepdim=False):
     )
 
 
+@public(numpy_keywords=True)
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input), dim))`` computed stably (the max is subtracted first); -inf
     over an empty dim."""
@@ -1071,6 +1084,7 @@ def _format_p(p):
     return str(int(p)) if p.is_integer() else str(p)
 
 
+@public
 def norm(input, p="fro", dim=None, keepdim=False):
     """Vector p-norm over ``dim`` (``'fro'``/2, 1, ``inf``, ``-inf``, or any float p)."""
     if input.dtype.is_complex:  # the norm of the moduli (real), as PyTorch's
@@ -1205,6 +1219,7 @@ def _var_no_dof(input, mu, dims, keepdim, n, dof, whole):
     return q + (ss.detach() / 0.0 - q.detach())
 
 
+@public(numpy_keywords=True)
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over ``dim`` with Bessel's ``correction`` (default 1; ``unbiased=False``
     means 0); ``correction >= n`` gives inf (nan for constant data) and warns, as PyTorch."""
@@ -1213,6 +1228,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var(input, dim, unbiased, keepdim, correction, "var")
 
 
+@public(numpy_keywords=True)
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation, ``sqrt(var(...))``; its gradient is 0 where the deviation is 0
     (as PyTorch), not 0/0."""
@@ -1233,6 +1249,7 @@ def _check_softmax_input(name, input, dim):
         )
 
 
+@public(numpy_keywords=True)
 def softmax(input, dim, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``, computed stably (floating inputs, or pass
     ``dtype``)."""
@@ -1245,6 +1262,7 @@ def softmax(input, dim, dtype=None):
     return bind(Softmax, (input,), {"dim": d})
 
 
+@public(numpy_keywords=True)
 def log_softmax(input, dim, dtype=None):
     """``x - logsumexp(x)`` along ``dim``, computed stably (floating inputs, or pass
     ``dtype``)."""
@@ -1268,11 +1286,13 @@ def _scan(prim, name, input, dim, dtype):
     return out if out.dtype is dtype else out.to(dtype)  # integers scan in int64
 
 
+@public(numpy_keywords=True)
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim`` (integers and bools in int64 unless ``dtype``)."""
     return _scan(Cumsum, "cumsum", input, dim, dtype)
 
 
+@public(numpy_keywords=True)
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``; its gradient is exact where inputs are zero.
 
@@ -1306,6 +1326,7 @@ def _cum_extreme(prim, input, dim):
     return _MinMax((bind(Gather, (input, idx), {"dim": d}), idx))
 
 
+@public
 def cummax(input, dim):
     """Running maximum along ``dim`` and its indices.
 
@@ -1332,6 +1353,7 @@ def cummax(input, dim):
     return _cum_extreme(Cumargmax, input, dim)
 
 
+@public
 def cummin(input, dim):
     """Running minimum along ``dim`` and its indices (see :func:`cummax`).
 
@@ -1344,6 +1366,7 @@ def cummin(input, dim):
     return _cum_extreme(Cumargmin, input, dim)
 
 
+@public
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input), dim))`` computed stably (floating tensors only, as in
     PyTorch).
@@ -1382,6 +1405,7 @@ def _at(order, d, k):
     return F.narrow(order, d, k, 1)
 
 
+@public
 def median(input, dim=None, keepdim=False):
     """The lower median of all elements, or ``(values, indices)`` along ``dim``.
 
@@ -1423,6 +1447,7 @@ def median(input, dim=None, keepdim=False):
     return _kth(input, dim, keepdim, pick, "median")
 
 
+@public
 def nanmedian(input, dim=None, keepdim=False):
     """:func:`median` ignoring NaN (NaN only where every reduced element is NaN).
 
@@ -1445,6 +1470,7 @@ def nanmedian(input, dim=None, keepdim=False):
     return _kth(x, dim, keepdim, pick, "nanmedian")
 
 
+@public
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The ``k``-th smallest element (1-based) along ``dim`` and its index (NaN counts as
     the largest value); the gradient goes to that element.
@@ -1535,6 +1561,7 @@ def _quantile(input, q, dim, keepdim, interpolation, ignore_nan, name):
     return out
 
 
+@public
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The ``q``-th quantiles of ``input`` over ``dim`` (all elements when None).
 
@@ -1565,6 +1592,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, False, "quantile")
 
 
+@public
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """:func:`quantile` ignoring NaN (NaN only where every reduced element is NaN).
 
@@ -1577,6 +1605,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     return _quantile(input, q, dim, keepdim, interpolation, True, "nanquantile")
 
 
+@public
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -1620,6 +1649,7 @@ class Nansum(Primitive):
         return _sum(F.where(F.isnan(primals[0]), 0, tangents[0]), dims, keepdim)
 
 
+@public
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if input.dtype.is_complex:
         raise RuntimeError("nansum on CPU does not support complex inputs")
@@ -1649,6 +1679,7 @@ def _var_args(dim, unbiased):
     return dim, unbiased
 
 
+@public(method=False)
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(var, mean)`` over ``dim`` in one call (see :func:`var` for ``correction``).
 
@@ -1663,6 +1694,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (var(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
+@public(method=False)
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """``(std, mean)`` over ``dim`` in one call (see :func:`std`).
 
@@ -1677,6 +1709,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return (std(input, dim, unbiased, keepdim, correction=correction), mean(input, dim, keepdim))
 
 
+@public
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (all elements when None); ties share the gradient.
 
@@ -1701,6 +1734,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     return _Pair(lo, hi)
 
 
+@public
 def msort(input):
     """``input`` sorted along its first dimension (the values of ``sort(input, 0)``).
 
@@ -1714,6 +1748,7 @@ def msort(input):
     return F.sort(input, 0)[0]
 
 
+@public
 def count_nonzero(input, dim=None):
     """The number of non-zero elements over ``dim`` (int, tuple or None for all), int64.
 
@@ -1726,14 +1761,5 @@ def count_nonzero(input, dim=None):
     return sum(input != 0, dim)
 
 
-ALL = (
-    "sum mean prod amax amin argmax argmin max min all any logsumexp norm var std "
-    "softmax log_softmax cumsum cumprod"
-).split()
-# the extra top-level math, exported through ``ops/math.py``'s ALL
-MATH = (
-    "cummax cummin logcumsumexp median nanmedian kthvalue quantile nanquantile nansum "
-    "nanmean var_mean std_mean aminmax msort count_nonzero"
-).split()
-
-__all__ = ["ALL", "MATH", *ALL, *MATH]
+# (the ops are public through ``@public``: NOTE [Public ops] in ``ops/_public.py``)
+__all__: list = []

@@ -29,6 +29,7 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend, backend_of
 from numbagrad.kernels.cpu.backend import broadcast_view
 from numbagrad.ops._op import NO_PARAMS, PRIMITIVES, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import both_ways, front, passthrough
 from numbagrad.ops._util import MinMax as _MinMax
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
@@ -1020,6 +1021,7 @@ def _as_1d(t):
     return reshape(t, (1,)) if t.ndim == 0 else t
 
 
+@public
 def gather(input, dim, index):
     """``out[i][j] = input[i][index[i][j]]`` along ``dim`` (indices validated).
 
@@ -1089,6 +1091,7 @@ class ScatterAdd(Primitive):
         return scatter_add(x, dim + 1, index, src), 0
 
 
+@public
 def scatter_add(input, dim, index, src):
     """Out of place: ``input`` with ``src`` added at ``index`` along ``dim``.
 
@@ -1112,6 +1115,7 @@ def scatter_add(input, dim, index, src):
     return bind(ScatterAdd, (input, index, src), {"dim": d})
 
 
+@public
 def take_along_dim(input, indices, dim=None):
     """Pick values along ``dim`` at ``indices`` (int64, broadcast against ``input`` off
     ``dim``); with ``dim`` None, from the flattened ``input``."""
@@ -1162,6 +1166,7 @@ def take_along_dim(input, indices, dim=None):
     return bind(Gather, (x, idx), {"dim": d})
 
 
+@public
 def index_select(input, dim, index):
     """Select entries of ``input`` along ``dim`` at the 0-d or 1-D int ``index`` (of a 0-d
     ``input``, its one entry: a 0-d result)."""
@@ -1229,6 +1234,7 @@ def _tensor_list(tensors, api):
     return tensors
 
 
+@public(aliases=("concat", "concatenate"), method=False)
 def cat(tensors, dim=0):
     """Concatenate tensors along an existing ``dim``."""
     tensors = _tensor_list(tensors, "cat")
@@ -1264,6 +1270,7 @@ def cat(tensors, dim=0):
 concatenate = concat = cat
 
 
+@public(method=False)
 def stack(tensors, dim=0):
     """Stack tensors along a new ``dim``."""
     tensors = _tensor_list(tensors, "stack")
@@ -1299,6 +1306,7 @@ class Flip(Primitive):
         return bind(Flip, (x,), {"dims": _dims_up(dims)}), 0
 
 
+@public
 def flip(input, dims):
     """Reverse the order of elements along ``dims`` (of a 0-d tensor, a copy)."""
     if isinstance(dims, int):
@@ -1325,6 +1333,7 @@ class Roll(Primitive):
         return bind(Roll, (g,), {"shifts": tuple(-s for s in shifts), "dims": dims})
 
 
+@public
 def roll(input, shifts, dims=None):
     """Roll elements along ``dims`` by ``shifts`` (flattened when ``dims`` is None)."""
     if dims is None:
@@ -1400,6 +1409,7 @@ Permute.view_put = staticmethod(_permute_put_view)
 Diagonal.view_put = staticmethod(_diagonal_put_view)
 
 
+@public
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal (a view) with respect to ``dim1`` and ``dim2``."""
     d1, d2 = wrap_dim(dim1, input.ndim), wrap_dim(dim2, input.ndim)
@@ -1439,11 +1449,13 @@ class Triu(Tril):
     fn = "triu"
 
 
+@public
 def tril(input, diagonal=0):
     """Lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     return bind(Tril, (input,), {"diagonal": diagonal})
 
 
+@public
 def triu(input, diagonal=0):
     """Upper triangle of the last two dims (elements below ``diagonal`` zeroed)."""
     return bind(Triu, (input,), {"diagonal": diagonal})
@@ -1477,6 +1489,7 @@ class Argsort(Primitive):
         return bind(Argsort, (x,), params), 0
 
 
+@public
 def argsort(input, dim=-1, descending=False, stable=False):
     """Indices that sort ``input`` along ``dim``: a stable sort (ties keep their order, as
     PyTorch's CPU sort does whether or not ``stable=True``)."""
@@ -1486,6 +1499,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     )
 
 
+@public
 def sort(input, dim=-1, descending=False, stable=False):
     """``(values, indices)`` sorted along ``dim`` (stable: see ``argsort``); gradients flow
     to the values. A 0-d input gives 0-d results."""
@@ -1495,6 +1509,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     return _MinMax((take_along_dim(input, idx, dim), idx))
 
 
+@public
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim`` and their indices (ties in
     index order; PyTorch leaves their order unspecified). A 0-d input gives 0-d results
@@ -1518,6 +1533,7 @@ def _shape_arg(shape):
     return tuple(int(s) for s in shape)
 
 
+@public
 def reshape(input, *shape):
     """Reshape (a view when the layout allows, else a copy); one dim may be -1."""
     if not shape:
@@ -1525,6 +1541,7 @@ def reshape(input, *shape):
     return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": False, "name": "reshape"})
 
 
+@public
 def view(input, *shape):
     """Reshape as a view; RuntimeError when the layout needs a copy (use ``reshape``)."""
     if not shape:
@@ -1537,6 +1554,7 @@ def view(input, *shape):
     return bind(Reshape, (input,), {"shape": _shape_arg(shape), "strict": True, "name": "view"})
 
 
+@public
 def permute(input, *dims):
     """Reorder the dims (a view)."""
     if not dims:
@@ -1554,6 +1572,7 @@ def permute(input, *dims):
     return bind(Permute, (input,), {"perm": perm, "name": "permute"})
 
 
+@public(aliases=("swapaxes", "swapdims"))
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     n = input.ndim
@@ -1569,6 +1588,7 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+@public
 def t(input):
     """Transpose a tensor of at most 2 dims."""
     if input.ndim > 2:
@@ -1602,6 +1622,7 @@ def warn_T(ndim):  # noqa: N802  (PyTorch's name)
     warnings.warn(msg, UserWarning, stacklevel=4)
 
 
+@public
 def adjoint(input):
     """Conjugate transpose of the last two dims: for real tensors the transpose, a view (as
     ``input.mT``); for complex ones a conjugated copy (no lazy conjugate bit); a 0-d tensor
@@ -1621,6 +1642,7 @@ def adjoint(input):
     return F.conj(transpose(input, -2, -1))
 
 
+@public(aliases=("moveaxis",))
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (a view)."""
     n = input.ndim
@@ -1652,6 +1674,7 @@ def movedim(input, source, destination):
 moveaxis = movedim
 
 
+@public
 def expand(input, *sizes):
     """Broadcast singleton dims to ``sizes`` (a view; -1 keeps a size)."""
     if not sizes:
@@ -1681,16 +1704,19 @@ def expand(input, *sizes):
     return bind(Expand, (input,), {"shape": shape})
 
 
+@public
 def broadcast_to(input, shape):
     """``expand`` to ``shape``."""
     return expand(input, tuple(shape))
 
 
+@public
 def expand_as(input, other):
     """``expand`` to ``other``'s shape."""
     return expand(input, tuple(other.shape))
 
 
+@public
 def sum_to(input, shape):
     """Sum ``input`` down to ``shape`` (the adjoint of broadcasting)."""
     shape = tuple(shape)
@@ -1699,6 +1725,7 @@ def sum_to(input, shape):
     return bind(SumTo, (input,), {"shape": shape})
 
 
+@public
 def squeeze(input, dim=None):
     """Remove size-1 dims (all of them, or those in ``dim``)."""
     if dim is None:
@@ -1709,6 +1736,7 @@ def squeeze(input, dim=None):
     return bind(Reshape, (input,), {"shape": shape, "strict": False, "name": "squeeze"})
 
 
+@public
 def unsqueeze(input, dim):
     """Insert a size-1 dim at ``dim``."""
     d = wrap_dim(dim, input.ndim + 1)
@@ -1717,6 +1745,7 @@ def unsqueeze(input, dim):
     return bind(Reshape, (input,), {"shape": tuple(shape), "strict": False, "name": "unsqueeze"})
 
 
+@public
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one."""
     if input.ndim == 0:  # dims -1 and 0 are accepted, as PyTorch's
@@ -1729,6 +1758,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape)  # sizes spelled out: -1 is ambiguous with no elements
 
 
+@public
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes``."""
     if input.ndim == 0:
@@ -1758,6 +1788,7 @@ def unflatten(input, dim, sizes):
     return bind(Reshape, (input,), {"shape": shape, "strict": True, "name": "view"})
 
 
+@public
 def narrow(input, dim, start, length):
     """Elements ``start`` to ``start + length - 1`` along ``dim`` (a view)."""
     d = wrap_dim(dim, input.ndim)
@@ -1770,6 +1801,7 @@ def narrow(input, dim, start, length):
     return getitem(input, key)
 
 
+@public
 def select(input, dim, index):
     """The slice at ``index`` along ``dim``, that dimension removed (a view)."""
     d = wrap_dim(dim, input.ndim)
@@ -1782,6 +1814,7 @@ def select(input, dim, index):
     return getitem(input, (slice(None),) * d + (index % n,))
 
 
+@public
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of ``split_size`` (int) or of the given section sizes (list)."""
     d = wrap_dim(dim, tensor.ndim)
@@ -1819,6 +1852,7 @@ def builtins_sum(xs):
     return total
 
 
+@public
 def chunk(input, chunks, dim=0):
     """Split into ``chunks`` nearly equal pieces (the last may be smaller)."""
     if chunks <= 0:
@@ -1830,6 +1864,7 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-n // chunks), d)
 
 
+@public
 def unbind(input, dim=0):
     """The slices along ``dim``, that dimension removed: a tuple of views.
 
@@ -1925,6 +1960,7 @@ def unfold(input, dimension, size, step):
     return movedim(out, d + 1, -1)
 
 
+@public
 def take(input, index):
     """``input`` read as a 1-D tensor at the entries of the int ``index`` (negative entries
     count from the end); the result has ``index``'s shape.
@@ -1951,6 +1987,7 @@ def take(input, index):
     return reshape(index_select(reshape(input, (-1,)), 0, reshape(flat, (-1,))), index.shape)
 
 
+@public
 def masked_select(input, mask):
     """The entries of ``input`` where the bool ``mask`` (broadcast with it) is True, as a
     1-D tensor (its length depends on the values: no ``vmap``, as in PyTorch).
@@ -1991,6 +2028,7 @@ class Nonzero(Primitive):
         )
 
 
+@public
 def nonzero(input, *, as_tuple=False):
     """Indices of non-zero elements: an ``(n, ndim)`` int64 tensor, or a tuple of 1-D."""
     if as_tuple:
@@ -2020,6 +2058,7 @@ _C_TYPES = {
 }
 
 
+@public(inplace=True)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where the bool ``mask`` is true (broadcast together).
 
@@ -2136,6 +2175,7 @@ def _source_along(name, input, d, index, source, err=RuntimeError):
         )
 
 
+@public(inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
     """``input`` with ``alpha * source[..., i, ...]`` added at ``input[..., index[i], ...]``
     along ``dim`` (out of place; repeated indices add up).
@@ -2185,6 +2225,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return bind(ScatterAdd, (input, idx, src), {"dim": d})
 
 
+@public(inplace=True)
 def index_copy(input, dim, index, source):
     """``input`` with ``source[..., i, ...]`` written at ``input[..., index[i], ...]`` along
     ``dim`` (out of place; ``index`` int64). Gradients: ``input`` gets ``grad`` with zeros at
@@ -2225,6 +2266,7 @@ def index_copy(input, dim, index, source):
     return bind(IndexPut, (input, source, index), {"key": _along(d), "advanced": True})
 
 
+@public(inplace=True)
 def index_fill(input, dim, index, value):
     """``input`` with ``value`` (a number or a 0-d tensor) in the slices ``index`` along
     ``dim`` (int64; negative entries count from the end). A 0-d float tensor ``value`` gets
@@ -2314,6 +2356,7 @@ def _scatter_reduce_op(input, d, index, src, reduce, include_self):
     )
 
 
+@public(inplace=True)
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """``input`` with ``src[i][j]`` (a tensor, or one number) written at
     ``out[index[i][j]][j]`` (for ``dim=0``; likewise for other dims), out of place.
@@ -2512,6 +2555,7 @@ class ScatterReduce(Primitive):
         ), 0
 
 
+@public(inplace=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """``input`` with ``src`` reduced into it at ``index`` along ``dim`` (out of place).
 
@@ -2570,6 +2614,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return F.floor_divide(total, counts)
 
 
+@public(inplace=True)
 def masked_scatter(input, mask, source):
     """``input`` with the elements of ``source`` (in order) written where the bool ``mask``
     (broadcast to ``input``) is true. Gradients: ``input`` gets ``grad`` with zeros where
@@ -2616,6 +2661,7 @@ def masked_scatter(input, mask, source):
     return index_put(input, mask, values)
 
 
+@public(inplace=True)
 def put(input, index, source, accumulate=False):
     """``input`` with ``source`` written (or, with ``accumulate``, added) at the flat
     positions ``index`` (int64, negative entries count from the end), out of place.
@@ -2661,32 +2707,8 @@ def put(input, index, source, accumulate=False):
     return reshape(out, tuple(input.shape))
 
 
-ALL = (
-    "reshape view permute transpose swapaxes swapdims t adjoint movedim moveaxis expand "
-    "broadcast_to expand_as sum_to squeeze unsqueeze flatten unflatten narrow select split "
-    "chunk unbind "
-    "cat concat concatenate stack flip roll diagonal tril triu argsort sort topk gather "
-    "scatter_add take_along_dim index_select nonzero masked_fill take masked_select"
-).split()
-
-# the scatter family (not in ALL: ``numbagrad/__init__.py`` and ``ops/_methods.py`` attach
-# them by name)
-SCATTER = (
-    "index_add",
-    "index_copy",
-    "index_fill",
-    "scatter",
-    "scatter_reduce",
-    "masked_scatter",
-    "put",
-)
-
 __all__ = [
-    "ALL",
-    *ALL,
     "IndexOutOfRangeError",
-    "SCATTER",
-    *SCATTER,
     "fill_key",
     "getitem",
     "index_put",

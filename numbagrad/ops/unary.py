@@ -18,66 +18,11 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import conj_all, elementwise_batch, unary_batch
 from numbagrad.ops._util import default_float
 
-__all__ = [
-    "ALL",
-    "abs",
-    "absolute",
-    "acos",
-    "acosh",
-    "arccos",
-    "arccosh",
-    "arcsin",
-    "arcsinh",
-    "arctan",
-    "arctanh",
-    "asin",
-    "asinh",
-    "atan",
-    "atanh",
-    "ceil",
-    "cos",
-    "cosh",
-    "deg2rad",
-    "erf",
-    "exp",
-    "exp2",
-    "expm1",
-    "fix",
-    "floor",
-    "frac",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "nan_to_num",
-    "neg",
-    "negative",
-    "positive",
-    "rad2deg",
-    "reciprocal",
-    "relu",
-    "round",
-    "rsqrt",
-    "sgn",
-    "sigmoid",
-    "sign",
-    "signbit",
-    "sin",
-    "sinh",
-    "softplus",
-    "sqrt",
-    "square",
-    "tan",
-    "tanh",
-    "trunc",
-    "unary_batch",
-]
+__all__ = ["unary_batch"]
 
 
 class Unary(Primitive, register=False):
@@ -828,21 +773,25 @@ class Signbit(Predicate):
         return be.xp.asarray(x < 0)
 
 
+@public
 def isfinite(input):
     """True where the element is neither inf nor nan."""
     return bind(IsFinite, (input,), NO_PARAMS)
 
 
+@public
 def isnan(input):
     """True where the element is nan."""
     return bind(IsNan, (input,), NO_PARAMS)
 
 
+@public
 def isinf(input):
     """True where the element is +inf or -inf."""
     return bind(IsInf, (input,), NO_PARAMS)
 
 
+@public
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace nan/inf by finite numbers (gradient passes where the input was finite).
 
@@ -919,42 +868,62 @@ def _unary(op, doc):
     return f
 
 
-neg = _unary(Neg, "Elementwise negation ``-input``.")
-abs = _unary(Abs, "Elementwise absolute value.")
-sign = _unary(Sign, "Elementwise sign (-1, 0 or 1); its gradient is zero.")
-floor = _unary(Floor, "Elementwise floor; its gradient is zero.")
-ceil = _unary(Ceil, "Elementwise ceiling; its gradient is zero.")
-round = _unary(Round, "Round half to even; its gradient is zero.")
-relu = _unary(Relu, "Rectified linear unit ``max(input, 0)``.")
-exp = _unary(Exp, "Elementwise exponential.")
-expm1 = _unary(Expm1, "``exp(input) - 1``, accurate near zero.")
-log = _unary(Log, "Natural logarithm.")
-log1p = _unary(Log1p, "``log(1 + input)``, accurate near zero.")
-log2 = _unary(Log2, "Base-2 logarithm.")
-sqrt = _unary(Sqrt, "Square root.")
-rsqrt = _unary(Rsqrt, "Reciprocal square root ``1 / sqrt(input)`` (one fused pass).")
-square = _unary(Square, "Elementwise square.")
-reciprocal = _unary(Reciprocal, "Elementwise ``1 / input``.")
-sin = _unary(Sin, "Elementwise sine.")
-cos = _unary(Cos, "Elementwise cosine.")
-tan = _unary(Tan, "Elementwise tangent.")
-tanh = _unary(Tanh, "Hyperbolic tangent.")
+neg = public(_unary(Neg, "Elementwise negation ``-input``."), aliases=("negative",), inplace=True)
+abs = public(_unary(Abs, "Elementwise absolute value."), aliases=("absolute",), inplace=True)
+sign = public(_unary(Sign, "Elementwise sign (-1, 0 or 1); its gradient is zero."), inplace=True)
+floor = public(_unary(Floor, "Elementwise floor; its gradient is zero."), inplace=True)
+ceil = public(_unary(Ceil, "Elementwise ceiling; its gradient is zero."), inplace=True)
+round = public(_unary(Round, "Round half to even; its gradient is zero."), inplace=True)
+relu = public(_unary(Relu, "Rectified linear unit ``max(input, 0)``."), inplace=True)
+exp = public(_unary(Exp, "Elementwise exponential."), inplace=True)
+expm1 = public(_unary(Expm1, "``exp(input) - 1``, accurate near zero."), inplace=True)
+log = public(_unary(Log, "Natural logarithm."), inplace=True)
+log1p = public(_unary(Log1p, "``log(1 + input)``, accurate near zero."), inplace=True)
+log2 = public(_unary(Log2, "Base-2 logarithm."), inplace=True)
+sqrt = public(_unary(Sqrt, "Square root."), inplace=True)
+rsqrt = public(
+    _unary(Rsqrt, "Reciprocal square root ``1 / sqrt(input)`` (one fused pass)."), inplace=True
+)
+square = public(_unary(Square, "Elementwise square."), inplace=True)
+reciprocal = public(_unary(Reciprocal, "Elementwise ``1 / input``."), inplace=True)
+sin = public(_unary(Sin, "Elementwise sine."), inplace=True)
+cos = public(_unary(Cos, "Elementwise cosine."), inplace=True)
+tan = public(_unary(Tan, "Elementwise tangent."), inplace=True)
+tanh = public(_unary(Tanh, "Hyperbolic tangent."), inplace=True)
 stable_softplus = _unary(StableSoftplus, "``log(1 + exp(input))`` for any input (internal).")
-sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``, computed stably.")
-erf = _unary(Erf, "The error function.")
+sigmoid = public(
+    _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``, computed stably."), inplace=True
+)
+erf = public(_unary(Erf, "The error function."), inplace=True)
 
 
-acos = _unary(Acos, "Elementwise inverse cosine (radians).")
-asin = _unary(Asin, "Elementwise inverse sine (radians).")
-atan = _unary(Atan, "Elementwise inverse tangent (radians).")
-sinh = _unary(Sinh, "Hyperbolic sine.")
-cosh = _unary(Cosh, "Hyperbolic cosine.")
-asinh = _unary(Asinh, "Inverse hyperbolic sine.")
-acosh = _unary(Acosh, "Inverse hyperbolic cosine (NaN below 1).")
-atanh = _unary(Atanh, "Inverse hyperbolic tangent (+-inf at +-1, NaN outside).")
-log10 = _unary(Log10, "Base-10 logarithm.")
-exp2 = _unary(Exp2, "Elementwise ``2 ** input``.")
-trunc = _unary(Trunc, "Round toward zero; integer inputs keep their dtype; zero gradient.")
+acos = public(
+    _unary(Acos, "Elementwise inverse cosine (radians)."), aliases=("arccos",), inplace=True
+)
+asin = public(
+    _unary(Asin, "Elementwise inverse sine (radians)."), aliases=("arcsin",), inplace=True
+)
+atan = public(
+    _unary(Atan, "Elementwise inverse tangent (radians)."), aliases=("arctan",), inplace=True
+)
+sinh = public(_unary(Sinh, "Hyperbolic sine."), inplace=True)
+cosh = public(_unary(Cosh, "Hyperbolic cosine."), inplace=True)
+asinh = public(_unary(Asinh, "Inverse hyperbolic sine."), aliases=("arcsinh",), inplace=True)
+acosh = public(
+    _unary(Acosh, "Inverse hyperbolic cosine (NaN below 1)."), aliases=("arccosh",), inplace=True
+)
+atanh = public(
+    _unary(Atanh, "Inverse hyperbolic tangent (+-inf at +-1, NaN outside)."),
+    aliases=("arctanh",),
+    inplace=True,
+)
+log10 = public(_unary(Log10, "Base-10 logarithm."), inplace=True)
+exp2 = public(_unary(Exp2, "Elementwise ``2 ** input``."), inplace=True)
+trunc = public(
+    _unary(Trunc, "Round toward zero; integer inputs keep their dtype; zero gradient."),
+    aliases=("fix",),
+    inplace=True,
+)
 arccos, arcsin, arctan = acos, asin, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 fix = trunc
@@ -969,6 +938,7 @@ acos.__doc__ += """
     """
 
 
+@public
 def signbit(input):
     """True where the sign bit of ``input`` is set (``-0.0`` included; never for bools).
 
@@ -990,6 +960,7 @@ def signbit(input):
     return bind(Signbit, (input,), NO_PARAMS)
 
 
+@public(inplace=True)
 def sgn(input):
     """The sign of ``input``; for real tensors the same as :func:`sign`.
 
@@ -1004,6 +975,7 @@ def sgn(input):
     return sign(input)
 
 
+@public(inplace=True)
 def frac(input):
     """The fractional part ``input - trunc(input)`` (sign of ``input``); gradient 1.
 
@@ -1038,6 +1010,7 @@ def _scaled(input, c):
     return input * c
 
 
+@public(inplace=True)
 def deg2rad(input):
     """Degrees to radians, ``input * pi / 180`` (integers give the default float dtype).
 
@@ -1050,6 +1023,7 @@ def deg2rad(input):
     return _scaled(input, math.pi / 180.0)
 
 
+@public(inplace=True)
 def rad2deg(input):
     """Radians to degrees, ``input * 180 / pi`` (integers give the default float dtype).
 
@@ -1062,6 +1036,7 @@ def rad2deg(input):
     return _scaled(input, 180.0 / math.pi)
 
 
+@public
 def positive(input):
     """``input`` itself (``+input``); bool tensors raise, as in PyTorch.
 
@@ -1077,6 +1052,7 @@ def positive(input):
     return input
 
 
+@public
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, linear above ``threshold`` (as PyTorch).
 
@@ -1093,16 +1069,3 @@ def softplus(input, beta=1.0, threshold=20.0):
         )
         raise NotImplementedError(f"\"softplus_cpu\" not implemented for '{name}'")
     return bind(Softplus, (input,), {"beta": float(beta), "threshold": float(threshold)})
-
-
-ALL = (
-    "neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
-    "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
-    "nan_to_num"
-).split()
-# the extra top-level math, exported through ``ops/math.py``'s ALL
-MATH = (
-    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
-    "arcsinh arccosh arctanh fix absolute negative signbit sgn frac deg2rad rad2deg "
-    "positive"
-).split()
