@@ -14,11 +14,16 @@ from numbagrad.ops import (
     _public,
     binary,
     cplx,
+    gather_scatter,
     inplace,
+    join,
     linalg,
     math,
     reduce,
+    scan,
+    searching,
     shape,
+    sorting,
     special,
     unary,
 )
@@ -28,7 +33,22 @@ from numbagrad.ops.shape import getitem, index_put
 
 # the op files, each importing what it needs of the others; a new op file joins here (its
 # ``@public`` ops, or an older-style ``ALL`` list: NOTE [Public ops] in ``ops/_public.py``)
-FAMILIES = (unary, binary, reduce, shape, linalg, math, special, cplx, inplace)
+FAMILIES = (
+    unary,
+    binary,
+    reduce,
+    scan,
+    shape,
+    gather_scatter,
+    join,
+    sorting,
+    linalg,
+    math,
+    searching,
+    special,
+    cplx,
+    inplace,
+)
 for _family in FAMILIES:
     _public.adopt(_family)
 # every public op, by name: this namespace (``F.<name>`` in rules), ``numbagrad``'s (``from
