@@ -183,6 +183,8 @@ class Mul(Binary):
             (g * a if ctx.needs_input_grad(1) else None),
         )
 
+    # by hand (NOTE [Hand-written fused rules]): the backend's one-pass ``mul_backward`` (no
+    # temporaries)
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = conj_all(ctx.saved_arrays())
@@ -232,6 +234,8 @@ class ScaledMul(Binary):
             (bind(ScaledMul, (g, a), {"scale": scale}) if ctx.needs_input_grad(1) else None),
         )
 
+    # by hand (NOTE [Hand-written fused rules]): two gradients; the tensor form is one ``ScaledMul``
+    # node each
     @staticmethod
     def fused_vjp(ctx, g, scale):
         a, b = conj_all(ctx.saved_arrays())
@@ -257,6 +261,8 @@ class Div(Binary):
         a, b = conj_all(ctx.saved())
         return _div_rule(ctx, g, a, b, _zeros_like, rounding_mode)
 
+    # by hand (NOTE [Hand-written fused rules]): one formula, ``_div_rule``, but the array math has
+    # no ``zeros_like``
     @staticmethod
     def fused_vjp(ctx, g, rounding_mode=None):
         a, b = conj_all(ctx.saved_arrays())
@@ -492,6 +498,8 @@ class Atan2(Binary):
     saves_inputs = (0, 1)
     vjp, _fused = both_ways(_atan2_rule)
 
+    # by hand (NOTE [Hand-written fused rules]): ``both_ways`` under ``np.errstate`` (a masked 1 / 0
+    # at the origin)
     @staticmethod
     def fused_vjp(ctx, g):
         with np.errstate(divide="ignore"):  # 1 / 0 at the origin, masked out

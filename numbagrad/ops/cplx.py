@@ -33,7 +33,7 @@ from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._public import public
-from numbagrad.ops._rules import elementwise_batch, unary_batch
+from numbagrad.ops._rules import bound_both_ways, elementwise_batch, unary_batch
 from numbagrad.ops.inplace import ToCopy
 
 __all__ = ["sgn_complex"]
@@ -52,6 +52,10 @@ def _to(g, np_dtype):
     return bind(ToCopy, (g,), {"dtype": np_dtype})
 
 
+def _real_rule(cls, ctx, saved, g):
+    return ToCopy, (g,), {"dtype": ctx.input_dtype(0)}  # the real gradient, made complex
+
+
 class Real(Primitive):
     """The real part of a complex tensor, a view of its memory."""
 
@@ -64,13 +68,7 @@ class Real(Primitive):
     def impl(be, x):
         return x.real
 
-    @staticmethod
-    def vjp(ctx, g):
-        return _to(g, ctx.input_dtype(0))
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        return g.astype(ctx.input_dtype(0))
+    vjp, fused_vjp = bound_both_ways(_real_rule)
 
 
 class Imag(Primitive):
@@ -89,9 +87,14 @@ class Imag(Primitive):
     def vjp(ctx, g):
         return _to(g, ctx.input_dtype(0)) * 1j
 
+    # by hand (NOTE [Hand-written fused rules]): two steps (the cast, then ``* 1j``)
     @staticmethod
     def fused_vjp(ctx, g):
         return g.astype(ctx.input_dtype(0)) * 1j
+
+
+def _conj_rule(cls, ctx, saved, g):
+    return cls, (g,), NO_PARAMS  # conjugation is its own adjoint
 
 
 class Conj(Primitive):
@@ -105,13 +108,7 @@ class Conj(Primitive):
     def impl(be, x):
         return be.xp.conjugate(x)
 
-    @classmethod
-    def vjp(cls, ctx, g):
-        return bind(cls, (g,), NO_PARAMS)
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        return ctx.be.xp.conjugate(g)
+    vjp, fused_vjp = bound_both_ways(_conj_rule)
 
 
 class ConjPhysical(Conj):
@@ -216,6 +213,7 @@ class Complex(Primitive):
             imag(g) if ctx.needs_input_grad(1) else None,
         )
 
+    # by hand (NOTE [Hand-written fused rules]): two gradients, the real and imaginary parts
     @staticmethod
     def fused_vjp(ctx, g):
         return (
@@ -247,6 +245,8 @@ class ViewAsReal(Primitive):
     def vjp(ctx, g):
         return view_as_complex(F.contiguous(g))
 
+    # by hand (NOTE [Hand-written fused rules]): ``ascontiguousarray`` copies only when needed, then
+    # a view
     @staticmethod
     def fused_vjp(ctx, g):
         g = np.ascontiguousarray(g)
@@ -279,6 +279,8 @@ class ViewAsComplex(Primitive):
     def vjp(ctx, g):
         return view_as_real(F.contiguous(g))
 
+    # by hand (NOTE [Hand-written fused rules]): ``ascontiguousarray`` copies only when needed, then
+    # a view
     @staticmethod
     def fused_vjp(ctx, g):
         return ViewAsReal.impl(None, np.ascontiguousarray(g))

@@ -77,6 +77,8 @@ class Fill(Primitive):
     def vjp(ctx, g, value):
         return zeros_like(g)
 
+    # by hand (NOTE [Hand-written fused rules]): zeros made without reading ``g`` (no ``g * 0``, NaN
+    # for an inf ``g``)
     @staticmethod
     def fused_vjp(ctx, g, value):
         return ctx.be.zeros(g.shape, g.dtype)
@@ -118,6 +120,8 @@ class ToCopy(Primitive):
             g = F.real(g)  # (a real input of a cast to complex: the real part)
         return bind(ToCopy, (g,), {"dtype": ctx.input_dtype(0)})
 
+    # by hand (NOTE [Hand-written fused rules]): two steps for a real input cast to complex (real
+    # part, cast)
     @staticmethod
     def fused_vjp(ctx, g, dtype):
         if g.dtype.kind == "c" and ctx.input_dtype(0).kind != "c":
@@ -218,6 +222,8 @@ class ToDevice(Primitive, register=False):
     def vjp(ctx, g, device):
         return bind(ToDevice, (g,), {"device": _resolve_device(ctx.be.name)})
 
+    # by hand (NOTE [Hand-written fused rules]): a copy to the backend named by the node, no device
+    # object
     @staticmethod
     def fused_vjp(ctx, g, device):
         return copy_array(g, ctx.be.name)

@@ -140,6 +140,8 @@ class Mv(Primitive):
             gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS)
         return ga, gb
 
+    # by hand (NOTE [Hand-written fused rules]): one matrix product on reshaped views; the tensor
+    # form binds ``Outer``
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = conj_all(ctx.saved_arrays())
@@ -215,6 +217,8 @@ class Outer(Primitive):
             gb = F.matmul(a, g) if a.ndim == 1 else F.squeeze(F.matmul(F.unsqueeze(a, -2), g), -2)
         return ga, gb  # leading dims broadcast: the engine sums them back
 
+    # by hand (NOTE [Hand-written fused rules]): matrix products on reshaped views, no
+    # squeeze/unsqueeze nodes
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = conj_all(ctx.saved_arrays())

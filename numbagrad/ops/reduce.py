@@ -181,6 +181,8 @@ class Sum(Primitive):
     def vjp(ctx, g, dims, keepdim, dtype):
         return _expand_back(g, ctx.input_shape(0), dims, keepdim)
 
+    # by hand (NOTE [Hand-written fused rules]): ``expand_back`` returns a broadcast view: no copy
+    # of the gradient
     @staticmethod
     def fused_vjp(ctx, g, dims, keepdim, dtype):
         return ctx.be.expand_back(g, ctx.input_shape(0), dims, keepdim)

@@ -32,7 +32,7 @@ from numbagrad.kernels import backend, backend_of
 from numbagrad.kernels.cpu.backend import broadcast_view
 from numbagrad.ops._op import Primitive, bind
 from numbagrad.ops._public import public
-from numbagrad.ops._rules import both_ways, front, passthrough
+from numbagrad.ops._rules import both_ways, bound_both_ways, front, passthrough
 from numbagrad.ops._util import as_tensor_arg, norm_dims, wrap_dim
 
 
@@ -197,6 +197,8 @@ class Reshape(Primitive):
             Reshape, (front(x, d),), {"shape": (size, *shape), "strict": False, "name": name}
         ), 0
 
+    # by hand (NOTE [Hand-written fused rules]): a view of ``g``; the tensor form is ``reshape``'s
+    # shortcuts
     @staticmethod
     def fused_vjp(ctx, g, shape, strict, name):
         return g.reshape(ctx.input_shape(0))
@@ -211,6 +213,10 @@ def _infer_shape(shape, numel):
     if known == 0 or numel % known:
         return tuple(shape)
     return tuple(numel // known if s == -1 else s for s in shape)
+
+
+def _permute_rule(cls, ctx, saved, g, perm, name):
+    return cls, (g,), {"perm": _inverse(perm), "name": "permute"}
 
 
 class Permute(Primitive):
@@ -228,13 +234,7 @@ class Permute(Primitive):
         x = front(args[0], dims[0])
         return bind(Permute, (x,), {"perm": (0, *_dims_up(perm)), "name": name}), 0
 
-    @staticmethod
-    def vjp(ctx, g, perm, name):
-        return bind(Permute, (g,), {"perm": _inverse(perm), "name": "permute"})
-
-    @staticmethod
-    def fused_vjp(ctx, g, perm, name):
-        return ctx.be.xp.transpose(g, _inverse(perm))
+    vjp, fused_vjp = bound_both_ways(_permute_rule)
 
 
 def _inverse(perm):
@@ -291,6 +291,7 @@ class SumTo(Primitive):
     def vjp(ctx, g, shape):
         return expand(g, ctx.input_shape(0))
 
+    # by hand (NOTE [Hand-written fused rules]): a broadcast view of ``g``: no copy
     @staticmethod
     def fused_vjp(ctx, g, shape):
         if type(g) is np.ndarray:
@@ -741,6 +742,7 @@ class Index(Primitive):
         )
         return (gx, *(None for _ in index))
 
+    # by hand (NOTE [Hand-written fused rules]): an ``IndexBackward`` plus a None per index operand
     @staticmethod
     def fused_vjp(ctx, g, key, advanced):
         index = ctx.saved_arrays()
@@ -1085,6 +1087,10 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return bind(Diagonal, (input,), {"offset": offset, "dim1": d1, "dim2": d2})
 
 
+def _tril_rule(cls, ctx, saved, g, diagonal):
+    return cls, (g,), {"diagonal": diagonal}  # masking is its own adjoint
+
+
 class Tril(Primitive):
     linearity = "linear"
     fn = "tril"
@@ -1095,13 +1101,7 @@ class Tril(Primitive):
             raise RuntimeError(f"{cls.fn}: input tensor must have at least 2 dimensions")
         return getattr(be.xp, cls.fn)(x, diagonal)
 
-    @classmethod
-    def vjp(cls, ctx, g, diagonal):
-        return bind(cls, (g,), {"diagonal": diagonal})  # masking is its own adjoint
-
-    @classmethod
-    def fused_vjp(cls, ctx, g, diagonal):
-        return getattr(ctx.be.xp, cls.fn)(g, diagonal)
+    vjp, fused_vjp = bound_both_ways(_tril_rule)
 
     @classmethod
     def batch(cls, args, dims, diagonal):

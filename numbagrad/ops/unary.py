@@ -19,7 +19,13 @@ from numbagrad import ops as F
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
 from numbagrad.ops._public import public
-from numbagrad.ops._rules import conj_all, elementwise_batch, unary_batch
+from numbagrad.ops._rules import (
+    both_ways,
+    bound_both_ways,
+    conj_all,
+    elementwise_batch,
+    unary_batch,
+)
 from numbagrad.ops._util import default_float
 
 __all__ = ["unary_batch"]
@@ -60,6 +66,8 @@ class Unary(Primitive, register=False):
             return g / F.conj(cls.divisor(F, ctx.saved()[0]))
         return g * F.conj(cls.derivative(F, ctx.saved()[0]))
 
+    # by hand (NOTE [Hand-written fused rules]): the backend's one-pass ``unary_backward`` kernel
+    # (no derivative array)
     @classmethod
     def fused_vjp(cls, ctx, g):
         s = ctx.saved_arrays()[0]
@@ -139,6 +147,8 @@ class Abs(Unary):
         # zeros would give 0 * inf = NaN upstream (``abs(log(x))`` twice at x = 0)
         return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
+    # by hand (NOTE [Hand-written fused rules]): the sign as an array, one multiply (no comparisons'
+    # temporaries)
     @staticmethod
     def fused_vjp(ctx, g):
         be = ctx.be
@@ -178,6 +188,7 @@ class _PiecewiseConstant(Unary, register=False):
     def vjp(ctx, g):
         return zeros_like(g)
 
+    # by hand (NOTE [Hand-written fused rules]): zeros made without reading ``g`` (no ``g * 0``)
     @staticmethod
     def fused_vjp(ctx, g):
         return ctx.be.zeros(g.shape, g.dtype)
@@ -240,6 +251,7 @@ class Relu(Unary):
         # grad"
         return F.where(y <= 0, y - y, g)
 
+    # by hand (NOTE [Hand-written fused rules]): the one-pass kernel above ``KERNEL_MIN`` elements
     @classmethod
     def fused_vjp(cls, ctx, g):
         (y,) = ctx.saved_arrays()
@@ -327,6 +339,10 @@ def _safe_sqrt_rule(m, y, g):
     return m.where(y == 0, 0, g / (y * 2))
 
 
+def _safe_sqrt_vjp(m, ctx, saved, g):
+    return _safe_sqrt_rule(m, saved[0], g)
+
+
 class SafeSqrt(Sqrt):
     """``sqrt`` whose gradient is 0 (not inf) where the result is 0 (used by ``std``)."""
 
@@ -337,13 +353,7 @@ class SafeSqrt(Sqrt):
         zero = y == 0
         return m.where(zero, 0, 0.5 / m.where(zero, 1, y))
 
-    @staticmethod
-    def vjp(ctx, g):
-        return _safe_sqrt_rule(F, ctx.saved()[0], g)
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        return _safe_sqrt_rule(ctx.be.math, ctx.saved_arrays()[0], g)
+    vjp, fused_vjp = both_ways(_safe_sqrt_vjp)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -437,6 +447,10 @@ class Tanh(Unary):
         return 1 - y * y
 
 
+def _sigmoid_rule(cls, ctx, saved, g):
+    return SigmoidBackward, (g, *conj_all(saved)), NO_PARAMS  # (saved: the output)
+
+
 class Sigmoid(Unary):
     """The logistic function; its VJP is the ``SigmoidBackward`` primitive (PyTorch's
     ``sigmoid_backward``), whose own VJP is PyTorch's."""
@@ -449,14 +463,7 @@ class Sigmoid(Unary):
     def derivative(m, y):
         return y * (1 - y)
 
-    @staticmethod
-    def vjp(ctx, g):
-        return bind(SigmoidBackward, (g, F.conj(ctx.saved()[0])), NO_PARAMS)
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        y = ctx.saved_arrays()[0]
-        return SigmoidBackward.impl(ctx.be, g, y.conj() if y.dtype.kind == "c" else y)
+    vjp, fused_vjp = bound_both_ways(_sigmoid_rule)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -505,6 +512,10 @@ class SigmoidBackward(Primitive):
         return elementwise_batch(SigmoidBackward, args, dims)
 
 
+def _softplus_rule(cls, ctx, saved, g, beta, threshold):
+    return SoftplusBackward, (g, saved[0]), {"beta": beta, "threshold": threshold}
+
+
 class Softplus(Primitive):
     """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``: one
     node (``SoftplusBackward0``) that saves its input, as PyTorch's ``softplus``, whose VJP
@@ -522,14 +533,7 @@ class Softplus(Primitive):
             y = be.binary("true_divide", y, beta)
         return be.xp.where(be.binary("greater", bx, threshold), x, y)
 
-    @staticmethod
-    def vjp(ctx, g, beta, threshold):
-        p = {"beta": beta, "threshold": threshold}
-        return bind(SoftplusBackward, (g, ctx.saved()[0]), p)
-
-    @staticmethod
-    def fused_vjp(ctx, g, beta, threshold):
-        return SoftplusBackward.impl(ctx.be, g, ctx.saved_arrays()[0], beta, threshold)
+    vjp, fused_vjp = bound_both_ways(_softplus_rule)
 
     @staticmethod
     def jvp(primals, tangents, out, beta, threshold):
@@ -837,6 +841,8 @@ class NanToNum(Unary):
     def vjp(cls, ctx, g, **params):
         return g * F.isfinite(ctx.saved()[0])
 
+    # by hand (NOTE [Hand-written fused rules]): the ``isfinite`` mask as an array (not in the array
+    # math)
     @classmethod
     def fused_vjp(cls, ctx, g, **params):
         x = ctx.saved_arrays()[0]
