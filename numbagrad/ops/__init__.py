@@ -53,6 +53,9 @@ for _family in FAMILIES:
     _public.adopt(_family)
 # every public op, by name: this namespace (``F.<name>`` in rules), ``numbagrad``'s (``from
 # numbagrad.ops import *``) and Tensor's methods (``_methods``) are derived from ``EXPORTS``
+for _name in EXPORTS:
+    if type(globals().get(_name)) is type(_public):  # (an op file: ``sort`` is ``sorting.py``)
+        raise TypeError(f"the public op {_name!r} would hide the module numbagrad.ops.{_name}")
 globals().update({_e.name: _e.obj for _e in EXPORTS.values()})
 __all__ = list(EXPORTS)
 _internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
