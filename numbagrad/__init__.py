@@ -236,15 +236,6 @@ from numbagrad._windows import (  # noqa: E402
 from numbagrad.cuda._interop import from_dlpack  # noqa: E402
 from numbagrad.kernels.cpu import alloc as _alloc  # noqa: E402
 from numbagrad.kernels.cpu import threads as _threads  # noqa: E402
-from numbagrad.ops.shape import (  # noqa: E402
-    index_add,
-    index_copy,
-    index_fill,
-    masked_scatter,
-    put,
-    scatter,
-    scatter_reduce,
-)
 from numbagrad.serialization import load, save  # noqa: E402
 
 inf = _math.inf

@@ -16,7 +16,8 @@ from numbagrad import ops as F
 from numbagrad._creation import ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.nn import functional as NF
-from numbagrad.ops.shape import index_add, unfold
+from numbagrad.ops.gather_scatter import index_add
+from numbagrad.ops.shape import unfold
 
 __all__ = ["istft", "stft"]
 

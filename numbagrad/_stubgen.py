@@ -2,8 +2,9 @@
 
 NOTE [Type stubs]
 Most of numbagrad's surface is built at import time: ``numbagrad.__all__`` collects the
-ops of ``numbagrad.ops`` (whose ``__all__`` is assembled from each op file's list), and
-``ops/_methods.py`` attaches Tensor's methods and operators with ``setattr``. A type
+ops of ``numbagrad.ops``, whose ``__all__`` is the registry of ops marked ``@public`` where
+they are defined (NOTE [Public ops] in ``ops/_public.py``), and ``ops/_methods.py``
+attaches Tensor's methods and operators, the registry's among them, with ``setattr``. A type
 checker sees none of that. Two generated stub files describe it instead, both derived
 from the live objects, so they cannot drift from the code (``tests/test_stubs.py``
 regenerates them and fails on any difference):
@@ -222,7 +223,7 @@ def _module_stub():
         elif inspect.isclass(obj):
             imports.append(f"from {_home(obj)} import {obj.__name__} as {name}")
         elif callable(obj):
-            default = "Tensor" if (name in F.__all__ or name in creation) else "Any"
+            default = "Tensor" if (name in F.EXPORTS or name in creation) else "Any"
             functions.append(
                 f"def {name}({_params(obj, False)}) -> {_returns(name, obj, default)}: ..."
             )

@@ -20,8 +20,8 @@ tensor(11.)
 from numbagrad.nn import functional as F
 from numbagrad.ops import cdist, einsum, norm, split, tensordot
 
-# (from their module: ``ops.math``'s ``__all__`` is built at import, which a type checker
-# cannot follow through ``ops/__init__``'s star import)
+# (from their modules: ``numbagrad.ops``'s ``__all__`` is built at import, which a type
+# checker cannot follow)
 from numbagrad.ops.math import (
     atleast_1d,
     atleast_2d,
@@ -30,9 +30,8 @@ from numbagrad.ops.math import (
     broadcast_tensors,
     cartesian_prod,
     meshgrid,
-    unique,
-    unique_consecutive,
 )
+from numbagrad.ops.searching import unique, unique_consecutive
 
 __all__ = [
     "F",

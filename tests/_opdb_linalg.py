@@ -824,4 +824,23 @@ op_db += [
         primitives=("Mv", "Mul", "Add"),
         supports_cuda=True,
     ),
+    OpInfo(
+        "addr",
+        lambda c, a, b, beta=1, alpha=1: beta * c + alpha * np.outer(a, b),
+        lambda rng: [
+            _s(real(rng, (2, 3)), real(rng, (2,)), real(rng, (3,)), name="plain"),
+            _s(real(rng, (3,)), real(rng, (2,)), real(rng, (3,)), name="broadcast"),
+            _s(
+                real(rng, (2, 1)),
+                real(rng, (2,)),
+                real(rng, (3,)),
+                beta=0.5,
+                alpha=2.0,
+                name="scaled",
+            ),
+        ],
+        method=True,
+        primitives=("Reshape", "Mul", "Add"),
+        supports_cuda=True,
+    ),
 ]

@@ -30,6 +30,13 @@ def test_stubs_name_every_public_name_and_attached_method():
         ), name
     for name in ("exp", "sum", "backward", "__add__", "__matmul__", "T", "mT", "double"):
         assert f"def {name}(" in methods_stub or name == "backward", name
+    # the registry of public ops (NOTE [Public ops]): each method and in-place variant it
+    # declares is typed
+    for name, e in numbagrad.ops.EXPORTS.items():
+        if e.method:
+            assert f"def {name}(" in methods_stub, name
+        if e.inplace:
+            assert f"def {name}_(" in methods_stub, name + "_"
     assert os.path.exists(os.path.join(os.path.dirname(numbagrad.__file__), "py.typed"))
 
 

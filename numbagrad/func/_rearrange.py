@@ -22,7 +22,7 @@ import math
 import warnings
 
 from numbagrad._tensor import Tensor
-from numbagrad.ops.shape import stack
+from numbagrad.ops.join import stack
 
 __all__ = ["DimensionBindError", "rearrange"]
 

@@ -1,7 +1,7 @@
 # mypy: disable-error-code="method-assign,assignment,has-type"
 # (this module fills Tensor's method table, which ``_tensor_methods.pyi`` declares for type
 # checkers: each assignment here is the definition of a method that stub already types; it
-# reads ``numbagrad.ops.__all__`` while that package is still being imported)
+# reads ``ops._public.EXPORTS`` while ``numbagrad.ops`` is still being imported)
 """Tensor's method table: its methods, operators and in-place variants, in one place.
 
 Imported once by ``numbagrad.ops`` after every op exists; it also registers the ops in
@@ -21,28 +21,17 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.ops import inplace, shape
 from numbagrad.ops._op import bind
+from numbagrad.ops._public import EXPORTS
 from numbagrad.ops.binary import _add, _sub
 from numbagrad.ops.inplace import clone, to
 
 __all__: list = []
 
 # -- Tensor methods and operators -------------------------------------------------------------
-_NOT_METHODS = {
-    "cat",
-    "concat",
-    "concatenate",
-    "stack",
-    "where",
-    "einsum",
-    "complex",
-    "polar",
-    "view_as_real",
-    "view_as_complex",
-    *F.math.NOT_METHODS,
-}
-for _name in F.__all__:
-    if _name not in _NOT_METHODS:
-        setattr(Tensor, _name, getattr(F, _name))
+# the public ops that are also methods (NOTE [Public ops] in ``ops/_public.py``)
+for _e in EXPORTS.values():
+    if _e.method:
+        setattr(Tensor, _e.name, _e.obj)
 Tensor.where = lambda self, condition, other: F.where(condition, self, other)
 Tensor.__getitem__ = F.getitem
 _IDENTITY_0D = "This function is the identity in these cases."
@@ -333,13 +322,9 @@ Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
-for _name in (
-    "neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
-    "reciprocal sin cos tan tanh sigmoid erf clamp clip masked_fill"
-).split():
-    setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
-for _name in F.math.INPLACE:  # the extra top-level math (``ops/math.py``)
-    setattr(Tensor, _name + "_", _unary_inplace(getattr(F, _name)))
+for _e in EXPORTS.values():  # ``@public(inplace=True)``: ``t.<name>_(...)``
+    if _e.inplace:
+        setattr(Tensor, _e.name + "_", _unary_inplace(_e.obj))
 
 
 def _fill(self, value):
@@ -445,18 +430,14 @@ def _numpy_keywords(fn):
     return wrapper
 
 
-NUMPY_KEYWORDS = {n: _numpy_keywords(getattr(F, n)) for n in F.reduce.ALL if n != "norm"}
+NUMPY_KEYWORDS = {_e.name: _numpy_keywords(_e.obj) for _e in EXPORTS.values() if _e.numpy_keywords}
 for _name, _fn in NUMPY_KEYWORDS.items():
     setattr(Tensor, _name, _fn)
 
-# the scatter family (``shape.SCATTER``): out-of-place methods and in-place ``<name>_``
-for _name in shape.SCATTER:
-    setattr(Tensor, _name, getattr(shape, _name))
-    setattr(Tensor, _name + "_", _unary_inplace(getattr(shape, _name)))
 Tensor.scatter_add_ = _unary_inplace(F.scatter_add)
 Tensor.repeat = shape.repeat  # method-only in PyTorch (no ``torch.repeat``)
 Tensor.unfold = shape.unfold  # method-only (``nn.functional.unfold`` is another op)
 Tensor.sum_to_size = shape.sum_to_size
 
 # the names the Tensor layer calls up into (NOTE [Extension points])
-extension.register_ops({**{_name: getattr(F, _name) for _name in F.__all__}, "tensor": tensor})
+extension.register_ops({**{_e.name: _e.obj for _e in EXPORTS.values()}, "tensor": tensor})

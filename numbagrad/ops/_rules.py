@@ -5,12 +5,26 @@
   calls into the tensor rule (``m`` = the op namespace, differentiable) and the fused
   array rule (``m`` = the backend's array math), the pattern of PyTorch's
   ``derivatives.yaml`` entries that serve both its autograd and its fused kernels.
+- ``bound_both_ways(formula)``: the same for a gradient that is one application of a
+  primitive (``SigmoidBackward`` of ``g`` and the output, ``Permute`` by the inverse
+  permutation): bound for the tensor rule, its ``impl`` on arrays for the fused one.
 - ``linear_jvp`` / ``bilinear_jvp``: the JVP of every op declaring ``linearity``.
 - ``broadcast_batch`` / ``unary_batch`` / ``elementwise_batch``: the batching rules of
   elementwise ops. The first two keep the batch dimension where it is when the operands'
   layouts line up (``same_layout``); ``Primitive.layout_batch`` marks the ops that use them,
   so that ``vmap`` over the eager interpreter applies the op without running a rule
   (``BatchInterpreter.process``).
+
+NOTE [Hand-written fused rules]
+A primitive's ``fused_vjp`` comes from ``both_ways``/``bound_both_ways`` (or the ``Unary``
+family's ``derivative``) wherever it is the tensor rule's formula on arrays. The ones still
+written by hand say why in a comment above them; the reasons are of three kinds: memory or
+passes (a one-pass backend kernel such as ``mul_backward`` or ``unary_backward``, a
+broadcast view instead of a copy, zeros made without reading ``g``); a rule that is more
+than one op application (two gradients, a cast then a product, None for index operands);
+and array forms the backend's ``math`` namespace does not have (``zeros_like``,
+``isfinite``), which ``numbagrad/kernels/`` would have to add first. The op database
+checks each against its ``vjp`` (``tests/test_ops.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +41,7 @@ __all__ = [
     "align_batched",
     "bilinear_jvp",
     "both_ways",
+    "bound_both_ways",
     "broadcast_batch",
     "conj_all",
     "elementwise_batch",
@@ -54,6 +69,30 @@ def both_ways(formula):
     vjp.__name__ = fused_vjp.__name__ = formula.__name__
     vjp.__doc__ = fused_vjp.__doc__ = formula.__doc__
     return staticmethod(vjp), staticmethod(fused_vjp)
+
+
+def bound_both_ways(formula):
+    """``(vjp, fused_vjp)`` (classmethods) from ``formula(cls, ctx, saved, *grads,
+    **params)``, which returns ``(prim, operands, params)``: the gradient is ``prim``
+    applied to ``operands``, bound (so differentiable, recorded as ``prim``'s node) in the
+    VJP and ``prim.impl`` on the arrays in the fused rule. ``saved`` is as for
+    ``both_ways`` (empty, and not read, for an op that saves nothing: its backward may run
+    again after the graph is freed); ``cls`` is the declaring primitive (``Tril``,
+    ``Triu``)."""
+
+    def vjp(cls, ctx, *grads, **params):
+        saved = ctx.saved() if cls.saves_inputs or cls.saves_output else ()
+        prim, args, p = formula(cls, ctx, saved, *grads, **params)
+        return bind(prim, args, p)
+
+    def fused_vjp(cls, ctx, *grads, **params):
+        saved = ctx.saved_arrays() if cls.saves_inputs or cls.saves_output else ()
+        prim, args, p = formula(cls, ctx, saved, *grads, **params)
+        return prim.impl(ctx.be, *args, **p)
+
+    vjp.__name__ = fused_vjp.__name__ = formula.__name__
+    vjp.__doc__ = fused_vjp.__doc__ = formula.__doc__
+    return classmethod(vjp), classmethod(fused_vjp)
 
 
 def conj_all(values):

@@ -18,59 +18,10 @@ from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.kernels.meta import no_data
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import bilinear_jvp, both_ways, broadcast_batch, conj_all, unary_batch
 
-__all__ = [
-    "ALL",
-    "add",
-    "atan2",
-    "bitwise_and",
-    "bitwise_not",
-    "bitwise_or",
-    "bitwise_xor",
-    "clamp",
-    "clamp_max",
-    "clamp_min",
-    "clip",
-    "copysign",
-    "div",
-    "divide",
-    "eq",
-    "float_power",
-    "floor_divide",
-    "fmax",
-    "fmin",
-    "fmod",
-    "ge",
-    "greater",
-    "greater_equal",
-    "gt",
-    "heaviside",
-    "hypot",
-    "le",
-    "less",
-    "less_equal",
-    "logaddexp",
-    "logaddexp2",
-    "logical_and",
-    "logical_not",
-    "logical_or",
-    "logical_xor",
-    "lt",
-    "maximum",
-    "minimum",
-    "mul",
-    "multiply",
-    "ne",
-    "nextafter",
-    "not_equal",
-    "pow",
-    "remainder",
-    "sub",
-    "subtract",
-    "true_divide",
-    "where",
-]
+__all__: list = []
 
 _SCALARS = (int, float, bool)
 
@@ -232,6 +183,8 @@ class Mul(Binary):
             (g * a if ctx.needs_input_grad(1) else None),
         )
 
+    # by hand (NOTE [Hand-written fused rules]): the backend's one-pass ``mul_backward`` (no
+    # temporaries)
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = conj_all(ctx.saved_arrays())
@@ -281,6 +234,8 @@ class ScaledMul(Binary):
             (bind(ScaledMul, (g, a), {"scale": scale}) if ctx.needs_input_grad(1) else None),
         )
 
+    # by hand (NOTE [Hand-written fused rules]): two gradients; the tensor form is one ``ScaledMul``
+    # node each
     @staticmethod
     def fused_vjp(ctx, g, scale):
         a, b = conj_all(ctx.saved_arrays())
@@ -306,6 +261,8 @@ class Div(Binary):
         a, b = conj_all(ctx.saved())
         return _div_rule(ctx, g, a, b, _zeros_like, rounding_mode)
 
+    # by hand (NOTE [Hand-written fused rules]): one formula, ``_div_rule``, but the array math has
+    # no ``zeros_like``
     @staticmethod
     def fused_vjp(ctx, g, rounding_mode=None):
         a, b = conj_all(ctx.saved_arrays())
@@ -541,6 +498,8 @@ class Atan2(Binary):
     saves_inputs = (0, 1)
     vjp, _fused = both_ways(_atan2_rule)
 
+    # by hand (NOTE [Hand-written fused rules]): ``both_ways`` under ``np.errstate`` (a masked 1 / 0
+    # at the origin)
     @staticmethod
     def fused_vjp(ctx, g):
         with np.errstate(divide="ignore"):  # 1 / 0 at the origin, masked out
@@ -1079,35 +1038,62 @@ def _binary(op, doc):
 
 _add = _binary(Add, "Elementwise ``input + other``.")
 _sub = _binary(Sub, "Elementwise ``input - other``.")
-mul = _binary(Mul, "Elementwise ``input * other``.")
-pow = _binary(Pow, "Elementwise ``input ** exponent`` (tensor or scalar exponent).")
-maximum = _binary(Maximum, "Elementwise maximum (ties split the gradient equally).")
-minimum = _binary(Minimum, "Elementwise minimum (ties split the gradient equally).")
-atan2 = _binary(Atan2, "Elementwise ``atan(input / other)`` with the quadrant of the signs.")
-fmod = _binary(Fmod, "C-style remainder (sign of the dividend).")
-remainder = _binary(Remainder, "Python-style remainder (sign of the divisor).")
-eq = _binary(Eq, "Elementwise ``input == other`` (bool, no gradient).")
-ne = _binary(Ne, "Elementwise ``input != other`` (bool, no gradient).")
-lt = _binary(Lt, "Elementwise ``input < other`` (bool, no gradient).")
-le = _binary(Le, "Elementwise ``input <= other`` (bool, no gradient).")
-gt = _binary(Gt, "Elementwise ``input > other`` (bool, no gradient).")
-ge = _binary(Ge, "Elementwise ``input >= other`` (bool, no gradient).")
-logical_and = _binary(LogicalAnd, "Elementwise logical and (bool).")
-logical_or = _binary(LogicalOr, "Elementwise logical or (bool).")
-logical_xor = _binary(LogicalXor, "Elementwise logical xor (bool).")
-bitwise_and = _binary(BitwiseAnd, "Elementwise bitwise and (integer and bool tensors).")
-bitwise_or = _binary(BitwiseOr, "Elementwise bitwise or (integer and bool tensors).")
-bitwise_xor = _binary(BitwiseXor, "Elementwise bitwise xor (integer and bool tensors).")
-hypot = _binary(Hypot, "Elementwise ``sqrt(input**2 + other**2)`` (no overflow; floats only).")
-logaddexp = _binary(Logaddexp, "``log(exp(input) + exp(other))``, computed stably (floats only).")
-logaddexp2 = _binary(Logaddexp2, "``log2(2**input + 2**other)``, computed stably (floats only).")
-copysign = _binary(
-    Copysign,
-    "``|input|`` with the sign of ``other`` (integers promote to the default float dtype).",
+mul = public(_binary(Mul, "Elementwise ``input * other``."), aliases=("multiply",))
+pow = public(_binary(Pow, "Elementwise ``input ** exponent`` (tensor or scalar exponent)."))
+maximum = public(_binary(Maximum, "Elementwise maximum (ties split the gradient equally)."))
+minimum = public(_binary(Minimum, "Elementwise minimum (ties split the gradient equally)."))
+atan2 = public(
+    _binary(Atan2, "Elementwise ``atan(input / other)`` with the quadrant of the signs.")
 )
-fmax = _binary(Fmax, "Elementwise maximum that ignores NaN (NaN only where both are).")
-fmin = _binary(Fmin, "Elementwise minimum that ignores NaN (NaN only where both are).")
-nextafter = _binary(Nextafter, "The next representable value after ``input`` toward ``other``.")
+fmod = public(_binary(Fmod, "C-style remainder (sign of the dividend)."))
+remainder = public(_binary(Remainder, "Python-style remainder (sign of the divisor)."))
+eq = public(_binary(Eq, "Elementwise ``input == other`` (bool, no gradient)."))
+ne = public(
+    _binary(Ne, "Elementwise ``input != other`` (bool, no gradient)."), aliases=("not_equal",)
+)
+lt = public(_binary(Lt, "Elementwise ``input < other`` (bool, no gradient)."), aliases=("less",))
+le = public(
+    _binary(Le, "Elementwise ``input <= other`` (bool, no gradient)."), aliases=("less_equal",)
+)
+gt = public(_binary(Gt, "Elementwise ``input > other`` (bool, no gradient)."), aliases=("greater",))
+ge = public(
+    _binary(Ge, "Elementwise ``input >= other`` (bool, no gradient)."), aliases=("greater_equal",)
+)
+logical_and = public(_binary(LogicalAnd, "Elementwise logical and (bool)."), name="logical_and")
+logical_or = public(_binary(LogicalOr, "Elementwise logical or (bool)."), name="logical_or")
+logical_xor = public(_binary(LogicalXor, "Elementwise logical xor (bool)."), name="logical_xor")
+bitwise_and = public(
+    _binary(BitwiseAnd, "Elementwise bitwise and (integer and bool tensors)."), name="bitwise_and"
+)
+bitwise_or = public(
+    _binary(BitwiseOr, "Elementwise bitwise or (integer and bool tensors)."), name="bitwise_or"
+)
+bitwise_xor = public(
+    _binary(BitwiseXor, "Elementwise bitwise xor (integer and bool tensors)."), name="bitwise_xor"
+)
+hypot = public(
+    _binary(Hypot, "Elementwise ``sqrt(input**2 + other**2)`` (no overflow; floats only)."),
+    inplace=True,
+)
+logaddexp = public(
+    _binary(Logaddexp, "``log(exp(input) + exp(other))``, computed stably (floats only).")
+)
+logaddexp2 = public(
+    _binary(Logaddexp2, "``log2(2**input + 2**other)``, computed stably (floats only).")
+)
+copysign = public(
+    _binary(
+        Copysign,
+        "``|input|`` with the sign of ``other`` (integers promote to the default float dtype).",
+    ),
+    inplace=True,
+)
+fmax = public(_binary(Fmax, "Elementwise maximum that ignores NaN (NaN only where both are)."))
+fmin = public(_binary(Fmin, "Elementwise minimum that ignores NaN (NaN only where both are)."))
+nextafter = public(
+    _binary(Nextafter, "The next representable value after ``input`` toward ``other``."),
+    inplace=True,
+)
 _heaviside = _binary(Heaviside, "Heaviside step (see ``heaviside``).")
 hypot.__doc__ += """
     Examples
@@ -1163,6 +1149,7 @@ def _is_bool_operand(x):
     return x.dtype is D.bool if isinstance(x, Tensor) else isinstance(x, bool)
 
 
+@public
 def add(input, other, *, alpha=1):
     """Elementwise ``input + alpha * other``.
 
@@ -1181,6 +1168,7 @@ def add(input, other, *, alpha=1):
     return _add(input, _times_alpha(input, other, alpha, "add"))
 
 
+@public(aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other`` (``alpha`` as in :func:`add`)."""
     if type(alpha) is int and alpha == 1:
@@ -1191,6 +1179,7 @@ def sub(input, other, *, alpha=1):
 subtract = sub
 
 
+@public(aliases=("true_divide", "divide"))
 def div(input, other, *, rounding_mode=None):
     """Elementwise division; ``rounding_mode`` None (true division), 'trunc' or 'floor'.
 
@@ -1206,21 +1195,25 @@ def div(input, other, *, rounding_mode=None):
 divide = true_divide = div
 
 
+@public
 def floor_divide(input, other):
     """``div(input, other, rounding_mode='floor')``."""
     return div(input, other, rounding_mode="floor")
 
 
+@public
 def logical_not(input):
     """Elementwise logical not: True where ``input`` is zero (a bool result, any dtype)."""
     return bind(LogicalNot, (input,), NO_PARAMS)
 
 
+@public
 def bitwise_not(input):
     """Elementwise bitwise not (``~``) of an integer or bool tensor."""
     return bind(LogicalNot, (input,), {"bitwise": True})
 
 
+@public(method=False)
 def where(condition, input=None, other=None):
     """Choose ``input`` where ``condition`` holds, else ``other`` (broadcasting).
 
@@ -1254,6 +1247,7 @@ def _min_nan(x, hi):
     return where(x <= hi, x, where(x <= x, hi, x.detach()))
 
 
+@public(aliases=("clip",), inplace=True)
 def clamp(input, min=None, max=None):
     """Clamp to ``[min, max]``; bounds may be numbers or tensors (``None`` = unbounded).
 
@@ -1295,6 +1289,7 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+@public(inplace=True)
 def heaviside(input, values):
     """The Heaviside step: ``values`` where ``input == 0``, 1 where it is positive, else 0
     (NaN included, as PyTorch's kernel).
@@ -1318,6 +1313,7 @@ def heaviside(input, values):
     return _heaviside(input, values)
 
 
+@public
 def float_power(input, exponent):
     """``input ** exponent`` computed in float64 (the result is always float64).
 
@@ -1351,19 +1347,11 @@ def float_power(input, exponent):
     return pow(input, exponent)
 
 
+@public
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
+@public
 def clamp_max(input, max):
     return clamp(input, max=max)
-
-
-ALL = (
-    "add sub mul div pow maximum minimum atan2 fmod remainder eq ne lt le gt ge "
-    "logical_and logical_or logical_xor logical_not bitwise_and bitwise_or bitwise_xor "
-    "bitwise_not where clamp clip clamp_min clamp_max floor_divide true_divide divide "
-    "multiply subtract greater less greater_equal less_equal not_equal"
-).split()
-# the extra top-level math, exported through ``ops/math.py``'s ALL
-MATH = "hypot logaddexp logaddexp2 copysign fmax fmin nextafter heaviside float_power".split()

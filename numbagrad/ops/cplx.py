@@ -32,27 +32,11 @@ from numbagrad import ops as F
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import elementwise_batch, unary_batch
+from numbagrad.ops._public import public
+from numbagrad.ops._rules import bound_both_ways, elementwise_batch, unary_batch
 from numbagrad.ops.inplace import ToCopy
 
-__all__ = [
-    "ALL",
-    "angle",
-    "complex",
-    "conj",
-    "conj_physical",
-    "imag",
-    "is_conj",
-    "is_neg",
-    "isreal",
-    "polar",
-    "real",
-    "resolve_conj",
-    "resolve_neg",
-    "sgn_complex",
-    "view_as_complex",
-    "view_as_real",
-]
+__all__ = ["sgn_complex"]
 
 _builtin_complex = complex
 
@@ -68,6 +52,10 @@ def _to(g, np_dtype):
     return bind(ToCopy, (g,), {"dtype": np_dtype})
 
 
+def _real_rule(cls, ctx, saved, g):
+    return ToCopy, (g,), {"dtype": ctx.input_dtype(0)}  # the real gradient, made complex
+
+
 class Real(Primitive):
     """The real part of a complex tensor, a view of its memory."""
 
@@ -80,13 +68,7 @@ class Real(Primitive):
     def impl(be, x):
         return x.real
 
-    @staticmethod
-    def vjp(ctx, g):
-        return _to(g, ctx.input_dtype(0))
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        return g.astype(ctx.input_dtype(0))
+    vjp, fused_vjp = bound_both_ways(_real_rule)
 
 
 class Imag(Primitive):
@@ -105,9 +87,14 @@ class Imag(Primitive):
     def vjp(ctx, g):
         return _to(g, ctx.input_dtype(0)) * 1j
 
+    # by hand (NOTE [Hand-written fused rules]): two steps (the cast, then ``* 1j``)
     @staticmethod
     def fused_vjp(ctx, g):
         return g.astype(ctx.input_dtype(0)) * 1j
+
+
+def _conj_rule(cls, ctx, saved, g):
+    return cls, (g,), NO_PARAMS  # conjugation is its own adjoint
 
 
 class Conj(Primitive):
@@ -121,13 +108,7 @@ class Conj(Primitive):
     def impl(be, x):
         return be.xp.conjugate(x)
 
-    @classmethod
-    def vjp(cls, ctx, g):
-        return bind(cls, (g,), NO_PARAMS)
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        return ctx.be.xp.conjugate(g)
+    vjp, fused_vjp = bound_both_ways(_conj_rule)
 
 
 class ConjPhysical(Conj):
@@ -232,6 +213,7 @@ class Complex(Primitive):
             imag(g) if ctx.needs_input_grad(1) else None,
         )
 
+    # by hand (NOTE [Hand-written fused rules]): two gradients, the real and imaginary parts
     @staticmethod
     def fused_vjp(ctx, g):
         return (
@@ -263,6 +245,8 @@ class ViewAsReal(Primitive):
     def vjp(ctx, g):
         return view_as_complex(F.contiguous(g))
 
+    # by hand (NOTE [Hand-written fused rules]): ``ascontiguousarray`` copies only when needed, then
+    # a view
     @staticmethod
     def fused_vjp(ctx, g):
         g = np.ascontiguousarray(g)
@@ -295,6 +279,8 @@ class ViewAsComplex(Primitive):
     def vjp(ctx, g):
         return view_as_real(F.contiguous(g))
 
+    # by hand (NOTE [Hand-written fused rules]): ``ascontiguousarray`` copies only when needed, then
+    # a view
     @staticmethod
     def fused_vjp(ctx, g):
         return ViewAsReal.impl(None, np.ascontiguousarray(g))
@@ -312,6 +298,7 @@ class ViewAsComplex(Primitive):
 
 
 # -- public functions ----------------------------------------------------------------------
+@public
 def real(input):
     """The real part of ``input``: a view for complex tensors (writing into it writes
     ``input``), ``input`` itself for real ones.
@@ -328,6 +315,7 @@ def real(input):
     return bind(Real, (input,), NO_PARAMS)
 
 
+@public
 def imag(input):
     """The imaginary part of a complex tensor, a view of its memory.
 
@@ -348,6 +336,7 @@ def imag(input):
     return bind(Imag, (input,), NO_PARAMS)
 
 
+@public
 def conj(input):
     """The complex conjugate; ``input`` itself for real tensors.
 
@@ -367,6 +356,7 @@ def conj(input):
     return bind(Conj, (input,), NO_PARAMS)
 
 
+@public
 def conj_physical(input):
     """The complex conjugate, materialised (as :func:`conj` here); ``input`` itself for
     real tensors."""
@@ -376,30 +366,35 @@ def conj_physical(input):
     return bind(ConjPhysical, (input,), NO_PARAMS)
 
 
+@public
 def resolve_conj(input):
     """``input`` itself: numbagrad's conjugates are materialised (see :func:`conj`)."""
     _check_tensor("resolve_conj", input)
     return input
 
 
+@public
 def resolve_neg(input):
     """``input`` itself: numbagrad has no lazy negation bit."""
     _check_tensor("resolve_neg", input)
     return input
 
 
+@public
 def is_conj(input):
     """False: numbagrad has no lazy conjugate bit (see :func:`conj`)."""
     _check_tensor("is_conj", input)
     return False
 
 
+@public
 def is_neg(input):
     """False: numbagrad has no lazy negation bit."""
     _check_tensor("is_neg", input)
     return False
 
 
+@public
 def isreal(input):
     """Elementwise: whether each element is real (a zero imaginary part; always True for
     real tensors).
@@ -416,6 +411,7 @@ def isreal(input):
     return imag(input) == 0
 
 
+@public
 def angle(input):
     """The argument of each element, ``atan2(imag, real)`` (a real tensor); for a real
     tensor 0 where it is non-negative and pi where negative.
@@ -437,6 +433,7 @@ def sgn_complex(input):
     return bind(Sgn, (input,), NO_PARAMS)
 
 
+@public(method=False)
 def complex(real, imag):
     """A complex tensor from its real and imaginary parts, two floating tensors of one
     dtype (float32 gives complex64, float64 complex128), broadcast together.
@@ -464,6 +461,7 @@ def complex(real, imag):
     return bind(Complex, (real, imag), NO_PARAMS)
 
 
+@public(method=False)
 def polar(abs, angle):
     """The complex tensor ``abs * (cos(angle) + i sin(angle))``.
 
@@ -484,6 +482,7 @@ def polar(abs, angle):
     return complex(abs * F.cos(angle), abs * F.sin(angle))
 
 
+@public(method=False)
 def view_as_real(input):
     """A complex tensor as a real tensor with a trailing dimension of size 2 (real and
     imaginary parts), sharing its memory.
@@ -509,6 +508,7 @@ def view_as_real(input):
     return bind(ViewAsReal, (input,), NO_PARAMS)
 
 
+@public(method=False)
 def view_as_complex(input):
     """A float32/float64 tensor whose last dimension is 2 as a complex tensor (the pairs
     are real and imaginary parts), sharing its memory.
@@ -541,9 +541,3 @@ def view_as_complex(input):
         if off % (2 * item):
             raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     return bind(ViewAsComplex, (input,), NO_PARAMS)
-
-
-ALL = (
-    "angle complex conj conj_physical imag is_conj is_neg isreal polar real resolve_conj "
-    "resolve_neg view_as_complex view_as_real"
-).split()

@@ -51,21 +51,12 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
 from numbagrad.kernels.meta import MetaArray
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import passthrough
 from numbagrad.ops.shape import OVERLAP_ERROR, Zeros
 from numbagrad.ops.unary import unary_batch
 
-__all__ = [
-    "assign_traced",
-    "check_inplace",
-    "clone",
-    "commit",
-    "contiguous",
-    "inplace",
-    "refresh_view",
-    "to",
-    "traced",
-]
+__all__ = ["assign_traced", "check_inplace", "commit", "inplace", "refresh_view", "traced"]
 
 
 class Clone(Primitive):
@@ -86,6 +77,8 @@ class Fill(Primitive):
     def vjp(ctx, g, value):
         return zeros_like(g)
 
+    # by hand (NOTE [Hand-written fused rules]): zeros made without reading ``g`` (no ``g * 0``, NaN
+    # for an inf ``g``)
     @staticmethod
     def fused_vjp(ctx, g, value):
         return ctx.be.zeros(g.shape, g.dtype)
@@ -127,6 +120,8 @@ class ToCopy(Primitive):
             g = F.real(g)  # (a real input of a cast to complex: the real part)
         return bind(ToCopy, (g,), {"dtype": ctx.input_dtype(0)})
 
+    # by hand (NOTE [Hand-written fused rules]): two steps for a real input cast to complex (real
+    # part, cast)
     @staticmethod
     def fused_vjp(ctx, g, dtype):
         if g.dtype.kind == "c" and ctx.input_dtype(0).kind != "c":
@@ -134,12 +129,14 @@ class ToCopy(Primitive):
         return g.astype(ctx.input_dtype(0))
 
 
+@public
 def clone(input, *, memory_format=None):
     """A copy with its own storage; gradients flow through unchanged."""
     D.check_memory_format(memory_format, "clone")
     return bind(Clone, (input,), NO_PARAMS)
 
 
+@public
 def contiguous(input, memory_format=None):
     """``input`` itself if row-major contiguous, else a contiguous copy."""
     D.check_memory_format(memory_format, "contiguous")
@@ -154,6 +151,7 @@ def contiguous(input, memory_format=None):
     return input if input._data.flags.c_contiguous else clone(input)
 
 
+@public
 def to(input, *args, **kwargs):
     """Convert the dtype (``to(dtype)``, ``to(device)``, ``to(other)``, ``dtype=``).
 
@@ -224,6 +222,8 @@ class ToDevice(Primitive, register=False):
     def vjp(ctx, g, device):
         return bind(ToDevice, (g,), {"device": _resolve_device(ctx.be.name)})
 
+    # by hand (NOTE [Hand-written fused rules]): a copy to the backend named by the node, no device
+    # object
     @staticmethod
     def fused_vjp(ctx, g, device):
         return copy_array(g, ctx.be.name)

@@ -11,14 +11,16 @@ from numbagrad import _dtype as D
 from numbagrad import ops as F
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._creation import eye, zeros
+from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import align_batched, both_ways, conj_all, front
 from numbagrad.ops._util import as_tensor_arg, wrap_dim
 from numbagrad.ops.binary import _check_shapes, _prep
 from numbagrad.ops.reduce import _torch_name
 from numbagrad.ops.shape import diagonal
 
-__all__ = ["ALL", "bmm", "dot", "einsum", "ger", "inner", "matmul", "mm", "mv", "outer", "vdot"]
+__all__: list = []
 
 
 def _rows(shape):
@@ -138,6 +140,8 @@ class Mv(Primitive):
             gb = bind(Mv, (F.swapaxes(a, 0, 1), g), NO_PARAMS)
         return ga, gb
 
+    # by hand (NOTE [Hand-written fused rules]): one matrix product on reshaped views; the tensor
+    # form binds ``Outer``
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = conj_all(ctx.saved_arrays())
@@ -213,6 +217,8 @@ class Outer(Primitive):
             gb = F.matmul(a, g) if a.ndim == 1 else F.squeeze(F.matmul(F.unsqueeze(a, -2), g), -2)
         return ga, gb  # leading dims broadcast: the engine sums them back
 
+    # by hand (NOTE [Hand-written fused rules]): matrix products on reshaped views, no
+    # squeeze/unsqueeze nodes
     @staticmethod
     def fused_vjp(ctx, g):
         a, b = conj_all(ctx.saved_arrays())
@@ -243,6 +249,7 @@ def _promote_pair(name, a, b):
     return a, b
 
 
+@public
 def matmul(input, other):
     """Matrix product with NumPy/PyTorch semantics for 1-D, 2-D and batched operands.
 
@@ -303,6 +310,7 @@ def matmul(input, other):
     return out
 
 
+@public
 def mm(input, mat2):
     """Product of two 2-D matrices."""
     if input.ndim != 2 or mat2.ndim != 2:
@@ -310,6 +318,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
+@public
 def bmm(input, mat2):
     """Batched product of two 3-D tensors with equal batch size."""
     if input.ndim != 3 or mat2.ndim != 3:
@@ -319,6 +328,7 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@public
 def mv(input, vec):
     """Product of a matrix ``input`` of shape ``(m, k)`` and a vector ``vec`` of shape
     ``(k,)``: a tensor of shape ``(m,)``.
@@ -345,6 +355,7 @@ def mv(input, vec):
     return bind(Mv, (a, b), NO_PARAMS)
 
 
+@public(aliases=("vdot",))
 def dot(input, other):
     """Inner product of two 1-D tensors of equal length."""
     if input.ndim != 1 or other.ndim != 1:
@@ -358,6 +369,7 @@ def dot(input, other):
     return matmul(input, other)
 
 
+@public
 def inner(input, other):
     """Inner product over the last dimension: ``out[i..., j...] = sum_k input[i..., k] *
     other[j..., k]`` (of 1-D tensors, :func:`dot`; a 0-d operand multiplies).
@@ -383,6 +395,7 @@ def inner(input, other):
 vdot = dot
 
 
+@public(aliases=("ger",))
 def outer(input, vec2):
     """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]``.
 
@@ -502,6 +515,7 @@ def _expand_ellipsis(ins, out, operands, has_arrow):
     return new_ins, out
 
 
+@public(method=False)
 def einsum(equation, *operands):
     """Einstein summation, e.g. ``einsum('ij,jk->ik', a, b)``.
 
@@ -640,9 +654,6 @@ def _scalar_name(dt):
     return _torch_name(dt)
 
 
-ALL = "matmul mm mv bmm dot inner vdot outer ger einsum".split()
-
-
 # -- the top-level linear-algebra functions (``torch.<name>``) over ``numbagrad.linalg``'s
 # primitives (``ops/linalg_decomp.py``) ----------------------------------------------------------
 from numbagrad.ops import linalg_decomp as _L  # noqa: E402
@@ -653,6 +664,7 @@ def _check_2d(name, x, what="matrix"):
         raise RuntimeError(f"{name}: expected a {what}, but got tensor with dim {x.ndim}")
 
 
+@public
 def svd(input, some=True, compute_uv=True):
     """Singular value decomposition in ``torch.svd``'s convention: ``(U, S, V)`` with
     ``input = U diag(S) V^T`` (``V``, not ``Vh`` as :func:`numbagrad.linalg.svd` returns).
@@ -681,6 +693,7 @@ def svd(input, some=True, compute_uv=True):
     return _L.TorchSvdResult(u, s, vh.swapaxes(-1, -2))
 
 
+@public
 def det(input):
     """Determinant of a (batch of) square matrices, :func:`numbagrad.linalg.det`.
 
@@ -693,6 +706,7 @@ def det(input):
     return _L.det(input)
 
 
+@public
 def slogdet(input):
     """``(sign, logabsdet)`` of the determinant, :func:`numbagrad.linalg.slogdet`.
 
@@ -706,6 +720,7 @@ def slogdet(input):
     return _L.slogdet(input)
 
 
+@public
 def logdet(input):
     """``log(det(input))``: nan for a negative determinant, ``-inf`` for a singular matrix.
 
@@ -720,6 +735,7 @@ def logdet(input):
     return F.where(sign == -1, float("nan"), logabs)
 
 
+@public
 def inverse(input):
     """Inverse of a (batch of) square matrices, :func:`numbagrad.linalg.inv`.
 
@@ -732,6 +748,7 @@ def inverse(input):
     return _L.inv(input)
 
 
+@public
 def cholesky(input, upper=False):
     """Cholesky factor of a symmetric positive-definite matrix (``torch.cholesky``; the
     lower factor, or the upper one with ``upper=True``), :func:`numbagrad.linalg.cholesky`.
@@ -745,6 +762,7 @@ def cholesky(input, upper=False):
     return _L.cholesky(input, upper=upper)
 
 
+@public
 def cholesky_solve(input, input2, upper=False):
     """Solve ``A X = input`` given the Cholesky factor ``input2`` of ``A`` (lower, or upper
     with ``upper=True``): two triangular solves, differentiable in both arguments.
@@ -763,6 +781,7 @@ def cholesky_solve(input, input2, upper=False):
     return _L.solve(low.swapaxes(-1, -2), y)
 
 
+@public
 def matrix_exp(input):
     """Matrix exponential, :func:`numbagrad.linalg.matrix_exp`.
 
@@ -775,6 +794,7 @@ def matrix_exp(input):
     return _L.matrix_exp(input)
 
 
+@public
 def pinverse(input, rcond=1e-15):
     """Pseudo-inverse with singular values below ``rcond * s_max`` dropped
     (:func:`numbagrad.linalg.pinv` with ``rtol=rcond``).
@@ -788,6 +808,7 @@ def pinverse(input, rcond=1e-15):
     return _L.pinv(input, rtol=rcond)
 
 
+@public
 def matrix_power(input, n):
     """``input`` multiplied by itself ``n`` times (the identity for ``n = 0``, powers of the
     inverse for ``n < 0``), by repeated squaring.
@@ -815,6 +836,7 @@ def matrix_power(input, n):
         x = matmul(x, x)
 
 
+@public
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Tensors whose diagonals (``offset`` of dims ``dim1``, ``dim2`` of the result) are
     filled by the last dimension of ``input``; zeros elsewhere.
@@ -850,6 +872,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     )
 
 
+@public
 def diag(input, diagonal=0):
     """A 1-D input as the ``diagonal``-th diagonal of a square matrix; a 2-D input's
     ``diagonal``-th diagonal (a copy).
@@ -867,6 +890,7 @@ def diag(input, diagonal=0):
     raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.ndim}D")
 
 
+@public
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor.
 
@@ -880,6 +904,7 @@ def trace(input):
     return F.diagonal(input, 0, 0, 1).sum()
 
 
+@public
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast).
 
@@ -892,6 +917,7 @@ def dist(input, other, p=2):
     return F.norm(input - other, p)
 
 
+@public
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise ``p``-norm distances between the rows of ``x1`` ``(..., P, M)`` and
     ``x2`` ``(..., R, M)``: ``(..., P, R)``, batch dims broadcast.
@@ -927,6 +953,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return F.norm(diff, p, -1)
 
 
+@public
 def tensordot(a, b, dims=2):
     """Contract ``dims`` trailing dims of ``a`` with leading dims of ``b`` (an int), or the
     listed dims (a pair of lists).
@@ -980,6 +1007,7 @@ def tensordot(a, b, dims=2):
     return einsum("".join(sa) + "," + "".join(sb) + "->" + out, a, b)
 
 
+@public
 def kron(input, other):
     """Kronecker product (dims aligned from the right, the shorter padded with ones).
 
@@ -1007,6 +1035,7 @@ def _cross(input, other, dim, name):
     return F.roll(a, -1, dim) * F.roll(b, -2, dim) - F.roll(a, -2, dim) * F.roll(b, -1, dim)
 
 
+@public
 def cross(input, other, dim=None):
     """Cross product of 3-vectors along ``dim`` (``torch.cross``: with ``dim=None``, the
     first dim of size 3; :func:`numbagrad.linalg.cross` defaults to ``dim=-1``).
@@ -1082,6 +1111,7 @@ def _scaled_sum(input, prod, beta, alpha):
     return out + (input if beta == 1 else input * beta)
 
 
+@public
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast; ignored when
     ``beta == 0``, so its nan/inf do not propagate).
@@ -1105,6 +1135,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
+@public
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -1127,6 +1158,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
+@public
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -1149,27 +1181,54 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _scaled_sum(input, matmul(mat, vec), beta, alpha)
 
 
-ALL += [
-    "svd",
-    "det",
-    "slogdet",
-    "logdet",
-    "inverse",
-    "cholesky",
-    "cholesky_solve",
-    "matrix_exp",
-    "pinverse",
-    "matrix_power",
-    "diag",
-    "diag_embed",
-    "trace",
-    "dist",
-    "cdist",
-    "tensordot",
-    "kron",
-    "cross",
-    "addmm",
-    "baddbmm",
-    "addmv",
-]
-__all__ += ALL[9:]
+@public(inplace=True)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``: ``input`` broadcast to the ``(n, m)``
+    outer product of the vectors, the three operands promoted to one dtype (ignored when
+    ``beta == 0``, so its nan/inf do not propagate).
+
+    Parameters
+    ----------
+    input : Tensor
+        Broadcastable to ``(len(vec1), len(vec2))``.
+    vec1, vec2 : Tensor
+        1-D.
+    beta, alpha : number, optional
+        Factors of ``input`` and of the outer product; integral and bool operands take
+        no floating-point factors (as PyTorch).
+
+    Returns
+    -------
+    Tensor
+        The ``(n, m)`` result; differentiable in all three operands.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.addr(numbagrad.zeros(3, 2), numbagrad.arange(1.0, 4.0),
+    ...                numbagrad.arange(1.0, 3.0)).tolist()
+    [[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]]
+    """
+    for pos, (name, t) in enumerate((("input", input), ("vec1", vec1), ("vec2", vec2)), 1):
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"addr(): argument '{name}' (position {pos}) must be Tensor, not {type(t).__name__}"
+            )
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    dt = D.promote_types(D.promote_types(input.dtype, vec1.dtype), vec2.dtype)
+    for name, s in (("beta", beta), ("alpha", alpha)):
+        if isinstance(s, complex) and not dt.is_complex:
+            raise RuntimeError(f"addr: {name}={s!r} is complex, but the operands are {dt}")
+        if isinstance(s, float) and not dt.is_floating_point and not dt.is_complex:
+            raise RuntimeError(  # (bool operands too: PyTorch's words)
+                f"For integral input tensors, argument {name} must not be a floating point number."
+            )
+    a, b = vec1.to(dt), vec2.to(dt)
+    if dt is D.bool:  # logical, as PyTorch: (beta and input) or (alpha and vec1 x vec2)
+        prod = F.logical_and(F.unsqueeze(a, -1), b)
+        if not alpha:
+            prod = F.logical_and(prod, False)
+        return prod if not beta else F.logical_or(prod, F.broadcast_to(input, prod.shape))
+    return _scaled_sum(input.to(dt), F.mul(F.unsqueeze(a, -1), b), beta, alpha)

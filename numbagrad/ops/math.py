@@ -1,18 +1,16 @@
 """The wider top-level math: interpolation, stacking and grids, differences and integrals,
-searching, counting and set operations.
+counting, covariance and triangle indices.
 
 Most are composites of existing ops (so they get gradients, JVP and vmap rules for free).
-The data-dependent ones (``searchsorted``, ``histc``, ``unique``, ``unique_consecutive``)
-are small non-differentiable primitives, as in PyTorch, whose derivatives are not
-implemented either. ``ALL`` also lists the new elementwise, binary and reduction functions
-declared in ``unary.py``, ``binary.py`` and ``reduce.py`` (their ``MATH`` lists), so that
-``numbagrad.ops`` exports them from here.
+The data-dependent ones (``searchsorted``, ``histc``, ``unique``) live in
+``ops/searching.py``. Each public op is marked ``@public`` where it is defined (NOTE [Public
+ops] in ``ops/_public.py``); the wider elementwise, binary and reduction functions live
+with their families in ``unary.py``, ``binary.py`` and ``reduce.py``.
 """
 
 from __future__ import annotations
 
 import builtins
-import math
 import warnings
 
 import numpy as np
@@ -22,65 +20,10 @@ from numbagrad import ops as F
 from numbagrad._creation import const_ones_like as ones_like
 from numbagrad._creation import tensor, zeros
 from numbagrad._tensor import Tensor
-from numbagrad.ops import _rules, binary, reduce, unary
+from numbagrad.ops import _rules, reduce
 from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._util import default_float, wrap_dim
-from numbagrad.ops.binary import (  # noqa: F401  (re-exported: see ALL)
-    copysign,
-    float_power,
-    fmax,
-    fmin,
-    heaviside,
-    hypot,
-    logaddexp,
-    logaddexp2,
-    nextafter,
-)
-from numbagrad.ops.reduce import (  # noqa: F401  (re-exported: see ALL)
-    aminmax,
-    count_nonzero,
-    cummax,
-    cummin,
-    kthvalue,
-    logcumsumexp,
-    median,
-    msort,
-    nanmean,
-    nanmedian,
-    nanquantile,
-    nansum,
-    quantile,
-    std_mean,
-    var_mean,
-)
-from numbagrad.ops.unary import (  # noqa: F401  (re-exported: see ALL)
-    absolute,
-    acos,
-    acosh,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctanh,
-    asin,
-    asinh,
-    atan,
-    atanh,
-    cosh,
-    deg2rad,
-    exp2,
-    fix,
-    frac,
-    log10,
-    negative,
-    positive,
-    rad2deg,
-    sgn,
-    signbit,
-    sinh,
-    trunc,
-)
 
 _TORCH_NAMES = {
     "float32": "Float",
@@ -113,6 +56,7 @@ def _tensors(args, name):
 
 
 # -- interpolation -----------------------------------------------------------------------------
+@public(inplace=True)
 def lerp(input, end, weight):
     """Linear interpolation ``input + weight * (end - input)``.
 
@@ -216,6 +160,7 @@ class Lerp(Primitive):
         return total
 
 
+@public(inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 * tensor2`` (broadcast); differentiable.
 
@@ -231,6 +176,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
     return input + value * tensor1 * tensor2
 
 
+@public(inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2`` (broadcast); differentiable. Integer
     ``tensor1`` and ``tensor2`` are refused, as PyTorch does.
@@ -276,6 +222,7 @@ def _atleast(args, nd, name):
     return out[0] if single else tuple(out)
 
 
+@public(method=False)
 def atleast_1d(*tensors):
     """Each tensor with at least one dimension (0-d ones become shape ``(1,)``).
 
@@ -290,6 +237,7 @@ def atleast_1d(*tensors):
     return _atleast(tensors, 1, "atleast_1d")
 
 
+@public(method=False)
 def atleast_2d(*tensors):
     """Each tensor with at least two dimensions (``(n,)`` becomes ``(1, n)``).
 
@@ -302,6 +250,7 @@ def atleast_2d(*tensors):
     return _atleast(tensors, 2, "atleast_2d")
 
 
+@public(method=False)
 def atleast_3d(*tensors):
     """Each tensor with at least three dimensions (``(n,)`` becomes ``(1, n, 1)``,
     ``(m, n)`` becomes ``(m, n, 1)``).
@@ -321,6 +270,7 @@ def _nonempty(ts, name):
     return ts
 
 
+@public(aliases=("row_stack",), method=False)
 def vstack(tensors):
     """Stack tensors vertically: :func:`cat` of their :func:`atleast_2d` along dim 0.
 
@@ -338,6 +288,7 @@ def vstack(tensors):
 row_stack = vstack
 
 
+@public(method=False)
 def hstack(tensors):
     """Stack tensors horizontally: along dim 0 for 1-D tensors, else dim 1.
 
@@ -351,6 +302,7 @@ def hstack(tensors):
     return F.cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
+@public(method=False)
 def dstack(tensors):
     """Stack tensors depth-wise: :func:`cat` of their :func:`atleast_3d` along dim 2.
 
@@ -364,6 +316,7 @@ def dstack(tensors):
     return F.cat(list(_atleast(ts, 3, "dstack")), 2)
 
 
+@public(method=False)
 def column_stack(tensors):
     """Stack as columns: 0-d and 1-D tensors become ``(n, 1)`` columns, then :func:`cat`
     along dim 1.
@@ -380,6 +333,7 @@ def column_stack(tensors):
     return F.cat(cols, 1)
 
 
+@public(method=False)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids from 1-D tensors (0-d ones count as size 1).
 
@@ -440,6 +394,7 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
+@public(method=False)
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common broadcast shape (views).
 
@@ -475,6 +430,7 @@ def _broadcast_shapes(*shapes):
     return tuple(out)
 
 
+@public
 def tile(input, dims):
     """Repeat ``input`` ``dims[i]`` times along each dimension (missing leading entries of
     either are 1, as NumPy's and PyTorch's ``tile``).
@@ -500,6 +456,7 @@ def tile(input, dims):
     return F.reshape(out, tuple(r * s for r, s in zip(reps, shape)))
 
 
+@public
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or slice along ``dim``) ``repeats`` times in place.
 
@@ -573,6 +530,7 @@ def _check_output_size(output_size, total):
         )
 
 
+@public
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims``, from the first toward the
     second.
@@ -604,6 +562,7 @@ def rot90(input, k=1, dims=(0, 1)):
     return F.clone(input)
 
 
+@public(method=False)
 def block_diag(*tensors):
     """A block-diagonal matrix of the given blocks (0-d ones are 1x1, 1-D ones one row);
     the dtype is their promoted dtype.
@@ -642,6 +601,7 @@ def block_diag(*tensors):
     return F.cat(rows, 0)
 
 
+@public(method=False)
 def cartesian_prod(*tensors):
     """The Cartesian product of 1-D tensors, one combination per row (a single tensor
     is returned as it is, as PyTorch's).
@@ -665,6 +625,7 @@ def cartesian_prod(*tensors):
     return F.stack([F.reshape(g, (-1,)) for g in grids], 1)
 
 
+@public(inplace=True)
 def renorm(input, p, dim, maxnorm):
     """Rescale each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` to
     norm ``maxnorm`` (PyTorch's factor ``maxnorm / (norm + 1e-7)``); differentiable through
@@ -737,6 +698,7 @@ class Renorm(Primitive):
         return bind(Renorm, args, {"dims": new, "p": p, "maxnorm": maxnorm}), bd
 
 
+@public
 def ravel(input):
     """``input`` flattened to one dimension (a view when possible).
 
@@ -749,6 +711,7 @@ def ravel(input):
     return F.reshape(input, (-1,))
 
 
+@public
 def argwhere(input):
     """The indices of the non-zero elements, one row each (as :func:`nonzero`).
 
@@ -763,6 +726,7 @@ def argwhere(input):
 
 
 # -- differences and integrals ---------------------------------------------------------------
+@public
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``logical_xor`` for bools), after
     concatenating ``prepend`` and ``append`` along it.
@@ -813,6 +777,7 @@ def _dx_along(x, y, d, name="trapezoid"):
     return F.narrow(x, d, min(1, m), max(m - 1, 0)) - F.narrow(x, d, 0, max(m - 1, 0))
 
 
+@public(method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: sample points ``x`` (a tensor) or a constant
     spacing ``dx`` (default 1); differentiable with respect to ``y`` and ``x``.
@@ -846,6 +811,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (F.sum(y, d) - ends * 0.5) * h
 
 
+@public(method=False)
 def trapz(y, x=None, *, dx=None, dim=-1):
     """Alias of :func:`trapezoid`.
 
@@ -858,6 +824,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@public(method=False)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along ``dim`` (one element shorter than ``y``).
 
@@ -890,336 +857,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return F.cumsum(pair * (h / 2.0), d)
 
 
-# -- searching and counting (non-differentiable primitives) -----------------------------------
-def _search_rows(xp, seq, x, side):
-    """``searchsorted`` of each row of ``x`` (leading dims matching ``seq``'s) in the
-    matching row of ``seq``."""
-    if seq.ndim == 1:
-        return xp.searchsorted(seq, x, side=side)
-    rows = seq.reshape(-1, seq.shape[-1])
-    xs = x.reshape(rows.shape[0], -1)
-    out = xp.empty(xs.shape, np.int64)
-    for i in range(rows.shape[0]):
-        out[i] = xp.searchsorted(rows[i], xs[i], side=side)
-    return out.reshape(x.shape)
-
-
-class Searchsorted(Primitive):
-    """The insertion indices of ``values`` in the last dim of ``seq`` (both data: no
-    gradient). The comparison is in the promoted dtype of the two."""
-
-    differentiable = False
-
-    @staticmethod
-    def impl(be, seq, values, side, out_int32):
-        xp = be.xp
-        v = xp.asarray(values)
-        dt = np.result_type(seq.dtype, v.dtype)
-        out = _search_rows(xp, seq.astype(dt, copy=False), v.astype(dt, copy=False), side)
-        return xp.asarray(out, np.int32 if out_int32 else np.int64)
-
-    @staticmethod
-    def batch(args, dims, side, out_int32):
-        """Batch dims in front; a 1-D sequence per example searches the flattened values."""
-        seq, values = args
-        sd, vd = dims
-        params = {"side": side, "out_int32": out_int32}
-        if sd is None:
-            if seq.ndim == 1:  # the same 1-D sequence for every value
-                return bind(Searchsorted, (seq, values), params), vd
-            seq = F.expand(F.unsqueeze(seq, 0), (values.shape[vd], *seq.shape))
-        else:
-            seq = F.movedim(seq, sd, 0)
-        b = seq.shape[0]
-        if vd is None:
-            values = F.expand(F.unsqueeze(values, 0), (b, *values.shape))
-        else:
-            values = F.movedim(values, vd, 0)
-        if seq.ndim == 2:  # 1-D sequences per example: each example's values as one row
-            shape = tuple(values.shape)
-            flat = F.reshape(values, (b, math.prod(shape[1:])))
-            return F.reshape(bind(Searchsorted, (seq, flat), params), shape), 0
-        return bind(Searchsorted, (seq, values), params), 0
-
-
-def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
-    """Indices where ``input``'s values would be inserted into ``sorted_sequence`` (along
-    its last dim) to keep it sorted.
-
-    Parameters
-    ----------
-    sorted_sequence : Tensor
-        1-D, or N-D whose leading dims match ``input``'s (one sequence per row).
-    input : Tensor or Python number
-    out_int32 : bool, default False
-        int32 indices instead of int64.
-    right, side : bool, {'left', 'right'}
-        The index after equal values (``right=True`` or ``side='right'``) or before.
-    sorter : Tensor, optional
-        Indices that sort an unsorted ``sorted_sequence`` along its last dim.
-
-    Returns
-    -------
-    Tensor
-        Of ``input``'s shape (0-d for a number); no gradient.
-
-    Examples
-    --------
-    >>> import numbagrad
-    >>> seq = numbagrad.tensor([1.0, 3.0, 5.0, 7.0])
-    >>> numbagrad.searchsorted(seq, numbagrad.tensor([3.0, 6.0]))
-    tensor([1, 3])
-    >>> numbagrad.searchsorted(seq, numbagrad.tensor([3.0, 6.0]), right=True)
-    tensor([2, 3])
-    """
-    if side is not None:
-        if side not in ("left", "right"):
-            raise RuntimeError(
-                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}"
-            )
-        if right and side == "left":
-            raise RuntimeError(
-                "torch.searchsorted(): side and right can't be set to "
-                "opposites, got side of left while right was True"
-            )
-        right = side == "right"
-    if not isinstance(input, Tensor):
-        if sorted_sequence.ndim != 1:
-            raise RuntimeError(
-                "torch.searchsorted(): input value can be a scalar only when "
-                "boundaries tensor dimension is 1, but we got boundaries "
-                f"tensor dim({sorted_sequence.ndim}) and input value's dim(0) "
-                "numel(1)"
-            )
-        input = tensor(input)
-    seq = sorted_sequence
-    if seq.ndim == 0:
-        raise RuntimeError(
-            "torch.searchsorted(): boundaries tensor should have positive "
-            "dimension, but got 0 dimension"
-        )
-    if seq.ndim != 1 and (
-        seq.ndim != input.ndim or tuple(seq.shape[:-1]) != tuple(input.shape[:-1])
-    ):
-        raise RuntimeError(
-            "torch.searchsorted(): boundaries tensor should be 1 dimension or "
-            "the first N-1 dimensions of boundaries tensor and input value "
-            "tensor must match, but we got boundaries tensor "
-            f"{list(seq.shape)} and input value tensor {list(input.shape)}"
-        )
-    if sorter is not None:
-        if tuple(sorter.shape) != tuple(seq.shape):
-            raise RuntimeError(
-                "torch.searchsorted(): boundary and sorter must have the same "
-                f"size, but got boundary tensor {list(seq.shape)}and got "
-                f"sorter tensor {list(sorter.shape)}"
-            )
-        seq = F.take_along_dim(seq, sorter, -1)
-    return bind(
-        Searchsorted,
-        (seq.detach(), input.detach()),
-        {"side": "right" if right else "left", "out_int32": bool(out_int32)},
-    )
-
-
-def bucketize(input, boundaries, *, out_int32=False, right=False):
-    """The bucket of each element of ``input`` among the 1-D sorted ``boundaries``:
-    ``boundaries[i-1] < x <= boundaries[i]`` (``<=``/``<`` with ``right=True``).
-
-    Examples
-    --------
-    >>> import numbagrad
-    >>> numbagrad.bucketize(numbagrad.tensor([1.0, 5.0, 9.0]), numbagrad.tensor([1.0, 5.0]))
-    tensor([0, 1, 2])
-    """
-    if boundaries.ndim != 1:
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
-    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
-
-
-class Histc(Primitive):
-    """Equal-width histogram of the elements in ``[lo, hi]`` (NaN and the outside ignored),
-    binned as PyTorch's kernel: ``int((x - lo) * bins / (hi - lo))``, the right edge in
-    the last bin; ``lo == hi`` means the finite data range. With ``rows`` (the batching
-    rule's form) each row of a 2-D input gets its own histogram. No gradient (PyTorch
-    defines none)."""
-
-    differentiable = False
-
-    @staticmethod
-    def impl(be, x, bins, lo, hi, rows=False):
-        xp = be.xp
-        x = x.reshape(x.shape[0], -1) if rows else x.reshape(1, -1)
-        r, n = x.shape
-        t = x.dtype.type
-        lo_r = xp.full(r, lo, np.float64)
-        hi_r = xp.full(r, hi, np.float64)
-        if lo == hi and n:
-            fin = xp.isfinite(x)
-            has = fin.any(axis=1)
-            lo_r = xp.where(has, xp.where(fin, x, xp.inf).min(axis=1), lo_r)
-            hi_r = xp.where(has, xp.where(fin, x, -xp.inf).max(axis=1), hi_r)
-        same = lo_r == hi_r
-        lo_r, hi_r = xp.where(same, lo_r - 1, lo_r), xp.where(same, hi_r + 1, hi_r)
-        lo_t, hi_t = lo_r.astype(x.dtype)[:, None], hi_r.astype(x.dtype)[:, None]
-        keep = (x >= lo_t) & (x <= hi_t)  # False for NaN
-        with np.errstate(invalid="ignore", over="ignore"):
-            pos = (x - lo_t) * t(bins) / (hi_t - lo_t)
-        pos = xp.where(keep, pos, 0).astype(np.int64)
-        pos[pos == bins] = bins - 1
-        flat = (pos + xp.arange(r)[:, None] * bins)[keep]
-        out = xp.bincount(flat, minlength=r * bins).astype(x.dtype).reshape(r, bins)
-        return out if rows else out[0]
-
-    @staticmethod
-    def batch(args, dims, bins, lo, hi, rows=False):
-        """One histogram per example: the examples as the rows of a 2-D input (per row of
-        each example already in rows form, under nested vmap)."""
-        x = F.movedim(args[0], dims[0], 0)
-        params = {"bins": bins, "lo": lo, "hi": hi, "rows": True}
-        if rows:
-            b, r = x.shape[0], x.shape[1]
-            out = bind(Histc, (F.reshape(x, (b * r, x.shape[2])),), params)
-            return F.reshape(out, (b, r, bins)), 0
-        flat = F.reshape(x, (x.shape[0], math.prod(x.shape[1:])))
-        return bind(Histc, (flat,), params), 0
-
-
-def histc(input, bins=100, min=0, max=0):
-    """A histogram of ``input`` with ``bins`` equal bins over ``[min, max]`` (the data's
-    range when both are equal); elements outside are ignored. Floating tensors only.
-
-    Examples
-    --------
-    >>> import numbagrad
-    >>> numbagrad.histc(numbagrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)
-    tensor([0., 2., 1., 0.])
-    """
-    if not input.is_floating_point():
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_tname(input.dtype)}'")
-    if bins <= 0:
-        raise RuntimeError(f"torch.histc: bins must be > 0, but got {bins} for dimension 0")
-    if min > max:
-        raise RuntimeError("torch.histc: max must be larger than min")
-    if not (math.isfinite(min) and math.isfinite(max)):
-        raise RuntimeError(f"torch.histc: range of [{min}, {max}] is not finite")
-    return bind(Histc, (input.detach(),), {"bins": int(bins), "lo": float(min), "hi": float(max)})
-
-
-class Unique(Primitive):
-    """Sorted unique values (or slices along ``dim``), the inverse indices and the counts;
-    NaN values are all distinct, as PyTorch's. ``consecutive`` merges only runs of equal
-    neighbours. No gradient; the output size depends on the data (no vmap)."""
-
-    differentiable = False
-    n_out = 3
-
-    @staticmethod
-    def impl(be, x, dim, consecutive):
-        xp = be.xp
-        if dim is None:
-            flat, shape_inv = x.reshape(-1), x.shape
-            moved = flat.reshape(-1, 1)
-        else:
-            moved = xp.moveaxis(x, dim, 0)
-            shape_inv = (x.shape[dim],)
-            # (the row size spelt out: -1 is ambiguous when there are no rows)
-            moved = moved.reshape(moved.shape[0], math.prod(moved.shape[1:]))
-        n = moved.shape[0]
-        if consecutive:
-            order = xp.arange(n)
-            srt = moved
-        else:
-            # lexicographic order of the rows (stable), then runs of equal rows
-            order = xp.lexsort(moved.T[::-1]) if moved.shape[1] else xp.arange(n)
-            srt = moved[order]
-        if n:
-            new = xp.ones(n, bool)
-            new[1:] = (srt[1:] != srt[:-1]).any(axis=1) if moved.shape[1] else False
-        else:
-            new = xp.zeros(0, bool)
-        group = xp.cumsum(new) - 1
-        starts = xp.flatnonzero(new)
-        counts = xp.diff(xp.append(starts, n)).astype(np.int64)
-        inverse = xp.empty(n, np.int64)
-        inverse[order] = group
-        values = srt[starts]
-        if dim is None:
-            values = values.reshape(-1)
-        else:
-            rest = tuple(s for i, s in enumerate(x.shape) if i != dim)
-            values = xp.moveaxis(values.reshape((values.shape[0], *rest)), 0, dim)
-        return xp.ascontiguousarray(values), inverse.reshape(shape_inv), counts
-
-
-def _unique(input, dim, consecutive, return_inverse, return_counts):
-    d = None if dim is None else wrap_dim(dim, input.ndim)
-    if d is not None and input.ndim == 0:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [-1, 0], but got {dim})"
-        )
-    if d is not None and 0 in input.shape:  # PyTorch's checks for empty slices
-        if input.shape[d] != 0:
-            raise RuntimeError(
-                "There are 0 sized dimensions, and they aren't selected, so unique cannot be "
-                "applied"
-            )
-        if list(input.shape).count(0) > 1:
-            raise RuntimeError(
-                "Number of zero sized dimensions is more than one, so unique cannot be applied "
-            )
-    values, inverse, counts = bind(
-        Unique, (input.detach(),), {"dim": d, "consecutive": consecutive}
-    )
-    out = (values,)
-    if return_inverse:
-        out += (inverse,)
-    if return_counts:
-        out += (counts,)
-    return values if len(out) == 1 else out
-
-
-def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The unique elements of ``input`` (or unique slices along ``dim``), sorted.
-
-    Parameters
-    ----------
-    input : Tensor
-    sorted : bool, default True
-        Accepted for PyTorch's signature: the CPU result is sorted either way, as
-        PyTorch's CPU kernel is.
-    return_inverse : bool, default False
-        Also return, for each element (slice), the index of its value in the output.
-    return_counts : bool, default False
-        Also return how often each unique value occurs.
-    dim : int, optional
-
-    Returns
-    -------
-    Tensor, or a tuple ``(output, inverse_indices?, counts?)``
-        No gradient; NaN elements are all distinct (as PyTorch's).
-
-    Examples
-    --------
-    >>> import numbagrad
-    >>> numbagrad.unique(numbagrad.tensor([3, 1, 2, 1, 3]), return_counts=True)
-    (tensor([1, 2, 3]), tensor([2, 1, 2]))
-    """
-    return _unique(input, dim, False, return_inverse, return_counts)
-
-
-def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
-    """Collapse runs of equal consecutive elements (or slices along ``dim``).
-
-    Examples
-    --------
-    >>> import numbagrad
-    >>> numbagrad.unique_consecutive(numbagrad.tensor([1, 1, 2, 2, 1]))
-    tensor([1, 2, 1])
-    """
-    return _unique(input, dim, True, return_inverse, return_counts)
-
-
+@public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True where ``|input - other| <= atol + |rtol * other|`` (or where they are equal,
     infinities included; NaN equals NaN only with ``equal_nan``).
@@ -1252,6 +890,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 # -- counting, covariance and triangle indices ----------------------------------------------
+@public
 def bincount(input, weights=None, minlength=0):
     """Count how often each value ``0, 1, ..., max(input)`` occurs in a 1-D tensor of
     non-negative integers (sum the matching ``weights`` instead, when given).
@@ -1304,6 +943,7 @@ def bincount(input, weights=None, minlength=0):
     return zeros(n, dtype=src.dtype, device=input.device).index_add(0, index, src)
 
 
+@public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance matrix of the variables in the rows of ``input`` (observations in the
     columns), as ``numpy.cov``; differentiable.
@@ -1392,6 +1032,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return F.squeeze(c / norm)
 
 
+@public
 def corrcoef(input):
     """Pearson correlation coefficients of the variables in the rows of ``input``
     (``cov`` normalised by the standard deviations, clipped to ``[-1, 1]``).
@@ -1429,6 +1070,7 @@ def _tri_indices(upper, row, col, offset, dtype, device):
     return tensor(idx.astype(dtype.np), device=device)
 
 
+@public(method=False)
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The ``(2, N)`` row and column indices of the upper triangle (on and above diagonal
     ``offset``) of a ``row x col`` matrix, in row-major order.
@@ -1443,6 +1085,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices(True, row, col, offset, D.int64 if dtype is None else dtype, device)
 
 
+@public(method=False)
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     """The ``(2, N)`` row and column indices of the lower triangle (on and below diagonal
     ``offset``) of a ``row x col`` matrix, in row-major order.
@@ -1457,6 +1100,7 @@ def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _tri_indices(False, row, col, offset, D.int64 if dtype is None else dtype, device)
 
 
+@public
 def tensor_split(input, indices_or_sections, dim=0):
     """Split ``input`` along ``dim`` into ``n`` nearly equal views (the first ``size % n``
     one longer) for an integer ``n``, or at the given indices (negative ones from the end,
@@ -1502,6 +1146,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     )
 
 
+@public(method=False)
 def combinations(input, r=2, with_replacement=False):
     """The length-``r`` combinations of the elements of a 1-D tensor, as rows (the order of
     ``itertools.combinations``); differentiable.
@@ -1529,6 +1174,7 @@ def combinations(input, r=2, with_replacement=False):
     return F.reshape(flat, (len(rows), r))
 
 
+@public(method=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` occurs in ``test_elements`` (either may be a
     scalar); ``invert`` negates. No gradient.
@@ -1554,33 +1200,5 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     return F.logical_not(found) if invert else found
 
 
-# not Tensor methods in PyTorch either (``ops/_methods.py``)
-NOT_METHODS = (
-    "var_mean std_mean atleast_1d atleast_2d atleast_3d vstack row_stack hstack "
-    "dstack column_stack meshgrid broadcast_tensors block_diag cartesian_prod "
-    "trapezoid trapz cumulative_trapezoid searchsorted bucketize "
-    "triu_indices tril_indices combinations isin"
-).split()
-# the in-place methods ``<name>_`` PyTorch has for them (``ops/_methods.py``; ``float_power_``
-# is left out: its float64 result must not be cast into a float32 tensor silently)
-INPLACE = (
-    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
-    "arcsinh arccosh arctanh fix absolute negative sgn frac deg2rad rad2deg hypot "
-    "copysign nextafter heaviside lerp renorm addcmul addcdiv"
-).split()
-
-ALL = [
-    *unary.MATH,
-    *binary.MATH,
-    *reduce.MATH,
-    *(
-        "lerp addcmul addcdiv "
-        "atleast_1d atleast_2d atleast_3d vstack row_stack hstack dstack column_stack "
-        "meshgrid broadcast_tensors tile repeat_interleave rot90 block_diag "
-        "cartesian_prod renorm ravel argwhere diff trapezoid trapz cumulative_trapezoid "
-        "searchsorted bucketize histc unique unique_consecutive isclose bincount cov corrcoef "
-        "triu_indices tril_indices tensor_split combinations isin"
-    ).split(),
-]
-
-__all__ = ALL
+# (the ops are public through ``@public``: NOTE [Public ops] in ``ops/_public.py``)
+__all__: list = []

@@ -30,6 +30,7 @@ from numbagrad import ops as F
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
+from numbagrad.ops._public import public
 from numbagrad.ops._rules import broadcast_batch
 from numbagrad.ops._util import default_float
 from numbagrad.ops.binary import _check_shapes, _prep
@@ -553,6 +554,7 @@ def _as_float(x):
     return x if x.is_floating_point() or x.is_complex() else F.to(x, default_float())
 
 
+@public
 def erfc(input):
     """The complementary error function ``1 - erf(x)``, accurate where ``erf(x)`` is near 1.
 
@@ -594,6 +596,7 @@ def erfcx(input):
     return _apply(Erfcx, input, "special_erfcx")
 
 
+@public
 def erfinv(input):
     """The inverse error function on ``[-1, 1]`` (``+-inf`` at ``+-1``, NaN outside).
 
@@ -614,6 +617,7 @@ def erfinv(input):
     return _apply(Erfinv, input, "erfinv")
 
 
+@public
 def lgamma(input):
     """``log|Gamma(x)|`` (``inf`` at the poles ``0, -1, -2, ...``).
 
@@ -634,6 +638,7 @@ def lgamma(input):
     return _apply(Lgamma, input, "lgamma")
 
 
+@public
 def digamma(input):
     """The digamma function ``d/dx log Gamma(x)``: ``-inf`` at ``+0``, ``inf`` at ``-0``,
     NaN at the negative integers (as PyTorch).
@@ -655,6 +660,7 @@ def digamma(input):
     return _apply(Digamma, input, "digamma")
 
 
+@public
 def polygamma(n, input):
     """The ``n``-th derivative of the digamma function.
 
@@ -695,6 +701,7 @@ def polygamma(n, input):
     return bind(Polygamma, (_tensor_arg(input, "polygamma"),), {"n": int(n)})
 
 
+@public
 def i0(input):
     """The modified Bessel function of the first kind of order 0.
 
@@ -987,6 +994,7 @@ def zeta(input, other):
     return _apply2(Zeta, input, other, "special_zeta", ("self", "other"))
 
 
+@public
 def xlogy(input, other):
     """``input * log(other)``, with 0 where ``input == 0`` (unless ``other`` is NaN).
 
@@ -1033,6 +1041,7 @@ def xlog1py(input, other):
     return _apply2(Xlog1py, input, other, "special_xlog1py", ("self", "other"))
 
 
+@public
 def sinc(input):
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0.
 
@@ -1053,6 +1062,7 @@ def sinc(input):
     return _apply(Sinc, input, "sinc")
 
 
+@public
 def logit(input, eps=None):
     """The log-odds ``log(p / (1 - p))``.
 
@@ -1080,6 +1090,7 @@ def logit(input, eps=None):
     return bind(Logit, (x,), {"eps": None if eps is None else float(eps)})
 
 
+@public
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``:
     ``sum_{j<p} lgamma(x - j/2) + p (p - 1)/4 log(pi)``.
@@ -1124,7 +1135,5 @@ def mvlgamma(input, p):
     return F.sum(terms, -1) + p * (p - 1) / 4 * math.log(math.pi)
 
 
-# the ones PyTorch also has at the top level (and as Tensor methods); numbagrad.special has
-# every public function of this module
-ALL = "erfc erfinv lgamma digamma polygamma i0 sinc logit xlogy mvlgamma".split()
-__all__ = ALL
+# (the ops are public through ``@public``: NOTE [Public ops] in ``ops/_public.py``)
+__all__: list = []

@@ -33,6 +33,7 @@ from numbagrad import ops as F
 from numbagrad._creation import tensor
 from numbagrad._tensor import Tensor
 from numbagrad.ops._op import Primitive, bind
+from numbagrad.ops._rules import bound_both_ways
 
 __all__ = ["FftC2C", "FftC2R", "FftR2C", "dual_norm", "resize"]
 
@@ -70,6 +71,11 @@ def _batched(prim, args, dims_b, params):
     return bind(prim, (x,), p), 0
 
 
+def _fft_c2c_rule(cls, ctx, saved, g, dims, norm, forward):
+    """The adjoint of a transform: the opposite direction with the dual norm."""
+    return FftC2C, (g,), {"dims": dims, "norm": _DUAL[norm], "forward": not forward}
+
+
 class FftC2C(Primitive):
     """The complex DFT of ``dims`` (``forward``: the sign of the exponent), scaled by
     ``norm`` (NOTE [FFT primitives])."""
@@ -90,13 +96,7 @@ class FftC2C(Primitive):
         f = fft.fftn if forward else fft.ifftn
         return _rescaled(f(x, axes=dims, norm=norm, out=out), rescale)
 
-    @staticmethod
-    def vjp(ctx, g, dims, norm, forward):
-        return bind(FftC2C, (g,), {"dims": dims, "norm": _DUAL[norm], "forward": not forward})
-
-    @staticmethod
-    def fused_vjp(ctx, g, dims, norm, forward):
-        return FftC2C.impl(ctx.be, g, dims, _DUAL[norm], not forward)
+    vjp, fused_vjp = bound_both_ways(_fft_c2c_rule)
 
     @staticmethod
     def batch(args, bdims, dims, norm, forward):

@@ -18,66 +18,17 @@ import numpy as np
 from numbagrad import ops as F
 from numbagrad._creation import const_zeros_like as zeros_like
 from numbagrad.ops._op import NO_PARAMS, Primitive, bind
-from numbagrad.ops._rules import conj_all, elementwise_batch, unary_batch
+from numbagrad.ops._public import public
+from numbagrad.ops._rules import (
+    both_ways,
+    bound_both_ways,
+    conj_all,
+    elementwise_batch,
+    unary_batch,
+)
 from numbagrad.ops._util import default_float
 
-__all__ = [
-    "ALL",
-    "abs",
-    "absolute",
-    "acos",
-    "acosh",
-    "arccos",
-    "arccosh",
-    "arcsin",
-    "arcsinh",
-    "arctan",
-    "arctanh",
-    "asin",
-    "asinh",
-    "atan",
-    "atanh",
-    "ceil",
-    "cos",
-    "cosh",
-    "deg2rad",
-    "erf",
-    "exp",
-    "exp2",
-    "expm1",
-    "fix",
-    "floor",
-    "frac",
-    "isfinite",
-    "isinf",
-    "isnan",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "nan_to_num",
-    "neg",
-    "negative",
-    "positive",
-    "rad2deg",
-    "reciprocal",
-    "relu",
-    "round",
-    "rsqrt",
-    "sgn",
-    "sigmoid",
-    "sign",
-    "signbit",
-    "sin",
-    "sinh",
-    "softplus",
-    "sqrt",
-    "square",
-    "tan",
-    "tanh",
-    "trunc",
-    "unary_batch",
-]
+__all__ = ["unary_batch"]
 
 
 class Unary(Primitive, register=False):
@@ -115,6 +66,8 @@ class Unary(Primitive, register=False):
             return g / F.conj(cls.divisor(F, ctx.saved()[0]))
         return g * F.conj(cls.derivative(F, ctx.saved()[0]))
 
+    # by hand (NOTE [Hand-written fused rules]): the backend's one-pass ``unary_backward`` kernel
+    # (no derivative array)
     @classmethod
     def fused_vjp(cls, ctx, g):
         s = ctx.saved_arrays()[0]
@@ -194,6 +147,8 @@ class Abs(Unary):
         # zeros would give 0 * inf = NaN upstream (``abs(log(x))`` twice at x = 0)
         return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
+    # by hand (NOTE [Hand-written fused rules]): the sign as an array, one multiply (no comparisons'
+    # temporaries)
     @staticmethod
     def fused_vjp(ctx, g):
         be = ctx.be
@@ -233,6 +188,7 @@ class _PiecewiseConstant(Unary, register=False):
     def vjp(ctx, g):
         return zeros_like(g)
 
+    # by hand (NOTE [Hand-written fused rules]): zeros made without reading ``g`` (no ``g * 0``)
     @staticmethod
     def fused_vjp(ctx, g):
         return ctx.be.zeros(g.shape, g.dtype)
@@ -295,6 +251,7 @@ class Relu(Unary):
         # grad"
         return F.where(y <= 0, y - y, g)
 
+    # by hand (NOTE [Hand-written fused rules]): the one-pass kernel above ``KERNEL_MIN`` elements
     @classmethod
     def fused_vjp(cls, ctx, g):
         (y,) = ctx.saved_arrays()
@@ -382,6 +339,10 @@ def _safe_sqrt_rule(m, y, g):
     return m.where(y == 0, 0, g / (y * 2))
 
 
+def _safe_sqrt_vjp(m, ctx, saved, g):
+    return _safe_sqrt_rule(m, saved[0], g)
+
+
 class SafeSqrt(Sqrt):
     """``sqrt`` whose gradient is 0 (not inf) where the result is 0 (used by ``std``)."""
 
@@ -392,13 +353,7 @@ class SafeSqrt(Sqrt):
         zero = y == 0
         return m.where(zero, 0, 0.5 / m.where(zero, 1, y))
 
-    @staticmethod
-    def vjp(ctx, g):
-        return _safe_sqrt_rule(F, ctx.saved()[0], g)
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        return _safe_sqrt_rule(ctx.be.math, ctx.saved_arrays()[0], g)
+    vjp, fused_vjp = both_ways(_safe_sqrt_vjp)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -492,6 +447,10 @@ class Tanh(Unary):
         return 1 - y * y
 
 
+def _sigmoid_rule(cls, ctx, saved, g):
+    return SigmoidBackward, (g, *conj_all(saved)), NO_PARAMS  # (saved: the output)
+
+
 class Sigmoid(Unary):
     """The logistic function; its VJP is the ``SigmoidBackward`` primitive (PyTorch's
     ``sigmoid_backward``), whose own VJP is PyTorch's."""
@@ -504,14 +463,7 @@ class Sigmoid(Unary):
     def derivative(m, y):
         return y * (1 - y)
 
-    @staticmethod
-    def vjp(ctx, g):
-        return bind(SigmoidBackward, (g, F.conj(ctx.saved()[0])), NO_PARAMS)
-
-    @staticmethod
-    def fused_vjp(ctx, g):
-        y = ctx.saved_arrays()[0]
-        return SigmoidBackward.impl(ctx.be, g, y.conj() if y.dtype.kind == "c" else y)
+    vjp, fused_vjp = bound_both_ways(_sigmoid_rule)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -560,6 +512,10 @@ class SigmoidBackward(Primitive):
         return elementwise_batch(SigmoidBackward, args, dims)
 
 
+def _softplus_rule(cls, ctx, saved, g, beta, threshold):
+    return SoftplusBackward, (g, saved[0]), {"beta": beta, "threshold": threshold}
+
+
 class Softplus(Primitive):
     """``log(1 + exp(beta x)) / beta``, and ``x`` itself where ``beta x > threshold``: one
     node (``SoftplusBackward0``) that saves its input, as PyTorch's ``softplus``, whose VJP
@@ -577,14 +533,7 @@ class Softplus(Primitive):
             y = be.binary("true_divide", y, beta)
         return be.xp.where(be.binary("greater", bx, threshold), x, y)
 
-    @staticmethod
-    def vjp(ctx, g, beta, threshold):
-        p = {"beta": beta, "threshold": threshold}
-        return bind(SoftplusBackward, (g, ctx.saved()[0]), p)
-
-    @staticmethod
-    def fused_vjp(ctx, g, beta, threshold):
-        return SoftplusBackward.impl(ctx.be, g, ctx.saved_arrays()[0], beta, threshold)
+    vjp, fused_vjp = bound_both_ways(_softplus_rule)
 
     @staticmethod
     def jvp(primals, tangents, out, beta, threshold):
@@ -828,21 +777,25 @@ class Signbit(Predicate):
         return be.xp.asarray(x < 0)
 
 
+@public
 def isfinite(input):
     """True where the element is neither inf nor nan."""
     return bind(IsFinite, (input,), NO_PARAMS)
 
 
+@public
 def isnan(input):
     """True where the element is nan."""
     return bind(IsNan, (input,), NO_PARAMS)
 
 
+@public
 def isinf(input):
     """True where the element is +inf or -inf."""
     return bind(IsInf, (input,), NO_PARAMS)
 
 
+@public
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace nan/inf by finite numbers (gradient passes where the input was finite).
 
@@ -888,6 +841,8 @@ class NanToNum(Unary):
     def vjp(cls, ctx, g, **params):
         return g * F.isfinite(ctx.saved()[0])
 
+    # by hand (NOTE [Hand-written fused rules]): the ``isfinite`` mask as an array (not in the array
+    # math)
     @classmethod
     def fused_vjp(cls, ctx, g, **params):
         x = ctx.saved_arrays()[0]
@@ -919,42 +874,62 @@ def _unary(op, doc):
     return f
 
 
-neg = _unary(Neg, "Elementwise negation ``-input``.")
-abs = _unary(Abs, "Elementwise absolute value.")
-sign = _unary(Sign, "Elementwise sign (-1, 0 or 1); its gradient is zero.")
-floor = _unary(Floor, "Elementwise floor; its gradient is zero.")
-ceil = _unary(Ceil, "Elementwise ceiling; its gradient is zero.")
-round = _unary(Round, "Round half to even; its gradient is zero.")
-relu = _unary(Relu, "Rectified linear unit ``max(input, 0)``.")
-exp = _unary(Exp, "Elementwise exponential.")
-expm1 = _unary(Expm1, "``exp(input) - 1``, accurate near zero.")
-log = _unary(Log, "Natural logarithm.")
-log1p = _unary(Log1p, "``log(1 + input)``, accurate near zero.")
-log2 = _unary(Log2, "Base-2 logarithm.")
-sqrt = _unary(Sqrt, "Square root.")
-rsqrt = _unary(Rsqrt, "Reciprocal square root ``1 / sqrt(input)`` (one fused pass).")
-square = _unary(Square, "Elementwise square.")
-reciprocal = _unary(Reciprocal, "Elementwise ``1 / input``.")
-sin = _unary(Sin, "Elementwise sine.")
-cos = _unary(Cos, "Elementwise cosine.")
-tan = _unary(Tan, "Elementwise tangent.")
-tanh = _unary(Tanh, "Hyperbolic tangent.")
+neg = public(_unary(Neg, "Elementwise negation ``-input``."), aliases=("negative",), inplace=True)
+abs = public(_unary(Abs, "Elementwise absolute value."), aliases=("absolute",), inplace=True)
+sign = public(_unary(Sign, "Elementwise sign (-1, 0 or 1); its gradient is zero."), inplace=True)
+floor = public(_unary(Floor, "Elementwise floor; its gradient is zero."), inplace=True)
+ceil = public(_unary(Ceil, "Elementwise ceiling; its gradient is zero."), inplace=True)
+round = public(_unary(Round, "Round half to even; its gradient is zero."), inplace=True)
+relu = public(_unary(Relu, "Rectified linear unit ``max(input, 0)``."), inplace=True)
+exp = public(_unary(Exp, "Elementwise exponential."), inplace=True)
+expm1 = public(_unary(Expm1, "``exp(input) - 1``, accurate near zero."), inplace=True)
+log = public(_unary(Log, "Natural logarithm."), inplace=True)
+log1p = public(_unary(Log1p, "``log(1 + input)``, accurate near zero."), inplace=True)
+log2 = public(_unary(Log2, "Base-2 logarithm."), inplace=True)
+sqrt = public(_unary(Sqrt, "Square root."), inplace=True)
+rsqrt = public(
+    _unary(Rsqrt, "Reciprocal square root ``1 / sqrt(input)`` (one fused pass)."), inplace=True
+)
+square = public(_unary(Square, "Elementwise square."), inplace=True)
+reciprocal = public(_unary(Reciprocal, "Elementwise ``1 / input``."), inplace=True)
+sin = public(_unary(Sin, "Elementwise sine."), inplace=True)
+cos = public(_unary(Cos, "Elementwise cosine."), inplace=True)
+tan = public(_unary(Tan, "Elementwise tangent."), inplace=True)
+tanh = public(_unary(Tanh, "Hyperbolic tangent."), inplace=True)
 stable_softplus = _unary(StableSoftplus, "``log(1 + exp(input))`` for any input (internal).")
-sigmoid = _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``, computed stably.")
-erf = _unary(Erf, "The error function.")
+sigmoid = public(
+    _unary(Sigmoid, "Logistic sigmoid ``1 / (1 + exp(-input))``, computed stably."), inplace=True
+)
+erf = public(_unary(Erf, "The error function."), inplace=True)
 
 
-acos = _unary(Acos, "Elementwise inverse cosine (radians).")
-asin = _unary(Asin, "Elementwise inverse sine (radians).")
-atan = _unary(Atan, "Elementwise inverse tangent (radians).")
-sinh = _unary(Sinh, "Hyperbolic sine.")
-cosh = _unary(Cosh, "Hyperbolic cosine.")
-asinh = _unary(Asinh, "Inverse hyperbolic sine.")
-acosh = _unary(Acosh, "Inverse hyperbolic cosine (NaN below 1).")
-atanh = _unary(Atanh, "Inverse hyperbolic tangent (+-inf at +-1, NaN outside).")
-log10 = _unary(Log10, "Base-10 logarithm.")
-exp2 = _unary(Exp2, "Elementwise ``2 ** input``.")
-trunc = _unary(Trunc, "Round toward zero; integer inputs keep their dtype; zero gradient.")
+acos = public(
+    _unary(Acos, "Elementwise inverse cosine (radians)."), aliases=("arccos",), inplace=True
+)
+asin = public(
+    _unary(Asin, "Elementwise inverse sine (radians)."), aliases=("arcsin",), inplace=True
+)
+atan = public(
+    _unary(Atan, "Elementwise inverse tangent (radians)."), aliases=("arctan",), inplace=True
+)
+sinh = public(_unary(Sinh, "Hyperbolic sine."), inplace=True)
+cosh = public(_unary(Cosh, "Hyperbolic cosine."), inplace=True)
+asinh = public(_unary(Asinh, "Inverse hyperbolic sine."), aliases=("arcsinh",), inplace=True)
+acosh = public(
+    _unary(Acosh, "Inverse hyperbolic cosine (NaN below 1)."), aliases=("arccosh",), inplace=True
+)
+atanh = public(
+    _unary(Atanh, "Inverse hyperbolic tangent (+-inf at +-1, NaN outside)."),
+    aliases=("arctanh",),
+    inplace=True,
+)
+log10 = public(_unary(Log10, "Base-10 logarithm."), inplace=True)
+exp2 = public(_unary(Exp2, "Elementwise ``2 ** input``."), inplace=True)
+trunc = public(
+    _unary(Trunc, "Round toward zero; integer inputs keep their dtype; zero gradient."),
+    aliases=("fix",),
+    inplace=True,
+)
 arccos, arcsin, arctan = acos, asin, atan
 arcsinh, arccosh, arctanh = asinh, acosh, atanh
 fix = trunc
@@ -969,6 +944,7 @@ acos.__doc__ += """
     """
 
 
+@public
 def signbit(input):
     """True where the sign bit of ``input`` is set (``-0.0`` included; never for bools).
 
@@ -990,6 +966,7 @@ def signbit(input):
     return bind(Signbit, (input,), NO_PARAMS)
 
 
+@public(inplace=True)
 def sgn(input):
     """The sign of ``input``; for real tensors the same as :func:`sign`.
 
@@ -1004,6 +981,7 @@ def sgn(input):
     return sign(input)
 
 
+@public(inplace=True)
 def frac(input):
     """The fractional part ``input - trunc(input)`` (sign of ``input``); gradient 1.
 
@@ -1038,6 +1016,7 @@ def _scaled(input, c):
     return input * c
 
 
+@public(inplace=True)
 def deg2rad(input):
     """Degrees to radians, ``input * pi / 180`` (integers give the default float dtype).
 
@@ -1050,6 +1029,7 @@ def deg2rad(input):
     return _scaled(input, math.pi / 180.0)
 
 
+@public(inplace=True)
 def rad2deg(input):
     """Radians to degrees, ``input * 180 / pi`` (integers give the default float dtype).
 
@@ -1062,6 +1042,7 @@ def rad2deg(input):
     return _scaled(input, 180.0 / math.pi)
 
 
+@public
 def positive(input):
     """``input`` itself (``+input``); bool tensors raise, as in PyTorch.
 
@@ -1077,6 +1058,7 @@ def positive(input):
     return input
 
 
+@public
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * input)) / beta``, linear above ``threshold`` (as PyTorch).
 
@@ -1093,16 +1075,3 @@ def softplus(input, beta=1.0, threshold=20.0):
         )
         raise NotImplementedError(f"\"softplus_cpu\" not implemented for '{name}'")
     return bind(Softplus, (input,), {"beta": float(beta), "threshold": float(threshold)})
-
-
-ALL = (
-    "neg abs sign floor ceil round relu exp expm1 log log1p log2 sqrt rsqrt square "
-    "reciprocal sin cos tan tanh sigmoid softplus erf isfinite isnan isinf "
-    "nan_to_num"
-).split()
-# the extra top-level math, exported through ``ops/math.py``'s ALL
-MATH = (
-    "acos asin atan sinh cosh asinh acosh atanh log10 exp2 trunc arccos arcsin arctan "
-    "arcsinh arccosh arctanh fix absolute negative signbit sgn frac deg2rad rad2deg "
-    "positive"
-).split()
