@@ -7,6 +7,8 @@ and is compared with the plain NumPy expression of the same formula.
 
 import math
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -697,3 +699,23 @@ def test_broadcast_heavy_forward_and_backward_agree_with_numpy():
     e = np.exp(-da)
     want = (-2 * e[:, :, None] * diff).sum(1) - (-2 * e[:, :, None] * diff).sum(0)
     np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({}, "PASSIVE"),
+        ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE"),
+        ({"GOMP_SPINCOUNT": "1000"}, None),
+    ],
+)
+def test_idle_openmp_threads_sleep_unless_the_user_chose(env, expected):
+    # NOTE [OpenMP wait policy]: spinning OpenMP threads starve OpenBLAS's on a small machine
+    e = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    e.update(env)
+    code = "import os, numbagrad; print(os.environ.get('OMP_WAIT_POLICY'))"
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=e, capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str(expected)

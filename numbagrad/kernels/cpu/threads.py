@@ -8,6 +8,22 @@ the output into one slab per core along its first axis (or its flat index, when 
 operand has the output's shape) and runs the ufunc on the slabs from a small thread pool.
 Each slab is an ordinary ufunc call with ``out=``, so results are bit-identical to the
 single call. Below the threshold, or with one core, it is the plain ufunc call.
+
+NOTE [OpenMP wait policy]
+Numba's ``prange`` kernels run on its OpenMP threading layer, and NumPy's matrix products on
+OpenBLAS's own thread pool. By default, OpenMP threads spin for a while after each parallel
+region, waiting for the next one; the OpenBLAS threads, and the other processes of a shared
+machine, then wait for cores the spinning threads hold. A training step alternates between
+the two (a GEMM, an elementwise kernel, a GEMM...), so on a 2-core machine the 1-D conv net
+of ``asv_bench/benchmarks/bench_conv.py`` took 63 ms per step with spinning threads against
+21-24 ms with sleeping ones (2-2.3x PyTorch's time instead of 7x), and a 2M-element
+forward+backward chain 30 ms against 23-25 ms. So, unless the user has set
+``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` themselves, importing numbagrad sets
+``OMP_WAIT_POLICY=PASSIVE`` in the process environment, before Numba loads its OpenMP
+layer (at the first parallel kernel): idle threads sleep at once. It applies to the OpenMP
+runtimes loaded after that point (an OpenMP library loaded later, PyTorch's included, reads
+it too); set ``OMP_WAIT_POLICY=ACTIVE`` before importing numbagrad for the spinning
+behaviour.
 """
 
 from __future__ import annotations
@@ -19,6 +35,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from numbagrad.kernels.cpu import alloc
+
+# NOTE [OpenMP wait policy]: idle OpenMP threads sleep, unless the user chose otherwise
+if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 __all__ = [
     "BLOCK",
