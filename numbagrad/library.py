@@ -23,6 +23,7 @@ Registered ops are also reachable as ``numbagrad.ops.<ns>.<name>`` (``torch.ops`
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 import types as pytypes
@@ -84,6 +85,22 @@ class CustomOpKernel(Primitive, register=False):
 
     differentiable = False  # its gradient is the Function's around it
     op = None  # the CustomOpDef
+    # the outputs' shapes and dtypes come from running user code: compiled code checks them
+    # before a fused kernel reads them (NOTE [User code in compiled calls])
+    shape_from_values = True
+
+    @classmethod
+    def direct_call(cls, params):
+        """``(kernel, unwrap)`` where compiled CPU code may call the op's ``@njit`` kernel on
+        its arrays itself, without ``impl`` in between: one output, every argument an
+        array. Otherwise None."""
+        op = cls.op
+        if params.get("consts") or op._n_out != 1:
+            return None
+        kernel = op._kernels.get("cpu", op._kernels.get(None))
+        if kernel is None or not _is_numba(kernel):
+            return None
+        return kernel, functools.partial(_unwrap, op)
 
     @classmethod
     def impl(cls, be, *arrays, consts=(), n_args=0):

@@ -104,6 +104,49 @@ def test_compiled_calls_the_kernel_directly():
     assert "testlib_xsig(" in c.explain() and "testlib_xsig_bwd(" in c.explain()
 
 
+@numba.njit(cache=True)
+def _head_kernel(x):
+    # its output's length depends on a value: fine eagerly, not in a compiled graph
+    return x[: int(x[0])].copy()
+
+
+head = ng.library.custom_op("testlib::head", _head_kernel, mutates_args=())
+
+
+def test_compiled_code_checks_what_a_kernel_returns_before_fusing_it():
+    c = ng.compile(lambda x: (head(x) * 2).sum())
+    x = ng.tensor([4.0, 1.0, 2.0, 3.0, 5.0, 6.0])
+    np.testing.assert_allclose(c(x).item(), 20.0)  # traced with a length-4 output
+    np.testing.assert_allclose(c(x).item(), 20.0)  # compiled, the same length
+    x2 = ng.tensor([6.0, 1.0, 2.0, 3.0, 5.0, 6.0])
+    # the fused sum would read 4 elements of a 6-element array: refused, never misread
+    with pytest.raises(RuntimeError, match=r"testlib::head returned shape \[6\]"):
+        c(x2)
+
+
+def test_compiled_code_checks_an_opaque_functions_gradients():
+    class Leaves(ng.autograd.Function):
+        # leaves numbagrad (.numpy()): one opaque call in the compiled graph
+        @staticmethod
+        def forward(ctx, x):
+            ctx.n = int(x.detach().numpy()[0])
+            return ng.tensor(x.detach().numpy() * 3.0)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g[: ctx.n] * 3.0  # a wrong shape unless x[0] == len(x)
+
+    c = ng.compile(lambda x: (Leaves.apply(x) * x).sum())
+    x = ng.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    for _ in range(2):
+        c(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (6.0 * x.detach().numpy()))
+    y = ng.tensor([2.0, 1.0, 2.0], requires_grad=True)
+    out = c(y)
+    with pytest.raises(RuntimeError, match="custom Function's backward\\) returned shape \\[2\\]"):
+        out.backward()
+
+
 def test_python_implementation_tuple_outputs_and_constants():
     @ng.library.custom_op("testlib::split_scale", mutates_args=())
     def split_scale(x: ng.Tensor, k: float) -> tuple[ng.Tensor, ng.Tensor]:

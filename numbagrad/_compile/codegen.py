@@ -10,6 +10,15 @@ warm process costs the trace and the cache lookup). The cache directory is
 ``~/.cache/numbagrad/compile``. The glue that calls the kernels and the array calls is
 generated as text too and run with ``exec`` (it is cheap to make and holds live objects:
 the primitives and their params).
+
+NOTE [User code in compiled calls]
+Three kinds of step run user code: a custom op's kernel, an opaque custom Function's
+forward and its backward. Their outputs' shapes and dtypes are whatever that code returns,
+while the fused kernels after them read the traced shapes with no bounds checks; so the
+glue checks each such array against the traced one (``_check_out``) and raises a
+RuntimeError naming the op before anything reads it. A custom op whose CPU kernel is an
+``@njit`` function, with one output and array arguments only, is called by the glue
+directly (``CustomOpKernel.direct_call``), without its ``impl`` wrapper in between.
 """
 
 from __future__ import annotations
@@ -201,6 +210,33 @@ def _kernel(kname, group, live, given_out=False):
     return "\n".join(lines) + "\n", inputs, outputs, acc
 
 
+def _step_name(s):
+    op = getattr(s.prim, "op", None)
+    if op is not None:
+        return f"the custom op {op.name}"
+    fn = s.params.get("fn") if s.params else None
+    if fn is not None:
+        return f"the custom Function {fn.__name__}"
+    return f"{s.prim.__name__} (a custom Function's backward)"
+
+
+def _check_out(a, shape, dtype, what):
+    """Refuse an array user code returned inside a compiled call whose shape or dtype is not
+    the traced call's: the fused kernels after it would read it out of bounds."""
+    if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
+        got = (
+            f"shape {list(a.shape)} and dtype {a.dtype}"
+            if isinstance(a, np.ndarray)
+            else f"a {type(a).__name__}"
+        )
+        raise RuntimeError(
+            f"numbagrad.compile: {what} returned {got} where the traced call gave shape "
+            f"{list(shape)} and dtype {np.dtype(dtype)}; a compiled function needs output "
+            "shapes and dtypes that follow from its inputs' (run it eagerly, or wrap it in "
+            "numbagrad.compiler.disable)"
+        )
+
+
 def build(graph_inputs, eqns, outputs, label="fwd"):
     """Code for a program with inputs ``graph_inputs`` (Vars), equations ``eqns`` and
     ``outputs`` (atoms); returns a ``Program``."""
@@ -222,6 +258,7 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
                     readers.setdefault(id(a), set()).add(k)
     out_ids = {id(a) for a in outputs if type(a) is Var}
     ns = {
+        "_check_out": _check_out,
         "_CPU": CPU,
         "_np": np,
         "_asarray": np.asarray,
@@ -270,20 +307,39 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
                     )
         else:
             k = len(ns)
-            ns[f"_P{k}"] = s.prim.impl
             args = [a.name if type(a) is Var else f"_L{k}_{i}" for i, a in enumerate(s.ins)]
             for i, a in enumerate(s.ins):
                 if type(a) is not Var:
                     ns[f"_L{k}_{i}"] = a
-            call = f"_P{k}({', '.join(['_CPU', *args])}{', **_K' + str(k) if s.params else ''})"
-            if s.params:
-                ns[f"_K{k}"] = s.params
-            if len(s.outs) == 1:
+            direct = getattr(s.prim, "direct_call", None)
+            direct = direct(s.params) if direct is not None else None
+            if direct is not None:  # a custom op's @njit kernel, called as it is
+                ns[f"_U{k}"], ns[f"_W{k}"] = direct
                 o = s.outs[0].name
-                glue.append(f"    {o} = {call}")
-                glue.append(f"    if type({o}) is not _ndarray: {o} = _asarray({o})")
+                glue.append(f"    {o} = _U{k}({', '.join(args)})")
+                glue.append(f"    if type({o}) is not _ndarray: {o} = _W{k}({o})")
             else:
-                glue.append(f"    {', '.join(o.name for o in s.outs)} = {call}")
+                ns[f"_P{k}"] = s.prim.impl
+                params = f", **_K{k}" if s.params else ""
+                call = f"_P{k}({', '.join(['_CPU', *args])}{params})"
+                if s.params:
+                    ns[f"_K{k}"] = s.params
+                if len(s.outs) == 1:
+                    o = s.outs[0].name
+                    glue.append(f"    {o} = {call}")
+                    glue.append(f"    if type({o}) is not _ndarray: {o} = _asarray({o})")
+                else:
+                    glue.append(f"    {', '.join(o.name for o in s.outs)} = {call}")
+            if getattr(s.prim, "shape_from_values", False):
+                # user code made these arrays: the kernels after it read them with the traced
+                # shapes and do no bounds checks (NOTE [User code in compiled calls])
+                ns[f"_N{k}"] = _step_name(s)
+                for o in s.outs:
+                    if o.dtype != object:
+                        glue.append(
+                            f"    _check_out({o.name}, {tuple(o.shape)!r}, _np.{o.dtype.name}, "
+                            f"_N{k})"
+                        )
     rets = []
     for a in outputs:
         if type(a) is Var:

@@ -320,6 +320,7 @@ class OpaqueFunction(Primitive, register=False):
 
     differentiable = False
     n_out = 2
+    shape_from_values = True  # (the user's code returns the outputs: codegen checks them)
 
     @staticmethod
     def impl(be, *arrays, fn, kwargs, consts, n_args, grad_mask, tuple_out):
@@ -350,6 +351,7 @@ class OpaqueFunctionBackward(Primitive, register=False):
 
     differentiable = False
     n_out = 2
+    shape_from_values = True  # (the user's backward returns the gradients)
 
     @staticmethod
     def impl(be, ctx, *grads, mask):
