@@ -220,13 +220,14 @@ def _step_name(s):
     return f"{s.prim.__name__} (a custom Function's backward)"
 
 
-def _check_out(a, shape, dtype, what):
+def _check_out(a, shape, dtype, what, kind=np.ndarray):
     """Refuse an array user code returned inside a compiled call whose shape or dtype is not
-    the traced call's: the fused kernels after it would read it out of bounds."""
-    if type(a) is not np.ndarray or a.shape != shape or a.dtype != dtype:
+    the traced call's: the fused kernels after it would read it out of bounds (``kind``:
+    the device's array type)."""
+    if type(a) is not kind or a.shape != shape or a.dtype != dtype:
         got = (
             f"shape {list(a.shape)} and dtype {a.dtype}"
-            if isinstance(a, np.ndarray)
+            if type(a) is kind
             else f"a {type(a).__name__}"
         )
         raise RuntimeError(
