@@ -1,6 +1,7 @@
 """``numbagrad.linalg``: linear algebra with gradients, mirroring ``torch.linalg``.
 
-Every function batches over leading dimensions and supports float32 and float64. LAPACK
+Every function batches over leading dimensions and supports float32 and float64, and
+complex64/complex128 with PyTorch's complex gradients (``docs/complex.rst``). LAPACK
 (through NumPy) computes the forwards; the gradients follow PyTorch's formulas and are
 written with numbagrad ops, so they are differentiable again and work under ``vmap``,
 ``jvp`` and the other transforms (see ``docs/linalg.rst``). Failures raise
@@ -503,12 +504,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
         s = _L.svdvals(A)
         smax = s[..., :1] if min(m, n) else s
         rank = (s > rtol * smax).sum(-1) if min(m, n) else s.sum(-1).long()
-    empty = _tensor([], dtype=A.dtype)
+    empty = _tensor([], dtype=D.as_dtype(A.dtype).to_real())  # (real also for complex A)
     rank_out = _tensor([], dtype=rank.dtype) if driver == "gels" else rank
     sv = s if driver in ("gelsd", "gelss") else empty
     if m > n and driver != "gelsy" and bool((rank == n).all()):
         r = F.matmul(A, X) - Bm
-        res = (r * r).sum(-2)
+        if r.dtype.is_complex:  # |r|^2, real as PyTorch's residuals
+            r = F.view_as_real(r)
+            res = (r * r).sum((-3, -1))
+        else:
+            res = (r * r).sum(-2)
         if vector:
             res = res.squeeze(-1)
     else:
@@ -755,7 +760,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     7.0
     """
     if isinstance(A, Tensor) and A.dtype.is_complex and ord not in ("nuc", 2, -2):
-        # the norms of the moduli; 'nuc', 2 and -2 need a complex SVD (not yet)
+        # the norms of the moduli; 'nuc', 2 and -2 take the complex SVD's singular values
         return matrix_norm(F.abs(A), ord, dim, keepdim, dtype=None if dtype is None else
                            D.as_dtype(dtype).to_real())  # fmt: skip
     _L.check_float(A, "linalg.matrix_norm")

@@ -141,12 +141,12 @@ def _cholesky_unblocked(m):
     n = m.shape[-1]
     L = np.zeros_like(m)
     with np.errstate(all="ignore"):
-        for j in range(n):
-            d = m[j, j] - np.dot(L[j, :j], L[j, :j])
+        for j in range(n):  # (complex: A = L L^H, the diagonal's real part)
+            d = np.real(m[j, j]) - np.real(np.vdot(L[j, :j], L[j, :j]))
             if not d > 0:
                 return L, j + 1
             L[j, j] = np.sqrt(d)
-            L[j + 1 :, j] = (m[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j]) / L[j, j]
+            L[j + 1 :, j] = (m[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j].conj()) / L[j, j]
     return L, 0
 
 
@@ -306,8 +306,8 @@ def squarings_rule(nrm, norms, top_of):
 def _expm_one(a):
     """``exp(a)`` of one matrix: scaling and squaring with the degree-13 Pade approximant
     (Higham 2005), the number of squarings as Al-Mohy & Higham 2009 (NOTE [matrix_exp
-    scaling]), in float64."""
-    a = np.asarray(a, dtype=np.float64)
+    scaling]), in float64 (complex128 for a complex ``a``)."""
+    a = np.asarray(a, dtype=np.complex128 if a.dtype.kind == "c" else np.float64)
     n = a.shape[0]
     s = expm_squarings(a) if n else 0
     a = a / (2.0**s)
@@ -405,9 +405,9 @@ class LinalgMethods:
 
     @staticmethod
     def det_backward(a, d, g):
-        """``g`` times the adjugate transposed of each matrix ``a`` of determinant ``d``
-        (the VJP of ``det``) in one pass: each matrix takes only its own path (one solve,
-        or the SVD for the nearly singular ones)."""
+        """``g`` times the conjugate adjugate transposed of each matrix ``a`` of
+        determinant ``d`` (the VJP of ``det``, complex too) in one pass: each matrix takes
+        only its own path (one solve, or the SVD for the nearly singular ones)."""
         g = np.broadcast_to(g, d.shape)
         n = a.shape[-1]
         if n <= 1:
@@ -418,11 +418,11 @@ class LinalgMethods:
         good = ~singular
         if good.any():
             gd = np.zeros((int(good.sum()), n, n), dtype=a.dtype)  # diag(g det A), no inf * 0
-            gd[:, np.arange(n), np.arange(n)] = (g * d)[good][:, None]
-            out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2), gd)
+            gd[:, np.arange(n), np.arange(n)] = (g * d.conj())[good][:, None]
+            out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2).conj(), gd)
         if singular.any():
             u, s, vh = np.linalg.svd(a[singular])
-            alpha = np.linalg.det(u) * np.linalg.det(vh) * g[singular]
+            alpha = (np.linalg.det(u) * np.linalg.det(vh)).conj() * g[singular]
             others = np.stack([np.prod(np.delete(s, i, -1), -1) for i in range(n)], -1)
             out[singular] = (u * (alpha[..., None] * others)[..., None, :]) @ vh
         return out
