@@ -313,6 +313,24 @@ op_db = [_unary_entry(*e) for e in _HOLOMORPHIC] + [
         primitives=(*_HPD_PRIMS, "LinalgEigh"),
     ),
     OpInfo(
+        "complex.linalg.eigvals",
+        lambda x: _r(np.linalg.eigvals(_c(x))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.eigvals(_vc(m, x))),
+        primitives=("ViewAsComplex", "LinalgEig", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.linalg.eig_real_input",
+        lambda x: np.concatenate(
+            [_r(np.linalg.eigvals(x)).ravel(), np.abs(np.linalg.eig(x)[1]).ravel()]
+        ),
+        lambda rng: [_s(real(rng, (3, 3)) + 2 * np.eye(3), name="3x3")],
+        op=lambda m, x: (
+            lambda r: m.cat([_vr(m, r.eigenvalues).flatten(), r.eigenvectors.abs().flatten()])
+        )(m.linalg.eig(x)),
+        primitives=("LinalgEig", "ViewAsReal", "Abs", "Reshape", "Cat"),
+    ),
+    OpInfo(
         "complex.linalg.svdvals",
         lambda x: np.linalg.svd(_c(x), compute_uv=False),
         _rect_samples("wide"),

@@ -59,6 +59,15 @@ def _tri_right_unit(m, a):
     return m.linalg.solve_triangular(a, a[..., :2, :], upper=False, left=False, unitriangular=True)
 
 
+def _real(rng):
+    return rng.standard_normal((2, 3, 3)) + 2 * np.eye(3)
+
+
+def _eig_inv(m, a):
+    L, V = m.linalg.eig(a)
+    return V.abs(), (V * L.unsqueeze(-2)) @ m.linalg.inv(V), L
+
+
 # (name, function, input maker): each function's output is gauge invariant
 _CASES = [
     ("det", lambda m, a: m.linalg.det(a), _general),
@@ -99,6 +108,10 @@ _CASES = [
     ("matrix_exp", lambda m, a: m.linalg.matrix_exp(a * 0.3), _general),
     ("matrix_power", lambda m, a: m.linalg.matrix_power(a, 3), _general),
     ("matrix_power_neg", lambda m, a: m.linalg.matrix_power(a, -2), _general),
+    ("eigvals", lambda m, a: m.linalg.eigvals(a), _general),
+    ("eigvals_real", lambda m, a: m.linalg.eigvals(a), _real),
+    ("eig_invariant", _eig_inv, _general),
+    ("eig_invariant_real", _eig_inv, _real),
     ("lstsq", lambda m, a: m.linalg.lstsq(a, a[..., :2] * 1j).solution, lambda r: _cplx((4, 3), r)),
 ]
 _IDS = [c[0] for c in _CASES]
@@ -132,7 +145,7 @@ def test_values_and_gradients_match_torch(k):
     (gt,) = torch.autograd.grad(yts, (at,), [torch.tensor(g) for g in gs])
     _close(ga, gt, rtol=1e-8, atol=1e-10)
     # forward tangents against torch's
-    t0 = _cplx(a0.shape, rng)
+    t0 = _cplx(a0.shape, rng) if np.iscomplexobj(a0) else rng.standard_normal(a0.shape)
     import torch.func as tf
 
     _, jt = tf.jvp(lambda x: tuple(_outs(f(torch, x))), (torch.tensor(a0),), (torch.tensor(t0),))
@@ -184,6 +197,7 @@ def test_output_dtypes_match_torch():
         lambda m, a: m.linalg.eigh(_herm(m, a)).eigenvectors.sum(),
         lambda m, a: m.linalg.svd(a).U.sum(),
         lambda m, a: m.linalg.svd(a).Vh[..., 0].sum(),
+        lambda m, a: m.linalg.eig(a).eigenvectors.sum(),
     ],
 )
 def test_phase_dependent_loss_raises_as_torch(f):

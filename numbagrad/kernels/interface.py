@@ -163,6 +163,10 @@ class Backend(Protocol):
 
     def eigh(self, a: Array, uplo: str = "L") -> tuple[Array, Array]: ...
 
+    def eig(self, a: Array) -> tuple[Array, Array]:
+        """Eigenvalues and unit eigenvectors of general matrices, always complex."""
+        ...
+
     def svd(self, a: Array, full_matrices: bool = True) -> tuple[Array, Array, Array]: ...
 
     def qr(self, a: Array, mode: str = "reduced") -> Any:

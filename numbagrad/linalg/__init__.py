@@ -36,7 +36,9 @@ __all__ = [
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "lstsq",
@@ -322,6 +324,46 @@ def eigh(A, UPLO="L"):
     [1.0, 2.0]
     """
     return _L.eigh(A, UPLO)
+
+
+def eig(A):
+    """Eigenvalues and eigenvectors of general square matrices ``(*, n, n)``: a namedtuple
+    ``(eigenvalues, eigenvectors)`` with ``A V = V diag(L)``, both complex (also for a real
+    ``A``, as PyTorch's), each eigenvector of norm 1 (LAPACK's ``geev``).
+
+    Each eigenvector is unique only up to a phase ``e^{i phi}``: a loss must not depend
+    on it (the backward checks, as PyTorch's), and gradients are inf/nan at repeated
+    eigenvalues. A real ``A`` gets the real part of its gradient.
+
+    Parameters
+    ----------
+    A : Tensor
+        Square matrices, float32/float64 or complex64/complex128, without inf or NaN.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        Namedtuple ``(eigenvalues, eigenvectors)``, complex.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.linalg.eig(numbagrad.tensor([[2.0, 0.0], [0.0, 3.0]])).eigenvalues.tolist()
+    [(2+0j), (3+0j)]
+    """
+    return _L.eig(A)
+
+
+def eigvals(A):
+    """Eigenvalues (complex) of general square matrices; see :func:`eig`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.linalg.eigvals(numbagrad.tensor([[0.0, 1.0], [-1.0, 0.0]])).tolist()
+    [1j, -1j]
+    """
+    return _L.eigvals(A)
 
 
 def eigvalsh(A, UPLO="L"):

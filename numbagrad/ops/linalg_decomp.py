@@ -56,6 +56,7 @@ __all__ = ["LinAlgError"]
 # result types with PyTorch's field names (``torch.return_types.<name>``)
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 TorchSvdResult = namedtuple("svd", ["U", "S", "V"])
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
@@ -82,7 +83,7 @@ _COMPLEX_OK = frozenset(
         "linalg.inv linalg.solve linalg.det linalg.slogdet linalg.cholesky linalg.eigh "
         "linalg.svd linalg.svdvals linalg.qr linalg.pinv linalg.solve_triangular "
         "linalg.matrix_norm linalg.norm linalg.cond linalg.matrix_rank linalg.lstsq "
-        "linalg.matrix_power linalg.matrix_exp"
+        "linalg.matrix_power linalg.matrix_exp linalg.eig linalg.eigvals"
     ).split()
 )
 
@@ -584,6 +585,69 @@ def eigh(A, UPLO="L"):
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     return EighResult(*bind(LinalgEigh, (A,), {"uplo": UPLO}))
+
+
+# -- general eigendecomposition -----------------------------------------------------------------
+class LinalgEig(_MultiOut):
+    """``(L, V)`` with ``A V = V diag(L)``, complex also for a real ``A``, unit
+    eigenvectors (LAPACK's ``geev``). VJP (PyTorch's ``linalg_eig_backward``):
+    ``gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H`` with
+    ``E_ij = L_j - L_i`` (its diagonal replaced by ``gL``), after the phase check
+    (NOTE [Complex linalg]); a real ``A`` gets its real part. JVP (``linalg_eig_jvp``):
+    ``dP = V^-1 dA V``, ``dL = diag(dP)``, ``dX = V (dP / E)`` (zero diagonal),
+    ``dV = dX - V Re(diag(V^H dX))`` (NOTE [Degenerate spectra])."""
+
+    n_out = 2
+    batch = classmethod(_unary_batch)
+    complex_ok = True
+
+    @staticmethod
+    def impl(be, a):
+        w, v = be.eig(a)
+        return w, v
+
+    @staticmethod
+    def vjp(ctx, gl, gv):
+        L, V = _outputs(ctx, 2)
+        Vh = _mH(V)
+        if gv is None:
+            return bind(LinalgSolve, (Vh, F.unsqueeze(gl, -1) * Vh), NO_PARAMS)
+        vg = F.matmul(Vh, gv)
+        dg = F.diagonal(vg, 0, -2, -1)
+        _check_gauge(
+            F.imag(dg),
+            None,
+            "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this "
+            "quantity, so it is ill-defined.",
+        )
+        vg = vg - F.matmul(Vh, V * F.unsqueeze(F.real(dg), -2))
+        ga = vg / _sym_denominator(F.conj(L))
+        if gl is not None:
+            ga = ga * _ones_offdiag(ga, ga.shape[-1]) + diag_embed0(gl)
+        return bind(LinalgSolve, (Vh, F.matmul(ga, Vh)), NO_PARAMS)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        L, V = out
+        da = tangents[0]
+        if not da.dtype.is_complex:
+            da = F.complex(da, _zeros_like(da))
+        dp = bind(LinalgSolve, (V, F.matmul(da, V)), NO_PARAMS)
+        dl = F.diagonal(dp, 0, -2, -1)
+        dx = F.matmul(V, dp / _sym_denominator(L) * _ones_offdiag(dp, dp.shape[-1]))
+        fix = F.real(F.diagonal(F.matmul(_mH(V), dx), 0, -2, -1))
+        return dl, dx - V * F.unsqueeze(fix, -2)
+
+
+def eig(A):
+    check_matrix(A, "linalg.eig", square=True)
+    return EigResult(*bind(LinalgEig, (A,), NO_PARAMS))
+
+
+def eigvals(A):
+    check_matrix(A, "linalg.eigvals", square=True)
+    return bind(LinalgEig, (A,), NO_PARAMS)[0]
 
 
 # -- singular value decomposition -------------------------------------------------------------

@@ -389,6 +389,20 @@ class LinalgMethods:
             raise _not_converged("linalg.eigh", a, "eigenvalues") from None
 
     @staticmethod
+    def eig(a):
+        """``(eigenvalues, eigenvectors)`` of general matrices (LAPACK's ``geev``: unit
+        eigenvectors), complex also for a real ``a`` (as PyTorch's); a non-finite matrix
+        raises PyTorch's error."""
+        if not np.isfinite(a).all():
+            raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+        out = np.result_type(a.dtype, np.complex64)
+        try:
+            w, v = np.linalg.eig(a)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eig", a, "eigenvalues") from None
+        return w.astype(out, copy=False), v.astype(out, copy=False)
+
+    @staticmethod
     def svd(a, full_matrices=True):
         """``(U, S, Vh)``, singular values descending; NaN for a non-finite matrix."""
         return _svd(a, full_matrices)

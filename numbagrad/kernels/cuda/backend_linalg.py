@@ -287,6 +287,13 @@ class LinalgMethods:
             vout.reshape((*batch, n, n)).astype(dt, copy=False),
         )
 
+    def eig(self, a):
+        """Not on CUDA: its results are complex, and complex arrays are CPU-only."""
+        raise NotImplementedError(
+            "linalg.eig: not implemented for CUDA tensors (its results are complex, and "
+            "complex tensors are CPU-only; see docs/gpu.rst)"
+        )
+
     def svd(self, a, full_matrices=True):
         """NumPy's ``linalg.svd``: one-sided Jacobi on the tall orientation
         (``jacobi_svd_kernel``), singular values descending. The left vectors of zero
