@@ -112,6 +112,18 @@ _CASES = [
     ("eigvals_real", lambda m, a: m.linalg.eigvals(a), _real),
     ("eig_invariant", _eig_inv, _general),
     ("eig_invariant_real", _eig_inv, _real),
+    ("torch_svd", lambda m, a: (lambda r: (r.U * r.S.unsqueeze(-2)) @ r.V.mH)(m.svd(a)), _general),
+    ("logdet", lambda m, a: m.logdet(a), _general),
+    (
+        "cholesky_solve",
+        lambda m, a: m.cholesky_solve(a[..., :2] * 1j, m.linalg.cholesky(_herm(m, a))),
+        _hpd,
+    ),
+    (
+        "cholesky_solve_upper",
+        lambda m, a: m.cholesky_solve(a, m.linalg.cholesky(_herm(m, a), upper=True), upper=True),
+        _hpd,
+    ),
     ("lstsq", lambda m, a: m.linalg.lstsq(a, a[..., :2] * 1j).solution, lambda r: _cplx((4, 3), r)),
 ]
 _IDS = [c[0] for c in _CASES]

@@ -76,14 +76,13 @@ def _torch_dtype_name(dtype):
     return names.get(str(dtype).split(".")[-1], str(dtype))
 
 
-# functions whose rules hold for complex matrices (NOTE [Complex linalg]); the others
-# (cholesky_solve) refuse complex input clearly
+# functions whose rules hold for complex matrices (NOTE [Complex linalg])
 _COMPLEX_OK = frozenset(
     (
         "linalg.inv linalg.solve linalg.det linalg.slogdet linalg.cholesky linalg.eigh "
         "linalg.svd linalg.svdvals linalg.qr linalg.pinv linalg.solve_triangular "
         "linalg.matrix_norm linalg.norm linalg.cond linalg.matrix_rank linalg.lstsq "
-        "linalg.matrix_power linalg.matrix_exp linalg.eig linalg.eigvals"
+        "linalg.matrix_power linalg.matrix_exp linalg.eig linalg.eigvals cholesky_solve"
     ).split()
 )
 
