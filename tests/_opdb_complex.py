@@ -306,6 +306,13 @@ op_db = [_unary_entry(*e) for e in _HOLOMORPHIC] + [
         primitives=(*_HPD_PRIMS, "LinalgCholesky", "ViewAsReal"),
     ),
     OpInfo(
+        "complex.linalg.cholesky_ex",
+        lambda x: _r(np.linalg.cholesky(_hpd(_c(x)))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.cholesky_ex(_hpd_t(m, _vc(m, x))).L),
+        primitives=(*_HPD_PRIMS, "LinalgCholeskyEx", "ViewAsReal"),
+    ),
+    OpInfo(
         "complex.linalg.eigvalsh",
         lambda x: np.linalg.eigvalsh(_hpd(_c(x))),
         _cmat_samples(),

@@ -77,6 +77,8 @@ _CASES = [
     ("logabsdet", lambda m, a: m.linalg.slogdet(a).logabsdet, _general),
     ("cholesky", lambda m, a: m.linalg.cholesky(_herm(m, a) + 6 * m.eye(3)), _hpd),
     ("cholesky_upper", lambda m, a: m.linalg.cholesky(_herm(m, a), upper=True), _hpd),
+    ("cholesky_ex", lambda m, a: m.linalg.cholesky_ex(_herm(m, a)).L, _hpd),
+    ("cholesky_ex_upper", lambda m, a: m.linalg.cholesky_ex(_herm(m, a), upper=True).L, _hpd),
     ("eigvalsh", lambda m, a: m.linalg.eigvalsh(_herm(m, a)), _general),
     ("eigh_invariant", _eigh_inv, _general),
     ("eigh_upper", lambda m, a: m.linalg.eigh(_herm(m, a), UPLO="U").eigenvalues, _general),
@@ -261,3 +263,18 @@ def test_matrix_rank_matches_torch():
         got = numbagrad.linalg.matrix_rank(numbagrad.tensor(a0), **kw)
         want = torch.linalg.matrix_rank(torch.tensor(a0), **kw)
         assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_ex_info_and_partial_factor_match_torch(dtype, upper):
+    a = np.array([[4.0, 2, 1], [2, 1, 3], [1, 3, 5]], dtype=dtype)  # minor 2 fails
+    for x in (a, np.stack([a, np.eye(3, dtype=dtype)]), np.stack([np.eye(3), a]).astype(dtype)):
+        got = numbagrad.linalg.cholesky_ex(numbagrad.tensor(x), upper=upper)
+        want = torch.linalg.cholesky_ex(torch.tensor(x), upper=upper)
+        _close(got.L, want.L, rtol=1e-12, atol=1e-12)
+        _close(got.info, want.info, rtol=0, atol=0)
+        for m in (numbagrad, torch):
+            with pytest.raises(RuntimeError, match="leading minor of order 2") as e:
+                m.linalg.cholesky_ex(m.tensor(x), check_errors=True)
+            assert str(e.value).startswith("linalg.cholesky_ex: ")

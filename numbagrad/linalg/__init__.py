@@ -32,6 +32,7 @@ from numbagrad.ops.reduce import _torch_name
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
     "cond",
     "cross",
     "det",
@@ -268,6 +269,37 @@ def cholesky(A, *, upper=False):
     [[2.0, 0.0], [1.0, 2.0]]
     """
     return _L.cholesky(A, upper=upper)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """:func:`cholesky` that reports instead of raising: a namedtuple ``(L, info)``, with
+    ``info`` (int32, one per matrix) the order of the first leading minor that is not
+    positive-definite, 0 for a factored matrix (whose ``L`` is :func:`cholesky`'s, with its
+    gradient). With ``check_errors=True`` a failure raises :class:`LinAlgError` as
+    :func:`cholesky` does.
+
+    Parameters
+    ----------
+    A : Tensor
+        Symmetric (Hermitian) positive-definite matrices ``(*, n, n)``.
+    upper : bool
+        Return the upper factor ``L^H``.
+    check_errors : bool
+        Raise on a failed factorization.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        Namedtuple ``(L, info)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> r = numbagrad.linalg.cholesky_ex(numbagrad.tensor([[4.0, 2.0], [2.0, 1.0]]))
+    >>> r.info.item()
+    2
+    """
+    return _L.cholesky_ex(A, upper=upper, check_errors=check_errors)
 
 
 def qr(A, mode="reduced"):

@@ -57,6 +57,7 @@ __all__ = ["LinAlgError"]
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
 SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 TorchSvdResult = namedtuple("svd", ["U", "S", "V"])
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
@@ -82,7 +83,8 @@ _COMPLEX_OK = frozenset(
         "linalg.inv linalg.solve linalg.det linalg.slogdet linalg.cholesky linalg.eigh "
         "linalg.svd linalg.svdvals linalg.qr linalg.pinv linalg.solve_triangular "
         "linalg.matrix_norm linalg.norm linalg.cond linalg.matrix_rank linalg.lstsq "
-        "linalg.matrix_power linalg.matrix_exp linalg.eig linalg.eigvals cholesky_solve"
+        "linalg.matrix_power linalg.matrix_exp linalg.eig linalg.eigvals cholesky_solve "
+        "linalg.cholesky_ex"
     ).split()
 )
 
@@ -505,27 +507,69 @@ class LinalgCholesky(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        # PyTorch's: two triangular solves, so NaN/inf propagate as in PyTorch
-        L = ctx.saved()[0]
-        phi = F.tril(F.matmul(_mH(L), g))
-        phi = 0.5 * (phi + _mH(F.tril(phi, -1)))
-        ga = solve_triangular(_mH(L), phi, upper=True)
-        return solve_triangular(L, ga, upper=False, left=False)
+        return _cholesky_vjp(ctx.saved()[0], g)
 
     @staticmethod
     def jvp(primals, tangents, out):
-        L = out
-        x = _mH(
-            bind(LinalgSolve, (L, _mH(bind(LinalgSolve, (L, tangents[0]), NO_PARAMS))), NO_PARAMS)
-        )
-        phi = F.tril(x) - 0.5 * diag_embed0(F.diagonal(x, 0, -2, -1))
-        return F.matmul(L, phi)
+        return _cholesky_jvp(out, tangents[0])
+
+
+def _cholesky_vjp(L, g):
+    # PyTorch's: two triangular solves, so NaN/inf propagate as in PyTorch
+    phi = F.tril(F.matmul(_mH(L), g))
+    phi = 0.5 * (phi + _mH(F.tril(phi, -1)))
+    ga = solve_triangular(_mH(L), phi, upper=True)
+    return solve_triangular(L, ga, upper=False, left=False)
+
+
+def _cholesky_jvp(L, da):
+    x = _mH(bind(LinalgSolve, (L, _mH(bind(LinalgSolve, (L, da), NO_PARAMS))), NO_PARAMS))
+    phi = F.tril(x) - 0.5 * diag_embed0(F.diagonal(x, 0, -2, -1))
+    return F.matmul(L, phi)
+
+
+class LinalgCholeskyEx(Primitive):
+    """``(L, info)``: ``LinalgCholesky`` that reports instead of raising (``info`` int32,
+    no gradient); the rules are ``LinalgCholesky``'s on ``L``."""
+
+    n_out = 2
+    saves_output = True
+    batch = classmethod(_unary_batch)
+    complex_ok = True
+
+    @staticmethod
+    def impl(be, a):
+        lo, info = be.cholesky_ex(a)
+        return lo, info
+
+    @staticmethod
+    def vjp(ctx, gl, ginfo):
+        return None if gl is None else _cholesky_vjp(ctx.saved()[0], gl)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return _cholesky_jvp(out[0], tangents[0]), None
 
 
 def cholesky(A, *, upper=False):
     check_matrix(A, "linalg.cholesky", square=True)
     L = bind(LinalgCholesky, (A,), NO_PARAMS)
     return _mH(L) if upper else L
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    check_matrix(A, "linalg.cholesky_ex", square=True)
+    L, info = bind(LinalgCholeskyEx, (A,), NO_PARAMS)
+    if check_errors and info.numel() and bool((info != 0).any()):
+        flat = info.reshape(-1).tolist()
+        i = next(k for k, v in enumerate(flat) if v)
+        prefix = f"(Batch element {i}): " if A.ndim > 2 else ""
+        raise LinAlgError(
+            f"linalg.cholesky_ex: {prefix}The factorization could not be completed because "
+            f"the input is not positive-definite (the leading minor of order {flat[i]} is not "
+            "positive-definite)."
+        )
+    return CholeskyExResult(_mH(L) if upper else L, info)
 
 
 # -- symmetric eigendecomposition ----------------------------------------------------------------

@@ -192,6 +192,42 @@ def _cholesky(a):
         ) from None
 
 
+def _potf2(m):
+    """``(out, info)`` as LAPACK's unblocked ``potf2`` (lower) leaves them: the columns
+    before the first failing pivot factored, that pivot's value ``a_jj - |L_j|^2`` on the
+    diagonal, the rest of the lower triangle as in ``m``, the upper triangle zero."""
+    out = np.tril(m).copy()
+    with np.errstate(all="ignore"):
+        for j in range(m.shape[-1]):
+            d = np.real(out[j, j]) - np.real(np.vdot(out[j, :j], out[j, :j]))
+            if not d > 0:
+                out[j, j] = d
+                return out, j + 1
+            out[j, j] = np.sqrt(d)
+            out[j + 1 :, j] = (out[j + 1 :, j] - out[j + 1 :, :j] @ out[j, :j].conj()) / out[j, j]
+    return out, 0
+
+
+def _cholesky_ex(a):
+    """``(L, info)`` for each matrix, never raising (``linalg.cholesky_ex``)."""
+    flat = _flat(a)
+    info = np.zeros(flat.shape[0], np.int32)
+    if np.isfinite(np.tril(flat)).all():
+        try:
+            return np.linalg.cholesky(a), info.reshape(a.shape[:-2])
+        except np.linalg.LinAlgError:
+            pass
+    out = np.empty_like(flat)
+    for i, m in enumerate(flat):
+        try:
+            if not np.isfinite(np.tril(m)).all():
+                raise np.linalg.LinAlgError
+            out[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[i], info[i] = _potf2(m)
+    return out.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
 def _solve_triangular(a, b, upper, unitriangular):
     """``A^-1 B`` by substitution, reading only the ``upper`` (or lower) triangle of ``A``
     (its diagonal as ones when ``unitriangular``); batch dims broadcast. Row by row, as
@@ -367,6 +403,13 @@ class LinalgMethods:
         """The lower Cholesky factor of each matrix (``LinAlgError`` naming the first
         leading minor that is not positive-definite)."""
         return _cholesky(a)
+
+    @staticmethod
+    def cholesky_ex(a):
+        """``(L, info)`` without raising (``info`` int32: the order of the first leading
+        minor that is not positive-definite, 0 on success; that matrix's ``L`` as LAPACK's
+        unblocked ``potf2`` leaves it)."""
+        return _cholesky_ex(a)
 
     @staticmethod
     def det(a):
