@@ -180,7 +180,22 @@ def test_gradcheck_and_gradgradcheck(k):
 
 
 @pytest.mark.parametrize(
-    "name", ["det", "slogdet", "cholesky", "eigvalsh", "svdvals", "qr_square", "pinv_tall"]
+    "name",
+    [
+        "det",
+        "slogdet",
+        "cholesky",
+        "cholesky_ex",
+        "eigvalsh",
+        "eigh_invariant",
+        "svdvals",
+        "svd_square",
+        "qr_square",
+        "pinv_tall",
+        "eigvals",
+        "matrix_exp",
+        "solve_triangular",
+    ],
 )
 def test_complex64(name):
     _, f, make = _CASES[_IDS.index(name)]
