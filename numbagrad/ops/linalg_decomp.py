@@ -453,7 +453,7 @@ class LinalgSlogdet(_MultiOut):
         if nan.any():  # PyTorch: sign 0, logabsdet nan
             sign = np.where(nan, 0.0, sign)
             logabs = np.where(nan, np.nan, logabs)
-        real = a.real.dtype  # logabsdet is real also for a complex A
+        real = np.finfo(a.dtype).dtype  # logabsdet is real also for a complex A
         return be.xp.asarray(sign, dtype=a.dtype), be.xp.asarray(logabs, dtype=real)
 
     @staticmethod
@@ -975,7 +975,10 @@ def _pinv_svd(be, a, atol, rtol):
     smax = s[..., :1] if s.shape[-1] else s
     keep = s > np.maximum(atol, rtol * smax)
     sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0).astype(a.dtype)
-    return (np.swapaxes(vh, -1, -2).conj() * sinv[..., None, :]) @ np.swapaxes(u, -1, -2).conj()
+    v, uh = np.swapaxes(vh, -1, -2), np.swapaxes(u, -1, -2)
+    if a.dtype.kind == "c":  # (complex matrices are CPU-only)
+        v, uh = v.conj(), uh.conj()
+    return (v * sinv[..., None, :]) @ uh
 
 
 def _pinv_hermitian(be, a, atol, rtol):
@@ -990,7 +993,8 @@ def _pinv_hermitian(be, a, atol, rtol):
     keep = s > xp.maximum(atol, rtol * xp.amax(s, axis=-1, keepdims=True))
     winv = xp.where(keep, 1.0 / xp.where(keep, w, 1.0), 0.0).astype(a.dtype)
     winv = xp.reshape(winv, (*winv.shape[:-1], 1, winv.shape[-1]))
-    return xp.matmul(v * winv, xp.conjugate(xp.swapaxes(v, -1, -2)))
+    vh = xp.swapaxes(v, -1, -2)
+    return xp.matmul(v * winv, vh.conj() if a.dtype.kind == "c" else vh)
 
 
 class LinalgPinv(Primitive):
