@@ -47,6 +47,46 @@ def _two_pair_samples(rng):
     ]
 
 
+def _cmat(rng, shape):
+    """A ``(..., n, n, 2)`` pair array of well-conditioned complex matrices."""
+    x = rng.standard_normal((*shape, 2))
+    x[..., 0] += 3 * np.eye(shape[-1])
+    return x
+
+
+def _cmat_samples(shapes=((3, 3), (2, 2, 2))):
+    def samples(rng):
+        return [_s(_cmat(rng, s), name=f"{len(s) - 2}batch") for s in shapes]
+
+    return samples
+
+
+def _rect_samples(name):
+    def samples(rng):
+        shape = (3, 2, 2) if name == "tall" else (2, 3, 2)
+        return [_s(nonzero(rng, shape), name=name), _s(_cmat(rng, (2, 3, 3)), name="sq")]
+
+    return samples
+
+
+def _hpd(z):
+    """A Hermitian positive-definite matrix from ``z``: ``z z^H + n I``."""
+    return z @ np.conj(np.swapaxes(z, -1, -2)) + z.shape[-1] * np.eye(z.shape[-1])
+
+
+def _hpd_t(m, z):
+    return z @ z.mH + z.shape[-1] * m.eye(z.shape[-1])
+
+
+_HPD_PRIMS = ("ViewAsComplex", "Permute", "Conj", "Matmul", "Mul", "Add")
+
+
+def _expm_ref(z):
+    """``exp(z)`` by eigendecomposition (diagonalizable random matrices)."""
+    w, v = np.linalg.eig(z)
+    return (v * np.exp(w)[..., None, :]) @ np.linalg.inv(v)
+
+
 # (name, numbagrad/torch function name, NumPy reference, sample generator)
 _HOLOMORPHIC = [
     ("exp", np.exp, real),
@@ -238,6 +278,92 @@ op_db = [_unary_entry(*e) for e in _HOLOMORPHIC] + [
         lambda rng: [_s(nonzero(rng, (2, 3, 2)), name="2d")],
         op=lambda m, x: _vr(m, _vc(m, x).cumprod(-1)),
         primitives=("ViewAsComplex", "Cumprod", "ViewAsReal"),
+    ),
+    # -- numbagrad.linalg on complex matrices (NOTE [Complex linalg]) -------------------------
+    OpInfo(
+        "complex.linalg.det",
+        lambda x: _r(np.linalg.det(_c(x))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.det(_vc(m, x))),
+        primitives=("ViewAsComplex", "LinalgDet", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.linalg.slogdet",
+        lambda x: np.concatenate(
+            [_r(np.linalg.slogdet(_c(x))[0]), np.linalg.slogdet(_c(x))[1][..., None]], -1
+        ),
+        _cmat_samples(),
+        op=lambda m, x: (lambda r: m.cat([_vr(m, r.sign), r.logabsdet.unsqueeze(-1)], -1))(
+            m.linalg.slogdet(_vc(m, x))
+        ),
+        primitives=("ViewAsComplex", "LinalgSlogdet", "ViewAsReal", "Reshape", "Cat"),
+    ),
+    OpInfo(
+        "complex.linalg.cholesky",
+        lambda x: _r(np.linalg.cholesky(_hpd(_c(x)))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.cholesky(_hpd_t(m, _vc(m, x)))),
+        primitives=(*_HPD_PRIMS, "LinalgCholesky", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.linalg.cholesky_ex",
+        lambda x: _r(np.linalg.cholesky(_hpd(_c(x)))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.cholesky_ex(_hpd_t(m, _vc(m, x))).L),
+        primitives=(*_HPD_PRIMS, "LinalgCholeskyEx", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.linalg.eigvalsh",
+        lambda x: np.linalg.eigvalsh(_hpd(_c(x))),
+        _cmat_samples(),
+        op=lambda m, x: m.linalg.eigvalsh(_hpd_t(m, _vc(m, x))),
+        primitives=(*_HPD_PRIMS, "LinalgEigh"),
+    ),
+    OpInfo(
+        "complex.linalg.eigvals",
+        lambda x: _r(np.linalg.eigvals(_c(x))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.eigvals(_vc(m, x))),
+        primitives=("ViewAsComplex", "LinalgEig", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.linalg.eig_real_input",
+        lambda x: np.concatenate(
+            [_r(np.linalg.eigvals(x)).ravel(), np.abs(np.linalg.eig(x)[1]).ravel()]
+        ),
+        lambda rng: [_s(real(rng, (3, 3)) + 2 * np.eye(3), name="3x3")],
+        op=lambda m, x: (
+            lambda r: m.cat([_vr(m, r.eigenvalues).flatten(), r.eigenvectors.abs().flatten()])
+        )(m.linalg.eig(x)),
+        primitives=("LinalgEig", "ViewAsReal", "Abs", "Reshape", "Cat"),
+    ),
+    OpInfo(
+        "complex.linalg.svdvals",
+        lambda x: np.linalg.svd(_c(x), compute_uv=False),
+        _rect_samples("wide"),
+        op=lambda m, x: m.linalg.svdvals(_vc(m, x)),
+        primitives=("ViewAsComplex", "LinalgSvd"),
+    ),
+    OpInfo(
+        "complex.linalg.qr_r_abs",
+        lambda x: np.abs(np.linalg.qr(_c(x))[1]),
+        lambda rng: [_s(_cmat(rng, (2, 2)), name="sq"), _s(nonzero(rng, (3, 2, 2)), name="tall")],
+        op=lambda m, x: m.linalg.qr(_vc(m, x)).R.abs(),
+        primitives=("ViewAsComplex", "LinalgQr", "Abs"),
+    ),
+    OpInfo(
+        "complex.linalg.pinv",
+        lambda x: _r(np.linalg.pinv(_c(x))),
+        _rect_samples("tall"),
+        op=lambda m, x: _vr(m, m.linalg.pinv(_vc(m, x))),
+        primitives=("ViewAsComplex", "LinalgPinv", "ViewAsReal"),
+    ),
+    OpInfo(
+        "complex.linalg.matrix_exp",
+        lambda x: _r(_expm_ref(0.3 * _c(x))),
+        _cmat_samples(),
+        op=lambda m, x: _vr(m, m.linalg.matrix_exp(0.3 * _vc(m, x))),
+        primitives=("ViewAsComplex", "Mul", "LinalgMatrixExp", "ViewAsReal"),
     ),
     # -- numbagrad.fft ----------------------------------------------------------------------
     OpInfo(

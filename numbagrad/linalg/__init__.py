@@ -1,6 +1,7 @@
 """``numbagrad.linalg``: linear algebra with gradients, mirroring ``torch.linalg``.
 
-Every function batches over leading dimensions and supports float32 and float64. LAPACK
+Every function batches over leading dimensions and supports float32 and float64, and
+complex64/complex128 with PyTorch's complex gradients (``docs/complex.rst``). LAPACK
 (through NumPy) computes the forwards; the gradients follow PyTorch's formulas and are
 written with numbagrad ops, so they are differentiable again and work under ``vmap``,
 ``jvp`` and the other transforms (see ``docs/linalg.rst``). Failures raise
@@ -31,11 +32,14 @@ from numbagrad.ops.reduce import _torch_name
 __all__ = [
     "LinAlgError",
     "cholesky",
+    "cholesky_ex",
     "cond",
     "cross",
     "det",
     "diagonal",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "lstsq",
@@ -267,6 +271,37 @@ def cholesky(A, *, upper=False):
     return _L.cholesky(A, upper=upper)
 
 
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """:func:`cholesky` that reports instead of raising: a namedtuple ``(L, info)``, with
+    ``info`` (int32, one per matrix) the order of the first leading minor that is not
+    positive-definite, 0 for a factored matrix (whose ``L`` is :func:`cholesky`'s, with its
+    gradient). With ``check_errors=True`` a failure raises :class:`LinAlgError` as
+    :func:`cholesky` does.
+
+    Parameters
+    ----------
+    A : Tensor
+        Symmetric (Hermitian) positive-definite matrices ``(*, n, n)``.
+    upper : bool
+        Return the upper factor ``L^H``.
+    check_errors : bool
+        Raise on a failed factorization.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        Namedtuple ``(L, info)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> r = numbagrad.linalg.cholesky_ex(numbagrad.tensor([[4.0, 2.0], [2.0, 1.0]]))
+    >>> r.info.item()
+    2
+    """
+    return _L.cholesky_ex(A, upper=upper, check_errors=check_errors)
+
+
 def qr(A, mode="reduced"):
     """QR decomposition ``A = Q R``: a namedtuple ``(Q, R)``.
 
@@ -321,6 +356,46 @@ def eigh(A, UPLO="L"):
     [1.0, 2.0]
     """
     return _L.eigh(A, UPLO)
+
+
+def eig(A):
+    """Eigenvalues and eigenvectors of general square matrices ``(*, n, n)``: a namedtuple
+    ``(eigenvalues, eigenvectors)`` with ``A V = V diag(L)``, both complex (also for a real
+    ``A``, as PyTorch's), each eigenvector of norm 1 (LAPACK's ``geev``).
+
+    Each eigenvector is unique only up to a phase ``e^{i phi}``: a loss must not depend
+    on it (the backward checks, as PyTorch's), and gradients are inf/nan at repeated
+    eigenvalues. A real ``A`` gets the real part of its gradient.
+
+    Parameters
+    ----------
+    A : Tensor
+        Square matrices, float32/float64 or complex64/complex128, without inf or NaN.
+
+    Returns
+    -------
+    (Tensor, Tensor)
+        Namedtuple ``(eigenvalues, eigenvectors)``, complex.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.linalg.eig(numbagrad.tensor([[2.0, 0.0], [0.0, 3.0]])).eigenvalues.tolist()
+    [(2+0j), (3+0j)]
+    """
+    return _L.eig(A)
+
+
+def eigvals(A):
+    """Eigenvalues (complex) of general square matrices; see :func:`eig`.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.linalg.eigvals(numbagrad.tensor([[0.0, 1.0], [-1.0, 0.0]])).tolist()
+    [1j, -1j]
+    """
+    return _L.eigvals(A)
 
 
 def eigvalsh(A, UPLO="L"):
@@ -503,12 +578,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
         s = _L.svdvals(A)
         smax = s[..., :1] if min(m, n) else s
         rank = (s > rtol * smax).sum(-1) if min(m, n) else s.sum(-1).long()
-    empty = _tensor([], dtype=A.dtype)
+    empty = _tensor([], dtype=D.as_dtype(A.dtype).to_real())  # (real also for complex A)
     rank_out = _tensor([], dtype=rank.dtype) if driver == "gels" else rank
     sv = s if driver in ("gelsd", "gelss") else empty
     if m > n and driver != "gelsy" and bool((rank == n).all()):
         r = F.matmul(A, X) - Bm
-        res = (r * r).sum(-2)
+        if r.dtype.is_complex:  # |r|^2, real as PyTorch's residuals
+            r = F.view_as_real(r)
+            res = (r * r).sum((-3, -1))
+        else:
+            res = (r * r).sum(-2)
         if vector:
             res = res.squeeze(-1)
     else:
@@ -755,7 +834,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     7.0
     """
     if isinstance(A, Tensor) and A.dtype.is_complex and ord not in ("nuc", 2, -2):
-        # the norms of the moduli; 'nuc', 2 and -2 need a complex SVD (not yet)
+        # the norms of the moduli; 'nuc', 2 and -2 take the complex SVD's singular values
         return matrix_norm(F.abs(A), ord, dim, keepdim, dtype=None if dtype is None else
                            D.as_dtype(dtype).to_real())  # fmt: skip
     _L.check_float(A, "linalg.matrix_norm")

@@ -690,7 +690,7 @@ def svd(input, some=True, compute_uv=True):
             zeros(*batch, m, m, dtype=input.dtype), s, zeros(*batch, n, n, dtype=input.dtype)
         )
     u, s, vh = _L.svd(input, full_matrices=not some)
-    return _L.TorchSvdResult(u, s, vh.swapaxes(-1, -2))
+    return _L.TorchSvdResult(u, s, vh.mH)  # (V = Vh^H: conjugated for complex input)
 
 
 @public
@@ -731,6 +731,8 @@ def logdet(input):
     2.0794
     """
     sign, logabs = _L.slogdet(input)
+    if sign.dtype.is_complex:  # as PyTorch's composite: log(sign) + logabsdet
+        return F.log(sign) + logabs
     # as PyTorch's composite: NaN (a constant, so no gradient) where the sign is -1
     return F.where(sign == -1, float("nan"), logabs)
 
@@ -776,9 +778,9 @@ def cholesky_solve(input, input2, upper=False):
     """
     _L.check_matrix(input, "cholesky_solve", name="B")
     _L.check_matrix(input2, "cholesky_solve", square=True)
-    low = input2.swapaxes(-1, -2) if upper else input2
+    low = input2.mH if upper else input2  # A = L L^H (complex: conjugate transposes)
     y = _L.solve(low, input)
-    return _L.solve(low.swapaxes(-1, -2), y)
+    return _L.solve(low.mH, y)
 
 
 @public

@@ -13,6 +13,17 @@ The factorizations with several outputs (``LinalgSvd``, ``LinalgEigh``, ``Linalg
 eager node, and ``_outputs(ctx)`` reads them back (from a ``func.grad`` tape node, which
 keeps every output, directly).
 
+NOTE [Complex linalg]
+Every primitive here runs on complex64/complex128 and follows
+PyTorch's complex convention (NOTE [Complex autograd] in ``ops/cplx.py``): the rules are
+PyTorch's (``FunctionsManual.cpp``) with each transpose a conjugate transpose (``_mH``),
+plus the complex-only terms: ``slogdet``'s sign (a complex unit) has a gradient through
+``Im(conj(g_sign) sign)``, ``eigh``'s eigenvalues stay real (``dL = Re(diag(V^H dA V))``),
+and ``svd``'s JVP/VJP carry the ``i Im(diag(.)) / (2S)`` terms. The eigenvectors of
+``eigh`` and the singular vectors of ``svd`` are defined up to a phase ``e^{i phi}`` per
+column: as PyTorch, a VJP through them checks that the loss does not depend on that phase
+(``_check_gauge``) and raises PyTorch's RuntimeError otherwise.
+
 NOTE [Degenerate spectra]
 As in PyTorch, the gradients of ``eigh`` / ``svd`` through the eigenvectors or singular
 vectors divide by differences of eigenvalues (squared singular values): at a repeated
@@ -45,6 +56,8 @@ __all__ = ["LinAlgError"]
 # result types with PyTorch's field names (``torch.return_types.<name>``)
 SlogdetResult = namedtuple("slogdet", ["sign", "logabsdet"])
 EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
 SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 TorchSvdResult = namedtuple("svd", ["U", "S", "V"])
 QrResult = namedtuple("linalg_qr", ["Q", "R"])
@@ -64,9 +77,16 @@ def _torch_dtype_name(dtype):
     return names.get(str(dtype).split(".")[-1], str(dtype))
 
 
-# functions whose rules hold for complex matrices (their VJPs are the real rules on
-# conjugated saved values, NOTE [Complex autograd] in ops/cplx.py)
-_COMPLEX_OK = frozenset(("linalg.inv", "linalg.solve"))
+# functions whose rules hold for complex matrices (NOTE [Complex linalg])
+_COMPLEX_OK = frozenset(
+    (
+        "linalg.inv linalg.solve linalg.det linalg.slogdet linalg.cholesky linalg.eigh "
+        "linalg.svd linalg.svdvals linalg.qr linalg.pinv linalg.solve_triangular "
+        "linalg.matrix_norm linalg.norm linalg.cond linalg.matrix_rank linalg.lstsq "
+        "linalg.matrix_power linalg.matrix_exp linalg.eig linalg.eigvals cholesky_solve "
+        "linalg.cholesky_ex"
+    ).split()
+)
 
 
 def check_float(A, fname, arg="input"):
@@ -108,6 +128,30 @@ def check_matrix(A, fname, square=False, name="A"):
 # -- small tensor helpers used by the rules ---------------------------------------------------
 def _mT(x):
     return F.swapaxes(x, -1, -2)
+
+
+def _mH(x):
+    """The conjugate transpose (the transpose of a real ``x``)."""
+    return F.conj(_mT(x)) if x.dtype.is_complex else _mT(x)
+
+
+def _conj(x):
+    return F.conj(x) if x.dtype.is_complex else x
+
+
+def _check_gauge(im, other, message):
+    """PyTorch's phase-invariance check of a complex eigen/singular-vector VJP:
+    ``allclose(im, other, rtol=1e-2, atol=1e-2)`` for imaginary parts of diagonals (None
+    for zeros; NOTE [Complex linalg]). Skipped on the values transforms trace (PyTorch
+    skips tensor subclasses)."""
+    vals = [v for v in (im, other) if v is not None]
+    if any(v._is_tracer for v in vals):
+        return
+    a, b = (None if v is None else v.detach().numpy() for v in (im, other))
+    a = np.zeros_like(b) if a is None else a
+    b = np.zeros_like(a) if b is None else b
+    if not np.allclose(a, b, rtol=1e-2, atol=1e-2):
+        raise RuntimeError(message)
 
 
 def diag_embed0(x):
@@ -238,6 +282,7 @@ class LinalgSolveTriangular(Primitive):
 
     saves_inputs = (0,)
     saves_output = True
+    complex_ok = True
 
     @staticmethod
     def impl(be, a, b, upper, unitriangular):
@@ -245,12 +290,12 @@ class LinalgSolveTriangular(Primitive):
 
     @staticmethod
     def vjp(ctx, g, upper, unitriangular):
-        a, x = ctx.saved()
+        a, x = ctx.saved()  # (complex: gB = A^-H g, gA = -tri(gB X^H))
         params = {"upper": not upper, "unitriangular": unitriangular}
-        gb = bind(LinalgSolveTriangular, (_mT(a), g), params)
+        gb = bind(LinalgSolveTriangular, (_mH(a), g), params)
         ga = None
         if ctx.needs_input_grad(0):
-            ga = _tri(-F.matmul(gb, _mT(x)), upper, unitriangular)
+            ga = _tri(-F.matmul(gb, _mH(x)), upper, unitriangular)
         return ga, (gb if ctx.needs_input_grad(1) else None)
 
     @staticmethod
@@ -324,9 +369,10 @@ def _prod_others(s):
 
 
 def _det_grad(a, d, g):
-    """``g * adj(A)^T``, PyTorch's ``linalg_det_backward``: ``g det A^-T`` through one
-    solve where ``A`` is invertible; through the SVD, ``det(U) det(Vh) U diag(prod_{j!=i}
-    S_j) Vh``, where ``|det A|`` is tiny (no division there). Each path sees a harmless
+    """``g * conj(adj(A))^T``, PyTorch's ``linalg_det_backward``: ``g conj(det A) A^-H``
+    through one solve where ``A`` is invertible; through the SVD,
+    ``conj(det(U) det(Vh)) U diag(prod_{j!=i} S_j) Vh``, where ``|det A|`` is tiny (no
+    division there). Each path sees a harmless
     stand-in (identity, or a diagonal with distinct entries) for the matrices it does not
     own, so neither produces inf/nan."""
     n = a.shape[-1]
@@ -338,21 +384,22 @@ def _det_grad(a, d, g):
     singular = F.unsqueeze(F.unsqueeze(F.abs(d) < 100.0 * eps, -1), -1)
     eye = _eye_as(a, n)
     # diag(g det A), not (g det A) * I: an infinite g times the off-diagonal zeros is nan
-    gd = diag_embed0(F.expand(F.unsqueeze(g * d, -1), (*d.shape, n)))
-    good = bind(LinalgSolve, (_mT(F.where(singular, eye, a)), gd), NO_PARAMS)
-    distinct = eye * _arange(1, n + 1, dtype=a.dtype, device=a.device)
+    gd = diag_embed0(F.expand(F.unsqueeze(g * _conj(d), -1), (*d.shape, n)))
+    good = bind(LinalgSolve, (_mH(F.where(singular, eye, a)), gd), NO_PARAMS)
+    distinct = eye * _arange(1, n + 1, dtype=D.as_dtype(a.dtype).to_real(), device=a.device)
     u, s, vh = bind(LinalgSvd, (F.where(singular, a, distinct),), {"full_matrices": False})
-    alpha = bind(LinalgDet, (u,), NO_PARAMS) * bind(LinalgDet, (vh,), NO_PARAMS) * g
+    alpha = _conj(bind(LinalgDet, (u,), NO_PARAMS) * bind(LinalgDet, (vh,), NO_PARAMS)) * g
     bad = F.matmul(u * F.unsqueeze(F.unsqueeze(alpha, -1) * _prod_others(s), -2), vh)
     return F.where(singular, bad, good)
 
 
 class LinalgDet(Primitive):
-    """``det A``; VJP ``g adj(A)^T`` (``_det_grad``), JVP ``<adj(A)^T, dA>``."""
+    """``det A``; VJP ``g conj(adj(A))^T`` (``_det_grad``), JVP ``<adj(A)^T, dA>``."""
 
     saves_inputs = (0,)
     saves_output = True
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a):
@@ -378,7 +425,8 @@ class LinalgDet(Primitive):
 
     @staticmethod
     def jvp(primals, tangents, out):
-        return F.sum(_det_grad(primals[0], out, _ones_like(out)) * tangents[0], (-2, -1))
+        adj_t = _conj(_det_grad(primals[0], out, _ones_like(out)))
+        return F.sum(adj_t * tangents[0], (-2, -1))
 
 
 def det(A):
@@ -387,12 +435,16 @@ def det(A):
 
 
 class LinalgSlogdet(_MultiOut):
-    """``(sign, log|det A|)``; the sign is piecewise constant (zero gradient), the log's VJP
-    is ``g A^-T`` (one solve), its JVP ``tr(A^-1 dA)``."""
+    """``(sign, log|det A|)``. Real: the sign is piecewise constant (zero gradient), the
+    log's VJP is ``g A^-T`` (one solve), its JVP ``tr(A^-1 dA)``. Complex (PyTorch's
+    ``slogdet_backward`` / ``slogdet_jvp``): with ``t = tr(A^-1 dA)``,
+    ``d logabsdet = Re(t)``, ``d sign = sign i Im(t)``; VJP
+    ``(g_log - i Im(conj(g_sign) sign)) A^-H``."""
 
     n_out = 2
     saves_inputs = (0,)
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a):
@@ -401,23 +453,33 @@ class LinalgSlogdet(_MultiOut):
         if nan.any():  # PyTorch: sign 0, logabsdet nan
             sign = np.where(nan, 0.0, sign)
             logabs = np.where(nan, np.nan, logabs)
-        return be.xp.asarray(sign, dtype=a.dtype), be.xp.asarray(logabs, dtype=a.dtype)
+        real = np.finfo(a.dtype).dtype  # logabsdet is real also for a complex A
+        return be.xp.asarray(sign, dtype=a.dtype), be.xp.asarray(logabs, dtype=real)
 
     @staticmethod
     def vjp(ctx, gsign, glog):
+        a = ctx.saved()[0]
+        if a.dtype.is_complex and gsign is not None:
+            sign = _outputs(ctx, 2)[0]
+            im = -F.imag(F.conj(gsign) * sign)
+            glog = F.complex(_zeros_like(im) if glog is None else glog, im)
         if glog is None:
             return None
-        a = ctx.saved()[0]
         n = a.shape[-1]
+        if a.dtype.is_complex and not glog.dtype.is_complex:
+            glog = F.complex(glog, _zeros_like(glog))
         return bind(
-            LinalgSolve, (_mT(a), F.unsqueeze(F.unsqueeze(glog, -1), -1) * _eye_as(a, n)), NO_PARAMS
+            LinalgSolve, (_mH(a), F.unsqueeze(F.unsqueeze(glog, -1), -1) * _eye_as(a, n)), NO_PARAMS
         )
 
     @staticmethod
     def jvp(primals, tangents, out):
         a = primals[0]
         x = bind(LinalgSolve, (a, tangents[0]), NO_PARAMS)
-        return None, F.sum(F.diagonal(x, 0, -2, -1), -1)
+        t = F.sum(F.diagonal(x, 0, -2, -1), -1)
+        if a.dtype.is_complex:
+            return out[0] * (F.imag(t) * 1j), F.real(t)
+        return None, t
 
 
 def slogdet(A):
@@ -432,14 +494,15 @@ def _solve_right(x, a):
 
 
 class LinalgCholesky(Primitive):
-    """The lower Cholesky factor ``L`` of ``A = L L^T`` (LAPACK reads the lower triangle).
+    """The lower Cholesky factor ``L`` of ``A = L L^H`` (LAPACK reads the lower triangle).
 
-    VJP (PyTorch's ``cholesky_backward``): ``Phi = tril(L^T gL)`` symmetrized with its
-    diagonal halved, then ``gA = L^-T Phi L^-1``. JVP: ``dL = L Phi(L^-1 dA L^-T)`` with
-    ``Phi`` the lower triangle, diagonal halved."""
+    VJP (PyTorch's ``cholesky_backward``): ``Phi = tril(L^H gL)``, then
+    ``0.5 (Phi + tril(Phi, -1)^H)``, then ``gA = L^-H Phi L^-1``. JVP:
+    ``dL = L Phi(L^-1 dA L^-H)`` with ``Phi`` the lower triangle, diagonal halved."""
 
     saves_output = True
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a):
@@ -447,27 +510,69 @@ class LinalgCholesky(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        # PyTorch's: two triangular solves, so NaN/inf propagate as in PyTorch
-        L = ctx.saved()[0]
-        phi = F.tril(F.matmul(_mT(L), g))
-        phi = 0.5 * (phi + _mT(F.tril(phi, -1)))
-        ga = solve_triangular(_mT(L), phi, upper=True)
-        return solve_triangular(L, ga, upper=False, left=False)
+        return _cholesky_vjp(ctx.saved()[0], g)
 
     @staticmethod
     def jvp(primals, tangents, out):
-        L = out
-        x = _mT(
-            bind(LinalgSolve, (L, _mT(bind(LinalgSolve, (L, tangents[0]), NO_PARAMS))), NO_PARAMS)
-        )
-        phi = F.tril(x) - 0.5 * diag_embed0(F.diagonal(x, 0, -2, -1))
-        return F.matmul(L, phi)
+        return _cholesky_jvp(out, tangents[0])
+
+
+def _cholesky_vjp(L, g):
+    # PyTorch's: two triangular solves, so NaN/inf propagate as in PyTorch
+    phi = F.tril(F.matmul(_mH(L), g))
+    phi = 0.5 * (phi + _mH(F.tril(phi, -1)))
+    ga = solve_triangular(_mH(L), phi, upper=True)
+    return solve_triangular(L, ga, upper=False, left=False)
+
+
+def _cholesky_jvp(L, da):
+    x = _mH(bind(LinalgSolve, (L, _mH(bind(LinalgSolve, (L, da), NO_PARAMS))), NO_PARAMS))
+    phi = F.tril(x) - 0.5 * diag_embed0(F.diagonal(x, 0, -2, -1))
+    return F.matmul(L, phi)
+
+
+class LinalgCholeskyEx(Primitive):
+    """``(L, info)``: ``LinalgCholesky`` that reports instead of raising (``info`` int32,
+    no gradient); the rules are ``LinalgCholesky``'s on ``L``."""
+
+    n_out = 2
+    saves_output = True
+    batch = classmethod(_unary_batch)
+    complex_ok = True
+
+    @staticmethod
+    def impl(be, a):
+        lo, info = be.cholesky_ex(a)
+        return lo, info
+
+    @staticmethod
+    def vjp(ctx, gl, ginfo):
+        return None if gl is None else _cholesky_vjp(ctx.saved()[0], gl)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return _cholesky_jvp(out[0], tangents[0]), None
 
 
 def cholesky(A, *, upper=False):
     check_matrix(A, "linalg.cholesky", square=True)
     L = bind(LinalgCholesky, (A,), NO_PARAMS)
-    return _mT(L) if upper else L
+    return _mH(L) if upper else L
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    check_matrix(A, "linalg.cholesky_ex", square=True)
+    L, info = bind(LinalgCholeskyEx, (A,), NO_PARAMS)
+    if check_errors and info.numel() and bool((info != 0).any()):
+        flat = info.reshape(-1).tolist()
+        i = next(k for k, v in enumerate(flat) if v)
+        prefix = f"(Batch element {i}): " if A.ndim > 2 else ""
+        raise LinAlgError(
+            f"linalg.cholesky_ex: {prefix}The factorization could not be completed because "
+            f"the input is not positive-definite (the leading minor of order {flat[i]} is not "
+            "positive-definite)."
+        )
+    return CholeskyExResult(_mH(L) if upper else L, info)
 
 
 # -- symmetric eigendecomposition ----------------------------------------------------------------
@@ -476,10 +581,12 @@ class LinalgEigh(_MultiOut):
     triangle). VJP (``linalg_eig_backward``, Hermitian case):
     ``V (skew(V^T gV) / E + diag(gL)) V^T`` with ``E_ij = L_j - L_i``
     (NOTE [Degenerate spectra]); JVP ``dL = diag(V^T dA V)``, ``dV = V (V^T dA V / E)`` with
-    a zero diagonal."""
+    a zero diagonal. Complex (Hermitian) ``A``: each ``^T`` is ``^H``, ``dL`` takes the real
+    part, and the VJP through ``V`` checks the phase invariance (NOTE [Complex linalg])."""
 
     n_out = 2
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a, uplo):
@@ -489,20 +596,32 @@ class LinalgEigh(_MultiOut):
     @staticmethod
     def vjp(ctx, gl, gv, uplo):
         L, V = _outputs(ctx, 2)
-        Vt = _mT(V)
+        Vt = _mH(V)
         if gv is None:
             return F.matmul(V * F.unsqueeze(gl, -2), Vt)
         vg = F.matmul(Vt, gv)
-        ga = 0.5 * (vg - _mT(vg)) / _sym_denominator(L)
-        if gl is not None:
+        if vg.dtype.is_complex:
+            _check_gauge(
+                F.imag(F.diagonal(vg, 0, -2, -1)),
+                None,
+                "linalg_eigh_backward: The eigenvectors in the complex case are specified up "
+                "to multiplication by e^{i phi}. The specified loss function depends on this "
+                "quantity, so it is ill-defined.",
+            )
+        ga = 0.5 * (vg - _mH(vg)) / _sym_denominator(L)
+        if gl is not None:  # PyTorch overwrites the diagonal with gL
+            if ga.dtype.is_complex:
+                ga = ga * _ones_offdiag(L, L.shape[-1])
             ga = ga + diag_embed0(gl)
         return F.matmul(V, F.matmul(ga, Vt))
 
     @staticmethod
     def jvp(primals, tangents, out, uplo):
         L, V = out
-        x = F.matmul(_mT(V), F.matmul(tangents[0], V))
+        x = F.matmul(_mH(V), F.matmul(tangents[0], V))
         dl = F.diagonal(x, 0, -2, -1)
+        if dl.dtype.is_complex:
+            dl = F.real(dl)
         c = x / _sym_denominator(L) * _ones_offdiag(x, x.shape[-1])
         return dl, F.matmul(V, c)
 
@@ -514,9 +633,73 @@ def eigh(A, UPLO="L"):
     return EighResult(*bind(LinalgEigh, (A,), {"uplo": UPLO}))
 
 
+# -- general eigendecomposition -----------------------------------------------------------------
+class LinalgEig(_MultiOut):
+    """``(L, V)`` with ``A V = V diag(L)``, complex also for a real ``A``, unit
+    eigenvectors (LAPACK's ``geev``). VJP (PyTorch's ``linalg_eig_backward``):
+    ``gA = V^-H (diag(gL) + (V^H gV - V^H V Re(diag(V^H gV))) / conj(E)) V^H`` with
+    ``E_ij = L_j - L_i`` (its diagonal replaced by ``gL``), after the phase check
+    (NOTE [Complex linalg]); a real ``A`` gets its real part. JVP (``linalg_eig_jvp``):
+    ``dP = V^-1 dA V``, ``dL = diag(dP)``, ``dX = V (dP / E)`` (zero diagonal),
+    ``dV = dX - V Re(diag(V^H dX))`` (NOTE [Degenerate spectra])."""
+
+    n_out = 2
+    batch = classmethod(_unary_batch)
+    complex_ok = True
+
+    @staticmethod
+    def impl(be, a):
+        w, v = be.eig(a)
+        return w, v
+
+    @staticmethod
+    def vjp(ctx, gl, gv):
+        L, V = _outputs(ctx, 2)
+        Vh = _mH(V)
+        if gv is None:
+            return bind(LinalgSolve, (Vh, F.unsqueeze(gl, -1) * Vh), NO_PARAMS)
+        vg = F.matmul(Vh, gv)
+        dg = F.diagonal(vg, 0, -2, -1)
+        _check_gauge(
+            F.imag(dg),
+            None,
+            "linalg_eig_backward: The eigenvectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this "
+            "quantity, so it is ill-defined.",
+        )
+        vg = vg - F.matmul(Vh, V * F.unsqueeze(F.real(dg), -2))
+        ga = vg / _sym_denominator(F.conj(L))
+        if gl is not None:
+            ga = ga * _ones_offdiag(ga, ga.shape[-1]) + diag_embed0(gl)
+        return bind(LinalgSolve, (Vh, F.matmul(ga, Vh)), NO_PARAMS)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        L, V = out
+        da = tangents[0]
+        if not da.dtype.is_complex:
+            da = F.complex(da, _zeros_like(da))
+        dp = bind(LinalgSolve, (V, F.matmul(da, V)), NO_PARAMS)
+        dl = F.diagonal(dp, 0, -2, -1)
+        dx = F.matmul(V, dp / _sym_denominator(L) * _ones_offdiag(dp, dp.shape[-1]))
+        fix = F.real(F.diagonal(F.matmul(_mH(V), dx), 0, -2, -1))
+        return dl, dx - V * F.unsqueeze(fix, -2)
+
+
+def eig(A):
+    check_matrix(A, "linalg.eig", square=True)
+    return EigResult(*bind(LinalgEig, (A,), NO_PARAMS))
+
+
+def eigvals(A):
+    check_matrix(A, "linalg.eigvals", square=True)
+    return bind(LinalgEig, (A,), NO_PARAMS)[0]
+
+
 # -- singular value decomposition -------------------------------------------------------------
 def _svd_backward(gu, gs, gvh, U, S, Vh):
-    """PyTorch's ``svd_backward`` (reduced factors; NOTE [Degenerate spectra])."""
+    """PyTorch's ``svd_backward`` (reduced factors; NOTE [Degenerate spectra], NOTE
+    [Complex linalg])."""
     m, n = U.shape[-2], Vh.shape[-1]
     if gu is None and gvh is None:
         if m >= n:
@@ -525,11 +708,20 @@ def _svd_backward(gu, gs, gvh, U, S, Vh):
     E = _sym_denominator(S * S)
     uhgu = vhgv = None
     if gu is not None:
-        uhgu = F.matmul(_mT(U), gu)
-        uhgu = uhgu - _mT(uhgu)
+        uhgu = F.matmul(_mH(U), gu)
+        uhgu = uhgu - _mH(uhgu)
     if gvh is not None:
-        vhgv = F.matmul(Vh, _mT(gvh))
-        vhgv = vhgv - _mT(vhgv)
+        vhgv = F.matmul(Vh, _mH(gvh))
+        vhgv = vhgv - _mH(vhgv)
+    cplx = U.dtype.is_complex
+    if cplx:  # allclose(Im diag(U^H gU), -Im diag(V^H gV)), zeros where undefined
+        _check_gauge(
+            F.imag(F.diagonal(uhgu, 0, -2, -1)) if uhgu is not None else None,
+            -F.imag(F.diagonal(vhgv, 0, -2, -1)) if vhgv is not None else None,
+            "svd_backward: The singular vectors in the complex case are specified up to "
+            "multiplication by e^{i phi}. The specified loss function depends on this phase "
+            "term, making it ill-defined.",
+        )
     if uhgu is not None and vhgv is not None:
         ga = (uhgu * F.unsqueeze(S, -2) + F.unsqueeze(S, -1) * vhgv) / E
     elif uhgu is not None:
@@ -538,15 +730,17 @@ def _svd_backward(gu, gs, gvh, U, S, Vh):
         ga = F.unsqueeze(S, -1) * (vhgv / E)
     if gs is not None:
         ga = ga + diag_embed0(gs)
+    if cplx and uhgu is not None and vhgv is not None:
+        ga = ga + diag_embed0(F.diagonal(uhgu, 0, -2, -1) / (2.0 * S))
     if m > n and gu is not None:
         ga = F.matmul(U, ga)
         gus = gu / F.unsqueeze(S, -2)
-        ga = ga + gus - F.matmul(U, F.matmul(_mT(U), gus))
+        ga = ga + gus - F.matmul(U, F.matmul(_mH(U), gus))
         return F.matmul(ga, Vh)
     if m < n and gvh is not None:
         ga = F.matmul(ga, Vh)
         sgvh = gvh / F.unsqueeze(S, -1)
-        ga = ga + sgvh - F.matmul(F.matmul(sgvh, _mT(Vh)), Vh)
+        ga = ga + sgvh - F.matmul(F.matmul(sgvh, _mH(Vh)), Vh)
         return F.matmul(U, ga)
     if m >= n:
         return F.matmul(U, F.matmul(ga, Vh))
@@ -561,10 +755,13 @@ class LinalgSvd(_MultiOut):
     JVP (``svd_jvp``): with ``dP = U^T dA V``, ``dS = diag(dP)``,
     ``dU = U (sym(dP S) / E) + (I - U U^T) dA V S^-1``,
     ``dVh = -(sym(S dP) / E) Vh + S^-1 U^T dA (I - V V^T)``, ``E_ij = S_j^2 - S_i^2``
-    (zero diagonal for the skew parts; NOTE [Degenerate spectra])."""
+    (zero diagonal for the skew parts; NOTE [Degenerate spectra]). Complex: ``^T`` is
+    ``^H``, ``dS = Re(diag(dP))``, and ``dU`` / ``dVh`` get ``i Im(diag(dP)) / (2S)`` on
+    the diagonal (PyTorch's ``linalg_svd_jvp``, NOTE [Complex linalg])."""
 
     n_out = 3
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a, full_matrices):
@@ -589,22 +786,32 @@ class LinalgSvd(_MultiOut):
         k = S.shape[-1]
         U = F.narrow(U_, -1, 0, k) if full_matrices else U_
         Vh = F.narrow(Vh_, -2, 0, k) if full_matrices else Vh_
-        V = _mT(Vh)
-        dp = F.matmul(_mT(U), F.matmul(da, V))
+        V = _mH(Vh)
+        Uh = _mH(U)
+        dp = F.matmul(Uh, F.matmul(da, V))
         ds = F.diagonal(dp, 0, -2, -1)
+        cplx = dp.dtype.is_complex
+        if cplx:
+            ds = F.real(ds)
+        dp = dp - diag_embed0(ds)  # (complex: i Im(diag(dP)) stays on the diagonal)
         E = _sym_denominator(S * S)
-        off = _ones_offdiag(S, k)
         x = dp * F.unsqueeze(S, -2)
-        du = F.matmul(U, (x + _mT(x)) / E * off)
-        y = F.unsqueeze(S, -1) * dp
-        dvh = -F.matmul((y + _mT(y)) / E * off, Vh)
+        dux = (x + _mH(x)) / E
+        y = F.unsqueeze(-S, -1) * dp
+        dvx = (y + _mH(y)) / E
+        if cplx:
+            d2s = diag_embed0(F.diagonal(dp, 0, -2, -1) / (2.0 * S))
+            dux = dux + d2s
+            dvx = dvx + d2s
+        du = F.matmul(U, dux)
+        dvh = F.matmul(dvx, Vh)
         if m > k:
             dav = F.matmul(da, V / F.unsqueeze(S, -2))
-            du = du + dav - F.matmul(U, F.matmul(_mT(U), dav))
+            du = du + dav - F.matmul(U, F.matmul(Uh, dav))
             if full_matrices:
                 du = F.cat([du, _zeros_like(F.narrow(U_, -1, k, m - k))], -1)
         if n > k:
-            uda = F.matmul(_mT(U) / F.unsqueeze(S, -1), da)
+            uda = F.matmul(Uh / F.unsqueeze(S, -1), da)
             dvh = dvh + uda - F.matmul(F.matmul(uda, V), Vh)
             if full_matrices:
                 dvh = F.cat([dvh, _zeros_like(F.narrow(Vh_, -2, k, n - k))], -2)
@@ -623,22 +830,24 @@ def svdvals(A):
 
 # -- QR -------------------------------------------------------------------------------------------
 def _qr_square_jvp(da, Q, R):
-    """``(dQ, dR)`` for ``A = Q R`` with ``R`` square: ``X = Q^T dA R^-1``, the skew part
-    ``Om = tril(X, -1) - tril(X, -1)^T`` is ``Q^T dQ``, ``dR = (X - Om) R``,
-    ``dQ = dA R^-1 - Q (X - Om)``."""
+    """``(dQ, dR)`` for ``A = Q R`` with ``R`` square (PyTorch's ``linalg_qr_jvp``):
+    ``X = Q^H dA R^-1``, ``dR R^-1 = syminv(X + X^H)`` (the upper triangle, diagonal
+    halved: real, as ``R``'s), ``dR = syminv(.) R``, ``dQ = dA R^-1 - Q syminv(.)``."""
     dar = _solve_right(da, R)
-    x = F.matmul(_mT(Q), dar)
-    low = F.tril(x, -1)
-    up = x - (low - _mT(low))
+    x = F.matmul(_mH(Q), dar)
+    sym = F.triu(x + _mH(x))
+    up = sym - 0.5 * diag_embed0(F.diagonal(sym, 0, -2, -1))
     return dar - F.matmul(Q, up), F.matmul(up, R)
 
 
 class LinalgQr(_MultiOut):
     """``(Q, R)`` with ``A = Q R`` (``mode`` 'reduced', 'complete' or 'r'; with 'r' ``Q`` is
     empty). VJP: PyTorch's ``linalg_qr_backward``; JVP: the same derivation forward
-    (``_qr_square_jvp``; a wide ``A = Q [R1 R2]`` adds ``dR2 = Q^T (dA2 - dQ R2)``)."""
+    (``_qr_square_jvp``; a wide ``A = Q [R1 R2]`` adds ``dR2 = Q^H (dA2 - dQ R2)``);
+    complex: each ``^T`` is ``^H`` (NOTE [Complex linalg])."""
 
     n_out = 2
+    complex_ok = True
 
     @staticmethod
     def impl(be, a, mode):
@@ -660,24 +869,26 @@ class LinalgQr(_MultiOut):
         Q, R = _outputs(ctx, 2)
         m, n = Q.shape[-2], R.shape[-1]
         if gq is not None:
-            ga = -F.matmul(_mT(Q), gq)
+            ga = -F.matmul(_mH(Q), gq)
             if gr is not None:
-                ga = ga + F.matmul(gr, _mT(R))
+                ga = ga + F.matmul(gr, _mH(R))
         else:
-            ga = F.matmul(gr, _mT(R))
+            ga = F.matmul(gr, _mH(R))
         if m >= n:
             sym = F.triu(ga)
-            sym = sym + _mT(sym)
+            sym = sym + _mH(sym)  # (its diagonal is real: halving it halves the real part)
             sym = sym - 0.5 * diag_embed0(F.diagonal(sym, 0, -2, -1))
             ga = F.matmul(Q, sym)
             if gq is not None:
                 ga = ga + gq
-            # gA R^-T by a triangular solve, as PyTorch (so NaN/inf propagate as there)
-            return solve_triangular(_mT(R), ga, upper=False, left=False)
+            # gA R^-H by a triangular solve, as PyTorch (so NaN/inf propagate as there)
+            return solve_triangular(_mH(R), ga, upper=False, left=False)
         x = -ga
-        skew = F.tril(x - _mT(x))
+        skew = F.tril(x - _mH(x))
+        if skew.dtype.is_complex:  # halve the (imaginary) diagonal
+            skew = skew - 0.5 * diag_embed0(F.diagonal(skew, 0, -2, -1))
         U = F.narrow(R, -1, 0, m)
-        ga = solve_triangular(_mT(U), F.matmul(Q, skew), upper=False, left=False)
+        ga = solve_triangular(_mH(U), F.matmul(Q, skew), upper=False, left=False)
         ga = F.cat([ga, _zeros_like(F.narrow(R, -1, m, n - m))], -1)
         if gr is not None:
             ga = ga + F.matmul(Q, gr)
@@ -692,7 +903,7 @@ class LinalgQr(_MultiOut):
         if m >= n:
             return _qr_square_jvp(da, Q, R)
         dq, dr1 = _qr_square_jvp(F.narrow(da, -1, 0, m), Q, F.narrow(R, -1, 0, m))
-        dr2 = F.matmul(_mT(Q), F.narrow(da, -1, m, n - m) - F.matmul(dq, F.narrow(R, -1, m, n - m)))
+        dr2 = F.matmul(_mH(Q), F.narrow(da, -1, m, n - m) - F.matmul(dq, F.narrow(R, -1, m, n - m)))
         return dq, F.cat([dr1, dr2], -1)
 
 
@@ -736,6 +947,7 @@ class LinalgMatrixExp(Primitive):
 
     saves_inputs = (0,)
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a):
@@ -743,7 +955,7 @@ class LinalgMatrixExp(Primitive):
 
     @staticmethod
     def vjp(ctx, g):
-        return _expm_frechet(_mT(ctx.saved()[0]), g)
+        return _expm_frechet(_mH(ctx.saved()[0]), g)  # (complex: at A^H, PyTorch's adjoint)
 
     @staticmethod
     def jvp(primals, tangents, out):
@@ -763,7 +975,10 @@ def _pinv_svd(be, a, atol, rtol):
     smax = s[..., :1] if s.shape[-1] else s
     keep = s > np.maximum(atol, rtol * smax)
     sinv = np.where(keep, 1.0 / np.where(keep, s, 1.0), 0.0).astype(a.dtype)
-    return (np.swapaxes(vh, -1, -2) * sinv[..., None, :]) @ np.swapaxes(u, -1, -2)
+    v, uh = np.swapaxes(vh, -1, -2), np.swapaxes(u, -1, -2)
+    if a.dtype.kind == "c":  # (complex matrices are CPU-only)
+        v, uh = v.conj(), uh.conj()
+    return (v * sinv[..., None, :]) @ uh
 
 
 def _pinv_hermitian(be, a, atol, rtol):
@@ -778,17 +993,20 @@ def _pinv_hermitian(be, a, atol, rtol):
     keep = s > xp.maximum(atol, rtol * xp.amax(s, axis=-1, keepdims=True))
     winv = xp.where(keep, 1.0 / xp.where(keep, w, 1.0), 0.0).astype(a.dtype)
     winv = xp.reshape(winv, (*winv.shape[:-1], 1, winv.shape[-1]))
-    return xp.matmul(v * winv, xp.swapaxes(v, -1, -2))
+    vh = xp.swapaxes(v, -1, -2)
+    return xp.matmul(v * winv, vh.conj() if a.dtype.kind == "c" else vh)
 
 
 class LinalgPinv(Primitive):
     """The Moore-Penrose pseudo-inverse ``X = A^+`` (singular values at most
     ``max(atol, rtol * s_max)`` dropped). VJP: PyTorch's ``pinv_backward``; JVP
-    ``-X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X`` (constant rank)."""
+    ``-X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X`` (constant rank); complex:
+    each ``^T`` is ``^H``."""
 
     saves_inputs = (0,)
     saves_output = True
     batch = classmethod(_unary_batch)
+    complex_ok = True
 
     @staticmethod
     def impl(be, a, atol, rtol, hermitian):
@@ -800,13 +1018,13 @@ class LinalgPinv(Primitive):
     def vjp(ctx, g, atol, rtol, hermitian):
         a, p = ctx.saved()
         m, n = a.shape[-2], a.shape[-1]
-        ph = _mT(p)
-        gh = _mT(g)
+        ph = _mH(p)
+        gh = _mH(g)
         if m <= n:
             k = F.matmul(gh, p)
             kph = F.matmul(k, ph)
             return (
-                -_mT(F.matmul(p, k))
+                -_mH(F.matmul(p, k))
                 + kph
                 - F.matmul(F.matmul(a, p), kph)
                 + F.matmul(F.matmul(ph, p), gh - F.matmul(k, a))
@@ -814,7 +1032,7 @@ class LinalgPinv(Primitive):
         k = F.matmul(p, gh)
         phk = F.matmul(ph, k)
         return (
-            -_mT(F.matmul(k, p))
+            -_mH(F.matmul(k, p))
             + F.matmul(F.matmul(gh - F.matmul(a, k), p), ph)
             + phk
             - F.matmul(F.matmul(phk, p), a)
@@ -825,8 +1043,8 @@ class LinalgPinv(Primitive):
         a = primals[0]
         da = tangents[0]
         x = out
-        dat = _mT(da)
-        xt = _mT(x)
+        dat = _mH(da)
+        xt = _mH(x)
         ax = F.matmul(a, x)
         xa = F.matmul(x, a)
         return (

@@ -35,3 +35,10 @@ def test_fft_on_cuda_raises_naming_it(name):
 def test_real_ops_still_run():
     x = numbagrad.ones(3, device="cuda") * 2.0
     assert x.cpu().tolist() == [2.0, 2.0, 2.0]
+
+
+@pytest.mark.parametrize("name", ["eig", "eigvals"])
+def test_general_eig_on_cuda_raises_naming_it(name):
+    x = numbagrad.eye(3, device="cuda") * 2.0  # real input, complex results: CPU-only
+    with pytest.raises(NotImplementedError, match=r"linalg\.eig: not implemented for CUDA"):
+        getattr(numbagrad.linalg, name)(x)

@@ -178,6 +178,22 @@ def test_cholesky_values_float32_upper_noncontiguous():
     _close(up_g, up_c, 1e-5, 1e-5)
 
 
+def test_cholesky_ex_info_and_gradient():
+    a = _spd((3, 3, 3))
+    a[2, 1, 1] = -5.0  # the leading minor of order 2 of batch element 2
+    c, g = _both(a, grad=False)
+    rc, rg = numbagrad.linalg.cholesky_ex(c), numbagrad.linalg.cholesky_ex(g)
+    assert rg.info.is_cuda and rg.info.dtype is numbagrad.int32
+    assert rg.info.cpu().tolist() == rc.info.tolist() == [0, 0, 2]
+    _close(rg.L[:2], rc.L[:2], 1e-12, 1e-12)  # (a failed factor is implementation-defined)
+    with pytest.raises(numbagrad.linalg.LinAlgError, match=r"\(Batch element 2\).*order 2"):
+        numbagrad.linalg.cholesky_ex(g, check_errors=True)
+    c, g = _both(_spd((2, 3, 3)))
+    for x in (c, g):
+        numbagrad.linalg.cholesky_ex(x, upper=True).L.sum().backward()
+    _close(g.grad, c.grad, 1e-10, 1e-10)
+
+
 def test_cholesky_not_positive_definite_error():
     a = _spd((3, 3, 3))
     a[2, 1, 1] = -5.0  # the leading minor of order 2 of batch element 2

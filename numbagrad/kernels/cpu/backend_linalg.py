@@ -141,12 +141,12 @@ def _cholesky_unblocked(m):
     n = m.shape[-1]
     L = np.zeros_like(m)
     with np.errstate(all="ignore"):
-        for j in range(n):
-            d = m[j, j] - np.dot(L[j, :j], L[j, :j])
+        for j in range(n):  # (complex: A = L L^H, the diagonal's real part)
+            d = np.real(m[j, j]) - np.real(np.vdot(L[j, :j], L[j, :j]))
             if not d > 0:
                 return L, j + 1
             L[j, j] = np.sqrt(d)
-            L[j + 1 :, j] = (m[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j]) / L[j, j]
+            L[j + 1 :, j] = (m[j + 1 :, j] - L[j + 1 :, :j] @ L[j, :j].conj()) / L[j, j]
     return L, 0
 
 
@@ -190,6 +190,42 @@ def _cholesky(a):
             "linalg.cholesky: The factorization could not be completed because "
             "the input is not positive-definite."
         ) from None
+
+
+def _potf2(m):
+    """``(out, info)`` as LAPACK's unblocked ``potf2`` (lower) leaves them: the columns
+    before the first failing pivot factored, that pivot's value ``a_jj - |L_j|^2`` on the
+    diagonal, the rest of the lower triangle as in ``m``, the upper triangle zero."""
+    out = np.tril(m).copy()
+    with np.errstate(all="ignore"):
+        for j in range(m.shape[-1]):
+            d = np.real(out[j, j]) - np.real(np.vdot(out[j, :j], out[j, :j]))
+            if not d > 0:
+                out[j, j] = d
+                return out, j + 1
+            out[j, j] = np.sqrt(d)
+            out[j + 1 :, j] = (out[j + 1 :, j] - out[j + 1 :, :j] @ out[j, :j].conj()) / out[j, j]
+    return out, 0
+
+
+def _cholesky_ex(a):
+    """``(L, info)`` for each matrix, never raising (``linalg.cholesky_ex``)."""
+    flat = _flat(a)
+    info = np.zeros(flat.shape[0], np.int32)
+    if np.isfinite(np.tril(flat)).all():
+        try:
+            return np.linalg.cholesky(a), info.reshape(a.shape[:-2])
+        except np.linalg.LinAlgError:
+            pass
+    out = np.empty_like(flat)
+    for i, m in enumerate(flat):
+        try:
+            if not np.isfinite(np.tril(m)).all():
+                raise np.linalg.LinAlgError
+            out[i] = np.linalg.cholesky(m)
+        except np.linalg.LinAlgError:
+            out[i], info[i] = _potf2(m)
+    return out.reshape(a.shape), info.reshape(a.shape[:-2])
 
 
 def _solve_triangular(a, b, upper, unitriangular):
@@ -306,8 +342,8 @@ def squarings_rule(nrm, norms, top_of):
 def _expm_one(a):
     """``exp(a)`` of one matrix: scaling and squaring with the degree-13 Pade approximant
     (Higham 2005), the number of squarings as Al-Mohy & Higham 2009 (NOTE [matrix_exp
-    scaling]), in float64."""
-    a = np.asarray(a, dtype=np.float64)
+    scaling]), in float64 (complex128 for a complex ``a``)."""
+    a = np.asarray(a, dtype=np.complex128 if a.dtype.kind == "c" else np.float64)
     n = a.shape[0]
     s = expm_squarings(a) if n else 0
     a = a / (2.0**s)
@@ -369,6 +405,13 @@ class LinalgMethods:
         return _cholesky(a)
 
     @staticmethod
+    def cholesky_ex(a):
+        """``(L, info)`` without raising (``info`` int32: the order of the first leading
+        minor that is not positive-definite, 0 on success; that matrix's ``L`` as LAPACK's
+        unblocked ``potf2`` leaves it)."""
+        return _cholesky_ex(a)
+
+    @staticmethod
     def det(a):
         """NumPy's ``linalg.det`` (LAPACK's LU; no warning for NaN)."""
         with np.errstate(invalid="ignore"):
@@ -389,6 +432,20 @@ class LinalgMethods:
             raise _not_converged("linalg.eigh", a, "eigenvalues") from None
 
     @staticmethod
+    def eig(a):
+        """``(eigenvalues, eigenvectors)`` of general matrices (LAPACK's ``geev``: unit
+        eigenvectors), complex also for a real ``a`` (as PyTorch's); a non-finite matrix
+        raises PyTorch's error."""
+        if not np.isfinite(a).all():
+            raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+        out = np.result_type(a.dtype, np.complex64)
+        try:
+            w, v = np.linalg.eig(a)
+        except np.linalg.LinAlgError:
+            raise _not_converged("linalg.eig", a, "eigenvalues") from None
+        return w.astype(out, copy=False), v.astype(out, copy=False)
+
+    @staticmethod
     def svd(a, full_matrices=True):
         """``(U, S, Vh)``, singular values descending; NaN for a non-finite matrix."""
         return _svd(a, full_matrices)
@@ -405,9 +462,9 @@ class LinalgMethods:
 
     @staticmethod
     def det_backward(a, d, g):
-        """``g`` times the adjugate transposed of each matrix ``a`` of determinant ``d``
-        (the VJP of ``det``) in one pass: each matrix takes only its own path (one solve,
-        or the SVD for the nearly singular ones)."""
+        """``g`` times the conjugate adjugate transposed of each matrix ``a`` of
+        determinant ``d`` (the VJP of ``det``, complex too) in one pass: each matrix takes
+        only its own path (one solve, or the SVD for the nearly singular ones)."""
         g = np.broadcast_to(g, d.shape)
         n = a.shape[-1]
         if n <= 1:
@@ -418,11 +475,11 @@ class LinalgMethods:
         good = ~singular
         if good.any():
             gd = np.zeros((int(good.sum()), n, n), dtype=a.dtype)  # diag(g det A), no inf * 0
-            gd[:, np.arange(n), np.arange(n)] = (g * d)[good][:, None]
-            out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2), gd)
+            gd[:, np.arange(n), np.arange(n)] = (g * d.conj())[good][:, None]
+            out[good] = np.linalg.solve(np.swapaxes(a[good], -1, -2).conj(), gd)
         if singular.any():
             u, s, vh = np.linalg.svd(a[singular])
-            alpha = np.linalg.det(u) * np.linalg.det(vh) * g[singular]
+            alpha = (np.linalg.det(u) * np.linalg.det(vh)).conj() * g[singular]
             others = np.stack([np.prod(np.delete(s, i, -1), -1) for i in range(n)], -1)
             out[singular] = (u * (alpha[..., None] * others)[..., None, :]) @ vh
         return out

@@ -202,15 +202,8 @@ class LinalgMethods:
         """The lower Cholesky factors of ``a`` (its lower triangle read); a matrix that is
         not positive-definite raises the CPU op's ``LinAlgError`` naming the order of the
         first failing leading minor."""
-        work, _ = self._linalg_work(a, "cholesky")
-        nb, n = work.shape[0], work.shape[-1]
-        if work.shape[-2] != n:
-            raise ValueError("linalg.cholesky: Last 2 dimensions of the array must be square")
-        info = self.zeros((nb,), np.int64)
-        launch_blocks(
-            KL.cholesky_kernel, nb, self._linalg_threads(n, n), nb, n, work._buf,
-            info._buf,
-        )  # fmt: skip
+        work, info = self._cholesky_run(a)
+        nb = work.shape[0]
         if nb:
             for i, order in enumerate(info.to_host().tolist()):
                 if order:
@@ -221,6 +214,27 @@ class LinalgMethods:
                         "positive-definite)."
                     )
         return work.reshape(a.shape).astype(self._out_dtype(a), copy=False)
+
+    def _cholesky_run(self, a):
+        """``cholesky_kernel`` on the float64 work copy of ``a``: ``(work, info)``."""
+        work, _ = self._linalg_work(a, "cholesky")
+        nb, n = work.shape[0], work.shape[-1]
+        if work.shape[-2] != n:
+            raise ValueError("linalg.cholesky: Last 2 dimensions of the array must be square")
+        info = self.zeros((nb,), np.int64)
+        launch_blocks(
+            KL.cholesky_kernel, nb, self._linalg_threads(n, n), nb, n, work._buf,
+            info._buf,
+        )  # fmt: skip
+        return work, info
+
+    def cholesky_ex(self, a):
+        """``(L, info)`` without raising: ``info`` (int32) the order of the first failing
+        leading minor, 0 on success (the factor of a failed matrix is the kernel's partial
+        one, implementation-defined as on PyTorch's CUDA)."""
+        work, info = self._cholesky_run(a)
+        lo = work.reshape(a.shape).astype(self._out_dtype(a), copy=False)
+        return lo, info.reshape(a.shape[:-2]).astype(np.int32, copy=False)
 
     def _householder(self, work):
         """``qr_kernel`` on the float64 work ``(nb, m, n)`` in place; returns ``tau``."""
@@ -285,6 +299,13 @@ class LinalgMethods:
         return (
             lam.reshape((*batch, n)).astype(dt, copy=False),
             vout.reshape((*batch, n, n)).astype(dt, copy=False),
+        )
+
+    def eig(self, a):
+        """Not on CUDA: its results are complex, and complex arrays are CPU-only."""
+        raise NotImplementedError(
+            "linalg.eig: not implemented for CUDA tensors (its results are complex, and "
+            "complex tensors are CPU-only; see docs/gpu.rst)"
         )
 
     def svd(self, a, full_matrices=True):
