@@ -196,9 +196,24 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, k, name):
         out_size(n, kk, s, p, d)
         for n, kk, s, p, d in zip(spatial, kernel, stride, padding, dilation)
     )
+    n = x.shape[0]
+    if (
+        groups == 1
+        and all(kk == 1 for kk in kernel)
+        and all(st == 1 for st in stride)
+        and not any(padding)
+    ):
+        # a 1x1 convolution is a product over the channels: (C_out, C_in) @ (N, C_in, L), no
+        # im2col copy and no transpose of the result (an FNO's pointwise layers)
+        out = _ops.matmul(
+            _ops.reshape(weight, (out_c, cpg)), _ops.reshape(x, (n, cpg, math.prod(spatial)))
+        )
+        if bias is not None:
+            out = out + _ops.reshape(bias, (out_c, 1))
+        out = _ops.reshape(out, (n, out_c, *spatial))
+        return _ops.squeeze(out, 0) if unbatched else out
     params = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation}
     cols = bind(Im2Col, (x,), params)  # (C * K, N, L)
-    n = x.shape[0]
     ck = cpg * math.prod(kernel)
     nl = n * math.prod(osz)
     if groups == 1:
