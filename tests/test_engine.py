@@ -625,3 +625,36 @@ def test_inplace_through_a_view_of_a_0d_clone_keeps_the_gradient_0d(view, op):
     assert results[0][0][0] == () and results[0][1][0] == () and results[0][2][0] == ()
     np.testing.assert_allclose([v for _, v in results[0]], [v for _, v in results[1]], rtol=1e-12)
     assert [s for s, _ in results[0]] == [s for s, _ in results[1]]
+
+
+def test_one_node_over_leaves_behaves_as_the_queue(monkeypatch):
+    # NOTE [Engine] point 7: backward() of one node over leaves skips the queue; every
+    # observable effect is the queue's (accumulation, freeing, hooks, duplicate leaves)
+    from numbagrad.autograd import engine
+
+    taken = []
+    real = engine._execute_shallow
+    monkeypatch.setattr(engine, "_execute_shallow", lambda *a: (taken.append(1), real(*a))[1])
+    x = numbagrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = numbagrad.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    (x * y).sum().backward()  # two nodes: the queue
+    assert not taken
+    x.sum().backward()  # one node over a leaf: the short path, accumulating
+    x.sum().backward()
+    assert len(taken) == 2
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 7.0, 8.0])  # y + 1 + 1
+    s = x.prod()  # one node that saves its input
+    s.backward(retain_graph=True)
+    s.backward()  # retained once, freed now
+    assert len(taken) == 4
+    with pytest.raises(RuntimeError, match="second time"):
+        s.backward()
+    seen = []
+    x.register_hook(lambda g: seen.append(g.clone()))
+    x.grad = None
+    x.sum().backward()  # a leaf hook: the queue runs it
+    assert len(seen) == 1 and len(taken) == 5  # (the failed call took the path too)
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])
+    w = numbagrad.tensor(2.0, requires_grad=True)
+    numbagrad.stack([w, w]).sum().backward()  # the same leaf twice: the queue sums
+    assert w.grad.item() == 2.0
