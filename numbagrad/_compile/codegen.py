@@ -220,6 +220,22 @@ def _step_name(s):
     return f"{s.prim.__name__} (a custom Function's backward)"
 
 
+def check_lines(s, k, ns, kind=""):
+    """The glue lines that check step ``s``'s outputs when user code made them (its
+    primitive's ``shape_from_values``): the kernels after it read them with the traced
+    shapes and do no bounds checks (NOTE [User code in compiled calls]). ``kind``: the name
+    of the device's array type in the glue's namespace (empty: NumPy's)."""
+    if not getattr(s.prim, "shape_from_values", False):
+        return []
+    ns[f"_N{k}"] = _step_name(s)
+    tail = f", {kind})" if kind else ")"
+    return [
+        f"    _check_out({o.name}, {tuple(o.shape)!r}, _np.{o.dtype.name}, _N{k}{tail}"
+        for o in s.outs
+        if o.dtype != object
+    ]
+
+
 def _check_out(a, shape, dtype, what, kind=np.ndarray):
     """Refuse an array user code returned inside a compiled call whose shape or dtype is not
     the traced call's: the fused kernels after it would read it out of bounds (``kind``:
@@ -331,16 +347,7 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
                     glue.append(f"    if type({o}) is not _ndarray: {o} = _asarray({o})")
                 else:
                     glue.append(f"    {', '.join(o.name for o in s.outs)} = {call}")
-            if getattr(s.prim, "shape_from_values", False):
-                # user code made these arrays: the kernels after it read them with the traced
-                # shapes and do no bounds checks (NOTE [User code in compiled calls])
-                ns[f"_N{k}"] = _step_name(s)
-                for o in s.outs:
-                    if o.dtype != object:
-                        glue.append(
-                            f"    _check_out({o.name}, {tuple(o.shape)!r}, _np.{o.dtype.name}, "
-                            f"_N{k})"
-                        )
+            glue += check_lines(s, k, ns)
     rets = []
     for a in outputs:
         if type(a) is Var:

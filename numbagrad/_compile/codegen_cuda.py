@@ -586,15 +586,7 @@ def generate(graph_inputs, eqns, outputs, label="fwd"):
                 ns[f"_K{k}"] = s.params
             lhs = ", ".join(o.name for o in s.outs)
             glue.append(f"    {lhs} = _P{k}({', '.join(['_BE', *call_args])}{extra})")
-            if getattr(s.prim, "shape_from_values", False):
-                # NOTE [User code in compiled calls]: checked before a kernel reads them
-                ns[f"_N{k}"] = codegen._step_name(s)
-                for o in s.outs:
-                    if o.dtype != object:
-                        glue.append(
-                            f"    _check_out({o.name}, {tuple(o.shape)!r}, _np.{o.dtype.name}, "
-                            f"_N{k}, _CudaArray)"
-                        )
+            glue += codegen.check_lines(s, k, ns, "_CudaArray")
     rets = []
     for a in outputs:
         if type(a) is Var:

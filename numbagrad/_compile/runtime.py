@@ -294,6 +294,11 @@ class CompiledFunction:
         entry = self._entries.get(key)
         if entry is not None and self._valid(entry):
             return self._run(entry, tensors)
+        return self._miss(key, args, kwargs, leaves, tensors, None, 3)
+
+    def _miss(self, key, args, kwargs, leaves, tensors, device, stacklevel):
+        """A call whose key has no valid entry: eager for a known graph break or beyond the
+        cache size limit (warned once), else traced and compiled."""
         if key in self._breaks:
             return self.fn(*args, **kwargs)
         if len(self._entries) >= config.cache_size_limit:
@@ -301,13 +306,13 @@ class CompiledFunction:
                 self._limit_warned = True
                 warnings.warn(
                     f"numbagrad.compile: {self.name} reached the cache size limit "
-                    f"({config.cache_size_limit} specialisations: dtypes, shapes, "
+                    f"({config.cache_size_limit} specialisations: dtypes, shapes, devices, "
                     "requires_grad or captured values keep changing); further new calls run "
                     "eagerly. Raise numbagrad._dynamo.config.cache_size_limit to allow more.",
-                    stacklevel=2,
+                    stacklevel=stacklevel,
                 )
             return self.fn(*args, **kwargs)
-        return self._compile(key, args, kwargs, leaves, tensors)
+        return self._compile(key, args, kwargs, leaves, tensors, device)
 
     def _call_device(self, args, kwargs, leaves, grad_on):
         """A call with tensors that are not all on the CPU: compiled for CUDA when every one
@@ -337,19 +342,7 @@ class CompiledFunction:
         entry = self._entries.get(key)
         if entry is not None and self._valid(entry):
             return self._run(entry, tensors)
-        if key in self._breaks:
-            return self.fn(*args, **kwargs)
-        if len(self._entries) >= config.cache_size_limit:
-            if not self._limit_warned:
-                self._limit_warned = True
-                warnings.warn(
-                    f"numbagrad.compile: {self.name} reached the cache size limit "
-                    f"({config.cache_size_limit} specialisations); further new calls run "
-                    "eagerly. Raise numbagrad._dynamo.config.cache_size_limit to allow more.",
-                    stacklevel=3,
-                )
-            return self.fn(*args, **kwargs)
-        return self._compile(key, args, kwargs, leaves, tensors, device)
+        return self._miss(key, args, kwargs, leaves, tensors, device, 4)
 
     def _valid(self, entry):
         for t, meta in zip(entry.captured, entry.captured_meta):
