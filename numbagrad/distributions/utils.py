@@ -140,11 +140,20 @@ class lazy_property:
         update_wrapper(self, wrapped)
 
     def __get__(self, instance, obj_type=None):
-        if instance is None:
-            return self
+        if instance is None:  # on the class: a property, as documentation tools expect
+            return _LazyPropertyAndProperty(self.wrapped)
         value = self.wrapped(instance)
         instance.__dict__[self.wrapped.__name__] = value
         return value
+
+
+class _LazyPropertyAndProperty(lazy_property, property):
+    """What a ``lazy_property`` is on its class (as PyTorch's): a ``property`` too, so
+    ``inspect`` and Sphinx document it as an attribute."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        property.__init__(self, wrapped)
 
 
 def _tril_mask(n, diag):
