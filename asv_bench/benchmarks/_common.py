@@ -47,6 +47,15 @@ def load_backend(name):
     """
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {name!r}")
+    if name == "numbagrad":
+        # PyTorch first, when it is there: importing numbagrad sets OMP_WAIT_POLICY=PASSIVE
+        # where the user set none (NOTE [OpenMP wait policy]), and an OpenMP runtime loaded
+        # after that (PyTorch's) would read it too; the comparison measures PyTorch as its
+        # users run it
+        try:
+            importlib.import_module("torch")
+        except Exception:
+            pass
     try:
         mod = importlib.import_module(name)
     except Exception as exc:  # an import can fail with anything, not only ImportError
