@@ -402,7 +402,7 @@ class Tensor(_AttachedMethods):
 
     def __format__(self, spec: str) -> str:
         # as PyTorch: a 0-d tensor formats as its Python number (``f"{loss:.4f}"``)
-        if self._data.ndim == 0 and not self._is_tracer:
+        if not self._is_tracer and self._data.ndim == 0:  # (a tracer has no _data)
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 

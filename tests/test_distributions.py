@@ -926,3 +926,27 @@ def test_lkj_cholesky_matches_torch():
     np.testing.assert_allclose(corr.var(0), 1 / (2 * c + 2), rtol=0.1)
     with pytest.raises(ValueError, match="dim to be an integer greater"):
         numbagrad.distributions.LKJCholesky(1)
+
+
+def test_validation_under_vmap_checks_every_example_as_torch():
+    # PyTorch validates through _is_all_true, whose batching rule reads the whole batch:
+    # a validated log_prob works under vmap(grad), and an invalid example still raises
+    def run(lib):
+        normal = lib.distributions.Normal
+
+        def f(w):
+            return normal(0.0, 2.0).log_prob(w).sum()
+
+        x = lib.tensor(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+        g = lib.func.vmap(lib.func.grad(f))(x)
+        v = lib.func.vmap(f)(x)
+        with pytest.raises(ValueError, match="to be within the support"):
+            lib.func.vmap(lambda w: normal(0.0, 2.0).log_prob(w / 0.0 * 0.0).sum())(x)
+        # an invalid per-example parameter: the error message's repr reads the 0-d value
+        # with .item(), which vmap refuses, in PyTorch too
+        with pytest.raises(RuntimeError, match=r"calling \.item\(\)"):
+            lib.func.vmap(lambda s: normal(0.0, s).log_prob(lib.tensor(1.0)))(x[0])
+        return g.detach().numpy(), v.detach().numpy()
+
+    for a, b in zip(run(numbagrad), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

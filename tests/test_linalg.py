@@ -498,3 +498,25 @@ def test_inner_of_nd_tensors_as_torch(sa, sb):
     assert _message(numbagrad.inner, x, y) == _message(
         torch.inner, torch.ones(2, 3), torch.ones(4, 2)
     )
+
+
+@pytest.mark.parametrize(("shape", "upper"), [((3, 3), False), ((2, 4, 4), True), ((1, 1), False)])
+def test_cholesky_inverse_matches_torch(shape, upper):
+    r = np.random.default_rng(7)
+    a = r.standard_normal(shape)
+    A = a @ np.swapaxes(a, -1, -2) + 4 * np.eye(shape[-1])
+    f = np.linalg.cholesky(A)
+    if upper:
+        f = np.swapaxes(f, -1, -2).copy()
+    x = numbagrad.tensor(f, requires_grad=True)
+    xt = torch.tensor(f, requires_grad=True)
+    y = numbagrad.cholesky_inverse(x, upper=upper)
+    yt = torch.cholesky_inverse(xt, upper=upper)
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy(), np.linalg.inv(A), rtol=1e-10, atol=1e-12)
+    g = r.standard_normal(shape)
+    y.backward(numbagrad.tensor(g))
+    yt.backward(torch.tensor(g))
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-10)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        numbagrad.cholesky_inverse(numbagrad.ones(3))

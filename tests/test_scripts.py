@@ -25,9 +25,7 @@ SCRIPTS = sorted(p.name for p in HERE.glob("s[0-9]*.py"))
 TIMEOUT = 240
 
 # script -> precise reason; each is a gap that could not be closed in numbagrad
-XFAIL = {
-    "s68_hmc_mala_samplers.py": "numbagrad has no torch.cholesky_inverse (AttributeError)",
-}
+XFAIL: dict = {}
 
 try:
     import importlib.util

@@ -39,6 +39,7 @@ __all__ = [
     "EscapedTracerError",
     "Tracer",
     "TransformInterpreter",
+    "all_true",
     "as_np_dtype",
     "mark_born",
     "mark_view",
@@ -179,6 +180,22 @@ def _contiguous_strides(shape):
         st.append(acc)
         acc *= max(n, 1)
     return tuple(reversed(st))
+
+
+def all_true(t) -> bool:
+    """PyTorch's ``torch._is_all_true`` (the distributions' argument validation): whether
+    every element of ``t`` is true, read through the transforms' tracers to the values
+    under them, so under ``vmap`` it checks every example at once (a check that raises for
+    the whole call, as PyTorch's batching rule of ``_is_all_true`` does, not control flow
+    of one example, which ``bool()`` of a batched value refuses)."""
+    while isinstance(t, Tracer):
+        inner = getattr(t, "_val", None)
+        if inner is None:
+            inner = getattr(t, "_primal", None)
+        if inner is None:  # (no value under it: the tracer's own error)
+            return bool(t)
+        t = inner
+    return bool(F.all(t)) if isinstance(t, Tensor) else bool(t)
 
 
 class Tracer(Tensor):

@@ -7,6 +7,7 @@ import warnings
 from numbagrad import ops as F
 from numbagrad._core.grad_mode import no_grad
 from numbagrad._tensor import Size, Tensor
+from numbagrad._transforms.tracer import all_true
 from numbagrad.distributions import constraints
 from numbagrad.distributions.utils import broadcast_all, clamp_probs, lazy_property
 
@@ -29,7 +30,7 @@ def _describe(value):
 
 
 def _all_true(valid):
-    return bool(F.all(valid))
+    return all_true(valid)  # (over every vmap example: PyTorch's _is_all_true)
 
 
 class Distribution:

@@ -784,6 +784,27 @@ def cholesky_solve(input, input2, upper=False):
 
 
 @public
+def cholesky_inverse(input, upper=False):
+    """The inverse of ``A`` from its Cholesky factor ``input`` (``A = L L^H``, or
+    ``U^H U`` with ``upper=True``), batched: ``cholesky_solve`` of the identity, so
+    differentiable in the factor.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> L = numbagrad.tensor([[2.0, 0.0], [1.0, 1.0]])
+    >>> numbagrad.cholesky_inverse(L).tolist()
+    [[0.5, -0.5], [-0.5, 1.0]]
+    """
+    _L.check_matrix(input, "cholesky_inverse", square=True)
+    n = input.shape[-1]
+    ident = eye(n, dtype=input.dtype, device=input.device)
+    if input.ndim > 2:
+        ident = F.expand(ident, (*input.shape[:-2], n, n))
+    return cholesky_solve(ident, input, upper)
+
+
+@public
 def matrix_exp(input):
     """Matrix exponential, :func:`numbagrad.linalg.matrix_exp`.
 
