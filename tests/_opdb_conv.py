@@ -481,8 +481,8 @@ def _adaptive_entry(name, k, reduce, prims):
 
 _MAX = ("MaxPoolIndices", "Reshape", "WindowGather")
 _UNPOOL = ("Reshape", "WindowPut")
-_AVG = ("Matmul", "Permute")
-_AVG1 = ("Matmul",)
+_AVG = ("Cat", "Index", "Mul", "Reshape", "Sum")
+_AVG1 = _AVG
 
 op_db = [
     # (Clone: the output made contiguous; Cat: the asymmetric 'same' padding)
