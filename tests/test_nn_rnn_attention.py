@@ -859,3 +859,30 @@ def test_orthogonal_matches_torch(shape, orthogonal_map):
     close(tm.parametrizations.weight.original.grad, nm.parametrizations.weight.original.grad)
     with pytest.raises(NotImplementedError, match="geqrf"):
         n_orth(ng.nn.Linear(3, 5), orthogonal_map="householder", use_trivialization=False)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_saturated_sigmoid_gates_keep_tiny_values(kind):
+    """The sigmoid gates are ``1 / (1 + exp(-a))`` as PyTorch's: ``1/2 + tanh(a/2)/2``
+    rounded a gate of ``a`` below about -17 (float32) to exactly 0, so the states lost
+    their tiny values (relative error 1) and a following ``inf`` weight made ``0 * inf =
+    nan`` where PyTorch has ``inf`` (fuzz seed 700860)."""
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, kind)(2, 3, bidirectional=True)
+    with torch.no_grad():
+        tm.weight_ih_l0.mul_(60.0)
+        tm.weight_ih_l0_reverse.mul_(60.0)
+    x = torch.tensor([[[3.0, 1e-30]], [[2.4, 1.7]], [[100.0, -0.6]]])
+    nm = getattr(ng.nn, kind)(2, 3, bidirectional=True)
+    copy_weights(tm, nm)
+    tout = tm(x)[0]
+    nout = nm(conv(x))[0]
+    close(nout, tout, tol=0.0, rtol=1e-5)
+    # an inf recurrent weight after the saturated step: torch's inf, not nan
+    with torch.no_grad():
+        tm.weight_hh_l0_reverse[-1, 1] = float("inf")
+    copy_weights(tm, nm)
+    tout = tm(x)[0]
+    nout = nm(conv(x))[0]
+    np.testing.assert_array_equal(np.isnan(nout.detach().numpy()), np.isnan(tout.detach().numpy()))
+    close(nout, tout, tol=1e-6, rtol=1e-5)

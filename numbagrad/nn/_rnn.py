@@ -344,9 +344,9 @@ class GruLayer(_Layer):
         hs = np.zeros((T, B, H), dtype=dt)
         ws = np.zeros((T, B, 4 * H), dtype=dt)
         bb = _bias(be, b, G, dt)
-        # r and z: tanh(a / 2) (NOTE [Fused recurrence kernels]): halve their columns
+        # r and z: exp(-a) (NOTE [Fused recurrence kernels]): negate their columns
         scale = np.ones(G, dtype=dt)
-        scale[: 2 * H] = 0.5
+        scale[: 2 * H] = -1.0
         wt = np.ascontiguousarray(w.T) * scale
         xrz = (xp[..., : 2 * H] + bb[: 2 * H]) * scale[: 2 * H]
         hw = np.empty((B, G), dtype=dt)
@@ -356,7 +356,8 @@ class GruLayer(_Layer):
             wst = ws[t, :n]
             np.matmul(h[:n], wt, out=hw[:n])
             np.add(hw[:n, : 2 * H], xrz[t, :n], out=wst[:, : 2 * H])
-            np.tanh(wst[:, : 2 * H], out=wst[:, : 2 * H])
+            with np.errstate(over="ignore"):
+                np.exp(wst[:, : 2 * H], out=wst[:, : 2 * H])
             K.gru_forward_mid(wst, hw[:n], xp[t, :n], bb, npre[:n])
             np.tanh(npre[:n], out=npre[:n])
             K.gru_forward_out(wst, npre[:n], h[:n], hs[t, :n])
@@ -481,8 +482,8 @@ class LstmLayer(_Layer):
         hs = np.zeros((T, B, H), dtype=dt)
         cs = np.zeros((T, B, H), dtype=dt)
         ws = np.zeros((T, B, G), dtype=dt)
-        # the sigmoid gates as tanh(a / 2) (NOTE [Fused recurrence kernels])
-        scale = np.full(G, 0.5, dtype=dt)
+        # the sigmoid gates from exp(-a) (NOTE [Fused recurrence kernels])
+        scale = np.full(G, -1.0, dtype=dt)
         scale[2 * H : 3 * H] = 1.0
         wt = np.ascontiguousarray(w.T) * scale
         xps = (xp + _bias(be, b, G, dt)) * scale
@@ -492,7 +493,10 @@ class LstmLayer(_Layer):
             wst = ws[t, :n]
             np.matmul(h[:n], wt, out=wst)
             np.add(wst, xps[t, :n], out=wst)
-            np.tanh(wst, out=wst)
+            with np.errstate(over="ignore"):
+                np.exp(wst[:, : 2 * H], out=wst[:, : 2 * H])
+                np.exp(wst[:, 3 * H :], out=wst[:, 3 * H :])
+            np.tanh(wst[:, 2 * H : 3 * H], out=wst[:, 2 * H : 3 * H])
             K.lstm_forward_gates(wst, c[:n], cs[t, :n])
             np.tanh(c[:n], out=tc[:n])
             K.lstm_forward_out(wst, tc[:n], h[:n], hs[t, :n])
