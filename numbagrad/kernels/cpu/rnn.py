@@ -44,8 +44,8 @@ __all__ = [
 @njit(error_model="numpy")
 def lstm_forward_gates(ws, c, cs):
     """The LSTM gates from ``ws`` (``exp(-a)`` for the sigmoid gates ``i, f, o``:
-    ``sigmoid(a) = 1 / (1 + exp(-a))``; ``tanh(a)`` for ``g``), in place; the new cell state into ``c`` (read
-    as the previous one) and ``cs``."""
+    ``sigmoid(a) = 1 / (1 + exp(-a))``; ``tanh(a)`` for ``g``), in place; the new cell
+    state into ``c`` (read as the previous one) and ``cs``."""
     n, hid = c.shape
     for r in range(n):
         for j in range(hid):
