@@ -876,15 +876,6 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         reason="PyTorch's max_unpool2d backward views non-contiguous indices and raises; "
         "numbagrad computes the gradient.",
     ),
-    Deviation(
-        "avg-pool-nan-cotangent",
-        ("nn.functional.avg_pool1d", "nn.functional.avg_pool2d", "nn.functional.avg_pool3d"),
-        "grad_nan_pattern",
-        ("nan",),
-        reason="Average pooling is a product with a pooling matrix per dimension: a NaN "
-        "in the output gradient reaches every input of its row (NaN * 0), where PyTorch's "
-        "window loop leaves inputs outside that window alone. Finite gradients agree.",
-    ),
 )
 
 # Found by the fuzzer, not fixed yet; the programs are minimal reproducers (render one with
