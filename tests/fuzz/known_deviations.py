@@ -870,11 +870,21 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "max-unpool-noncontiguous-indices",
-        "nn.functional.max_unpool2d",
+        ("nn.functional.max_unpool2d", "nn.functional.max_unpool3d"),
         "grad_raises_only_torch",
         match="view size is not compatible",
-        reason="PyTorch's max_unpool2d backward views non-contiguous indices and raises; "
+        reason="PyTorch's max_unpool2d/3d backward views non-contiguous indices and raises; "
         "numbagrad computes the gradient.",
+    ),
+    Deviation(
+        "max-unpool-repeated-indices",
+        ("nn.functional.max_unpool1d", "nn.functional.max_unpool2d", "nn.functional.max_unpool3d"),
+        "value",
+        ("noncontig",),
+        reason="With repeated indices (an expanded index tensor) PyTorch's max_unpool is "
+        "nondeterministic, as its documentation notes (pytorch/pytorch#80827): seed 704205 "
+        "gave either written value in repeated runs of the same program; numbagrad's "
+        "kernel writes in order, the last of the repeated indices wins.",
     ),
 )
 
