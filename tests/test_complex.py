@@ -668,7 +668,7 @@ def test_complex_reciprocal_special_values_match_torch():
     torch-complex-vectorised-loop.)"""
     inf, nan = float("inf"), float("nan")
     parts = [(-0.0, 1.0), (0.0, -2.0), (inf, 0.0), (-inf, 5.0), (inf, -5.0), (3.0, 0.0)]
-    vals = [complex(*p) for p in parts + [(0.0, 0.0), (nan, 1.0)]]
+    vals = [complex(*p) for p in [*parts, (0.0, 0.0), (nan, 1.0)]]
     for fn in ("reciprocal", "sgn"):  # (these 8 complex64 values: PyTorch's scalar loop)
         a = numbagrad.view_as_real(getattr(numbagrad, fn)(numbagrad.tensor(vals))).numpy()
         b = torch.view_as_real(getattr(torch, fn)(torch.tensor(vals))).numpy()
