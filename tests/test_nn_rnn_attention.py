@@ -886,3 +886,25 @@ def test_saturated_sigmoid_gates_keep_tiny_values(kind):
     nout = nm(conv(x))[0]
     np.testing.assert_array_equal(np.isnan(nout.detach().numpy()), np.isnan(tout.detach().numpy()))
     close(nout, tout, tol=1e-6, rtol=1e-5)
+
+
+def test_relu_rnn_gradient_passes_through_nan_states():
+    """The ReLU RNN's backward masks as PyTorch's threshold_backward, 0 only where
+    h <= 0: a NaN state (NaN > 0 is False too) passes its gradient on (fuzz seed 701403:
+    numbagrad's input gradient was 0 where PyTorch's was finite)."""
+    torch.manual_seed(1)
+    tm = torch.nn.RNN(2, 3, nonlinearity="relu")
+    with torch.no_grad():
+        tm.weight_hh_l0[1, 1] = float("inf")
+        tm.weight_hh_l0[0, 0] = -89.0
+    nm = ng.nn.RNN(2, 3, nonlinearity="relu")
+    copy_weights(tm, nm)
+    x = torch.tensor([[[-0.56, -0.2]], [[0.74, 0.52]], [[-0.06, 0.28]]])
+    grads = []
+    for m, mod in ((ng, nm), (torch, tm)):
+        xi = m.tensor(x.numpy(), requires_grad=True)
+        out, h = mod(xi)
+        (g,) = m.autograd.grad(h, [xi], m.ones(h.shape))
+        grads.append(g.detach().numpy())
+    np.testing.assert_array_equal(np.isnan(grads[0]), np.isnan(grads[1]))
+    close(grads[0], grads[1], tol=1e-6, rtol=1e-5)

@@ -276,7 +276,7 @@ class RnnLayer(_Layer):
                 d = d + _rows(ghs[t], n, B)
             h = _rows(hs[t], n, B)
             if nonlinearity == "relu":
-                da = F.where(h > 0, d, 0.0)
+                da = F.where(h <= 0, 0.0, d)  # (a NaN h passes d, as PyTorch's)
             else:
                 da = d * (1.0 - h * h)
             das[t] = _pad_rows(da, n, B)
@@ -304,7 +304,7 @@ class RnnLayer(_Layer):
             if ta is None:
                 ta = _zeros_like(hp)
             h = _rows(hs[t], n, B)
-            tn = F.where(h > 0, ta, 0.0) if nonlinearity == "relu" else ta * (1.0 - h * h)
+            tn = F.where(h <= 0, 0.0, ta) if nonlinearity == "relu" else ta * (1.0 - h * h)
             ths[t] = _pad_rows(tn, n, B)
             th = _merge(tn, th if th is not None else _zeros_like(h0), n, B)
         return F.stack(ths, 0), th

@@ -176,6 +176,7 @@ def rnn_backward_step(dh, h, relu, da):
         for j in range(hid):
             v = h[r, j]
             if relu:
-                da[r, j] = dh[r, j] if v > 0 else 0.0
+                # PyTorch's threshold_backward: 0 where h <= 0, so a NaN h passes dh
+                da[r, j] = 0.0 if v <= 0 else dh[r, j]
             else:
                 da[r, j] = dh[r, j] * (1.0 - v * v)
