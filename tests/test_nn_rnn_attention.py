@@ -903,7 +903,7 @@ def test_relu_rnn_gradient_passes_through_nan_states():
     grads = []
     for m, mod in ((ng, nm), (torch, tm)):
         xi = m.tensor(x.numpy(), requires_grad=True)
-        out, h = mod(xi)
+        _out, h = mod(xi)
         (g,) = m.autograd.grad(h, [xi], m.ones(h.shape))
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(np.isnan(grads[0]), np.isnan(grads[1]))
