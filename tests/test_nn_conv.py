@@ -831,3 +831,20 @@ def test_pooling_non_finite_stays_in_its_windows(name, args, kwargs):
     _close(y, ty, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(np.isnan(_np(g)), np.isnan(_np(tg)))
     _close(g, tg, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_max_pooling_and_unpooling_of_an_empty_batch(k):
+    """Max pooling, adaptive max pooling and unpooling of a batch of 0 give PyTorch's
+    empty shapes and gradient (the flattened planes were ``reshape(..., -1)``, which
+    cannot infer the size when a leading dim is 0; fuzz seed 700437)."""
+    shapes = []
+    for m in (numbagrad, torch):
+        x = m.zeros((0, 2, *(5,) * k), requires_grad=True)
+        f = m.nn.functional
+        y, i = getattr(f, f"max_pool{k}d")(x, 3, 2, 1, ceil_mode=True, return_indices=True)
+        u = getattr(f, f"max_unpool{k}d")(y, i, 3, 2, 1, output_size=x.shape[2:])
+        a = getattr(f, f"adaptive_max_pool{k}d")(x, 2)
+        (g,) = m.autograd.grad(y.sum() + u.sum() + a.sum(), [x])
+        shapes.append([tuple(t.shape) for t in (y, i, u, a, g)])
+    assert shapes[0] == shapes[1]
