@@ -908,3 +908,15 @@ def test_relu_rnn_gradient_passes_through_nan_states():
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(np.isnan(grads[0]), np.isnan(grads[1]))
     close(grads[0], grads[1], tol=1e-6, rtol=1e-5)
+
+
+def test_rnn_layer_checks_its_initial_state_shape():
+    """The fused layer's kernels check nothing: an initial state of another batch size is
+    a clear RuntimeError, not NumPy's matmul ValueError (fuzz seed 701833)."""
+    from numbagrad.nn._rnn import rnn_layer
+
+    xp = ng.zeros(2, 2, 4)
+    with pytest.raises(RuntimeError, match=r"Expected h0 of size \[2, 1\]"):
+        rnn_layer("LSTM", xp, ng.zeros(1, 1), ng.zeros(1, 1), ng.zeros(4, 1), None)
+    with pytest.raises(RuntimeError, match=r"Expected c0 of size \[2, 1\]"):
+        rnn_layer("LSTM", xp, ng.zeros(2, 1), ng.zeros(2, 3), ng.zeros(4, 1), None)

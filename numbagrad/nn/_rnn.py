@@ -627,6 +627,13 @@ def rnn_layer(mode, xp, h0, c0, w_hh, b_hh, *, reverse=False, batch_sizes=None):
             f"{list(xp.shape)} (nn.{'LSTM' if mode == 'LSTM' else mode.split('_')[0]} adds the "
             "batch dimension of an unbatched input itself)"
         )
+    hid = (xp.shape[1], w_hh.shape[1])
+    for name, st in (("h0", h0), ("c0", c0)):
+        if st is not None and tuple(st.shape) != hid:  # (the kernels check nothing)
+            raise RuntimeError(
+                f"rnn_layer: Expected {name} of size {list(hid)} (batch, hidden), got "
+                f"{list(st.shape)}"
+            )
     if xp.dtype == _D.float16:  # the cell kernels run in float32 (Numba has no float16)
 
         def up(t):
