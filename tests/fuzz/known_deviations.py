@@ -907,6 +907,26 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "values agrees to 1e-15 (those entries are 0 in both).",
     ),
     Deviation(
+        "torch-mkl-fft-empty-batch",
+        _FFT_OPS,
+        "raises_only_torch",
+        ("empty",),
+        match="MKL FFT error",
+        reason="PyTorch's MKL FFT raises 'Inconsistent configuration parameters' on an "
+        "empty batch (torch.fft.rfft(torch.zeros(5, 0, 2, 5)) and fft, ihfft, hfft, irfft "
+        "alike, torch 2.13 CPU; seed 800972); numbagrad returns the empty result, as "
+        "NumPy's FFT does.",
+    ),
+    Deviation(
+        "torch-complex-cumprod-starts-at-one",
+        "complex.cumprod",
+        "nan_pattern",
+        ("inf",),
+        reason="PyTorch's complex cumprod multiplies its first element by 1 + 0j, and the "
+        "complex product meets 0 * inf: torch.cumprod of [-inf - 3j] is [-inf + nanj] "
+        "(seed 802855). numbagrad's first element is the input itself, as NumPy's.",
+    ),
+    Deviation(
         "polar-negative-abs",
         "polar",
         "grad_value",
