@@ -839,7 +839,22 @@ def _avg_pool(
     if divisor_override is not None:
         mats = [(m != 0).astype(np.float64) for m in mats]
         mats[0] = mats[0] / float(divisor_override)
-    return _apply_dims(input, mats)
+    # each dim: the sum of the window's strided slices of the zero-padded input (views:
+    # no gather, and a slice's backward touches only its own entries), times the row's
+    # weight (its entries are equal: 1 / divisor)
+    out = input
+    for j, (m, kk, s, p, o) in enumerate(zip(mats, kernel, stride, padding, osz)):
+        dim = input.ndim - k + j
+        after = input.ndim - 1 - dim
+        right = max(0, (o - 1) * s + kk - spatial[j] - p)
+        xp = pad(out, (0, 0) * after + (p, right)) if p or right else out
+        acc = None
+        for t in range(kk):
+            sl = xp[(slice(None),) * dim + (slice(t, t + s * (o - 1) + 1, s),)]
+            acc = sl if acc is None else acc + sl
+        row = np.ascontiguousarray(m.max(axis=1).reshape(o, *(1,) * after), dtype=input.dtype.np)
+        out = acc * as_tensor(row, device=input.device)
+    return out
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
