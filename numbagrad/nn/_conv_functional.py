@@ -784,10 +784,15 @@ def _apply_dims(x, maps):
         idx, w = maps[j] if isinstance(maps[j], tuple) else _matrix_taps(maps[j])
         o, width = idx.shape
         after = x.ndim - 1 - dim
+        n = x.shape[dim]
+        if o == 1 and width == n and np.array_equal(idx[0], np.arange(n)) and np.all(w == w[0, 0]):
+            # one window over the whole dim (global average pooling): a sum
+            wt = np.full((1,) + (1,) * after, w[0, 0], dtype=x.dtype.np)
+            out = _ops.sum(out, dim, keepdim=True) * as_tensor(wt, device=x.device)
+            continue
         padded = pad(out, (0, 0) * after + (0, 1))
         g = _ops.index_select(padded, dim, as_tensor(idx.reshape(-1), device=x.device))
         g = _ops.reshape(g, (*g.shape[:dim], o, width, *g.shape[dim + 1 :]))
-        n = x.shape[dim]
         row = w.max(axis=1, initial=0.0)
         if np.all((w == row[:, None]) | (idx == n)):  # one weight a row (the averages)
             wt = np.ascontiguousarray(row.reshape(o, *(1,) * after), dtype=x.dtype.np)
