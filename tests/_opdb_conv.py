@@ -481,7 +481,7 @@ def _adaptive_entry(name, k, reduce, prims):
 
 _MAX = ("MaxPoolIndices", "Reshape", "WindowGather")
 _UNPOOL = ("Reshape", "WindowPut")
-_AVG = ("Cat", "Index", "Mul", "Reshape", "Sum")
+_AVG = ("Add", "Cat", "Index", "Mul", "Reshape", "Sum")
 _AVG_WIN = ("Add", "Cat", "Index", "Mul")  # avg_pool: strided slices of the padded input
 
 op_db = [

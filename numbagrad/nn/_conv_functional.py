@@ -859,7 +859,7 @@ def _avg_pool(
             acc = sl if acc is None else acc + sl
         row = np.ascontiguousarray(m.max(axis=1).reshape(o, *(1,) * after), dtype=input.dtype.np)
         out = acc * as_tensor(row, device=input.device)
-    return out
+    return out + 0.0  # (PyTorch's window sums start at +0: a zero average is never -0)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -980,7 +980,8 @@ def _adaptive_avg(input, output_size, k, name):
     size = _adaptive_size(input, output_size, k, name)
     _check_floating(name, input)
     spatial = tuple(input.shape[-k:])
-    return _apply_dims(input, [_adaptive_matrix(n, o) for n, o in zip(spatial, size)])
+    out = _apply_dims(input, [_adaptive_matrix(n, o) for n, o in zip(spatial, size)])
+    return out + 0.0  # (PyTorch's window sums start at +0: a zero average is never -0)
 
 
 def adaptive_avg_pool1d(input, output_size):
