@@ -481,8 +481,8 @@ def _adaptive_entry(name, k, reduce, prims):
 
 _MAX = ("MaxPoolIndices", "Reshape", "WindowGather")
 _UNPOOL = ("Reshape", "WindowPut")
-_AVG = ("Matmul", "Permute")
-_AVG1 = ("Matmul",)
+_AVG = ("Add", "Cat", "Index", "Mul", "Reshape", "Sum")
+_AVG_WIN = ("Add", "Cat", "Index", "Mul")  # avg_pool: strided slices of the padded input
 
 op_db = [
     # (Clone: the output made contiguous; Cat: the asymmetric 'same' padding)
@@ -540,10 +540,10 @@ op_db = [
     _pool("max_unpool1d", ref_max_unpool, max_unpool1d_samples, 1, primitives=_UNPOOL),
     _pool("max_unpool2d", ref_max_unpool, max_unpool2d_samples, 2, primitives=_UNPOOL),
     _pool("max_unpool3d", ref_max_unpool, max_unpool3d_samples, 3, primitives=_UNPOOL),
-    _pool("avg_pool1d", ref_avg_pool, avg_pool1d_samples, 1, primitives=_AVG1),
-    _pool("avg_pool2d", ref_avg_pool, avg_pool2d_samples, 2, primitives=_AVG),
-    _pool("avg_pool3d", ref_avg_pool, avg_pool3d_samples, 3, primitives=_AVG),
-    _adaptive_entry("adaptive_avg_pool1d", 1, np.mean, _AVG1),
+    _pool("avg_pool1d", ref_avg_pool, avg_pool1d_samples, 1, primitives=_AVG_WIN),
+    _pool("avg_pool2d", ref_avg_pool, avg_pool2d_samples, 2, primitives=_AVG_WIN),
+    _pool("avg_pool3d", ref_avg_pool, avg_pool3d_samples, 3, primitives=_AVG_WIN),
+    _adaptive_entry("adaptive_avg_pool1d", 1, np.mean, _AVG),
     _adaptive_entry("adaptive_avg_pool2d", 2, np.mean, _AVG),
     _adaptive_entry("adaptive_avg_pool3d", 3, np.mean, _AVG),
     _adaptive_entry(

@@ -79,6 +79,13 @@ def _op(mode):
             if mode == "lstm":
                 c0, rest = rest[0], rest[1:]
             D = len(rest) // k
+            # _VF checks no state shape (an initial state of another batch size broadcasts
+            # or corrupts the heap: fuzz seeds 701833, 802885): check as nn.LSTM does
+            if x.dim() == 3 and len(rest) >= 2:
+                want = (D, x.shape[1], rest[1].shape[-1])
+                for st in (h0, c0):
+                    if st is not None and tuple(st.shape) != want:
+                        raise RuntimeError(f"Expected hidden size {want}, got {list(st.shape)}")
             if mode == "lstm":
                 out, h, c = m._VF.lstm(x, (h0, c0), list(rest), bias, 1, 0.0, False, D == 2, False)
                 return out, h, c

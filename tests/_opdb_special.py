@@ -268,6 +268,9 @@ def _gamma_icdf1(a, u):
     return math.exp(0.5 * (lo + hi))
 
 
+_TINY64 = float(np.finfo(np.float64).tiny)
+
+
 def _torch_gamma_icdf(m, a, u):
     """The same inverse in torch: bisection on ``torch.special.gammainc``; its gradient
     ``-(dP/da) / pdf`` (dP/da by a central difference) and ``1 / pdf``, independent of
@@ -278,13 +281,20 @@ def _torch_gamma_icdf(m, a, u):
         @staticmethod
         def forward(ctx, a, u):
             a_, u_ = m.broadcast_tensors(a.double(), u.double())
-            lo = m.full_like(a_, math.log(1e-12))
-            hi = m.full_like(a_, math.log(60.0))
+            # the bracket spans the float64 range: from the smallest normal float (where
+            # numbagrad clamps the draws, as PyTorch's sampler) to 1e300
+            lo = m.full_like(a_, math.log(_TINY64))
+            hi = m.full_like(a_, math.log(1e300))
             for _ in range(200):
                 mid = 0.5 * (lo + hi)
                 below = m.special.gammainc(a_, mid.exp()) < u_
                 lo, hi = m.where(below, mid, lo), m.where(below, hi, mid)
             x = (0.5 * (lo + hi)).exp()
+            # outside the domain the bisection would stop at a bracket end: P^-1(a, 1) is
+            # inf, P^-1(a, 0) the clamp, and u outside [0, 1], a <= 0 or a NaN are NaN
+            x = m.where(u_ == 0, m.full_like(x, _TINY64), m.where(u_ == 1, math.inf, x))
+            bad = (u_ < 0) | (u_ > 1) | ~(a_ > 0) | m.isnan(u_)
+            x = m.where(bad, math.nan, x)
             ctx.save_for_backward(a_, x)
             ctx.dtypes = (a.dtype, u.dtype)
             return x.to(m.promote_types(a.dtype, u.dtype))

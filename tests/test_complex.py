@@ -639,3 +639,34 @@ def test_testing_assert_close_compares_complex_values():
             numbagrad.testing.assert_close(z, bad)
         with pytest.raises(AssertionError):
             torch.testing.assert_close(torch.tensor(z.numpy()), torch.tensor(bad.numpy()))
+
+
+def test_view_as_real_of_strided_and_empty_complex_tensors():
+    """view_as_real takes any strides, as PyTorch's (only view_as_complex needs a
+    contiguous last dimension), and view_as_complex of an empty tensor works whatever
+    strides NumPy gave it (fuzz seeds 703661, 704078)."""
+    base = np.arange(24.0).reshape(3, 4, 2)
+    for m in (numbagrad, torch):
+        c = m.view_as_complex(m.tensor(base))[:, ::2]
+        r = m.view_as_real(c)
+        assert tuple(r.shape) == (3, 2, 2)
+        np.testing.assert_array_equal(r.numpy(), base[:, ::2])
+    z = numbagrad.zeros(2, 0, dtype=numbagrad.int64).transpose(1, 0).acosh()
+    c = numbagrad.view_as_complex(numbagrad.stack([z, z], -1))
+    assert tuple(numbagrad.view_as_real(numbagrad.rsqrt(c)).shape) == (0, 2, 2)
+
+
+def test_complex_reciprocal_special_values_match_torch():
+    """reciprocal is 1 / z by complex division, as PyTorch's (np.reciprocal gave the real
+    part of 1 / (-0 + 1j) as -0.0) (fuzz seed 700510). (sgn is checked on a short tensor:
+    PyTorch's own sgn differs between its scalar and vectorised loops, known_deviations
+    torch-complex-vectorised-loop.)"""
+    inf, nan = float("inf"), float("nan")
+    parts = [(-0.0, 1.0), (0.0, -2.0), (inf, 0.0), (-inf, 5.0), (inf, -5.0), (3.0, 0.0)]
+    vals = [complex(*p) for p in [*parts, (0.0, 0.0), (nan, 1.0)]]
+    for fn in ("reciprocal", "sgn"):  # (these 8 complex64 values: PyTorch's scalar loop)
+        a = numbagrad.view_as_real(getattr(numbagrad, fn)(numbagrad.tensor(vals))).numpy()
+        b = torch.view_as_real(getattr(torch, fn)(torch.tensor(vals))).numpy()
+        np.testing.assert_array_equal(a, b)
+        ok = ~np.isnan(b)  # (a NaN's sign bit means nothing)
+        np.testing.assert_array_equal(np.signbit(a[ok]), np.signbit(b[ok]))

@@ -520,3 +520,21 @@ def test_cholesky_inverse_matches_torch(shape, upper):
     np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), rtol=1e-9, atol=1e-10)
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         numbagrad.cholesky_inverse(numbagrad.ones(3))
+
+
+@pytest.mark.parametrize("other", [[False, True, True], [2, -1, 3]])
+def test_outer_double_backward_with_a_bool_or_integer_operand(other):
+    """outer promotes a bool/int operand; its differentiable VJP's matmul (double
+    backward) takes one dtype, so it casts the saved operand to the gradient's (fuzz seed
+    701605: 'expected m1 and m2 to have the same dtype')."""
+    res = []
+    for m in (numbagrad, torch):
+        x = m.tensor([0.7, -1.2], dtype=m.float64, requires_grad=True)
+        v = m.tensor(other)
+        out = m.outer(x, v)
+        cot = m.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], dtype=m.float64)
+        cot.requires_grad_()
+        (g,) = m.autograd.grad(out, [x], cot, create_graph=True)
+        w = m.tensor([1.0, -2.0], dtype=m.float64)
+        res.append([t.detach().numpy() for t in m.autograd.grad((g * w).sum(), [cot])])
+    np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)

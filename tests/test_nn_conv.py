@@ -785,3 +785,66 @@ def test_max_unpool_errors():
         F.max_unpool1d(y, numbagrad.tensor([[[0, 1]]], dtype=numbagrad.int32), 2)
     with pytest.raises(ValueError, match="invalid output_size"):
         F.max_unpool1d(y, numbagrad.tensor([[[0, 1]]]), 2, output_size=(9,))
+
+
+@pytest.mark.parametrize(
+    "name, args, kwargs",
+    [
+        ("avg_pool1d", (3, 2, 1), {}),
+        ("avg_pool2d", (3, 1, 1), {"divisor_override": 4}),
+        ("avg_pool2d", (2,), {"ceil_mode": True, "count_include_pad": False}),
+        ("avg_pool3d", (2,), {}),
+        ("adaptive_avg_pool1d", (3,), {}),
+        ("adaptive_avg_pool2d", ((2, 3),), {}),
+        ("adaptive_avg_pool3d", (2,), {}),
+        ("interpolate", (), {"scale_factor": 2, "mode": "nearest"}),
+        ("interpolate", (), {"size": 7, "mode": "linear"}),
+        ("interpolate", (), {"size": (5, 7), "mode": "bicubic"}),
+        ("interpolate", (), {"size": (4, 3), "mode": "bilinear", "antialias": True}),
+        ("interpolate", (), {"scale_factor": 1.5, "mode": "trilinear"}),
+    ],
+)
+def test_pooling_non_finite_stays_in_its_windows(name, args, kwargs):
+    """An ``inf`` / ``nan`` input reaches only the outputs whose windows hold it (and a
+    ``nan`` cotangent only the inputs of its window): the separable maps gather their
+    windows instead of multiplying a dense matrix, whose zeros times ``inf`` gave ``nan``
+    everywhere (fuzz seeds 700879, 702475, 703082, 701614, 704369)."""
+    k = {"1d": 1, "2d": 2, "3d": 3}.get(name[-2:])
+    if k is None:
+        k = {"nearest": 3, "linear": 1, "bilinear": 2, "bicubic": 2}.get(kwargs["mode"], 3)
+    shape = (1, 2, *(6, 5, 4)[:k])
+    x = np.random.default_rng(3).standard_normal(shape)
+    x[(0, 0, *([1] * k))] = np.inf
+    x[(0, 1, *([0] * k))] = np.nan
+    x[(0, 1, *([-1] * k))] = -np.inf
+    outs = []
+    for m in (numbagrad, torch):
+        base = m.tensor(np.repeat(x, 2, axis=-1), requires_grad=True)
+        xv = base[..., ::2]  # a strided view, as in the fuzz programs
+        y = getattr(m.nn.functional, name)(xv, *args, **kwargs)
+        cot = m.ones(y.shape, dtype=y.dtype)
+        cot[(0, 0, *([-1] * k))] = float("nan")
+        (g,) = m.autograd.grad(y, [base], cot)
+        outs.append((y, g))
+    (y, g), (ty, tg) = outs
+    np.testing.assert_array_equal(np.isnan(_np(y)), np.isnan(_np(ty)))
+    _close(y, ty, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.isnan(_np(g)), np.isnan(_np(tg)))
+    _close(g, tg, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_max_pooling_and_unpooling_of_an_empty_batch(k):
+    """Max pooling, adaptive max pooling and unpooling of a batch of 0 give PyTorch's
+    empty shapes and gradient (the flattened planes were ``reshape(..., -1)``, which
+    cannot infer the size when a leading dim is 0; fuzz seed 700437)."""
+    shapes = []
+    for m in (numbagrad, torch):
+        x = m.zeros((0, 2, *(5,) * k), requires_grad=True)
+        f = m.nn.functional
+        y, i = getattr(f, f"max_pool{k}d")(x, 3, 2, 1, ceil_mode=True, return_indices=True)
+        u = getattr(f, f"max_unpool{k}d")(y, i, 3, 2, 1, output_size=x.shape[2:])
+        a = getattr(f, f"adaptive_max_pool{k}d")(x, 2)
+        (g,) = m.autograd.grad(y.sum() + u.sum() + a.sum(), [x])
+        shapes.append([tuple(t.shape) for t in (y, i, u, a, g)])
+    assert shapes[0] == shapes[1]

@@ -519,3 +519,23 @@ def test_nn_grad_convolution_gradients_against_torch(k):
     assert gi.requires_grad
     (gg,) = numbagrad.autograd.grad(gi.sum(), gt)
     assert gg.shape == gt.shape
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("padding", ["border", "reflection"])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grid_sample_border_coordinates_get_no_gradient(nd, padding, create_graph):
+    """A coordinate exactly on the border (or clipped to it) has slope 0, as PyTorch's
+    ``clip_coordinates_set_grad`` (borders count as out of bounds); numbagrad's kernel and
+    its differentiable rule counted them inside (fuzz seed 704603: -639 vs -0.0)."""
+    torch = _torch()
+    x, _, rng = _inputs(nd, 5)
+    g = rng.choice([-3.0, -1.0, 0.0, 1.0, 2.0], size=(2, 3, 4, nd) if nd == 2 else (2, 2, 2, 3, 3))
+    cot = rng.standard_normal((2, x.shape[1], *g.shape[1:-1]))
+    grads = []
+    for m in (numbagrad, torch):
+        gt = m.tensor(g, requires_grad=True)
+        out = m.nn.functional.grid_sample(m.tensor(x), gt, padding_mode=padding, align_corners=True)
+        (gg,) = m.autograd.grad(out, [gt], m.tensor(cot), create_graph=create_graph)
+        grads.append(gg.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)

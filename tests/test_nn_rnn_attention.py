@@ -859,3 +859,64 @@ def test_orthogonal_matches_torch(shape, orthogonal_map):
     close(tm.parametrizations.weight.original.grad, nm.parametrizations.weight.original.grad)
     with pytest.raises(NotImplementedError, match="geqrf"):
         n_orth(ng.nn.Linear(3, 5), orthogonal_map="householder", use_trivialization=False)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_saturated_sigmoid_gates_keep_tiny_values(kind):
+    """The sigmoid gates are ``1 / (1 + exp(-a))`` as PyTorch's: ``1/2 + tanh(a/2)/2``
+    rounded a gate of ``a`` below about -17 (float32) to exactly 0, so the states lost
+    their tiny values (relative error 1) and a following ``inf`` weight made ``0 * inf =
+    nan`` where PyTorch has ``inf`` (fuzz seed 700860)."""
+    torch.manual_seed(0)
+    tm = getattr(torch.nn, kind)(2, 3, bidirectional=True)
+    with torch.no_grad():
+        tm.weight_ih_l0.mul_(60.0)
+        tm.weight_ih_l0_reverse.mul_(60.0)
+    x = torch.tensor([[[3.0, 1e-30]], [[2.4, 1.7]], [[100.0, -0.6]]])
+    nm = getattr(ng.nn, kind)(2, 3, bidirectional=True)
+    copy_weights(tm, nm)
+    tout = tm(x)[0]
+    nout = nm(conv(x))[0]
+    close(nout, tout, tol=0.0, rtol=1e-5)
+    # an inf recurrent weight after the saturated step: torch's inf, not nan
+    with torch.no_grad():
+        tm.weight_hh_l0_reverse[-1, 1] = float("inf")
+    copy_weights(tm, nm)
+    tout = tm(x)[0]
+    nout = nm(conv(x))[0]
+    np.testing.assert_array_equal(np.isnan(nout.detach().numpy()), np.isnan(tout.detach().numpy()))
+    close(nout, tout, tol=1e-6, rtol=1e-5)
+
+
+def test_relu_rnn_gradient_passes_through_nan_states():
+    """The ReLU RNN's backward masks as PyTorch's threshold_backward, 0 only where
+    h <= 0: a NaN state (NaN > 0 is False too) passes its gradient on (fuzz seed 701403:
+    numbagrad's input gradient was 0 where PyTorch's was finite)."""
+    torch.manual_seed(1)
+    tm = torch.nn.RNN(2, 3, nonlinearity="relu")
+    with torch.no_grad():
+        tm.weight_hh_l0[1, 1] = float("inf")
+        tm.weight_hh_l0[0, 0] = -89.0
+    nm = ng.nn.RNN(2, 3, nonlinearity="relu")
+    copy_weights(tm, nm)
+    x = torch.tensor([[[-0.56, -0.2]], [[0.74, 0.52]], [[-0.06, 0.28]]])
+    grads = []
+    for m, mod in ((ng, nm), (torch, tm)):
+        xi = m.tensor(x.numpy(), requires_grad=True)
+        _out, h = mod(xi)
+        (g,) = m.autograd.grad(h, [xi], m.ones(h.shape))
+        grads.append(g.detach().numpy())
+    np.testing.assert_array_equal(np.isnan(grads[0]), np.isnan(grads[1]))
+    close(grads[0], grads[1], tol=1e-6, rtol=1e-5)
+
+
+def test_rnn_layer_checks_its_initial_state_shape():
+    """The fused layer's kernels check nothing: an initial state of another batch size is
+    a clear RuntimeError, not NumPy's matmul ValueError (fuzz seed 701833)."""
+    from numbagrad.nn._rnn import rnn_layer
+
+    xp = ng.zeros(2, 2, 4)
+    with pytest.raises(RuntimeError, match=r"Expected h0 of size \[2, 1\]"):
+        rnn_layer("LSTM", xp, ng.zeros(1, 1), ng.zeros(1, 1), ng.zeros(4, 1), None)
+    with pytest.raises(RuntimeError, match=r"Expected c0 of size \[2, 1\]"):
+        rnn_layer("LSTM", xp, ng.zeros(2, 1), ng.zeros(2, 3), ng.zeros(4, 1), None)

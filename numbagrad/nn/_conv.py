@@ -373,6 +373,7 @@ def gather_windows(x, idx, k):
     ``idx`` (``(*lead, *out)``): the pooled values, differentiable through
     ``WindowGather``/``WindowScatter``."""
     lead = tuple(x.shape[: x.ndim - k])
-    flat = F.reshape(x, (*lead, -1))
-    fi = F.reshape(idx, (*lead, -1))
+    # explicit sizes: a -1 cannot be inferred when a lead dim is 0 (an empty batch)
+    flat = F.reshape(x, (*lead, math.prod(x.shape[x.ndim - k :])))
+    fi = F.reshape(idx, (*lead, math.prod(idx.shape[len(lead) :])))
     return F.reshape(bind(WindowGather, (flat, fi), {}), tuple(idx.shape))

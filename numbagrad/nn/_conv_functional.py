@@ -703,8 +703,9 @@ def _max_unpool(input, indices, kernel_size, stride, padding, output_size, k, na
         size = tuple(int(v) for v in size)
     _check_floating(name, input)
     lead = tuple(input.shape[:-k])
-    flat = _ops.reshape(input, (*lead, -1))
-    fi = _ops.reshape(indices, (*lead, -1))
+    # explicit sizes: a -1 cannot be inferred when a lead dim is 0 (an empty batch)
+    flat = _ops.reshape(input, (*lead, math.prod(input.shape[-k:])))
+    fi = _ops.reshape(indices, (*lead, math.prod(indices.shape[-k:])))
     total = math.prod(size)
     if fi.numel() and not fi._is_tracer:  # (WindowPut checks traced indices too)
         lo, hi = int(fi._data.min()), int(fi._data.max())
@@ -762,18 +763,58 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(input, indices, kernel_size, stride, padding, output_size, 3, "max_unpool3d")
 
 
-def _apply_dims(x, mats):
-    """``x`` with the ``j``-th matrix of ``mats`` (``(out_j, in_j)``, NumPy) applied along
-    the ``j``-th of its last ``len(mats)`` dims: a separable linear map by ``matmul``."""
-    k = len(mats)
+def _matrix_taps(m):
+    """The ``(index, weight)`` tables, ``(out, taps)`` each, of the nonzero entries of the
+    ``(out, in)`` matrix ``m``: slots past a row's entries index ``in`` with weight 0."""
+    o, n = m.shape
+    nz = m != 0
+    width = max(1, int(nz.sum(axis=1).max()) if o else 1)
+    idx = np.full((o, width), n, dtype=np.int64)
+    w = np.zeros((o, width))
+    for i in range(o):
+        cols = np.flatnonzero(nz[i])
+        idx[i, : cols.size] = cols
+        w[i, : cols.size] = m[i, cols]
+    return idx, w
+
+
+def _apply_dims(x, maps):
+    """``x`` with the ``j``-th map of ``maps`` applied along the ``j``-th of its last
+    ``len(maps)`` dims, the last dim first (PyTorch's separable kernels' order): a
+    separable linear map. A map is an ``(out_j, in_j)`` NumPy matrix, or the pair
+    ``(index, weight)`` of ``(out_j, taps)`` tables: output ``i`` is
+    ``sum_t weight[i, t] * x[index[i, t]]``, ``index`` ``in_j`` reading a zero. The tables
+    keep the taps PyTorch's interpolation kernels read: those of weight 0 (an ``inf`` there
+    makes a ``nan``) and the clamped duplicates at the edges.
+
+    Each output gathers only its taps with ``index_select`` and sums them with their
+    weights. A dense ``matmul`` would also multiply the zero weights by every other input,
+    so one ``inf`` or ``nan`` anywhere along the dim would turn every output (and,
+    backwards, every gradient) into ``nan``, where PyTorch's windowed kernels only see the
+    window."""
+    k = len(maps)
     out = x
-    for j, m in enumerate(mats):
+    for j in reversed(range(k)):
         dim = x.ndim - k + j
-        mt = as_tensor(np.ascontiguousarray(m.T, dtype=x.dtype.np), device=x.device)
-        if dim == x.ndim - 1:
-            out = _ops.matmul(out, mt)
+        idx, w = maps[j] if isinstance(maps[j], tuple) else _matrix_taps(maps[j])
+        o, width = idx.shape
+        after = x.ndim - 1 - dim
+        n = x.shape[dim]
+        if o == 1 and width == n and np.array_equal(idx[0], np.arange(n)) and np.all(w == w[0, 0]):
+            # one window over the whole dim (global average pooling): a sum
+            wt = np.full((1,) + (1,) * after, w[0, 0], dtype=x.dtype.np)
+            out = _ops.sum(out, dim, keepdim=True) * as_tensor(wt, device=x.device)
+            continue
+        padded = pad(out, (0, 0) * after + (0, 1))
+        g = _ops.index_select(padded, dim, as_tensor(idx.reshape(-1), device=x.device))
+        g = _ops.reshape(g, (*g.shape[:dim], o, width, *g.shape[dim + 1 :]))
+        row = w.max(axis=1, initial=0.0)
+        if np.all((w == row[:, None]) | (idx == n)):  # one weight a row (the averages)
+            wt = np.ascontiguousarray(row.reshape(o, *(1,) * after), dtype=x.dtype.np)
+            out = _ops.sum(g, dim + 1) * as_tensor(wt, device=x.device)
         else:
-            out = _ops.movedim(_ops.matmul(_ops.movedim(out, dim, -1), mt), -1, dim)
+            wt = np.ascontiguousarray(w.reshape(o, width, *(1,) * after), dtype=x.dtype.np)
+            out = _ops.sum(g * as_tensor(wt, device=x.device), dim + 1)
     return out
 
 
@@ -818,7 +859,22 @@ def _avg_pool(
     if divisor_override is not None:
         mats = [(m != 0).astype(np.float64) for m in mats]
         mats[0] = mats[0] / float(divisor_override)
-    return _apply_dims(input, mats)
+    # each dim: the sum of the window's strided slices of the zero-padded input (views:
+    # no gather, and a slice's backward touches only its own entries), times the row's
+    # weight (its entries are equal: 1 / divisor)
+    out = input
+    for j, (m, kk, s, p, o) in enumerate(zip(mats, kernel, stride, padding, osz)):
+        dim = input.ndim - k + j
+        after = input.ndim - 1 - dim
+        right = max(0, (o - 1) * s + kk - spatial[j] - p)
+        xp = pad(out, (0, 0) * after + (p, right)) if p or right else out
+        acc = None
+        for t in range(kk):
+            sl = xp[(slice(None),) * dim + (slice(t, t + s * (o - 1) + 1, s),)]
+            acc = sl if acc is None else acc + sl
+        row = np.ascontiguousarray(m.max(axis=1).reshape(o, *(1,) * after), dtype=input.dtype.np)
+        out = acc * as_tensor(row, device=input.device)
+    return out + 0.0  # (PyTorch's window sums start at +0: a zero average is never -0)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -939,7 +995,8 @@ def _adaptive_avg(input, output_size, k, name):
     size = _adaptive_size(input, output_size, k, name)
     _check_floating(name, input)
     spatial = tuple(input.shape[-k:])
-    return _apply_dims(input, [_adaptive_matrix(n, o) for n, o in zip(spatial, size)])
+    out = _apply_dims(input, [_adaptive_matrix(n, o) for n, o in zip(spatial, size)])
+    return out + 0.0  # (PyTorch's window sums start at +0: a zero average is never -0)
 
 
 def adaptive_avg_pool1d(input, output_size):
@@ -1399,15 +1456,15 @@ def _nearest_matrix(n_in, n_out, scale, exact):
 
 def _linear_matrix(n_in, n_out, align_corners, scale):
     r = _src_scale(n_in, n_out, align_corners, scale)
-    m = np.zeros((n_out, n_in))
+    idx = np.zeros((n_out, 2), dtype=np.int64)
+    w = np.zeros((n_out, 2))
     for i in range(n_out):
         src = r * i if align_corners else max(r * (i + 0.5) - 0.5, 0.0)
         i0 = int(src)
-        i1 = min(i0 + 1, n_in - 1)
         lam = src - i0
-        m[i, i0] += 1.0 - lam
-        m[i, i1] += lam
-    return m
+        idx[i] = i0, min(i0 + 1, n_in - 1)
+        w[i] = 1.0 - lam, lam
+    return idx, w
 
 
 def _cubic_weights(t, a=-0.75):
@@ -1422,14 +1479,14 @@ def _cubic_weights(t, a=-0.75):
 
 def _cubic_matrix(n_in, n_out, align_corners, scale):
     r = _src_scale(n_in, n_out, align_corners, scale)
-    m = np.zeros((n_out, n_in))
+    idx = np.zeros((n_out, 4), dtype=np.int64)
+    w = np.zeros((n_out, 4))
     for i in range(n_out):
         src = r * i if align_corners else r * (i + 0.5) - 0.5
         i0 = math.floor(src)
-        t = src - i0
-        for off, w in zip(range(-1, 3), _cubic_weights(t)):
-            m[i, min(max(i0 + off, 0), n_in - 1)] += w
-    return m
+        idx[i] = [min(max(i0 + off, 0), n_in - 1) for off in range(-1, 3)]
+        w[i] = _cubic_weights(src - i0)
+    return idx, w
 
 
 def _aa_filter(mode, x):
@@ -1464,7 +1521,7 @@ def _aa_matrix(n_in, n_out, align_corners, scale, mode):
     half = _AA_TAPS[mode] * 0.5
     support = half * r if r >= 1.0 else half
     inv = 1.0 / r if r >= 1.0 else 1.0
-    m = np.zeros((n_out, n_in))
+    rows = []
     for i in range(n_out):
         center = r * (i + 0.5)
         lo = max(int(center - support + 0.5), 0)
@@ -1473,8 +1530,14 @@ def _aa_matrix(n_in, n_out, align_corners, scale, mode):
         total = sum(w)
         if total != 0.0:
             w = [v / total for v in w]
-        m[i, lo:hi] = w
-    return m
+        rows.append((lo, w))
+    width = max([1] + [len(w) for _, w in rows])
+    idx = np.full((n_out, width), n_in, dtype=np.int64)
+    wt = np.zeros((n_out, width))
+    for i, (lo, w) in enumerate(rows):
+        idx[i, : len(w)] = np.arange(lo, lo + len(w))
+        wt[i, : len(w)] = w
+    return idx, wt
 
 
 def interpolate(
@@ -1494,9 +1557,10 @@ def interpolate(
     ``antialias=True`` only) or ``'area'`` (adaptive average pooling); ``align_corners`` maps
     corner pixel centres onto each other (the interpolating modes only). ``antialias=True``
     (bilinear, bicubic and lanczos, 4-D input) widens the filter when shrinking, as
-    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map, one
-    small matrix per dim applied with ``matmul``, so every transform differentiates through
-    it.
+    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map: per
+    dim, every output gathers its taps (``index_select``) and sums them weighted, so every
+    transform differentiates through it and a non-finite input reaches only the outputs
+    whose taps read it.
 
     Examples
     --------

@@ -112,8 +112,9 @@ def _as(mask, like):
 
 
 def _clip(x, size):
-    """Clipped to ``[0, size - 1]``, and the slope (0 outside, as PyTorch's)."""
-    inside = _as((x >= 0.0) & (x <= size - 1.0), x)
+    """Clipped to ``[0, size - 1]``, and the slope (0 outside and on the borders
+    themselves, as PyTorch's ``clip_coordinates_set_grad``)."""
+    inside = _as((x > 0.0) & (x < size - 1.0), x)
     return F.clamp(x, 0.0, size - 1.0), inside
 
 

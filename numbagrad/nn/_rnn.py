@@ -276,7 +276,7 @@ class RnnLayer(_Layer):
                 d = d + _rows(ghs[t], n, B)
             h = _rows(hs[t], n, B)
             if nonlinearity == "relu":
-                da = F.where(h > 0, d, 0.0)
+                da = F.where(h <= 0, 0.0, d)  # (a NaN h passes d, as PyTorch's)
             else:
                 da = d * (1.0 - h * h)
             das[t] = _pad_rows(da, n, B)
@@ -304,7 +304,7 @@ class RnnLayer(_Layer):
             if ta is None:
                 ta = _zeros_like(hp)
             h = _rows(hs[t], n, B)
-            tn = F.where(h > 0, ta, 0.0) if nonlinearity == "relu" else ta * (1.0 - h * h)
+            tn = F.where(h <= 0, 0.0, ta) if nonlinearity == "relu" else ta * (1.0 - h * h)
             ths[t] = _pad_rows(tn, n, B)
             th = _merge(tn, th if th is not None else _zeros_like(h0), n, B)
         return F.stack(ths, 0), th
@@ -344,9 +344,9 @@ class GruLayer(_Layer):
         hs = np.zeros((T, B, H), dtype=dt)
         ws = np.zeros((T, B, 4 * H), dtype=dt)
         bb = _bias(be, b, G, dt)
-        # r and z: tanh(a / 2) (NOTE [Fused recurrence kernels]): halve their columns
+        # r and z: exp(-a) (NOTE [Fused recurrence kernels]): negate their columns
         scale = np.ones(G, dtype=dt)
-        scale[: 2 * H] = 0.5
+        scale[: 2 * H] = -1.0
         wt = np.ascontiguousarray(w.T) * scale
         xrz = (xp[..., : 2 * H] + bb[: 2 * H]) * scale[: 2 * H]
         hw = np.empty((B, G), dtype=dt)
@@ -356,7 +356,8 @@ class GruLayer(_Layer):
             wst = ws[t, :n]
             np.matmul(h[:n], wt, out=hw[:n])
             np.add(hw[:n, : 2 * H], xrz[t, :n], out=wst[:, : 2 * H])
-            np.tanh(wst[:, : 2 * H], out=wst[:, : 2 * H])
+            with np.errstate(over="ignore"):
+                np.exp(wst[:, : 2 * H], out=wst[:, : 2 * H])
             K.gru_forward_mid(wst, hw[:n], xp[t, :n], bb, npre[:n])
             np.tanh(npre[:n], out=npre[:n])
             K.gru_forward_out(wst, npre[:n], h[:n], hs[t, :n])
@@ -481,8 +482,8 @@ class LstmLayer(_Layer):
         hs = np.zeros((T, B, H), dtype=dt)
         cs = np.zeros((T, B, H), dtype=dt)
         ws = np.zeros((T, B, G), dtype=dt)
-        # the sigmoid gates as tanh(a / 2) (NOTE [Fused recurrence kernels])
-        scale = np.full(G, 0.5, dtype=dt)
+        # the sigmoid gates from exp(-a) (NOTE [Fused recurrence kernels])
+        scale = np.full(G, -1.0, dtype=dt)
         scale[2 * H : 3 * H] = 1.0
         wt = np.ascontiguousarray(w.T) * scale
         xps = (xp + _bias(be, b, G, dt)) * scale
@@ -492,7 +493,10 @@ class LstmLayer(_Layer):
             wst = ws[t, :n]
             np.matmul(h[:n], wt, out=wst)
             np.add(wst, xps[t, :n], out=wst)
-            np.tanh(wst, out=wst)
+            with np.errstate(over="ignore"):
+                np.exp(wst[:, : 2 * H], out=wst[:, : 2 * H])
+                np.exp(wst[:, 3 * H :], out=wst[:, 3 * H :])
+            np.tanh(wst[:, 2 * H : 3 * H], out=wst[:, 2 * H : 3 * H])
             K.lstm_forward_gates(wst, c[:n], cs[t, :n])
             np.tanh(c[:n], out=tc[:n])
             K.lstm_forward_out(wst, tc[:n], h[:n], hs[t, :n])
@@ -623,6 +627,13 @@ def rnn_layer(mode, xp, h0, c0, w_hh, b_hh, *, reverse=False, batch_sizes=None):
             f"{list(xp.shape)} (nn.{'LSTM' if mode == 'LSTM' else mode.split('_')[0]} adds the "
             "batch dimension of an unbatched input itself)"
         )
+    hid = (xp.shape[1], w_hh.shape[1])
+    for name, st in (("h0", h0), ("c0", c0)):
+        if st is not None and tuple(st.shape) != hid:  # (the kernels check nothing)
+            raise RuntimeError(
+                f"rnn_layer: Expected {name} of size {list(hid)} (batch, hidden), got "
+                f"{list(st.shape)}"
+            )
     if xp.dtype == _D.float16:  # the cell kernels run in float32 (Numba has no float16)
 
         def up(t):

@@ -210,6 +210,8 @@ class Outer(Primitive):
     @staticmethod
     def vjp(ctx, g):
         a, b = conj_all(ctx.saved())
+        # matmul takes one dtype: a bool or integer operand (outer promotes) in g's
+        a, b = (v if v is None or v.dtype == g.dtype else v.to(g.dtype) for v in (a, b))
         ga = gb = None
         if ctx.needs_input_grad(0):  # sum_j g[..., i, j] b[..., j]
             ga = F.matmul(g, b) if b.ndim == 1 else F.squeeze(F.matmul(g, F.unsqueeze(b, -1)), -1)

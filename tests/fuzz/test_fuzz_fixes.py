@@ -309,3 +309,24 @@ def test_new_surface_matches_torch(case):
         assert a in (None, [0.0, 0.0, 0.0]) and b == [0.0, 0.0, 0.0]
         return
     assert a == b
+
+
+# -- the standard_gamma_icdf reference (campaign 700000) --------------------------------------
+def test_gamma_icdf_reference_covers_the_domain_edges():
+    """The torch-side reference of ``ops.standard_gamma_icdf`` (a bisection on
+    ``torch.special.gammainc``) stopped at its bracket ends [1e-12, 60] for u outside
+    [0, 1], a <= 0, u == 1 and answers beyond the bracket, where numbagrad's NaN / inf /
+    clamp are right (11 nan_pattern programs of seed 700000); it now agrees."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import _opdb  # noqa: F401  (loads _opdb_special after it: they import each other)
+    from _opdb_special import _torch_gamma_icdf
+
+    a = [1e-30, 2.96, -1.2, 0.5, 2.0, 1.0, 1.0, 50.0, 90.0, 1.5]
+    u = [0.9048, 2.89, 0.5, 1.0, 0.0, 1.5, -0.1, 0.5, 0.999, 0.3]
+    ours = ng.ops.standard_gamma_icdf(ng.tensor(a), ng.tensor(u)).numpy()
+    ref = _torch_gamma_icdf(torch, torch.tensor(a), torch.tensor(u)).numpy()
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref))
+    np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=0)

@@ -273,6 +273,16 @@ class ArrayMath:
 
 
 # name -> (NumPy function, njit kernel name or None, NumPy formula for small arrays)
+def _reciprocal(x):
+    # complex: 1 / z by complex division, as PyTorch's (np.reciprocal gives -0.0 for the
+    # real part of 1 / (-0.0 + 1j), the division +0.0)
+    if x.dtype.kind == "c":
+        return np.divide(x.dtype.type(1), x)
+    if x.size >= THREAD_MIN:
+        return threads.call(np.reciprocal, x)  # NOTE [Threaded ufuncs]
+    return np.reciprocal(x)
+
+
 _MAPS = {
     "negative": (np.negative, None, None),
     "abs": (np.abs, None, None),
@@ -288,7 +298,7 @@ _MAPS = {
     "log2": (np.log2, None, None),
     "sqrt": (np.sqrt, None, None),
     "square": (np.square, None, None),
-    "reciprocal": (np.reciprocal, None, None),
+    "reciprocal": (_reciprocal, None, None),
     "sin": (np.sin, None, None),
     "cos": (np.cos, None, None),
     "tan": (np.tan, None, None),

@@ -55,10 +55,12 @@ def _unnormalize(g, size, align):
 
 @njit(cache=True, nogil=True)
 def _clip(x, size):
-    """``x`` clipped to ``[0, size - 1]`` and its derivative (0 where clipped)."""
-    if x < 0.0:
+    """``x`` clipped to ``[0, size - 1]`` and its derivative: 0 where clipped and on the
+    borders themselves, which PyTorch's ``clip_coordinates_set_grad`` counts as out of
+    bounds (a grid value of exactly +-1 under ``align_corners=True`` gets no gradient)."""
+    if x <= 0.0:
         return 0.0, 0.0
-    if x > size - 1:
+    if x >= size - 1:
         return float(size - 1), 0.0
     return x, 1.0
 

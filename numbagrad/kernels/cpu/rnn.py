@@ -15,9 +15,12 @@ driver passes arrays of the right shapes (NOTE [Bounds-check mode] in ``_jit.py`
 The transcendental functions are NumPy's (``np.tanh`` on a whole step, SIMD): a scalar
 ``math.tanh``/``math.exp`` per element in the kernel measured 30x slower than the rest of the
 step (120 us against 3.4 us for the 8,192 gate values of an LSTM step at batch 32, hidden
-64). The sigmoid gates are ``1/2 + tanh(a/2)/2``: the driver scales their pre-activations by
-1/2 (in the input projections and the columns of ``W_hh^T``), takes one ``np.tanh`` over all
-gates, and the kernels here do the arithmetic, which LLVM vectorises. The forward writes
+64). The sigmoid gates are ``1 / (1 + exp(-a))``, as PyTorch's: the driver negates their
+pre-activations (in the input projections and the columns of ``W_hh^T``), takes ``np.exp``
+over them and ``np.tanh`` over the ``tanh`` gates, and the kernels here do the arithmetic,
+which LLVM vectorises. (``1/2 + tanh(a/2)/2``, one ``np.tanh`` over all gates, cancels to
+exactly 0 below ``a`` of about -17 in float32 where the sigmoid is tiny but positive: a gate
+of 0 times an ``inf`` weight made a ``nan`` where PyTorch's gives ``inf``.) The forward writes
 what the backward needs so that it recomputes nothing but ``tanh(c)``: the LSTM's four
 activated gates, the GRU's ``r, z, n`` and ``W_hn h + b_hn`` (``ws``), and the new states.
 The backward gets the gradient of the new hidden state ``dh`` (and the LSTM's cell ``dc``),
@@ -40,18 +43,18 @@ __all__ = [
 
 @njit(error_model="numpy")
 def lstm_forward_gates(ws, c, cs):
-    """The LSTM gates from ``ws = tanh(s * a)`` (``s`` 1/2 for the sigmoid gates, 1 for
-    ``g``: ``sigmoid(a) = 1/2 + tanh(a/2)/2``), in place; the new cell state into ``c`` (read
-    as the previous one) and ``cs``."""
+    """The LSTM gates from ``ws`` (``exp(-a)`` for the sigmoid gates ``i, f, o``:
+    ``sigmoid(a) = 1 / (1 + exp(-a))``; ``tanh(a)`` for ``g``), in place; the new cell
+    state into ``c`` (read as the previous one) and ``cs``."""
     n, hid = c.shape
     for r in range(n):
         for j in range(hid):
-            gi = 0.5 + 0.5 * ws[r, j]
-            gf = 0.5 + 0.5 * ws[r, hid + j]
+            gi = 1.0 / (1.0 + ws[r, j])
+            gf = 1.0 / (1.0 + ws[r, hid + j])
             gg = ws[r, 2 * hid + j]
             ws[r, j] = gi
             ws[r, hid + j] = gf
-            ws[r, 3 * hid + j] = 0.5 + 0.5 * ws[r, 3 * hid + j]
+            ws[r, 3 * hid + j] = 1.0 / (1.0 + ws[r, 3 * hid + j])
             cn = gf * c[r, j] + gi * gg
             c[r, j] = cn
             cs[r, j] = cn
@@ -102,15 +105,15 @@ def lstm_backward_step(dh, dc, ws, tc, cprev, gws, has_gws, da):
 
 @njit(error_model="numpy")
 def gru_forward_mid(ws, hw, xp, b, npre):
-    """From ``ws[:, :2H] = tanh((a_r, a_z) / 2)``: ``r`` and ``z`` in place, ``W_hn h + b_hn``
+    """From ``ws[:, :2H] = exp(-(a_r, a_z))``: ``r`` and ``z`` in place, ``W_hn h + b_hn``
     into ``ws[:, 3H:]`` and the pre-activation ``x_n + r (W_hn h + b_hn)`` into ``npre``."""
     n, hid = npre.shape
     for r in range(n):
         for j in range(hid):
-            gr = 0.5 + 0.5 * ws[r, j]
+            gr = 1.0 / (1.0 + ws[r, j])
             ghn = hw[r, 2 * hid + j] + b[2 * hid + j]
             ws[r, j] = gr
-            ws[r, hid + j] = 0.5 + 0.5 * ws[r, hid + j]
+            ws[r, hid + j] = 1.0 / (1.0 + ws[r, hid + j])
             ws[r, 3 * hid + j] = ghn
             npre[r, j] = xp[r, 2 * hid + j] + gr * ghn
 
@@ -173,6 +176,7 @@ def rnn_backward_step(dh, h, relu, da):
         for j in range(hid):
             v = h[r, j]
             if relu:
-                da[r, j] = dh[r, j] if v > 0 else 0.0
+                # PyTorch's threshold_backward: 0 where h <= 0, so a NaN h passes dh
+                da[r, j] = 0.0 if v <= 0 else dh[r, j]
             else:
                 da[r, j] = dh[r, j] * (1.0 - v * v)
