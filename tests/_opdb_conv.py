@@ -468,7 +468,28 @@ def _pool(name, ref, samples, k, **kw):
     def r(x, *args, **kwargs):
         return ref(x, *args, k=k, **kwargs)
 
-    return OpInfo(f"nn.functional.{name}", r, samples, op=_nnf(name), **kw)
+    kw.setdefault("op", _nnf(name))
+    return OpInfo(f"nn.functional.{name}", r, samples, **kw)
+
+
+def _max_pool_op(name, k):
+    """``F.<name>``, refusing (in both libraries) a window with every tap in the padding
+    (possible with dilation): PyTorch returns -inf with an out-of-range index there and its
+    backward then writes outside the gradient (heap corruption, fuzz seed 1001443), so the
+    fuzzer must not reach it; numbagrad's -inf is tested in tests/test_nn_conv.py."""
+    f = _nnf(name)
+
+    def op(m, x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, **kw):
+        ks = _t(kernel_size, k)
+        st = _t(stride if stride not in (None, ()) else kernel_size, k)
+        pd, dl = _t(padding, k), _t(dilation, k)
+        for n, kk, s, p, d in zip(tuple(x.shape)[-k:], ks, st, pd, dl):
+            for i in range(max(_pool_out(n, kk, s, p, d, ceil_mode), 0)):
+                if not any(0 <= i * s - p + j * d < n for j in range(kk)):
+                    raise RuntimeError(f"{name}: a window lies wholly in the padding")
+        return f(m, x, kernel_size, stride, padding, dilation, ceil_mode, **kw)
+
+    return op
 
 
 def _adaptive_entry(name, k, reduce, prims):
@@ -534,9 +555,30 @@ op_db = [
         op=_nnf("fold"),
         primitives=("Col2Im", "Permute"),
     ),
-    _pool("max_pool1d", ref_max_pool, max_pool1d_samples, 1, primitives=_MAX),
-    _pool("max_pool2d", ref_max_pool, max_pool2d_samples, 2, primitives=_MAX),
-    _pool("max_pool3d", ref_max_pool, max_pool3d_samples, 3, primitives=_MAX),
+    _pool(
+        "max_pool1d",
+        ref_max_pool,
+        max_pool1d_samples,
+        1,
+        primitives=_MAX,
+        op=_max_pool_op("max_pool1d", 1),
+    ),
+    _pool(
+        "max_pool2d",
+        ref_max_pool,
+        max_pool2d_samples,
+        2,
+        primitives=_MAX,
+        op=_max_pool_op("max_pool2d", 2),
+    ),
+    _pool(
+        "max_pool3d",
+        ref_max_pool,
+        max_pool3d_samples,
+        3,
+        primitives=_MAX,
+        op=_max_pool_op("max_pool3d", 3),
+    ),
     _pool("max_unpool1d", ref_max_unpool, max_unpool1d_samples, 1, primitives=_UNPOOL),
     _pool("max_unpool2d", ref_max_unpool, max_unpool2d_samples, 2, primitives=_UNPOOL),
     _pool("max_unpool3d", ref_max_unpool, max_unpool3d_samples, 3, primitives=_UNPOOL),

@@ -293,6 +293,7 @@ def _torch_gamma_icdf(m, a, u):
             # outside the domain the bisection would stop at a bracket end: P^-1(a, 1) is
             # inf, P^-1(a, 0) the clamp, and u outside [0, 1], a <= 0 or a NaN are NaN
             x = m.where(u_ == 0, m.full_like(x, _TINY64), m.where(u_ == 1, math.inf, x))
+            x = m.where(m.isinf(a_) & (u_ > 0), math.inf, x)  # (the limit a -> inf)
             bad = (u_ < 0) | (u_ > 1) | ~(a_ > 0) | m.isnan(u_)
             x = m.where(bad, math.nan, x)
             ctx.save_for_backward(a_, x)

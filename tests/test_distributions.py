@@ -4,6 +4,8 @@ through the reparameterised gamma draws, sampled moments), ``MultivariateNormal`
 transforms (round trips, log det Jacobians against autograd's Jacobian), the constraints
 with ``biject_to``/``transform_to``, and ``validate_args``' errors."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -950,3 +952,16 @@ def test_validation_under_vmap_checks_every_example_as_torch():
 
     for a, b in zip(run(numbagrad), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_standard_gamma_inverse_at_huge_concentrations():
+    # the Newton inversion of P lost its precision from a ~ 1e16 (NaN at 1e30) and the
+    # central-difference gradient from ~1e6: Wilson-Hilferty there (its error ~ 1/a)
+    a = numbagrad.tensor([1e6, 1e16, 1e30, math.inf], dtype=numbagrad.float64, requires_grad=True)
+    u = numbagrad.tensor([0.9, 0.5, 0.1, 0.5], dtype=numbagrad.float64)
+    x = numbagrad.ops.standard_gamma_icdf(a, u)
+    v = x.detach().numpy()
+    assert np.isfinite(v[:3]).all() and v[3] == math.inf
+    np.testing.assert_allclose(v[:3], [1e6 + 1281.77, 1e16, 1e30], rtol=1e-6)
+    x[:3].sum().backward()
+    np.testing.assert_allclose(a.grad.numpy()[:3], [1.00064, 1.0, 1.0], rtol=1e-5)

@@ -848,3 +848,24 @@ def test_max_pooling_and_unpooling_of_an_empty_batch(k):
         (g,) = m.autograd.grad(y.sum() + u.sum() + a.sum(), [x])
         shapes.append([tuple(t.shape) for t in (y, i, u, a, g)])
     assert shapes[0] == shapes[1]
+
+
+def test_max_pool_window_wholly_in_the_padding():
+    # kernel 2, dilation 2, padding 1 on a length-1 dim: both taps are padding. PyTorch
+    # returns -inf with an out-of-range index, and its backward then writes outside the
+    # gradient (a heap corruption); numbagrad gives -inf, index -1 and no gradient
+    x0 = np.random.default_rng(0).standard_normal((1, 2, 1, 5))
+    x = numbagrad.tensor(x0, requires_grad=True)
+    y, i = F.max_pool2d(x, (2, 3), (1, 2), (1, 1), dilation=(2, 1), return_indices=True)
+    assert np.all(y.detach().numpy() == -np.inf) and np.all(i.numpy() == -1)
+    yt = torch.nn.functional.max_pool2d(torch.tensor(x0), (2, 3), (1, 2), (1, 1), dilation=(2, 1))
+    np.testing.assert_array_equal(y.detach().numpy(), yt.numpy())
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 0.0)
+    # windows with a tap inside keep PyTorch's values and gradients
+    x1 = np.random.default_rng(1).standard_normal((2, 3, 7, 6))
+    a = numbagrad.tensor(x1, requires_grad=True)
+    b = torch.tensor(x1, requires_grad=True)
+    F.max_pool2d(a, (3, 2), (2, 1), (1, 1), dilation=(2, 2)).sum().backward()
+    torch.nn.functional.max_pool2d(b, (3, 2), (2, 1), (1, 1), dilation=(2, 2)).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), b.grad.numpy())

@@ -605,7 +605,16 @@ def _max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_i
         "out": osz,
     }
     idx = bind(MaxPoolIndices, (input,), params)
-    out = gather_windows(input, idx, k)
+    if all(d == 1 for d in dilation):
+        out = gather_windows(input, idx, k)
+    else:
+        # with dilation a window can have every tap in the padding (kernel 2, dilation 2,
+        # padding 1 on a length-1 dim): its maximum is -inf, as PyTorch's, and its index
+        # -1 (PyTorch returns an out-of-range index there, and its backward then writes
+        # outside the gradient); no gradient flows from it
+        empty = idx < 0
+        out = gather_windows(input, _ops.where(empty, 0, idx), k)
+        out = _ops.where(empty, float("-inf"), out)
     return (out, idx) if return_indices else out
 
 

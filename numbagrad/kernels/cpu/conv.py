@@ -112,8 +112,8 @@ def col2im(cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, out
 def max_pool_indices(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, out):
     """``out[p, z, y, x]``: the flat index ``(iz * H + iy) * W + ix`` into plane ``p`` of
     ``x`` (``(P, D, H, W)``) of the first maximum (NaN first) of the window at ``(z, y,
-    x)``; taps in the padding are skipped (the caller guarantees each window has one
-    tap inside)."""
+    x)``; taps in the padding are skipped, and a window with no tap inside (possible with
+    dilation) gets -1, which the caller masks."""
     npl, nd, nh, nw = x.shape
     _, od, oh, ow = out.shape
     for p in prange(npl):
