@@ -14,16 +14,18 @@ Numba's ``prange`` kernels run on its OpenMP threading layer, and NumPy's matrix
 OpenBLAS's own thread pool. By default, OpenMP threads spin for a while after each parallel
 region, waiting for the next one; the OpenBLAS threads, and the other processes of a shared
 machine, then wait for cores the spinning threads hold. A training step alternates between
-the two (a GEMM, an elementwise kernel, a GEMM...), so on a 2-core machine the 1-D conv net
-of ``asv_bench/benchmarks/bench_conv.py`` took 63 ms per step with spinning threads against
-21-24 ms with sleeping ones (2-2.3x PyTorch's time instead of 7x), and a 2M-element
-forward+backward chain 30 ms against 23-25 ms. So, unless the user has set
+the two (a GEMM, an elementwise kernel, a GEMM...). On the 2-core machine (numbagrad alone
+in its process, the machine otherwise loaded 2-3), the 1-D conv net step of
+``asv_bench/benchmarks/bench_conv.py`` took 26-96 ms with libgomp's default spinning against
+17-32 ms with sleeping threads, and a 2M-element forward+backward chain 30 ms against
+23-25 ms. So, unless the user has set
 ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` themselves, importing numbagrad sets
 ``OMP_WAIT_POLICY=PASSIVE`` in the process environment, before Numba loads its OpenMP
 layer (at the first parallel kernel): idle threads sleep at once. It applies to the OpenMP
 runtimes loaded after that point (an OpenMP library loaded later, PyTorch's included, reads
-it too); set ``OMP_WAIT_POLICY=ACTIVE`` before importing numbagrad for the spinning
-behaviour.
+it too: a benchmark that compares the two in one process imports PyTorch first, as
+``asv_bench/benchmarks/_common.py`` does); set ``OMP_WAIT_POLICY=ACTIVE`` before importing
+numbagrad for the spinning behaviour.
 """
 
 from __future__ import annotations
