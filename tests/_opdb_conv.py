@@ -501,6 +501,8 @@ def _adaptive_entry(name, k, reduce, prims):
 
 
 _MAX = ("MaxPoolIndices", "Reshape", "WindowGather")
+# with dilation a window can lie wholly in the padding: -inf there (Lt, Where)
+_MAX_DILATED = ("Lt", "MaxPoolIndices", "Reshape", "Where", "WindowGather")
 _UNPOOL = ("Reshape", "WindowPut")
 _AVG = ("Add", "Cat", "Index", "Mul", "Reshape", "Sum")
 _AVG_WIN = ("Add", "Cat", "Index", "Mul")  # avg_pool: strided slices of the padded input
@@ -560,7 +562,7 @@ op_db = [
         ref_max_pool,
         max_pool1d_samples,
         1,
-        primitives=_MAX,
+        primitives=_MAX_DILATED,
         op=_max_pool_op("max_pool1d", 1),
     ),
     _pool(
@@ -568,7 +570,7 @@ op_db = [
         ref_max_pool,
         max_pool2d_samples,
         2,
-        primitives=_MAX,
+        primitives=_MAX_DILATED,
         op=_max_pool_op("max_pool2d", 2),
     ),
     _pool(
