@@ -548,6 +548,9 @@ class CompiledFunctionBackward(Node):
     # every gradient it returns is a new array (``_backward_arrays`` copies the others), so
     # the engine may keep it as a leaf's .grad without copying (NOTE [Engine], point 4)
     _fresh_grads = True
+    # the program's gradients are the traced ``autograd.grad``'s, whose shapes and dtypes
+    # the engine validated (and reduced) while tracing: the fix-ups are in the program
+    _exact_grads = True
 
     def name(self) -> str:
         return "CompiledFunctionBackward"
@@ -578,18 +581,11 @@ class CompiledFunctionBackward(Node):
         grads = en.bwd.fn(*res, *cots)
         nxt = self._next
         out = [None] * len(nxt)
-        given = None
         for i, g in zip(en.targets, grads):
             if nxt[i] is not None and g is not None:
                 # a view, or an array the program was given (a residual, a cotangent that
                 # passed through): a copy, so that no .grad aliases another tensor's memory
-                if g.base is None:
-                    if given is None:
-                        given = {id(a) for a in res}
-                        given.update(map(id, cots))
-                    if id(g) in given:
-                        g = g.copy()
-                else:
+                if g.base is not None or _among(g, res) or _among(g, cots):
                     g = g.copy()
                 out[i] = g
         return out
@@ -599,6 +595,14 @@ class CompiledFunctionBackward(Node):
             arrays = self._backward_arrays([None if g is None else g._data for g in grads])
             return [None if a is None else Tensor._make(a) for a in arrays]
         return _replay(self, grads)
+
+
+def _among(a, arrays) -> bool:
+    """Whether ``a`` is one of ``arrays`` (by identity; the lists are short)."""
+    for b in arrays:
+        if b is a:
+            return True
+    return False
 
 
 def _modified(node, t, version):

@@ -82,6 +82,9 @@ class Node:
     # True when every gradient array the rule returns is new or one of its inputs'
     # gradients (never an array kept elsewhere): NOTE [Engine], point 4
     _fresh_grads = False
+    # True when every gradient the rule returns already has its input's shape and dtype
+    # (the engine's ``_validate`` has nothing to fix): NOTE [Engine], point 7
+    _exact_grads = False
 
     def _init_node(self, next_edges, in_meta, n_out=1):
         self._next = next_edges

@@ -45,8 +45,9 @@ NOTE [Engine]
 7. ``backward()`` of a graph that is one node over leaves, with no hook anywhere and on
    the eager interpreter (``_shallow``: a compiled call's loss, whose whole graph is one
    ``CompiledFunctionBackward``, or one op on parameters) skips points 1 and 2's
-   bookkeeping: the rule runs, is validated, and its gradients are stored into the
-   leaves' ``.grad`` as point 3 stores them (``_execute_shallow``). It is the same
+   bookkeeping: the rule runs, is validated (unless its node says its gradients already
+   have the inputs' shapes and dtypes, ``Node._exact_grads``), and its gradients are
+   stored into the leaves' ``.grad`` as point 3 stores them (``_execute_shallow``). It is the same
    computation; the queue, the dependency counts and the buffers have nothing to do there.
 """
 
@@ -96,25 +97,27 @@ def _root_edge(t, i):
     return edge_of(t)
 
 
+def _implicit_seed(out):
+    """The array of ones ``backward()`` starts from when no gradient is given (scalar
+    real outputs only)."""
+    d = out._data
+    if d.size != 1:
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if d.dtype.kind != "f":
+        raise RuntimeError(
+            f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
+        )
+    if type(d) is np.ndarray:
+        return np.ones(d.shape, d.dtype) if d.ndim else np.array(1, d.dtype)
+    # the seed filled on the output's device (a fill kernel: no host copy)
+    return backend_of(d).xp.ones(d.shape, d.dtype)
+
+
 def _make_grads(outputs, grad_outputs, create_graph):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
-            if out._data.size != 1:
-                raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind != "f":
-                raise RuntimeError(
-                    "grad can be implicitly created only for real scalar outputs "
-                    f"but got {out.dtype}"
-                )
-            if type(out._data) is np.ndarray:
-                g = Tensor._make(
-                    np.ones(out._data.shape, out._data.dtype)
-                    if out._data.ndim
-                    else np.array(1, out._data.dtype)
-                )
-            else:  # the seed filled on the output's device (a fill kernel: no host copy)
-                g = Tensor._make(backend_of(out._data).xp.ones(out._data.shape, out._data.dtype))
+            g = Tensor._make(_implicit_seed(out))
         else:
             if not isinstance(g, Tensor):
                 if isinstance(g, (int, float)):
@@ -241,6 +244,16 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    if inputs is None and not create_graph and _shallow(roots):
+        # point 7: the rule reads arrays, so the implicit seed needs no Tensor around it
+        g = grads[0]
+        if g is None:
+            seed = _implicit_seed(outputs[0])
+        else:
+            g = _make_grads(outputs, grads, False)[0]
+            seed = None if g is None else g._data
+        _execute_shallow(roots[0][0], seed, retain_graph)
+        return
     grads = _make_grads(outputs, grads, create_graph)
     targets = None
     if inputs is not None:
@@ -252,9 +265,6 @@ def backward(
             if not t._requires_grad:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
             targets.append(_root_edge(t, 0))
-    if targets is None and not create_graph and _shallow(roots):
-        _execute_shallow(roots[0][0], grads[0], retain_graph)
-        return
     _execute(
         roots, grads, retain_graph, create_graph, targets, accumulate=True, input_tensors=inputs
     )
@@ -684,10 +694,11 @@ def _store_leaf_grad(node, g, create_graph, stored):
             return
         arr = g._data if isinstance(g, Tensor) else g
         if old is None:
+            flags = arr.flags  # (a new object per access: read once)
             if (
                 arr.base is not None
-                or not arr.flags.c_contiguous
-                or not arr.flags.writeable
+                or not flags.c_contiguous
+                or not flags.writeable
                 or id(arr) in stored
                 or arr.dtype != leaf._data.dtype
             ):
@@ -1076,10 +1087,10 @@ def _shallow(roots):
 def _execute_shallow(node, g, retain_graph):
     """Point 7: ``backward()`` of a graph of one node over leaves (a compiled call's loss,
     one op on parameters): the rule runs and its gradients go straight into ``.grad``,
-    with what ``_execute`` does for that graph and none of its queue bookkeeping."""
+    with what ``_execute`` does for that graph and none of its queue bookkeeping. ``g`` is
+    the output's gradient array (None: undefined)."""
     quiet_numpy()
     if g is not None:  # (None: an undefined output gradient, nothing to store)
-        g = g._data
         stored = {id(g)}
         token = _GRAD_ENABLED.set(False)
         try:
@@ -1087,7 +1098,8 @@ def _execute_shallow(node, g, retain_graph):
             nxt = node._next
             if len(out) != len(nxt):
                 out = _trim_outputs(node, out, len(nxt))
-            out = _validate(node, out, _Arrays)
+            if not node._exact_grads:
+                out = _validate(node, out, _Arrays)
             if not node._fresh_grads:
                 _expose(out, stored)
             for edge, gi in zip(nxt, out):
