@@ -35,6 +35,8 @@ WORKLOADS = [
     B.CompiledChainGrad,
     B.CompiledFunctionCall,
     B.CompiledCustomOp,
+    B.CompiledFunctionGrad,
+    B.CompiledCustomOpGrad,
     B.CompiledPerExample,
     B.CompiledHessian,
     B.CompiledLennardJones,

@@ -161,6 +161,54 @@ class CompiledCustomOp(CompileBenchmark):
         return self.run()
 
 
+class CompiledFunctionGrad(CompileBenchmark):
+    """The same ``x * sigmoid(x)`` Function as ``func.grad`` of its sum: how
+    ``jax.jit(jax.grad(f))`` of a ``jax.custom_vjp`` is timed. (functorch transforms need
+    ``setup_context`` style.)"""
+
+    params = [["eager", "compiled", "torch"]]
+    number = 500
+
+    def build(self, mod, compiled):
+        class XSig(mod.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * mod.sigmoid(x)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                s = mod.sigmoid(x)
+                return g * (s + x * s * (1 - s))
+
+        x = const(mod, rng(3).uniform(-1, 1, 16))
+        g = _maybe_compile(mod, mod.func.grad(lambda x: XSig.apply(x).sum()), compiled)
+        return lambda: g(x)
+
+    def time_function_grad(self, mode):
+        return self.run()
+
+
+class CompiledCustomOpGrad(CompileBenchmark):
+    """The custom op with ``@njit`` kernels as ``func.grad`` of its sum."""
+
+    params = [["eager", "compiled"]]
+    number = 500
+
+    def build(self, mod, compiled):
+        xsig = _xsig_op(mod)
+        x = const(mod, rng(3).uniform(-1, 1, 16))
+        g = _maybe_compile(mod, mod.func.grad(lambda x: xsig(x).sum()), compiled)
+        return lambda: g(x)
+
+    def time_custom_op_grad(self, mode):
+        return self.run()
+
+
 @numba.njit(cache=True)
 def _xsig_kernel(x):
     out = np.empty_like(x)
