@@ -441,6 +441,48 @@ op_db += [
         supports_cuda=True,
     ),
     OpInfo(
+        "linalg.tensorinv",
+        lambda a, ind=2: np.linalg.tensorinv(a, ind),
+        lambda rng: [
+            _s(_square(rng, (4, 4)).reshape(4, 2, 2), ind=1, name="ind1"),
+            _s(_square(rng, (4, 4)).reshape(2, 2, 4), name="ind2"),
+        ],
+        op=lambda m, a, **k: m.linalg.tensorinv(a, **k),
+        primitives=("LinalgInv", "Reshape"),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "linalg.tensorsolve",
+        lambda a, b, dims=None: np.linalg.tensorsolve(a, b, dims),
+        lambda rng: [
+            _s(_square(rng, (2, 2)).reshape(2, 1, 2), real(rng, (2,)), name="small"),
+            _s(_square(rng, (4, 4)).reshape(2, 2, 4), real(rng, (2, 2)), name="2x2"),
+            _s(
+                _square(rng, (4, 4)).reshape(2, 2, 2, 2).transpose(2, 0, 1, 3),
+                real(rng, (2, 2)),
+                dims=(0,),
+                name="dims",
+            ),
+        ],
+        op=lambda m, a, b, **k: m.linalg.tensorsolve(a, b, **k),
+        primitives=("LinalgSolve", "Reshape", "Permute"),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "linalg.vander",
+        lambda x, N=None: np.vander(x, N, increasing=True)
+        if x.ndim == 1
+        else np.stack([np.vander(r, N, increasing=True) for r in x]),
+        lambda rng: [
+            _s(real(rng, (4,)), name="square"),
+            _s(real(rng, (2, 3)), N=4, name="batched"),
+            _s(np.array([0.0, 1.5, -2.0]), N=5, name="zero"),
+        ],
+        op=lambda m, x, **k: m.linalg.vander(x, **k),
+        primitives=("Cat", "Cumprod", "Expand", "Reshape"),
+        supports_cuda=True,
+    ),
+    OpInfo(
         "linalg.solve",
         _ref_solve,
         _solve_samples,

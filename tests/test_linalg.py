@@ -538,3 +538,61 @@ def test_outer_double_backward_with_a_bool_or_integer_operand(other):
         w = m.tensor([1.0, -2.0], dtype=m.float64)
         res.append([t.detach().numpy() for t in m.autograd.grad((g * w).sum(), [cot])])
     np.testing.assert_allclose(res[0][0], res[1][0], rtol=1e-12)
+
+
+# -- tensorinv, tensorsolve, vander ------------------------------------------------------------
+def test_vander_matches_torch():
+    for x, kw in [
+        (np.array([0.0, 1.5, -2.0]), {}),
+        (np.array([[1.0, 2.0], [3.0, -1.0]]), {"N": 4}),
+        (np.array([2, 3, 5]), {}),
+        (np.array(2.0), {"N": 3}),
+        (np.array([1 + 2j, -0.5j]), {"N": 3}),
+        (np.zeros((2, 0)), {"N": 3}),
+    ]:
+        got = linalg.vander(numbagrad.tensor(x), **kw)
+        want = torch.linalg.vander(torch.tensor(x), **kw)
+        assert str(got.dtype).split(".")[1] == str(want.dtype).split(".")[1]
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    # the gradient at 0 is finite (a cumulative product, not a power)
+    x = numbagrad.tensor([0.0, 2.0, 3.0], requires_grad=True)
+    linalg.vander(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 5.0, 7.0]
+
+
+def test_vander_errors_as_torch():
+    for x, kw in [(np.array([1.0]), {}), (np.array([1.0, 2.0]), {"N": 1})]:
+        with pytest.raises(RuntimeError, match="N must be greater than 1"):
+            linalg.vander(numbagrad.tensor(x), **kw)
+        with pytest.raises(RuntimeError, match="N must be greater than 1"):
+            torch.linalg.vander(torch.tensor(x), **kw)
+    with pytest.raises(RuntimeError, match="but got Bool"):
+        linalg.vander(numbagrad.tensor([True, False]))
+
+
+def test_tensorinv_and_tensorsolve_match_torch():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 6)) + 6 * np.eye(6)
+    for shape, ind in [((6, 2, 3), 1), ((2, 3, 6), 2), ((2, 3, 3, 2), 2)]:
+        got = linalg.tensorinv(numbagrad.tensor(a.reshape(shape)), ind=ind)
+        want = torch.linalg.tensorinv(torch.tensor(a.reshape(shape)), ind=ind)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    b = rng.standard_normal((2, 3))
+    for shape, dims in [((2, 3, 6), None), ((2, 3, 2, 3), None), ((6, 2, 3), (0,))]:
+        A = a.reshape(shape)
+        got = linalg.tensorsolve(numbagrad.tensor(A), numbagrad.tensor(b), dims=dims)
+        want = torch.linalg.tensorsolve(torch.tensor(A), torch.tensor(b), dims=dims)
+        assert tuple(got.shape) == tuple(want.shape)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_tensorinv_and_tensorsolve_errors_as_torch():
+    for mod in (numbagrad, torch):
+        for ind in (0, -1):
+            with pytest.raises(RuntimeError, match="strictly positive integer for 'ind'"):
+                mod.linalg.tensorinv(mod.ones(4, 4), ind=ind)
+        with pytest.raises(RuntimeError, match=r"but got 20 != 6"):
+            mod.linalg.tensorinv(mod.ones(2, 3, 4, 5), ind=2)
+        with pytest.raises(RuntimeError, match=r"but got 5 != 6"):
+            mod.linalg.tensorsolve(mod.ones(2, 3, 5), mod.ones(2, 3))

@@ -19,6 +19,7 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
+from numbagrad._creation import ones_like as _ones_like
 from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import no_grad as _no_grad_mode
@@ -57,6 +58,9 @@ __all__ = [
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
     "vecdot",
     "vector_norm",
 ]
@@ -625,6 +629,135 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
         smax = s.amax(-1, keepdim=True)
         tol = F.clamp_min(smax * rtol, float(atol or 0.0))
         return (s > tol).sum(-1)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` for :func:`numbagrad.tensordot` over ``ind`` dimensions: ``X``
+    with ``tensordot(A, X, ind)`` the identity, of shape ``A.shape[ind:] + A.shape[:ind]``.
+
+    ``A`` is read as the square matrix of shape ``(prod(A.shape[:ind]),
+    prod(A.shape[ind:]))``; the two products must be equal. Differentiable as :func:`inv`.
+
+    Parameters
+    ----------
+    A : Tensor
+        The tensor to invert.
+    ind : int, default 2
+        How many leading dimensions form the rows (a strictly positive integer).
+
+    Returns
+    -------
+    Tensor
+        Shape ``A.shape[ind:] + A.shape[:ind]``.
+
+    Raises
+    ------
+    RuntimeError
+        For ``ind < 1`` or unequal products.
+    LinAlgError
+        For a singular ``A``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> A = numbagrad.eye(6).reshape(6, 2, 3) * 2
+    >>> X = numbagrad.linalg.tensorinv(A, ind=1)
+    >>> X.shape
+    numbagrad.Size([2, 3, 6])
+    >>> bool(numbagrad.allclose(numbagrad.tensordot(A, X, 1), numbagrad.eye(6)))
+    True
+    """
+    if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    n_rows, n_cols = int(np.prod(rows)), int(np.prod(cols))
+    if n_rows != n_cols:
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+            f"prod(self.shape[:ind]), but got {n_cols} != {n_rows}"
+        )
+    return inv(A.reshape(n_rows, n_cols)).reshape(cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """The ``X`` with ``tensordot(A, X, X.ndim) == B``: :func:`solve` of ``A`` read as a
+    square matrix, for tensors.
+
+    ``X`` has shape ``A.shape[B.ndim:]``, whose product must equal ``B.numel()``. ``dims``
+    names dimensions of ``A`` to move to its end first. Differentiable as :func:`solve`.
+
+    Parameters
+    ----------
+    A : Tensor
+        The coefficients, of shape ``B.shape + X.shape`` (after moving ``dims``).
+    B : Tensor
+        The right-hand side.
+    dims : tuple of int, optional
+        Dimensions of ``A`` moved to the end before solving.
+
+    Returns
+    -------
+    Tensor
+        Shape ``A.shape[B.ndim:]``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> A = numbagrad.eye(6).reshape(2, 3, 6) * 2
+    >>> numbagrad.linalg.tensorsolve(A, numbagrad.ones(2, 3)).tolist()
+    [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]
+    """
+    if dims is not None:
+        dims = tuple(dims)
+        A = F.movedim(A, dims, tuple(range(A.ndim - len(dims), A.ndim)))
+    shape = tuple(A.shape[B.ndim :])
+    n = int(np.prod(shape))
+    if n != B.numel():
+        raise RuntimeError(
+            "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+            f"prod(self.shape[:other.ndim]), but got {n} != {B.numel()}"
+        )
+    return solve(A.reshape(n, n), B.reshape(n)).reshape(shape)
+
+
+def vander(x, *, N=None):
+    """The Vandermonde matrix of ``x``: ``x**0, x**1, ..., x**(N-1)`` along a new last
+    dimension (increasing powers, as PyTorch's, unlike ``numpy.vander``).
+
+    Built by a cumulative product, so the gradient at ``x = 0`` is finite.
+
+    Parameters
+    ----------
+    x : Tensor
+        ``(*, n)`` (a 0-d tensor counts as ``(1,)``), of an integer, floating or complex
+        dtype.
+    N : int, optional
+        The number of columns (default ``n``); at least 2.
+
+    Returns
+    -------
+    Tensor
+        Shape ``(*, n, N)``.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.linalg.vander(numbagrad.tensor([1, 2, 3])).tolist()
+    [[1, 1, 1], [1, 2, 4], [1, 3, 9]]
+    """
+    if x.dtype == D.bool:
+        raise RuntimeError(
+            "linalg.vander supports floating point, complex, and integer tensors, but got Bool"
+        )
+    if x.ndim == 0:
+        x = x.reshape(1)
+    if N is None:
+        N = x.shape[-1]
+    if N <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    col = x.unsqueeze(-1)
+    powers = F.cat([_ones_like(col), col.expand(*x.shape, N - 1)], -1)
+    return F.cumprod(powers, -1)
 
 
 def matrix_exp(A):
