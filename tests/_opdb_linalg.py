@@ -470,9 +470,11 @@ op_db += [
     ),
     OpInfo(
         "linalg.vander",
-        lambda x, N=None: np.vander(x, N, increasing=True)
-        if x.ndim == 1
-        else np.stack([np.vander(r, N, increasing=True) for r in x]),
+        lambda x, N=None: (
+            np.vander(x, N, increasing=True)
+            if x.ndim == 1
+            else np.stack([np.vander(r, N, increasing=True) for r in x])
+        ),
         lambda rng: [
             _s(real(rng, (4,)), name="square"),
             _s(real(rng, (2, 3)), N=4, name="batched"),

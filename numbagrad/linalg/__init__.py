@@ -632,8 +632,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 
 
 def tensorinv(A, ind=2):
-    """The inverse of ``A`` for :func:`numbagrad.tensordot` over ``ind`` dimensions: ``X``
-    with ``tensordot(A, X, ind)`` the identity, of shape ``A.shape[ind:] + A.shape[:ind]``.
+    """The inverse of ``A`` for :func:`numbagrad.tensordot`: ``X``, of shape
+    ``A.shape[ind:] + A.shape[:ind]``, with ``tensordot(X, A, ind)`` the identity.
 
     ``A`` is read as the square matrix of shape ``(prod(A.shape[:ind]),
     prod(A.shape[ind:]))``; the two products must be equal. Differentiable as :func:`inv`.
@@ -664,7 +664,8 @@ def tensorinv(A, ind=2):
     >>> X = numbagrad.linalg.tensorinv(A, ind=1)
     >>> X.shape
     numbagrad.Size([2, 3, 6])
-    >>> bool(numbagrad.allclose(numbagrad.tensordot(A, X, 1), numbagrad.eye(6)))
+    >>> I = numbagrad.tensordot(X, A, 1).reshape(6, 6)
+    >>> bool(numbagrad.allclose(I, numbagrad.eye(6)))
     True
     """
     if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
