@@ -641,7 +641,7 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "rank-deficient-svd-gradgrad",
-        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals"),
+        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals", "complex.linalg.svdvals"),
         "gradgrad_value",
         ("ties",),
         reason="At a rank-deficient matrix (repeated rows: an expanded input) a singular "
@@ -650,6 +650,17 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "singular value, so both libraries return rounding noise amplified by 1e15 (the "
         "same formula, entry for entry, on an exactly singular or a well-conditioned "
         "matrix).",
+    ),
+    Deviation(
+        "rank-deficient-svd-gradgrad-nan",
+        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals", "complex.linalg.svdvals"),
+        "gradgrad_nan_pattern",
+        ("ties",),
+        reason="As rank-deficient-svd-gradgrad: at a matrix of rank 1 (an expanded input) "
+        "PyTorch's LAPACK returns the two other singular values as exactly 0.0 and its "
+        "double backward divides 0 by 0 (NaN); NumPy's returns 1e-17 and 5e-34 and "
+        "numbagrad's the rounding noise they amplify (seed 801917). Neither is a second "
+        "derivative: the nuclear norm has none there.",
     ),
     Deviation(
         "lapack-svd-nonfinite-convergence",
@@ -976,6 +987,88 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "abs gradient there; numbagrad's is the derivative of abs * e^(i angle).",
     ),
     Deviation(
+        "torch-complex-cumprod-starts-at-one-signed_zero",
+        "complex.cumprod",
+        "signed_zero",
+        ("signed_zero",),
+        reason="As torch-complex-cumprod-starts-at-one: PyTorch's first element is "
+        "(1 + 0j) * z, whose imaginary part is -0.0 + 0 * Re(z): +0.0 for z = 0.58 - 0j "
+        "(seed 704063). numbagrad's first element is z itself, -0.0 there.",
+    ),
+    Deviation(
+        "polar-negative-abs-gradgrad",
+        "polar",
+        "gradgrad_value",
+        reason="As polar-negative-abs, in the second order: the entries that differ are "
+        "those of the negative abs (seed 800949: abs -0.533, its two cotangent entries).",
+    ),
+    Deviation(
+        "torch-complex-add-alpha",
+        ("complex.pow", "complex.div", "complex.scalar"),
+        "nan_pattern",
+        ("nonfinite",),
+        match=r"np\.float(32|64)\(-?inf\) vs np\.float(32|64)\(nan\)$",
+        reason="PyTorch's add and sub compute self + alpha * other with alpha a complex "
+        "1 + 0j (aten/src/ATen/native/ufunc/add.h), so an infinite or NaN part of the "
+        "second operand meets 0 * inf in the complex product and makes the other part NaN: "
+        "torch (1+0j) + (1+infj) is nan+infj, (-0j) + (inf+nanj) is nan+nanj (seed "
+        "801267: z**w + z**3 at z = -3 - infj). numbagrad adds the parts, as NumPy and C99: "
+        "2+infj, inf+nanj.",
+    ),
+    Deviation(
+        "blas-complex-gemm-nonfinite",
+        ("complex.matmul", "complex.einsum"),
+        "nan_pattern",
+        ("nonfinite",),
+        reason="Which entries of a complex matrix product with infinite parts come out NaN "
+        "depends on the BLAS kernel (how it applies the complex alpha = 1 + 0j and orders "
+        "the partial products): NumPy's OpenBLAS zgemm gives nan+nanj where the sum of the "
+        "complex products is -inf-infj and PyTorch's MKL gives -inf-infj (seed 702918), and "
+        "on other inputs MKL gives NaN where that sum is +-inf; neither library follows "
+        "the sums of the products in general.",
+    ),
+    Deviation(
+        "lapack-nonfinite-cholesky-ex",
+        "complex.linalg.cholesky_ex",
+        "nan_pattern",
+        ("nonfinite",),
+        reason="cholesky_ex of a matrix with NaN or infinite entries stops at the first "
+        "pivot that is not positive (info > 0); what is left in that column depends on "
+        "each implementation's order (inf - inf or -inf): PyTorch's MKL potrf leaves inf "
+        "where numbagrad's potf2 leaves NaN (seed 703470).",
+    ),
+    Deviation(
+        "torch-complex-pinv-float32",
+        "complex.linalg.pinv",
+        "value",
+        ("float32",),
+        reason="PyTorch's float32 complex pinv is off by up to 3e-5 relative (seed 701653: "
+        "an entry 3.2e-6 off the exact pseudo-inverse, np.linalg.pinv in float64, of a "
+        "matrix of condition 48), past the float32 tolerance; numbagrad's is 1.8e-7 off.",
+    ),
+    Deviation(
+        "fft-rounding-zero-base",
+        "float_power",
+        "grad_nan_pattern",
+        ("zero",),
+        match=r"np\.float(32|64)\(0\.0\) vs np\.float(32|64)\(nan\)$",
+        reason="The exponent's gradient is g * result * log(base), 0 at a zero base; a base "
+        "that an earlier op computes as exactly 0 in numbagrad is a rounding-level "
+        "negative in PyTorch (an FFT of repeated values: 0.0 in NumPy's pocketfft, "
+        "-2e-8 in PyTorch's MKL, seed 800885), whose log is NaN.",
+    ),
+    Deviation(
+        "div-self-rounding-residue",
+        "div",
+        "gradgrad_value",
+        match=r"worst np\.float64\(-?\d\.\d+e-(0[6-9]|[1-9]\d)\) "
+        r"vs np\.float64\(-?\d\.\d+e-(0[6-9]|[1-9]\d)\)",
+        reason="div(x, x) of one tensor is 1, so its derivatives are exactly 0; both "
+        "libraries return the rounding residue of 1/x - x/x^2 (seed 700702: -1e-8 and "
+        "-2e-8 against terms of 1e8), which depends on the order of the products. Only "
+        "residues below 1e-5 match.",
+    ),
+    Deviation(
         "lstm-layer-unbatched",
         ("nn._lstm", "nn._gru", "nn._rnn_tanh", "nn._rnn_relu"),
         "raises_only_numbagrad",
@@ -1018,7 +1111,60 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
 
 # Found by the fuzzer, not fixed yet; the programs are minimal reproducers (render one with
 # fuzz_program.render, or see the xfail reasons of test_fuzz.py::test_open_bug).
-OPEN_BUGS: tuple[OpenBug, ...] = ()
+OPEN_BUGS: tuple[OpenBug, ...] = (
+    OpenBug(
+        "scatter-reduce-prod-two-zeros-gradgrad",
+        "scatter_reduce_prod",
+        "gradgrad_raises_only_torch",
+        (),
+        match=">1 zeros in src",
+        note="second order of scatter_reduce(prod) where two zeros of src go to one "
+        "position: PyTorch raises (a DelayedError: 'Double backward is unsupported for src "
+        "when >1 zeros in src are scattered to the same position'), numbagrad returns 0 for "
+        "the mixed derivative of the two zeros, where it is the product of the group's "
+        "other elements (gradgradcheck fails there)",
+        program=_p(
+            {
+                "seed": 801668,
+                "grad_mode": "backward",
+                "inputs": [
+                    {
+                        "name": "x1",
+                        "dtype": "float64",
+                        "shape": [3, 4],
+                        "grad": True,
+                        "view": None,
+                        "values": {"kind": "positive", "seed": 51306753},
+                    },
+                    {
+                        "name": "x2",
+                        "dtype": "int64",
+                        "shape": [4, 4],
+                        "grad": False,
+                        "view": None,
+                        "values": {"data": [2, 1, 1, 0, 0, 2, 0, 0, 2, 2, 0, 2, 2, 0, 2, 2]},
+                    },
+                    {
+                        "name": "x3",
+                        "dtype": "float64",
+                        "shape": [4, 4],
+                        "grad": True,
+                        "view": ["expand", [0]],
+                        "values": {"kind": "ints", "seed": 51306755},
+                    },
+                ],
+                "steps": [
+                    {
+                        "op": "scatter_reduce_prod",
+                        "variant": None,
+                        "args": [{"ref": "x1"}, 0, {"ref": "x2"}, {"ref": "x3"}],
+                        "kwargs": {"include_self": False},
+                    }
+                ],
+            }
+        ),
+    ),
+)
 
 
 # Open bugs that were fixed: each program is replayed by tests/fuzz/test_fuzz.py and must
