@@ -1003,6 +1003,16 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "those of the negative abs (seed 800949: abs -0.533, its two cotangent entries).",
     ),
     Deviation(
+        "torch-scatter-reduce-prod-zeros-double-backward",
+        "scatter_reduce_prod",
+        "gradgrad_raises_only_torch",
+        match=r">1 zeros in src",
+        reason="PyTorch's scatter_reduce(prod) has no double backward where two or more "
+        "zeros of src go to one position (its backward raises through a DelayedError; "
+        "seed 801668); numbagrad's gradient there is differentiable and its second "
+        "derivative, the product of the group's other elements, passes gradgradcheck.",
+    ),
+    Deviation(
         "torch-complex-add-alpha",
         ("complex.pow", "complex.div", "complex.scalar"),
         "nan_pattern",
@@ -1111,60 +1121,7 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
 
 # Found by the fuzzer, not fixed yet; the programs are minimal reproducers (render one with
 # fuzz_program.render, or see the xfail reasons of test_fuzz.py::test_open_bug).
-OPEN_BUGS: tuple[OpenBug, ...] = (
-    OpenBug(
-        "scatter-reduce-prod-two-zeros-gradgrad",
-        "scatter_reduce_prod",
-        "gradgrad_raises_only_torch",
-        (),
-        match=">1 zeros in src",
-        note="second order of scatter_reduce(prod) where two zeros of src go to one "
-        "position: PyTorch raises (a DelayedError: 'Double backward is unsupported for src "
-        "when >1 zeros in src are scattered to the same position'), numbagrad returns 0 for "
-        "the mixed derivative of the two zeros, where it is the product of the group's "
-        "other elements (gradgradcheck fails there)",
-        program=_p(
-            {
-                "seed": 801668,
-                "grad_mode": "backward",
-                "inputs": [
-                    {
-                        "name": "x1",
-                        "dtype": "float64",
-                        "shape": [3, 4],
-                        "grad": True,
-                        "view": None,
-                        "values": {"kind": "positive", "seed": 51306753},
-                    },
-                    {
-                        "name": "x2",
-                        "dtype": "int64",
-                        "shape": [4, 4],
-                        "grad": False,
-                        "view": None,
-                        "values": {"data": [2, 1, 1, 0, 0, 2, 0, 0, 2, 2, 0, 2, 2, 0, 2, 2]},
-                    },
-                    {
-                        "name": "x3",
-                        "dtype": "float64",
-                        "shape": [4, 4],
-                        "grad": True,
-                        "view": ["expand", [0]],
-                        "values": {"kind": "ints", "seed": 51306755},
-                    },
-                ],
-                "steps": [
-                    {
-                        "op": "scatter_reduce_prod",
-                        "variant": None,
-                        "args": [{"ref": "x1"}, 0, {"ref": "x2"}, {"ref": "x3"}],
-                        "kwargs": {"include_self": False},
-                    }
-                ],
-            }
-        ),
-    ),
-)
+OPEN_BUGS: tuple[OpenBug, ...] = ()
 
 
 # Open bugs that were fixed: each program is replayed by tests/fuzz/test_fuzz.py and must
