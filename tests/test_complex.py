@@ -670,3 +670,25 @@ def test_complex_reciprocal_special_values_match_torch():
         np.testing.assert_array_equal(a, b)
         ok = ~np.isnan(b)  # (a NaN's sign bit means nothing)
         np.testing.assert_array_equal(np.signbit(a[ok]), np.signbit(b[ok]))
+
+
+@pytest.mark.parametrize("dt", ["complex64", "complex128"])
+def test_complex_sqrt_rsqrt_gradients_at_zero_and_overflow_match_torch(dt):
+    """sqrt's gradient is grad / (2 * result) (complex division by 0 is +-inf in each part,
+    where grad * (0.5 / 0) was NaN) and rsqrt's -0.5 * grad * conj(result ** 3) with the
+    constant on the cotangent (an overflowed cube times -0.5 + 0j was NaN in both parts
+    where PyTorch's product keeps +-inf: fuzz seed 701471). The values have a zero part,
+    so the complex products meet no overflowing sum (where PyTorch's scalar and
+    vectorised loops differ)."""
+    inf = float("inf")
+    parts = [0.0, -0.0, 1e-30, -1e-30, 1.0, -2.5, 1e30, inf, -inf]
+    zs = [complex(a, b) for a in parts for b in parts if a == 0 or b == 0]
+    for name in ("sqrt", "rsqrt"):
+        for cot in (complex(-1.98, -0.31), complex(0.5, 0.0)):
+            got = []
+            for m in (numbagrad, torch):
+                z = m.tensor(zs, dtype=getattr(m, dt), requires_grad=True)
+                r = getattr(m, name)(z)
+                (g,) = m.autograd.grad(r, [z], m.full(r.shape, cot, dtype=r.dtype))
+                got.append(m.view_as_real(g).numpy())
+            np.testing.assert_allclose(got[0], got[1], rtol=1e-5, err_msg=f"{name} {cot}")

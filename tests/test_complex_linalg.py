@@ -249,6 +249,20 @@ def test_singular_complex_det_gradient_is_finite():
     _close(ga, gt, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_matrix_exp_of_a_non_finite_matrix_is_nan_in_both_parts(dtype):
+    # (a NaN assigned to a complex array is nan+0j; PyTorch's is nan+nanj: fuzz seed 704084)
+    a0 = np.eye(3) * (1 + 2j)
+    a0[2, 1] = complex(2.0, np.inf)
+    good = np.eye(3) * 0.5j
+    a0 = np.stack([good, a0]).astype(dtype)
+    got = numbagrad.linalg.matrix_exp(numbagrad.tensor(a0)).numpy()
+    want = torch.linalg.matrix_exp(torch.tensor(a0)).numpy()
+    np.testing.assert_array_equal(np.isnan(got.real), np.isnan(want.real))
+    np.testing.assert_array_equal(np.isnan(got.imag), np.isnan(want.imag))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+
+
 def test_complex_cholesky_not_positive_definite():
     a = numbagrad.tensor([[1.0 + 0j, 2.0], [2.0, 1.0]])
     with pytest.raises(RuntimeError, match="leading minor of order 2"):

@@ -289,6 +289,14 @@ DIVISION = {
         T.remainder(T.tensor([-2.0, 2.5, -0.0]), 1.0),
         T.remainder(-2.0, T.tensor([1.0, -1.0, 0.5])),
     ],
+    # an empty integer result divides nothing: no ZeroDivisionError (fuzz seed 902096)
+    "empty_int_by_zero": lambda T: [
+        T.remainder(T.zeros(0, dtype=T.int64), 0),
+        T.fmod(T.zeros(0, 3, dtype=T.int64), T.zeros(3, dtype=T.int64)),
+        T.floor_divide(T.zeros(0, dtype=T.int64), T.zeros(2, 1, dtype=T.int64)),
+        T.div(T.zeros(0, dtype=T.int64), 0, rounding_mode="trunc"),
+    ],
+    "int_by_zero": lambda T: T.remainder(T.ones(2, dtype=T.int64), 0),
 }
 
 

@@ -417,6 +417,38 @@ def test_einsum_dtypes_and_empty_contractions(eq):
         _same_outcome(lambda m, arrays=arrays: m.einsum(eq, *[m.tensor(a) for a in arrays]))
 
 
+@pytest.mark.parametrize(
+    "eq, shapes",
+    [
+        ("ij,jk->ik", [(2, 1), (2, 2)]),  # fuzz seed 702064 (complex)
+        ("ij,jk", [(2, 3), (1, 4)]),
+        ("bij,bjk->bik", [(1, 2, 3), (4, 3, 2)]),
+        ("i,i->", [(1,), (5,)]),
+        ("ij,kj->ikj", [(3, 1), (2, 4)]),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_einsum_broadcasts_size_one_subscripts(eq, shapes, dtype):
+    """A subscript of size 1 in one operand broadcasts against the others' size, as in
+    PyTorch (numbagrad raised 'operands do not broadcast'); the gradient sums it back."""
+    rng = np.random.default_rng(7)
+    arrays = [
+        rng.standard_normal(s) + (1j * rng.standard_normal(s) if dtype[0] == "c" else 0)
+        for s in shapes
+    ]
+    res = []
+    for m in (numbagrad, torch):
+        ts = [m.tensor(a, requires_grad=True) for a in arrays]
+        out = m.einsum(eq, *ts)
+        grads = m.autograd.grad(out, ts, m.ones_like(out))
+        res.append([out.detach().numpy(), *(g.numpy() for g in grads)])
+    for a, b in zip(*res):
+        _same(a, b, rtol=1e-12)
+    for m in (numbagrad, torch):
+        with pytest.raises(RuntimeError, match="broadcast"):
+            m.einsum("ij,jk", m.ones(2, 3), m.ones(2, 2))
+
+
 def test_einsum_empty_integer_result_that_would_require_grad():
     def f(m, other):
         return m.einsum("i,i->", m.zeros(0, dtype=m.float64, requires_grad=True), other(m))
@@ -585,6 +617,27 @@ def test_det_grad_nonfinite_cotangent(dtype, order, g):
         x = lib.tensor(a, requires_grad=True)
         c = lib.tensor(g, dtype=getattr(lib, dtype))
         (gx,) = lib.autograd.grad(lib.linalg.det(x), x, c, create_graph=order == 2)
+        res.append(gx.detach().numpy())
+    _same(res[0], res[1], rtol=1e-5)
+
+
+# -- slogdet with an infinite cotangent (fuzz seed 700042) ------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("g", [-_INF, _INF, _NAN])
+def test_slogdet_grad_nonfinite_cotangent(dtype, order, g):
+    # the gradient solves A^T X = diag(g), as PyTorch's slogdet_backward: g * I had
+    # inf * 0 = NaN off the diagonal, and the solve made the whole gradient NaN. (Complex:
+    # where the complex solves meet inf - inf depends on each LAPACK's order, as
+    # known_deviations lapack-nonfinite-slogdet says of the values.)
+    a = np.random.default_rng(5).standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    a = a.astype(dtype)
+    res = []
+    for lib in (numbagrad, torch):
+        x = lib.tensor(a, requires_grad=True)
+        c = lib.tensor([g, 0.5], dtype=getattr(lib, dtype))
+        out = lib.linalg.slogdet(x).logabsdet
+        (gx,) = lib.autograd.grad(out, x, c, create_graph=order == 2)
         res.append(gx.detach().numpy())
     _same(res[0], res[1], rtol=1e-5)
 

@@ -305,6 +305,33 @@ def test_scatter_reduce_prod_zero_gradients():
 
 
 @pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_second_order_with_zeros(include_self):
+    """Groups of one, two and three zeros (and a zero in self): the second derivative of a
+    group of two zeros in one another is the product of the rest (numbagrad gave 0; PyTorch
+    raises 'Double backward is unsupported ... >1 zeros', fuzz seed 801668), checked by
+    finite differences; the first-order gradients stay PyTorch's, signed zeros included."""
+    x = [2.0, 3.0, 0.0, 5.0, 1.5]
+    s = [0.0, 4.0, 0.0, -0.0, 7.0, 6.0, 0.0, 0.0, -0.0, 2.5]
+    i = [0, 0, 1, 1, 2, 3, 4, 4, 4, 1]
+
+    def fn(a, b):
+        return a.scatter_reduce(0, numbagrad.tensor(i), b, "prod", include_self=include_self)
+
+    xt = numbagrad.tensor(x, dtype=numbagrad.float64, requires_grad=True)
+    st = numbagrad.tensor(s, dtype=numbagrad.float64, requires_grad=True)
+    assert numbagrad.autograd.gradgradcheck(fn, (xt, st))
+    got = []
+    for m in (numbagrad, torch):
+        xt, st = m.tensor(x, requires_grad=True), m.tensor(s, requires_grad=True)
+        y = xt.scatter_reduce(0, m.tensor(i), st, "prod", include_self=include_self)
+        grads = m.autograd.grad(y, (xt, st), m.tensor([1.0, -2.0, 3.0, 4.0, -0.5]))
+        got.append([g.numpy() for g in grads])
+    for a, b in zip(*got):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(np.signbit(a), np.signbit(b))
+
+
+@pytest.mark.parametrize("include_self", [True, False])
 @pytest.mark.parametrize("reduce", ["prod", "amax", "amin"])
 def test_scatter_reduce_gradcheck(reduce, include_self):
     i = numbagrad.tensor([[0, 1, 2, 0], [0, 0, 2, 2]])

@@ -92,8 +92,11 @@ def _cast(x, dt):
         return x.astype(dt) if type(x) is np.ndarray else dt.type(x)
 
 
-def _check_nonzero(xp, b):
-    """PyTorch's error for an integer division or remainder by zero (NumPy returns 0)."""
+def _check_nonzero(xp, b, a):
+    """PyTorch's error for an integer division or remainder by zero (NumPy returns 0); an
+    empty result divides nothing and does not raise, as in PyTorch (fuzz seed 902096)."""
+    if 0 in np.broadcast_shapes(np.shape(a), np.shape(b)):
+        return
     if xp.any(xp.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError")
 
@@ -298,7 +301,7 @@ class Div(Binary):
         if dt.kind == "b":
             raise NotImplementedError(f"\"div_{rounding_mode}_cpu\" not implemented for 'Bool'")
         if dt.kind in "iu":
-            _check_nonzero(xp, b)
+            _check_nonzero(xp, b, a)
             q = xp.floor_divide(a, b)  # exact in integers (no float round trip)
             if rounding_mode == "trunc":  # toward zero: one up where a / b < 0 is inexact
                 neg = (xp.asarray(a) < 0) != (xp.asarray(b) < 0)
@@ -538,7 +541,7 @@ class Fmod(Binary):
         a, b, dt = _prep(a, b)
         _check_shapes(cls.__name__.lower(), a, b)
         if dt.kind in "iu":
-            _check_nonzero(be.xp, b)  # PyTorch raises; NumPy would give 0
+            _check_nonzero(be.xp, b, a)  # PyTorch raises; NumPy would give 0
         elif dt.kind == "b":
             raise NotImplementedError(f"\"{cls.fn}_cpu\" not implemented for 'Bool'")
         elif cls.rounding == "floor":

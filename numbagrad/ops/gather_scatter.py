@@ -723,13 +723,22 @@ def _scatter_reduce_partials(
             per_group = scatter_add(zero, dim, index, src_zero.to(x.dtype))
             n_zeros = gather(per_group, dim, index)
             single = src_zero & (n_zeros == 1)
-            masked_src = F.where(single, 1, src)
-            masked_out = bind(ScatterReduce, (x, index, masked_src), params)
+            # (every zero masked: in a group of one zero that is the lone zero's mask)
+            masked_out = bind(ScatterReduce, (x, index, F.where(src_zero, 1, src)), params)
+            others = gather(g * masked_out, dim, index)
             gs = F.where(
                 single,
-                gather(g * masked_out, dim, index),
+                others,
                 gather(g * out, dim, index) / F.where(src_zero, 1, src),
             )
+            # A zero of a group of two: its gradient is the other zero times the rest, 0,
+            # but its derivative in the other zero is the rest (PyTorch's double backward
+            # raises there). ``others * (z - src)``, z the group's sum of zeros, has those
+            # derivatives; ``gs - (e.detach() - e)`` adds them and keeps the value (and a zero's
+            # sign) as it is.
+            z = gather(scatter_add(zero, dim, index, F.where(src_zero, src, 0)), dim, index)
+            e = F.where(src_zero & (n_zeros == 2), others * (z - src), 0)
+            gs = gs - (e.detach() - e)
     else:  # amax / amin
         value = gather(out, dim, index)
         x_is = (x == out).to(x.dtype)

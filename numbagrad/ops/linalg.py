@@ -574,11 +574,17 @@ def einsum(equation, *operands):
     sizes = {}
     for sub, op in zip(ins, ops):
         for c, n in zip(sub, op.shape):
-            if sizes.setdefault(c, n) != n:
+            m = sizes.setdefault(c, n)
+            if m != n and 1 not in (m, n):
                 raise RuntimeError(
-                    f"einsum(): operands do not broadcast: subscript {c!r} has "
-                    f"sizes {sizes[c]} and {n}"
+                    f"einsum(): operands do not broadcast: subscript {c!r} has sizes {m} and {n}"
                 )
+            sizes[c] = n if m == 1 else m
+    # a subscript of size 1 in one operand broadcasts against the others, as in PyTorch
+    for k, (sub, op) in enumerate(zip(ins, ops)):
+        full = tuple(sizes[c] for c in sub)
+        if tuple(op.shape) != full:
+            ops[k] = op.expand(full)
     for c in out:
         if c not in sizes:
             raise RuntimeError(

@@ -468,9 +468,10 @@ class LinalgSlogdet(_MultiOut):
         n = a.shape[-1]
         if a.dtype.is_complex and not glog.dtype.is_complex:
             glog = F.complex(glog, _zeros_like(glog))
-        return bind(
-            LinalgSolve, (_mH(a), F.unsqueeze(F.unsqueeze(glog, -1), -1) * _eye_as(a, n)), NO_PARAMS
-        )
+        # diag(g) as PyTorch's slogdet_backward builds it, not g * I: an infinite g times
+        # the off-diagonal zeros is NaN, and the solve spreads it over the whole gradient
+        gd = diag_embed0(F.expand(F.unsqueeze(glog, -1), (*glog.shape, n)))
+        return bind(LinalgSolve, (_mH(a), gd), NO_PARAMS)
 
     @staticmethod
     def jvp(primals, tangents, out):

@@ -331,6 +331,12 @@ class Sqrt(Unary):
     def derivative(m, y):
         return 0.5 / y
 
+    # grad / (2 * result), as PyTorch writes it: for a complex result 0 the quotient is
+    # +-inf in each part (complex division by 0), where g * (0.5 / 0) is NaN
+    @staticmethod
+    def divisor(m, y):
+        return y * 2
+
 
 def _safe_sqrt_rule(m, y, g):
     # (grad / (result * 2)).masked_fill_(result == 0, 0), as PyTorch's std_backward: masked,
@@ -360,6 +366,14 @@ class SafeSqrt(Sqrt):
         return _safe_sqrt_rule(F, out, tangents[0])
 
 
+def _rsqrt_vjp(m, ctx, saved, g):
+    # -0.5 * grad * conj(result ** 3), in PyTorch's order: the constant scales the cotangent,
+    # not the cube; a complex cube that overflowed, times -0.5 (a complex -0.5 + 0j), meets
+    # inf * 0 = NaN in both parts where PyTorch's product keeps an infinite one
+    y = saved[0]
+    return (g * -0.5) * m.conj(y * y * y)
+
+
 class Rsqrt(Unary):
     fn = "rsqrt"
     saves_output = True
@@ -379,6 +393,12 @@ class Rsqrt(Unary):
     @staticmethod
     def derivative(m, y):
         return y * y * y * -0.5
+
+    vjp, fused_vjp = both_ways(_rsqrt_vjp)
+
+    @staticmethod
+    def jvp(primals, tangents, out):
+        return tangents[0] * -0.5 * (out * out * out)
 
 
 class Square(Unary):

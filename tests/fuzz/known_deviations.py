@@ -641,7 +641,7 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
     ),
     Deviation(
         "rank-deficient-svd-gradgrad",
-        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals"),
+        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals", "complex.linalg.svdvals"),
         "gradgrad_value",
         ("ties",),
         reason="At a rank-deficient matrix (repeated rows: an expanded input) a singular "
@@ -650,6 +650,17 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         "singular value, so both libraries return rounding noise amplified by 1e15 (the "
         "same formula, entry for entry, on an exactly singular or a well-conditioned "
         "matrix).",
+    ),
+    Deviation(
+        "rank-deficient-svd-gradgrad-nan",
+        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals", "complex.linalg.svdvals"),
+        "gradgrad_nan_pattern",
+        ("ties",),
+        reason="As rank-deficient-svd-gradgrad: at a matrix of rank 1 (an expanded input) "
+        "PyTorch's LAPACK returns the two other singular values as exactly 0.0 and its "
+        "double backward divides 0 by 0 (NaN); NumPy's returns 1e-17 and 5e-34 and "
+        "numbagrad's the rounding noise they amplify (seed 801917). Neither is a second "
+        "derivative: the nuclear norm has none there.",
     ),
     Deviation(
         "lapack-svd-nonfinite-convergence",
@@ -925,6 +936,7 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
                 ).split()
             ),
             "complex",  # (torch.complex's backward too: seed 1000067)
+            "polar",  # (seed 901733)
         ),
         "grad_raises_only_torch",
         ("empty",),
@@ -974,6 +986,126 @@ KNOWN_DEVIATIONS: tuple[Deviation, ...] = (
         reason="torch.polar is undefined for a negative abs (its documentation says so): "
         "PyTorch's backward divides the result by its modulus, which flips the sign of the "
         "abs gradient there; numbagrad's is the derivative of abs * e^(i angle).",
+    ),
+    Deviation(
+        "torch-complex-cumprod-starts-at-one-signed_zero",
+        "complex.cumprod",
+        "signed_zero",
+        reason="As torch-complex-cumprod-starts-at-one: PyTorch's first element is "
+        "(1 + 0j) * z, whose imaginary part is -0.0 + 0 * Re(z): +0.0 for z = 0.58 - 0j "
+        "(seed 704063). numbagrad's first element is z itself, -0.0 there.",
+    ),
+    Deviation(
+        "polar-negative-abs-gradgrad",
+        "polar",
+        "gradgrad_value",
+        reason="As polar-negative-abs, in the second order: the entries that differ are "
+        "those of the negative abs (seed 800949: abs -0.533, its two cotangent entries).",
+    ),
+    Deviation(
+        "torch-scatter-reduce-prod-zeros-double-backward",
+        "scatter_reduce_prod",
+        "gradgrad_raises_only_torch",
+        match=r">1 zeros in src",
+        reason="PyTorch's scatter_reduce(prod) has no double backward where two or more "
+        "zeros of src go to one position (its backward raises through a DelayedError; "
+        "seed 801668); numbagrad's gradient there is differentiable and its second "
+        "derivative, the product of the group's other elements, passes gradgradcheck.",
+    ),
+    Deviation(
+        "torch-complex-matrix-exp-nonfinite",
+        "complex.linalg.matrix_exp",
+        "nan_pattern",
+        ("nonfinite",),
+        reason="PyTorch's complex matrix_exp of a matrix with a NaN or infinite entry is "
+        "NaN with an imaginary part that depends on its code path: nan+0j for one 3x3 "
+        "matrix with a NaN (seed 701488), nan+nanj for the same matrix in a batch of three, "
+        "and for an infinite entry (seed 704084). numbagrad gives nan+nanj throughout.",
+    ),
+    Deviation(
+        "torch-empty-view-as-complex-strides",
+        "complex.real_imag",
+        "raises_only_torch",
+        ("empty",),
+        match="last dimension with stride 1",
+        reason="As torch-empty-complex-backward-strides, in the forward: PyTorch's "
+        "view_as_complex refuses the strides of some empty tensors ('Tensor must have a "
+        "last dimension with stride 1', seed 900978); numbagrad returns the empty view.",
+    ),
+    Deviation(
+        "lapack-svd-nonfinite-gradient",
+        ("linalg.norm", "linalg.matrix_norm", "linalg.svdvals"),
+        "grad_nan_pattern",
+        ("nonfinite",),
+        reason="The SVD of a matrix with an infinite entry is NaN (both libraries' "
+        "singular values are NaN); PyTorch's backward of those NaN factors still returns "
+        "some finite entries (the cotangent, 0.0: seed 900830), numbagrad's is NaN.",
+    ),
+    Deviation(
+        "torch-complex-add-alpha",
+        ("complex.pow", "complex.div", "complex.scalar"),
+        "nan_pattern",
+        ("nonfinite",),
+        match=r"np\.float(32|64)\(-?inf\) vs np\.float(32|64)\(nan\)$",
+        reason="PyTorch's add and sub compute self + alpha * other with alpha a complex "
+        "1 + 0j (aten/src/ATen/native/ufunc/add.h), so an infinite or NaN part of the "
+        "second operand meets 0 * inf in the complex product and makes the other part NaN: "
+        "torch (1+0j) + (1+infj) is nan+infj, (-0j) + (inf+nanj) is nan+nanj (seed "
+        "801267: z**w + z**3 at z = -3 - infj). numbagrad adds the parts, as NumPy and C99: "
+        "2+infj, inf+nanj.",
+    ),
+    Deviation(
+        "blas-complex-gemm-nonfinite",
+        ("complex.matmul", "complex.einsum"),
+        "nan_pattern",
+        ("nonfinite",),
+        reason="Which entries of a complex matrix product with infinite parts come out NaN "
+        "depends on the BLAS kernel (how it applies the complex alpha = 1 + 0j and orders "
+        "the partial products): NumPy's OpenBLAS zgemm gives nan+nanj where the sum of the "
+        "complex products is -inf-infj and PyTorch's MKL gives -inf-infj (seed 702918), and "
+        "on other inputs MKL gives NaN where that sum is +-inf; neither library follows "
+        "the sums of the products in general.",
+    ),
+    Deviation(
+        "lapack-nonfinite-cholesky-ex",
+        "complex.linalg.cholesky_ex",
+        "nan_pattern",
+        ("nonfinite",),
+        reason="cholesky_ex of a matrix with NaN or infinite entries stops at the first "
+        "pivot that is not positive (info > 0); what is left in that column depends on "
+        "each implementation's order (inf - inf or -inf): PyTorch's MKL potrf leaves inf "
+        "where numbagrad's potf2 leaves NaN (seed 703470).",
+    ),
+    Deviation(
+        "torch-complex-pinv-float32",
+        "complex.linalg.pinv",
+        "value",
+        ("float32",),
+        reason="PyTorch's float32 complex pinv is off by up to 3e-5 relative (seed 701653: "
+        "an entry 3.2e-6 off the exact pseudo-inverse, np.linalg.pinv in float64, of a "
+        "matrix of condition 48), past the float32 tolerance; numbagrad's is 1.8e-7 off.",
+    ),
+    Deviation(
+        "fft-rounding-zero-base",
+        "float_power",
+        "grad_nan_pattern",
+        ("zero",),
+        match=r"np\.float(32|64)\(0\.0\) vs np\.float(32|64)\(nan\)$",
+        reason="The exponent's gradient is g * result * log(base), 0 at a zero base; a base "
+        "that an earlier op computes as exactly 0 in numbagrad is a rounding-level "
+        "negative in PyTorch (an FFT of repeated values: 0.0 in NumPy's pocketfft, "
+        "-2e-8 in PyTorch's MKL, seed 800885), whose log is NaN.",
+    ),
+    Deviation(
+        "div-self-rounding-residue",
+        "div",
+        "gradgrad_value",
+        match=r"worst np\.float64\(-?\d\.\d+e-(0[6-9]|[1-9]\d)\) "
+        r"vs np\.float64\(-?\d\.\d+e-(0[6-9]|[1-9]\d)\)",
+        reason="div(x, x) of one tensor is 1, so its derivatives are exactly 0; both "
+        "libraries return the rounding residue of 1/x - x/x^2 (seed 700702: -1e-8 and "
+        "-2e-8 against terms of 1e8), which depends on the order of the products. Only "
+        "residues below 1e-5 match.",
     ),
     Deviation(
         "lstm-layer-unbatched",

@@ -375,8 +375,11 @@ def _expm_one(a):
 def _expm(a):
     flat = _flat(a)
     out = np.empty(flat.shape, dtype=a.dtype)
+    # a non-finite matrix: NaN in every part (complex: nan+nanj, as PyTorch; a plain NaN
+    # assigned to a complex array is nan+0j, fuzz seed 704084)
+    nan = complex(np.nan, np.nan) if a.dtype.kind == "c" else np.nan
     for i, m in enumerate(flat):
-        out[i] = _expm_one(m) if np.isfinite(m).all() else np.nan
+        out[i] = _expm_one(m) if np.isfinite(m).all() else nan
     return out.reshape(a.shape)
 
 
