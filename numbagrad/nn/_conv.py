@@ -209,7 +209,28 @@ class MaxPoolIndices(Primitive):
         b = math.prod(lead)
         x4 = np.ascontiguousarray(x.reshape((b, *_three(sp, 1))), dtype=_work_dtype(x.dtype))
         res = be.empty((b, *_three(out, 1)), np.int64)
-        if res.size:
+        k3, s3, d3, o3 = (_three(v, 1) for v in (kernel, stride, dilation, out))
+        if (
+            res.size
+            and x4.shape[1] == 1
+            and k3[0] == 1
+            and not any(padding)
+            and all(
+                (o - 1) * st + (kk - 1) * d < n
+                for o, st, kk, d, n in zip(o3[1:], s3[1:], k3[1:], d3[1:], x4.shape[2:])
+            )
+        ):
+            # 1-D and 2-D windows all inside the planes (no padding, no ceil_mode window
+            # past the end): the kernel without bounds tests, 1.4x faster (MNIST's 2x2 pool
+            # of 64 x 64 x 24 x 24, one thread: 10.4 against 14.4 ms)
+            _kernels().max_pool_indices_inside(
+                x4.reshape(x4.shape[0], *x4.shape[2:]),
+                *k3[1:],
+                *s3[1:],
+                *d3[1:],
+                res.reshape(res.shape[0], *res.shape[2:]),
+            )
+        elif res.size:
             _kernels().max_pool_indices(
                 x4,
                 *_three(kernel, 1),
