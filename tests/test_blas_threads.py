@@ -48,7 +48,7 @@ def two_threads(monkeypatch):
 SHAPES = [
     ((64, 288), (288, 2048)),  # wide: cut along n
     ((2048, 300), (300, 40)),  # tall: cut along m
-    ((200, 4000), (4000, 50)),  # a long reduction (a weight gradient)
+    ((512, 4000), (4000, 50)),  # a long reduction (a weight gradient)
 ]
 
 

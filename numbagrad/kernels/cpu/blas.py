@@ -6,18 +6,18 @@ GEMM above about 262K multiply-adds (``m * n * k``) runs on every core, the thre
 handing the packed panels of the operands to each other many times per call, each
 waiting (spinning, then yielding) for the others. On the shared 2-core machine, each
 shape in a process of its own, float32, best and median of 11-15 calls with the machine
-loaded 8-13 (other engineers' benchmarks and test runs):
+loaded 8-40 (other engineers' benchmarks and test runs):
 
-===================================  ==============  ===============  ==============
-product (``m x k @ k x n``)          BLAS 1 thread   BLAS 2 threads   2 halves here
-===================================  ==============  ===============  ==============
-conv 32->64 3x3 fwd, 64x288 @ 36864  19-42 / 47 ms   42-50 / 72-88    18-63 / 46-71
-its weight grad, 64x36864 @ 288      47-53 / 52-60   110-310 / 360+   42-67 / 46-84
-its input grad, 288x64 @ 36864       39-62 / 66-71   73-108 / 104+    50-94 / 52-116
-conv 1->32 weight grad, 32x43264@9   0.85-1.0 / 1.1  0.7-13 / 12-32    1.5 / 1.8-7
-``linear`` 9216->128 at batch 64     2.0-2.3 / 2-10  1.1-26 / 18-58   1.5-6.4 / 5-14
-conv1d 32->32 k5 fwd, 32x160 @ 8192  1.1-1.4 / 1.4-3 0.6-0.8 / 1-32   1.4-1.6 / 4-5
-===================================  ==============  ===============  ==============
+====================================  ==================  ================  ==============
+product (m x k @ k x n)               BLAS 1 thread       BLAS 2 threads    2 halves here
+====================================  ==================  ================  ==============
+conv 32->64 3x3 fwd, 64x288 @ 36864   19-42 / 47-55       42-80 / 72-105    18-63 / 46-71
+its weight grad, 64x36864 @ 288       47-53 / 52-69       110-310 / 360+    42-67 / 46-84
+its input grad, 288x64 @ 36864        39-69 / 66-85       73-108 / 104+     50-94 / 52-116
+conv 1->32 weight grad, 32x43264 @ 9  0.85-1.1 / 0.9-1.3  0.7-13 / 0.8-32   1.5 / 1.8-7.5
+linear 9216->128 fwd, 64x9216 @ 128   2.1-2.3 / 6-10      1.1-1.7 / 1.3-51  4.2-6.4 / 8-14
+conv1d 32->32 k5 fwd, 32x160 @ 8192   1.1-1.4 / 1.4-3     0.6-0.8 / 1-32    1.4-1.6 / 4-5
+====================================  ==================  ================  ==============
 
 (``best / median`` in ms.) Two BLAS threads lose by 2-30x in the median and often in the
 best: when the machine is loaded, one thread of the pair loses its core and the other
@@ -69,10 +69,13 @@ BLAS_SINGLE = 65536 * 4
 # multiply-adds from which a product is cut into pieces (8.4M: ~0.25 ms on one core of the
 # 2-core machine, ten times a hand-off to the pool)
 SPLIT_MIN = 1 << 23
-# the shortest piece along the cut dimension (a multiple of the GEMM kernels' 16-row and
-# 16-column tiles), and pieces per thread (more pieces: a thread that loses its core holds
-# back less of the work; fewer: less repacking of the other operand)
-PIECE_MIN = 32
+# the shortest piece along the cut dimension, and pieces per thread (more pieces: a thread
+# that loses its core holds back less of the work; fewer: less repacking of the operand
+# every piece shares). Each piece packs all of the shared operand (``m x k`` when ``n`` is
+# cut), about as costly per element as a few dozen multiply-adds: with 32-wide pieces the
+# ``linear`` forward above took 2.9-7.9 ms, with 128-wide ones (so not cut) 2.1-2.3 ms, and
+# conv1d's 32x8192 @ 160 weight gradient 3.8-5.7 against 1.7-1.9 ms (load 24-25)
+PIECE_MIN = 128
 PIECES_PER_THREAD = 2
 
 _USER_ENV = any(os.environ.get(v, "").strip() for v in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"))
@@ -166,7 +169,7 @@ def _leave():
 
 def _pieces(length, parts):
     """``(start, stop)`` pieces of ``range(length)``: about ``parts`` of them, each at least
-    ``PIECE_MIN`` long and a multiple of 16 (but the last)."""
+    ``PIECE_MIN`` long and a multiple of 16 (the GEMM kernels' tile; but the last)."""
     step = max(PIECE_MIN, -(-length // parts))
     step = -(-step // 16) * 16
     return [(i, min(i + step, length)) for i in range(0, length, step)]
