@@ -26,7 +26,13 @@ output channels, a vectorised inner loop over output columns) 56 ms; for the fir
 (the kernel's inner loop a straight copy of an input row) beat patches as rows ``(N * L, C
 * K)`` (a 3-tap inner loop, 4 to 5 times slower to build) in the MNIST training step
 (``asv_bench/benchmarks/bench_conv.py``), and a transposed product ``cols^T @ W^T``
-(which needs a transposing copy before ``Col2Im``) was no faster there.
+(which needs a transposing copy before ``Col2Im``) was no faster there. The products run
+with BLAS at one thread, the large ones cut into pieces on numbagrad's threads (NOTE [BLAS
+threads] in ``numbagrad/kernels/cpu/blas.py``): OpenBLAS's own two threads ran the weight
+gradient 2-13 times slower on the loaded 2-core machine. ``im2col``/``col2im`` find each
+output row's in-bounds span once per kernel tap and copy it without a test per element
+(2-3x faster than testing each one: 15 against 30-35 ms for the 32 -> 64 layer's columns,
+one thread, loaded machine).
 
 Max pooling is ``MaxPoolIndices`` (the argmax of each window, a kernel; no gradient, as
 PyTorch's ``indices`` output) followed by ``WindowGather`` of the input at those indices,
