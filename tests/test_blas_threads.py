@@ -180,3 +180,22 @@ def test_user_blas_setting_wins_until_set_num_threads():
     r = _child("from numbagrad.kernels.cpu import blas; print(blas.blas_threads_governed())")
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(blas._blas() is not None)  # no setting: numbagrad chooses
+
+
+@needs_openblas
+def test_batches_with_one_matrix_and_unfoldable_batches(two_threads):
+    w = _m(64, 96)
+    x = _m(16, 96, 700)  # a 1x1 convolution: one matrix against every item
+    np.testing.assert_allclose(blas.matmul(w, x), w @ x, rtol=1e-5, atol=1e-3)
+    xt = _m(700, 16, 96).transpose(1, 2, 0)  # items that are not C-contiguous
+    np.testing.assert_allclose(
+        blas.matmul(xt.transpose(0, 2, 1), w.T), xt.transpose(0, 2, 1) @ w.T, rtol=1e-5, atol=1e-3
+    )
+    assert len(two_threads) == 2
+    a4, b4 = _m(2, 3, 100, 300), _m(2, 3, 300, 120)  # two batch dims fold into one
+    np.testing.assert_allclose(blas.matmul(a4, b4), a4 @ b4, rtol=1e-5, atol=1e-3)
+    assert len(two_threads) == 3
+    a5 = _m(3, 300, 2, 100).transpose(2, 0, 3, 1)  # batch dims that cannot fold: one call
+    b5 = _m(2, 3, 300, 120)
+    np.testing.assert_allclose(blas.matmul(a5, b5), a5 @ b5, rtol=1e-5, atol=1e-3)
+    assert len(two_threads) == 3

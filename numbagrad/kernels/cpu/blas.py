@@ -34,9 +34,10 @@ So ``matmul`` here runs every product above OpenBLAS's own one-thread limit
 0.25 ms on one core) with a dimension long enough, cut along the longer of ``m`` and
 ``n`` (never ``k``: every entry sums the same terms in the same order as in one call)
 into pieces that the calling thread and the pool's threads take one by one
-(``threads.run_dynamic``: a thread that loses its core takes fewer). BLAS's thread count
-goes back to what it was once no such product runs, so NumPy code beside numbagrad keeps
-its own setting. ``numbagrad.set_num_threads`` sets the number of pieces run at once.
+(``threads.run_dynamic``: a thread that loses its core takes fewer); a batch of products
+(the same batch dims, or one operand a single matrix: a 1x1 convolution, a grouped one) is
+cut into pieces of whole items instead. BLAS's thread count goes back to what it was once
+no such product runs, so NumPy code beside numbagrad keeps its own setting. ``numbagrad.set_num_threads`` sets the number of pieces run at once.
 
 The user's choice wins: with ``OPENBLAS_NUM_THREADS`` or ``GOTO_NUM_THREADS`` set (and no
 later ``numbagrad.set_num_threads``), or a BLAS that is not OpenBLAS (MKL, Accelerate), or
@@ -199,14 +200,33 @@ def _split_2d(a, b, out):
     return out
 
 
-def _split_batch(a, b, out):
-    nb = out.shape[0]
+def _stack(x, batch, nb):
+    """``x`` as ``(nb, rows, cols)`` without a copy when its batch dims are ``batch``; a 2-D
+    ``x`` (the same matrix for every item) as it is; None when neither works."""
+    if x.ndim == 2:
+        return x
+    if tuple(x.shape[:-2]) != tuple(batch):
+        return None  # a broadcast batch dim
+    try:
+        return np.reshape(x, (nb, *x.shape[-2:]), copy=False)
+    except ValueError:  # batch dims that do not fold without a copy
+        return None
+
+
+def _split_batch(a, b, out, batch):
+    """The batch of products cut into pieces of whole items (each piece one ``np.matmul``),
+    or None when an operand's batch dims do not fold into one."""
+    nb = out.size // (out.shape[-2] * out.shape[-1])
+    a3, b3 = _stack(a, batch, nb), _stack(b, batch, nb)
+    if a3 is None or b3 is None or nb < 2:
+        return None
+    out3 = out.reshape(nb, *out.shape[-2:])
     step = -(-nb // (threads.N_THREADS * PIECES_PER_THREAD))
     pieces = [(i, min(i + step, nb)) for i in range(0, nb, step)]
 
     def run(p):
         i, j = pieces[p]
-        np.matmul(a[i:j], b[i:j], out=out[i:j])
+        np.matmul(a3 if a3.ndim == 2 else a3[i:j], b3 if b3.ndim == 2 else b3[i:j], out=out3[i:j])
 
     threads.run_dynamic(run, len(pieces))
     return out
@@ -243,8 +263,7 @@ def matmul(a, b):
             if max(m, n) < 2 * PIECE_MIN:
                 return np.matmul(a, b, out=out)
             return _split_2d(a, b, out)
-        if a.shape[:-2] == b.shape[:-2] and len(batch) == 1 and batch[0] >= 2:
-            return _split_batch(a, b, out)
-        return np.matmul(a, b, out=out)
+        done = _split_batch(a, b, out, batch)
+        return done if done is not None else np.matmul(a, b, out=out)
     finally:
         _leave()
