@@ -37,7 +37,8 @@ into pieces that the calling thread and the pool's threads take one by one
 (``threads.run_dynamic``: a thread that loses its core takes fewer); a batch of products
 (the same batch dims, or one operand a single matrix: a 1x1 convolution, a grouped one) is
 cut into pieces of whole items instead. BLAS's thread count goes back to what it was once
-no such product runs, so NumPy code beside numbagrad keeps its own setting. ``numbagrad.set_num_threads`` sets the number of pieces run at once.
+no such product runs, so NumPy code beside numbagrad keeps its own setting.
+``numbagrad.set_num_threads`` sets the number of pieces run at once.
 
 The user's choice wins: with ``OPENBLAS_NUM_THREADS`` or ``GOTO_NUM_THREADS`` set (and no
 later ``numbagrad.set_num_threads``), or a BLAS that is not OpenBLAS (MKL, Accelerate), or

@@ -178,7 +178,7 @@ def max_pool_indices_inside(x, kh, kw, sh, sw, dh, dw, out):
     lie inside the planes (the caller checks ``(o - 1) * s + (k - 1) * d < n`` in each dim):
     no tap to skip, so no bounds test in the loop; the same indices (first maximum, NaN
     wins, the first tap when all are -inf)."""
-    npl, nh, nw = x.shape
+    npl, _, nw = x.shape
     _, oh, ow = out.shape
     for p in prange(npl):
         for y in range(oh):
