@@ -165,13 +165,15 @@ def can_cast(from_, to):
 
 
 def set_num_threads(n):
-    """Use ``n`` threads for large elementwise work (PyTorch's ``torch.set_num_threads``).
+    """Use ``n`` threads for large elementwise work and matrix products (PyTorch's
+    ``torch.set_num_threads``).
 
     The default is the number of cores this process may run on (its CPU affinity), capped
     by ``NUMBA_NUM_THREADS`` and ``OMP_NUM_THREADS`` when set, and by 8. Work below about
     128K elements (a million for plain arithmetic) always runs on the calling thread.
-    Matrix products use NumPy's BLAS, whose threads its own variables control
-    (``OPENBLAS_NUM_THREADS``).
+    Matrix products run NumPy's OpenBLAS at one thread, a large product cut into pieces
+    that up to ``n`` threads compute at once; with ``OPENBLAS_NUM_THREADS`` set (and until
+    this function is called) they are left to OpenBLAS's own threads.
     """
     _threads.set_num_threads(n)
 

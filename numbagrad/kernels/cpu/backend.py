@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
-from numbagrad.kernels.cpu import alloc, threads
+from numbagrad.kernels.cpu import alloc, blas, threads
 from numbagrad.kernels.cpu.backend_linalg import LinalgMethods
 from numbagrad.kernels.cpu.backend_special import SpecialMethods
 from numbagrad.kernels.cpu.threads import THREAD_MIN
@@ -212,9 +212,10 @@ def _diagonal_of(m):
 
 def _matmul(a, b):
     """``a @ b``; float16 in float32, rounded once (NOTE [Half precision]); a diagonal 2-D
-    operand scales the other (NOTE [Diagonal matmul operands])."""
+    operand scales the other (NOTE [Diagonal matmul operands]); BLAS's threads chosen by
+    NOTE [BLAS threads] (``blas.matmul``)."""
     if a.dtype == _F16 and b.dtype == _F16:
-        out = np.matmul(a.astype(np.float32), b.astype(np.float32))
+        out = blas.matmul(a.astype(np.float32), b.astype(np.float32))
         with np.errstate(over="ignore"):  # NOTE [Quiet NumPy]
             return out.astype(_F16)
     if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.dtype.kind == "f":
@@ -234,8 +235,8 @@ def _matmul(a, b):
         # ``linear`` weight) it leaves BLAS altogether, measured 10-500x slower for
         # (16, 32, 2048) @ (2048, 64) in float32
         rows = a.reshape(-1, a.shape[-1])
-        return np.matmul(rows, b).reshape(*a.shape[:-1], b.shape[1])
-    return np.matmul(a, b)  # inf * 0 in a product is NaN, silently (NOTE [Quiet NumPy])
+        return blas.matmul(rows, b).reshape(*a.shape[:-1], b.shape[1])
+    return blas.matmul(a, b)  # inf * 0 in a product is NaN, silently (NOTE [Quiet NumPy])
 
 
 class ArrayMath:

@@ -35,16 +35,28 @@ __all__ = [
     "gather_rows",
     "im2col",
     "max_pool_indices",
+    "max_pool_indices_inside",
     "put_rows",
     "scatter_add_rows",
 ]
+
+
+@njit(cache=True, nogil=True)
+def _valid_span(x0, s, n, o):
+    """``(lo, hi)``: the outputs ``t`` in ``[0, o)`` whose tap ``x0 + t * s`` lies in
+    ``[0, n)`` form the range ``[lo, hi)`` (``s > 0``); the others read the padding."""
+    lo = 0 if x0 >= 0 else (s - 1 - x0) // s
+    hi = (n - 1 - x0) // s + 1 if n - 1 - x0 >= 0 else 0
+    hi = min(hi, o)
+    return min(lo, hi), hi
 
 
 @njit(cache=True, parallel=True, nogil=True)
 def im2col(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, out):
     """``out[c, i, j, k, b, (z, y, x)] = x[b, c, z*sd - pd + i*dd, y*sh - ph + j*dh,
     x*sw - pw + k*dw]`` (0 outside ``x``); ``x`` is ``(B, C, D, H, W)``, ``out``
-    ``(C, kd, kh, kw, B, od*oh*ow)``."""
+    ``(C, kd, kh, kw, B, od*oh*ow)``. Each output row splits into a zero run, a copy
+    (contiguous at stride 1) and a zero run, found once per tap (``_valid_span``)."""
     nb, nc, nd, nh, nw = x.shape
     for bc in prange(nb * nc):
         b = bc // nc
@@ -53,6 +65,8 @@ def im2col(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, out):
             for j in range(kh):
                 for k in range(kw):
                     col = out[c, i, j, k, b]
+                    ix0 = k * dw - pw
+                    lo, hi = _valid_span(ix0, sw, nw, ow)
                     for z in range(od):
                         iz = z * sd - pd + i * dd
                         base_z = z * oh * ow
@@ -68,13 +82,18 @@ def im2col(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, out):
                                     col[base + xx] = 0
                                 continue
                             row = x[b, c, iz, iy]
-                            ix0 = k * dw - pw
-                            for xx in range(ow):
-                                ix = ix0 + xx * sw
-                                if ix < 0 or ix >= nw:
-                                    col[base + xx] = 0
-                                else:
-                                    col[base + xx] = row[ix]
+                            for xx in range(lo):
+                                col[base + xx] = 0
+                            if sw == 1:
+                                src = row[ix0 + lo : ix0 + hi]
+                                dst = col[base + lo : base + hi]
+                                for t in range(hi - lo):
+                                    dst[t] = src[t]
+                            else:
+                                for xx in range(lo, hi):
+                                    col[base + xx] = row[ix0 + xx * sw]
+                            for xx in range(hi, ow):
+                                col[base + xx] = 0
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -90,6 +109,8 @@ def col2im(cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, out
             for j in range(kh):
                 for k in range(kw):
                     col = cols[c, i, j, k, b]
+                    ix0 = k * dw - pw
+                    lo, hi = _valid_span(ix0, sw, nw, ow)
                     for z in range(od):
                         iz = z * sd - pd + i * dd
                         if iz < 0 or iz >= nd:
@@ -101,11 +122,14 @@ def col2im(cols, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, od, oh, ow, out
                                 continue
                             row = out[b, c, iz, iy]
                             base = base_z + y * ow
-                            ix0 = k * dw - pw
-                            for xx in range(ow):
-                                ix = ix0 + xx * sw
-                                if ix >= 0 and ix < nw:
-                                    row[ix] += col[base + xx]
+                            if sw == 1:
+                                src = col[base + lo : base + hi]
+                                dst = row[ix0 + lo : ix0 + hi]
+                                for t in range(hi - lo):
+                                    dst[t] += src[t]
+                            else:
+                                for xx in range(lo, hi):
+                                    row[ix0 + xx * sw] += col[base + xx]
 
 
 @njit(cache=True, parallel=True, nogil=True)
@@ -146,6 +170,32 @@ def max_pool_indices(x, kd, kh, kw, sd, sh, sw, pd, ph, pw, dd, dh, dw, out):
                                     bv = v
                                     best = (iz * nh + iy) * nw + ix
                     out[p, z, y, xx] = best if best >= 0 else first
+
+
+@njit(cache=True, parallel=True, nogil=True)
+def max_pool_indices_inside(x, kh, kw, sh, sw, dh, dw, out):
+    """``max_pool_indices`` of ``x`` (``(P, H, W)``) without padding, for windows that all
+    lie inside the planes (the caller checks ``(o - 1) * s + (k - 1) * d < n`` in each dim):
+    no tap to skip, so no bounds test in the loop; the same indices (first maximum, NaN
+    wins, the first tap when all are -inf)."""
+    npl, _, nw = x.shape
+    _, oh, ow = out.shape
+    for p in prange(npl):
+        for y in range(oh):
+            y0 = y * sh
+            for xx in range(ow):
+                x0 = xx * sw
+                best = y0 * nw + x0
+                bv = -np.inf
+                for j in range(kh):
+                    iy = y0 + j * dh
+                    for k in range(kw):
+                        ix = x0 + k * dw
+                        v = x[p, iy, ix]
+                        if v > bv or np.isnan(v):
+                            bv = v
+                            best = iy * nw + ix
+                out[p, y, xx] = best
 
 
 @njit(cache=True, parallel=True, nogil=True)

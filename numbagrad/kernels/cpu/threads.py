@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -45,11 +46,13 @@ if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
 __all__ = [
     "BLOCK",
     "CHEAP_THREAD_MIN",
+    "EXPLICIT",
     "N_THREADS",
     "THREAD_MIN",
     "blocked",
     "call",
     "get_num_threads",
+    "run_dynamic",
     "set_num_threads",
 ]
 
@@ -73,13 +76,16 @@ def default_threads(environ=os.environ) -> int:
 
 
 N_THREADS = default_threads()
+# [True] once the user called set_num_threads (it then governs BLAS too: NOTE [BLAS threads])
+EXPLICIT = [False]
 
 _pool = None
 
 
 def set_num_threads(n: int) -> None:
     """Use ``n`` threads for large elementwise work (the ufunc pool here and Numba's
-    ``prange`` kernels, the latter capped by ``NUMBA_NUM_THREADS``)."""
+    ``prange`` kernels, the latter capped by ``NUMBA_NUM_THREADS``) and for matrix products
+    (NOTE [BLAS threads] in ``blas.py``)."""
     global N_THREADS, _pool
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise RuntimeError(f"set_num_threads expects a positive integer, got {n!r}")
@@ -87,6 +93,7 @@ def set_num_threads(n: int) -> None:
         _pool.shutdown(wait=True)
         _pool = None
     N_THREADS = n
+    EXPLICIT[0] = True
     import numba
 
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
@@ -119,6 +126,39 @@ def run_parts(parts):
     parts[0]()
     for f in futures:
         f.result()
+
+
+def run_dynamic(fn, count):
+    """Call ``fn(i)`` for ``i`` in ``range(count)`` on this thread and the pool's, each
+    thread taking the next ``i`` when it is done with one (a thread that loses its core on
+    a loaded machine takes fewer); returns when all are done. The first exception raised
+    by ``fn`` is raised here, after the others stopped taking work."""
+    nxt = [0]
+    lock = threading.Lock()
+    failed: list = []
+
+    def worker():
+        while True:
+            with lock:
+                i = nxt[0]
+                if i >= count or failed:
+                    return
+                nxt[0] = i + 1
+            try:
+                fn(i)
+            except BaseException as exc:
+                with lock:
+                    failed.append(exc)
+                return
+
+    n = min(N_THREADS, count)
+    if n <= 1:
+        for i in range(count):
+            fn(i)
+        return
+    run_parts([worker] * n)
+    if failed:
+        raise failed[0]
 
 
 def _slabs(n, parts):
