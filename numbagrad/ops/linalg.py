@@ -650,7 +650,7 @@ def einsum(equation, *operands):
 
 def _sum_dtype(dt):
     """The dtype of ``sum`` over ``dt``: bool and integers sum in int64."""
-    return dt if dt.is_floating_point else D.int64
+    return dt if dt.is_floating_point or dt.is_complex else D.int64
 
 
 def _einsum_dtype(ins, out, sizes, dtypes, grads):
@@ -664,7 +664,7 @@ def _einsum_dtype(ins, out, sizes, dtypes, grads):
     bool or integer result that would require grad raises); other pairs are multiplied
     (promotion)."""
     first = dtypes[0]
-    if first is not D.bool and (first.is_floating_point or first is D.int64):
+    if first.is_floating_point or first.is_complex or first is D.int64:
         if all(d is first for d in dtypes):
             return first
     summed = set("".join(ins)) - set(out)
