@@ -25,6 +25,7 @@ from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
 from numbagrad.kernels.cpu import alloc, threads
 from numbagrad.kernels.cpu.backend_linalg import LinalgMethods
 from numbagrad.kernels.cpu.backend_special import SpecialMethods
+from numbagrad.kernels.cpu.fft import FFT
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 
 if TYPE_CHECKING:
@@ -570,7 +571,7 @@ class CpuBackend(SpecialMethods, LinalgMethods):
 
     name = "cpu"
     xp = np
-    fft = np.fft
+    fft = FFT  # np.fft, large 1-D batches threaded (NOTE [Threaded FFTs])
     math = ArrayMath
     KERNEL_MIN = KERNEL_MIN
     PARALLEL_MIN = PARALLEL_MIN
