@@ -230,6 +230,19 @@ def _matmul(a, b):
             out = a * d
             out += 0.0
             return out
+    if (
+        b.ndim == 2
+        and b.shape[0] == 1
+        and a.ndim >= 2
+        and a.shape[-1] == 1
+        and a.dtype == b.dtype
+        and a.dtype.kind in "fc"
+    ):
+        # an inner dimension of 1 (a Linear layer's input gradient with one output
+        # feature): each entry is one product, which the broadcast multiply computes at
+        # 3.6x the GEMM's speed ((5120, 1) @ (1, 128) float32: 0.72 ms against 0.20 ms),
+        # with PyTorch's signed zeros (its GEMM's -0.0 products; OpenBLAS's give +0.0)
+        return CpuBackend.binary("multiply", a, b)
     if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] and a.size:
         # a stack times one matrix is one GEMM over the stacked rows: NumPy's batched loop
         # runs a product per matrix of the stack, and with a transposed operand (a
