@@ -692,3 +692,36 @@ def test_complex_sqrt_rsqrt_gradients_at_zero_and_overflow_match_torch(dt):
                 (g,) = m.autograd.grad(r, [z], m.full(r.shape, cot, dtype=r.dtype))
                 got.append(m.view_as_real(g).numpy())
             np.testing.assert_allclose(got[0], got[1], rtol=1e-5, err_msg=f"{name} {cot}")
+
+
+@pytest.mark.parametrize(
+    "eq, shapes",
+    [
+        ("bix,iox->box", [(4, 3, 5), (3, 6, 5)]),  # an FNO's spectral product
+        ("ij,k->", [(2, 3), (4,)]),  # indices summed in one operand only
+        ("bij,bjk->bik", [(1, 2, 3), (1, 3, 4)]),
+        ("i,i->", [(5,), (5,)]),
+    ],
+)
+def test_complex_einsum_as_batched_matmul(eq, shapes):
+    """NOTE [Einsum as a batched matmul]: two complex operands, values and gradients as
+    PyTorch's, and a complex result where an index is summed in one operand only."""
+    rng = np.random.default_rng(7)
+    arrs = [_cplx(s, rng).astype(np.complex64) for s in shapes]
+    nx = [numbagrad.tensor(a, requires_grad=True) for a in arrs]
+    tx = [torch.tensor(a, requires_grad=True) for a in arrs]
+    ny, ty = numbagrad.einsum(eq, *nx), torch.einsum(eq, *tx)
+    assert ny.dtype == numbagrad.complex64 and ny.shape == tuple(ty.shape)
+    _close(ny, ty, rtol=1e-5, atol=1e-5)
+    (ny.abs() ** 2).sum().backward()
+    (ty.abs() ** 2).sum().backward()
+    for a, b in zip(nx, tx):
+        _close(a.grad, b.grad, rtol=1e-4, atol=1e-4)
+    # a real and a complex operand: PyTorch's bmm refuses the pair, a product promotes
+    try:
+        want = torch.einsum(eq, tx[0].detach().real, tx[1].detach())
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="expected scalar type Float"):
+            numbagrad.einsum(eq, nx[0].detach().real, nx[1].detach())
+    else:
+        _close(numbagrad.einsum(eq, nx[0].detach().real, nx[1].detach()), want, 1e-5, 1e-5)

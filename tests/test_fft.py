@@ -323,3 +323,35 @@ def test_stft_errors_match_torch():
     with pytest.warns(UserWarning, match="return_complex=False is deprecated"):
         r = numbagrad.stft(x, 8, window=numbagrad.hann_window(8), return_complex=False)
     assert r.shape == (5, 17, 2) and r.dtype is numbagrad.float32
+
+
+@pytest.mark.parametrize(
+    "name, shape, axis, n",
+    [
+        ("rfft", (300, 1024), -1, None),
+        ("irfft", (300, 513), -1, 1024),
+        ("fft", (3, 512, 200), 1, None),
+        ("ifft", (512, 600), 0, 700),
+        ("rfft", (2, 40, 4096), -1, 4000),
+    ],
+)
+def test_threaded_fft_slabs_match_numpy(name, shape, axis, n):
+    """NOTE [Threaded FFTs]: a large batch split across threads gives NumPy's result bit
+    for bit, whichever axis is transformed and split."""
+    from numbagrad.kernels.cpu import fft as cpu_fft
+    from numbagrad.kernels.cpu import threads
+
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal(shape)
+    if name in ("irfft", "fft", "ifft"):
+        a = a + 1j * rng.standard_normal(shape)
+    want = getattr(np.fft, name)(a, n=n, axis=axis)
+    out = np.empty_like(want)
+    saved = threads.N_THREADS
+    threads.set_num_threads(2)
+    try:
+        got = getattr(cpu_fft.FFT, name)(a, n=n, axis=axis, out=out)
+    finally:
+        threads.set_num_threads(saved)
+    assert got is out
+    np.testing.assert_array_equal(got, want)

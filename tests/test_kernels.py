@@ -402,11 +402,11 @@ def test_jacrev_of_an_elementwise_map_of_a_linear_map_is_exact():
     np.testing.assert_allclose(jf, jac, rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_fused_gelu_backward_matches_its_composite(dtype):
-    """The fused gelu_backward kernel (from KERNEL_MIN elements) against the term-by-term
+def test_fused_gelu_backward_matches_its_composite(dtype, approximate):
+    """The fused gelu_backward kernels (from KERNEL_MIN elements) against the term-by-term
     array formula the small path uses, special values and a broadcast scalar g included."""
-    approximate = "none"
     from numbagrad.kernels.cpu.backend import CPU
     from numbagrad.nn._primitives import GeluBackward, _gelu_derivative
 
@@ -419,10 +419,12 @@ def test_fused_gelu_backward_matches_its_composite(dtype):
     with np.errstate(all="ignore"):
         for gg in (g, np.array([2.5], dtype), np.full(n, -1.5, dtype)[None, :][0]):
             got = GeluBackward.impl(CPU, gg, x, approximate=approximate)
-            want = gg * _gelu_derivative(CPU, x, approximate)
+            # float32: the kernel's vectorised polynomials (NOTE [Float32 GELU]) against
+            # the formula in float64 (in float32 the formula's 1 + tanh(u) cancels to
+            # ~1e-6 absolute; the kernel stays within 3e-7)
+            g64, x64 = gg.astype(np.float64), x.astype(np.float64)
+            want = (g64 * _gelu_derivative(CPU, x64, approximate)).astype(dtype)
             assert got.dtype == want.dtype and got.shape == want.shape
-            # float32: the kernel computes in float64 (its constants are float64) and rounds
-            # once, the array formula in float32
             rtol, atol = (1e-6, 1e-6) if dtype == "float32" else (1e-13, 1e-13)
             np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
 
@@ -719,3 +721,35 @@ def test_idle_openmp_threads_sleep_unless_the_user_chose(env, expected):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(expected)
+
+
+@pytest.mark.parametrize("n", [KERNEL_MIN + 3, PARALLEL_MIN + 5])
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_float32_gelu_kernels_against_torch(approximate, n):
+    """NOTE [Float32 GELU]: the float32 forward and backward kernels (serial and prange)
+    against PyTorch in float64 (within 1e-6 absolute, 2e-6 relative where the result is
+    not a cancellation of the negative tail) and PyTorch's float32 special values."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    x[: 2 * 64 : 2] = np.linspace(-110, 110, 64)  # exp's and erf's clamps
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 3.9, -3.9, 4.1, -4.1]
+    x[1 : 2 * len(special) : 2] = special
+    g = rng.standard_normal(n).astype(np.float32)
+    xt = torch.from_numpy(x).double().requires_grad_(True)
+    yt = torch.nn.functional.gelu(xt, approximate=approximate)
+    (gt,) = torch.autograd.grad(yt, xt, torch.from_numpy(g).double())
+    xg = ng.tensor(x, requires_grad=True)
+    y = ng.nn.functional.gelu(xg, approximate=approximate)
+    y.backward(ng.tensor(g))
+    assert y.dtype == ng.float32 and xg.grad.dtype == ng.float32
+    for got, want in ((y.detach().numpy(), yt.detach().numpy()), (xg.grad.numpy(), gt.numpy())):
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-6)
+    # the small arrays' path: NaN exactly where PyTorch's float64 has NaN (gelu(-inf);
+    # PyTorch's float32 vector kernel also gives NaN for gelu(+inf), where the exact value
+    # and its float64 and scalar paths give +inf)
+    t64 = torch.nn.functional.gelu(
+        torch.tensor(special, dtype=torch.float64), approximate=approximate
+    )
+    got = ng.nn.functional.gelu(ng.tensor(special, dtype=ng.float32), approximate=approximate)
+    np.testing.assert_allclose(got.numpy(), t64.numpy().astype(np.float32), rtol=2e-6, atol=1e-6)

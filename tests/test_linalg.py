@@ -596,3 +596,26 @@ def test_tensorinv_and_tensorsolve_errors_as_torch():
             mod.linalg.tensorinv(mod.ones(2, 3, 4, 5), ind=2)
         with pytest.raises(RuntimeError, match=r"but got 5 != 6"):
             mod.linalg.tensorsolve(mod.ones(2, 3, 5), mod.ones(2, 3))
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((20, 256, 1), (1, 128)), ((5, 1), (1, 3)), ((2, 3, 1), (1, 4))]
+)
+def test_matmul_inner_dimension_one_is_pytorchs_product(sa, sb):
+    """An inner dimension of 1 runs as a broadcast product: PyTorch's values, infinities
+    times zero as NaN and its signed zeros (0 * -1 is -0.0), and the gradients."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = rng.standard_normal(sb).astype(np.float32)
+    a.flat[0], b.flat[0], a.flat[1], b.flat[1] = 0.0, -1.0, np.inf, 0.0
+    na, nb_ = numbagrad.tensor(a, requires_grad=True), numbagrad.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    got, want = (na @ nb_), (ta @ tb)
+    np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+    assert np.array_equal(np.signbit(got.detach().numpy()), np.signbit(want.detach().numpy()))
+    g = rng.standard_normal(tuple(want.shape)).astype(np.float32)
+    got.backward(numbagrad.tensor(g))
+    want.backward(torch.tensor(g))
+    np.testing.assert_allclose(na.grad.numpy(), ta.grad.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(nb_.grad.numpy(), tb.grad.numpy(), rtol=1e-5, atol=1e-4)

@@ -12,7 +12,7 @@ import gc
 import statistics
 import time
 
-from . import bench_conv, bench_eager, bench_function, bench_nn_rnn, bench_transforms
+from . import bench_conv, bench_eager, bench_fft, bench_function, bench_nn_rnn, bench_transforms
 from ._common import load_backend
 
 # name -> (workload class, its timed method); the small and medium workloads only: the large
@@ -28,6 +28,7 @@ WORKLOADS = {
     "encoder_layer_train": (bench_nn_rnn.EncoderLayerTrainStep, "time_train_step"),
     "mnist_cnn_step": (bench_conv.MnistStep, "time_step"),
     "conv1d_bn_step": (bench_conv.Conv1dBNStep, "time_step"),
+    "fno_step": (bench_fft.FNOStep, "time_step"),
 }
 
 REPEATS = 7  # interleaved samples per backend

@@ -116,10 +116,9 @@ class FftR2C(Primitive):
         shape = list(x.shape)
         shape[dims[-1]] = shape[dims[-1]] // 2 + 1
         out = be.empty(tuple(shape), np.result_type(x.dtype, np.complex64))
-        if len(dims) == 1:
-            return fft.rfft(x, axis=dims[0], norm=norm, out=out)
-        # (several dims: complex transforms after the first, NOTE [Single-precision FFTs])
         norm, rescale = _single_precision_norm(x, norm, True, [x.shape[d] for d in dims])
+        if len(dims) == 1:
+            return _rescaled(fft.rfft(x, axis=dims[0], norm=norm, out=out), rescale)
         return _rescaled(fft.rfftn(x, axes=dims, norm=norm, out=out), rescale)
 
     @staticmethod
@@ -151,10 +150,10 @@ class FftC2R(Primitive):
         shape = list(x.shape)
         shape[dims[-1]] = last_size
         out = be.empty(tuple(shape), x.real.dtype)
-        if len(dims) == 1:
-            return fft.irfft(x, n=last_size, axis=dims[0], norm=norm, out=out)
         s = [x.shape[d] for d in dims[:-1]] + [last_size]
         norm, rescale = _single_precision_norm(x, norm, False, s)
+        if len(dims) == 1:
+            return _rescaled(fft.irfft(x, n=last_size, axis=dims[0], norm=norm, out=out), rescale)
         return _rescaled(fft.irfftn(x, s=s, axes=dims, norm=norm, out=out), rescale)
 
     @staticmethod
@@ -177,8 +176,11 @@ class FftC2R(Primitive):
 # NOTE [Single-precision FFTs]
 # NumPy's (2.x) complex transform of complex64 data runs ~10x slower when its scale factor is
 # exactly 1 (a forward transform with norm="backward", an inverse one with norm="forward")
-# than with any other factor. Those are computed with norm="ortho" and scaled back by
-# sqrt(n) in one more pass (a rounding of float32's order, which the scale itself has).
+# than with any other factor, and so do its one-dimensional float32 ``rfft`` and complex64
+# ``irfft`` (measured 1.26 ms against 0.19 ms for an FNO's (20, 32, 256) ``rfft``, and the
+# same for its ``irfft``; float64 is not affected). Those are computed with norm="ortho" and
+# scaled back by sqrt(n) in one more pass (a rounding of float32's order, which the scale
+# itself has).
 def _single_precision_norm(x, norm, forward, sizes):
     """The norm to run and the factor to scale the result by afterwards (or None)."""
     if x.dtype not in (np.float32, np.complex64):

@@ -25,6 +25,7 @@ from numbagrad.kernels import KERNEL_MIN, PARALLEL_MIN, module, register_backend
 from numbagrad.kernels.cpu import alloc, blas, threads
 from numbagrad.kernels.cpu.backend_linalg import LinalgMethods
 from numbagrad.kernels.cpu.backend_special import SpecialMethods
+from numbagrad.kernels.cpu.fft import FFT
 from numbagrad.kernels.cpu.threads import THREAD_MIN
 
 if TYPE_CHECKING:
@@ -136,6 +137,7 @@ def _broadcast_size(sa, sb):
 __all__ = ["CPU", "CpuBackend"]
 
 K = module("elementwise")
+KG = module("gelu")
 KA = module("accumulate")
 KB = module("broadcast")
 KR = module("reduce")
@@ -229,6 +231,19 @@ def _matmul(a, b):
             out = a * d
             out += 0.0
             return out
+    if (
+        b.ndim == 2
+        and b.shape[0] == 1
+        and a.ndim >= 2
+        and a.shape[-1] == 1
+        and a.dtype == b.dtype
+        and a.dtype.kind in "fc"
+    ):
+        # an inner dimension of 1 (a Linear layer's input gradient with one output
+        # feature): each entry is one product, which the broadcast multiply computes at
+        # 3.6x the GEMM's speed ((5120, 1) @ (1, 128) float32: 0.72 ms against 0.20 ms),
+        # with PyTorch's signed zeros (its GEMM's -0.0 products; OpenBLAS's give +0.0)
+        return CpuBackend.binary("multiply", a, b)
     if a.ndim > 2 and b.ndim == 2 and a.shape[-1] == b.shape[0] and a.size:
         # a stack times one matrix is one GEMM over the stacked rows: NumPy's batched loop
         # runs a product per matrix of the stack, and with a transposed operand (a
@@ -284,6 +299,56 @@ def _reciprocal(x):
     return np.reciprocal(x)
 
 
+_GELU_BETA = 0.7978845608028654  # sqrt(2 / pi)
+_GELU_KAPPA = 0.044715
+
+
+def _gelu_kernel_input(name, x):
+    """``x`` as the GELU kernels take it (float32 or float64, flat, contiguous)."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f'"{name}" is not implemented for complex tensors')
+    if x.dtype not in _BROADCAST_DTYPES:  # (``F.gelu`` converts integers first)
+        raise NotImplementedError(f'"{name}" is not implemented for {x.dtype} arrays')
+    return np.ascontiguousarray(x).reshape(-1)
+
+
+def _gelu(x):
+    """PyTorch's exact ``gelu``, ``x * 0.5 * (1 + erf(x / sqrt 2))``: one kernel pass
+    (NOTE [Float32 GELU] in ``kernels/cpu/gelu.py``), on all threads from ``PARALLEL_MIN``."""
+    if x.dtype == _F16:  # no float16 in Numba (NOTE [Half precision])
+        with np.errstate(over="ignore"):
+            return _gelu(x.astype(np.float32)).astype(_F16)
+    flat = _gelu_kernel_input("gelu", x)
+    out = alloc.empty(x.shape, x.dtype)
+    par = x.size >= PARALLEL_MIN
+    if x.dtype == np.float32:
+        (KG.gelu_forward_f32_par if par else KG.gelu_forward_f32)(flat, out.reshape(-1))
+    else:
+        (KG.gelu_forward_par if par else KG.gelu_forward)(flat, out.reshape(-1))
+    return out
+
+
+def _gelu_tanh(x):
+    """PyTorch's ``gelu(x, approximate='tanh')``: a float32 kernel pass (NOTE [Float32
+    GELU]); float64 and small arrays with NumPy's SIMD ``tanh`` in PyTorch's order
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    if x.dtype == _F16:
+        with np.errstate(over="ignore"):
+            return _gelu_tanh(x.astype(np.float32)).astype(_F16)
+    flat = _gelu_kernel_input("gelu", x)
+    if x.dtype == np.float32 and x.size >= KERNEL_MIN:
+        out = alloc.empty(x.shape, x.dtype)
+        par = x.size >= PARALLEL_MIN
+        (KG.gelu_tanh_forward_f32_par if par else KG.gelu_tanh_forward_f32)(flat, out.reshape(-1))
+        return out
+    mul, add = (
+        functools.partial(CpuBackend.binary, "multiply"),
+        functools.partial(CpuBackend.binary, "add"),
+    )
+    inner = mul(add(x, mul(mul(mul(x, x), x), _GELU_KAPPA)), _GELU_BETA)
+    return mul(mul(x, 0.5), add(CpuBackend.map("tanh", inner), 1.0))
+
+
 _MAPS = {
     "negative": (np.negative, None, None),
     "abs": (np.abs, None, None),
@@ -307,6 +372,8 @@ _MAPS = {
     "sigmoid": (_sigmoid, None, None),
     "softplus": (None, "softplus_forward", _softplus_np),
     "erf": (None, "erf_forward", None),
+    "gelu": (_gelu, None, None),
+    "gelu_tanh": (_gelu_tanh, None, None),
     "rsqrt": (None, "rsqrt_forward", lambda x: 1 / np.sqrt(x)),
     "isfinite": (np.isfinite, None, None),
     "isnan": (np.isnan, None, None),
@@ -491,12 +558,34 @@ _SHORT_ROW = 128
 _PARALLEL_TWINS = frozenset(("tanh_backward", "sigmoid_backward"))
 
 
+def _backward_kernel(kernel, g, s):
+    """The fused kernel ``unary_backward`` runs for ``kernel`` on these arrays, or None
+    (then the op's formula): from ``KERNEL_MIN`` elements of float32/float64, the
+    ``prange`` twin from ``PARALLEL_MIN``; GELU's float32 kernels where both arrays are
+    float32, and the tanh form's formula in float64 (NOTE [Float32 GELU])."""
+    if (
+        kernel is None
+        or s.size < KERNEL_MIN
+        or s.dtype not in _BROADCAST_DTYPES
+        or g.dtype not in _BROADCAST_DTYPES
+    ):
+        return None
+    par = s.size >= PARALLEL_MIN
+    if kernel in ("gelu_backward", "gelu_tanh_backward"):
+        if s.dtype == g.dtype == np.float32:
+            return getattr(KG, kernel + ("_f32_par" if par else "_f32"))
+        return K.gelu_backward if kernel == "gelu_backward" else None
+    if par and kernel in _PARALLEL_TWINS:
+        kernel += "_par"
+    return getattr(K, kernel)
+
+
 class CpuBackend(SpecialMethods, LinalgMethods):
     """NumPy arrays in host memory (NOTE [Backends])."""
 
     name = "cpu"
     xp = np
-    fft = np.fft
+    fft = FFT  # np.fft, large 1-D batches threaded (NOTE [Threaded FFTs])
     math = ArrayMath
     KERNEL_MIN = KERNEL_MIN
     PARALLEL_MIN = PARALLEL_MIN
@@ -633,18 +722,12 @@ class CpuBackend(SpecialMethods, LinalgMethods):
     def unary_backward(kernel, g, s, derivative):
         """``g * derivative(s)`` for a unary op: the fused ``kernel`` (``"<op>_backward"``,
         or None) from ``KERNEL_MIN`` elements, else the op's own formula on arrays."""
-        if (
-            kernel is None
-            or s.size < KERNEL_MIN
-            or s.dtype not in _BROADCAST_DTYPES
-            or g.dtype not in _BROADCAST_DTYPES
-        ):
+        fn = _backward_kernel(kernel, g, s)
+        if fn is None:
             d = derivative(ArrayMath, s)
             return threads.call(np.multiply, g, d) if s.size >= THREAD_MIN else g * d
         out = alloc.empty(s.shape, s.dtype if g.dtype is s.dtype else np.result_type(g, s))
-        if s.size >= PARALLEL_MIN and kernel in _PARALLEL_TWINS:
-            kernel += "_par"
-        getattr(K, kernel)(flat_g(g), np.ascontiguousarray(s).reshape(-1), out.reshape(-1))
+        fn(flat_g(g), np.ascontiguousarray(s).reshape(-1), out.reshape(-1))
         return out
 
     @staticmethod

@@ -86,6 +86,8 @@ UNARY = {
     "logical_not": 36,
     "round": 37,
     "signbit": 38,
+    "gelu": 39,
+    "gelu_tanh": 40,
 }
 # the codes as the device functions compare them (numba freezes module-level ints)
 _U_NEGATIVE = UNARY["negative"]
@@ -121,6 +123,8 @@ _U_ARCCOSH = UNARY["arccosh"]
 _U_ARCTANH = UNARY["arctanh"]
 _U_EXP2 = UNARY["exp2"]
 _U_ERF = UNARY["erf"]
+_U_GELU = UNARY["gelu"]
+_U_GELU_TANH = UNARY["gelu_tanh"]
 _U_ISFINITE = UNARY["isfinite"]
 _U_ISNAN = UNARY["isnan"]
 _U_ISINF = UNARY["isinf"]
@@ -341,6 +345,10 @@ def _unary(op, x):
         return 2.0**v
     if op == _U_ERF:
         return math.erf(v)
+    if op == _U_GELU:  # PyTorch's order of operations
+        return v * 0.5 * (1.0 + math.erf(v * 0.7071067811865476))
+    if op == _U_GELU_TANH:
+        return 0.5 * v * (1.0 + math.tanh(0.7978845608028654 * (v + 0.044715 * (v * v * v))))
     if op == _U_ISFINITE:
         return 1.0 if not (math.isinf(v) or math.isnan(v)) else 0.0
     if op == _U_ISNAN:
