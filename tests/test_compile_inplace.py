@@ -5,6 +5,7 @@ mutate their arguments (NOTE [In-place writes in compiled graphs])."""
 import re
 import warnings
 
+import numba
 import numpy as np
 import pytest
 import torch
@@ -299,3 +300,87 @@ def test_a_direct_write_into_memory_breaks_at_its_line():
     with pytest.warns(UserWarning, match="graph break"):
         out = c(ng.ones(2))
     np.testing.assert_array_equal(out.numpy(), [10, 2])
+
+
+# -- custom ops that mutate their arguments ---------------------------------------------------
+@numba.njit
+def _scale_into_kernel(x, out, k: float) -> None:
+    for i in range(x.shape[0]):
+        out[i] += k * x[i]
+
+
+scale_into = ng.library.custom_op(
+    "testinplace::scale_into", _scale_into_kernel, mutates_args=("out",)
+)
+
+
+@numba.njit
+def _fill_ret_kernel(x, out):
+    out[:] = x * 2
+    return x + 1
+
+
+fill_ret = ng.library.custom_op(
+    "testinplace::fill_ret",
+    _fill_ret_kernel,
+    mutates_args=("out",),
+    schema="(Tensor x, Tensor out) -> Tensor",
+)
+
+
+def test_mutating_custom_op_eager():
+    x, out = ng.arange(3.0), ng.zeros(3)
+    assert scale_into(x, out, 2.0) is None
+    np.testing.assert_array_equal(out.numpy(), [0, 2, 4])
+    assert out._version == 1 and x._version == 0
+    r = fill_ret(x, out=out)
+    np.testing.assert_array_equal(r.numpy(), [1, 2, 3])
+    np.testing.assert_array_equal(out.numpy(), [0, 2, 4])
+    assert out._version == 2
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        scale_into(x, ng.zeros(3, requires_grad=True), 1.0)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        scale_into(x, ng.zeros(3, requires_grad=True) * 1, 1.0)
+    with pytest.raises(RuntimeError, match="memory location"):
+        scale_into(x, ng.zeros(1).expand(3), 1.0)
+    with pytest.raises(NotImplementedError, match="transforms"):
+        func.vmap(lambda o: scale_into(x, o, 1.0))(ng.zeros(2, 3))
+
+
+def test_mutating_custom_op_compiled_writes_the_callers_buffer(no_breaks):
+    def f(x, out):
+        scale_into(x, out, 2.0)
+        return out * 1 + x
+
+    c = ng.compile(f)
+    x = ng.arange(3.0)
+    o, oe = ng.zeros(3), ng.zeros(3)
+    for _ in range(3):
+        np.testing.assert_array_equal(c(x, o).numpy(), f(x, oe).numpy())
+        np.testing.assert_array_equal(o.numpy(), oe.numpy())
+        assert o._version == oe._version
+    assert "written back in place" in c.explain()
+
+
+def test_mutating_custom_op_on_an_internal_buffer_with_grad(no_breaks):
+    def f(x):
+        buf = ng.zeros(3, dtype=x.dtype)
+        r = fill_ret(x.detach(), buf)
+        return (buf * x).sum() + r.sum()
+
+    c = ng.compile(f)
+    x = ng.arange(3.0, dtype=ng.float64, requires_grad=True)
+    for _ in range(3):
+        out = c(x)
+        (g,) = ng.autograd.grad(out, x)
+        np.testing.assert_allclose(out.item(), f(x).item())
+        np.testing.assert_array_equal(g.numpy(), 2 * x.detach().numpy())
+
+
+def test_mutating_custom_op_on_aliased_arguments_breaks():
+    c = ng.compile(lambda x: scale_into(x, x, 1.0))
+    x = ng.ones(3)
+    with pytest.warns(UserWarning, match="shares memory"):
+        c(x)
+    np.testing.assert_array_equal(x.numpy(), 2.0)
+    assert x._version == 1

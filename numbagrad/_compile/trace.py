@@ -359,6 +359,10 @@ class Recorder(Interpreter):
             self.stores[key] = st
         self.pending = (t, t._storage[1], where)
 
+    def graph_break(self, cause):
+        """Stop the trace (for code outside this package: ``library``'s mutating ops)."""
+        raise GraphBreak(cause, user_frame())
+
     def check_pending(self):
         """Break if the in-place op announced last wrote without ``inplace_write``."""
         t, version, where = self.pending
