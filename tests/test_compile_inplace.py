@@ -384,3 +384,53 @@ def test_mutating_custom_op_on_aliased_arguments_breaks():
         c(x)
     np.testing.assert_array_equal(x.numpy(), 2.0)
     assert x._version == 1
+
+
+def test_fills_copies_masks_and_inplace_activations(no_breaks):
+    def f(x):
+        a = ng.zeros(4)
+        a.fill_(2.0)
+        a.copy_(x * 3)
+        a += 1
+        b = ng.zeros(4)
+        b[ng.tensor([1, 3])] = x[:2]
+        b.masked_fill_(b > 1.5, -1.0)
+        c = ng.nn.functional.relu(x - 0.5, inplace=True)
+        return a + b + c
+
+    c = ng.compile(f)
+    x = ng.tensor([0.1, 2.0, -3.0, 1.0])
+    for _ in range(2):
+        np.testing.assert_array_equal(c(x).numpy(), f(x).numpy())
+
+
+def test_backward_and_optimizer_steps_inside_break_before_writing():
+    m = ng.nn.Linear(3, 1)
+    me = ng.nn.Linear(3, 1)
+    me.load_state_dict(m.state_dict())
+    opt = ng.optim.SGD(m.parameters(), lr=0.1)
+    opt_e = ng.optim.SGD(me.parameters(), lr=0.1)
+
+    def step(model, opt, x):
+        opt.zero_grad(set_to_none=False) if model.weight.grad is not None else None
+        model(x).sum().backward()
+        opt.step()
+
+    c = ng.compile(lambda x: step(m, opt, x))
+    x = ng.ones(2, 3)
+    with pytest.warns(UserWarning, match=r"backward\(\).*test_compile_inplace"):
+        c(x)
+    step(me, opt_e, x)
+    for _ in range(2):
+        c(x)
+        step(me, opt_e, x)
+    np.testing.assert_allclose(m.weight.detach().numpy(), me.weight.detach().numpy())
+    np.testing.assert_allclose(m.weight.grad.numpy(), me.weight.grad.numpy())
+    # a step alone (gradients from outside): once, not once by the trace and once eagerly
+    w0 = m.weight.detach().clone()
+    cs = ng.compile(lambda: opt.step())
+    with pytest.warns(UserWarning, match=r"SGD.step\(\)"):
+        cs()
+    np.testing.assert_allclose(
+        (w0 - m.weight.detach()).numpy(), 0.1 * m.weight.grad.numpy(), rtol=1e-6
+    )
