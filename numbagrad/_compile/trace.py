@@ -55,9 +55,12 @@ tensor (two arguments viewing one storage: the guard ``runtime._aliased`` sends 
 later call to a retrace, which breaks), the value written requires grad (the caller's
 tensor would take a history), the function returns a view of it, the backward reads its
 value from before the write, a write through a view of a non-contiguous root, a write that
-broadcasts the value, a write in a traced backward or in a CUDA call, and a write into
-memory that no op announced (``check_pending``, through ``.numpy()``: the warning names the
-line of the last announced write).
+broadcasts the value, a write in a traced backward or in a CUDA call, and a write announced
+but made without ``commit`` (``check_pending``). Writes that no op announces are found by
+the version check at the end (``backward()`` and ``Optimizer.step()`` announce themselves
+as reads, so they break before writing). An op's own implementation (the recorder runs it
+with ``EVAL`` current: a custom op's Python kernel) may write into its own tensors: those
+writes are not the graph's.
 """
 
 from __future__ import annotations
@@ -325,7 +328,8 @@ class Recorder(Interpreter):
         if self.opaque:
             return
         if what == "an in-place operation":
-            self.announce_write(t)
+            if _CURRENT.get() is not EVAL:  # (else an op's own implementation writes)
+                self.announce_write(t)
             return
         if self.known(t) is not None:
             raise GraphBreak(f"{what} on a traced tensor", user_frame())
@@ -353,6 +357,7 @@ class Recorder(Interpreter):
             if rt._storage is not t._storage:  # (a view op that copied: t is its own root)
                 root, rt = v, t
             st = _Store(rt, root, t._storage[1])
+            st.where = where
             if root.kind in ("in", "ext", "const"):  # (a const is read again by every call)
                 st.saved = rt._data.copy()
                 st.meta = (rt._requires_grad, rt._grad_fn, rt._output_nr)
@@ -377,7 +382,7 @@ class Recorder(Interpreter):
         """``ops.inplace.commit`` is about to write out-of-place ``result`` into ``t``:
         ``t`` (and the root of its storage) take new vars, the storage's version the one
         the write gives it."""
-        if self.opaque:
+        if self.opaque or _CURRENT.get() is EVAL:
             return
         where = self.pending[2] if self.pending is not None else user_frame()
         self.pending = None
@@ -411,7 +416,7 @@ class Recorder(Interpreter):
     def snapshot(self, old, t):
         """``commit`` kept the old value of ``t`` for a node that saved it: ``old`` is the
         var ``t`` has before the write."""
-        if self.opaque:
+        if self.opaque or _CURRENT.get() is EVAL:
             return
         v = self.known(t)
         if v is not None:
@@ -496,7 +501,17 @@ class _Store:
     tensor or a const a copy of its values (``saved``) and autograd fields (``meta``)
     before the trace wrote them."""
 
-    __slots__ = ("current", "meta", "root", "saved", "tensor", "v0", "version", "writes")
+    __slots__ = (
+        "current",
+        "meta",
+        "root",
+        "saved",
+        "tensor",
+        "v0",
+        "version",
+        "where",
+        "writes",
+    )
 
     def __init__(self, tensor, root, version):
         self.tensor = tensor
@@ -504,7 +519,7 @@ class _Store:
         self.current = root
         self.v0 = self.version = version
         self.writes = 0
-        self.saved = self.meta = None
+        self.saved = self.meta = self.where = None
 
 
 class _Object:
@@ -740,7 +755,8 @@ def _out_atom(rec, o):
     if st is not None and st.root.kind in ("in", "ext"):
         if not _same_region(o._data, st.tensor._data):
             raise GraphBreak(
-                "the function returns a view of an input or captured tensor it writes in place"
+                "the function returns a view of an input or captured tensor it writes in place",
+                st.where,
             )
         return st.root
     return rec.atom(o)
@@ -763,7 +779,8 @@ def _writes(rec, ins):
             if b._storage is a._storage or np.may_share_memory(a._data, b._data):
                 raise GraphBreak(
                     "an in-place write into an input or captured tensor that shares memory "
-                    "with another one"
+                    "with another one",
+                    st.where,
                 )
         writes.append((i, st.current, st.version - st.v0))
     return writes
