@@ -17,8 +17,19 @@ op works eagerly, under every ``numbagrad.func`` transform, with ``gradcheck``, 
 (no Tensor, no node) and a backward written with numbagrad ops is traced with the rest.
 
 Registered ops are also reachable as ``numbagrad.ops.<ns>.<name>`` (``torch.ops``).
-``mutates_args`` must be empty: an op that writes into its inputs is not supported yet
-(it raises at definition, naming the op).
+
+NOTE [Mutating custom ops]
+``mutates_args=("out",)`` names the arguments the kernel writes into (an ``@njit`` kernel
+writes into the arrays it is given; it may return nothing, ``-> None``). Eagerly the kernel
+runs on the caller's arrays and each mutated tensor's version goes up by one, after eager
+mode's in-place checks (a leaf that requires grad is refused; so is a mutated tensor that
+requires grad, whose history would not see the write). Inside ``numbagrad.compile`` the op
+is recorded in its functional form (``MutatingKernel``: the kernel writes into copies of
+the mutated arrays, which are extra outputs) followed by an in-place write of each copy
+into its tensor (``ops.inplace.commit``), so the trace treats it as any in-place op (NOTE
+[In-place writes in compiled graphs]): the compiled call writes the new values into the
+caller's buffers and bumps the versions as the eager call does. ``mutates_args="unknown"``
+is not supported (it raises at definition).
 """
 
 from __future__ import annotations
@@ -31,12 +42,17 @@ import typing
 
 import numpy as np
 
+from numbagrad import _tensor as _tensor_module
+from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._core.interpreter import bind
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.function import Function
+from numbagrad.kernels import backend_of
 from numbagrad.kernels.cpu.backend import CPU
 from numbagrad.ops import register_namespace
 from numbagrad.ops._op import Primitive
+from numbagrad.ops.inplace import check_inplace, commit
+from numbagrad.ops.shape import OVERLAP_ERROR
 
 __all__ = [
     "CustomOpDef",
@@ -68,6 +84,8 @@ def _count_outputs(fn, schema):
         hints = typing.get_type_hints(target)
     except Exception:  # unresolvable annotations: read them as text
         hints = dict(getattr(target, "__annotations__", {}))
+    if "return" in hints and hints["return"] in (None, type(None)):
+        return 0  # (a mutating op that returns nothing)
     ret = hints.get("return", None)
     if ret is None:
         return 1
@@ -129,6 +147,28 @@ class CustomOpKernel(Primitive, register=False):
         return _unwrap(op, out)
 
 
+class MutatingKernel(Primitive, register=False):
+    """The functional form of a mutating custom op's kernel (NOTE [Mutating custom ops]):
+    the kernel runs on copies of the mutated arrays (``mutated``: their positions among
+    the tensor operands), returned after the op's outputs."""
+
+    differentiable = False
+    op = None
+    shape_from_values = True
+
+    @classmethod
+    def impl(cls, be, *arrays, consts=(), n_args=0, mutated=()):
+        arrays = list(arrays)
+        copies = []
+        for i in mutated:
+            arrays[i] = arrays[i].copy()
+            copies.append(arrays[i])
+        out = cls.op._kernel_prim.impl(be, *arrays, consts=consts, n_args=n_args)
+        outs = () if cls.op._n_out == 0 else out if cls.op._n_out > 1 else (out,)
+        res = (*outs, *copies)
+        return res if len(res) > 1 else res[0]
+
+
 def _merge(arrays, consts, n_args):
     args = [None] * n_args
     it = iter(arrays)
@@ -149,6 +189,13 @@ def _as_tensor(a):
 
 
 def _unwrap(op, out, meta=False):
+    if op._n_out == 0:
+        if out is not None:
+            raise RuntimeError(
+                f"{op.name}: the implementation returned a {type(out).__name__}; the op "
+                "declares no outputs (-> None)"
+            )
+        return None
     outs = out if isinstance(out, tuple) else (out,)
     if len(outs) != op._n_out:
         raise RuntimeError(
@@ -181,10 +228,18 @@ class CustomOpDef:
         ns, opname = name.split("::")
         if not ns.isidentifier() or not opname.isidentifier():
             raise ValueError(f"custom_op: {name!r}: namespace and name must be identifiers")
-        if mutates_args == "unknown" or (mutates_args and len(tuple(mutates_args))):
+        if mutates_args == "unknown" or isinstance(mutates_args, str):
             raise NotImplementedError(
-                f"custom_op {name!r}: ops that mutate their inputs (mutates_args="
-                f"{mutates_args!r}) are not supported yet; return new tensors instead"
+                f"custom_op {name!r}: mutates_args={mutates_args!r}: name the arguments the "
+                "op writes into (a tuple of names); 'unknown' is not supported"
+            )
+        sig = inspect.signature(fn.py_func if _is_numba(fn) else fn)
+        params = list(sig.parameters)
+        missing = set(mutates_args) - set(params)
+        if missing:
+            raise ValueError(
+                f"custom_op {name!r}: {missing} in mutates_args were not found in the custom "
+                f"op's signature {sig}; mutates_args names the arguments the op writes into"
             )
         if name in _OPS:
             raise RuntimeError(f"custom_op: {name!r} is already defined")
@@ -193,6 +248,10 @@ class CustomOpDef:
         self._fn = fn
         self._fn_name = getattr(fn, "__name__", opname)
         self._n_out = _count_outputs(fn, schema)
+        # the positions of the arguments the kernel writes into (NOTE [Mutating custom ops])
+        self._mutates = tuple(sorted(params.index(a) for a in set(mutates_args)))
+        if self._n_out == 0 and not self._mutates:
+            raise ValueError(f"custom_op {name!r}: an op that returns nothing must mutate")
         self._kernels = {}
         types = (device_types,) if isinstance(device_types, str) else device_types
         for d in types or (None,):
@@ -201,13 +260,22 @@ class CustomOpDef:
         self._backward = None
         self._setup_context = None
         self._vmap = None
-        self._signature = inspect.signature(fn.py_func if _is_numba(fn) else fn)
+        self._signature = sig
+        self._signature_names = params
         # (a user's op is not one of numbagrad's primitives: not in the registry)
         self._kernel_prim = pytypes.new_class(
             f"{ns}_{opname}",
             (CustomOpKernel,),
             {"register": False},
             lambda body: body.update(op=self, grad_fn=f"{opname}Backward", __module__=__name__),
+        )
+        self._mut_prim = pytypes.new_class(
+            f"{ns}_{opname}_functional",
+            (MutatingKernel,),
+            {"register": False},
+            lambda body: body.update(
+                op=self, n_out=max(1, self._n_out + len(self._mutates)), __module__=__name__
+            ),
         )
         self._function = None
         _OPS[name] = self
@@ -255,7 +323,70 @@ class CustomOpDef:
     def _apply_kernel(self, *args):
         tensors = [a for a in args if isinstance(a, Tensor)]
         consts = tuple((i, a) for i, a in enumerate(args) if not isinstance(a, Tensor))
-        return bind(self._kernel_prim, tuple(tensors), {"consts": consts, "n_args": len(args)})
+        params = {"consts": consts, "n_args": len(args)}
+        if not self._mutates:
+            return bind(self._kernel_prim, tuple(tensors), params)
+        mutated = [args[i] for i in self._mutates if isinstance(args[i], Tensor)]
+        if _tensor_module.COMPILE_TRACE:  # the functional form (NOTE [Mutating custom ops])
+            tpos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+            mk = tuple(tpos.index(i) for i in self._mutates if isinstance(args[i], Tensor))
+            for k in mk:
+                t = tensors[k]
+                for j, u in enumerate(tensors):
+                    if j != k and (
+                        u._storage is t._storage or np.may_share_memory(u._data, t._data)
+                    ):
+                        _tensor_module.COMPILE_TRACE[-1].graph_break(
+                            f"{self.name} mutates an argument that shares memory with another"
+                        )
+                check_inplace(t)
+            res = bind(self._mut_prim, tuple(tensors), {**params, "mutated": mk})
+            res = res if type(res) is tuple else (res,)
+            for t, new in zip(mutated, res[self._n_out :]):
+                commit(t, new)
+            outs = res[: self._n_out]
+            return None if not outs else outs[0] if len(outs) == 1 else outs
+        # eagerly: the kernel on the caller's arrays, then one version per mutated tensor
+        if self._n_out == 0:
+            arrays = [t._data for t in tensors]
+            d = arrays[0]
+            be = CPU if type(d) is np.ndarray else backend_of(d)
+            out = self._kernel_prim.impl(be, *arrays, **params)
+        else:
+            out = bind(self._kernel_prim, tuple(tensors), params)
+        for t in mutated:
+            t._storage[1] += 1
+        return out
+
+    def _check_mutated(self, args):
+        """Eager mode's in-place checks for the tensors the op writes into."""
+        for i in self._mutates:
+            t = args[i]
+            if t is None:
+                continue
+            if not isinstance(t, Tensor):
+                raise TypeError(
+                    f"{self.name}: argument {self._signature_names[i]!r} is mutated and must "
+                    f"be a tensor, got {type(t).__name__}"
+                )
+            if t._is_tracer:
+                raise NotImplementedError(
+                    f"{self.name} mutates {self._signature_names[i]!r}: mutating custom ops "
+                    "under numbagrad.func transforms are not supported"
+                )
+            if type(t._data) is np.ndarray and not t._data.flags.writeable:
+                raise RuntimeError(OVERLAP_ERROR)
+            if t._requires_grad and is_grad_enabled():
+                if t._grad_fn is None:
+                    raise RuntimeError(
+                        "a leaf Variable that requires grad is being used in an in-place "
+                        f"operation ({self.name} mutates {self._signature_names[i]!r})."
+                    )
+                raise RuntimeError(
+                    f"{self.name} mutates {self._signature_names[i]!r}, which requires grad: "
+                    "its history would not see the write. Mutate a tensor that does not "
+                    "require grad (detach() it, or write under no_grad)."
+                )
 
     def _make_function(self):
         op = self
@@ -294,10 +425,12 @@ class CustomOpDef:
         return type(self._opname, (Function,), body)
 
     def __call__(self, *args, **kwargs):
-        if kwargs:
+        if kwargs or (self._mutates and len(args) < len(self._signature_names)):
             bound = self._signature.bind(*args, **kwargs)
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
+        if self._mutates:
+            self._check_mutated(args)
         needs_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
         if (
             not needs_grad
@@ -322,7 +455,8 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None)
         ``@numba.njit`` function of arrays returning arrays (called directly by compiled
         code).
     mutates_args : tuple
-        Names of the arguments the op writes into; must be empty (``()``).
+        Names of the arguments the op writes into (NOTE [Mutating custom ops]): the kernel
+        writes into their arrays, and their versions go up as an in-place op's.
     device_types : str or sequence of str, optional
         The devices ``fn`` implements (all when None).
     schema : str, optional

@@ -161,8 +161,10 @@ def test_python_implementation_tuple_outputs_and_constants():
 def test_errors():
     with pytest.raises(ValueError, match="namespace::opname"):
         ng.library.custom_op("noseparator", lambda x: x, mutates_args=())
-    with pytest.raises(NotImplementedError, match="mutate"):
-        ng.library.custom_op("testlib::mut", lambda x: x, mutates_args=("x",))
+    with pytest.raises(NotImplementedError, match="unknown"):
+        ng.library.custom_op("testlib::mut", lambda x: x, mutates_args="unknown")
+    with pytest.raises(ValueError, match="not found in the custom op's signature"):
+        ng.library.custom_op("testlib::mut", lambda x: x, mutates_args=("y",))
     with pytest.raises(RuntimeError, match="already defined"):
         ng.library.custom_op("testlib::xsig", _xsig_kernel, mutates_args=())
 

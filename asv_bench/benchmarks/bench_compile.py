@@ -373,3 +373,39 @@ class CompiledLennardJones(CompileBenchmark):
 
     def time_lennard_jones(self, mode):
         return self.run()
+
+
+class CompiledSGDStep(CompileBenchmark):
+    """A hand-written SGD step of a 2-layer MLP (64 -> 128 tanh -> 10, batch 64, float32)
+    inside the compiled function: loss, ``autograd.grad``, ``p.sub_(lr * g)`` under
+    ``no_grad`` (NOTE [In-place writes in compiled graphs]: written back into the
+    parameters, versions bumped as eagerly)."""
+
+    params = [["eager", "compiled", "torch"]]
+    number = 200
+
+    def build(self, mod, compiled):
+        r = rng(5)
+        layers = [
+            (r.uniform(-0.1, 0.1, (128, 64)), r.uniform(-0.1, 0.1, 128)),
+            (r.uniform(-0.1, 0.1, (10, 128)), r.uniform(-0.1, 0.1, 10)),
+        ]
+        params = [leaf(mod, a.astype(np.float32)) for w, b in layers for a in (w, b)]
+        x = const(mod, r.standard_normal((64, 64)).astype(np.float32))
+        y = const(mod, r.standard_normal((64, 10)).astype(np.float32))
+        w1, b1, w2, b2 = params
+
+        def step(x, y):
+            h = mod.tanh(x @ w1.T + b1)
+            loss = ((h @ w2.T + b2 - y) ** 2).mean()
+            grads = mod.autograd.grad(loss, params)
+            with mod.no_grad():
+                for p, g in zip(params, grads):
+                    p.sub_(0.01 * g)
+            return loss.detach()
+
+        f = _maybe_compile(mod, step, compiled)
+        return lambda: f(x, y)
+
+    def time_sgd_step(self, mode):
+        return self.run()

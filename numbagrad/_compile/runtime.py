@@ -219,6 +219,7 @@ class _Entry:
         "targets",
         "trace",
         "treedef",
+        "writes",
         "zeros",
     )
 
@@ -292,7 +293,7 @@ class CompiledFunction:
         else:
             key = (tuple(key), tuple(kwargs))
         entry = self._entries.get(key)
-        if entry is not None and self._valid(entry):
+        if entry is not None and self._valid(entry, tensors):
             return self._run(entry, tensors)
         return self._miss(key, args, kwargs, leaves, tensors, None, 3)
 
@@ -340,15 +341,17 @@ class CompiledFunction:
                     key.append((type(a), id(a)))
         key = (device, tuple(key), tuple(kwargs))  # (the device is part of the guard)
         entry = self._entries.get(key)
-        if entry is not None and self._valid(entry):
+        if entry is not None and self._valid(entry, tensors):
             return self._run(entry, tensors)
         return self._miss(key, args, kwargs, leaves, tensors, device, 4)
 
-    def _valid(self, entry):
+    def _valid(self, entry, tensors=()):
         for t, meta in zip(entry.captured, entry.captured_meta):
             d = t._data
             if d.shape != meta[0] or d.dtype is not meta[1] or t._requires_grad != meta[2]:
                 return False
+        if entry.writes and _aliased(entry, tensors):
+            return False  # (traced again: the trace breaks on the aliasing)
         return _check(entry.guards) if entry.guards else True
 
     def _compile(self, key, args, kwargs, leaves, tensors, device=None):
@@ -432,17 +435,23 @@ class CompiledFunction:
             else (None, None)
             for a in tr.fwd.outputs
         ]
+        # inputs and captured tensors written in place: the forward also returns their new
+        # values, which ``_run`` writes back (NOTE [In-place writes in compiled graphs])
+        en.writes = [(i, bump) for i, _, bump in tr.writes]
+        wb = [v for _, v, _ in tr.writes]
+        written = {id(v): i for i, v, _ in tr.writes}
         en.simple = (
-            len(tr.fwd.outputs) == 1
+            not wb
+            and len(tr.fwd.outputs) == 1
             and tr.treedef == _LEAF
             and en.out_alias[0] == (None, None)
             and type(tr.fwd.outputs[0]) is Var
         )
-        en.fwd = en.build(fin, tr.fwd.eqns, tr.fwd.outputs, "forward")
+        en.fwd = en.build(fin, tr.fwd.eqns, list(tr.fwd.outputs) + wb, "forward")
         en.bwd = None
         en.draw_pos = {}
         en.fwd_grad = None
-        if tr.bwd is not None and _recompute(tr):
+        if tr.bwd is not None and not wb and _recompute(tr):
             # small and all fused: the backward recomputes the forward from the inputs in
             # its own loop nests (NOTE [Compiled calls]), so the forward returns only its
             # outputs
@@ -458,7 +467,9 @@ class CompiledFunction:
             en.diff_outputs = tr.diff_outputs
             en.target_set = frozenset(tr.targets)
         elif tr.bwd is not None:
-            res_eqn = [v for v in tr.residuals if v.kind == "eqn"]
+            # (a written input's new value is read back from the input, whose version the
+            # backward checks as eager mode's saved tensors)
+            res_eqn = [v for v in tr.residuals if v.kind == "eqn" and id(v) not in written]
             # the random draws are kept too: a double backward replays the forward with the
             # numbers this call drew (``_replay``)
             for e in tr.fwd.eqns:
@@ -466,11 +477,15 @@ class CompiledFunction:
                     res_eqn.append(e.outs[0])
             en.draw_pos = {id(v): k for k, v in enumerate(res_eqn)}
             en.res_inputs = [
-                ("in", index_of[id(v)]) if v.kind != "eqn" else ("out", res_eqn.index(v))
+                ("in", index_of[id(v)])
+                if v.kind != "eqn"
+                else ("in", written[id(v)])
+                if id(v) in written
+                else ("out", res_eqn.index(v))
                 for v in tr.residuals
             ]
             en.fwd_grad = en.build(
-                fin, tr.fwd.eqns, list(tr.fwd.outputs) + res_eqn, "forward_with_residuals"
+                fin, tr.fwd.eqns, list(tr.fwd.outputs) + wb + res_eqn, "forward_with_residuals"
             )
             en.bwd = en.build(tr.bwd.inputs, tr.bwd.eqns, tr.bwd.outputs, "backward")
             en.bwd_consts = tr.bwd_consts
@@ -486,10 +501,12 @@ class CompiledFunction:
         grad = en.bwd is not None and is_grad_enabled_fast()
         if grad:
             res = en.fwd_grad.fn(*arrays)
-            n = len(en.out_alias)
+            n = len(en.out_alias) + len(en.writes)
             outs, extra = res[:n], res[n:]
         else:
             outs = en.fwd.fn(*arrays)
+        if en.writes:
+            _write_back(en, inputs, outs)
         if en.simple:  # one new array out (a loss): the common case, inline
             t = Tensor._make(outs[0])
             if grad:
@@ -519,6 +536,10 @@ class CompiledFunction:
             tr = en.trace
             parts.append(f"== {self.name}, specialisation {i} (compiled in {en.compile_s:.2f} s)")
             parts.append(Graph(tr.fwd.inputs, tr.fwd.eqns, tr.fwd.outputs).format("forward"))
+            for i, v, bump in tr.writes:  # NOTE [In-place writes in compiled graphs]
+                parts.append(
+                    f"  written back in place: {tr.fwd.inputs[i].name} = {v.name} (version +{bump})"
+                )
             if tr.bwd is not None:
                 parts.append(tr.bwd.format("backward"))
             prog = en.fwd_grad or en.fwd
@@ -535,6 +556,28 @@ class CompiledFunction:
 
 
 _LEAF = tree_flatten(0)[1]
+
+
+def _write_back(en, inputs, outs):
+    """Write the new values of the inputs and captured tensors the function writes in
+    place into their memory (through their strides), and bump their versions as the eager
+    in-place ops do (NOTE [In-place writes in compiled graphs])."""
+    k = len(en.out_alias)
+    for (i, bump), a in zip(en.writes, outs[k:]):
+        d = inputs[i]._data
+        d[...] = a
+        inputs[i]._storage[1] += bump
+
+
+def _aliased(en, tensors):
+    """Whether an input or captured tensor the entry writes shares memory with another."""
+    inputs = tensors + en.captured if en.captured else tensors
+    for i, _ in en.writes:
+        a = inputs[i]
+        for j, b in enumerate(inputs):
+            if j != i and (b._storage is a._storage or np.may_share_memory(a._data, b._data)):
+                return True
+    return False
 
 
 def _positions_in(args, kwargs):
@@ -648,6 +691,12 @@ def _replay(node, grads):
     it (NOTE [Compiled calls]), so the gradient has eager mode's history."""
     en = node.entry
     tr = en.trace
+    if en.writes:
+        raise NotImplementedError(
+            "numbagrad.compile: a double backward (create_graph=True) through a compiled "
+            "call that writes into its inputs or captured tensors in place is not supported; "
+            "compute the gradient of the function without the in-place writes"
+        )
     env = {}
     for v, (t, version) in zip(tr.fwd.inputs, node.inputs):
         if t._storage[1] != version:

@@ -17,7 +17,8 @@ answer than running the function again:
 - the function reads a traced value into Python (``.item()``, ``bool(t)``, ``.tolist()``,
   ``.numpy()``: the hooks in ``_tensor.COMPILE_TRACE``), so later control flow or values
   may depend on the data;
-- an in-place write (``check_inplace``), so versions and aliasing stay eager's;
+- an in-place write the recorder cannot make functional (NOTE [In-place writes in
+  compiled graphs] says which it can);
 - an op whose output shape depends on the data (``nonzero``, boolean masks);
 - a random draw (the generator's state moved), which must draw anew on every call;
 - a tensor reaches an op from a path the recorder did not see (a tensor computed outside
@@ -25,6 +26,41 @@ answer than running the function again:
 The caller then runs the function eagerly (``_compile/api.py``). Tensors the function reads
 from outside (module parameters, globals, closures) become ``ext`` inputs, read by
 reference on every call, so in-place updates by an optimiser need no retrace.
+
+NOTE [In-place writes in compiled graphs]
+The graph is functional: an in-place op is recorded as its out-of-place form, whose new
+var replaces the written tensor's in later equations. ``check_inplace`` announces the
+write (``Recorder.announce_write``) and ``commit`` reports it before writing
+(``inplace_write``); while tracing, the ops' no-graph fast paths (writing straight into
+memory) are off, so every write goes through ``commit``. Each storage written gets a
+``_Store``: its root tensor (the var that views were derived from, found through
+``Var.root``), the root's current var and the storage version after the last recorded
+write. A write through a view records ``AsStridedPut(root, value)`` (the view's place in
+the root: ``ops.inplace._view_params``) as the root's new var; a view whose var predates
+the storage's version is re-derived when next read (``known``: ``AsStrided(root)``), so
+views, the base and ``detach()`` aliases see the write as eagerly. A write cast to the
+tensor's dtype records ``ToCopy``. The eager run of the trace does write: the old value a
+node saved (``commit``'s snapshot) keeps the old var (``snapshot``), and the backward is
+traced from the eager tape, which rebased the history exactly as without compiling.
+
+Writes into an input, a captured tensor (``ext``) or a tensor made by a creation function
+(``const``, read again by every call) are undone when the trace ends (``restore``: values,
+version, autograd fields), so the compiled code, or the eager call after a break, makes
+them once. For inputs and captured tensors the forward returns the final var of the root
+(``Trace.writes``) and the runtime writes it into the caller's memory through its strides
+and bumps the version by the number of writes eager mode makes (``runtime._write_back``);
+an output that is the written tensor is returned as itself. The trace breaks where the
+result could differ: the written tensor shares memory with another input or captured
+tensor (two arguments viewing one storage: the guard ``runtime._aliased`` sends such a
+later call to a retrace, which breaks), the value written requires grad (the caller's
+tensor would take a history), the function returns a view of it, the backward reads its
+value from before the write, a write through a view of a non-contiguous root, a write that
+broadcasts the value, a write in a traced backward or in a CUDA call, and a write announced
+but made without ``commit`` (``check_pending``). Writes that no op announces are found by
+the version check at the end (``backward()`` and ``Optimizer.step()`` announce themselves
+as reads, so they break before writing). An op's own implementation (the recorder runs it
+with ``EVAL`` current: a custom op's Python kernel) may write into its own tensors: those
+writes are not the graph's.
 """
 
 from __future__ import annotations
@@ -47,6 +83,7 @@ from numbagrad.autograd import grad as autograd_grad
 from numbagrad.autograd.function import apply_eager
 from numbagrad.kernels import backend_of
 from numbagrad.ops._op import Primitive
+from numbagrad.ops.inplace import AsStrided, AsStridedPut, ToCopy, _view_params
 
 __all__ = [
     "PENDING_DRAWS",
@@ -97,12 +134,17 @@ class Recorder(Interpreter):
         "by_array",
         "drawn",
         "draws",
+        "entry_grad",
         "eqns",
+        "inputs",
         "keep",
         "opaque",
+        "pending",
         "phase",
+        "stores",
         "unrecorded",
         "vars",
+        "versions",
         "weak",
     )
 
@@ -119,6 +161,13 @@ class Recorder(Interpreter):
         self.draws = 0  # random draws recorded (``record_draw``)
         self.drawn = []  # their values, in order
         self.unrecorded = None  # what drew without being recorded
+        self.inputs = []  # the in/ext/const vars, in order
+        self.entry_grad = {}  # id(var) -> whether its tensor required grad when first read
+        # NOTE [In-place writes in compiled graphs]: the storages written while tracing
+        # (id(storage) -> _Store), each var's storage version, and the in-place op under way
+        self.stores = {}
+        self.versions = {}
+        self.pending = None
         # tensors made by creation functions while tracing point here (``_born_in``)
         self.weak = weakref.ref(self)
 
@@ -127,13 +176,21 @@ class Recorder(Interpreter):
         v = Var(len(self.keep), t._data.shape, t._data.dtype, kind, root)
         self.vars[id(t)] = v
         self.by_array[id(t._data)] = v
+        self.versions[id(v)] = t._storage[1]
         self.keep.append((t, t._storage[1]))
+        if kind in ("in", "ext", "const"):
+            self.inputs.append(v)
+            self.entry_grad[id(v)] = t._requires_grad
         return v
 
     def known(self, t):
         v = self.vars.get(id(t))
         if v is None:
             v = self.by_array.get(id(t._data))
+        if v is not None and self.stores:
+            st = self.stores.get(id(t._storage))
+            if st is not None and self.versions[id(v)] != t._storage[1]:
+                v = self._rederive(t, st)  # a view of a storage written since
         return v
 
     def atom(self, a):
@@ -170,11 +227,14 @@ class Recorder(Interpreter):
         if name == "_FunctionApply":
             return self._function(prim, args, params)
         if name in _DATA_SHAPED or (
-            name == "Index" and any(isinstance(a, Tensor) and a.dtype.is_bool for a in args[1:])
+            name == "Index"
+            and any(isinstance(a, Tensor) and a._data.dtype == np.bool_ for a in args[1:])
         ):
             raise GraphBreak(f"{name}: its output shape depends on the values", user_frame())
         if "impl" not in _own_attrs(prim):
             raise GraphBreak(f"{name} has no array implementation to compile", user_frame())
+        if self.pending is not None:
+            self.check_pending()
         ins = [self.atom(a) for a in args]
         token = _CURRENT.set(EVAL)
         try:
@@ -267,11 +327,199 @@ class Recorder(Interpreter):
         """Called before a tensor's values are read into Python or written in place."""
         if self.opaque:
             return
-        if what == "an in-place operation" or self.known(t) is not None:
+        if what == "an in-place operation":
+            if _CURRENT.get() is not EVAL:  # (else an op's own implementation writes)
+                self.announce_write(t)
+            return
+        if self.known(t) is not None:
             raise GraphBreak(f"{what} on a traced tensor", user_frame())
         born = t.__dict__.get("_born_in") if hasattr(t, "__dict__") else None
         if born is None or born() is not self:  # a tensor from outside: its values may change
             raise GraphBreak(f"{what} on a tensor read from outside", user_frame())
+
+    # -- in-place writes (NOTE [In-place writes in compiled graphs]) ----------------------------
+    def announce_write(self, t):
+        """Called before an in-place op writes into ``t`` (``ops.inplace.check_inplace``):
+        finds the storage's root, keeps a copy of an input's or captured tensor's values
+        (restored when the trace ends) and remembers the write (``check_pending``)."""
+        where = user_frame()
+        if self.phase != "fwd":
+            raise GraphBreak("an in-place operation in a traced backward", where)
+        if self.array_type is not np.ndarray:
+            raise GraphBreak("an in-place operation in a compiled CUDA call", where)
+        if self.pending is not None:
+            self.check_pending()
+        v = self.atom(t)
+        key = id(t._storage)
+        if key not in self.stores:
+            root = v.root if v.root is not None else v
+            rt = self.keep[root.index][0]
+            if rt._storage is not t._storage:  # (a view op that copied: t is its own root)
+                root, rt = v, t
+            st = _Store(rt, root, t._storage[1])
+            st.where = where
+            if root.kind in ("in", "ext", "const"):  # (a const is read again by every call)
+                st.saved = rt._data.copy()
+                st.meta = (rt._requires_grad, rt._grad_fn, rt._output_nr)
+            self.stores[key] = st
+        self.pending = (t, t._storage[1], where)
+
+    def graph_break(self, cause):
+        """Stop the trace (for code outside this package: ``library``'s mutating ops)."""
+        raise GraphBreak(cause, user_frame())
+
+    def check_pending(self):
+        """Break if the in-place op announced last wrote without ``inplace_write``."""
+        t, version, where = self.pending
+        if t._storage[1] != version:
+            raise GraphBreak(
+                "an in-place write that numbagrad cannot record (it wrote into memory "
+                "directly, outside its in-place ops)",
+                where,
+            )
+
+    def inplace_write(self, t, result):
+        """``ops.inplace.commit`` is about to write out-of-place ``result`` into ``t``:
+        ``t`` (and the root of its storage) take new vars, the storage's version the one
+        the write gives it."""
+        if self.opaque or _CURRENT.get() is EVAL:
+            return
+        where = self.pending[2] if self.pending is not None else user_frame()
+        self.pending = None
+        st = self.stores.get(id(t._storage))
+        if st is None:
+            raise GraphBreak("an in-place write that numbagrad cannot record", where)
+        if st.root.kind in ("in", "ext") and result._requires_grad:
+            raise GraphBreak(
+                "an in-place write of a value that requires grad into an input or a "
+                "captured tensor (the caller's tensor would take a history)",
+                where,
+            )
+        self.known(t)  # (other views re-derived first, from the value before the write)
+        vr = self.atom(result)
+        data = t._data
+        if result._data.shape != data.shape:
+            raise GraphBreak("an in-place write of a value broadcast to the tensor", where)
+        if vr.dtype != data.dtype:
+            vr = self._eqn(ToCopy, [vr], {"dtype": data.dtype}, t)
+        version = t._storage[1] + 1
+        rt = st.tensor
+        if _same_region(t._data, rt._data):
+            new_root = vr
+        else:
+            new_root = self._eqn(AsStridedPut, [st.current, vr], self._geom(t, rt, where), rt)
+        st.current, st.version = new_root, version
+        st.writes += 1
+        self._bind(rt, new_root, version)
+        self._bind(t, vr, version)
+
+    def snapshot(self, old, t):
+        """``commit`` kept the old value of ``t`` for a node that saved it: ``old`` is the
+        var ``t`` has before the write."""
+        if self.opaque or _CURRENT.get() is EVAL:
+            return
+        v = self.known(t)
+        if v is not None:
+            self.vars[id(old)] = v
+            self.keep.append((old, None))
+
+    def _bind(self, t, v, version):
+        self.vars[id(t)] = v
+        self.by_array[id(t._data)] = v
+        self.versions[id(v)] = version
+
+    def _eqn(self, prim, ins, params, like):
+        """Record ``prim`` with one output shaped as tensor ``like``'s values."""
+        d = like._data
+        v = Var(len(self.keep), d.shape, d.dtype, "eqn")
+        self.keep.append((like, None))
+        (self.eqns if self.phase == "fwd" else self.bwd_eqns).append(Eqn(prim, ins, params, [v]))
+        return v
+
+    def _geom(self, t, rt, where):
+        """The ``AsStrided`` params of view ``t`` in its storage's root ``rt``."""
+        try:
+            params = _view_params(t, rt)
+        except RuntimeError:
+            raise GraphBreak(
+                "an in-place write through a view of a tensor that is not contiguous", where
+            ) from None
+        shape, strides, off = params["geom"]
+        size = rt._data.size * (2 if params.get("real") else 1)
+        lo = hi = off
+        for n, s in zip(shape, strides):
+            if n == 0:
+                return params
+            lo += min(0, (n - 1) * s)
+            hi += max(0, (n - 1) * s)
+        if lo < 0 or hi >= size:
+            raise GraphBreak("an in-place write through a view outside its tensor", where)
+        return params
+
+    def _rederive(self, t, st):
+        """The var of view ``t`` of a storage written since the view's var was made."""
+        if t._storage[1] != st.version:
+            raise GraphBreak(
+                "a tensor was written in place outside numbagrad's ops while tracing",
+                user_frame(),
+            )
+        if _same_region(t._data, st.tensor._data):
+            v = st.current
+        else:
+            v = self._eqn(AsStrided, [st.current], self._geom(t, st.tensor, user_frame()), t)
+        self._bind(t, v, st.version)
+        return v
+
+    def restore(self):
+        """Put back the values and versions of the inputs and captured tensors the trace
+        wrote into (the compiled code or the eager call then writes them once)."""
+        for st in self.stores.values():
+            if st.saved is not None:
+                t = st.tensor
+                backend_of(t._data).copy_into(t._data, st.saved)
+                t._storage[1] = st.v0
+                t._requires_grad, t._grad_fn, t._output_nr = st.meta
+                st.saved = None
+
+
+def _same_region(a, b):
+    """Whether arrays ``a`` and ``b`` are the same elements of memory."""
+    if a is b:
+        return True
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.dtype == b.dtype
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
+
+
+class _Store:
+    """A storage written while tracing: its root tensor (``tensor``, whose var is
+    ``root`` at the first write), the root's current var, the versions before the first
+    write (``v0``) and after the last, the number of writes, and for an input, a captured
+    tensor or a const a copy of its values (``saved``) and autograd fields (``meta``)
+    before the trace wrote them."""
+
+    __slots__ = (
+        "current",
+        "meta",
+        "root",
+        "saved",
+        "tensor",
+        "v0",
+        "version",
+        "where",
+        "writes",
+    )
+
+    def __init__(self, tensor, root, version):
+        self.tensor = tensor
+        self.root = root
+        self.current = root
+        self.v0 = self.version = version
+        self.writes = 0
+        self.saved = self.meta = self.where = None
 
 
 class _Object:
@@ -409,7 +657,9 @@ class Trace:
     vars it reads (``residuals``) then one cotangent per differentiable output; outputs one
     gradient (or None) per ``targets`` entry, the positions (in ``fwd.inputs``) of the
     inputs that require grad. ``treedef`` is the
-    output's structure; ``out_grad`` which outputs require grad."""
+    output's structure; ``out_grad`` which outputs require grad. ``writes``: the inputs and
+    captured tensors written in place, ``(position in fwd.inputs, var of the new value,
+    version bump)`` (NOTE [In-place writes in compiled graphs])."""
 
     __slots__ = (
         "bwd",
@@ -422,6 +672,7 @@ class Trace:
         "residuals",
         "targets",
         "treedef",
+        "writes",
     )
 
 
@@ -429,6 +680,13 @@ def trace(fn, args, kwargs, tensor_positions):
     """Trace ``fn(*args, **kwargs)`` (NOTE [Compile traces]); ``tensor_positions`` are the
     indices of the tensors in the flattened ``(args, kwargs)``. Raises ``GraphBreak``."""
     rec = Recorder()
+    try:
+        return _trace(rec, fn, args, kwargs, tensor_positions)
+    finally:
+        rec.restore()  # (what the trace wrote into the caller's tensors)
+
+
+def _trace(rec, fn, args, kwargs, tensor_positions):
     leaves, spec = tree_flatten((args, kwargs))
     leaves = list(leaves)
     if tensor_positions:
@@ -446,8 +704,10 @@ def trace(fn, args, kwargs, tensor_positions):
     _tensor_module.COMPILE_TRACE.append(rec)
     try:
         result = fn(*targs, **tkwargs)
+        if rec.pending is not None:
+            rec.check_pending()
         out_leaves, treedef = tree_flatten(result)
-        out_atoms = [rec.atom(o) if isinstance(o, Tensor) else o for o in out_leaves]
+        out_atoms = [_out_atom(rec, o) if isinstance(o, Tensor) else o for o in out_leaves]
         if rec.unrecorded is not None:
             raise GraphBreak(f"a random draw that cannot be recorded ({rec.unrecorded})")
         if rec.draws == 0 and _rng_moved(rng, _creation.get_rng_state()):
@@ -455,19 +715,21 @@ def trace(fn, args, kwargs, tensor_positions):
         tr = Trace()
         tr.treedef = treedef  # (not the traced result: it would keep its graph alive)
         tr.out_grad = [isinstance(o, Tensor) and o._requires_grad for o in out_leaves]
-        ins = [
-            v
-            for t, _ in rec.keep
-            for v in (rec.vars.get(id(t)),)
-            if v is not None and v.kind in ("in", "ext", "const")
-        ]
+        ins = list(rec.inputs)
         n_fwd_vars = len(rec.keep)
         # (pruned by the code generator, which knows what the backward reads)
         tr.fwd = Graph(ins, rec.eqns, out_atoms)
         tr.bwd = None
         tr.residuals, tr.targets, tr.diff_outputs, tr.bwd_consts = [], [], [], []
+        tr.writes = _writes(rec, ins)
         if is_grad_enabled() and any(tr.out_grad):
             _trace_backward(rec, tr, out_leaves, autograd_grad, n_fwd_vars)
+            written = {id(tr.fwd.inputs[w[0]]) for w in tr.writes}
+            if any(id(v) in written for v in tr.residuals):
+                raise GraphBreak(
+                    "the backward reads an input's value from before the function wrote "
+                    "into it in place"
+                )
     except BaseException:
         # the call runs again eagerly: it must draw the numbers this trace drew
         _creation.set_rng_state(rng)
@@ -476,18 +738,58 @@ def trace(fn, args, kwargs, tensor_positions):
         _tensor_module.COMPILE_TRACE.pop()
         _CURRENT.reset(token)
     for t, version in rec.keep:
-        if t._storage[1] != version:
-            raise GraphBreak("a tensor was written in place while tracing")
+        st = rec.stores.get(id(t._storage))
+        expected = version if st is None else st.version
+        if expected is not None and t._storage[1] != expected:
+            raise GraphBreak("a tensor was written in place outside numbagrad's ops while tracing")
     n_args = len(tensor_positions)
     tr.captured = [rec.keep[v.index][0] for v in tr.fwd.inputs[n_args:]]
     tr.drawn = rec.drawn
     return tr
 
 
+def _out_atom(rec, o):
+    """The atom of output tensor ``o``: an input or captured tensor written in place is
+    returned as itself (the compiled call writes its new values back)."""
+    st = rec.stores.get(id(o._storage))
+    if st is not None and st.root.kind in ("in", "ext"):
+        if not _same_region(o._data, st.tensor._data):
+            raise GraphBreak(
+                "the function returns a view of an input or captured tensor it writes in place",
+                st.where,
+            )
+        return st.root
+    return rec.atom(o)
+
+
+def _writes(rec, ins):
+    """``[(position in ins, final var, version bump)]`` of the inputs and captured
+    tensors written in place; breaks where one shares memory with another."""
+    writes = []
+    pos = {id(v): i for i, v in enumerate(ins)}
+    for st in rec.stores.values():
+        if st.root.kind not in ("in", "ext") or not st.writes:
+            continue
+        i = pos[id(st.root)]
+        a = st.tensor
+        for j, u in enumerate(ins):
+            if j == i or u.kind not in ("in", "ext"):
+                continue
+            b = rec.keep[u.index][0]
+            if b._storage is a._storage or np.may_share_memory(a._data, b._data):
+                raise GraphBreak(
+                    "an in-place write into an input or captured tensor that shares memory "
+                    "with another one",
+                    st.where,
+                )
+        writes.append((i, st.current, st.version - st.v0))
+    return writes
+
+
 def _trace_backward(rec, tr, out_leaves, autograd_grad, n_fwd_vars):
     fwd_inputs = tr.fwd.inputs
-    tensors = {id(rec.vars[id(t)]): t for t, _ in rec.keep if id(t) in rec.vars}
-    targets = [i for i, v in enumerate(fwd_inputs) if tensors[id(v)]._requires_grad]
+    tensors = {id(v): rec.keep[v.index][0] for v in fwd_inputs}
+    targets = [i for i, v in enumerate(fwd_inputs) if rec.entry_grad[id(v)]]
     if not targets:
         return
     diff_outs = [i for i, g in enumerate(tr.out_grad) if g]

@@ -59,6 +59,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from numbagrad import _tensor as _tensor_module
 from numbagrad._core import extension
 from numbagrad._core.grad_mode import _GRAD_ENABLED
 from numbagrad._core.graph import AccumulateGrad, accumulator_of, edge_of
@@ -236,6 +237,9 @@ def backward(
     tensor(6.)
     """
     outputs = _as_tuple(tensors)
+    if _tensor_module.COMPILE_TRACE and outputs and isinstance(outputs[0], Tensor):
+        # (NOTE [Compile traces]: accumulating into .grad is a side effect no graph replays)
+        _tensor_module.COMPILE_TRACE[-1].data_read(outputs[0], "backward() (it writes .grad)")
     if grad_tensors is None:
         grad_tensors = grad_variables
     grads = _as_tuple(grad_tensors) if grad_tensors is not None else (None,) * len(outputs)

@@ -350,6 +350,8 @@ def check_inplace(t):
 
 
 def _needs_graph(t, others):
+    if _tensor_module.COMPILE_TRACE:  # (the write goes through ``commit``, which it records)
+        return True
     if not is_grad_enabled_fast():
         return False
     if t._requires_grad or (t._view_of is not None and t._view_of._requires_grad):
@@ -388,6 +390,10 @@ def commit(t, result, alias=None):
                     t._output_nr,
                 )
                 node._saved[i] = save_input(old)
+                if _tensor_module.COMPILE_TRACE:
+                    _tensor_module.COMPILE_TRACE[-1].snapshot(old, t)
+    if _tensor_module.COMPILE_TRACE:  # NOTE [In-place writes in compiled graphs]
+        _tensor_module.COMPILE_TRACE[-1].inplace_write(t, result)
     backend_of(data).copy_into(data, rd)
     t._storage[1] += 1
     if node is not None:

@@ -21,6 +21,7 @@ from itertools import chain
 
 import numpy as np
 
+from numbagrad import _tensor as _tensor_module
 from numbagrad._core.grad_mode import enable_grad, no_grad
 from numbagrad._dtype import get_default_dtype
 from numbagrad._tensor import Tensor
@@ -372,6 +373,12 @@ class Optimizer:
         """
         if type(self)._update is Optimizer._update:
             raise NotImplementedError(f"{type(self).__name__} does not define step()")
+        if _tensor_module.COMPILE_TRACE:  # NOTE [In-place writes in compiled graphs]
+            for group in self.param_groups:  # (the update writes outside numbagrad's ops)
+                for p in group["params"]:
+                    _tensor_module.COMPILE_TRACE[-1].data_read(
+                        p, f"{type(self).__name__}.step() (a parameter update)"
+                    )
         loss = self._closure_loss(closure)
         quiet_numpy()  # no NumPy warning on an inf/NaN update (NOTE [Quiet NumPy])
         with no_grad():

@@ -335,3 +335,21 @@ def test_random_draws_on_the_device_match_eager_numbers():
         ng.manual_seed(seed)
         np.testing.assert_allclose(out.item(), f(x).item(), rtol=1e-6)
     assert not c._breaks and next(iter(c._entries))[0] == "cuda:0"
+
+
+def test_in_place_ops_run_eagerly_with_a_warning():
+    # (in-place ops compile on the CPU only: a CUDA call that writes in place is a graph
+    # break, NOTE [In-place writes in compiled graphs])
+    def f(x):
+        v = x.clone()
+        v.mul_(2)
+        x.add_(1)
+        return v + x
+
+    c = ng.compile(f)
+    x = ng.tensor([1.0, 2.0], device="cuda")
+    with pytest.warns(UserWarning, match="in a compiled CUDA call"):
+        out = c(x)
+    np.testing.assert_array_equal(_host(out), [4.0, 7.0])
+    np.testing.assert_array_equal(_host(x), [2.0, 3.0])
+    assert x._version == 1
