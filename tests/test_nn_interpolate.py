@@ -238,44 +238,35 @@ def test_size_errors_match_torch():
 
 @pytest.mark.parametrize("k", [1, 2, 3])
 @pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
-def test_threaded_kernels_match_serial(k, mode):
-    """The ``prange`` twins (``resample_{k}d``, over chunks of planes) give the serial
-    kernels' result bit for bit, forward and backward."""
-    if mode == "cubic" and k != 2:
-        return
-    in_size, size = (5, 4, 6)[3 - k :], (7, 3, 9)[3 - k :]
+@pytest.mark.parametrize("grow", [True, False])
+def test_threaded_kernels_match_serial_and_the_dense_map(k, mode, grow, monkeypatch):
+    """The ``prange`` twins (over chunks of planes) give the serial kernels' result bit
+    for bit, forward and backward, and both are the dense separable map of the tables and
+    its transpose (the backward's transposed tables, zero padding included)."""
+    in_size = (5, 4, 6)[3 - k :] if grow else (9, 7, 11)[3 - k :]
+    size = (7, 3, 9)[3 - k :] if grow else (4, 2, 5)[3 - k :]
     x = RNG.standard_normal((7, *in_size))
+    g = RNG.standard_normal((7, *size))
     tables = [axis_table(mode, False, n, o, None, "<f8") for n, o in zip(in_size, size)]
-    args = kernels._table_args(tables)
-    serial, threaded = np.empty((7, *size)), np.empty((7, *size))
-    gs, gt = np.empty_like(x), np.empty_like(x)
-    if k == 1:
-        kernels.resample_1d_planes(x, *args, serial, 0, 7)
-        kernels.resample_1d(x, *args, threaded, 3)
-        kernels.resample_1d_backward_planes(serial, *args, gs, 0, 7)
-        kernels.resample_1d_backward(serial, *args, gt, 3)
-    elif k == 2:
-        kernels.resample_2d_planes(x, *args, serial, 0, 7, np.empty((5, 9)))
-        kernels.resample_2d(x, *args, threaded, np.empty((3, 5, 9)))
-        kernels.resample_2d_backward_planes(serial, *args, gs, 0, 7, np.empty((5, 9)))
-        kernels.resample_2d_backward(serial, *args, gt, np.empty((3, 5, 9)))
-    else:
-        kernels.resample_3d_planes(x, *args, serial, 0, 7, np.empty((4, 9)), np.empty((5, 27)))
-        kernels.resample_3d(x, *args, threaded, np.empty((3, 4, 9)), np.empty((3, 5, 27)))
-        kernels.resample_3d_backward_planes(
-            serial, *args, gs, 0, 7, np.empty((5, 27)), np.empty((4, 9))
-        )
-        kernels.resample_3d_backward(serial, *args, gt, np.empty((3, 5, 27)), np.empty((3, 4, 9)))
-    np.testing.assert_array_equal(serial, threaded)
-    np.testing.assert_array_equal(gs, gt)
-    # and the forward is the dense separable map of the tables
-    dense = x
+    trans = [kernels.transpose_table(i, w, n) for (i, w, _), n in zip(tables, in_size)]
+    results = []
+    for chunks in (0, 3):
+        monkeypatch.setattr(kernels, "_chunks", lambda planes, work, c=chunks: c)
+        out, gin = np.empty((7, *size)), np.empty((7, *in_size))
+        kernels.resample(x, tables, out)
+        kernels.resample_backward(g, tables, gin, trans)
+        results.append((out, gin))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    np.testing.assert_array_equal(results[0][1], results[1][1])
+    dense, back = x, g
     for j, (idx, w, _) in enumerate(tables):
         m = np.zeros((size[j], in_size[j]))
         for t, o in itertools.product(range(idx.shape[0]), range(size[j])):
             m[o, idx[t, o]] += w[t, o]
         dense = np.moveaxis(np.tensordot(m, np.moveaxis(dense, 1 + j, 0), axes=1), 0, 1 + j)
-    np.testing.assert_allclose(serial, dense, rtol=1e-12, atol=1e-12)
+        back = np.moveaxis(np.tensordot(m.T, np.moveaxis(back, 1 + j, 0), axes=1), 0, 1 + j)
+    np.testing.assert_allclose(results[0][0], dense, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[0][1], back, rtol=1e-12, atol=1e-12)
 
 
 def test_large_input_takes_the_threaded_path_and_matches_torch():

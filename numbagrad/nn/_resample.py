@@ -139,6 +139,14 @@ def axis_table(mode, align, n_in, n_out, scale, dtype):
     return idx, w, np.unique(idx)
 
 
+@functools.lru_cache(maxsize=256)
+def _transposed(mode, align, n_in, n_out, scale, dtype):
+    """An axis's table transposed for the backward's gathers (cached as
+    ``axis_table``)."""
+    idx, w, _ = axis_table(mode, align, n_in, n_out, scale, dtype)
+    return _KERNELS.transpose_table(idx, w, n_in)
+
+
 _NAMES = {
     "nearest": "Nearest",
     "nearest-exact": "NearestExact",
@@ -231,7 +239,11 @@ class UpsampleBackward(Primitive):
         gc = np.ascontiguousarray(g.reshape((b, *size)), dtype=dt)
         gin = be.empty((b, *in_size), dt)
         if gin.size:
-            _KERNELS.resample_backward(gc, _tables(mode, align, in_size, size, scales, dt), gin)
+            tabs = _tables(mode, align, in_size, size, scales, dt)
+            trans = [
+                _transposed(mode, align, n, o, s, dt.str) for n, o, s in zip(in_size, size, scales)
+            ]
+            _KERNELS.resample_backward(gc, tabs, gin, trans)
         return gin.reshape(lead + tuple(in_size)).astype(g.dtype, copy=False)
 
     vjp, fused_vjp = bound_both_ways(_upsample_backward_rule)
