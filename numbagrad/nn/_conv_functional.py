@@ -1,10 +1,12 @@
 """Convolutions, pooling, ``unfold``/``fold``, normalisation and resampling of
 ``nn.functional`` (NOTE [Convolution design] in ``nn/_conv.py``).
 
-Each is a composite of numbagrad ops and the primitives of ``nn/_conv.py``, so reverse
-mode (double backward included), forward mode and ``vmap`` come from their rules. Average
-pooling, adaptive average pooling and linear interpolation are separable linear maps: one
-small matrix per spatial dim, applied with ``matmul``.
+Each is a composite of numbagrad ops and the primitives of ``nn/_conv.py`` and
+``nn/_resample.py``, so reverse mode (double backward included), forward mode and ``vmap``
+come from their rules. Average pooling, adaptive average pooling and the antialiased
+modes of ``interpolate`` are separable linear maps applied per dim by ``_apply_dims``
+(each output gathers its window); the other modes of ``interpolate`` are one ``Upsample``
+primitive (NOTE [Resampling]).
 """
 
 from __future__ import annotations
@@ -1522,10 +1524,11 @@ def interpolate(
     ``antialias=True`` only) or ``'area'`` (adaptive average pooling); ``align_corners`` maps
     corner pixel centres onto each other (the interpolating modes only). ``antialias=True``
     (bilinear, bicubic and lanczos, 4-D input) widens the filter when shrinking, as
-    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map: per
-    dim, every output gathers its taps (``index_select``) and sums them weighted, so every
-    transform differentiates through it and a non-finite input reaches only the outputs
-    whose taps read it.
+    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map whose
+    taps per output are PyTorch's (NOTE [Resampling] in ``nn/_resample.py``): the modes
+    without antialiasing are one primitive with ``@njit`` kernels and its adjoint, the
+    antialiased ones gather their taps with ops; either way a non-finite input reaches
+    only the outputs whose taps read it, and every transform differentiates through it.
 
     Examples
     --------
