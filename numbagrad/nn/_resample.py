@@ -159,7 +159,7 @@ _NAMES = {
     "nearest": "Nearest",
     "nearest-exact": "NearestExact",
     "linear": ("Linear1D", "Bilinear2D", "Trilinear3D"),
-    "cubic": ("Linear1D", "Bicubic2D", "Tricubic3D"),
+    "cubic": ("Cubic1D", "Bicubic2D", "Tricubic3D"),
 }
 
 

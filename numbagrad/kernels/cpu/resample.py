@@ -28,9 +28,10 @@ its gradient into a scratch row with the zero column; scattering into the input 
 instead, a chain of read-modify-writes of the same few entries, took twice as long.)
 
 The row gathers are written out for 1, 2 and 4 taps (the tables' widths; a transposed
-table's first 4 entries, the rest added after) with the tables' rows hoisted: a generic loop over
-the taps, or a view of the tables made per row (each an atomic reference count), took
-the gather half as fast again (2-D bilinear, measured on the shared 2-core machine).
+table's first 4 entries, the rest added after) with the tables' rows hoisted: with a
+generic loop over the taps, or a view of the tables made per row (each an atomic
+reference count), the last-axis pass of a 2-D bilinear upsampling by 2 (2048 planes of
+32 x 32, float32, one thread) took 11.5-12 ms against 7.6 ms.
 
 ``resample`` and ``resample_backward`` are the entry points: they pick the kernel of the
 rank, allocate the per-chunk scratch and run ``*_planes`` (planes ``[lo, hi)`` on the
