@@ -602,6 +602,116 @@ op_db = [
 ]
 
 
+# -- interpolate (numbagrad/nn/_resample.py) ------------------------------------------------------
+def _ref_resample_axis(mode, n_in, n_out, align, scale):
+    """The dense ``(n_out, n_in)`` matrix of one axis, written per output from PyTorch's
+    formulas (``UpSample.h``) in float64, except the nearest index, which PyTorch takes in
+    float32 for every dtype."""
+    m = np.zeros((n_out, n_in))
+    if align:
+        r = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        r = 1.0 / scale if scale else n_in / n_out
+    for o in range(n_out):
+        if mode in ("nearest", "nearest-exact"):
+            s32 = np.float32(1.0 / scale) if scale else np.float32(n_in) / np.float32(n_out)
+            if mode == "nearest" and n_out == n_in:
+                i = o
+            elif mode == "nearest" and n_out == 2 * n_in:
+                i = o // 2
+            elif mode == "nearest":
+                i = min(math.floor(np.float32(o) * s32), n_in - 1)
+            else:
+                i = min(math.floor(np.float32((o + 0.5) * float(s32))), n_in - 1)
+            m[o, i] += 1.0
+        elif mode in ("linear", "bilinear", "trilinear"):
+            if n_out == n_in:
+                m[o, o] += 1.0
+                continue
+            src = r * o if align else max(r * (o + 0.5) - 0.5, 0.0)
+            i0 = min(math.floor(src), n_in - 1)
+            lam = min(max(src - i0, 0.0), 1.0)
+            m[o, i0] += 1.0 - lam
+            m[o, min(i0 + 1, n_in - 1)] += lam
+        else:  # bicubic
+            src = r * o if align else r * (o + 0.5) - 0.5
+            i0 = math.floor(src)
+            for j, w in enumerate(_ref_cubic(src - i0)):
+                m[o, min(max(i0 - 1 + j, 0), n_in - 1)] += w
+    return m
+
+
+def ref_interpolate(
+    x, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None
+):
+    k = x.ndim - 2
+    spatial = x.shape[2:]
+    if size is not None:
+        out = _t(size, k)
+        scales = (None,) * k
+    else:
+        scales = _t(scale_factor, k)
+        out = tuple(math.floor(n * s) for n, s in zip(spatial, scales))
+        if recompute_scale_factor:
+            scales = (None,) * k
+    y = x
+    for j in range(k):
+        m = _ref_resample_axis(mode, spatial[j], out[j], bool(align_corners), scales[j])
+        y = np.moveaxis(np.tensordot(m, np.moveaxis(y, 2 + j, 0), axes=1), 0, 2 + j)
+    return y
+
+
+def interpolate_nearest_samples(rng):
+    return [
+        _s(real(rng, (1, 2, 3)), scale_factor=2, name="small"),
+        _s(real(rng, (2, 1, 5)), size=3, mode="nearest-exact", name="exact_1d"),
+        _s(real(rng, (1, 2, 4, 5)), scale_factor=1.7, name="scale"),
+        _s(real(rng, (1, 1, 3, 5)), size=(7, 5), mode="nearest-exact", name="exact_2d"),
+        _s(real(rng, (1, 2, 2, 3, 2)), scale_factor=(2, 0.7, 1.5), name="3d"),
+    ]
+
+
+def interpolate_linear_samples(rng):
+    return [
+        _s(real(rng, (1, 2, 3)), scale_factor=2, mode="linear", name="small"),
+        _s(real(rng, (2, 1, 5)), size=3, mode="linear", align_corners=True, name="aligned_1d"),
+        _s(real(rng, (1, 2, 4, 5)), size=(4, 8), mode="bilinear", name="same_height"),
+        _s(
+            real(rng, (2, 1, 3, 4)),
+            scale_factor=(1.5, 0.6),
+            mode="bilinear",
+            align_corners=True,
+            name="aligned_2d",
+        ),
+        _s(
+            real(rng, (1, 2, 3, 4)),
+            scale_factor=1.7,
+            mode="bilinear",
+            recompute_scale_factor=True,
+            name="recompute",
+        ),
+        _s(real(rng, (1, 1, 2, 3, 2)), scale_factor=(2, 0.7, 1.5), mode="trilinear", name="3d"),
+        _s(
+            real(rng, (1, 2, 2, 2, 3)),
+            size=(3, 1, 4),
+            mode="trilinear",
+            align_corners=True,
+            name="aligned_3d",
+        ),
+    ]
+
+
+def interpolate_bicubic_samples(rng):
+    return [
+        _s(real(rng, (1, 1, 2, 3)), scale_factor=2, mode="bicubic", name="small"),
+        _s(
+            real(rng, (1, 2, 4, 5)), size=(3, 7), mode="bicubic", align_corners=True, name="aligned"
+        ),
+        _s(real(rng, (2, 1, 5, 3)), scale_factor=(0.6, 1.7), mode="bicubic", name="scale"),
+        _s(real(rng, (1, 2, 3, 3)), size=(1, 3), mode="bicubic", name="one_row"),
+    ]
+
+
 # -- grid_sample / affine_grid (numbagrad/nn/_grid.py) ------------------------------------------
 def _ref_unnormalize(g, size, align):
     return (g + 1) / 2 * (size - 1) if align else ((g + 1) * size - 1) / 2
@@ -763,4 +873,20 @@ op_db += [
         op=_nnf("affine_grid"),
         primitives=("Cat", "Expand", "Matmul", "Mul", "Permute", "Reshape"),
     ),
+]
+op_db += [
+    # the modes of ``interpolate`` without antialiasing: one Upsample primitive, whose
+    # backward (UpsampleBackward) and that one's backward (Upsample) the gradgradchecks reach
+    OpInfo(
+        f"nn.functional.interpolate.{name}",
+        ref_interpolate,
+        samples,
+        op=_nnf("interpolate"),
+        primitives=("Upsample",),
+    )
+    for name, samples in (
+        ("nearest", interpolate_nearest_samples),
+        ("linear", interpolate_linear_samples),
+        ("bicubic", interpolate_bicubic_samples),
+    )
 ]

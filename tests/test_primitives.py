@@ -306,6 +306,21 @@ def _explicit_linear_cases():
         ("WindowGather", lambda x: bind(P["WindowGather"], (x, gidx), {}), [(2, 3)]),
         ("WindowScatter", lambda g: bind(P["WindowScatter"], (g, gidx), {"size": 3}), [(2, 2)]),
         ("WindowPut", lambda g: bind(P["WindowPut"], (g, gidx), {"size": 3}), [(2, 2)]),
+        (
+            "UpsampleBackward",
+            lambda g: bind(
+                P["UpsampleBackward"],
+                (g,),
+                {
+                    "mode": "cubic",
+                    "align": False,
+                    "size": (5, 3),
+                    "scales": (None, 0.7),
+                    "in_size": (2, 4),
+                },
+            ),
+            [(2, 5, 3)],
+        ),
     ]
 
 

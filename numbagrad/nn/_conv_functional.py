@@ -1,10 +1,12 @@
 """Convolutions, pooling, ``unfold``/``fold``, normalisation and resampling of
 ``nn.functional`` (NOTE [Convolution design] in ``nn/_conv.py``).
 
-Each is a composite of numbagrad ops and the primitives of ``nn/_conv.py``, so reverse
-mode (double backward included), forward mode and ``vmap`` come from their rules. Average
-pooling, adaptive average pooling and linear interpolation are separable linear maps: one
-small matrix per spatial dim, applied with ``matmul``.
+Each is a composite of numbagrad ops and the primitives of ``nn/_conv.py`` and
+``nn/_resample.py``, so reverse mode (double backward included), forward mode and ``vmap``
+come from their rules. Average pooling, adaptive average pooling and the antialiased
+modes of ``interpolate`` are separable linear maps applied per dim by ``_apply_dims``
+(each output gathers its window); the other modes of ``interpolate`` are one ``Upsample``
+primitive (NOTE [Resampling]).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from numbagrad.nn._conv import (
     out_size,
 )
 from numbagrad.nn._functional_core import layer_norm, pad
+from numbagrad.nn._resample import Upsample, axis_table
 from numbagrad.ops._op import bind
 
 __all__ = [
@@ -1453,51 +1456,6 @@ def _src_scale(n_in, n_out, align_corners, scale):
     return 1.0 / scale if scale is not None and scale > 0 else n_in / n_out
 
 
-def _nearest_matrix(n_in, n_out, scale, exact):
-    # in float32, as PyTorch's nearest kernels compute the source index for every dtype
-    s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(n_in / n_out)
-    dst = np.arange(n_out, dtype=np.float32)
-    src = np.floor((dst + np.float32(0.5)) * s if exact else dst * s).astype(np.int64)
-    m = np.zeros((n_out, n_in))
-    m[np.arange(n_out), np.minimum(src, n_in - 1)] = 1.0
-    return m
-
-
-def _linear_matrix(n_in, n_out, align_corners, scale):
-    r = _src_scale(n_in, n_out, align_corners, scale)
-    idx = np.zeros((n_out, 2), dtype=np.int64)
-    w = np.zeros((n_out, 2))
-    for i in range(n_out):
-        src = r * i if align_corners else max(r * (i + 0.5) - 0.5, 0.0)
-        i0 = int(src)
-        lam = src - i0
-        idx[i] = i0, min(i0 + 1, n_in - 1)
-        w[i] = 1.0 - lam, lam
-    return idx, w
-
-
-def _cubic_weights(t, a=-0.75):
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return (far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t))
-
-
-def _cubic_matrix(n_in, n_out, align_corners, scale):
-    r = _src_scale(n_in, n_out, align_corners, scale)
-    idx = np.zeros((n_out, 4), dtype=np.int64)
-    w = np.zeros((n_out, 4))
-    for i in range(n_out):
-        src = r * i if align_corners else r * (i + 0.5) - 0.5
-        i0 = math.floor(src)
-        idx[i] = [min(max(i0 + off, 0), n_in - 1) for off in range(-1, 3)]
-        w[i] = _cubic_weights(src - i0)
-    return idx, w
-
-
 def _aa_filter(mode, x):
     """PyTorch's antialiasing filters (``UpSampleKernel.cpp``): the triangle, the cubic of
     ``a = -0.5`` (Pillow's) and the Lanczos-3 windowed sinc."""
@@ -1566,10 +1524,11 @@ def interpolate(
     ``antialias=True`` only) or ``'area'`` (adaptive average pooling); ``align_corners`` maps
     corner pixel centres onto each other (the interpolating modes only). ``antialias=True``
     (bilinear, bicubic and lanczos, 4-D input) widens the filter when shrinking, as
-    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map: per
-    dim, every output gathers its taps (``index_select``) and sums them weighted, so every
-    transform differentiates through it and a non-finite input reaches only the outputs
-    whose taps read it.
+    PyTorch's (and Pillow's) antialiased resize. Each mode is a separable linear map whose
+    taps per output are PyTorch's (NOTE [Resampling] in ``nn/_resample.py``): the modes
+    without antialiasing are one primitive with ``@njit`` kernels and its adjoint, the
+    antialiased ones gather their taps with ops; either way a non-finite input reaches
+    only the outputs whose taps read it, and every transform differentiates through it.
 
     Examples
     --------
@@ -1645,26 +1604,39 @@ def interpolate(
             raise ValueError("Lanczos mode does not support align_corners=True")
         if not antialias:
             raise ValueError("Lanczos mode requires antialias=True")
-    if any(o <= 0 for o in out):
+    if any(o <= 0 for o in out) or any(n <= 0 for n in spatial):
+        names = ("D", "H", "W")[3 - k :]
+        shown = [", ".join(f"{a}: {v}" for a, v in zip(names, sz)) for sz in (spatial, out)]
+        sep = " and" if k == 1 else ""
         raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input "
-            f"({', '.join(map(str, spatial))}) and output ({', '.join(map(str, out))})"
+            f"Input and output sizes should be greater than 0, but got input ({shown[0]})"
+            f"{sep} output ({shown[1]})"
+        )
+    if input.numel() == 0 and 0 in tuple(input.shape[1:]):
+        raise RuntimeError(
+            f"Non-empty {k + 2}D data tensor expected but got a tensor with sizes "
+            f"{list(input.shape)}"
         )
     if mode == "area":
         return _adaptive_avg(input, out, k, "adaptive_avg_pool")
     _check_floating(f"upsample_{mode}", input)
-    if mode in ("nearest", "nearest-exact"):
-        mats = [
-            _nearest_matrix(n, o, s, mode == "nearest-exact")
+    if antialias:
+        mats = [_aa_matrix(n, o, align_corners, s, mode) for n, o, s in zip(spatial, out, scales)]
+        return _apply_dims(input, mats)
+    kind = {"bilinear": "linear", "trilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    if kind in ("linear", "cubic") and align_corners:
+        scales = (None,) * k  # (the corners fix the scale)
+    if input.device.type == "cuda":
+        # the composite form (NOTE [Resampling] in nn/_resample.py): the same taps, gathered
+        # and weighted with ops that have CUDA kernels
+        dt = "<f8" if input.dtype == _D.float64 else "<f4"
+        tabs = [
+            axis_table(kind, bool(align_corners), n, o, s, dt)
             for n, o, s in zip(spatial, out, scales)
         ]
-    elif antialias:
-        mats = [_aa_matrix(n, o, align_corners, s, mode) for n, o, s in zip(spatial, out, scales)]
-    elif mode == "bicubic":
-        mats = [_cubic_matrix(n, o, align_corners, s) for n, o, s in zip(spatial, out, scales)]
-    else:
-        mats = [_linear_matrix(n, o, align_corners, s) for n, o, s in zip(spatial, out, scales)]
-    return _apply_dims(input, mats)
+        return _apply_dims(input, [(idx.T, w.T) for idx, w, _ in tabs])
+    params = {"mode": kind, "align": bool(align_corners), "size": out, "scales": scales}
+    return bind(Upsample, (input,), params)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
