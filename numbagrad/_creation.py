@@ -17,7 +17,6 @@ from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend, module
 from numbagrad.kernels.cpu.backend import quiet_numpy
 from numbagrad.kernels.cuda import _driver
-from numbagrad.kernels.cuda.array import CudaArray
 from numbagrad.kernels.meta import MetaArray
 
 __all__ = [
@@ -383,7 +382,7 @@ def _cuda_empty(shape, dt, dev):
             f"{d} is not the current CUDA device (cuda:{_driver.current_device()}); select it "
             "with numbagrad.cuda.set_device first"
         )
-    return CudaArray.empty(shape, dt, d.index)
+    return backend("cuda").empty(shape, dt, d.index)  # (loaded on first use)
 
 
 _DEVICE_FILL = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.bool_)}

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbagrad.kernels import backend
 from numbagrad.kernels.cuda import _driver
-from numbagrad.kernels.cuda.array import CudaArray
 
 __all__ = ["device"]
 
@@ -143,7 +143,8 @@ def to_cuda(arr, dev):
             f"{_driver.current_device()}); select it with "
             "numbagrad.cuda.set_device first"
         )
-    return CudaArray.from_host(np.asarray(arr), d.index)
+    # (the backend makes CUDA arrays: NOTE [CUDA array protocol]; loaded on first use)
+    return backend("cuda").from_host(np.asarray(arr), d.index)
 
 
 def copy_array(data, dev):
@@ -169,7 +170,7 @@ def from_device_array(obj, dtype=None, device=None):
         raise RuntimeError(
             "as_tensor(device array, device='cpu') would copy; call .cpu() on the result instead"
         )
-    arr = CudaArray.from_device_array(obj, _driver.current_device())
+    arr = backend("cuda").from_device_array(obj, _driver.current_device())
     if dtype is not None and dtype != arr.dtype:
         raise TypeError(
             f"as_tensor(device array, dtype={dtype}): the array is {arr.dtype}; a "
