@@ -136,15 +136,26 @@ def to_cuda(arr, dev):
             "complex64/complex128 tensors (and numbagrad.fft) on the CPU"
         )
     _driver.require()
+    return on_device(np.asarray(arr), dev)
+
+
+def on_device(arr, dev):
+    """The host array ``arr`` as an array of device ``dev`` (its backend's ``from_host``:
+    the CPU's keeps it; a device's copies it once, to the current device, NOTE [CUDA
+    tensors]). The factories' one way onto a device (``_creation.py``)."""
     d = resolve(dev)
-    if d.index != _driver.current_device():
-        raise RuntimeError(
-            f"{d} is not the current CUDA device (cuda:"
-            f"{_driver.current_device()}); select it with "
-            "numbagrad.cuda.set_device first"
-        )
-    # (the backend makes CUDA arrays: NOTE [CUDA array protocol]; loaded on first use)
-    return backend("cuda").from_host(np.asarray(arr), d.index)
+    return backend(d.type).from_host(arr, d.index)
+
+
+def empty_on(shape, dtype, dev):
+    """An uninitialised array of device ``dev`` (its backend's ``empty_on``)."""
+    d = resolve(dev)
+    return backend(d.type).empty_on(shape, dtype, d.index)
+
+
+def is_device_array(obj) -> bool:
+    """Whether ``obj`` is another library's device array (``as_tensor`` wraps it)."""
+    return _driver.is_device_array(obj)
 
 
 def copy_array(data, dev):

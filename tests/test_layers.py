@@ -539,23 +539,19 @@ def test_the_cuda_array_reaches_no_backend():
     assert "numbagrad.kernels.cuda.backend" in edges, edges
 
 
-# ``numbagrad/_creation.py``'s device branches (issue 26, part 3: "every CUDA-specific branch
-# goes behind backend methods"): not done yet. The factories' allocation and copies and the
-# CUDA random draws (Philox generators, ``randperm``, ``normal``, ``bernoulli``, ``poisson``,
-# ``multinomial`` on the device) still branch here; each line below is one to move, and the
-# list only shrinks (a new branch fails ``test_creation_adds_no_device_branches``).
+# ``numbagrad/_creation.py``'s device branches (issue 26, part 3). The factories reach a
+# device through ``_device.on_device``/``empty_on`` (the backends' ``from_host``/
+# ``empty_on``); what is left are the CUDA random draws (Philox generators, ``randperm``,
+# ``normal``, ``bernoulli``, ``poisson``, ``multinomial`` on the device) and two imports of
+# CPU helpers. Each line below is one to move, and the list only shrinks (a new branch
+# fails ``test_creation_adds_no_device_branches``).
 CREATION_DEVICE_BRANCHES = {
-    'and (device is None or _device(device).type == "cpu")',
     'cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])',
-    "from numbagrad.kernels import backend, module",
+    "from numbagrad.kernels import backend, backend_of, module",
     "from numbagrad.kernels.cpu.backend import quiet_numpy",
-    "from numbagrad.kernels.cuda import _driver",
-    'if dev.type == "cuda" and not getattr(arr, "_numbagrad_device", False):',
     'if self.device.type == "cuda":  # no mt19937 state: its draws run on the device',
-    'return backend("cuda").empty(shape, dt, d.index)  # (loaded on first use)',
-    'return dev if dev.type == "cuda" else None',
 }
-CREATION_CUDA_MENTIONS = 178  # ``cuda`` in any case, comments included (180 before)
+CREATION_CUDA_MENTIONS = 148  # ``cuda`` in any case, comments included (180 before)
 
 
 def test_creation_adds_no_device_branches():

@@ -271,6 +271,18 @@ setattr(CudaNDArray, "__invert__", lambda self: _not(self))  # noqa: B010
 setattr(CudaNDArray, "__neg__", lambda self: CUDA.map("negative", self))  # noqa: B010
 
 
+def _current(index):
+    """``index`` after checking that CUDA works and that it is the current device (arrays
+    are made on the current device only)."""
+    current = _driver.current_device()
+    if index != current:
+        raise RuntimeError(
+            f"cuda:{index} is not the current CUDA device (cuda:{current}); select it with "
+            "numbagrad.cuda.set_device first"
+        )
+    return index
+
+
 class CudaBackend(
     ElementwiseMethods,
     ReduceMethods,
@@ -282,6 +294,7 @@ class CudaBackend(
     """CUDA device arrays (``CudaNDArray``) and numba ``@cuda.jit`` kernels."""
 
     name = "cuda"
+    array_type = CudaNDArray  # the class of the arrays it makes (compiled glue checks it)
     fft = None  # real-valued kernels: no FFTs (docs/gpu.rst)
     KERNEL_MIN = 0  # every size runs the fused kernels: there is no host fallback
     PARALLEL_MIN = 0
@@ -298,9 +311,23 @@ class CudaBackend(
     def empty(self, shape, dtype, device_index=0):
         return CudaNDArray.empty(shape, dtype, device_index)
 
-    def from_host(self, host, device_index=0):
-        """A copy of the host array ``host`` on the device."""
-        return CudaNDArray.from_host(host, device_index)
+    def from_host(self, host, device_index=None):
+        """A copy of the host array ``host`` on the device; a factory's ``device_index``
+        (``_device.on_device``) must be the current device."""
+        if device_index is None:
+            return CudaNDArray.from_host(host)
+        host = np.asarray(host)
+        if host.dtype.kind == "c":  # (docs/gpu.rst)
+            raise NotImplementedError(
+                "complex tensors on CUDA: numbagrad's CUDA kernels are real-valued; keep "
+                "complex64/complex128 tensors (and numbagrad.fft) on the CPU"
+            )
+        return CudaNDArray.from_host(host, _current(device_index))
+
+    def empty_on(self, shape, dtype, device_index=None):
+        """An uninitialised array on device ``device_index`` (the current one)."""
+        index = 0 if device_index is None else _current(device_index)
+        return CudaNDArray.empty(shape, dtype, index)
 
     def from_device_array(self, obj, device_index=0):
         """A zero-copy array over the C-contiguous device array ``obj``."""
