@@ -11,13 +11,18 @@ import numpy as np
 
 from numbagrad import _dtype as D
 from numbagrad._core.extension import HOOKS
-from numbagrad._device import _DEFAULT_DEVICE, CPU, from_device_array, resolve, to_cuda
+from numbagrad._device import (
+    _DEFAULT_DEVICE,
+    CPU,
+    empty_on,
+    from_device_array,
+    is_device_array,
+    on_device,
+)
 from numbagrad._device import device as _device
 from numbagrad._tensor import Tensor
-from numbagrad.kernels import backend, module
+from numbagrad.kernels import backend, backend_of, module
 from numbagrad.kernels.cpu.backend import quiet_numpy
-from numbagrad.kernels.cuda import _driver
-from numbagrad.kernels.cuda.array import CudaArray
 from numbagrad.kernels.meta import MetaArray
 
 __all__ = [
@@ -62,10 +67,10 @@ def _finish(arr, requires_grad, device):
     quiet_numpy()  # NOTE [Quiet NumPy]: the filter back if a catch_warnings block lost it
     if device is not None or _DEFAULT_DEVICE[0] is not CPU:
         dev = _DEFAULT_DEVICE[0] if device is None else _device(device)
-        if dev.type == "cuda" and not getattr(arr, "_numbagrad_device", False):
-            arr = to_cuda(arr, dev)  # NOTE [CUDA tensors]: made on the host, copied once
-        elif dev.type == "meta":  # its shape and dtype (NOTE [Meta tensors])
+        if dev.type == "meta":  # its shape and dtype (NOTE [Meta tensors])
             arr = MetaArray(np.shape(arr), arr.dtype)
+        elif not getattr(arr, "_numbagrad_device", False):
+            arr = on_device(arr, dev)  # NOTE [CUDA tensors]: made on the host, copied once
     t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
@@ -197,13 +202,13 @@ def as_tensor(data, dtype=None, device=None):
             data = data.to(device)
         return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
     if not isinstance(data, (np.ndarray, list, tuple, int, float, bool)):
-        if _driver.is_device_array(data):  # zero copy (NOTE [CUDA tensors])
+        if is_device_array(data):  # zero copy (NOTE [CUDA tensors])
             npd = None if dtype is None else D.as_dtype(dtype).np
             return Tensor._make(from_device_array(data, npd, device))
     if (
         isinstance(data, np.ndarray)
         and (dtype is None or D.as_dtype(dtype).np == data.dtype)
-        and (device is None or _device(device).type == "cpu")
+        and (device is None or _device(device) == CPU)
     ):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
@@ -361,29 +366,23 @@ def _dt(dtype):
     return (D.get_default_dtype() if dtype is None else D.as_dtype(dtype)).np
 
 
-def _cuda_target(device):
-    """The CUDA device a creation call makes its tensor on (``device``, else the default
-    device), or None for the CPU."""
+def _device_target(device):
+    """The device with a backend of its own that a creation call makes its tensor on
+    (``device``, else the default device), or None for the CPU (and ``meta``, whose
+    tensors are made on the host first)."""
     if device is None:
         if _DEFAULT_DEVICE[0] is CPU:
             return None
         device = _DEFAULT_DEVICE[0]
     dev = _device(device)
-    return dev if dev.type == "cuda" else None
+    return None if dev == CPU or dev.type == "meta" else dev
 
 
-def _cuda_empty(shape, dt, dev):
-    """An uninitialised ``CudaArray`` on CUDA device ``dev`` (the current one, as
-    ``to_cuda`` requires), after PyTorch's size checks."""
+def _device_empty(shape, dt, dev):
+    """An uninitialised array on device ``dev`` (the current one, as ``on_device``
+    requires), after PyTorch's size checks."""
     _check_size(shape, dt)
-    _driver.require()
-    d = resolve(dev)
-    if d.index != _driver.current_device():
-        raise RuntimeError(
-            f"{d} is not the current CUDA device (cuda:{_driver.current_device()}); select it "
-            "with numbagrad.cuda.set_device first"
-        )
-    return CudaArray.empty(shape, dt, d.index)
+    return empty_on(shape, dt, dev)
 
 
 _DEVICE_FILL = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.bool_)}
@@ -393,16 +392,15 @@ def _filled(value, shape, dt, requires_grad, device, make):
     """``make()`` (a NumPy array of ``shape``) as a tensor on ``device``; on a CUDA device
     the tensor is filled with the number ``value`` (None: left uninitialised) by the device
     fill kernel instead, with no host copy."""
-    dev = _cuda_target(device)
+    dev = _device_target(device)
     if dev is None or not (
         value is None
         or (isinstance(value, (bool, int, float, np.generic)) and np.dtype(dt) in _DEVICE_FILL)
     ):  # (float16 fills stay on the host, as before: numba-cuda's float16 is partial)
         return _finish(_alloc(make, shape, dt), requires_grad, device)
-    out = _cuda_empty(shape, dt, dev)
+    out = _device_empty(shape, dt, dev)
     if value is not None:
-        cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
-        cuda.copy_into(out, value)
+        backend_of(out).copy_into(out, value)
     return _finish(out, requires_grad, dev)
 
 
@@ -1085,7 +1083,7 @@ def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
     """``_random`` drawing on the CUDA device ``dev`` (NOTE [CUDA random numbers]): under
     ``vmap(randomness='different')`` the batch is one device draw too."""
     return _random(
-        lambda s: _cuda_draw(_cuda_empty(s, dt, dev), kind, generator, a, b),
+        lambda s: _cuda_draw(_device_empty(s, dt, dev), kind, generator, a, b),
         size,
         requires_grad,
         dev,
@@ -1096,7 +1094,7 @@ def _cuda_random(kind, size, dt, dev, generator, a, b, requires_grad, what):
 def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None):
     """Standard normal samples of the given size."""
     dt = _dt(dtype)
-    dev = _cuda_target(device)
+    dev = _device_target(device)
     if dev is not None:
         _cuda_float(dt, "normal_kernel_cuda")
         shape = _size(_sizes("randn", sizes, size), "randn")
@@ -1115,7 +1113,7 @@ def randn(*sizes, size=None, dtype=None, device=None, requires_grad=False, gener
 def rand(*sizes, size=None, dtype=None, device=None, requires_grad=False, generator=None):
     """Uniform samples on ``[0, 1)`` of the given size."""
     dt = _dt(dtype)
-    dev = _cuda_target(device)
+    dev = _device_target(device)
     if dev is not None:
         _cuda_float(dt, "check_uniform_bounds")
         shape = _size(_sizes("rand", sizes, size), "rand")
@@ -1142,7 +1140,7 @@ def randint(
     elif high is None:
         low, high = 0, low
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
-    dev = _cuda_target(device)
+    dev = _device_target(device)
     if dev is not None:
         lo, hi = _check_int_range(low, high, dt)
         shape = _size((size,), "randint")
@@ -1217,7 +1215,7 @@ def randperm(n, *, dtype=None, device=None, generator=None):
     """
     dt = np.int64 if dtype is None else D.as_dtype(dtype).np
     n = int(n)
-    dev = _cuda_target(device)
+    dev = _device_target(device)
     _size((n,))  # (a negative ``n``: PyTorch's "negative dimension" error)
     if dev is None:
         g = _gen(generator)
@@ -1232,7 +1230,7 @@ def randperm(n, *, dtype=None, device=None, generator=None):
             return batched
     if dev is not None:
         cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])
-        keys = _cuda_draw(_cuda_empty(_size((n,)), np.int64, dev), "randint", generator, 0, 2**62)
+        keys = _cuda_draw(_device_empty(_size((n,)), np.int64, dev), "randint", generator, 0, 2**62)
         perm = cuda.argsort(keys, 0)
         return _finish(perm if perm.dtype == dt else perm.astype(dt), False, dev)
     return _finish(_draw_randperm(g, n, dt)[0], False, device)
@@ -1265,7 +1263,7 @@ def _random_like(input, kind, param, what):
     ``.exponential_(param)`` (``'exponential'``); None for a CUDA ``input`` (the caller
     draws with ``rand_like`` there)."""
     device = _like_device(input, None)
-    if _cuda_target(device) is not None:
+    if _device_target(device) is not None:
         return None
     g = _gen(None)
     dt = input.dtype.np
@@ -1350,7 +1348,7 @@ def normal(
         if size is not None:
             raise RuntimeError("normal(): size= is only accepted with a float mean and std")
         return _normal_cuda(mean, std, tensors, on_cuda[0], generator, dtype, requires_grad)
-    g = _gen(generator) if tensors or _cuda_target(device) is None else None
+    g = _gen(generator) if tensors or _device_target(device) is None else None
     if tensors:
         if size is not None:
             raise RuntimeError("normal(): size= is only accepted with a float mean and std")
@@ -1375,7 +1373,7 @@ def normal(
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _dt(dtype)
-    dev = _cuda_target(device)
+    dev = _device_target(device)
     if dev is not None:
         _cuda_float(dt, "normal_kernel_cuda")
         shape = _size((size,), "normal")
@@ -1417,7 +1415,7 @@ def _normal_cuda(mean, std, tensors, like, generator, dtype, requires_grad):
         raise RuntimeError("normal(): mean and std must be floating point tensors")
     shape = tuple(np.broadcast_shapes(np.shape(m), np.shape(s)))
     dev = like.device
-    z = _cuda_draw(_cuda_empty(shape, np.float64, dev), "normal", generator)
+    z = _cuda_draw(_device_empty(shape, np.float64, dev), "normal", generator)
     out = (z * s) + m
     out = out.astype(npd) if out.dtype != npd else out
     return _finish(out, requires_grad, dev)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from numbagrad.kernels import backend
 from numbagrad.kernels.cuda import _driver
-from numbagrad.kernels.cuda.array import CudaArray
 
 __all__ = ["device"]
 
@@ -136,14 +136,26 @@ def to_cuda(arr, dev):
             "complex64/complex128 tensors (and numbagrad.fft) on the CPU"
         )
     _driver.require()
+    return on_device(np.asarray(arr), dev)
+
+
+def on_device(arr, dev):
+    """The host array ``arr`` as an array of device ``dev`` (its backend's ``from_host``:
+    the CPU's keeps it; a device's copies it once, to the current device, NOTE [CUDA
+    tensors]). The factories' one way onto a device (``_creation.py``)."""
     d = resolve(dev)
-    if d.index != _driver.current_device():
-        raise RuntimeError(
-            f"{d} is not the current CUDA device (cuda:"
-            f"{_driver.current_device()}); select it with "
-            "numbagrad.cuda.set_device first"
-        )
-    return CudaArray.from_host(np.asarray(arr), d.index)
+    return backend(d.type).from_host(arr, d.index)
+
+
+def empty_on(shape, dtype, dev):
+    """An uninitialised array of device ``dev`` (its backend's ``empty_on``)."""
+    d = resolve(dev)
+    return backend(d.type).empty_on(shape, dtype, d.index)
+
+
+def is_device_array(obj) -> bool:
+    """Whether ``obj`` is another library's device array (``as_tensor`` wraps it)."""
+    return _driver.is_device_array(obj)
 
 
 def copy_array(data, dev):
@@ -169,7 +181,7 @@ def from_device_array(obj, dtype=None, device=None):
         raise RuntimeError(
             "as_tensor(device array, device='cpu') would copy; call .cpu() on the result instead"
         )
-    arr = CudaArray.from_device_array(obj, _driver.current_device())
+    arr = backend("cuda").from_device_array(obj, _driver.current_device())
     if dtype is not None and dtype != arr.dtype:
         raise TypeError(
             f"as_tensor(device array, dtype={dtype}): the array is {arr.dtype}; a "

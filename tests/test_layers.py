@@ -488,3 +488,83 @@ def test_the_device_branch_check_finds_branches():
         "    return be.inv(a)\n"
     )
     assert [n for n, _ in _device_branches(source)] == [2, 3, 5, 6, 7, 7, 8]
+
+
+def _loader_edges(path):
+    """The modules a file reaches through the backend loader (NOTE [Optional engines]):
+    ``backend("cuda")`` loads ``kernels.cuda.backend``, ``module("index", "cuda")`` the
+    kernel module ``kernels.cuda.index``: imports by another name, so edges here."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+        if fn == "backend" and args and args[0] in DEVICE_NAMES:
+            yield f"numbagrad.kernels.{args[0]}.backend"
+        elif fn == "module" and len(args) == 2 and args[1] in DEVICE_NAMES:
+            yield f"numbagrad.kernels.{args[1]}.{args[0]}"
+
+
+def _graph_with_loader_edges():
+    graph = _import_graph(with_functions=True)
+    for name, path in MODULES.items():
+        graph[name] |= {t for t in _loader_edges(path) if t in MODULES and t != name}
+    return graph
+
+
+def test_no_import_cycles_counting_the_loader():
+    # issue 26: ``kernels/cuda/array.py`` reached the backend through the loader and the
+    # backend imports it; counting the loader's calls as imports, no cycle is left
+    cycles = [c for c in _cycles(_graph_with_loader_edges()) if c not in KNOWN_CYCLES]
+    assert not cycles, "import cycles through the backend loader: " + str(
+        [sorted(c) for c in cycles]
+    )
+
+
+def test_the_cuda_array_reaches_no_backend():
+    # NOTE [CUDA array protocol]: ``CudaArray`` is a plain strided view; what needs a kernel
+    # is the backend's (its ``CudaNDArray``), which imports the view, not the other way
+    graph = _graph_with_loader_edges()
+    seen, todo = set(), ["numbagrad.kernels.cuda.array"]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo += sorted(graph.get(m, ()))
+    backends = sorted(m for m in seen if m.rpartition(".")[2].startswith("backend"))
+    assert not backends, f"kernels/cuda/array.py reaches {backends}"
+    assert "numbagrad.kernels.cuda.array" in graph["numbagrad.kernels.cuda.backend"]
+    # the loader-edge finder sees what it must (a check that can fail)
+    edges = set(_loader_edges(ROOT / "_device.py"))
+    assert "numbagrad.kernels.cuda.backend" in edges, edges
+
+
+# ``numbagrad/_creation.py``'s device branches (issue 26, part 3). The factories reach a
+# device through ``_device.on_device``/``empty_on`` (the backends' ``from_host``/
+# ``empty_on``); what is left are the CUDA random draws (Philox generators, ``randperm``,
+# ``normal``, ``bernoulli``, ``poisson``, ``multinomial`` on the device) and two imports of
+# CPU helpers. Each line below is one to move, and the list only shrinks (a new branch
+# fails ``test_creation_adds_no_device_branches``).
+CREATION_DEVICE_BRANCHES = {
+    'cuda = backend("cuda")  # loaded on first use (NOTE [Optional engines])',
+    "from numbagrad.kernels import backend, backend_of, module",
+    "from numbagrad.kernels.cpu.backend import quiet_numpy",
+    'if self.device.type == "cuda":  # no mt19937 state: its draws run on the device',
+}
+CREATION_CUDA_MENTIONS = 148  # ``cuda`` in any case, comments included (180 before)
+
+
+def test_creation_adds_no_device_branches():
+    source = (ROOT / "_creation.py").read_text()
+    lines = source.splitlines()
+    found = {lines[n - 1].strip(): why for n, why in _device_branches(source)}
+    new = sorted(
+        f"{why}: {line}" for line, why in found.items() if line not in CREATION_DEVICE_BRANCHES
+    )
+    assert not new, (
+        "new device branches in numbagrad/_creation.py (NOTE [Backend protocol]):\n"
+        + "\n".join(new)
+    )
+    gone = CREATION_DEVICE_BRANCHES - set(found)
+    assert not gone, f"moved behind a backend: drop from CREATION_DEVICE_BRANCHES: {gone}"
+    assert source.lower().count("cuda") <= CREATION_CUDA_MENTIONS  # (only goes down)

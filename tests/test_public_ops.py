@@ -28,6 +28,111 @@ def test_the_namespaces_are_the_registry():
     assert numbagrad.sum(x, axis=1, keepdims=True).tolist() == [[3.0]]
 
 
+# the hand-written ``__all__`` lists these namespaces had before the registry (PyTorch's
+# ``torch.linalg`` and ``torch.special`` names that numbagrad provided then): none may go
+LINALG_NAMES = (
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "diagonal",
+    "eig",
+    "eigh",
+    "eigvals",
+    "eigvalsh",
+    "inv",
+    "lstsq",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vecdot",
+    "vector_norm",
+)
+SPECIAL_NAMES = (
+    "bessel_j0",
+    "bessel_j1",
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfcx",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammainc",
+    "gammaincc",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+    "zeta",
+)
+
+
+def test_linalg_and_special_are_the_registry():
+    import numbagrad.linalg
+    import numbagrad.special
+
+    for mod, names in ((numbagrad.linalg, LINALG_NAMES), (numbagrad.special, SPECIAL_NAMES)):
+        space = mod.__name__.rpartition(".")[2]
+        assert mod.__all__ == sorted(_public.NAMESPACES[space])
+        assert set(names) <= set(mod.__all__)
+        for n in names:
+            assert getattr(mod, n) is _public.NAMESPACES[space][n], n
+    assert numbagrad.special.psi is numbagrad.digamma  # an alias in the namespace only
+    assert "psi" not in EXPORTS and "digamma" in EXPORTS  # (``also=``: both)
+    assert numbagrad.special.erfcx is not None and "erfcx" not in EXPORTS
+
+
+def test_a_namespace_op_the_module_does_not_bind_is_refused():
+    def _h2_namespace_op(input):
+        return input
+
+    public(_h2_namespace_op, namespace="_h2_test")
+    try:
+        with pytest.raises(ImportError, match=r"numbagrad\._h2_test\._h2_namespace_op"):
+            _public.namespace_all("_h2_test", {})
+        assert _public.namespace_all("_h2_test", {"_h2_namespace_op": _h2_namespace_op}) == [
+            "_h2_namespace_op"
+        ]
+        with pytest.raises(TypeError, match="two objects are public"):
+            public(numbagrad.exp, name="_h2_namespace_op", namespace="_h2_test")
+        with pytest.raises(TypeError, match="namespace"):
+            public(numbagrad.exp, namespace="_h2_test", inplace=True)
+    finally:
+        _public.NAMESPACES.pop("_h2_test", None)
+
+
 def test_two_ops_of_one_name_are_refused():
     def exp(input):
         return input

@@ -534,7 +534,7 @@ def generate(graph_inputs, eqns, outputs, label="fwd"):
         "_np": np,
         "_launch": launch,
         "_check_out": codegen._check_out,
-        "_CudaArray": CudaArray,
+        "_CudaArray": backend("cuda").array_type,  # (the backend's arrays' exact class)
     }
     glue = [f"def {label}({', '.join(v.name for v in graph_inputs)}):"]
     kernels, signatures = [], {}

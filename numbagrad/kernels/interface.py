@@ -15,7 +15,9 @@ fails the type check, not a user's program.
 
 The methods come in families:
 
-- allocation and ownership: ``owns``, ``empty``, ``zeros``;
+- allocation and ownership: ``owns``, ``empty``, ``zeros``, and for the factories
+  (``_creation.py``, through ``_device.on_device``/``empty_on``) ``from_host`` and
+  ``empty_on``;
 - elementwise policy: ``map``, ``binary``, ``binary_into``, ``copy_into``, ``multiply``,
   ``divide``, ``outer``, ``unary_backward``, ``mul_backward``;
 - reductions: ``sum``, ``expand_back``;
@@ -89,6 +91,16 @@ class Backend(Protocol):
     def empty(self, shape: Any, dtype: Any) -> Array: ...
 
     def zeros(self, shape: Any, dtype: Any) -> Array: ...
+
+    def from_host(self, host: Any, device_index: int | None = None) -> Array:
+        """The NumPy array ``host`` as this backend's array (the factories' way onto a
+        device, ``_device.on_device``): the CPU's is ``host`` itself; a device copies it
+        once, to device ``device_index``, which must be the current one."""
+        ...
+
+    def empty_on(self, shape: Any, dtype: Any, device_index: int | None = None) -> Array:
+        """An uninitialised array on device ``device_index`` (checked as ``from_host``)."""
+        ...
 
     # -- elementwise -----------------------------------------------------------------------------
     def map(self, name: str, x: Array) -> Array:

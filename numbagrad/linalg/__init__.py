@@ -24,48 +24,18 @@ from numbagrad._creation import tensor as _tensor
 from numbagrad._tensor import Tensor
 from numbagrad.autograd.grad_mode import no_grad as _no_grad_mode
 from numbagrad.ops import linalg_decomp as _L
+from numbagrad.ops._public import namespace_all as _namespace_all
+from numbagrad.ops._public import public as _public
 from numbagrad.ops._util import wrap_dim as _wrap_dim
 from numbagrad.ops.linalg import linalg_cross as _linalg_cross
 from numbagrad.ops.linalg import matrix_power as _matrix_power
 from numbagrad.ops.linalg_decomp import LinAlgError
 from numbagrad.ops.reduce import _torch_name
 
-__all__ = [
-    "LinAlgError",
-    "cholesky",
-    "cholesky_ex",
-    "cond",
-    "cross",
-    "det",
-    "diagonal",
-    "eig",
-    "eigh",
-    "eigvals",
-    "eigvalsh",
-    "inv",
-    "lstsq",
-    "matmul",
-    "matrix_exp",
-    "matrix_norm",
-    "matrix_power",
-    "matrix_rank",
-    "multi_dot",
-    "norm",
-    "pinv",
-    "qr",
-    "slogdet",
-    "solve",
-    "solve_triangular",
-    "svd",
-    "svdvals",
-    "tensorinv",
-    "tensorsolve",
-    "vander",
-    "vecdot",
-    "vector_norm",
-]
+_public(LinAlgError, namespace="linalg")
 
 
+@_public(namespace="linalg")
 def det(A):
     """Determinant of a (batch of) square matrices ``(*, n, n)``.
 
@@ -97,6 +67,7 @@ def det(A):
     return _L.det(A)
 
 
+@_public(namespace="linalg")
 def slogdet(A):
     """Sign and log of the absolute value of the determinant: ``(sign, logabsdet)``.
 
@@ -124,6 +95,7 @@ def slogdet(A):
     return _L.slogdet(A)
 
 
+@_public(namespace="linalg")
 def inv(A):
     """Inverse of a (batch of) square matrices.
 
@@ -154,6 +126,7 @@ def inv(A):
     return _L.inv(A)
 
 
+@_public(namespace="linalg")
 def solve(A, B, *, left=True):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``) for square ``A``.
 
@@ -193,6 +166,7 @@ def solve(A, B, *, left=True):
     return _L.solve(A, B, left=left)
 
 
+@_public(namespace="linalg")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """Solve ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``.
 
@@ -243,6 +217,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return _L.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
+@_public(namespace="linalg")
 def cholesky(A, *, upper=False):
     """Cholesky factor of symmetric positive-definite matrices: ``A = L L^T``.
 
@@ -275,6 +250,7 @@ def cholesky(A, *, upper=False):
     return _L.cholesky(A, upper=upper)
 
 
+@_public(namespace="linalg")
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """:func:`cholesky` that reports instead of raising: a namedtuple ``(L, info)``, with
     ``info`` (int32, one per matrix) the order of the first leading minor that is not
@@ -306,6 +282,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     return _L.cholesky_ex(A, upper=upper, check_errors=check_errors)
 
 
+@_public(namespace="linalg")
 def qr(A, mode="reduced"):
     """QR decomposition ``A = Q R``: a namedtuple ``(Q, R)``.
 
@@ -334,6 +311,7 @@ def qr(A, mode="reduced"):
     return _L.qr(A, mode)
 
 
+@_public(namespace="linalg")
 def eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of symmetric matrices.
 
@@ -362,6 +340,7 @@ def eigh(A, UPLO="L"):
     return _L.eigh(A, UPLO)
 
 
+@_public(namespace="linalg")
 def eig(A):
     """Eigenvalues and eigenvectors of general square matrices ``(*, n, n)``: a namedtuple
     ``(eigenvalues, eigenvectors)`` with ``A V = V diag(L)``, both complex (also for a real
@@ -390,6 +369,7 @@ def eig(A):
     return _L.eig(A)
 
 
+@_public(namespace="linalg")
 def eigvals(A):
     """Eigenvalues (complex) of general square matrices; see :func:`eig`.
 
@@ -402,6 +382,7 @@ def eigvals(A):
     return _L.eigvals(A)
 
 
+@_public(namespace="linalg")
 def eigvalsh(A, UPLO="L"):
     """Eigenvalues (ascending) of symmetric matrices; see :func:`eigh`.
 
@@ -414,6 +395,7 @@ def eigvalsh(A, UPLO="L"):
     return _L.eigh(A, UPLO)[0]
 
 
+@_public(namespace="linalg")
 def svd(A, full_matrices=True):
     """Singular value decomposition ``A = U diag(S) Vh``: a namedtuple ``(U, S, Vh)``.
 
@@ -442,6 +424,7 @@ def svd(A, full_matrices=True):
     return _L.svd(A, full_matrices)
 
 
+@_public(namespace="linalg")
 def svdvals(A):
     """Singular values (descending) of matrices ``(*, m, n)``; gradient ``U diag(g) Vh``.
 
@@ -454,6 +437,7 @@ def svdvals(A):
     return _L.svdvals(A)
 
 
+@_public(namespace="linalg")
 def cond(A, p=None):
     """Condition number of matrices ``(*, m, n)`` in the norm ``p``: the ratio of the
     largest to the smallest singular value for ``p`` None or 2 (their inverse ratio for
@@ -488,6 +472,7 @@ def cond(A, p=None):
     return matrix_norm(A, p) * matrix_norm(inv(A), p)
 
 
+@_public(namespace="linalg")
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
     """Moore-Penrose pseudo-inverse, dropping singular values at most
     ``max(atol, rtol * s_max)``.
@@ -518,6 +503,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return _L.pinv(A, atol=atol, rtol=rtol, hermitian=hermitian)
 
 
+@_public(namespace="linalg")
 def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of ``A X = B``: a namedtuple
     ``(solution, residuals, rank, singular_values)``.
@@ -607,6 +593,7 @@ def _no_grad():
     return _no_grad_mode()
 
 
+@_public(namespace="linalg")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     """Number of singular values above ``max(atol, rtol * s_max)`` (int64, not
     differentiable); tolerances default as in :func:`pinv`.
@@ -631,6 +618,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
         return (s > tol).sum(-1)
 
 
+@_public(namespace="linalg")
 def tensorinv(A, ind=2):
     """The inverse of ``A`` for :func:`numbagrad.tensordot`: ``X``, of shape
     ``A.shape[ind:] + A.shape[:ind]``, with ``tensordot(X, A, ind)`` the identity.
@@ -680,6 +668,7 @@ def tensorinv(A, ind=2):
     return inv(A.reshape(n_rows, n_cols)).reshape(cols + rows)
 
 
+@_public(namespace="linalg")
 def tensorsolve(A, B, dims=None):
     """The ``X`` with ``tensordot(A, X, X.ndim) == B``: :func:`solve` of ``A`` read as a
     square matrix, for tensors.
@@ -721,6 +710,7 @@ def tensorsolve(A, B, dims=None):
     return solve(A.reshape(n, n), B.reshape(n)).reshape(shape)
 
 
+@_public(namespace="linalg")
 def vander(x, *, N=None):
     """The Vandermonde matrix of ``x``: ``x**0, x**1, ..., x**(N-1)`` along a new last
     dimension (increasing powers, as PyTorch's, unlike ``numpy.vander``).
@@ -761,6 +751,7 @@ def vander(x, *, N=None):
     return F.cumprod(powers, -1)
 
 
+@_public(namespace="linalg")
 def matrix_exp(A):
     """Matrix exponential of square matrices ``(*, n, n)`` (scaling and squaring with a
     degree-13 Pade approximant); its gradient is the Frechet derivative, computed with
@@ -776,6 +767,7 @@ def matrix_exp(A):
     return _L.matrix_exp(A)
 
 
+@_public(namespace="linalg")
 def matrix_power(A, n):
     """``A`` to the integer power ``n`` (``inv(A)`` powers for ``n < 0``).
 
@@ -788,6 +780,7 @@ def matrix_power(A, n):
     return _matrix_power(A, n)
 
 
+@_public(namespace="linalg")
 def cross(input, other, *, dim=-1):
     """Cross product of 3-vectors along ``dim`` (broadcast).
 
@@ -801,6 +794,7 @@ def cross(input, other, *, dim=-1):
     return _linalg_cross(input, other, dim=dim)
 
 
+@_public(namespace="linalg")
 def vecdot(x, y, *, dim=-1):
     """Dot product of vectors along ``dim`` (broadcast).
 
@@ -826,6 +820,7 @@ def vecdot(x, y, *, dim=-1):
     return (x * y).sum(dim)
 
 
+@_public(namespace="linalg")
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonals of a batch of matrices (a view), over the last two dims by default.
 
@@ -838,6 +833,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return F.diagonal(A, offset, dim1, dim2)
 
 
+@_public(namespace="linalg")
 def matmul(input, other):
     """Matrix product, :func:`numbagrad.matmul`.
 
@@ -850,6 +846,7 @@ def matmul(input, other):
     return F.matmul(input, other)
 
 
+@_public(namespace="linalg")
 def multi_dot(tensors):
     """Product of a chain of matrices, multiplied in the cheapest order; the first and
     last may be 1-D (a row and a column vector).
@@ -912,6 +909,7 @@ def _chain(ts, split, i, j):
     return F.matmul(_chain(ts, split, i, k), _chain(ts, split, k + 1, j))
 
 
+@_public(namespace="linalg")
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """Vector ``ord``-norm over ``dim`` (all elements when None): any real ``ord``,
     ``inf``, ``-inf`` and 0 (the count of nonzeros). The gradient of the 2-norm at 0 is 0,
@@ -953,6 +951,7 @@ def _matrix_norm_last(A, ord):
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+@_public(namespace="linalg")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norm over the two dims ``dim``: ``'fro'``, ``'nuc'``, ``inf``, ``-inf``, 1,
     -1 (max/min absolute row or column sums), 2 and -2 (largest / smallest singular
@@ -995,6 +994,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return out
 
 
+@_public(namespace="linalg")
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector or matrix norm, as ``torch.linalg.norm`` decides: with ``dim`` an int (or
     a 1-tuple), or ``dim=None`` and ``ord=None``, a vector norm (of the flattened input);
@@ -1036,3 +1036,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         f"linalg.norm: If dim is not specified but ord is, the input must be "
         f"1D or 2D. Got {A.ndim}D."
     )
+
+
+# the names marked ``@public(namespace="linalg")`` above (NOTE [Public ops])
+__all__ = _namespace_all("linalg", globals())

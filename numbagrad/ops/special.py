@@ -554,7 +554,7 @@ def _as_float(x):
     return x if x.is_floating_point() or x.is_complex() else F.to(x, default_float())
 
 
-@public
+@public(also=("special",))
 def erfc(input):
     """The complementary error function ``1 - erf(x)``, accurate where ``erf(x)`` is near 1.
 
@@ -576,6 +576,7 @@ def erfc(input):
     return _apply(Erfc, input, "erfc")
 
 
+@public(namespace="special")
 def erfcx(input):
     """The scaled complementary error function ``exp(x**2) * erfc(x)``, without overflow.
 
@@ -596,7 +597,7 @@ def erfcx(input):
     return _apply(Erfcx, input, "special_erfcx")
 
 
-@public
+@public(also=("special",))
 def erfinv(input):
     """The inverse error function on ``[-1, 1]`` (``+-inf`` at ``+-1``, NaN outside).
 
@@ -638,7 +639,7 @@ def lgamma(input):
     return _apply(Lgamma, input, "lgamma")
 
 
-@public
+@public(also=("special",))
 def digamma(input):
     """The digamma function ``d/dx log Gamma(x)``: ``-inf`` at ``+0``, ``inf`` at ``-0``,
     NaN at the negative integers (as PyTorch).
@@ -660,7 +661,7 @@ def digamma(input):
     return _apply(Digamma, input, "digamma")
 
 
-@public
+@public(also=("special",))
 def polygamma(n, input):
     """The ``n``-th derivative of the digamma function.
 
@@ -701,7 +702,7 @@ def polygamma(n, input):
     return bind(Polygamma, (_tensor_arg(input, "polygamma"),), {"n": int(n)})
 
 
-@public
+@public(also=("special",))
 def i0(input):
     """The modified Bessel function of the first kind of order 0.
 
@@ -722,6 +723,7 @@ def i0(input):
     return _apply(I0, input, "i0")
 
 
+@public(namespace="special")
 def i0e(input):
     """The exponentially scaled modified Bessel function ``exp(-|x|) * i0(x)``.
 
@@ -742,6 +744,7 @@ def i0e(input):
     return _apply(I0e, input, "special_i0e")
 
 
+@public(namespace="special")
 def i1(input):
     """The modified Bessel function of the first kind of order 1.
 
@@ -762,6 +765,7 @@ def i1(input):
     return _apply(I1, input, "special_i1")
 
 
+@public(namespace="special")
 def i1e(input):
     """The exponentially scaled modified Bessel function ``exp(-|x|) * i1(x)``.
 
@@ -782,6 +786,7 @@ def i1e(input):
     return _apply(I1e, input, "special_i1e")
 
 
+@public(namespace="special")
 def bessel_j0(input):
     """The Bessel function of the first kind of order 0 (not differentiable, as in PyTorch).
 
@@ -803,6 +808,7 @@ def bessel_j0(input):
     return _apply(BesselJ0, input, "special_bessel_j0")
 
 
+@public(namespace="special")
 def bessel_j1(input):
     """The Bessel function of the first kind of order 1 (not differentiable, as in PyTorch).
 
@@ -823,6 +829,7 @@ def bessel_j1(input):
     return _apply(BesselJ1, input, "special_bessel_j1")
 
 
+@public(namespace="special")
 def ndtr(input):
     """The standard normal cumulative distribution function.
 
@@ -846,6 +853,7 @@ def ndtr(input):
     return _apply(Ndtr, input, "special_ndtr")
 
 
+@public(namespace="special")
 def ndtri(input):
     """The inverse of :func:`ndtr`: ``-inf`` at 0, ``inf`` at 1, NaN outside ``[0, 1]``.
 
@@ -866,6 +874,7 @@ def ndtri(input):
     return _apply(Ndtri, input, "special_ndtri")
 
 
+@public(namespace="special")
 def log_ndtr(input):
     """``log(ndtr(x))``, accurate far into the left tail.
 
@@ -887,6 +896,7 @@ def log_ndtr(input):
     return _apply(LogNdtr, input, "special_log_ndtr")
 
 
+@public(namespace="special")
 def entr(input):
     """The elementwise entropy ``-x * log(x)``: 0 at 0, ``-inf`` for ``x < 0``.
 
@@ -907,6 +917,7 @@ def entr(input):
     return _apply(Entr, input, "special_entr")
 
 
+@public(namespace="special")
 def gammainc(input, other):
     """The regularized lower incomplete gamma function ``P(a, x)``.
 
@@ -938,6 +949,7 @@ def gammainc(input, other):
     )
 
 
+@public(namespace="special")
 def gammaincc(input, other):
     """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``.
 
@@ -968,6 +980,7 @@ def gammaincc(input, other):
     )
 
 
+@public(namespace="special")
 def zeta(input, other):
     """The Hurwitz zeta function ``sum_k (k + q)^-x`` of ``x = input`` and ``q = other``.
 
@@ -994,7 +1007,7 @@ def zeta(input, other):
     return _apply2(Zeta, input, other, "special_zeta", ("self", "other"))
 
 
-@public
+@public(also=("special",))
 def xlogy(input, other):
     """``input * log(other)``, with 0 where ``input == 0`` (unless ``other`` is NaN).
 
@@ -1018,6 +1031,7 @@ def xlogy(input, other):
     return _apply2(Xlogy, input, other, "xlogy", ("self", "other"))
 
 
+@public(namespace="special")
 def xlog1py(input, other):
     """``input * log1p(other)``, with 0 where ``input == 0`` (unless ``other`` is NaN).
 
@@ -1041,7 +1055,7 @@ def xlog1py(input, other):
     return _apply2(Xlog1py, input, other, "special_xlog1py", ("self", "other"))
 
 
-@public
+@public(also=("special",))
 def sinc(input):
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0.
 
@@ -1062,7 +1076,7 @@ def sinc(input):
     return _apply(Sinc, input, "sinc")
 
 
-@public
+@public(also=("special",))
 def logit(input, eps=None):
     """The log-odds ``log(p / (1 - p))``.
 

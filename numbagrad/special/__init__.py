@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from numbagrad.ops import reduce as _reduce
 from numbagrad.ops import unary as _unary
+from numbagrad.ops._public import namespace_all as _namespace_all
+from numbagrad.ops._public import public as _public
+
+# re-exported (marked ``@public(namespace="special")`` or ``also=("special",)`` there: F401
+# is off for this file as for the other re-exporting ``__init__`` modules)
 from numbagrad.ops.special import (
     _as_float,
     _tensor_arg,
@@ -41,52 +46,18 @@ from numbagrad.ops.special import (
     zeta,
 )
 
-__all__ = [
-    "bessel_j0",
-    "bessel_j1",
-    "digamma",
-    "entr",
-    "erf",
-    "erfc",
-    "erfcx",
-    "erfinv",
-    "exp2",
-    "expit",
-    "expm1",
-    "gammainc",
-    "gammaincc",
-    "gammaln",
-    "i0",
-    "i0e",
-    "i1",
-    "i1e",
-    "log1p",
-    "log_ndtr",
-    "log_softmax",
-    "logit",
-    "logsumexp",
-    "multigammaln",
-    "ndtr",
-    "ndtri",
-    "polygamma",
-    "psi",
-    "round",
-    "sinc",
-    "softmax",
-    "xlog1py",
-    "xlogy",
-    "zeta",
-]
-
-erf = _unary.erf
-exp2 = _unary.exp2
-expm1 = _unary.expm1
-log1p = _unary.log1p
-gammaln = lgamma
-psi = digamma
-multigammaln = mvlgamma
+# PyTorch's ``special`` spellings of existing ops (the ops of ``ops/special.py`` imported
+# above are marked there: NOTE [Public ops])
+erf = _public(_unary.erf, namespace="special")
+exp2 = _public(_unary.exp2, namespace="special")
+expm1 = _public(_unary.expm1, namespace="special")
+log1p = _public(_unary.log1p, namespace="special")
+gammaln = _public(lgamma, name="gammaln", namespace="special")
+psi = _public(digamma, name="psi", namespace="special")
+multigammaln = _public(mvlgamma, name="multigammaln", namespace="special")
 
 
+@_public(namespace="special")
 def expit(input):
     """The logistic sigmoid ``1 / (1 + exp(-x))`` (``numbagrad.sigmoid``).
 
@@ -107,6 +78,7 @@ def expit(input):
     return _unary.sigmoid(_tensor_arg(input, "special_expit"))
 
 
+@_public(namespace="special")
 def round(input, *, decimals=0):
     """Round half to even, to ``decimals`` decimal places (negative: to tens, hundreds...).
 
@@ -144,6 +116,7 @@ def round(input, *, decimals=0):
     return _unary.round(input / scale) * scale
 
 
+@_public(namespace="special")
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input), dim))`` computed stably; integer inputs give the default float
     dtype.
@@ -168,6 +141,7 @@ def logsumexp(input, dim, keepdim=False):
     return _reduce.logsumexp(_as_float(_tensor_arg(input, "special_logsumexp")), dim, keepdim)
 
 
+@_public(namespace="special")
 def softmax(input, dim, *, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim`` (``numbagrad.softmax``).
 
@@ -192,6 +166,7 @@ def softmax(input, dim, *, dtype=None):
     return _reduce.softmax(_tensor_arg(input, "special_softmax"), dim, dtype=dtype)
 
 
+@_public(namespace="special")
 def log_softmax(input, dim, *, dtype=None):
     """``x - logsumexp(x)`` along ``dim`` (``numbagrad.log_softmax``).
 
@@ -214,3 +189,7 @@ def log_softmax(input, dim, *, dtype=None):
     -0.693147
     """
     return _reduce.log_softmax(_tensor_arg(input, "special_log_softmax"), dim, dtype=dtype)
+
+
+# the names marked public in ``numbagrad.special`` (NOTE [Public ops])
+__all__ = _namespace_all("special", globals())

@@ -113,17 +113,17 @@ def test_inv_of_a_non_finite_matrix_is_nan():
 def test_det_slogdet_kernels_at_the_array_level():
     a = np.concatenate([_well((1, 4, 4)), -_well((1, 4, 4)), _well((1, 4, 4))])
     a[2, :, 0] = 0.0  # a singular matrix: det 0, sign 0, log -inf
-    det = np.linalg.det(CudaArray.from_host(a))  # CudaArray.__array_function__: device LU
+    det = np.linalg.det(CUDA.from_host(a))  # CudaNDArray.__array_function__: device LU
     assert isinstance(det, CudaArray) and det.dtype == np.float64
     np.testing.assert_allclose(det.to_host(), np.linalg.det(a), rtol=1e-12, atol=1e-12)
     for dtype, tol in ((np.float64, 1e-12), (np.float32, 1e-5)):
         x = a.astype(dtype)
-        sign, logabs = np.linalg.slogdet(CudaArray.from_host(x))
+        sign, logabs = np.linalg.slogdet(CUDA.from_host(x))
         assert sign.dtype == logabs.dtype == dtype
         ref_sign, ref_log = np.linalg.slogdet(x)
         np.testing.assert_array_equal(sign.to_host(), ref_sign)
         np.testing.assert_allclose(logabs.to_host(), ref_log, rtol=tol)
-    empty = CudaArray.from_host(np.zeros((2, 0, 0)))
+    empty = CUDA.from_host(np.zeros((2, 0, 0)))
     np.testing.assert_array_equal(np.linalg.det(empty).to_host(), [1.0, 1.0])
 
 
@@ -154,8 +154,8 @@ def test_solve_triangular_kernel_at_the_array_level(upper, unit):
         tri[..., np.arange(5), np.arange(5)] = 1.0
     ref = np.linalg.solve(tri, b)
     # a transposed view of the other triangle: read through its strides
-    at = CudaArray.from_host(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(0, 2, 1)
-    out = CUDA.solve_triangular(at, CudaArray.from_host(b), upper, unit)
+    at = CUDA.from_host(np.ascontiguousarray(np.swapaxes(a, -1, -2))).transpose(0, 2, 1)
+    out = CUDA.solve_triangular(at, CUDA.from_host(b), upper, unit)
     assert out.shape == ref.shape and out.dtype == np.float64
     np.testing.assert_allclose(out.to_host(), ref, rtol=1e-10, atol=1e-12)
 

@@ -12,7 +12,6 @@ import numbagrad
 from numbagrad.kernels import PADE13
 from numbagrad.kernels.cpu import backend_linalg
 from numbagrad.kernels.cuda import _driver
-from numbagrad.kernels.cuda.array import CudaArray
 from numbagrad.kernels.cuda.backend import CUDA
 
 RNG = np.random.default_rng(3)
@@ -133,9 +132,9 @@ def test_errors_as_the_cpu():
         with pytest.raises(RuntimeError, match=match):
             numbagrad.linalg.matrix_exp(bad)
     with pytest.raises(ValueError, match="contiguous float64"):
-        CUDA.expm_pade(*(CudaArray.from_host(np.ones((1, 2, 2), np.float32)),) * 3)
+        CUDA.expm_pade(*(CUDA.from_host(np.ones((1, 2, 2), np.float32)),) * 3)
     with pytest.raises(ValueError, match="square"):
-        CUDA.expm_pade(*(CudaArray.from_host(np.ones((1, 2, 3))),) * 3)
+        CUDA.expm_pade(*(CUDA.from_host(np.ones((1, 2, 3))),) * 3)
 
 
 def test_pade_kernel_more_entries_than_threads():
@@ -151,7 +150,7 @@ def test_pade_kernel_more_entries_than_threads():
         b[12] * a6 + b[10] * a4 + b[8] * a2,
         b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * eye,
     )
-    got = CUDA.expm_pade(*(CudaArray.from_host(x) for x in (a2, a4, a6)))
+    got = CUDA.expm_pade(*(CUDA.from_host(x) for x in (a2, a4, a6)))
     for g, ref in zip(got, want, strict=True):
         np.testing.assert_allclose(g.to_host(), ref, rtol=1e-15)
 
@@ -205,7 +204,7 @@ def test_numpy_svd_hermitian_of_a_cuda_array():
     """``np.linalg.svd(cuda_array, hermitian=True)``: NumPy's values, and its vectors up
     to the sign of each (Jacobi's signs are not LAPACK's), the factors reproducing ``a``."""
     a = _sym((2, 3, 3))
-    u, s, vh = np.linalg.svd(CudaArray.from_host(a), hermitian=True)
+    u, s, vh = np.linalg.svd(CUDA.from_host(a), hermitian=True)
     ur, sr, vhr = np.linalg.svd(a, hermitian=True)
     u, s, vh = u.to_host(), s.to_host(), vh.to_host()
     np.testing.assert_allclose(s, sr, rtol=1e-12)
@@ -213,5 +212,5 @@ def test_numpy_svd_hermitian_of_a_cuda_array():
     np.testing.assert_allclose(u * sign, ur, atol=1e-12)
     np.testing.assert_allclose(vh * np.swapaxes(sign, -1, -2), vhr, atol=1e-12)
     np.testing.assert_allclose((u * s[..., None, :]) @ vh, a, atol=1e-12)
-    only = np.linalg.svd(CudaArray.from_host(a), compute_uv=False, hermitian=True)
+    only = np.linalg.svd(CUDA.from_host(a), compute_uv=False, hermitian=True)
     np.testing.assert_allclose(only.to_host(), sr, rtol=1e-12)

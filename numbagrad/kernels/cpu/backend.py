@@ -580,6 +580,11 @@ def _backward_kernel(kernel, g, s):
     return getattr(K, kernel)
 
 
+def _host_index(device_index):
+    if device_index not in (None, 0):
+        raise RuntimeError(f"the CPU has one device, not cpu:{device_index}")
+
+
 class CpuBackend(SpecialMethods, LinalgMethods):
     """NumPy arrays in host memory (NOTE [Backends])."""
 
@@ -604,6 +609,18 @@ class CpuBackend(SpecialMethods, LinalgMethods):
     @staticmethod
     def zeros(shape, dtype):
         return np.zeros(shape, dtype)
+
+    @staticmethod
+    def from_host(host, device_index=None):
+        """``host`` itself: the CPU's arrays are NumPy's (the factories' ``on_device``)."""
+        _host_index(device_index)
+        return host
+
+    @staticmethod
+    def empty_on(shape, dtype, device_index=None):
+        """``empty`` for a factory (the CPU has one device)."""
+        _host_index(device_index)
+        return alloc.empty(shape, dtype)
 
     # -- elementwise ---------------------------------------------------------------------------
     @staticmethod

@@ -10,6 +10,18 @@ engine recognise views as they do NumPy's. Kernels receive the flat buffer with 
 shape and strides (NOTE [CUDA elementwise kernels]). Reading values on the host (``item``,
 ``tolist``, printing) copies through ``_driver.to_host``; ``__array__`` refuses, as
 PyTorch's ``.numpy()`` does, so no copy happens behind the user's back.
+
+NOTE [CUDA array protocol]
+``CudaArray`` is a plain strided view: metadata, views, basic indexing and host reads of
+contiguous data, with no kernel behind any of its methods and no import of the backend
+(``tests/test_layers.py`` checks that this module reaches no backend module). What needs
+a kernel (copies and casts, arithmetic operators, NumPy's ufunc and function protocols,
+reductions, advanced indexing, a reshape that must copy, the host read of a strided
+view) is the backend's: the arrays the CUDA backend allocates are its subclass
+``backend.CudaNDArray``, whose NumPy methods each call one backend method (ops written for
+NumPy arrays, ``x.astype(dt)``, ``a + b``, run unchanged on CUDA tensors' data). Only the
+backend makes arrays (``CUDA.empty``, ``CUDA.from_host``, ``CUDA.from_device_array``);
+views keep their array's class.
 """
 
 from __future__ import annotations
@@ -19,17 +31,16 @@ import operator
 
 import numpy as np
 
-from numbagrad.kernels import backend
 from numbagrad.kernels.cuda import _driver
 
-__all__ = ["CudaArray", "contiguous_strides", "device_mismatch"]
-
-
-def _cuda():
-    """The CUDA backend object, through the optional engines' one loader (NOTE [Optional
-    engines] in ``kernels/__init__.py``): a ``CudaArray``'s copies, casts, ufuncs and
-    advanced indexing run the backend's kernels."""
-    return backend("cuda")
+__all__ = [
+    "CudaArray",
+    "advanced_key",
+    "contiguous_strides",
+    "device_mismatch",
+    "resolve_shape",
+    "view_strides",
+]
 
 
 def _unsupported(what):
@@ -64,7 +75,7 @@ class _Flags:
         self.writeable = True
 
 
-def _view_strides(oldshape, oldstride, newshape):
+def view_strides(oldshape, oldstride, newshape):
     """Strides that let ``newshape`` view an array of ``oldshape``/``oldstride`` without a
     copy, or None (PyTorch's ``computeStride``)."""
     numel = math.prod(oldshape)
@@ -118,8 +129,7 @@ class CudaArray:
     # -- construction ---------------------------------------------------------------------
     @classmethod
     def empty(cls, shape, dtype, device_index=0):
-        """An uninitialised device array (the backend is registered: any op may see it)."""
-        _register_backend()
+        """An uninitialised device array (``cls``: the backend's ``CudaNDArray``)."""
         shape = tuple(int(s) for s in shape)
         n = math.prod(shape)
         buf = _driver.device_array(max(n, 1), dtype)
@@ -128,7 +138,6 @@ class CudaArray:
     @classmethod
     def from_host(cls, host, device_index=0):
         """A copy of host array ``host`` on the device."""
-        _register_backend()
         host = np.asarray(host)
         flat = np.ascontiguousarray(host).reshape(-1)
         buf = _driver.to_device(flat if flat.size else np.zeros(1, host.dtype))
@@ -140,7 +149,6 @@ class CudaArray:
     def from_device_array(cls, obj, device_index=0):
         """A zero-copy ``CudaArray`` over the C-contiguous device array ``obj`` (numba's,
         the simulator's, or anything with ``__cuda_array_interface__``)."""
-        _register_backend()
         dev = _driver.as_device_array(obj)
         if not dev.is_c_contiguous():
             raise ValueError(
@@ -153,7 +161,7 @@ class CudaArray:
 
     def _view(self, shape, st, off=None):
         root = self if self.base is None else self.base
-        return CudaArray(
+        return type(self)(
             self._buf,
             self._off if off is None else off,
             shape,
@@ -222,15 +230,14 @@ class CudaArray:
 
     # -- views -------------------------------------------------------------------------------
     def reshape(self, *shape, copy=None):
+        """A view of the new shape; ValueError where that needs a copy (the backend's
+        ``CudaNDArray.reshape`` copies there, as NumPy's)."""
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        shape = _resolve(shape, self.size)
-        st = None if copy else _view_strides(self.shape, self._st, shape)
+        shape = resolve_shape(shape, self.size)
+        st = None if copy else view_strides(self.shape, self._st, shape)
         if st is None:
-            if copy is False:
-                raise ValueError("cannot reshape this CUDA array without copying")
-            c = self.copy()
-            return c._view(shape, contiguous_strides(shape), 0)
+            raise ValueError("cannot reshape this CUDA array without copying")
         return self._view(shape, st)
 
     def transpose(self, *axes):
@@ -258,18 +265,10 @@ class CudaArray:
         return self._view(shape, tuple(st))
 
     def __getitem__(self, key):
-        if _advanced(key):  # index arrays: a copy (NOTE [CUDA advanced indexing])
-            CUDA = _cuda()  # noqa: N806
-            return CUDA.index_get(self, key)
+        """Basic indexing: a view (index arrays are the backend's, NOTE [CUDA advanced
+        indexing])."""
         shape, st, off = _basic_index(self, key)
         return self._view(shape, st, off)
-
-    def __setitem__(self, key, value):
-        CUDA = _cuda()  # noqa: N806
-        if _advanced(key):
-            CUDA.index_put(self, key, value)
-            return
-        CUDA.copy_into(self[key], value)
 
     def view(self, dtype):
         """NumPy's ``view(dtype)`` for a dtype of the same item size (bool as uint8): the
@@ -282,7 +281,7 @@ class CudaArray:
             )
         root = self if self.base is None else self.base
         buf = self._buf.view(dtype)
-        return CudaArray(buf, self._off, self.shape, self._st, dtype, root, self.device_index)
+        return type(self)(buf, self._off, self.shape, self._st, dtype, root, self.device_index)
 
     @property
     def offset(self):
@@ -314,28 +313,15 @@ class CudaArray:
         if write is False or align is not None or uic is not None:
             raise NotImplementedError("CUDA arrays are always writeable and aligned")
 
-    # -- copies ------------------------------------------------------------------------------
-    def copy(self):
-        CUDA = _cuda()  # noqa: N806
-        out = CudaArray.empty(self.shape, self.dtype, self.device_index)
-        CUDA.copy_into(out, self)
-        return out
-
-    def astype(self, dtype, copy=True):
-        CUDA = _cuda()  # noqa: N806
-        dtype = np.dtype(dtype)
-        if dtype == self.dtype and not copy:
-            return self
-        out = CudaArray.empty(self.shape, dtype, self.device_index)
-        CUDA.copy_into(out, self)
-        return out
-
+    # -- host reads ------------------------------------------------------------------------
     def to_host(self) -> np.ndarray:
-        """A host copy (NumPy array) of this view (one counted device->host copy)."""
-        c = self if self.is_c_contiguous() and self.size else self.copy() if self.size else None
-        if c is None:
+        """A host copy (NumPy array) of this view (one counted device->host copy); a strided
+        view is copied on the device first, by the backend (``CudaNDArray.to_host``)."""
+        if not self.size:
             return np.empty(self.shape, self.dtype)
-        flat = _driver.to_host(c._buf[c._off : c._off + c.size] if c.size else c._buf)
+        if not self.is_c_contiguous():
+            raise _unsupported("the host read of a strided plain CudaArray")
+        flat = _driver.to_host(self._buf[self._off : self._off + self.size])
         return flat.reshape(self.shape)
 
     def item(self):
@@ -366,141 +352,14 @@ class CudaArray:
             "Use Tensor.cpu() to copy the tensor to host memory first."
         )
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """NumPy ufuncs with a CUDA operand: a 0-d host operand (a CPU scalar tensor) is
-        allowed, as PyTorch allows it; any other host array is a device mismatch."""
-        CUDA = _cuda()  # noqa: N806
-        out = kwargs.pop("out", None)  # ``out=(a,)``: the result copied into CUDA array a
-        out = out[0] if isinstance(out, tuple) and len(out) == 1 else out
-        if method != "__call__" or kwargs or len(inputs) not in (1, 2):
-            raise device_mismatch(f"cuda:{self.device_index}", "cpu")
-        for x in (*inputs, out):
-            if isinstance(x, np.ndarray) and x.ndim:
-                raise device_mismatch(f"cuda:{self.device_index}", "cpu")
-        name = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        res = CUDA.map(name, inputs[0]) if len(inputs) == 1 else CUDA.binary(name, *inputs)
-        if out is None:
-            return res
-        CUDA.copy_into(out, res)
-        return out
 
-    def __array_function__(self, func, types, args, kwargs):
-        xp = type(_cuda().xp)
-        impl = getattr(xp, func.__name__, None)  # the device twin, where the backend has one
-        if impl is not None and func.__name__ in vars(xp):
-            return impl(*args, **kwargs)
-        raise NotImplementedError(
-            f"numpy.{func.__name__} is not implemented for CUDA tensors yet; move the tensor "
-            "to the CPU with .cpu()"
-        )
-
-    def sum(self, axis=None, keepdims=False, dtype=None):
-        CUDA = _cuda()  # noqa: N806
-        return CUDA.sum(self, axis, keepdims, dtype)
-
-    def min(self, axis=None, keepdims=False):
-        """The smallest entry of an integer or bool array (to check index arrays), an int."""
-        return _minmax(self, 0, axis, keepdims)
-
-    def max(self, axis=None, keepdims=False):
-        """The largest entry of an integer or bool array (to check index arrays), an int."""
-        return _minmax(self, 1, axis, keepdims)
-
-    def any(self, axis=None, keepdims=False):
-        CudaXP = _cuda().xp  # noqa: N806
-        return CudaXP.any(self, axis, keepdims)
-
-    def all(self, axis=None, keepdims=False):
-        CudaXP = _cuda().xp  # noqa: N806
-        return CudaXP.all(self, axis, keepdims)
-
-    def fill(self, value):
-        CUDA = _cuda()  # noqa: N806
-        CUDA.copy_into(self, value)
-
-
-_UFUNC_NAMES = {"divide": "true_divide"}
-
-
-def _binop(name, swap=False):
-    def op(self, other):
-        CUDA = _cuda()  # noqa: N806
-        return CUDA.binary(name, other, self) if swap else CUDA.binary(name, self, other)
-
-    op.__name__ = name
-    return op
-
-
-def _inplace(name):
-    def op(self, other):  # NumPy's ``a += b``: in place, cast to a's dtype
-        CUDA = _cuda()  # noqa: N806
-        CUDA.binary_into(name, self, other)
-        return self
-
-    op.__name__ = name
-    return op
-
-
-for _n, _f in (
-    ("add", "add"),
-    ("sub", "subtract"),
-    ("mul", "multiply"),
-    ("truediv", "true_divide"),
-    ("pow", "power"),
-):
-    setattr(CudaArray, f"__{_n}__", _binop(_f))
-    setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
-    setattr(CudaArray, f"__i{_n}__", _inplace(_f))
-for _n, _f in (
-    ("eq", "equal"),
-    ("ne", "not_equal"),
-    ("lt", "less"),
-    ("le", "less_equal"),
-    ("gt", "greater"),
-    ("ge", "greater_equal"),
-):
-    setattr(CudaArray, f"__{_n}__", _binop(_f))
-for _n, _f in (("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor")):
-    setattr(CudaArray, f"__{_n}__", _binop(_f))  # on bool masks: the logical ops
-    setattr(CudaArray, f"__r{_n}__", _binop(_f, swap=True))
-# (the operators set after the class, by name: mypy sees the class without them)
-CudaArray.__hash__ = object.__hash__  # type: ignore[method-assign]
-# ``a @ b`` (linalg's pinv): the tiled matmul
-setattr(CudaArray, "__matmul__", lambda self, other: _cuda().matmul(self, other))  # noqa: B010
-setattr(CudaArray, "__invert__", lambda self: _not(self))  # noqa: B010
-setattr(CudaArray, "__neg__", lambda self: _cuda().map("negative", self))  # noqa: B010
-
-
-def _advanced(key):
+def advanced_key(key):
     """Whether an indexing key holds index arrays (NumPy's advanced indexing)."""
     keys = key if isinstance(key, tuple) else (key,)
     return any(isinstance(k, (CudaArray, np.ndarray, list)) for k in keys)
 
 
-def _minmax(a, which, axis, keepdims):
-    if axis is not None or keepdims:
-        raise NotImplementedError(
-            "min/max of CUDA arrays along an axis: use numbagrad.amax/amin on the tensor"
-        )
-    CUDA = _cuda()  # noqa: N806
-    return CUDA.index_minmax(a)[which]
-
-
-def _not(a):
-    """``~a`` of a bool mask (bitwise not of integers is not on CUDA yet)."""
-    CUDA = _cuda()  # noqa: N806
-    if a.dtype.kind != "b":
-        raise _unsupported("bitwise not of integer arrays")
-    return CUDA.map("logical_not", a)
-
-
-def _register_backend():
-    """Load the backend, which registers itself under "cuda" (NOTE [Backends]), before the
-    first CUDA array exists."""
-    _cuda()
-
-
-def _resolve(shape, numel):
+def resolve_shape(shape, numel):
     """``shape`` with a -1 resolved for ``numel`` elements; ValueError as NumPy's."""
     shape = tuple(operator.index(s) for s in shape)
     if shape.count(-1) > 1:

@@ -40,6 +40,20 @@ def _mask_count(mask, d, v, narrays, value_shape):
     return int(value_shape[d])
 
 
+# NOTE [CUDA mask scatter]
+# Indexing by a bool mask, ``x[mask]``, has a result whose length is the mask's True count,
+# so its forward reads the mask on the host once (``np.nonzero``). Its backward adds the
+# gradient ``g`` back at the True positions (``np.add.at(zeros, mask, g)``), and there the
+# count is known without a read: it is ``g``'s length along the mask's dim. So ``add_at``
+# passes the values' shape to ``_adv_plan``, and for a key whose one index array is a CUDA
+# bool mask, the True positions are made on the device (``mask_nonzero``): an inclusive scan
+# of the flattened mask numbers the True entries, and ``mask_coords_kernel`` writes each
+# entry's coordinates at its number. No device-to-host copy. The count is trusted (the only
+# ``add.at`` with a bool mask is that adjoint, whose ``g`` has the forward's shape); a count
+# that did not match could not write out of bounds: coordinates past it are not written,
+# and the ones never written stay ``BAD`` (out of range, so never used by the index kernels).
+
+
 class IndexMethods:
     """The index methods of ``CudaBackend``."""
 
@@ -57,7 +71,7 @@ class IndexMethods:
     # guards each index against its dimension (NOTE [CUDA advanced indexing]).
     def arange(self, n):
         """``0 .. n-1`` (int64) made on the device."""
-        out = CudaArray.empty((n,), np.int64)
+        out = self.empty((n,), np.int64)
         launch(KX.iota_kernel, n, n, out._buf)
         return out
 
@@ -67,7 +81,7 @@ class IndexMethods:
             raise _unsupported(f"min/max of {idx.dtype} arrays (use numbagrad.amax/amin)")
         if idx.size == 0:
             raise ValueError("zero-size array to reduction operation which has no identity")
-        res = CudaArray.empty((2,), np.int64)
+        res = self.empty((2,), np.int64)
         self.copy_into(res[0:1], np.iinfo(np.int64).max)
         self.copy_into(res[1:2], np.iinfo(np.int64).min)
         shape, st = _meta(idx)
@@ -85,7 +99,7 @@ class IndexMethods:
         """An index array on the device (a host one copied there, as PyTorch allows)."""
         if isinstance(k, CudaArray):
             return k
-        return CudaArray.from_host(np.asarray(k))
+        return self.from_host(np.asarray(k))
 
     def _check_range(self, idx, size, dim):
         """IndexError unless every entry of ``idx`` (a device or host array) is in
@@ -160,7 +174,7 @@ class IndexMethods:
                 count = _mask_count(k, d, v, len(arrays), value_shape)
                 if count is None:
                     host = k.to_host() if isinstance(k, CudaArray) else k
-                    nz = CudaArray.from_host(np.stack(np.nonzero(host)).astype(np.int64))
+                    nz = self.from_host(np.stack(np.nonzero(host)).astype(np.int64))
                 else:  # no host read (NOTE [CUDA mask scatter])
                     nz = self.mask_nonzero(k, count)
                 pairs.extend((d + j, nz[j]) for j in range(k.ndim))
@@ -220,7 +234,7 @@ class IndexMethods:
         """``a[key]`` for a key with index arrays (NumPy's advanced indexing): a copy."""
         plan = self._adv_plan(a, key, check=True)
         oshape = plan[-1]
-        out = CudaArray.empty(oshape, a.dtype, a.device_index)
+        out = self.empty(oshape, a.dtype, a.device_index)
         n = out.size
         if n:
             launch(KX.take_kernel, n, n, plan[0]._buf, *self._adv_args(plan), out._buf)
@@ -295,7 +309,7 @@ class IndexMethods:
         size = arr.shape[axis]
         self._check_range(idx, size, axis)
         idx = self._device_index(idx)
-        out = CudaArray.empty(shape, arr.dtype, arr.device_index)
+        out = self.empty(shape, arr.dtype, arr.device_index)
         if out.size == 0:
             return out
         xst = tuple(0 if d == axis or arr.shape[d] == 1 else arr._st[d] for d in range(arr.ndim))
@@ -329,7 +343,7 @@ class IndexMethods:
             parts.append(r.reshape(tuple(n if j == i else 1 for j in range(nd))))
         if sparse:
             return tuple(parts)
-        out = CudaArray.empty((nd, *dims), dt)
+        out = self.empty((nd, *dims), dt)
         for i, p in enumerate(parts):
             self.copy_into(out[i], p)
         return out
@@ -340,7 +354,7 @@ class IndexMethods:
         if a.ndim == 0:
             raise ValueError("Calling nonzero on 0d arrays is not allowed.")
         nz = np.stack(np.nonzero(a.to_host())).astype(np.int64)
-        dev = CudaArray.from_host(nz)
+        dev = self.from_host(nz)
         return tuple(dev[j] for j in range(a.ndim))
 
     def argsort(self, a, axis=-1):
@@ -355,16 +369,16 @@ class IndexMethods:
         perm = (*(d for d in range(a.ndim) if d != axis), axis)
         v = a.transpose(perm)  # the sorted dim last: rows of n
         total = a.size
-        out = CudaArray.empty(a.shape, np.int64, a.device_index)
+        out = self.empty(a.shape, np.int64, a.device_index)
         if total == 0:
             return out
         kdt = np.uint8 if a.dtype.kind == "b" else a.dtype
-        keys = CudaArray.empty(v.shape, kdt)
+        keys = self.empty(v.shape, kdt)
         self.copy_into(keys, v)
-        idx = CudaArray.empty(v.shape, np.int64)
+        idx = self.empty(v.shape, np.int64)
         launch(KO.row_iota_kernel, total, total, n, idx._buf)
-        keys2 = CudaArray.empty(v.shape, kdt)
-        idx2 = CudaArray.empty(v.shape, np.int64)
+        keys2 = self.empty(v.shape, kdt)
+        idx2 = self.empty(v.shape, np.int64)
         w = 1
         while w < n:
             launch(
@@ -385,7 +399,7 @@ class IndexMethods:
             raise ValueError("object too deep for desired array")
         if not isinstance(v, CudaArray):
             v = self.full((), v, a.dtype)
-        out = CudaArray.empty(v.shape, np.int64, a.device_index)
+        out = self.empty(v.shape, np.int64, a.device_index)
         shape, st = _meta(v)
         launch(
             KO.searchsorted_kernel,
@@ -439,7 +453,7 @@ class IndexMethods:
         n = math.prod(oshape)
         if n == 0:
             return
-        dest = CudaArray.empty((n,), np.int64, a.device_index)
+        dest = self.empty((n,), np.int64, a.device_index)
         launch(KX.dest_kernel, n, n, *self._adv_args(plan), dest._buf)
         order = self.argsort(dest, 0)
         fold = KX.REDUCE_AT[name]

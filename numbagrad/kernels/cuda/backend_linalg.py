@@ -62,7 +62,7 @@ class LinalgMethods:
             a = self.xp.swapaxes(a, -1, -2)
         batch = a.shape[:-2]
         m, n = a.shape[-2:]
-        work = CudaArray.empty((math.prod(batch), m, n), np.float64, a.device_index)
+        work = self.empty((math.prod(batch), m, n), np.float64, a.device_index)
         self.copy_into(work.reshape(a.shape), a)
         return work, batch
 
@@ -91,7 +91,7 @@ class LinalgMethods:
         nb, n = work.shape[0], work.shape[-1]
         if work.shape[-2] != n:
             raise ValueError(f"linalg.{name}: Last 2 dimensions of the array must be square")
-        piv = CudaArray.empty((nb, n), np.int64, a.device_index)
+        piv = self.empty((nb, n), np.int64, a.device_index)
         info = self.zeros((nb, 2), np.int64)
         launch_blocks(
             KL.lu_kernel, nb, self._linalg_threads(n, n), nb, n, work._buf, piv._buf,
@@ -132,7 +132,7 @@ class LinalgMethods:
         k = bm.shape[-1]
         batch = tuple(np.broadcast_shapes(abatch, bm.shape[:-2]))
         nb = math.prod(batch)
-        x = CudaArray.empty((nb, n, k), np.float64, a.device_index)
+        x = self.empty((nb, n, k), np.float64, a.device_index)
         self.copy_into(x.reshape((*batch, n, k)), bm)
         status = info.to_host() if info.size else np.zeros((0, 2), np.int64)
         for i, (zero, nonfinite) in enumerate(status.tolist()):
@@ -168,8 +168,8 @@ class LinalgMethods:
         copy), in ``a``'s dtype."""
         lu, piv, _, batch = self.lu_factor(a, "slogdet")
         nb, n = lu.shape[0], lu.shape[-1]
-        sign = CudaArray.empty((nb,), np.float64, a.device_index)
-        logabs = CudaArray.empty((nb,), np.float64, a.device_index)
+        sign = self.empty((nb,), np.float64, a.device_index)
+        logabs = self.empty((nb,), np.float64, a.device_index)
         launch(KL.lu_det_kernel, nb, nb, n, lu._buf, piv._buf, sign._buf, logabs._buf)
         dt = self._out_dtype(a)
         return (
@@ -192,7 +192,7 @@ class LinalgMethods:
         n, k = b.shape[-2:]
         batch = tuple(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
         nb = math.prod(batch)
-        x = CudaArray.empty((nb, n, k), np.float64, a.device_index)
+        x = self.empty((nb, n, k), np.float64, a.device_index)
         self.copy_into(x.reshape((*batch, n, k)), b)
         ab = a.broadcast_to((*batch, n, n))
         self._trsm(nb, n, k, ab, batch, not upper, bool(unitriangular), x)
@@ -239,14 +239,14 @@ class LinalgMethods:
     def _householder(self, work):
         """``qr_kernel`` on the float64 work ``(nb, m, n)`` in place; returns ``tau``."""
         nb, m, n = work.shape
-        tau = CudaArray.empty((nb, min(m, n)), np.float64, work.device_index)
+        tau = self.empty((nb, min(m, n)), np.float64, work.device_index)
         launch_blocks(KL.qr_kernel, nb, self._linalg_threads(m, 1), nb, m, n, work._buf, tau._buf)
         return tau
 
     def _householder_q(self, work, tau, kq):
         """The first ``kq`` columns of ``Q`` from the reflectors of ``_householder``."""
         nb, m, n = work.shape
-        q = CudaArray.empty((nb, m, kq), np.float64, work.device_index)
+        q = self.empty((nb, m, kq), np.float64, work.device_index)
         launch(KL.qr_q_kernel, nb * kq, nb, m, n, kq, work._buf, tau._buf, q._buf)
         return q
 
@@ -282,9 +282,9 @@ class LinalgMethods:
         nb, n = work.shape[0], work.shape[-1]
         if work.shape[-2] != n:
             raise ValueError("linalg.eigh: Last 2 dimensions of the array must be square")
-        v = CudaArray.empty(work.shape, np.float64, a.device_index)
-        lam = CudaArray.empty((nb, n), np.float64, a.device_index)
-        vout = CudaArray.empty(work.shape, np.float64, a.device_index)
+        v = self.empty(work.shape, np.float64, a.device_index)
+        lam = self.empty((nb, n), np.float64, a.device_index)
+        vout = self.empty(work.shape, np.float64, a.device_index)
         info = self.zeros((nb,), np.int64)
         launch_blocks(
             KL.jacobi_eigh_kernel, nb, self._linalg_threads(n, 1), nb, n, work._buf,
@@ -321,11 +321,11 @@ class LinalgMethods:
         wide = a.ndim >= 2 and a.shape[-2] < a.shape[-1]
         work, batch = self._linalg_work(a, "svd", transpose=wide)
         nb, m, k = work.shape  # m >= k
-        v = CudaArray.empty((nb, k, k), np.float64, a.device_index)
-        s = CudaArray.empty((nb, k), np.float64, a.device_index)
-        sout = CudaArray.empty((nb, k), np.float64, a.device_index)
-        u = CudaArray.empty((nb, m, k), np.float64, a.device_index)
-        vh = CudaArray.empty((nb, k, k), np.float64, a.device_index)
+        v = self.empty((nb, k, k), np.float64, a.device_index)
+        s = self.empty((nb, k), np.float64, a.device_index)
+        sout = self.empty((nb, k), np.float64, a.device_index)
+        u = self.empty((nb, m, k), np.float64, a.device_index)
+        vh = self.empty((nb, k, k), np.float64, a.device_index)
         info = self.zeros((nb,), np.int64)
         launch_blocks(
             KL.jacobi_svd_kernel, nb, self._linalg_threads(m, 1), nb, m, k, work._buf,
@@ -421,7 +421,7 @@ class LinalgMethods:
                 )
         if a2.ndim != 3 or a2.shape[-1] != a2.shape[-2]:
             raise ValueError(f"expm_pade: expected a batch of square matrices, got {a2.shape}")
-        outs = tuple(CudaArray.empty(a2.shape, np.float64, a2.device_index) for _ in range(4))
+        outs = tuple(self.empty(a2.shape, np.float64, a2.device_index) for _ in range(4))
         n = a2.shape[-1]
         launch(
             KL.expm_pade_kernel, a2.size, a2.size, n, a2._buf[a2._off :], a4._buf[a4._off :],
@@ -436,7 +436,7 @@ class LinalgMethods:
         if all(x == values[0] for x in values):
             return float(values[0])
         host = np.asarray(values, np.float64).reshape(-1, 1, 1)
-        return CudaArray.from_host(host, like.device_index)
+        return self.from_host(host, like.device_index)
 
     def matrix_exp(self, a):
         """``exp(A)`` of each matrix: the CPU's algorithm on the whole batch, each matrix's

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from numbagrad.kernels import module
-from numbagrad.kernels.cuda.array import CudaArray
 from numbagrad.kernels.cuda.backend_common import (
     _meta,
 )
@@ -49,7 +48,7 @@ class RandomMethods:
         top = float(out.dtype.type(b)) if out.dtype.kind == "f" else float(b)
         dst = out
         if out.dtype not in (np.float32, np.float64):  # drawn in float, then cast on copy
-            dst = CudaArray.empty(out.shape, np.float32 if out.dtype == np.float16 else np.float64)
+            dst = self.empty(out.shape, np.float32 if out.dtype == np.float16 else np.float64)
         shape, st = _meta(dst)
         k0, k1, base = _philox_args(seed, offset)
         launch(KRand.sample_kernel, dst.size, op, dst.size, k0, k1, base, float(a), float(b),
@@ -67,7 +66,7 @@ class RandomMethods:
         if out.size == 0:
             return
         if out.dtype not in (np.int64, np.int32, np.float32, np.float64):
-            tmp = CudaArray.empty(out.shape, np.int64)  # drawn in int64, cast on copy
+            tmp = self.empty(out.shape, np.int64)  # drawn in int64, cast on copy
             self.randint_fill(tmp, seed, offset, low, high)
             self.copy_into(out, tmp)
             return
@@ -81,7 +80,7 @@ class RandomMethods:
         ncat)``) and uniforms ``u`` (float64, ``(rows, k)``), the int64 categories."""
         rows, ncat = cdf.shape
         k = u.shape[1]
-        out = CudaArray.empty((rows, k), np.int64)
+        out = self.empty((rows, k), np.int64)
         launch(KRand.categorical_kernel, out.size, out.size, k, ncat, cdf._buf, u._buf, out._buf)
         return out
 

@@ -79,7 +79,7 @@ class ReduceMethods:
             dt = np.dtype(dtype)
         else:
             dt = x.dtype
-        out = CudaArray.empty(oshape, dt)
+        out = self.empty(oshape, dt)
         if nout == 0:
             return out
         if r == 0 and name in ("amax", "amin"):
@@ -129,7 +129,7 @@ class ReduceMethods:
         # (dim None: every dim reduced, in order: the row-major flattening, read in place)
         dims = None if dim is None else (dim,)
         oshape, nout, r, shape, st = self._plan(x, dims, keepdim, name)
-        out = CudaArray.empty(oshape, np.int64)
+        out = self.empty(oshape, np.int64)
         if nout == 0:
             return out
         if r == 0:
@@ -188,13 +188,13 @@ class ReduceMethods:
             raise TypeError(f"{name}: expected a floating array, got {dt}")
         if dim is None or nd == 0:
             # one row: the row-major flattening (of a 0-d array, its element), read in place
-            out = CudaArray.empty((x.size,) if dim is None else (), dt)
+            out = self.empty((x.size,) if dim is None else (), dt)
             nrow, r = 1, x.size
             shape, st = _meta(x)
             ost = contiguous_strides(shape)
         else:
             dim %= nd
-            out = CudaArray.empty(x.shape, dt)
+            out = self.empty(x.shape, dt)
             r = x.shape[dim]
             nrow = x.size // r if r else 0
             perm = (*(i for i in range(nd) if i != dim), dim)
@@ -264,7 +264,7 @@ class ReduceMethods:
         dt = np.result_type(*(a.dtype for a in arrays))
         shape = list(ref)
         shape[axis] = sum(a.shape[axis] for a in arrays)
-        out = CudaArray.empty(tuple(shape), dt)
+        out = self.empty(tuple(shape), dt)
         start = 0
         lead = (slice(None),) * axis
         for a in arrays:
@@ -333,7 +333,7 @@ class ReduceMethods:
             total[d % max(nd, 1)] += int(s)
         shape, st = _meta(x)
         total = tuple(t % n if n else 0 for t, n in zip(total, shape))
-        out = CudaArray.empty(x.shape, x.dtype)
+        out = self.empty(x.shape, x.dtype)
         launch(KJ.roll_kernel, x.size, x.size, x._buf, x._off, shape, st, total, out._buf)
         return out
 

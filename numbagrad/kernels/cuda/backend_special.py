@@ -38,7 +38,7 @@ class SpecialMethods:
         if x.dtype.kind not in "biuf":
             raise _unsupported(f"special.{name} of {x.dtype} tensors")
         dt = np.dtype(dtype)
-        out = CudaArray.empty(x.shape, dt, x.device_index)
+        out = self.empty(x.shape, dt, x.device_index)
         shape, st = _meta(x)
         if n is not None:  # polygamma: trigamma's reflection in float32 for float32 results
             single = dt == np.float32
@@ -80,7 +80,7 @@ class SpecialMethods:
                 f"{name}: the size of tensor a ({sa}) must match the size of tensor b ({sb}): "
                 f"shapes {sa} and {sb} are not broadcastable"
             ) from None
-        out = CudaArray.empty(shape, dt, dev.device_index)
+        out = self.empty(shape, dt, dev.device_index)
         ast, aoff = _bcast_st(a, shape)
         bst, boff = _bcast_st(b, shape)
         digits, emin, big = KSpecial.NEXTAFTER_FORMATS.get(dt.name, (53, -1074, 0.0))
