@@ -337,12 +337,61 @@ def test_random_draws_are_recorded_and_match_eager_numbers():
     np.testing.assert_array_equal(b.numpy(), ng.randn(3).numpy())
 
 
-def test_a_draw_from_tensors_breaks_and_matches_eager_numbers():
-    def f(p):
-        return ng.bernoulli(p) * 2
+def draws_from_tensors(p, m, s, lam, w):
+    a = ng.bernoulli(p) * 2 + ng.bernoulli(p, 0.3)
+    b = ng.normal(m, s) * p + ng.normal(m, 0.5)
+    return (a + b + ng.poisson(lam)).sum(), ng.multinomial(w, 3), ng.multinomial(w, 4, True)
+
+
+def test_draws_from_tensors_are_recorded_and_match_eager_numbers():
+    c = ng.compile(draws_from_tensors)
+    p = ng.full((5,), 0.5, dtype=ng.float64, requires_grad=True)
+    args = (p, ng.zeros(5), ng.ones(5), ng.full((5,), 3.0), ng.rand(2, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # recorded, not a graph break
+        for seed in (3, 3, 4):  # the traced call, then the compiled code, drawing anew
+            ng.manual_seed(seed)
+            ref = draws_from_tensors(*args)
+            (gr,) = ng.autograd.grad(ref[0], p)
+            after = ng.rand(2)  # the generator advanced as far as eagerly
+            ng.manual_seed(seed)
+            out = c(*args)
+            (g,) = ng.autograd.grad(out[0], p)
+            np.testing.assert_array_equal(ng.rand(2).numpy(), after.numpy())
+            for o, r in zip(out, ref):
+                assert o.dtype == r.dtype
+                np.testing.assert_array_equal(o.detach().numpy(), r.detach().numpy())
+            np.testing.assert_array_equal(g.numpy(), gr.numpy())
+    assert len(c._entries) == 1
+    assert "DrawFrom(" in c.explain()
+    with pytest.raises(RuntimeError, match="bernoulli"):  # the draw's checks, every call
+        c(ng.full((5,), 2.0, dtype=ng.float64), *args[1:])
+
+
+def test_draw_from_tensors_in_a_double_backward_uses_the_drawn_numbers():
+    def f(x, p):
+        return (x**3 * ng.bernoulli(p)).sum()
 
     c = ng.compile(f)
-    p = ng.full((5,), 0.5)
+    x = ng.linspace(-1, 1, 6, dtype=ng.float64, requires_grad=True)
+    p = ng.full((6,), 0.5, dtype=ng.float64)
+    for _ in range(2):
+        ng.manual_seed(1)
+        (g,) = ng.autograd.grad(c(x, p), x, create_graph=True)
+        (h,) = ng.autograd.grad(g.sum(), x)
+        ng.manual_seed(1)
+        (gr,) = ng.autograd.grad(f(x, p), x, create_graph=True)
+        (hr,) = ng.autograd.grad(gr.sum(), x)
+        np.testing.assert_array_equal(g.detach().numpy(), gr.detach().numpy())
+        np.testing.assert_allclose(h.numpy(), hr.numpy(), rtol=1e-12)
+
+
+def test_a_draw_from_tensors_under_vmap_breaks_and_matches_eager_numbers():
+    def f(p):
+        return func.vmap(lambda q: ng.bernoulli(q) * 2, randomness="different")(p)
+
+    c = ng.compile(f)
+    p = ng.full((3, 5), 0.5)
     ng.manual_seed(3)
     with pytest.warns(UserWarning, match="random draw"):
         a = c(p)

@@ -66,7 +66,7 @@ import numpy as np
 from numbagrad._compile import codegen, codegen_cuda
 from numbagrad._compile.graph import Graph, Var, format_dtype
 from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
-from numbagrad._compile.trace import Draw, GraphBreak, OpaqueFunction, pending_draws, trace
+from numbagrad._compile.trace import DRAWS, GraphBreak, OpaqueFunction, pending_draws, trace
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import Node, edge_of, saved_value
 from numbagrad._core.interpreter import EVAL, bind, current_interpreter
@@ -517,7 +517,7 @@ class CompiledFunction:
             # the random draws are kept too: a double backward replays the forward with the
             # numbers this call drew (``_replay``)
             for e in tr.fwd.eqns:
-                if e.prim is Draw and e.outs[0] not in res_eqn:
+                if e.prim in DRAWS and e.outs[0] not in res_eqn:
                     res_eqn.append(e.outs[0])
             en.draw_pos = {id(v): k for k, v in enumerate(res_eqn)}
             en.res_inputs = [
@@ -763,7 +763,7 @@ def _replay(node, grads):
 
     for e in tr.fwd.eqns:
         args = [val(a) for a in e.ins]
-        if e.prim is Draw:  # the numbers the forward drew
+        if e.prim in DRAWS:  # the numbers the forward drew
             env[id(e.outs[0])] = Tensor._make(node._saved[en.draw_pos[id(e.outs[0])]])
             continue
         if e.prim is OpaqueFunction:
