@@ -335,3 +335,23 @@ def test_random_draws_on_the_device_match_eager_numbers():
         ng.manual_seed(seed)
         np.testing.assert_allclose(out.item(), f(x).item(), rtol=1e-6)
     assert not c._breaks and next(iter(c._entries))[0] == "cuda:0"
+
+
+def test_new_sizes_and_draws_from_tensors_on_the_device():
+    def f(x, p):
+        return (ng.tanh(x) * ng.bernoulli(p)).mean()
+
+    c = ng.compile(f)
+    for n in (4, 5, 6):  # one structure; a draw from tensors recorded, drawn on the device
+        x = ng.linspace(-1, 1, n, device="cuda", requires_grad=True)
+        p = ng.full((n,), 0.5, device="cuda")
+        ng.manual_seed(n)
+        out = c(x, p)
+        (g,) = ng.autograd.grad(out, x)
+        ng.manual_seed(n)
+        ref = f(x, p)
+        (r,) = ng.autograd.grad(ref, x)
+        np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-6)
+        np.testing.assert_allclose(_host(g), _host(r), rtol=1e-6)
+    assert not c._breaks and len(c._structures) == 1 and len(c._entries) == 3
+    assert "DrawFrom(" in c.explain()
