@@ -355,3 +355,10 @@ def test_new_sizes_and_draws_from_tensors_on_the_device():
         np.testing.assert_allclose(_host(g), _host(r), rtol=1e-6)
     assert not c._breaks and len(c._structures) == 1 and len(c._entries) == 3
     assert "DrawFrom(" in c.explain()
+    # mean's count is a kernel argument (not 4 or less: a literal), so sizes share kernels
+    sources = {
+        (en.fwd_grad or en.fwd).kernels + en.bwd.kernels
+        for en in c._entries.values()
+        if en.sizes[0] != (4,)
+    }
+    assert len(sources) == 1 and "p0" in next(iter(sources))
