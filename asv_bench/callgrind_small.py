@@ -8,9 +8,10 @@ Each workload (``chain20``: bench_eager.ChainSmall, ``function16``:
 bench_function.FunctionCall, ``perexample``: bench_transforms.PerExampleGrads, the
 interpreters' cost under ``vmap(grad)``, kernels counted too; ``cchain``, ``cfunction``,
 ``ccustomop``: bench_compile's compiled chain, Function call and custom op, forward and
-``.backward()``) is set up, warmed up for
-300 calls, and then called ``--calls`` times inside one ``functools.reduce``; callgrind
-counts only inside that call (``--collect-atstart=no --toggle-collect=functools_reduce``),
+``.backward()``; ``cchainstatic``: the chain compiled with ``dynamic=False``) is set up,
+warmed up for 300 calls, and then called ``--calls`` times inside one
+``functools.reduce``; callgrind counts only inside that call (``--collect-atstart=no
+--toggle-collect=functools_reduce``),
 with the garbage collector off and ``PYTHONHASHSEED=0``, so the count is the same from run
 to run (timings on a shared machine move by +-30 %). Needs ``valgrind`` on the PATH.
 Compare two trees at paths of the same length: module paths appear in the interpreter's
@@ -30,7 +31,15 @@ import subprocess
 import sys
 import tempfile
 
-WORKLOADS = ("chain20", "function16", "perexample", "cchain", "cfunction", "ccustomop")
+WORKLOADS = (
+    "chain20",
+    "function16",
+    "perexample",
+    "cchain",
+    "cchainstatic",
+    "cfunction",
+    "ccustomop",
+)
 
 
 def _child(root, which, calls):
@@ -44,6 +53,7 @@ def _child(root, which, calls):
         "function16": (bench_function.FunctionCall, "numbagrad"),
         "perexample": (bench_transforms.PerExampleGrads, "numbagrad"),
         "cchain": (bench_compile.CompiledChain, "compiled"),
+        "cchainstatic": (bench_compile.CompiledChainStatic, "compiled"),
         "cfunction": (bench_compile.CompiledFunctionCall, "compiled"),
         "ccustomop": (bench_compile.CompiledCustomOp, "compiled"),
     }[which]

@@ -3,6 +3,8 @@
 import os
 import warnings
 
+import numba
+import numba.core.event
 import numpy as np
 import pytest
 from _opdb import op_db
@@ -337,12 +339,61 @@ def test_random_draws_are_recorded_and_match_eager_numbers():
     np.testing.assert_array_equal(b.numpy(), ng.randn(3).numpy())
 
 
-def test_a_draw_from_tensors_breaks_and_matches_eager_numbers():
-    def f(p):
-        return ng.bernoulli(p) * 2
+def draws_from_tensors(p, m, s, lam, w):
+    a = ng.bernoulli(p) * 2 + ng.bernoulli(p, 0.3)
+    b = ng.normal(m, s) * p + ng.normal(m, 0.5)
+    return (a + b + ng.poisson(lam)).sum(), ng.multinomial(w, 3), ng.multinomial(w, 4, True)
+
+
+def test_draws_from_tensors_are_recorded_and_match_eager_numbers():
+    c = ng.compile(draws_from_tensors)
+    p = ng.full((5,), 0.5, dtype=ng.float64, requires_grad=True)
+    args = (p, ng.zeros(5), ng.ones(5), ng.full((5,), 3.0), ng.rand(2, 6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # recorded, not a graph break
+        for seed in (3, 3, 4):  # the traced call, then the compiled code, drawing anew
+            ng.manual_seed(seed)
+            ref = draws_from_tensors(*args)
+            (gr,) = ng.autograd.grad(ref[0], p)
+            after = ng.rand(2)  # the generator advanced as far as eagerly
+            ng.manual_seed(seed)
+            out = c(*args)
+            (g,) = ng.autograd.grad(out[0], p)
+            np.testing.assert_array_equal(ng.rand(2).numpy(), after.numpy())
+            for o, r in zip(out, ref):
+                assert o.dtype == r.dtype
+                np.testing.assert_array_equal(o.detach().numpy(), r.detach().numpy())
+            np.testing.assert_array_equal(g.numpy(), gr.numpy())
+    assert len(c._entries) == 1
+    assert "DrawFrom(" in c.explain()
+    with pytest.raises(RuntimeError, match="bernoulli"):  # the draw's checks, every call
+        c(ng.full((5,), 2.0, dtype=ng.float64), *args[1:])
+
+
+def test_draw_from_tensors_in_a_double_backward_uses_the_drawn_numbers():
+    def f(x, p):
+        return (x**3 * ng.bernoulli(p)).sum()
 
     c = ng.compile(f)
-    p = ng.full((5,), 0.5)
+    x = ng.linspace(-1, 1, 6, dtype=ng.float64, requires_grad=True)
+    p = ng.full((6,), 0.5, dtype=ng.float64)
+    for _ in range(2):
+        ng.manual_seed(1)
+        (g,) = ng.autograd.grad(c(x, p), x, create_graph=True)
+        (h,) = ng.autograd.grad(g.sum(), x)
+        ng.manual_seed(1)
+        (gr,) = ng.autograd.grad(f(x, p), x, create_graph=True)
+        (hr,) = ng.autograd.grad(gr.sum(), x)
+        np.testing.assert_array_equal(g.detach().numpy(), gr.detach().numpy())
+        np.testing.assert_allclose(h.numpy(), hr.numpy(), rtol=1e-12)
+
+
+def test_a_draw_from_tensors_under_vmap_breaks_and_matches_eager_numbers():
+    def f(p):
+        return func.vmap(lambda q: ng.bernoulli(q) * 2, randomness="different")(p)
+
+    c = ng.compile(f)
+    p = ng.full((3, 5), 0.5)
     ng.manual_seed(3)
     with pytest.warns(UserWarning, match="random draw"):
         a = c(p)
@@ -353,13 +404,138 @@ def test_a_draw_from_tensors_breaks_and_matches_eager_numbers():
 def test_cache_size_limit_falls_back_with_one_warning(monkeypatch):
     monkeypatch.setattr(ng._dynamo.config, "cache_size_limit", 2)
     c = ng.compile(lambda x: x * 2)
-    c(ng.ones(1))
     c(ng.ones(2))
+    c(ng.ones(2, 2))
+    c(ng.ones(3, 5))  # a new size of a known structure: not counted
     with pytest.warns(UserWarning, match="cache size limit"):
-        assert c(ng.ones(3)).sum().item() == 6.0
+        assert c(ng.ones(3, 1, 2)).sum().item() == 12.0  # a new rank: a third structure
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert c(ng.ones(4)).sum().item() == 8.0
+        assert c(ng.ones(2, 2, 2, 2)).sum().item() == 32.0
+    assert len(c._structures) == 2
+
+
+# -- sizes (NOTE [Size variants]) -------------------------------------------------------------
+class _NumbaCompiles(numba.core.event.Listener):
+    """Counts Numba compilations (loads from its disk cache are not compilations)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def on_start(self, event):
+        self.n += 1
+
+    def on_end(self, event):
+        pass
+
+
+def _count_compiles():
+    listener = _NumbaCompiles()
+    return listener, numba.core.event.install_listener("numba:compile", listener)
+
+
+def mlp_loss(w1, b1, w2, x, y):
+    h = ng.tanh(x @ w1 + b1)
+    return ((h @ w2 - y) ** 2).mean()  # (mean: a count derived from the batch size)
+
+
+def test_new_sizes_reuse_kernels_and_stay_one_structure():
+    ng.manual_seed(0)
+    w1 = ng.randn(3, 6, dtype=ng.float64, requires_grad=True)
+    b1 = ng.randn(6, dtype=ng.float64, requires_grad=True)
+    w2 = ng.randn(6, 1, dtype=ng.float64, requires_grad=True)
+    c = ng.compile(mlp_loss)
+    cc = ng.compile(chain)
+    c(w1, b1, w2, ng.randn(5, 3, dtype=ng.float64), ng.randn(5, 1, dtype=ng.float64)).backward()
+    cc(ng.ones(5, requires_grad=True)).backward()  # (the first size compiles the kernels)
+    listener, counting = _count_compiles()
+    with counting, warnings.catch_warnings():
+        warnings.simplefilter("error")  # twelve sizes: no cache size limit warning
+        for n in range(6, 18):
+            x = ng.randn(n, 3, dtype=ng.float64)
+            y = ng.randn(n, 1, dtype=ng.float64)
+            out = c(w1, b1, w2, x, y)
+            grads = ng.autograd.grad(out, (w1, b1, w2))
+            ref = mlp_loss(w1, b1, w2, x, y)
+            refs = ng.autograd.grad(ref, (w1, b1, w2))
+            np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-12)
+            for g, r in zip(grads, refs):
+                np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-10, atol=1e-14)
+            z = ng.linspace(-1, 1, n, requires_grad=True)
+            out, (g,) = _grads(cc, z)
+            ref, (r,) = _grads(chain, z)
+            np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-5)
+            np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+    assert listener.n == 0  # every size ran the kernels compiled for the first one
+    assert len(c._structures) == 1 and len(c._entries) == 13
+    assert len(cc._structures) == 1 and len(cc._entries) == 13
+
+
+def test_python_reading_a_size_is_traced_again_per_size():
+    def f(x):
+        return (x * x.shape[0]).reshape(x.shape[0] // 2, 2).sum(0)
+
+    c = ng.compile(f)
+    for n in (4, 6, 8, 6, 4):
+        np.testing.assert_array_equal(c(ng.ones(n)).numpy(), f(ng.ones(n)).numpy())
+    assert len(c._structures) == 1 and len(c._entries) == 3
+
+
+def test_structure_is_dtype_rank_broadcasting_and_layout():
+    c = ng.compile(lambda a: (a * 2).sum())
+    calls = [
+        ng.randn(4, 3),
+        ng.randn(5, 2),  # another size: the same structure
+        ng.randn(4, 1),  # a dim of 1 (broadcasting)
+        ng.randn(3, 4).t(),  # another layout (F)
+        ng.randn(2, 5).t(),
+        ng.randn(4, 3).double(),
+    ]
+    for a in calls:
+        np.testing.assert_allclose(c(a).item(), (a * 2).sum().item(), rtol=1e-6)
+    assert len(c._entries) == 6 and len(c._structures) == 4
+
+
+def test_size_variants_are_bounded_least_recently_used_first(monkeypatch):
+    monkeypatch.setattr(ng._compile.runtime, "SIZE_VARIANTS_MAX", 3)
+    c = ng.compile(lambda x: (x * 3).sum())
+    for n in (2, 3, 4, 2, 5):  # 2 used again: 3 is the least recently used when 5 comes
+        assert c(ng.ones(n)).item() == 3.0 * n
+    kept = sorted(en.sizes[0][0] for en in c._entries.values())
+    assert kept == [2, 4, 5]
+    assert c(ng.ones(3)).item() == 9.0  # traced again
+
+
+def test_dynamic_false_specialises_on_sizes(monkeypatch):
+    monkeypatch.setattr(ng._dynamo.config, "cache_size_limit", 2)
+    c = ng.compile(chain, dynamic=False)
+    for n in (4, 5):
+        x = ng.linspace(-1, 1, n, requires_grad=True)
+        out, (g,) = _grads(c, x)
+        ref, (r,) = _grads(chain, x)
+        np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-5)
+        np.testing.assert_allclose(g.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(c._structures) == 2
+    en = next(iter(c._entries.values()))
+    kernels = en.fwd_grad.kernels + en.bwd.kernels
+    assert "n0 = 4" in kernels and "(x0, n0" not in kernels  # sizes as literals
+    with pytest.warns(UserWarning, match="cache size limit"):  # every size counts
+        assert c(ng.ones(6)).item() == chain(ng.ones(6)).item()
+    m = ng.nn.Linear(3, 2)
+    cm = ng.compile(m, dynamic=False)
+    cm(ng.ones(4, 3))
+    assert cm._compiled.dynamic is False
+    m.compile(dynamic=False)
+    assert m._compiled_call_impl.dynamic is False
+
+
+def test_explain_shows_the_structure_and_the_sizes_seen():
+    c = ng.compile(lambda x, k: (x * k).sum())
+    for n in (3, 7, 5):
+        c(ng.ones(n, 2, requires_grad=True), 2.0)
+    text = c.explain()
+    assert "structure: (f32[n,n] C requires_grad, float 2.0) on cpu, grad mode on" in text
+    assert "sizes seen (3, least recently used first): ([3,2]), ([7,2]), ([5,2])" in text
 
 
 # -- API --------------------------------------------------------------------------------------

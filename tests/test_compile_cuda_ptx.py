@@ -11,7 +11,7 @@ import os, sys, tempfile
 os.environ["NUMBAGRAD_CACHE_DIR"] = tempfile.mkdtemp()
 import numba.cuda.dispatcher as dispatcher
 import numpy as np
-from numba import from_dtype, int64
+from numba import float64, from_dtype, int64
 from numba import cuda
 
 class _SM90:  # device functions ask the driver for the current device's CC; no GPU here
@@ -46,7 +46,10 @@ for dtype in (np.float64, np.float32):
         mod, path = codegen._load(codegen_cuda.module_source(text))
         assert sigs, "no fused kernel"
         for name, sig in sigs.items():
-            types = [int64 if s == "i64" else from_dtype(np.dtype(s))[::1] for s in sig]
+            types = [
+                int64 if s == "i64" else float64 if s == "f64" else from_dtype(np.dtype(s))[::1]
+                for s in sig
+            ]
             ptx, _ = cuda.compile_ptx(getattr(mod, name).py_func, tuple(types), cc=(9, 0))
             assert ".target sm_90" in ptx, name
             n += 1

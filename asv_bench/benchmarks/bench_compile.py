@@ -37,14 +37,15 @@ class CompileBenchmark:
         return run
 
 
-def _maybe_compile(mod, fn, compiled):
-    return mod.compile(fn) if compiled else fn
+def _maybe_compile(mod, fn, compiled, **kwargs):
+    return mod.compile(fn, **kwargs) if compiled else fn
 
 
 class CompiledChain(CompileBenchmark):
     """20-op chain on 16 float64, forward + backward (per-op time = this / 20)."""
 
     number = 500
+    compile_kwargs: dict = {}
 
     def build(self, mod, compiled):
         x_np, c_np, d_np = chain_inputs(16)
@@ -56,7 +57,7 @@ class CompiledChain(CompileBenchmark):
                 y = (y * c + d).sin().exp().tanh()
             return y.sum()
 
-        f = _maybe_compile(mod, f, compiled)
+        f = _maybe_compile(mod, f, compiled, **self.compile_kwargs)
 
         def run():
             x.grad = None
@@ -70,6 +71,14 @@ class CompiledChain(CompileBenchmark):
 
     def time_chain(self, mode):
         return self.run()
+
+
+class CompiledChainStatic(CompiledChain):
+    """The chain compiled with ``dynamic=False``: loop kernels with constant trip counts
+    (NOTE [Size variants]); only the compiled mode differs from ``CompiledChain``."""
+
+    params = [["compiled"]]
+    compile_kwargs = {"dynamic": False}
 
 
 class CompiledChainGrad(CompileBenchmark):

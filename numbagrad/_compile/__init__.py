@@ -72,9 +72,14 @@ def compile(
         Raise where the function cannot be traced into one graph (a graph break) instead
         of running it eagerly with a warning.
     dynamic : bool or None
-        Accepted for compatibility. Traces specialise on input shapes, and the generated
-        loop kernels are generic over sizes, so a new size costs a re-trace (milliseconds)
-        and never a Numba compilation, whatever this says.
+        ``None`` or ``True`` (size-generic): sizes are not part of the cache key's
+        structure; a new size of a known structure is traced again (about a millisecond)
+        and reuses the compiled loop kernels, which take their sizes as arguments, and the
+        sizes of one structure do not count toward ``config.cache_size_limit`` (up to 64
+        are kept per structure, least recently used dropped). ``False`` specialises on
+        sizes as ``torch.compile(dynamic=False)``: every size is its own entry counted
+        toward the limit, and the CPU loop kernels are compiled with the sizes as
+        constants (a Numba compilation per size; faster loops for tiny arrays).
     backend : str, default "numba"
         ``"numba"`` (``"inductor"``, PyTorch's default, is the same compiler here);
         ``"eager"``/``"aot_eager"`` run the function eagerly, unchanged.
@@ -120,8 +125,8 @@ def compile(
         return model
     make = getattr(model, "_optimized_module", None)
     if make is not None:  # an nn.Module: it wraps itself (``nn.modules.module``)
-        return make(fullgraph)
-    cf = CompiledFunction(model, fullgraph)
+        return make(fullgraph, dynamic)
+    cf = CompiledFunction(model, fullgraph, dynamic=dynamic)
     functools.update_wrapper(cf, model, updated=())
     return cf
 
@@ -131,9 +136,10 @@ def compile_module_call(module, *args, **kwargs):
     if args:
         raise TypeError("Module.compile() takes keyword arguments only (as numbagrad.compile)")
     fullgraph = kwargs.pop("fullgraph", False)
+    dynamic = kwargs.pop("dynamic", None)
     _check_args(
         fullgraph,
-        kwargs.pop("dynamic", None),
+        dynamic,
         kwargs.pop("backend", "numba"),
         kwargs.pop("mode", None),
         kwargs.pop("options", None),
@@ -142,7 +148,9 @@ def compile_module_call(module, *args, **kwargs):
         return None
     if kwargs:
         raise TypeError(f"Module.compile() got unexpected arguments {sorted(kwargs)}")
-    return CompiledFunction(module._call_impl, fullgraph, module=module, name=type(module).__name__)
+    return CompiledFunction(
+        module._call_impl, fullgraph, module=module, name=type(module).__name__, dynamic=dynamic
+    )
 
 
 def explain(fn, *args, **kwargs) -> str:

@@ -102,10 +102,11 @@ def _compute_dtype(e):
     return np.result_type(*vs)
 
 
-def _kernel(kname, group, live, given_out=False):
+def _kernel(kname, group, live, given_out=False, static=False):
     """Source of one loop nest: ``(source, input vars, output vars, accumulators)``. With
     ``given_out`` the caller allocates the outputs (from the buffer cache, NOTE [Buffer
-    cache]) and passes them after the inputs."""
+    cache]) and passes them after the inputs. With ``static`` the sizes are literals in
+    the source (``compile(dynamic=False)``: constant trip counts), else arguments."""
     shape = group.shape
     rank = len(shape)
     size = 1
@@ -138,9 +139,14 @@ def _kernel(kname, group, live, given_out=False):
             sizes = "".join(f"n{j}, " for j in range(rank))
             pre.append(f"o{k} = np.empty(({sizes}), {_dt(o.dtype)})")
 
+    params: list = []  # the numbers passed as arguments (``_hoisted``)
+
     def operand(a, dtype):
         if type(a) is not Var:
-            return _literal(a, dtype)
+            if static or not _hoisted(a, dtype):
+                return _literal(a, dtype)
+            params.append(float(a))
+            return f"{_dt(dtype)}(p{len(params) - 1})"
         if id(a) in local:
             name = local[id(a)]
         elif not a.shape:  # a 0-d input: read once, before the loops
@@ -183,7 +189,11 @@ def _kernel(kname, group, live, given_out=False):
     args = [f"x{i}" for i in range(len(inputs))]
     if given_out:
         args += [f"o{k}" for k, o in enumerate(outputs) if id(o) not in acc]
-    args += [f"n{j}" for j in range(rank)]
+    if static:
+        pre[:0] = [f"n{j} = {n}" for j, n in enumerate(shape)]
+    else:
+        args += [f"n{j}" for j in range(rank)]
+        args += [f"p{m}" for m in range(len(params))]
     # NOTE [Loop nest size]: large nests run their outer loop on every core, unless a sum
     # accumulates along it into an array (threads would race on its elements)
     parallel = (
@@ -207,7 +217,28 @@ def _kernel(kname, group, live, given_out=False):
     lines += [ind * (rank + 1) + b for b in body]
     rets = [acc[id(o)][0] if id(o) in acc else f"o{k}" for k, o in enumerate(outputs)]
     lines.append(ind + f"return ({', '.join(rets)},)")
-    return "\n".join(lines) + "\n", inputs, outputs, acc
+    return "\n".join(lines) + "\n", inputs, outputs, acc, params
+
+
+def _hoisted(a, dtype) -> bool:
+    """Whether literal ``a`` is passed to a size-generic loop kernel as an argument rather
+    than written into its source: a number the graph may have derived from a size (the
+    count that ``mean`` divides by) would otherwise make a new kernel per size (NOTE [Size
+    variants]). Bools and the small whole numbers that ``power`` turns into products
+    (``SCALAR.power``) stay literals."""
+    if isinstance(a, (bool, np.bool_)) or dtype == np.bool_:
+        return False
+    x = float(a)
+    return not (x == int(x) and abs(x) <= 4) if x == x and abs(x) != float("inf") else True
+
+
+def _py_float(x) -> str:
+    """Python source of float ``x`` in the glue (infinities and NaN through NumPy)."""
+    if x != x:
+        return "_np.nan"
+    if x in (float("inf"), float("-inf")):
+        return "_np.inf" if x > 0 else "(-_np.inf)"
+    return repr(x)
 
 
 def _step_name(s):
@@ -254,9 +285,10 @@ def _check_out(a, shape, dtype, what, kind=np.ndarray):
         )
 
 
-def build(graph_inputs, eqns, outputs, label="fwd"):
+def build(graph_inputs, eqns, outputs, label="fwd", static=False):
     """Code for a program with inputs ``graph_inputs`` (Vars), equations ``eqns`` and
-    ``outputs`` (atoms); returns a ``Program``."""
+    ``outputs`` (atoms); returns a ``Program``. ``static``: loop kernels with their sizes
+    as literals (``compile(dynamic=False)``, NOTE [Size variants]) rather than arguments."""
     needed = {id(a) for a in outputs if type(a) is Var}
     kept = []
     for e in reversed(eqns):  # dead code out (not a random draw: the stream must advance)
@@ -297,7 +329,7 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
             for n in s.shape:
                 size *= n
             given = size * 8 >= alloc.MIN_BYTES  # large: outputs from the buffer cache
-            src, ins, outs, acc = _kernel(gname, s, live, given)
+            src, ins, outs, acc, params = _kernel(gname, s, live, given, static)
             kernels.append(src)
             outs_given = []
             if given:
@@ -307,7 +339,9 @@ def build(graph_inputs, eqns, outputs, label="fwd"):
                             f"    {o.name} = _empty({tuple(o.shape)!r}, _np.{o.dtype.name})"
                         )
                         outs_given.append(o.name)
-            call_args = ", ".join([v.name for v in ins] + outs_given + [str(n) for n in s.shape])
+            sizes = [] if static else [str(n) for n in s.shape]
+            sizes += [_py_float(x) for x in params]
+            call_args = ", ".join([v.name for v in ins] + outs_given + sizes)
             glue.append(f"    {''.join(o.name + ', ' for o in outs)}= _mod.{gname}({call_args})")
             for o in outs:
                 if id(o) not in acc:

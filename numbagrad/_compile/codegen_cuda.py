@@ -25,10 +25,11 @@ Every other equation (matmul, reductions other than sums, shape ops, indexing, r
 opaque Functions) calls its primitive's ``impl`` with the CUDA backend, as the CPU glue calls
 it with the CPU backend. The kernels' module goes to the compile cache directory (NOTE
 [Compiled code cache]) with ``cache=True``; its source names the device kind, so a graph's
-CUDA module never shares a file with its CPU one. Sizes are kernel arguments, so the source
-(and the compiled PTX) depends on ranks, dtypes and which dims broadcast, not on sizes.
-``Program.signatures`` lists each kernel's argument types, which the PTX test compiles for
-sm_90 without a GPU.
+CUDA module never shares a file with its CPU one. Sizes are kernel arguments, and so are
+the numbers a graph may derive from a size (``codegen._hoisted``: ``mean``'s count), so
+the source (and the compiled PTX) depends on ranks, dtypes and which dims broadcast, not
+on sizes (NOTE [Size variants]). ``Program.signatures`` lists each kernel's argument
+types, which the PTX test compiles for sm_90 without a GPU.
 """
 
 from __future__ import annotations
@@ -383,7 +384,8 @@ def _literal(a, dtype) -> str:
 
 class CudaProgram(codegen.Program):
     """A built CUDA graph: ``Program`` plus each kernel's argument types (``signatures``:
-    kernel name -> list of ``"i64"`` or an array's NumPy dtype name)."""
+    kernel name -> list of ``"i64"``, ``"f64"`` (a number) or an array's NumPy dtype
+    name)."""
 
     __slots__ = ("signatures",)
 
@@ -394,8 +396,9 @@ class CudaProgram(codegen.Program):
 
 def _kernel(kname, group, live):
     """Source of one group's kernel: ``(source, inputs, outputs, accumulators, argument
-    list, signature)`` (NOTE [Compiled CUDA programs]). An input's argument list entry is
-    ``(var, dims)``: its buffer, offset and the strides of its indexed ``dims``."""
+    list, signature, numbers)`` (NOTE [Compiled CUDA programs]). An input's argument list
+    entry is ``(var, dims)``: its buffer, offset and the strides of its indexed ``dims``;
+    ``numbers`` are the literals passed as the last arguments (``codegen._hoisted``)."""
     shape = group.shape
     rank = len(shape)
     produced = {id(o) for e in group.eqns for o in e.outs}
@@ -434,10 +437,14 @@ def _kernel(kname, group, live):
             args.append(f"o{k}")
             sig.append(o.dtype.name)
     local, hoisted = {}, set()
+    params: list = []
 
     def operand(a, dtype):
         if type(a) is not Var:
-            return _literal(a, dtype)
+            if not codegen._hoisted(a, dtype):
+                return _literal(a, dtype)
+            params.append(float(a))
+            return f"{_dt(dtype)}(p{len(params) - 1})"
         if id(a) in local:
             name = local[id(a)]
         else:
@@ -497,13 +504,15 @@ def _kernel(kname, group, live):
             split.append(f"i{j} = r % n{j}")
             split.append(f"r = r // n{j}")
         split.append("i0 = r")
+    args += [f"p{m}" for m in range(len(params))]
+    sig += ["f64"] * len(params)
     ind = "    "
     lines = ["@cuda.jit(cache=True)", f"def {kname}({', '.join(args)}):"]
     lines += [ind + p for p in pre]
     lines.append(ind + "for i in range(cuda.grid(1), n, cuda.gridsize(1)):")
     lines += [ind * 2 + b for b in split + body]
     lines += [ind + p for p in post]
-    return "\n".join(lines) + "\n", inputs, outputs, acc, in_dims, sig
+    return "\n".join(lines) + "\n", inputs, outputs, acc, in_dims, sig, params
 
 
 def _live_eqns(eqns, outputs):
@@ -547,7 +556,7 @@ def generate(graph_inputs, eqns, outputs, label="fwd"):
                 for o in e.outs
                 if id(o) in out_ids or readers.get(id(o), set()) - {k}
             }
-            src, ins, outs, acc, in_dims, sig = _kernel(gname, s, live)
+            src, ins, outs, acc, in_dims, sig, params = _kernel(gname, s, live)
             kernels.append(src)
             signatures[gname] = sig
             size = 1
@@ -569,6 +578,7 @@ def generate(graph_inputs, eqns, outputs, label="fwd"):
                 else:
                     glue.append(f"    {o.name} = _empty({tuple(o.shape)!r}, _np.{o.dtype.name})")
                     call.append(f"{o.name}._buf")
+            call += [codegen._py_float(x) for x in params]
             glue.append(f"    _launch(_mod.{gname}, {size}, {', '.join(call)})")
             for j, o in enumerate(outs):
                 if id(o) in acc:

@@ -15,7 +15,8 @@ the sums that end it: one pass, no temporaries). A value leaves a loop nest as a
 only where something outside it reads it (a later group, an array call, an output, the
 backward). Every other equation becomes a direct call of the primitive's ``impl`` on
 arrays: no Tensor, no node, no interpreter. Loop nests take their sizes as arguments,
-so their source depends on ranks, dtypes and which dims broadcast, not on sizes.
+so their source depends on ranks, dtypes and which dims broadcast, not on sizes (under
+``compile(dynamic=False)`` the sizes are literals instead: NOTE [Size variants]).
 
 Rounding: each operation's result is cast to its traced dtype (float32 stays float32),
 so compiled and eager results agree to rounding (NumPy's SIMD transcendental functions

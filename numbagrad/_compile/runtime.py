@@ -2,14 +2,14 @@
 
 NOTE [Compiled calls]
 ``CompiledFunction.__call__`` computes a guard key from the call (per tensor argument its
-dtype, shape, ``requires_grad`` and whether it is C-contiguous; grad mode; the other
-arguments' values) and looks it up. A new key traces the call (``trace.py``), builds the
-forward and, when an input requires grad, the backward (``codegen.py``), and returns the
-traced call's own (eager) result. Each entry also checks what the trace read from
-outside: the function's globals and closure cells that it names (Python values by
-equality, other objects by identity), each captured tensor's shape, dtype and
-``requires_grad``, and for modules every submodule's ``training`` flag, parameters,
-buffers and plain attributes. A failed check retraces.
+dtype, shape, strides and ``requires_grad``; grad mode; the other arguments' values) and
+looks it up. A new key traces the call (``trace.py``), builds the forward and, when an
+input requires grad, the backward (``codegen.py``), and returns the traced call's own
+(eager) result. Keys are grouped by structure (NOTE [Size variants]). Each entry also
+checks what the trace read from outside: the function's globals and closure cells that it
+names (Python values by equality, other objects by identity), each captured tensor's
+shape, dtype and ``requires_grad``, and for modules every submodule's ``training`` flag,
+parameters, buffers and plain attributes. A failed check retraces.
 
 A compiled call runs the forward program on the arrays, wraps each output once, and, when
 gradients are needed, gives the outputs one ``CompiledFunctionBackward`` node whose edges
@@ -25,11 +25,43 @@ A call whose tensors are all on one CUDA device runs a CUDA program instead (NOT
 What is not compiled runs eagerly, with the same answer: a call under a transform
 (``grad(compiled_f)``; compile the transformed function instead), a call with tensors on
 several devices, a graph break (warned once per cause and line; ``fullgraph=True`` raises), and
-calls beyond ``config.cache_size_limit`` entries (warned once).
+calls beyond ``config.cache_size_limit`` structures (warned once).
+
+NOTE [Size variants]
+A key's structure (``_structure_key``) is the key without sizes: per tensor its dtype,
+which dims are 1 (the broadcasting pattern), its layout (C, F or other strides) and
+``requires_grad``; grad mode, the device and the other arguments. ``cache_size_limit``
+counts structures, as PyTorch counts recompiles; the keys of one structure (its size
+variants) do not count, and at most ``SIZE_VARIANTS_MAX`` of them are kept per structure,
+the least recently used dropped first, so memory stays bounded. A new size is traced
+again: the user's Python may branch on ``x.shape`` or compute reshape targets from it, and
+numbagrad's own op wrappers bake shape-derived constants into the graph (the count in
+``mean``), none of which a recorded graph shows; a replay of another size's graph could
+give a wrong answer, so each size variant has its own trace, glue and checks. What the
+variants share is the machine code: the loop kernels take their sizes as arguments and
+their source depends on ranks, dtypes and broadcasting only (NOTE [Lowering]), so a new
+size finds its kernels in ``codegen._MODULES`` (or Numba's disk cache) and costs a trace
+and the glue (7 to 15 ms for the 20-op chain with its backward on the busy 2-core
+machine, against 21 us for a hit: ``asv_bench/run_dynamic.py``), never a Numba
+compilation, except where a size crosses a lowering threshold (NOTE [Loop nest size]) or a
+number the graph derives from a size is a small whole number: other numbers are kernel
+arguments (``codegen._hoisted``).
+
+``compile(dynamic=False)`` specialises on sizes, as PyTorch's: the structure is the whole
+key, so every size counts toward the limit, and the CPU loop kernels have their sizes as
+literals (constant trip counts LLVM can unroll and vectorise), a Numba compilation per
+size. On the 16-element chain that gained nothing measurable (callgrind: 184,017
+instructions per call against 184,405; the call's time is Python glue), so it is not the
+default. Skipping the new trace (proving a second size's graph equal modulo sizes, with
+no size read by the user's Python, and substituting sizes symbolically) is not done.
+
+A graph break is remembered per structure: the function runs eagerly for every size of it
+(eager is always right; a break rarely depends on a size).
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import sys
 import time
@@ -40,9 +72,9 @@ import weakref
 import numpy as np
 
 from numbagrad._compile import codegen, codegen_cuda
-from numbagrad._compile.graph import Graph, Var
+from numbagrad._compile.graph import Graph, Var, format_dtype
 from numbagrad._compile.lower import FUSE_MAX_MATH, _lowering
-from numbagrad._compile.trace import Draw, GraphBreak, OpaqueFunction, pending_draws, trace
+from numbagrad._compile.trace import DRAWS, GraphBreak, OpaqueFunction, pending_draws, trace
 from numbagrad._core.grad_mode import is_grad_enabled_fast
 from numbagrad._core.graph import Node, edge_of, saved_value
 from numbagrad._core.interpreter import EVAL, bind, current_interpreter
@@ -64,6 +96,8 @@ class _Config:
 
 
 config = _Config()
+# the size variants kept per structure (NOTE [Size variants])
+SIZE_VARIANTS_MAX = 64
 _ALL: list = []  # weak references to every CompiledFunction, for ``reset``
 _COMPILING = [0]
 _DISABLED = [0]
@@ -75,6 +109,7 @@ def reset():
         cf = ref()
         if cf is not None:
             cf._entries.clear()
+            cf._structures.clear()
             cf._breaks.clear()
             cf._warned.clear()
 
@@ -215,10 +250,12 @@ class _Entry:
         "out_grad",
         "res_inputs",
         "simple",
+        "sizes",
         "target_set",
         "targets",
         "trace",
         "treedef",
+        "variants",
         "writes",
         "zeros",
     )
@@ -244,13 +281,17 @@ def _meta(t):
 class CompiledFunction:
     """A function compiled by ``numbagrad.compile`` (NOTE [Compiled calls])."""
 
-    def __init__(self, fn, fullgraph=False, module=None, name=None):
+    def __init__(self, fn, fullgraph=False, module=None, name=None, dynamic=None):
         self.fn = fn
         self.fullgraph = fullgraph
         self.module = module
         self.name = name or getattr(fn, "__qualname__", repr(fn))
-        self._entries = {}
-        self._breaks = {}  # key -> GraphBreak: this key runs eagerly
+        # False: sizes are part of the structure (NOTE [Size variants])
+        self.dynamic = dynamic
+        self._entries = {}  # key -> _Entry, every size variant of every structure
+        # structure -> OrderedDict of its keys (least recently used first)
+        self._structures = {}
+        self._breaks = {}  # structure -> GraphBreak: its calls run eagerly
         self._warned = set()
         self._limit_warned = False
         _ALL.append(weakref.ref(self))
@@ -280,7 +321,7 @@ class CompiledFunction:
                 if a._is_tracer or type(a._data) is not np.ndarray:
                     return self._call_device(args, kwargs, leaves, grad_on)
                 d = a._data
-                key.append((d.dtype, d.shape, a._requires_grad))
+                key.append((d.dtype, d.shape, d.strides, a._requires_grad))
                 tensors.append(a)
             else:
                 try:
@@ -294,26 +335,31 @@ class CompiledFunction:
             key = (tuple(key), tuple(kwargs))
         entry = self._entries.get(key)
         if entry is not None and self._valid(entry, tensors):
+            entry.variants.move_to_end(key)  # (least recently used: NOTE [Size variants])
             return self._run(entry, tensors)
         return self._miss(key, args, kwargs, leaves, tensors, None, 3)
 
     def _miss(self, key, args, kwargs, leaves, tensors, device, stacklevel):
         """A call whose key has no valid entry: eager for a known graph break or beyond the
-        cache size limit (warned once), else traced and compiled."""
-        if key in self._breaks:
+        cache size limit (warned once), else traced and compiled (NOTE [Size variants])."""
+        struct = key if self.dynamic is False else _structure_key(leaves, kwargs, device)
+        if struct in self._breaks:
             return self.fn(*args, **kwargs)
-        if len(self._entries) >= config.cache_size_limit:
+        variants = self._structures.get(struct)
+        if variants is None and len(self._structures) >= config.cache_size_limit:
             if not self._limit_warned:
                 self._limit_warned = True
+                what = "sizes, " if self.dynamic is False else ""
                 warnings.warn(
                     f"numbagrad.compile: {self.name} reached the cache size limit "
-                    f"({config.cache_size_limit} specialisations: dtypes, shapes, devices, "
-                    "requires_grad or captured values keep changing); further new calls run "
-                    "eagerly. Raise numbagrad._dynamo.config.cache_size_limit to allow more.",
+                    f"({config.cache_size_limit} specialisations: dtypes, ranks, broadcasting "
+                    f"patterns, {what}layouts, devices, requires_grad or captured values keep "
+                    "changing); further new calls run eagerly. Raise "
+                    "numbagrad._dynamo.config.cache_size_limit to allow more.",
                     stacklevel=stacklevel,
                 )
             return self.fn(*args, **kwargs)
-        return self._compile(key, args, kwargs, leaves, tensors, device)
+        return self._compile(key, struct, args, kwargs, leaves, tensors, device)
 
     def _call_device(self, args, kwargs, leaves, grad_on):
         """A call with tensors that are not all on the CPU: compiled for CUDA when every one
@@ -331,7 +377,7 @@ class CompiledFunction:
                     device = dev
                 elif dev != device:
                     return self.fn(*args, **kwargs)
-                key.append((d.dtype, d.shape, a._requires_grad))
+                key.append((d.dtype, d.shape, d.strides, a._requires_grad))
                 tensors.append(a)
             else:
                 try:
@@ -342,6 +388,7 @@ class CompiledFunction:
         key = (device, tuple(key), tuple(kwargs))  # (the device is part of the guard)
         entry = self._entries.get(key)
         if entry is not None and self._valid(entry, tensors):
+            entry.variants.move_to_end(key)
             return self._run(entry, tensors)
         return self._miss(key, args, kwargs, leaves, tensors, device, 4)
 
@@ -354,7 +401,7 @@ class CompiledFunction:
             return False  # (traced again: the trace breaks on the aliasing)
         return _check(entry.guards) if entry.guards else True
 
-    def _compile(self, key, args, kwargs, leaves, tensors, device=None):
+    def _compile(self, key, struct, args, kwargs, leaves, tensors, device=None):
         positions = [i for i, a in enumerate(leaves) if isinstance(a, Tensor)]
         t0 = time.perf_counter()
         _COMPILING[0] += 1
@@ -365,7 +412,7 @@ class CompiledFunction:
                 tr = trace(self.fn, args, kwargs, _positions_in(args, kwargs))
         except GraphBreak as e:
             _COMPILING[0] -= 1
-            return self._graph_break(key, e, args, kwargs)
+            return self._graph_break(struct, e, args, kwargs)
         except Exception:  # the eager call raises the same error, with the user's traceback
             _COMPILING[0] -= 1
             return self.fn(*args, **kwargs)
@@ -376,7 +423,8 @@ class CompiledFunction:
         entry.guards = _function_guards(self.fn)
         if self.module is not None:
             entry.guards += _module_guards(self.module)
-        self._entries[key] = entry
+        entry.sizes = [tuple(t._data.shape) for t in tensors]
+        self._add(key, struct, entry)
         # the traced call ran the function eagerly on aliases of the inputs; this call's
         # result comes from the compiled code (its first run compiles or loads the
         # kernels), wired to the real inputs' histories, with the random numbers the
@@ -394,6 +442,19 @@ class CompiledFunction:
                 file=sys.stderr,
             )
         return out
+
+    def _add(self, key, struct, entry):
+        """Keep ``entry`` as the newest size variant of ``struct`` (NOTE [Size variants])."""
+        variants = self._structures.get(struct)
+        if variants is None:
+            variants = self._structures[struct] = collections.OrderedDict()
+        variants[key] = None
+        variants.move_to_end(key)
+        while len(variants) > SIZE_VARIANTS_MAX:
+            old, _ = variants.popitem(last=False)
+            del self._entries[old]
+        entry.variants = variants
+        self._entries[key] = entry
 
     def _graph_break(self, key, e, args, kwargs):
         if self.fullgraph:
@@ -417,6 +478,8 @@ class CompiledFunction:
         en = _Entry()
         if device is None:
             en.build, en.zeros = codegen.build, np.zeros
+            if self.dynamic is False:  # sizes as literals (NOTE [Size variants])
+                en.build = functools.partial(codegen.build, static=True)
         else:
             en.build = functools.partial(codegen_cuda.build, device=device)
             en.zeros = codegen_cuda.zeros
@@ -473,7 +536,7 @@ class CompiledFunction:
             # the random draws are kept too: a double backward replays the forward with the
             # numbers this call drew (``_replay``)
             for e in tr.fwd.eqns:
-                if e.prim is Draw and e.outs[0] not in res_eqn:
+                if e.prim in DRAWS and e.outs[0] not in res_eqn:
                     res_eqn.append(e.outs[0])
             en.draw_pos = {id(v): k for k, v in enumerate(res_eqn)}
             en.res_inputs = [
@@ -532,13 +595,20 @@ class CompiledFunction:
     def explain(self) -> str:
         """The compiled graphs, their generated code and the graph breaks, as text."""
         parts = []
-        for i, en in enumerate(self._entries.values()):
+        for i, (struct, variants) in enumerate(self._structures.items()):
+            en = self._entries[next(reversed(variants))]  # the most recently used size
             tr = en.trace
-            parts.append(f"== {self.name}, specialisation {i} (compiled in {en.compile_s:.2f} s)")
+            sizes = [self._entries[k].sizes for k in variants]
+            parts.append(
+                f"== {self.name}, specialisation {i} (compiled in {en.compile_s:.2f} s)\n"
+                f"structure: {_format_structure(struct, self.dynamic)}\n"
+                f"sizes seen ({len(sizes)}, least recently used first): "
+                + ", ".join(_format_sizes(s) for s in sizes)
+            )
             parts.append(Graph(tr.fwd.inputs, tr.fwd.eqns, tr.fwd.outputs).format("forward"))
-            for i, v, bump in tr.writes:  # NOTE [In-place writes in compiled graphs]
+            for j, v, bump in tr.writes:  # NOTE [In-place writes in compiled graphs]
                 parts.append(
-                    f"  written back in place: {tr.fwd.inputs[i].name} = {v.name} (version +{bump})"
+                    f"  written back in place: {tr.fwd.inputs[j].name} = {v.name} (version +{bump})"
                 )
             if tr.bwd is not None:
                 parts.append(tr.bwd.format("backward"))
@@ -578,6 +648,52 @@ def _aliased(en, tensors):
             if j != i and (b._storage is a._storage or np.may_share_memory(a._data, b._data)):
                 return True
     return False
+
+
+def _layout(d):
+    """``"C"``, ``"F"`` or ``"A"`` (other strides) for array ``d`` (Numba's layouts)."""
+    flags = d.flags
+    if flags.c_contiguous:
+        return "C"
+    return "F" if getattr(flags, "f_contiguous", False) else "A"
+
+
+def _structure_key(leaves, kwargs, device):
+    """The structure of a call (NOTE [Size variants]): its key with each tensor's shape and
+    strides replaced by which dims are 1 and its layout."""
+    parts = [device, is_grad_enabled_fast(), tuple(kwargs)]
+    for a in leaves:
+        if isinstance(a, Tensor):
+            d = a._data
+            parts.append((d.dtype, tuple(n == 1 for n in d.shape), _layout(d), a._requires_grad))
+        else:
+            try:
+                hash(a)
+                parts.append((type(a), a))
+            except TypeError:
+                parts.append((type(a), id(a)))
+    return tuple(parts)
+
+
+def _format_structure(struct, dynamic):
+    """A structure (or with ``dynamic=False`` a whole key) as text, for ``explain``."""
+    if dynamic is False:
+        return f"{struct!r} (dynamic=False: sizes are part of it)"
+    device, grad_on, kwnames = struct[:3]
+    items = []
+    for p in struct[3:]:
+        if len(p) == 4 and isinstance(p[0], np.dtype):
+            dims = ",".join("1" if one else "n" for one in p[1])
+            items.append(f"{format_dtype(p[0])}[{dims}] {p[2]}{' requires_grad' if p[3] else ''}")
+        else:
+            items.append(f"{p[0].__name__} {p[1]!r}")
+    where = device or "cpu"
+    kw = f", keywords {list(kwnames)}" if kwnames else ""
+    return f"({', '.join(items)}) on {where}, grad mode {'on' if grad_on else 'off'}{kw}"
+
+
+def _format_sizes(sizes):
+    return "(" + ", ".join("[" + ",".join(map(str, s)) + "]" for s in sizes) + ")"
 
 
 def _positions_in(args, kwargs):
@@ -708,7 +824,7 @@ def _replay(node, grads):
 
     for e in tr.fwd.eqns:
         args = [val(a) for a in e.ins]
-        if e.prim is Draw:  # the numbers the forward drew
+        if e.prim in DRAWS:  # the numbers the forward drew
             env[id(e.outs[0])] = Tensor._make(node._saved[en.draw_pos[id(e.outs[0])]])
             continue
         if e.prim is OpaqueFunction:

@@ -20,7 +20,12 @@ answer than running the function again:
 - an in-place write the recorder cannot make functional (NOTE [In-place writes in
   compiled graphs] says which it can);
 - an op whose output shape depends on the data (``nonzero``, boolean masks);
-- a random draw (the generator's state moved), which must draw anew on every call;
+- a random draw that cannot be recorded (the generator's state moved outside a recorded
+  draw; a draw under a transform inside the function), which must draw anew on every
+  call. The draws of the factories (``randn``, ``rand_like``: ``Draw``) and from tensors
+  (``bernoulli(p)``, ``normal(mean, std)``, ``poisson``, ``multinomial``: ``DrawFrom``)
+  are recorded instead, and a compiled call draws them anew from numbagrad's generator in
+  the eager order, so it gives the eager call's numbers for the same seed;
 - a tensor reaches an op from a path the recorder did not see (a tensor computed outside
   numbagrad's ops, a custom backward that leaves numbagrad).
 The caller then runs the function eagerly (``_compile/api.py``). Tensors the function reads
@@ -86,8 +91,10 @@ from numbagrad.ops._op import Primitive
 from numbagrad.ops.inplace import AsStrided, AsStridedPut, ToCopy, _view_params
 
 __all__ = [
+    "DRAWS",
     "PENDING_DRAWS",
     "Draw",
+    "DrawFrom",
     "GraphBreak",
     "OpaqueFunction",
     "OpaqueFunctionBackward",
@@ -318,6 +325,26 @@ class Recorder(Interpreter):
         )
         self.draws += 1
         return t
+
+    def record_draw_of(self, fn, tensors, what):
+        """A random draw from tensors (``bernoulli(p)``, ``normal(mean, std)``,
+        ``poisson``, ``multinomial``; through the random-op hook): ``fn`` of the tensors'
+        values, drawn now and recorded as a ``DrawFrom`` equation, which calls ``fn`` anew
+        on every compiled call (NOTE [Compile traces])."""
+        if self.phase != "fwd":  # (the traced backward's draws could not be replayed)
+            self.unrecorded = f"{what} in a backward"
+            return _draw_of(fn, tensors)
+        ins = [self.atom(t) for t in tensors]
+        token = _CURRENT.set(EVAL)
+        try:
+            out = _draw_of(fn, tensors)
+        finally:
+            _CURRENT.reset(token)
+        self.drawn.append(out._data)
+        v = self.new_var(out, "eqn")
+        self.eqns.append(Eqn(DrawFrom, ins, {"fn": fn, "what": what}, [v]))
+        self.draws += 1
+        return out
 
     def unrecorded_draw(self, what):
         """A draw this recorder cannot record (under vmap, in place, from tensors)."""
@@ -629,6 +656,30 @@ class Draw(Primitive, register=False):
             return PENDING_DRAWS.pop(0)
         return make(size)
 
+
+class DrawFrom(Primitive, register=False):
+    """A random draw from arrays in a compiled program: ``fn`` (the random op with its
+    other arguments bound) of the operands as tensors on every call, from the same
+    generator in the same order as the eager call (NOTE [Compile traces])."""
+
+    differentiable = False
+    effect = True  # never dropped as dead code: the generator must advance as eagerly
+
+    @staticmethod
+    def impl(be, *arrays, fn, what):
+        if PENDING_DRAWS:  # the call that traced: the numbers the trace drew
+            return PENDING_DRAWS.pop(0)
+        return fn(*[Tensor._make(a) for a in arrays])._data
+
+
+def _draw_of(fn, tensors):
+    """``fn`` of plain tensors with ``tensors``' values (no history): what the eager call
+    draws, the draw's own checks of the values included."""
+    return fn(*[Tensor._make(t._data) for t in tensors])
+
+
+# the random draws of a compiled program (their values are saved for a double backward)
+DRAWS = (Draw, DrawFrom)
 
 # the traced call's own draws, which the compiled code it then runs uses instead of drawing
 # again (``CompiledFunction._compile``, through ``pending_draws``)

@@ -332,10 +332,13 @@ def _random_op(fn, args, what):
     interp = current_interpreter()
     if interp is EVAL:
         return None
+    if getattr(type(interp), "record_draw_of", None) is not None:
+        # a numbagrad.compile trace with no transform inside it: one recorded draw
+        return interp.record_draw_of(fn, args, what)
     i = interp
     while i is not None and i is not EVAL:
         if getattr(type(i), "record_draw", None) is not None:
-            i.unrecorded_draw(what)  # (a draw from tensors: not recorded yet)
+            i.unrecorded_draw(what)  # (under a transform inside the trace: a graph break)
         i = i.parent
     return _random_op_at(interp, fn, list(args), what)
 

@@ -353,3 +353,30 @@ def test_in_place_ops_run_eagerly_with_a_warning():
     np.testing.assert_array_equal(_host(out), [4.0, 7.0])
     np.testing.assert_array_equal(_host(x), [2.0, 3.0])
     assert x._version == 1
+
+
+def test_new_sizes_and_draws_from_tensors_on_the_device():
+    def f(x, p):
+        return (ng.tanh(x) * ng.bernoulli(p)).mean()
+
+    c = ng.compile(f)
+    for n in (4, 5, 6):  # one structure; a draw from tensors recorded, drawn on the device
+        x = ng.linspace(-1, 1, n, device="cuda", requires_grad=True)
+        p = ng.full((n,), 0.5, device="cuda")
+        ng.manual_seed(n)
+        out = c(x, p)
+        (g,) = ng.autograd.grad(out, x)
+        ng.manual_seed(n)
+        ref = f(x, p)
+        (r,) = ng.autograd.grad(ref, x)
+        np.testing.assert_allclose(out.item(), ref.item(), rtol=1e-6)
+        np.testing.assert_allclose(_host(g), _host(r), rtol=1e-6)
+    assert not c._breaks and len(c._structures) == 1 and len(c._entries) == 3
+    assert "DrawFrom(" in c.explain()
+    # mean's count is a kernel argument (not 4 or less: a literal), so sizes share kernels
+    sources = {
+        (en.fwd_grad or en.fwd).kernels + en.bwd.kernels
+        for en in c._entries.values()
+        if en.sizes[0] != (4,)
+    }
+    assert len(sources) == 1 and "p0" in next(iter(sources))

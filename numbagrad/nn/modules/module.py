@@ -811,9 +811,9 @@ class Module:
         arguments); ``self(...)`` then runs the compiled code."""
         self.__dict__["_compiled_call_impl"] = compile_module_call(self, *args, **kwargs)
 
-    def _optimized_module(self, fullgraph):
+    def _optimized_module(self, fullgraph, dynamic=None):
         """What ``numbagrad.compile(self)`` returns: an ``OptimizedModule``."""
-        return OptimizedModule(self, fullgraph)
+        return OptimizedModule(self, fullgraph, dynamic)
 
     def _call_impl(self, *args, **kwargs):
         if not self._forward_pre_hooks and not self._forward_hooks:
@@ -892,11 +892,11 @@ class OptimizedModule(Module):
     PyTorch's): attributes are the original module's (``_orig_mod``), and its
     ``state_dict`` keys start with ``_orig_mod.``, as PyTorch's."""
 
-    def __init__(self, mod, fullgraph=False):
+    def __init__(self, mod, fullgraph=False, dynamic=None):
         super().__init__()
         self._orig_mod = mod
         self.__dict__["_compiled"] = CompiledFunction(
-            mod._call_impl, fullgraph, module=mod, name=type(mod).__name__
+            mod._call_impl, fullgraph, module=mod, name=type(mod).__name__, dynamic=dynamic
         )
 
     def __call__(self, *args, **kwargs):
