@@ -439,5 +439,144 @@ Tensor.repeat = shape.repeat  # method-only in PyTorch (no ``torch.repeat``)
 Tensor.unfold = shape.unfold  # method-only (``nn.functional.unfold`` is another op)
 Tensor.sum_to_size = shape.sum_to_size
 
+
+# -- the rest of PyTorch's in-place variants (issue 27) ---------------------------------------
+def _polygamma_(self, n):
+    """In-place :func:`polygamma` of order ``n`` (``t.polygamma_(n)``, as PyTorch's)."""
+    return inplace.inplace(self, lambda t: F.polygamma(n, t))
+
+
+def _float_power_(self, exponent):
+    """In-place :func:`float_power`: ``self`` must be float64 (complex128), the dtype of
+    the result, as PyTorch's."""
+    want = (
+        np.complex128
+        if self.dtype.is_complex
+        or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        or isinstance(exponent, complex)
+        else np.float64
+    )
+    if self.dtype.np != want:
+        got = shape._SCALAR_NAMES.get(self.dtype.np.name, self.dtype.np.name)
+        res = "Double" if want is np.float64 else "ComplexDouble"
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {got} but the operation's result "
+            f"requires dtype {res}"
+        )
+    return inplace.inplace(self, F.float_power, exponent)
+
+
+def _no_grad_inplace(fn):
+    """``Tensor.<fn>_`` for an op whose result has no gradient (comparisons, logical and
+    bitwise ops): the result, cast to this tensor's dtype, is copied in, so the old value
+    gets a zero gradient, as PyTorch's ``EqBackward0`` gives."""
+
+    def method(self, *args):
+        return inplace.inplace(self, lambda t, *a: _copy_result(t, fn(t, *a)), *args)
+
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place :func:`{fn.__name__}`, cast to this tensor's dtype."
+    return method
+
+
+for _name in (
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+):
+    setattr(Tensor, _name + "_", _no_grad_inplace(getattr(F, _name)))
+for _name in (
+    "tril",
+    "triu",
+    "clamp_min",
+    "clamp_max",
+    "cumsum",
+    "cumprod",
+    "xlogy",
+    "digamma",
+    "lgamma",
+    "erfinv",
+    "erfc",
+    "sinc",
+    "i0",
+    "logit",
+    "nan_to_num",
+    "atan2",
+    "arctan2",
+    "floor_divide",
+    "true_divide",
+    "divide",
+    "multiply",
+    "subtract",
+    "addmm",
+    "addmv",
+    "baddbmm",
+    "mvlgamma",
+):
+    setattr(
+        Tensor, _name + "_", _unary_inplace(getattr(F, "atan2" if _name == "arctan2" else _name))
+    )
+Tensor.arctan2 = F.atan2
+Tensor.polygamma_ = _polygamma_
+Tensor.float_power_ = _float_power_
+
+
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """:func:`numbagrad.allclose` of this tensor and ``other``."""
+    return bool(F.all(F.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)).item())
+
+
+def _get_device(self):
+    """The CUDA device index of a CUDA tensor; -1 for any other."""
+    i = self.device.index  # (None for the CPU and meta devices)
+    return -1 if i is None else i
+
+
+Tensor.allclose = _allclose
+Tensor.get_device = _get_device
+Tensor.is_cpu = property(
+    lambda self: not (self.is_cuda or self.is_meta), doc="Whether the storage is in CPU memory."
+)
+# layouts and backends numbagrad has no tensors of: the flags are False for every tensor
+for _name in (
+    "is_sparse",
+    "is_sparse_csr",
+    "is_quantized",
+    "is_mkldnn",
+    "is_nested",
+    "is_mps",
+    "is_xpu",
+    "is_xla",
+    "is_ipu",
+    "is_vulkan",
+    "is_mtia",
+    "is_maia",
+):
+    setattr(
+        Tensor,
+        _name,
+        property(
+            lambda self: False,
+            doc="False: numbagrad has no such tensors (PyTorch's layout/backend flag).",
+        ),
+    )
+
+
 # the names the Tensor layer calls up into (NOTE [Extension points])
 extension.register_ops({**{_e.name: _e.obj for _e in EXPORTS.values()}, "tensor": tensor})
