@@ -496,3 +496,54 @@ def test_anomaly_switch():
                 (x.sqrt() * 0).sum().backward()
     finally:
         numbagrad.set_anomaly_enabled(False)
+
+
+# -- in-place metadata changes ----------------------------------------------------------------
+METADATA = [
+    ("t_", ()),
+    ("transpose_", (0, 2)),
+    ("swapaxes_", (1, -1)),
+    ("swapdims_", (0, 1)),
+    ("squeeze_", ()),
+    ("squeeze_", (1,)),
+    ("unsqueeze_", (-1,)),
+]
+
+
+@pytest.mark.parametrize("name,args", METADATA, ids=[f"{n}{a}" for n, a in METADATA])
+def test_metadata_inplace(name, args):
+    shape = (2, 3) if name == "t_" else (2, 1, 3)
+    rng = np.random.default_rng(3)
+    data = rng.standard_normal(shape)
+    results = []
+    for m in (numbagrad, torch):
+        leaf = m.tensor(data, requires_grad=True)
+        x = leaf * 2.0
+        v0 = x._version
+        out = getattr(x, name)(*args)
+        assert out is x and x._version == v0 + 1
+        x.mul_(m.tensor(np.arange(x.numel()).reshape(tuple(x.shape)) + 1.0))  # after it
+        (x * x).sum().backward()
+        results.append((tuple(x.shape), x.detach().numpy(), leaf.grad.numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_allclose(results[0][1], results[1][1])
+    np.testing.assert_allclose(results[0][2], results[1][2])
+
+
+def test_metadata_inplace_memory_and_views():
+    for m in (numbagrad, torch):
+        x = m.zeros(2, 3)
+        row = x[0]
+        x.t_()
+        row[1] = 5.0  # an earlier view still writes into the same memory
+        assert x.shape == (3, 2) and x[1, 0].item() == 5.0
+        base = m.zeros(2, 3)
+        v = base[1]
+        v.unsqueeze_(0)
+        v.add_(1.0)  # a view changed in place still writes through to its base
+        assert v.shape == (1, 3) and base.sum().item() == 3.0
+    _same(lambda m: m.ones(2, requires_grad=True).t_())
+    _same(lambda m: m.ones(2, 3, 4).t_(), messages=False)
+    _same(lambda m: m.ones(2, 3).transpose_(0, 5), messages=False)
+    with pytest.raises(NotImplementedError, match="unsqueeze_"):
+        numbagrad.func.vmap(lambda r: r.clone().unsqueeze_(0))(numbagrad.ones(2, 3))

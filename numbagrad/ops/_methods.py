@@ -16,6 +16,7 @@ import numpy as np
 
 from numbagrad import ops as F
 from numbagrad._core import extension
+from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._creation import _sizes, empty, full, like_new, ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
@@ -576,6 +577,49 @@ for _name in (
             doc="False: numbagrad has no such tensors (PyTorch's layout/backend flag).",
         ),
     )
+
+
+# -- in-place metadata changes: ``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_`` ----------
+def _metadata_inplace(view, name):
+    """``Tensor.<name>``: this tensor becomes ``view(self, ...)``, the same memory seen
+    through a new shape and strides, as PyTorch's in-place view ops: the version counter
+    is bumped and, with a graph, the tensor's history is the view's node (``TBackward``,
+    ``TransposeBackward``, ...) on its old history."""
+
+    def method(self, *args, **kwargs):
+        if inplace.traced(self, ()):
+            raise NotImplementedError(
+                f"{name}() under a transform (grad, vmap, jvp, compile) is not supported: "
+                f"use the out-of-place {view.__name__}()"
+            )
+        if is_grad_enabled() and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        old = Tensor._make(self._data, self._storage)  # this tensor's value and history
+        old._requires_grad, old._grad_fn = self._requires_grad, self._grad_fn
+        old._output_nr, old._view_of = self._output_nr, self._view_of
+        new = view(old, *args, **kwargs)
+        before = (self._grad_fn, self._output_nr)
+        self._data = new._data
+        self._storage[1] += 1
+        if new._grad_fn is not None:
+            self._grad_fn, self._output_nr = new._grad_fn, new._output_nr
+            self._hist_version = self._storage[1]
+            inplace.move_retain_grad(self, *before)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In place :func:`{view.__name__}`: this tensor takes the new shape."
+    return method
+
+
+Tensor.t_ = _metadata_inplace(F.t, "t_")
+Tensor.transpose_ = _metadata_inplace(F.transpose, "transpose_")
+Tensor.swapaxes_ = _metadata_inplace(F.transpose, "swapaxes_")
+Tensor.swapdims_ = _metadata_inplace(F.transpose, "swapdims_")
+Tensor.squeeze_ = _metadata_inplace(F.squeeze, "squeeze_")
+Tensor.unsqueeze_ = _metadata_inplace(F.unsqueeze, "unsqueeze_")
 
 
 # the names the Tensor layer calls up into (NOTE [Extension points])
