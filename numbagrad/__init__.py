@@ -224,6 +224,7 @@ from numbagrad._legacy import (  # noqa: E402
     memory_format,
     preserve_format,
 )
+from numbagrad._norms import frobenius_norm, nuclear_norm  # noqa: E402
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
 from numbagrad._stft import istft, stft  # noqa: E402
 from numbagrad._switches import (  # noqa: E402

@@ -218,3 +218,48 @@ op_db = [
         supports_cuda=True,
     ),
 ]
+
+
+def _quiet(name):
+    """Call the deprecated ``m.<name>`` without its deprecation warning."""
+
+    def op(m, *args, **kwargs):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return getattr(m, name)(*args, **kwargs)
+
+    return op
+
+
+op_db += [
+    OpInfo(
+        "frobenius_norm",
+        lambda x, dim, keepdim=False: np.sqrt((x * x).sum(axis=dim, keepdims=keepdim)),
+        lambda rng: [
+            _s(real(rng, (2, 3)), (0, 1), name="both"),
+            _s(real(rng, (2, 3)), (1,), True, name="keepdim"),
+        ],
+        op=_quiet("frobenius_norm"),
+        primitives=("Norm2",),
+        supports_cuda=True,
+    ),
+    OpInfo(
+        "nuclear_norm",
+        lambda x, dim=(-2, -1), keepdim=False: (
+            np.linalg.svd(np.moveaxis(x, dim, (-2, -1)), compute_uv=False).sum(-1, keepdims=False)
+            if not keepdim
+            else np.expand_dims(
+                np.linalg.svd(np.moveaxis(x, dim, (-2, -1)), compute_uv=False).sum(-1), dim
+            )
+        ),
+        lambda rng: [
+            _s(real(rng, (3, 2)), name="matrix"),
+            _s(real(rng, (2, 3, 2)), (0, 2), True, name="dims_keepdim"),
+        ],
+        op=_quiet("nuclear_norm"),
+        primitives=("LinalgSvd", "Permute", "Reshape", "Sum"),
+        supports_cuda=True,
+    ),
+]

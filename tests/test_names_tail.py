@@ -547,3 +547,31 @@ def test_metadata_inplace_memory_and_views():
     _same(lambda m: m.ones(2, 3).transpose_(0, 5), messages=False)
     with pytest.raises(NotImplementedError, match="unsqueeze_"):
         numbagrad.func.vmap(lambda r: r.clone().unsqueeze_(0))(numbagrad.ones(2, 3))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m: m.unravel_index(m.tensor([4, 1]), (2, 3)),
+        lambda m: m.unravel_index(m.tensor(4), (2, 3)),
+        lambda m: m.unravel_index(m.tensor([6, -1]), (2, 3)),
+        lambda m: m.unravel_index(m.tensor([1]), 5),
+        lambda m: m.unravel_index(m.tensor([1]), ()),
+        lambda m: m.unravel_index(m.tensor([1.0]), (2, 3)),
+        lambda m: m.unravel_index(m.tensor([1]), (2, -3)),
+        lambda m: m.frobenius_norm(m.ones(2, 3), (0, 1)),
+        lambda m: m.frobenius_norm(m.ones(2, 3), (1,), True),
+        lambda m: m.frobenius_norm(m.ones(2, 3, 2), (0, 1, 2)),
+        lambda m: m.nuclear_norm(m.eye(3)),
+        lambda m: m.nuclear_norm(m.ones(2, 3), keepdim=True),
+        lambda m: m.nuclear_norm(m.ones(2, 3, 2), (0, 2), True),
+    ],
+)
+def test_unravel_index_and_norms(fn):
+    _same(fn, messages=False)
+
+
+def test_deprecated_norms_warn():
+    for name, args in (("frobenius_norm", ((0, 1),)), ("nuclear_norm", ())):
+        with pytest.warns(UserWarning, match=f"at::{name} is deprecated"):
+            getattr(numbagrad, name)(numbagrad.ones(2, 2), *args)

@@ -573,3 +573,32 @@ def _range(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 
 range = public(_range, name="range", method=False)
+
+
+# -- unravel_index --------------------------------------------------------------------------------
+@public(method=False)
+def unravel_index(indices, shape):
+    """The coordinates in a tensor of ``shape`` of the flat ``indices`` (a tuple of int64
+    tensors, one per dim); indices outside ``[0, numel)`` wrap around, as PyTorch's.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.unravel_index(numbagrad.tensor([4, 1]), (2, 3))
+    (tensor([1, 0]), tensor([1, 1]))
+    """
+    if not isinstance(indices, Tensor):
+        indices = F.tensor(indices)
+    if indices.dtype.is_floating_point or indices.dtype.is_complex or not indices.dtype.is_signed:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    idx = indices.to(D.int64)
+    out = []
+    for s in reversed(shape):
+        out.append(F.remainder(idx, s))
+        idx = F.floor_divide(idx, s)
+    return tuple(reversed(out))
