@@ -263,3 +263,33 @@ op_db += [
         supports_cuda=True,
     ),
 ]
+
+
+def ref_gradient(x, spacing=1, dim=None, edge_order=1):
+    dims = list(range(x.ndim)) if dim is None else ([dim] if isinstance(dim, int) else dim)
+    sp = spacing if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    out = np.gradient(x, *sp, axis=tuple(dims), edge_order=edge_order)
+    return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+
+
+op_db += [
+    OpInfo(
+        "gradient",
+        ref_gradient,
+        lambda rng: [
+            _s(real(rng, (3, 4)), name="all_dims"),
+            _s(real(rng, (5,)), spacing=2.0, edge_order=2, name="scalar_order2"),
+            _s(real(rng, (2, 4)), spacing=[0.5], dim=1, name="list_dim"),
+            _s(
+                real(rng, (4, 2)),
+                spacing=(np.array([0.0, 0.3, 1.1, 1.5]),),
+                dim=0,
+                edge_order=2,
+                name="coordinates_order2",
+            ),
+            _s(real(rng, (2, 3)), spacing=(np.array([0.0, 0.5, 2.0]),), dim=-1, name="coords"),
+        ],
+        primitives=("Add", "Cat", "Div", "Index", "Mul", "Neg", "Reshape", "Sub"),
+        supports_cuda=True,
+    ),
+]

@@ -575,3 +575,49 @@ def test_deprecated_norms_warn():
     for name, args in (("frobenius_norm", ((0, 1),)), ("nuclear_norm", ())):
         with pytest.warns(UserWarning, match=f"at::{name} is deprecated"):
             getattr(numbagrad, name)(numbagrad.ones(2, 2), *args)
+
+
+GRADIENT_CASES = [
+    {},
+    {"spacing": 2.0},
+    {"spacing": [2.0, 0.5]},
+    {"dim": 1, "edge_order": 2},
+    {"dim": [0], "spacing": [3.0], "edge_order": 2},
+    {"spacing": "coords", "dim": 1},
+    {"spacing": "coords", "dim": 1, "edge_order": 2},
+]
+
+
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=str)
+def test_gradient_against_torch(case):
+    rng = np.random.default_rng(5)
+    f = rng.standard_normal((4, 5))
+    xs = np.cumsum(rng.random(5) + 0.1)
+    outs, grads = [], []
+    for m in (numbagrad, torch):
+        kw = dict(case)
+        if kw.get("spacing") == "coords":
+            kw["spacing"] = (m.tensor(xs),)
+        t = m.tensor(f, requires_grad=True)
+        res = m.gradient(t, **kw)
+        sum(r.sum() * (i + 1) for i, r in enumerate(res)).backward()
+        outs.append([r.detach().numpy() for r in res])
+        grads.append(t.grad.numpy())
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m: m.gradient(m.ones(2), edge_order=2),
+        lambda m: m.gradient(m.ones(3), edge_order=3),
+        lambda m: m.gradient(m.ones(3, 3), spacing=[1.0, 2.0, 3.0]),
+        lambda m: m.gradient(m.ones(3, 3), spacing=[1.0, 2.0], dim=0),
+        lambda m: m.gradient(m.tensor([1, 4, 9])),
+        lambda m: m.gradient(m.tensor([1.0, 4.0]), spacing=m.tensor(2.0)),
+    ],
+)
+def test_gradient_edges_and_errors(fn):
+    _same(fn)

@@ -602,3 +602,123 @@ def unravel_index(indices, shape):
         out.append(F.remainder(idx, s))
         idx = F.floor_divide(idx, s)
     return tuple(reversed(out))
+
+
+# -- gradient ---------------------------------------------------------------------------------
+def _along(t, dim, start, stop):
+    return F.narrow(t, dim, start, stop - start)
+
+
+def _shaped(v, dim, ndim):
+    """A 1-D tensor ``v`` shaped to broadcast along ``dim`` of an ``ndim``-dim tensor."""
+    return F.reshape(v, tuple(-1 if d == dim else 1 for d in builtins.range(ndim)))
+
+
+def _gradient_dim(f, dim, h, edge_order):
+    n = f.shape[dim]
+    nd = f.ndim
+    if isinstance(h, Tensor):  # coordinates
+        dx = F.diff(h)
+        dx1, dx2 = _along(dx, 0, 0, n - 2), _along(dx, 0, 1, n - 1)
+        a = -dx2 / (dx1 * (dx1 + dx2))
+        b = (dx2 - dx1) / (dx1 * dx2)
+        c = dx1 / (dx2 * (dx1 + dx2))
+        inner = (
+            _shaped(a, dim, nd) * _along(f, dim, 0, n - 2)
+            + _shaped(b, dim, nd) * _along(f, dim, 1, n - 1)
+            + _shaped(c, dim, nd) * _along(f, dim, 2, n)
+        )
+        f0, f1 = _along(f, dim, 0, 1), _along(f, dim, 1, 2)
+        g2, g1 = _along(f, dim, n - 2, n - 1), _along(f, dim, n - 1, n)
+        if edge_order == 1:
+            first = (f1 - f0) / dx[0]
+            last = (g1 - g2) / dx[n - 2]
+        else:
+            f2, g3 = _along(f, dim, 2, 3), _along(f, dim, n - 3, n - 2)
+            d1, d2 = dx[0], dx[1]
+            first = (
+                -(2 * d1 + d2) / (d1 * (d1 + d2)) * f0
+                + (d1 + d2) / (d1 * d2) * f1
+                - d1 / (d2 * (d1 + d2)) * f2
+            )
+            d1, d2 = dx[n - 3], dx[n - 2]
+            last = (
+                d2 / (d1 * (d1 + d2)) * g3
+                - (d2 + d1) / (d1 * d2) * g2
+                + (2 * d2 + d1) / (d2 * (d1 + d2)) * g1
+            )
+        return F.cat([first, inner, last], dim)
+    inner = (_along(f, dim, 2, n) - _along(f, dim, 0, n - 2)) / (2 * h)
+    f0, f1 = _along(f, dim, 0, 1), _along(f, dim, 1, 2)
+    g2, g1 = _along(f, dim, n - 2, n - 1), _along(f, dim, n - 1, n)
+    if edge_order == 1:
+        first, last = (f1 - f0) / h, (g1 - g2) / h
+    else:
+        f2, g3 = _along(f, dim, 2, 3), _along(f, dim, n - 3, n - 2)
+        first = (-1.5 * f0 + 2 * f1 - 0.5 * f2) / h
+        last = (0.5 * g3 - 2 * g2 + 1.5 * g1) / h
+    return F.cat([first, inner, last], dim)
+
+
+@public(method=False)
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimate the derivative of ``input`` along each of ``dim`` (all dims by default) by
+    central differences inside and one-sided differences of order ``edge_order`` (1 or 2)
+    at the edges, as NumPy's ``gradient``; differentiable. ``spacing`` is one number for
+    every dim, a number per dim, or a 1-D coordinate tensor per dim. Returns a tuple, one
+    tensor per dim.
+
+    Examples
+    --------
+    >>> import numbagrad
+    >>> numbagrad.gradient(numbagrad.tensor([1.0, 4.0, 9.0, 16.0]))
+    (tensor([3., 4., 6., 7.]),)
+    >>> numbagrad.gradient(numbagrad.tensor([1.0, 4.0, 9.0, 16.0]), spacing=2.0, edge_order=2)
+    (tensor([1., 2., 3., 4.]),)
+    """
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if dim is None:
+        dims = list(builtins.range(input.ndim))
+    else:
+        dims = [dim] if isinstance(dim, int) else list(dim)
+        dims = [_wrap_dim(d, input.ndim) for d in dims]
+    if isinstance(spacing, (tuple, list)):
+        spacing = list(spacing)
+        if dim is None and len(spacing) != len(dims):
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of "
+                f"length equal to 'self.dim() = {input.ndim}', since dim argument was not "
+                f"given, but got a list of length {len(spacing)}"
+            )
+        if len(spacing) != len(dims):
+            raise RuntimeError(
+                f"torch.gradient expected spacing to be unspecified, a scalar or it's spacing "
+                f"and dim arguments to have the same length, but got a spacing argument of "
+                f"length {len(spacing)} and a dim argument of length {len(dims)}."
+            )
+    else:
+        if isinstance(spacing, Tensor) and spacing.ndim != 0:
+            raise RuntimeError(
+                "torch.gradient expected spacing to be unspecified, a scalar, or a list of tensors"
+            )
+        spacing = [spacing] * len(dims)
+    if not input.dtype.is_floating_point and not input.dtype.is_complex:
+        input = input.to(D.get_default_dtype())
+    out = []
+    for d, h in zip(dims, spacing):
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError(
+                "torch.gradient expected each dimension size to be at least edge_order+1"
+            )
+        if isinstance(h, Tensor) and h.ndim == 1:
+            if h.shape[0] != input.shape[d]:
+                raise RuntimeError(
+                    f"torch.gradient expected each tensor to be on the same device and the "
+                    f"coordinates of dimension {d} to have {input.shape[d]} values, got "
+                    f"{h.shape[0]}"
+                )
+        elif isinstance(h, Tensor):
+            h = h.item()
+        out.append(_gradient_dim(input, d, h, edge_order))
+    return tuple(out)
