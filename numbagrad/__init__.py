@@ -212,6 +212,7 @@ from numbagrad._creation import (  # noqa: E402
 )
 from numbagrad._device import get_default_device, set_default_device  # noqa: E402
 from numbagrad._dtype import finfo, iinfo  # noqa: E402
+from numbagrad._inplace_functions import *  # noqa: E402, F403
 from numbagrad._legacy import (  # noqa: E402
     BoolTensor,
     DoubleTensor,
@@ -225,8 +226,21 @@ from numbagrad._legacy import (  # noqa: E402
     memory_format,
     preserve_format,
 )
+from numbagrad._norms import frobenius_norm, nuclear_norm  # noqa: E402
 from numbagrad._observe import precompile, set_log_compiles  # noqa: E402
 from numbagrad._stft import istft, stft  # noqa: E402
+from numbagrad._switches import (  # noqa: E402
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    get_float32_matmul_precision,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_anomaly_enabled,
+    set_deterministic_debug_mode,
+    set_float32_matmul_precision,
+    use_deterministic_algorithms,
+)
 from numbagrad._tensor import set_printoptions  # noqa: E402
 from numbagrad._windows import (  # noqa: E402
     bartlett_window,

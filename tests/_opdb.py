@@ -2091,5 +2091,9 @@ from _opdb_conv import op_db as _conv_db  # noqa: E402
 
 op_db += _conv_db
 
+from _opdb_names import op_db as _names_db  # noqa: E402
+
+op_db += _names_db
+
 ops_by_name = {info.name: info for info in op_db}
 assert len(ops_by_name) == len(op_db), "duplicate OpInfo names"

@@ -206,7 +206,7 @@ def _has_python_float(obj):
 
 
 # entries whose op adds a constant of its own (``2.0 + x``, ``beta * input + a @ b``): affine
-_AFFINE_ENTRIES = {"radd", "rsub", "addmm", "baddbmm", "addmv", "addr"}
+_AFFINE_ENTRIES = {"radd", "rsub", "rsub_fn", "addmm", "baddbmm", "addbmm", "addmv", "addr"}
 _LINEAR_ENTRIES = [
     i
     for i in op_db

@@ -14,6 +14,7 @@ from numbagrad.ops import (
     _public,
     binary,
     cplx,
+    extras,
     gather_scatter,
     inplace,
     join,
@@ -51,6 +52,7 @@ FAMILIES = (
     special,
     cplx,
     inplace,
+    extras,
 )
 for _family in FAMILIES:
     _public.adopt(_family)

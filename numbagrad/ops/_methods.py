@@ -16,6 +16,7 @@ import numpy as np
 
 from numbagrad import ops as F
 from numbagrad._core import extension
+from numbagrad._core.grad_mode import is_grad_enabled
 from numbagrad._creation import _sizes, empty, full, like_new, ones, tensor, zeros
 from numbagrad._tensor import Tensor
 from numbagrad.kernels import backend_of
@@ -438,6 +439,188 @@ Tensor.scatter_add_ = _unary_inplace(F.scatter_add)
 Tensor.repeat = shape.repeat  # method-only in PyTorch (no ``torch.repeat``)
 Tensor.unfold = shape.unfold  # method-only (``nn.functional.unfold`` is another op)
 Tensor.sum_to_size = shape.sum_to_size
+
+
+# -- the rest of PyTorch's in-place variants (issue 27) ---------------------------------------
+def _polygamma_(self, n):
+    """In-place :func:`polygamma` of order ``n`` (``t.polygamma_(n)``, as PyTorch's)."""
+    return inplace.inplace(self, lambda t: F.polygamma(n, t))
+
+
+def _float_power_(self, exponent):
+    """In-place :func:`float_power`: ``self`` must be float64 (complex128), the dtype of
+    the result, as PyTorch's."""
+    want = (
+        np.complex128
+        if self.dtype.is_complex
+        or (isinstance(exponent, Tensor) and exponent.dtype.is_complex)
+        or isinstance(exponent, complex)
+        else np.float64
+    )
+    if self.dtype.np != want:
+        got = shape._SCALAR_NAMES.get(self.dtype.np.name, self.dtype.np.name)
+        res = "Double" if want is np.float64 else "ComplexDouble"
+        raise RuntimeError(
+            f"the base given to float_power_ has dtype {got} but the operation's result "
+            f"requires dtype {res}"
+        )
+    return inplace.inplace(self, F.float_power, exponent)
+
+
+def _no_grad_inplace(fn):
+    """``Tensor.<fn>_`` for an op whose result has no gradient (comparisons, logical and
+    bitwise ops): the result, cast to this tensor's dtype, is copied in, so the old value
+    gets a zero gradient, as PyTorch's ``EqBackward0`` gives."""
+
+    def method(self, *args):
+        return inplace.inplace(self, lambda t, *a: _copy_result(t, fn(t, *a)), *args)
+
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place :func:`{fn.__name__}`, cast to this tensor's dtype."
+    return method
+
+
+for _name in (
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+):
+    setattr(Tensor, _name + "_", _no_grad_inplace(getattr(F, _name)))
+for _name in (
+    "tril",
+    "triu",
+    "clamp_min",
+    "clamp_max",
+    "cumsum",
+    "cumprod",
+    "xlogy",
+    "digamma",
+    "lgamma",
+    "erfinv",
+    "erfc",
+    "sinc",
+    "i0",
+    "logit",
+    "nan_to_num",
+    "atan2",
+    "arctan2",
+    "floor_divide",
+    "true_divide",
+    "divide",
+    "multiply",
+    "subtract",
+    "addmm",
+    "addmv",
+    "baddbmm",
+    "mvlgamma",
+):
+    setattr(
+        Tensor, _name + "_", _unary_inplace(getattr(F, "atan2" if _name == "arctan2" else _name))
+    )
+Tensor.arctan2 = F.atan2
+Tensor.polygamma_ = _polygamma_
+Tensor.float_power_ = _float_power_
+
+
+def _allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """:func:`numbagrad.allclose` of this tensor and ``other``."""
+    return bool(F.all(F.isclose(self, other, rtol=rtol, atol=atol, equal_nan=equal_nan)).item())
+
+
+def _get_device(self):
+    """The CUDA device index of a CUDA tensor; -1 for any other."""
+    i = self.device.index  # (None for the CPU and meta devices)
+    return -1 if i is None else i
+
+
+Tensor.allclose = _allclose
+Tensor.get_device = _get_device
+Tensor.is_cpu = property(
+    lambda self: not (self.is_cuda or self.is_meta), doc="Whether the storage is in CPU memory."
+)
+# layouts and backends numbagrad has no tensors of: the flags are False for every tensor
+for _name in (
+    "is_sparse",
+    "is_sparse_csr",
+    "is_quantized",
+    "is_mkldnn",
+    "is_nested",
+    "is_mps",
+    "is_xpu",
+    "is_xla",
+    "is_ipu",
+    "is_vulkan",
+    "is_mtia",
+    "is_maia",
+):
+    setattr(
+        Tensor,
+        _name,
+        property(
+            lambda self: False,
+            doc="False: numbagrad has no such tensors (PyTorch's layout/backend flag).",
+        ),
+    )
+
+
+# -- in-place metadata changes: ``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_`` ----------
+def _metadata_inplace(view, name):
+    """``Tensor.<name>``: this tensor becomes ``view(self, ...)``, the same memory seen
+    through a new shape and strides, as PyTorch's in-place view ops: the version counter
+    is bumped and, with a graph, the tensor's history is the view's node (``TBackward``,
+    ``TransposeBackward``, ...) on its old history."""
+
+    def method(self, *args, **kwargs):
+        if inplace.traced(self, ()):
+            raise NotImplementedError(
+                f"{name}() under a transform (grad, vmap, jvp, compile) is not supported: "
+                f"use the out-of-place {view.__name__}()"
+            )
+        if is_grad_enabled() and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        old = Tensor._make(self._data, self._storage)  # this tensor's value and history
+        old._requires_grad, old._grad_fn = self._requires_grad, self._grad_fn
+        old._output_nr, old._view_of = self._output_nr, self._view_of
+        new = view(old, *args, **kwargs)
+        before = (self._grad_fn, self._output_nr)
+        self._data = new._data
+        self._storage[1] += 1
+        if new._grad_fn is not None:
+            self._grad_fn, self._output_nr = new._grad_fn, new._output_nr
+            self._hist_version = self._storage[1]
+            inplace.move_retain_grad(self, *before)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In place :func:`{view.__name__}`: this tensor takes the new shape."
+    return method
+
+
+Tensor.t_ = _metadata_inplace(F.t, "t_")
+Tensor.transpose_ = _metadata_inplace(F.transpose, "transpose_")
+Tensor.swapaxes_ = _metadata_inplace(F.transpose, "swapaxes_")
+Tensor.swapdims_ = _metadata_inplace(F.transpose, "swapdims_")
+Tensor.squeeze_ = _metadata_inplace(F.squeeze, "squeeze_")
+Tensor.unsqueeze_ = _metadata_inplace(F.unsqueeze, "unsqueeze_")
+
 
 # the names the Tensor layer calls up into (NOTE [Extension points])
 extension.register_ops({**{_e.name: _e.obj for _e in EXPORTS.values()}, "tensor": tensor})

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from numbagrad.kernels import module
+from numbagrad.kernels import determinism, module
 from numbagrad.kernels.cuda.array import CudaArray, device_mismatch
 from numbagrad.kernels.cuda.backend_common import (
     _bcast_st,
@@ -280,6 +280,10 @@ class IndexMethods:
         True count is read from ``value``'s shape (NOTE [CUDA mask scatter])."""
         if a.dtype.kind not in "fiu" or a.dtype.itemsize < 4:
             raise _unsupported(f"add.at into {a.dtype} arrays")
+        if (
+            a.dtype.kind == "f"
+        ):  # float atomics add in arrival order (NOTE [Deterministic algorithms])
+            determinism.alert("add_at_kernel (CUDA accumulation into repeated indices)")
         self._scatter(KX.add_at_kernel, a, key, value, check=False, cast=True, mask_count=True)
 
     def mask_nonzero(self, mask, count):
