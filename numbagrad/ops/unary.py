@@ -371,7 +371,8 @@ def _rsqrt_vjp(m, ctx, saved, g):
     # not the cube; a complex cube that overflowed, times -0.5 (a complex -0.5 + 0j), meets
     # inf * 0 = NaN in both parts where PyTorch's product keeps an infinite one
     y = saved[0]
-    return (g * -0.5) * m.conj(y * y * y)
+    (cube,) = conj_all((y * y * y,))  # (real values pass through: no conj on every backend)
+    return (g * -0.5) * cube
 
 
 class Rsqrt(Unary):
