@@ -13,8 +13,9 @@ from _batching import B, arr, loop, t, vmapped
 import numbagrad
 from numbagrad import func
 from numbagrad._transforms import batching
-from numbagrad.ops import PRIMITIVES, gather_scatter, index_put, join, reorder, sorting
+from numbagrad.ops import PRIMITIVES, gather_scatter, join, reorder, sorting
 from numbagrad.ops import shape as shape_mod
+from numbagrad.ops.shape import index_put  # (the key-based one: ``x[key] = value``)
 
 S = slice(None)
 

@@ -32,7 +32,7 @@ from numbagrad.ops import (
 )
 from numbagrad.ops._op import PRIMITIVES, Primitive, bind
 from numbagrad.ops._public import EXPORTS
-from numbagrad.ops.shape import getitem, index_put
+from numbagrad.ops.shape import getitem
 
 # the op files, each importing what it needs of the others; a new op file joins here (its
 # ``@public`` ops, or an older-style ``ALL`` list: NOTE [Public ops] in ``ops/_public.py``)
@@ -63,7 +63,7 @@ for _name in EXPORTS:
         raise TypeError(f"the public op {_name!r} would hide the module numbagrad.ops.{_name}")
 globals().update({_e.name: _e.obj for _e in EXPORTS.values()})
 __all__ = list(EXPORTS)
-_internal = ["PRIMITIVES", "Primitive", "bind", "getitem", "index_put"]
+_internal = ["PRIMITIVES", "Primitive", "bind", "getitem"]
 # the reparameterised gamma draws of the distributions (``ops/random_gamma.py``)
 standard_gamma = random_gamma.standard_gamma
 standard_gamma_grad = random_gamma.standard_gamma_grad
