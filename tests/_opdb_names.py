@@ -214,7 +214,7 @@ op_db = [
             ),
         ],
         method=True,
-        primitives=("IndexPut", "Index", "Expand", "IndexBackward", "Add"),
+        primitives=("IndexPut", "Index", "Expand", "IndexBackward", "Add", "Ne", "Where"),
         supports_cuda=True,
     ),
 ]

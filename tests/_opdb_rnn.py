@@ -79,6 +79,14 @@ def _op(mode):
             if mode == "lstm":
                 c0, rest = rest[0], rest[1:]
             D = len(rest) // k
+            # (_VF checks neither the input's rank nor its features: nn.LSTM's checks)
+            if x.dim() not in (2, 3):
+                raise ValueError(f"Expected input to be 2D or 3D, got {x.dim()}D instead")
+            if rest and x.shape[-1] != rest[0].shape[-1]:
+                raise RuntimeError(
+                    f"input.size(-1) must be equal to input_size. Expected "
+                    f"{rest[0].shape[-1]}, got {x.shape[-1]}"
+                )
             # _VF checks no state shape (an initial state of another batch size broadcasts
             # or corrupts the heap: fuzz seeds 701833, 802885): check as nn.LSTM does
             if x.dim() == 3 and len(rest) >= 2:

@@ -658,6 +658,10 @@ def tensorinv(A, ind=2):
     """
     if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > A.ndim:  # (PyTorch fails on an invalid slice of the shape)
+        raise RuntimeError(
+            f"linalg.tensorinv: 'ind' ({ind}) is larger than the number of dimensions ({A.ndim})"
+        )
     rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
     n_rows, n_cols = int(np.prod(rows)), int(np.prod(cols))
     if n_rows != n_cols:

@@ -12,7 +12,7 @@ import warnings
 
 from numbagrad import _dtype as D
 from numbagrad import ops as F
-from numbagrad._creation import arange
+from numbagrad._creation import arange, ones_like
 from numbagrad._tensor import Size, Tensor, _wrap_dim
 from numbagrad.ops._op import bind
 from numbagrad.ops._public import public
@@ -450,8 +450,11 @@ def index_put(input, indices, values, accumulate=False):
             f"shape mismatch: value tensor of shape {list(values.shape)} cannot be broadcast "
             f"to indexing result of shape {list(shape)}"
         ) from None
-    added = bind(IndexBackward, (v, *index), {**params, "shape": tuple(input.shape)})
-    return F.add(input, added)
+    sparams = {**params, "shape": tuple(input.shape)}
+    added = bind(IndexBackward, (v, *index), sparams)
+    # only the indexed entries change: ``input + 0`` elsewhere would turn a -0.0 into +0.0
+    touched = bind(IndexBackward, (ones_like(v.detach()), *index), sparams) != 0
+    return F.where(touched, F.add(input, added), input)
 
 
 # -- predicates -------------------------------------------------------------------------------
