@@ -8,12 +8,13 @@ import itertools
 
 import numpy as np
 import pytest
-import torch
 
 import numbagrad
 import numbagrad.nn.functional as F
 from numbagrad.kernels.cpu import resample as kernels
 from numbagrad.nn._resample import axis_table
+
+torch = pytest.importorskip("torch")  # (most cases compare against it)
 
 RNG = np.random.default_rng(28)
 
