@@ -159,7 +159,14 @@ def test_inplace_variants():
     check(x, y)
     with pytest.raises(RuntimeError, match="can't be cast"):
         ng.tensor([1, 2]).acos_()
-    assert not hasattr(ng.Tensor, "float_power_")  # left out: see ops/math.py INPLACE
+    # float_power_ computes in float64, so only a float64 tensor can hold its result
+    x, y = both([1.0, -2.0])
+    assert x.float_power_(2) is x
+    y.float_power_(2)
+    check(x, y)
+    for m in (ng, torch):
+        with pytest.raises(RuntimeError, match="requires dtype Double"):
+            m.tensor([1.0, 2.0], dtype=m.float32).float_power_(2)
 
 
 PAIRS = [
