@@ -1,4 +1,4 @@
-"""PyTorch's top-level in-place functions (issue 27): ``numbagrad.exp_(t)`` is
+"""PyTorch's top-level in-place functions: ``numbagrad.exp_(t)`` is
 ``t.exp_()``. Kept out of ``numbagrad.ops``, whose names ending in ``_`` would read as
 in-place ops of that namespace."""
 

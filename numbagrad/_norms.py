@@ -1,4 +1,4 @@
-"""PyTorch's deprecated top-level norms (issue 27), kept for the scripts that call them:
+"""PyTorch's deprecated top-level norms, kept for the scripts that call them:
 each warns as PyTorch does and is the ``numbagrad.linalg`` norm it names."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PyTorch's global switches scripts set at the top (issue 27): deterministic algorithms
+"""PyTorch's global switches scripts set at the top: deterministic algorithms
 (NOTE [Deterministic algorithms] in ``kernels/determinism.py``), the float32 matmul
 precision and anomaly mode (``numbagrad.autograd.anomaly_mode``)."""
 
@@ -101,7 +101,7 @@ def set_float32_matmul_precision(precision):
     if precision not in ("highest", "high", "medium"):
         warnings.warn(
             f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
-            "setFloat32MatmulPrecision call has no effect.",
+            " setFloat32MatmulPrecision call has no effect.",
             UserWarning,
             stacklevel=2,
         )

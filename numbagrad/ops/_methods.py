@@ -441,7 +441,7 @@ Tensor.unfold = shape.unfold  # method-only (``nn.functional.unfold`` is another
 Tensor.sum_to_size = shape.sum_to_size
 
 
-# -- the rest of PyTorch's in-place variants (issue 27) ---------------------------------------
+# -- the rest of PyTorch's in-place variants --------------------------------------------------
 def _polygamma_(self, n):
     """In-place :func:`polygamma` of order ``n`` (``t.polygamma_(n)``, as PyTorch's)."""
     return inplace.inplace(self, lambda t: F.polygamma(n, t))
@@ -502,38 +502,12 @@ for _name in (
     "bitwise_not",
 ):
     setattr(Tensor, _name + "_", _no_grad_inplace(getattr(F, _name)))
-for _name in (
-    "tril",
-    "triu",
-    "clamp_min",
-    "clamp_max",
-    "cumsum",
-    "cumprod",
-    "xlogy",
-    "digamma",
-    "lgamma",
-    "erfinv",
-    "erfc",
-    "sinc",
-    "i0",
-    "logit",
-    "nan_to_num",
-    "atan2",
-    "arctan2",
-    "floor_divide",
-    "true_divide",
-    "divide",
-    "multiply",
-    "subtract",
-    "addmm",
-    "addmv",
-    "baddbmm",
-    "mvlgamma",
-):
-    setattr(
-        Tensor, _name + "_", _unary_inplace(getattr(F, "atan2" if _name == "arctan2" else _name))
-    )
+# (the rest are ``@public(inplace=True)`` on their ops; these are aliases)
 Tensor.arctan2 = F.atan2
+Tensor.atan2_ = Tensor.arctan2_ = _unary_inplace(F.atan2)
+Tensor.multiply_ = Tensor.mul_
+Tensor.subtract_ = Tensor.sub_
+Tensor.divide_ = Tensor.true_divide_ = Tensor.div_
 Tensor.polygamma_ = _polygamma_
 Tensor.float_power_ = _float_power_
 

@@ -1198,7 +1198,7 @@ def div(input, other, *, rounding_mode=None):
 divide = true_divide = div
 
 
-@public
+@public(inplace=True)
 def floor_divide(input, other):
     """``div(input, other, rounding_mode='floor')``."""
     return div(input, other, rounding_mode="floor")
@@ -1350,11 +1350,11 @@ def float_power(input, exponent):
     return pow(input, exponent)
 
 
-@public
+@public(inplace=True)
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
-@public
+@public(inplace=True)
 def clamp_max(input, max):
     return clamp(input, max=max)

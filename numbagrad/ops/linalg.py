@@ -1199,7 +1199,7 @@ def _scaled_sum(input, prod, beta, alpha):
     return out + (input if beta == 1 else input * beta)
 
 
-@public
+@public(inplace=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)`` (``input`` broadcast; ignored when
     ``beta == 0``, so its nan/inf do not propagate).
@@ -1223,7 +1223,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
 
 
-@public
+@public(inplace=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -1246,7 +1246,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
 
 
-@public
+@public(inplace=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``.
 

@@ -106,13 +106,13 @@ class Triu(Tril):
     fn = "triu"
 
 
-@public
+@public(inplace=True)
 def tril(input, diagonal=0):
     """Lower triangle of the last two dims (elements above ``diagonal`` zeroed)."""
     return bind(Tril, (input,), {"diagonal": diagonal})
 
 
-@public
+@public(inplace=True)
 def triu(input, diagonal=0):
     """Upper triangle of the last two dims (elements below ``diagonal`` zeroed)."""
     return bind(Triu, (input,), {"diagonal": diagonal})

@@ -263,13 +263,13 @@ def _scan(prim, name, input, dim, dtype):
     return out if out.dtype is dtype else out.to(dtype)  # integers scan in int64
 
 
-@public(numpy_keywords=True)
+@public(numpy_keywords=True, inplace=True)
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim`` (integers and bools in int64 unless ``dtype``)."""
     return _scan(Cumsum, "cumsum", input, dim, dtype)
 
 
-@public(numpy_keywords=True)
+@public(numpy_keywords=True, inplace=True)
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``; its gradient is exact where inputs are zero.
 

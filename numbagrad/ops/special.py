@@ -554,7 +554,7 @@ def _as_float(x):
     return x if x.is_floating_point() or x.is_complex() else F.to(x, default_float())
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def erfc(input):
     """The complementary error function ``1 - erf(x)``, accurate where ``erf(x)`` is near 1.
 
@@ -597,7 +597,7 @@ def erfcx(input):
     return _apply(Erfcx, input, "special_erfcx")
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def erfinv(input):
     """The inverse error function on ``[-1, 1]`` (``+-inf`` at ``+-1``, NaN outside).
 
@@ -618,7 +618,7 @@ def erfinv(input):
     return _apply(Erfinv, input, "erfinv")
 
 
-@public
+@public(inplace=True)
 def lgamma(input):
     """``log|Gamma(x)|`` (``inf`` at the poles ``0, -1, -2, ...``).
 
@@ -639,7 +639,7 @@ def lgamma(input):
     return _apply(Lgamma, input, "lgamma")
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def digamma(input):
     """The digamma function ``d/dx log Gamma(x)``: ``-inf`` at ``+0``, ``inf`` at ``-0``,
     NaN at the negative integers (as PyTorch).
@@ -702,7 +702,7 @@ def polygamma(n, input):
     return bind(Polygamma, (_tensor_arg(input, "polygamma"),), {"n": int(n)})
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def i0(input):
     """The modified Bessel function of the first kind of order 0.
 
@@ -1007,7 +1007,7 @@ def zeta(input, other):
     return _apply2(Zeta, input, other, "special_zeta", ("self", "other"))
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def xlogy(input, other):
     """``input * log(other)``, with 0 where ``input == 0`` (unless ``other`` is NaN).
 
@@ -1055,7 +1055,7 @@ def xlog1py(input, other):
     return _apply2(Xlog1py, input, other, "special_xlog1py", ("self", "other"))
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def sinc(input):
     """The normalized sinc function ``sin(pi x) / (pi x)``, 1 at 0.
 
@@ -1076,7 +1076,7 @@ def sinc(input):
     return _apply(Sinc, input, "sinc")
 
 
-@public(also=("special",))
+@public(also=("special",), inplace=True)
 def logit(input, eps=None):
     """The log-odds ``log(p / (1 - p))``.
 
@@ -1104,7 +1104,7 @@ def logit(input, eps=None):
     return bind(Logit, (x,), {"eps": None if eps is None else float(eps)})
 
 
-@public
+@public(inplace=True)
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``:
     ``sum_{j<p} lgamma(x - j/2) + p (p - 1)/4 log(pi)``.

@@ -816,7 +816,7 @@ def isinf(input):
     return bind(IsInf, (input,), NO_PARAMS)
 
 
-@public
+@public(inplace=True)
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """Replace nan/inf by finite numbers (gradient passes where the input was finite).
 
